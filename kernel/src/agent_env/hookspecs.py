@@ -1,0 +1,136 @@
+"""The hook specifications: the whole contract between the kernel and plugins.
+
+Names are a contract: add hooks, never rename them. A plugin is a module (usually its
+`hooks.py`, loaded from the `agent_env` entry-point group) with `@hookimpl` functions::
+
+    from agent_env import hookimpl
+
+    @hookimpl
+    def agentenv_register_step_types(registry):
+        from my_plugin.steps import MyStep   # keep hooks.py cheap; import here
+        registry.add(MyStep)
+
+Hooks are cheap and synchronous; I/O lives in the async methods of the registered classes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+PROJECT = "agent_env"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from agent_env.registry import Registry
+
+
+@hookspec
+def agentenv_register_step_types(registry: Registry) -> None:
+    """Called once when the step-type registry is built; call `registry.add(StepClass)`.
+
+    A step class subclasses `agent_env.models.Step` (an attrs class) and sets `type`::
+
+        @hookimpl
+        def agentenv_register_step_types(registry):
+            from my_plugin.steps import Shout
+            registry.add(Shout)      # Shout.type == "shout"
+    """
+
+
+@hookspec
+def agentenv_register_env_types(registry: Registry) -> None:
+    """Called once when the env-type registry is built; call `registry.add(EnvTypeClass)`.
+
+    Example: `registry.add(McpServerEnv)` where `McpServerEnv.type == "mcp_server"`.
+    """
+
+
+@hookspec
+def agentenv_register_sandbox_providers(registry: Registry) -> None:
+    """Called once when the sandbox-provider registry is built; add `SandboxProvider` classes.
+
+    Example: `registry.add(DockerProvider)` where `DockerProvider.type == "docker"`.
+    """
+
+
+@hookspec
+def agentenv_register_stores(registry: Any) -> None:
+    """Called once when the store registries are built; add store backend classes.
+
+    Each class has `kind` ("document", "object", "image" or "secret") and `type` (the name
+    used in `[stores] document = "<type>"`)::
+
+        @hookimpl
+        def agentenv_register_stores(registry):
+            from my_plugin.store import RedisDocuments
+            registry.add(RedisDocuments)   # kind "document", type "redis"
+    """
+
+
+@hookspec
+def agentenv_register_runners(registry: Registry) -> None:
+    """Called once when the runner registry is built; add runner classes keyed by `type`.
+
+    Example: `registry.add(RayRunner)` where `RayRunner.type == "ray"`.
+    """
+
+
+@hookspec
+def agentenv_register_agents(registry: Registry) -> None:
+    """Called once when the agent registry is built; add built-in agent kinds by `type`.
+
+    Example: `registry.add(ScriptedAgent)` where `ScriptedAgent.type == "scripted"`.
+    """
+
+
+@hookspec
+def agentenv_register_commands(group: Any) -> None:
+    """Called when the CLI is built; contribute commands to the root group.
+
+    Prefer lazy registration so `agent-env --help` stays fast::
+
+        @hookimpl
+        def agentenv_register_commands(group):
+            group.add_lazy_command("shout", "my_plugin.cli:shout", "Shout a greeting.")
+
+    `group.add_command(click_command)` also works for already-imported commands.
+    """
+
+
+@hookspec(firstresult=True)
+def agentenv_resolve_bundle_source(spec: str) -> Any:
+    """Resolve a bundle spec that is neither a folder nor an installed bundle name.
+
+    Return an `agent_env.bundles.ResolvedSource` (a local folder plus provenance) for a spec
+    this plugin understands, `None` otherwise. The first non-None answer wins::
+
+        @hookimpl
+        def agentenv_resolve_bundle_source(spec):
+            if not spec.startswith("hf://"):
+                return None
+            from agentenv_hf_hub.source import resolve
+            return resolve(spec)
+    """
+
+
+@hookspec
+def agentenv_step_wrapper(step: Any, ctx: Any) -> Any:
+    """Called before each step runs; return an async context manager to wrap it, or None.
+
+    The engine enters every returned manager around `step.execute(ctx)` (tracing, timing)::
+
+        @hookimpl
+        def agentenv_step_wrapper(step, ctx):
+            return timed(step.id)      # an @contextlib.asynccontextmanager
+    """
+
+
+@hookspec
+def agentenv_run_finished(record: Any) -> None:
+    """Called after a task instance finishes (passed, failed or cancelled) with its run record.
+
+    Example: push `record` to an experiment tracker. Must not raise; errors are reported.
+    """

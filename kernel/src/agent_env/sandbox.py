@@ -1,0 +1,117 @@
+"""The sandbox interface. Providers (the built-in `local`, the docker plugin, ...) implement it.
+
+A provider class is registered through `agentenv_register_sandbox_providers` and keyed by
+`type`. Every sandbox carries the labels the engine sets (`run_id`, `task_instance_id`,
+`owner_pid`, `owner_host`) so orphans of a dead owner can be reaped by the next command.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import attrs
+
+
+@attrs.frozen(kw_only=True)
+class SandboxSpec:
+    """What to create. A provider refuses (SandboxError) what it cannot enforce."""
+
+    image: str | None = None
+    env_vars: Mapping[str, str] = attrs.field(factory=dict)
+    cpus: float | None = None
+    memory: str | None = None  # "512m", "2g"
+    pids: int | None = None
+    network: str | None = None  # None = provider default; "none"; "bridge"; "run"
+    ports: Sequence[int] = ()  # ports inside the sandbox to make reachable from the host
+    labels: Mapping[str, str] = attrs.field(factory=dict)
+    settings: Mapping[str, Any] = attrs.field(factory=dict)  # provider-specific extras
+
+
+@attrs.frozen(kw_only=True)
+class ExecResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+
+
+class Sandbox(abc.ABC):
+    """A live sandbox. Paths are sandbox paths (the work folder is `/app`)."""
+
+    id: str
+    provider: str
+    workdir: str = "/app"
+
+    @abc.abstractmethod
+    async def exec(
+        self,
+        command: str | Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        timeout: float | None = None,
+    ) -> ExecResult:
+        """Run a command to completion (a string runs under `sh -c`)."""
+
+    @abc.abstractmethod
+    async def write_file(self, path: str, data: bytes, *, mode: int = 0o644) -> None: ...
+
+    @abc.abstractmethod
+    async def read_file(self, path: str) -> bytes:
+        """The file's bytes; `FileNotFoundError` when it does not exist."""
+
+    @abc.abstractmethod
+    async def copy_in(self, host_path: Path, path: str) -> None:
+        """Copy a host file or folder to `path` in the sandbox (parents created)."""
+
+    @abc.abstractmethod
+    async def copy_out(self, path: str, host_path: Path) -> None:
+        """Copy a sandbox file or folder to `host_path` on the host."""
+
+    @abc.abstractmethod
+    async def start_process(
+        self,
+        command: str | Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        port: int | None = None,
+    ) -> str:
+        """Start a long-running process (a server); returns the host URL of `port` if given.
+
+        The process lives until teardown. For host processes the provider may pick a free
+        port and pass it as `MCP_PORT`/`PORT`; the returned URL is what the host reaches.
+        """
+
+    @abc.abstractmethod
+    def describe(self) -> dict[str, Any]:
+        """JSON that `SandboxProvider.connect` accepts to reconnect (journaled)."""
+
+    @abc.abstractmethod
+    async def teardown(self) -> None:
+        """Stop everything and release every resource; idempotent."""
+
+
+class SandboxProvider(abc.ABC):
+    """Creates, reconnects and reaps sandboxes of one kind."""
+
+    type: ClassVar[str] = ""
+
+    def __init__(self, settings: Mapping[str, Any] | None = None, *, home: Path | None = None):
+        self.settings = dict(settings or {})
+        self.home = home
+
+    @abc.abstractmethod
+    async def create(self, spec: SandboxSpec) -> Sandbox: ...
+
+    @abc.abstractmethod
+    async def connect(self, info: Mapping[str, Any]) -> Sandbox:
+        """Reconnect to a sandbox from `Sandbox.describe()`; SandboxError if it is gone."""
+
+    @abc.abstractmethod
+    async def reap(self, *, adopt: Sequence[str] = ()) -> list[str]:
+        """Tear down sandboxes whose owner process is dead, except those with an id in
+        `adopt` (which now belong to this process). Returns the ids torn down."""

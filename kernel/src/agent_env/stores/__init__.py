@@ -1,0 +1,1 @@
+"""Stores: the four interfaces (`base`), the local backends, and the versioned-entity layer."""

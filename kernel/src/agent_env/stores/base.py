@@ -1,0 +1,129 @@
+"""The four store interfaces. Backends are registered through `agentenv_register_stores`,
+keyed by `kind` and `type`, and selected in the config's `[stores]` table.
+
+Every method is async; a backend wraps blocking SDK calls in `anyio.to_thread.run_sync`.
+A backend's constructor takes its settings table and the agent-env home folder and must not
+do I/O (connections open lazily), so building the registry stays cheap.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+
+class _Backend(abc.ABC):
+    kind: ClassVar[str] = ""
+    type: ClassVar[str] = ""
+
+    def __init__(self, settings: Mapping[str, Any] | None = None, *, home: Path | None = None):
+        self.settings = dict(settings or {})
+        self.home = home
+
+    async def close(self) -> None:
+        """Release connections; the store may not be used afterwards."""
+
+
+class DocumentStore(_Backend):
+    """JSON documents in named collections. `create` is the atomic primitive that versioned
+    entities build on: it must fail (return False) when the key exists, across processes."""
+
+    kind: ClassVar[str] = "document"
+
+    @abc.abstractmethod
+    async def get(self, collection: str, key: str) -> dict[str, Any] | None: ...
+
+    @abc.abstractmethod
+    async def put(self, collection: str, key: str, doc: Mapping[str, Any]) -> None:
+        """Create or replace."""
+
+    @abc.abstractmethod
+    async def create(self, collection: str, key: str, doc: Mapping[str, Any]) -> bool:
+        """Create only if absent; False when the key already exists."""
+
+    @abc.abstractmethod
+    async def delete(self, collection: str, key: str) -> None:
+        """Remove the document; no error when absent."""
+
+    @abc.abstractmethod
+    async def list(self, collection: str, prefix: str = "") -> list[tuple[str, dict[str, Any]]]:
+        """Every (key, doc) whose key starts with `prefix`, sorted by key."""
+
+
+class ObjectStore(_Backend):
+    """Immutable-by-convention blobs under slash-separated keys; writes are atomic."""
+
+    kind: ClassVar[str] = "object"
+
+    @abc.abstractmethod
+    async def put(self, key: str, data: bytes) -> None: ...
+
+    @abc.abstractmethod
+    async def get(self, key: str) -> bytes:
+        """The object's bytes; `KeyError` when absent."""
+
+    @abc.abstractmethod
+    async def exists(self, key: str) -> bool: ...
+
+    @abc.abstractmethod
+    async def delete(self, key: str) -> None: ...
+
+    @abc.abstractmethod
+    async def list(self, prefix: str = "") -> list[str]:
+        """Every key that starts with `prefix`, sorted."""
+
+    async def put_file(self, key: str, path: Path) -> None:
+        await self.put(key, Path(path).read_bytes())
+
+    async def get_file(self, key: str, path: Path) -> None:
+        data = await self.get(key)
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_bytes(data)
+
+
+class SecretStore(_Backend):
+    """Named secret strings. Values never reach another store, a log or a trajectory."""
+
+    kind: ClassVar[str] = "secret"
+
+    @abc.abstractmethod
+    async def get(self, name: str) -> str | None: ...
+
+    @abc.abstractmethod
+    async def set(self, name: str, value: str) -> None: ...
+
+    @abc.abstractmethod
+    async def delete(self, name: str) -> None: ...
+
+    @abc.abstractmethod
+    async def list(self) -> list[str]: ...
+
+
+class ImageStore(_Backend):
+    """Container images by reference: a local daemon, an OCI registry, ECR, Artifact Registry."""
+
+    kind: ClassVar[str] = "image"
+
+    @abc.abstractmethod
+    async def push(self, local_ref: str, name: str) -> str:
+        """Store the local image `local_ref` as `name`; returns the stored reference."""
+
+    @abc.abstractmethod
+    async def pull(self, ref: str) -> str:
+        """Make `ref` available to the local daemon; returns the local reference."""
+
+    @abc.abstractmethod
+    async def exists(self, ref: str) -> bool: ...
+
+    @abc.abstractmethod
+    async def list(self, prefix: str = "") -> list[str]: ...
+
+
+STORE_KINDS: dict[str, type[_Backend]] = {
+    "document": DocumentStore,
+    "object": ObjectStore,
+    "secret": SecretStore,
+    "image": ImageStore,
+}

@@ -1,0 +1,14 @@
+"""Did-you-mean suggestions, shared by every error that names an unknown thing."""
+
+import difflib
+from collections.abc import Iterable
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """Return ' (did you mean 'x'?)' for the closest known name, or '' when none is close."""
+    known = list(known)
+    lowered = {k.lower(): k for k in known}
+    if name.lower() in lowered and lowered[name.lower()] != name:
+        return f" (did you mean {lowered[name.lower()]!r}?)"
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""

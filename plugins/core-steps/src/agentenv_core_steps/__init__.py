@@ -1,0 +1,1 @@
+"""agent-env built-in step types, env types and verifiers."""
