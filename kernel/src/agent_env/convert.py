@@ -1,0 +1,367 @@
+"""The kernel's one cattrs converter: strict structuring of JSON/TOML data into attrs models.
+
+Strict means: unknown keys are errors (with a did-you-mean over the class's fields), missing
+required fields are errors, and values are never coerced (`"5"` is not an int, `"false"` is
+not a bool, a string is not a list). Every problem comes back as one message with its field
+path, e.g. `step 'box': sandbox_mode: required`.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+import cattrs
+from cattrs.errors import (
+    AttributeValidationNote,
+    BaseValidationError,
+    ForbiddenExtraKeysError,
+    IterableValidationNote,
+)
+
+from agent_env.errors import BundleError
+from agent_env.models import Step
+from agent_env.suggest import did_you_mean
+
+__all__ = ["StructureProblems", "converter", "make_converter", "structure", "structure_step"]
+
+
+class StructureProblems(BundleError):
+    """Data that does not fit its model; `problems` holds one `<path>: <message>` per problem."""
+
+
+def _type_name(tp: Any) -> str:
+    names = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
+    if tp in names:
+        return names[tp]
+    origin = typing.get_origin(tp)
+    if origin in (list, Sequence, tuple, set, frozenset) or tp in (list, tuple):
+        return "a list"
+    if origin in (dict, Mapping) or tp is dict:
+        return "an object"
+    if attrs.has(tp):
+        return "an object"
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return "one of " + ", ".join(repr(m.value) for m in tp)
+    return getattr(tp, "__name__", str(tp))
+
+
+class _WrongType(ValueError):
+    """A value of the wrong JSON type; the message names what was expected."""
+
+    def __init__(self, expected: str, value: Any):
+        shown = repr(value)
+        if len(shown) > 60:
+            shown = shown[:57] + "..."
+        super().__init__(f"expected {expected}, got {shown}")
+
+
+def _strict_str(value: Any, _: Any) -> str:
+    if not isinstance(value, str):
+        raise _WrongType("a string", value)
+    return value
+
+
+def _strict_int(value: Any, _: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _WrongType("an integer", value)
+    return value
+
+
+def _strict_float(value: Any, _: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _WrongType("a number", value)
+    return float(value)
+
+
+def _strict_bool(value: Any, _: Any) -> bool:
+    if not isinstance(value, bool):
+        raise _WrongType("true or false", value)
+    return value
+
+
+def _is_list_type(tp: Any) -> bool:
+    origin = typing.get_origin(tp)
+    return tp in (list, tuple) or origin in (list, tuple, Sequence, set, frozenset)
+
+
+def _is_dict_type(tp: Any) -> bool:
+    return tp is dict or typing.get_origin(tp) in (dict, Mapping)
+
+
+def _non_none_members(tp: Any) -> list[Any]:
+    return [a for a in typing.get_args(tp) if a is not type(None)]
+
+
+def _is_union(tp: Any) -> bool:
+    return typing.get_origin(tp) in (typing.Union, types.UnionType)
+
+
+def _is_plain_union(tp: Any) -> bool:
+    """A union of two or more non-None types (cattrs only handles `X | None` itself)."""
+    return _is_union(tp) and len(_non_none_members(tp)) > 1
+
+
+def _json_kind_matches(tp: Any, value: Any) -> bool:
+    """Whether `value` has the JSON shape `tp` wants, to pick a union member without guessing."""
+    if tp is Any:
+        return True
+    if tp is str:
+        return isinstance(value, str)
+    if tp is bool:
+        return isinstance(value, bool)
+    if tp is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if tp is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if _is_list_type(tp):
+        return isinstance(value, list)
+    if _is_dict_type(tp) or attrs.has(tp):
+        return isinstance(value, dict)
+    if typing.get_origin(tp) is typing.Literal:
+        return value in typing.get_args(tp)
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return any(value == m.value for m in tp)
+    return True
+
+
+def make_converter() -> cattrs.Converter:
+    """Build a strict converter (never the global one): forbids extra keys, never coerces."""
+    conv = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
+    conv.register_structure_hook(str, _strict_str)
+    conv.register_structure_hook(int, _strict_int)
+    conv.register_structure_hook(float, _strict_float)
+    conv.register_structure_hook(bool, _strict_bool)
+
+    hook_for = conv.get_structure_hook
+
+    def list_hook_factory(tp: Any) -> Any:
+        args = typing.get_args(tp)
+        if tp in (list, tuple) or not args:
+            def plain(value: Any, _: Any) -> Any:
+                if not isinstance(value, list):
+                    raise _WrongType("a list", value)
+                return list(value) if tp is not tuple else tuple(value)
+            return plain
+        item_type = args[0]
+        origin = typing.get_origin(tp)
+
+        def strict_list(value: Any, _: Any) -> Any:
+            if not isinstance(value, list):
+                raise _WrongType("a list", value)
+            hook = hook_for(item_type)
+            out, errors = [], []
+            for index, item in enumerate(value):
+                try:
+                    out.append(hook(item, item_type))
+                except Exception as e:  # noqa: BLE001 - collected into the group
+                    e.__notes__ = [*getattr(e, "__notes__", []),
+                                   IterableValidationNote(f"Structuring {tp} @ index {index}",
+                                                          index, item_type)]
+                    errors.append(e)
+            if errors:
+                raise cattrs.IterableValidationError(f"While structuring {tp!r}", errors, tp)
+            return tuple(out) if origin is tuple else out
+
+        return strict_list
+
+    conv.register_structure_hook_factory(_is_list_type, list_hook_factory)
+
+    def dict_hook_factory(tp: Any) -> Any:
+        args = typing.get_args(tp)
+        value_type = args[1] if len(args) == 2 else Any
+
+        def strict_dict(value: Any, _: Any) -> Any:
+            if not isinstance(value, dict):
+                raise _WrongType("an object", value)
+            if value_type is Any:
+                return dict(value)
+            hook = hook_for(value_type)
+            out, errors = {}, []
+            for key, item in value.items():
+                try:
+                    out[key] = hook(item, value_type)
+                except Exception as e:  # noqa: BLE001
+                    e.__notes__ = [*getattr(e, "__notes__", []),
+                                   AttributeValidationNote(f"Structuring {tp} @ key {key!r}",
+                                                           str(key), value_type)]
+                    errors.append(e)
+            if errors:
+                raise cattrs.ClassValidationError(f"While structuring {tp!r}", errors, dict)
+            return out
+
+        return strict_dict
+
+    conv.register_structure_hook_factory(_is_dict_type, dict_hook_factory)
+
+    def union_hook_factory(tp: Any) -> Any:
+        members = _non_none_members(tp)
+        optional = len(members) < len(typing.get_args(tp))
+
+        def strict_union(value: Any, _: Any) -> Any:
+            if value is None and optional:
+                return None
+            for member in members:
+                if _json_kind_matches(member, value):
+                    return conv.structure(value, member)
+            expected = " or ".join(_type_name(m) for m in members)
+            raise _WrongType(expected + (" or null" if optional else ""), value)
+
+        return strict_union
+
+    conv.register_structure_hook_factory(_is_plain_union, union_hook_factory)
+
+    def literal_hook_factory(tp: Any) -> Any:
+        allowed = typing.get_args(tp)
+
+        def strict_literal(value: Any, _: Any) -> Any:
+            if not any(value == a and type(value) is type(a) for a in allowed):
+                raise _WrongType("one of " + ", ".join(repr(a) for a in allowed), value)
+            return value
+
+        return strict_literal
+
+    conv.register_structure_hook_factory(
+        lambda tp: typing.get_origin(tp) is typing.Literal, literal_hook_factory
+    )
+
+    def enum_hook_factory(tp: Any) -> Any:
+        def strict_enum(value: Any, _: Any) -> Any:
+            for member in tp:
+                if value == member.value and type(value) is type(member.value):
+                    return member
+            raise _WrongType(_type_name(tp), value)
+
+        return strict_enum
+
+    conv.register_structure_hook_factory(
+        lambda tp: isinstance(tp, type) and issubclass(tp, enum.Enum), enum_hook_factory
+    )
+    return conv
+
+
+@functools.cache
+def converter() -> cattrs.Converter:
+    """The process-wide strict converter (built once by `make_converter`)."""
+    return make_converter()
+
+
+def _field_names(cls: Any) -> list[str]:
+    if attrs.has(cls):
+        return [f.alias or f.name for f in attrs.fields(cls)]
+    return []
+
+
+def _messages(exc: BaseException, path: list[str]) -> list[tuple[list[str], str]]:
+    """Flatten a cattrs error tree into (field path, message) pairs."""
+    if isinstance(exc, BaseValidationError):
+        out: list[tuple[list[str], str]] = []
+        for sub in exc.exceptions:
+            sub_path = path
+            for note in getattr(sub, "__notes__", ()):
+                if isinstance(note, AttributeValidationNote):
+                    sub_path = [*path, str(note.name)]
+                    break
+                if isinstance(note, IterableValidationNote):
+                    sub_path = [*path, f"[{note.index}]"]
+                    break
+            out.extend(_messages(sub, sub_path))
+        return out
+    if isinstance(exc, ForbiddenExtraKeysError):
+        known = _field_names(exc.cl)
+        return [
+            (path, f"unknown field {key!r}{did_you_mean(key, known)}")
+            for key in sorted(exc.extra_fields)
+        ]
+    if isinstance(exc, KeyError):
+        return [(path, "required")]
+    if isinstance(exc, _WrongType):
+        return [(path, str(exc))]
+    if isinstance(exc, ValueError) and path:
+        return [(path, str(exc) or type(exc).__name__)]
+    if isinstance(exc, TypeError) and "missing" in str(exc) and "argument" in str(exc):
+        return [(path, "required")]
+    return [(path, f"{type(exc).__name__}: {exc}")]
+
+
+def _join(path: list[str]) -> str:
+    text = ""
+    for part in path:
+        text += part if part.startswith("[") or not text else "." + part
+    return text
+
+
+def structure(data: Any, cls: type, *, where: str = "") -> Any:
+    """Structure `data` into `cls`; `StructureProblems` listing every problem, each prefixed
+    with `where` (e.g. "step 'box'") and the field path."""
+    if attrs.has(cls) and not isinstance(data, dict):
+        raise StructureProblems("invalid data", [_prefix(where, f"expected an object, got {data!r}")])
+    try:
+        return converter().structure(data, cls)
+    except Exception as e:  # noqa: BLE001 - every cattrs failure is turned into messages
+        problems = [
+            _prefix(where, f"{_join(p)}: {m}" if p else m) for p, m in _messages(e, [])
+        ]
+        raise StructureProblems("invalid data", problems) from None
+
+
+def _prefix(where: str, message: str) -> str:
+    return f"{where}: {message}" if where else message
+
+
+def normalize_step_dict(data: Mapping[str, Any], cls: type) -> dict[str, Any]:
+    """The older spellings existing bundles use, rewritten to the model's: `depends_on`
+    entries as `{"task_step_id": id}`, `retry_config.go_to_step_id`, and a store `version`."""
+    out = dict(data)
+    out.pop("type", None)
+    fields = set(_field_names(cls))
+    if "version" in out and "version" not in fields and (
+        out["version"] is None or (isinstance(out["version"], int) and not isinstance(out["version"], bool))
+    ):
+        out.pop("version")
+    deps = out.get("depends_on")
+    if isinstance(deps, list):
+        out["depends_on"] = [
+            d["task_step_id"] if isinstance(d, dict) and set(d) == {"task_step_id"} else d
+            for d in deps
+        ]
+    retry = out.get("retry_config")
+    if isinstance(retry, dict) and "go_to_step_id" in retry and "retry_from_step_id" not in retry:
+        retry = dict(retry)
+        retry["retry_from_step_id"] = retry.pop("go_to_step_id")
+        out["retry_config"] = retry
+    return out
+
+
+def structure_step(data: Any, step_types: Any, *, index: int | None = None) -> Step:
+    """Structure one task step object into the class `step_types` (a `Registry`) holds for its
+    `"type"`; `StructureProblems` naming the step and each bad field."""
+    label = _step_label(data, index)
+    if not isinstance(data, dict):
+        raise StructureProblems("invalid step", [f"{label}: a step must be a JSON object, got {data!r}"])
+    step_type = data.get("type")
+    if step_type is None:
+        raise StructureProblems("invalid step", [f"{label}: type: required"])
+    if not isinstance(step_type, str):
+        raise StructureProblems("invalid step", [f"{label}: type: expected a string, got {step_type!r}"])
+    if step_type not in step_types:
+        known = list(step_types.names())
+        raise StructureProblems(
+            "invalid step",
+            [f"{label}: unknown step type {step_type!r}{did_you_mean(step_type, known)}"
+             f"; known: {', '.join(known) or 'none'}"],
+        )
+    cls = step_types.get(step_type)
+    return structure(normalize_step_dict(data, cls), cls, where=label)
+
+
+def _step_label(data: Any, index: int | None) -> str:
+    step_id = data.get("id") if isinstance(data, dict) else None
+    if isinstance(step_id, str) and step_id:
+        return f"step {step_id!r}"
+    return f"step #{index + 1}" if index is not None else "step"
