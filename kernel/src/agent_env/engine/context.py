@@ -1,0 +1,85 @@
+"""The concrete `StepContext`: what one step execution sees; writes go to the instance's
+shared state at once and are kept as ops for the step's journal entry."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from agent_env.context import ArtifactHandle, StepContext
+from agent_env.engine.state import StateError, apply_op, get_path
+from agent_env.errors import StepFailed
+from agent_env.suggest import did_you_mean
+
+if TYPE_CHECKING:  # pragma: no cover
+    from agent_env.engine.instance import TaskInstance
+    from agent_env.sandbox import Sandbox, SandboxSpec
+
+
+class EngineStepContext(StepContext):
+    """One per step execution; `ops` is what this execution changed, in order."""
+
+    def __init__(self, instance: TaskInstance, step_id: str):
+        self._instance = instance
+        self.step_id = step_id
+        self.task_id = instance.task_id
+        self.task_instance_id = instance.id
+        self.run_id = instance.run_id
+        services = instance.services
+        self.config = services.config
+        self.plugins = services.plugins
+        self.stores = services.stores
+        self.ops: list[dict[str, Any]] = []
+
+    @property
+    def state(self) -> Mapping[str, Any]:
+        return MappingProxyType(self._instance.state)
+
+    def get(self, *path: str, default: Any = None) -> Any:
+        return get_path(self._instance.state, path, default)
+
+    def set(self, *path: str, value: Any) -> None:
+        if not path or not all(isinstance(p, str) and p for p in path):
+            raise StepFailed(self.step_id, f"state path must be non-empty strings, got {path!r}")
+        self._apply({"op": "set", "path": list(path), "value": value})
+
+    def delete(self, *path: str) -> None:
+        """Remove `path` from the state (journaled like `set`)."""
+        self._apply({"op": "del", "path": list(path)})
+
+    def _apply(self, op: dict[str, Any]) -> None:
+        try:
+            apply_op(self._instance.state, op)
+        except (StateError, TypeError, ValueError) as exc:
+            raise StepFailed(self.step_id, f"cannot record state: {exc}") from None
+        self.ops.append(op)
+
+    def artifact(self, name: str) -> ArtifactHandle:
+        artifacts = self._instance.services.artifacts
+        if name not in artifacts:
+            known = ", ".join(sorted(artifacts)) or "none"
+            raise StepFailed(
+                self.step_id,
+                f"unknown artifact {name!r}{did_you_mean(name, artifacts)}; known: {known}",
+            )
+        return artifacts[name]
+
+    async def create_sandbox(
+        self, name: str, spec: SandboxSpec, *, provider: str | None = None
+    ) -> Sandbox:
+        return await self._instance.create_sandbox(self, name, spec, provider=provider)
+
+    async def sandbox(self, name: str) -> Sandbox:
+        return await self._instance.get_sandbox(self.step_id, name)
+
+    async def teardown_sandbox(self, name: str) -> None:
+        await self._instance.teardown_sandbox(self, name)
+
+    def record_verifier(
+        self, verifier_id: str, results: list[dict[str, Any]], score: float | None
+    ) -> None:
+        self.set("verifiers", verifier_id, value={"results": list(results), "score": score})
+
+    def log(self, message: str) -> None:
+        self._instance.log(self.step_id, message)

@@ -1,0 +1,10 @@
+"""Built-in plugin module of the engine: registers `LocalRunner` like any runner plugin."""
+
+from agent_env import hookimpl
+
+
+@hookimpl
+def agentenv_register_runners(registry):
+    from agent_env.engine.runner import LocalRunner
+
+    registry.add(LocalRunner)

@@ -1,0 +1,440 @@
+"""One task instance: the DAG scheduler, journaling, retry rollback, resume and teardown.
+
+The scheduler starts every step whose dependencies are done, concurrently, in one task group.
+A fatal failure stops new steps and lets running ones finish; a tolerated one counts as done.
+A step with `retry_config` that fails waits for the running steps, rolls the span back (a
+rollback journal entry, then the state is replayed without it) and runs the span again.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping, Sequence
+from contextlib import AsyncExitStack
+from typing import Any
+
+import anyio
+import attrs
+
+from agent_env.bundles.dag import dependents, resolve_dependencies
+from agent_env.engine.context import EngineStepContext
+from agent_env.engine.journal import Journal
+from agent_env.engine.records import COLLECTION, decide, now_iso, owner
+from agent_env.engine.state import live_entries, replay
+from agent_env.errors import AgentEnvError, SandboxError, StepFailed
+from agent_env.redact import Redactor
+from agent_env.suggest import did_you_mean
+
+#: Seconds a teardown or final record write may take once the run is over or cancelled.
+CLEANUP_TIMEOUT = 60.0
+MAX_LOG_LINES = 500
+
+
+class Reporter:
+    """Receives progress events (the CLI prints them on stderr). Methods must not block."""
+
+    def step_started(self, instance: TaskInstance, step_id: str) -> None: ...
+
+    def step_finished(
+        self, instance: TaskInstance, step_id: str, status: str, seconds: float, error: str | None
+    ) -> None: ...
+
+    def log(self, instance: TaskInstance, step_id: str | None, message: str) -> None: ...
+
+    def instance_finished(self, instance: TaskInstance, record: dict[str, Any]) -> None: ...
+
+
+@attrs.define
+class EngineServices:
+    """What every task instance of a run shares."""
+
+    plugins: Any
+    config: Any
+    stores: Any
+    sandboxes: Any  # agent_env.sandboxes.SandboxManager
+    redactor: Redactor = attrs.field(factory=Redactor)
+    artifacts: Mapping[str, Any] = attrs.field(factory=dict)
+    reporter: Reporter = attrs.field(factory=Reporter)
+    default_provider: str | None = None
+    keep: bool = False
+
+
+class TaskInstance:
+    """Runs one task's steps as a DAG; its record lives in `task_instances/<id>`."""
+
+    def __init__(
+        self,
+        services: EngineServices,
+        steps: Sequence[Any],
+        record: dict[str, Any],
+        journal: Journal,
+        entries: Sequence[dict[str, Any]] = (),
+    ):
+        self.services = services
+        self.steps = list(steps)
+        self.by_id = {s.id: s for s in self.steps}
+        self.deps = resolve_dependencies(self.steps)
+        self.dependents_of: dict[str, list[str]] = {s: [] for s in self.deps}
+        for sid, wants in self.deps.items():
+            for w in wants:
+                self.dependents_of[w].append(sid)
+        self.record = record
+        self.id: str = record["id"]
+        self.run_id: str = record["run_id"]
+        self.task_id: str = record["task"]["id"]
+        self.task_name: str = record["task"]["name"]
+        self.journal = journal
+        self.entries = list(entries)
+        self.state: dict[str, Any] = {}
+        self.done: set[str] = set()
+        self.step_info: dict[str, dict[str, Any]] = {
+            s.id: {"status": "pending", "attempts": 0} for s in self.steps
+        }
+        self.live_sandboxes: dict[str, Any] = {}
+        self.owned_sandboxes: list[Any] = []
+        self.failure: dict[str, Any] | None = None
+        self.cancelled = False
+        self.logs: list[str] = list(record.get("log", []))
+
+    # ---- construction -------------------------------------------------------------------
+
+    @classmethod
+    async def create(
+        cls,
+        services: EngineServices,
+        *,
+        task: Any,
+        instance_id: str,
+        run_id: str,
+        bundle: Mapping[str, Any],
+        task_version: int | None = None,
+        trial: int = 0,
+        seed: Any = None,
+    ) -> TaskInstance:
+        """A new instance of `task` (a bundle `Task`), its record written as `pending`."""
+        record = {
+            "id": instance_id,
+            "run_id": run_id,
+            "task": {"name": task.name, "id": task.id, "version": task_version},
+            "bundle": dict(bundle),
+            "trial": trial,
+            "seed": seed,
+            "status": "pending",
+            "outcome": None,
+            "scores": {},
+            "verifiers": {},
+            "steps": {s.id: {"status": "pending", "attempts": 0} for s in task.steps},
+            "failure": None,
+            "created_at": now_iso(),
+            "started_at": None,
+            "finished_at": None,
+            "seconds": None,
+            "resumes": 0,
+            "owner": owner(),
+            "log": [],
+        }
+        await services.stores.documents.put(COLLECTION, instance_id, services.redactor(record))
+        journal = Journal(services.stores.documents, instance_id)
+        return cls(services, task.steps, record, journal)
+
+    @classmethod
+    async def load(
+        cls, services: EngineServices, record: dict[str, Any], steps: Sequence[Any]
+    ) -> TaskInstance:
+        """An interrupted instance, to be resumed: its journal is read, nothing is run yet."""
+        journal, entries = await Journal.open(services.stores.documents, record["id"])
+        record = dict(record)
+        record["resumes"] = int(record.get("resumes") or 0) + 1
+        return cls(services, steps, record, journal, entries)
+
+    # ---- running ------------------------------------------------------------------------
+
+    async def run(self) -> dict[str, Any]:
+        """Run (or resume) to the end; always tears down and writes the final record."""
+        started = time.perf_counter()
+        self.record["status"] = "running"
+        self.record["started_at"] = self.record.get("started_at") or now_iso()
+        self.record["owner"] = owner()
+        try:
+            await self._write_record()
+            if self.entries:
+                await self._restore()
+            await self._schedule()
+        except anyio.get_cancelled_exc_class():
+            self.cancelled = True
+            raise
+        except AgentEnvError as exc:
+            self.failure = self.failure or {"step": None, "message": str(exc), "class": "error"}
+        finally:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(CLEANUP_TIMEOUT):
+                if not self.services.keep:
+                    await self.teardown_owned()
+                await self._finish(time.perf_counter() - started)
+        return self.record
+
+    async def _schedule(self) -> None:
+        send, recv = anyio.create_memory_object_stream[tuple[str, str | None, bool, str]](math.inf)
+        running: set[str] = set()
+        retry_span: list[str] | None = None
+        waiting = self._waiting_counts()
+        ready = [s for s in self.deps if s not in self.done and waiting[s] == 0]
+        async with anyio.create_task_group() as tg:
+            while True:
+                if self.failure is None and retry_span is None:
+                    for sid in ready:
+                        running.add(sid)
+                        tg.start_soon(self._run_step, self.by_id[sid], send)
+                    ready = []
+                if not running:
+                    if retry_span is not None and self.failure is None:
+                        await self._rollback(retry_span, reason="retry")
+                        retry_span = None
+                        waiting = self._waiting_counts()
+                        ready = [s for s in self.deps if s not in self.done and waiting[s] == 0]
+                        continue
+                    break
+                sid, error, fatal, failure_class = await recv.receive()
+                running.discard(sid)
+                span = self._retry_span(sid) if error is not None else None
+                if span is not None:
+                    retry_span = sorted(set(retry_span or ()) | set(span), key=list(self.deps).index)
+                elif error is None or not fatal:
+                    self.done.add(sid)
+                    for nxt in self.dependents_of[sid]:
+                        waiting[nxt] -= 1
+                        if waiting[nxt] == 0 and nxt not in self.done:
+                            ready.append(nxt)
+                elif self.failure is None:
+                    self.failure = {"step": sid, "message": error, "class": failure_class}
+
+    def _waiting_counts(self) -> dict[str, int]:
+        return {s: sum(1 for d in wants if d not in self.done) for s, wants in self.deps.items()}
+
+    def _retry_span(self, sid: str) -> list[str] | None:
+        step = self.by_id[sid]
+        rc = step.retry_config
+        if rc is None or self.step_info[sid]["attempts"] > rc.max_retries:
+            return None
+        root = rc.retry_from_step_id if rc.retry_from_step_id in self.deps else sid
+        span = dependents(self.deps, root)
+        return span if sid in span else [*span, sid]
+
+    async def _run_step(self, step: Any, send: Any) -> None:
+        sid = step.id
+        info = self.step_info[sid]
+        info["attempts"] += 1
+        info["status"] = "running"
+        info["started_at"] = now_iso()
+        info.pop("error", None)
+        reporter = self.services.reporter
+        reporter.step_started(self, sid)
+        ctx = EngineStepContext(self, sid)
+        t0 = time.perf_counter()
+        error: str | None = None
+        failure_class = "error"
+        try:
+            wrappers = [w for w in self.services.plugins.step_wrappers(step, ctx) if w is not None]
+            if wrappers:
+                async with AsyncExitStack() as stack:
+                    for wrapper in wrappers:
+                        await stack.enter_async_context(wrapper)
+                    await step.execute(ctx)
+            else:
+                await step.execute(ctx)
+        except anyio.get_cancelled_exc_class():
+            info["status"] = "cancelled"
+            raise
+        except StepFailed as exc:
+            error = exc.reason if exc.step_id == sid else str(exc)
+            failure_class = exc.failure_class
+        except Exception as exc:  # a step's bug must fail the step, not the engine
+            error = f"{type(exc).__name__}: {exc}"
+        seconds = time.perf_counter() - t0
+        fatal = bool(step.fail_task_on_error)
+        status = "completed" if error is None else ("failed" if fatal else "tolerated")
+        info.update(status=status, finished_at=now_iso(), seconds=round(seconds, 6))
+        if error is not None:
+            info["error"] = error
+        entry = {
+            "kind": "step",
+            "step_id": sid,
+            "attempt": info["attempts"],
+            "status": status,
+            "error": error,
+            "ops": ctx.ops,
+            "started_at": info["started_at"],
+            "finished_at": info["finished_at"],
+            "seconds": info["seconds"],
+        }
+        with anyio.CancelScope(shield=True):
+            doc = await self.journal.append(self.services.redactor(entry))
+        self.entries.append(doc)
+        reporter.step_finished(self, sid, status, seconds, error)
+        send.send_nowait((sid, error, fatal, failure_class))
+
+    async def _rollback(self, span: Sequence[str], *, reason: str) -> None:
+        """Forget `span` (journal a rollback, replay without it) and tear down its sandboxes."""
+        doc = await self.journal.append({"kind": "rollback", "steps": list(span), "reason": reason})
+        self.entries.append(doc)
+        self.done.difference_update(span)
+        for sid in span:
+            if self.step_info[sid]["status"] != "pending":
+                self.step_info[sid]["status"] = "rolled_back"
+        self.state = replay(self.entries)
+        recorded = self.state.get("sandboxes") or {}
+        for name in [n for n in self.live_sandboxes if n not in recorded]:
+            await self._teardown_one(self.live_sandboxes.pop(name))
+
+    async def _restore(self) -> None:
+        """Rebuild the state from the journal and reconnect the sandboxes completed steps made."""
+        fatal = []
+        for entry in live_entries(self.entries):
+            sid = entry["step_id"]
+            if sid not in self.by_id:
+                raise AgentEnvError(
+                    f"task instance {self.id!r}: the journal names step {sid!r} that the task "
+                    "no longer has; the task changed since the run started"
+                )
+            info = self.step_info[sid]
+            info.update(
+                {k: entry.get(k) for k in ("status", "started_at", "finished_at", "seconds")},
+                attempts=entry.get("attempt", 1),
+            )
+            if entry.get("error"):
+                info["error"] = entry["error"]
+            if entry["status"] == "failed":
+                fatal.append(sid)
+            else:
+                self.done.add(sid)
+        if fatal:
+            await self._rollback(fatal, reason="resume after failure")
+        self.state = replay(self.entries)
+        manager = self.services.sandboxes
+        while True:
+            recorded = dict(self.state.get("sandboxes") or {})
+            if not recorded:
+                return
+            if manager is not None:
+                await manager.reap_orphans(adopt=[r.get("id") for r in recorded.values()])
+            broken: list[str] = []
+            for name, rec in recorded.items():
+                if name in self.live_sandboxes:
+                    continue
+                try:
+                    if manager is None:
+                        raise SandboxError("no sandbox manager")
+                    sandbox = await manager.connect(rec.get("info") or {})
+                except Exception as exc:
+                    self.log(None, f"sandbox {name!r} is gone ({exc}); re-running from "
+                             f"step {rec.get('created_by')!r}")
+                    broken.append(rec.get("created_by"))
+                    continue
+                self.live_sandboxes[name] = sandbox
+                self.owned_sandboxes.append(sandbox)
+            if not broken:
+                return
+            span: set[str] = set()
+            for creator in broken:
+                if creator in self.deps:
+                    span.update(dependents(self.deps, creator))
+            if not span:
+                raise SandboxError(f"task instance {self.id!r}: sandboxes gone: {broken}")
+            await self._rollback(sorted(span, key=list(self.deps).index), reason="sandbox gone")
+
+    # ---- sandboxes ----------------------------------------------------------------------
+
+    async def create_sandbox(
+        self, ctx: EngineStepContext, name: str, spec: Any, *, provider: str | None
+    ) -> Any:
+        if name in self.live_sandboxes:
+            raise StepFailed(ctx.step_id, f"a sandbox named {name!r} already exists in this task")
+        manager = self.services.sandboxes
+        labels = {"run_id": self.run_id, "task_instance_id": self.id, "step_id": ctx.step_id}
+        sandbox = await manager.create(
+            name, spec, provider=provider or self.services.default_provider, labels=labels
+        )
+        self.owned_sandboxes.append(sandbox)
+        self.live_sandboxes[name] = sandbox
+        info = {"provider": sandbox.provider, "id": sandbox.id, "info": sandbox.describe(),
+                "created_by": ctx.step_id}
+        ctx.set("sandboxes", name, value=info)
+        return sandbox
+
+    async def get_sandbox(self, step_id: str, name: str) -> Any:
+        try:
+            return self.live_sandboxes[name]
+        except KeyError:
+            known = ", ".join(sorted(self.live_sandboxes)) or "none"
+            raise StepFailed(
+                step_id,
+                f"unknown sandbox {name!r}{did_you_mean(name, self.live_sandboxes)}; "
+                f"known: {known}",
+            ) from None
+
+    async def teardown_sandbox(self, ctx: EngineStepContext, name: str) -> None:
+        sandbox = self.live_sandboxes.pop(name, None)
+        if sandbox is not None:
+            await self._teardown_one(sandbox)
+        if name in (self.state.get("sandboxes") or {}):
+            ctx.delete("sandboxes", name)
+
+    async def _teardown_one(self, sandbox: Any) -> None:
+        try:
+            await self.services.sandboxes.teardown(sandbox)
+        except Exception as exc:
+            self.log(None, f"teardown of sandbox {getattr(sandbox, 'id', '?')} failed: {exc}")
+        if sandbox in self.owned_sandboxes:
+            self.owned_sandboxes.remove(sandbox)
+
+    async def teardown_owned(self) -> None:
+        """Tear down every sandbox this instance created or adopted (concurrently)."""
+        owned = list(self.owned_sandboxes)
+        if not owned:
+            return
+        async with anyio.create_task_group() as tg:
+            for sandbox in owned:
+                tg.start_soon(self._teardown_one, sandbox)
+        self.live_sandboxes.clear()
+
+    # ---- records ------------------------------------------------------------------------
+
+    def log(self, step_id: str | None, message: str) -> None:
+        line = f"{step_id}: {message}" if step_id else message
+        self.logs.append(self.services.redactor(line))
+        del self.logs[:-MAX_LOG_LINES]
+        self.services.reporter.log(self, step_id, message)
+
+    async def _write_record(self) -> None:
+        self.record["steps"] = {sid: dict(info) for sid, info in self.step_info.items()}
+        self.record["log"] = list(self.logs)
+        doc = self.services.redactor(self.record)
+        await self.services.stores.documents.put(COLLECTION, self.id, doc)
+
+    async def _finish(self, seconds: float) -> None:
+        status, outcome, scores = decide(
+            self.steps, self.state, failure=self.failure, cancelled=self.cancelled
+        )
+        for info in self.step_info.values():
+            if info["status"] in ("pending", "rolled_back"):
+                info["status"] = "skipped"
+        verifiers = self.state.get("verifiers") or {}
+        self.record.update(
+            status=status,
+            outcome=outcome,
+            scores=scores,
+            verifiers=verifiers,
+            failure=self.failure,
+            outputs=self.state.get("outputs") or {},
+            finished_at=now_iso(),
+            seconds=round(float(self.record.get("seconds") or 0) + seconds, 6),
+        )
+        try:
+            await self._write_record()
+        finally:
+            final = self.services.redactor(self.record)
+            try:
+                self.services.plugins.run_finished(final)
+            except Exception as exc:
+                self.services.reporter.log(self, None, f"a run_finished hook failed: {exc}")
+            self.services.reporter.instance_finished(self, final)

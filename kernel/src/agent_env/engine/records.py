@@ -1,0 +1,87 @@
+"""Task instance records (collection `task_instances`) and the outcome rule.
+
+Outcome: `cancelled` if the DAG was interrupted; `failed at step 'x': ...` on a fatal step
+failure; otherwise the verifier scores decide. When an aggregating verifier (step type
+`aggregate_verifiers`, or a step class with `is_aggregate = True`) recorded a score, only
+aggregate scores count (they already summarize the verifiers they read); otherwise every
+recorded non-null score counts. No score: `unscored`; every score >= 1: `passed (id: 1)`;
+else `scored below 1 (id: 0.5, ...)`.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+COLLECTION = "task_instances"
+
+#: Statuses a record may have; the last five are final.
+STATUSES = ("pending", "running", "passed", "scored_below", "unscored", "failed", "cancelled")
+FINISHED_OK = ("passed", "unscored")
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def new_id(prefix: str) -> str:
+    """A short, time-sortable id such as `ti-20261202163512-a1b2c3`."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d%H%M%S")
+    return f"{prefix}-{stamp}-{secrets.token_hex(3)}"
+
+
+def owner() -> dict[str, Any]:
+    return {"pid": os.getpid(), "host": socket.gethostname()}
+
+
+def aggregate_ids(steps: Sequence[Any]) -> set[str]:
+    out = set()
+    for step in steps:
+        if step.type == "aggregate_verifiers" or getattr(type(step), "is_aggregate", False):
+            vid = getattr(step, "verifier_id", None) or step.id
+            out.add(vid)
+    return out
+
+
+def counted_scores(steps: Sequence[Any], verifiers: Mapping[str, Any]) -> dict[str, float]:
+    """The scores that decide the outcome (see the module docstring)."""
+    scores = {
+        vid: v.get("score")
+        for vid, v in (verifiers or {}).items()
+        if isinstance(v, dict) and isinstance(v.get("score"), (int, float))
+    }
+    aggs = aggregate_ids(steps)
+    if any(vid in aggs for vid in scores):
+        scores = {vid: s for vid, s in scores.items() if vid in aggs}
+    return scores
+
+
+def fmt_score(score: float) -> str:
+    return f"{score:.4g}"
+
+
+def decide(
+    steps: Sequence[Any],
+    state: Mapping[str, Any],
+    *,
+    failure: Mapping[str, Any] | None,
+    cancelled: bool,
+) -> tuple[str, str, dict[str, float]]:
+    """(status, outcome string, counted scores) for a finished DAG."""
+    scores = counted_scores(steps, state.get("verifiers") or {})
+    if cancelled:
+        return "cancelled", "cancelled", scores
+    if failure is not None:
+        if failure.get("step") is None:
+            return "failed", f"failed: {failure['message']}", scores
+        return "failed", f"failed at step {failure['step']!r}: {failure['message']}", scores
+    if not scores:
+        return "unscored", "unscored", scores
+    listed = ", ".join(f"{vid}: {fmt_score(s)}" for vid, s in scores.items())
+    if all(s >= 1 for s in scores.values()):
+        return "passed", f"passed ({listed})", scores
+    return "scored_below", f"scored below 1 ({listed})", scores

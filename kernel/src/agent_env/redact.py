@@ -1,0 +1,83 @@
+"""The one redaction function: every context, journal entry and record passes through it
+before it is persisted, so secrets never reach a store, a log or a trajectory."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+REDACTED = "[redacted]"
+
+#: Key endings (letters only, lower case) whose values are always secret.
+SECRET_KEY_ENDINGS = (
+    "apikey", "token", "password", "passwd", "passphrase", "secret", "authorization",
+    "credentials", "privatekey", "accesskey", "secretkey", "sessionkey", "cookie",
+)
+#: Known secret values shorter than this are not replaced inside text (too many false hits).
+MIN_SECRET_LENGTH = 6
+
+_NON_ALNUM = re.compile(r"[^a-z0-9]")
+
+
+def is_secret_key(key: str) -> bool:
+    """True for keys such as `api_key`, `OPENAI_API_KEY`, `access-token`, `password`."""
+    norm = _NON_ALNUM.sub("", str(key).lower())
+    return norm.endswith(SECRET_KEY_ENDINGS)
+
+
+class Redactor:
+    """Replaces known secret values (from the secret store and the config) and every value
+    under a secret-looking key; callable on any JSON value, returns a redacted copy."""
+
+    def __init__(self, secrets: Iterable[str] = ()):
+        self._secrets: set[str] = set()
+        self._pattern: re.Pattern[str] | None = None
+        self.add(secrets)
+
+    def add(self, secrets: Iterable[str]) -> None:
+        """Learn more secret values (e.g. resolved `secret:` references)."""
+        for value in secrets:
+            if isinstance(value, str) and len(value) >= MIN_SECRET_LENGTH:
+                self._secrets.add(value)
+        if self._secrets:
+            ordered = sorted(self._secrets, key=len, reverse=True)
+            self._pattern = re.compile("|".join(re.escape(s) for s in ordered))
+
+    def __call__(self, value: Any) -> Any:
+        return redact(value, self._pattern)
+
+    @classmethod
+    async def from_stores(cls, stores: Any) -> Redactor:
+        """A redactor that knows every value in the configured secret store."""
+        secrets = getattr(stores, "secrets", None)
+        values: list[str] = []
+        if secrets is not None:
+            for name in await secrets.list():
+                value = await secrets.get(name)
+                if value:
+                    values.append(value)
+        return cls(values)
+
+
+def redact(value: Any, secrets: re.Pattern[str] | Iterable[str] | None = None) -> Any:
+    """A copy of the JSON `value` with secret-keyed values and known secrets replaced."""
+    if secrets is not None and not isinstance(secrets, re.Pattern):
+        return Redactor(secrets)(value)
+    return _walk(value, secrets)
+
+
+def _walk(value: Any, pattern: re.Pattern[str] | None) -> Any:
+    if isinstance(value, str):
+        return pattern.sub(REDACTED, value) if pattern is not None else value
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if v not in (None, "") and not isinstance(v, bool) and is_secret_key(k):
+                out[k] = REDACTED
+            else:
+                out[k] = _walk(v, pattern)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_walk(v, pattern) for v in value]
+    return value
