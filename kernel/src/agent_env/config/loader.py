@@ -1,0 +1,253 @@
+"""Finding, parsing, validating and merging the config: default < file < env < `configure()`."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from agent_env.config.core import Config
+from agent_env.config.refs import parse_ref
+from agent_env.config.schema import (
+    BACKEND_KEYS,
+    BACKEND_PARENTS,
+    BUILTIN_SECTIONS,
+    RESERVED_ENV,
+    check_type,
+    coerce_env,
+    env_var_name,
+)
+from agent_env.errors import ConfigError, PluginError
+from agent_env.plugins.known import install_hint
+from agent_env.suggest import did_you_mean
+
+CONFIG_RELPATH = Path(".agentenv") / "config.toml"
+CONFIGURE = "configure()"
+
+_overrides: dict[str, dict[str, Any]] = {}
+
+
+def configure(sections: dict[str, dict[str, Any]] | None = None, **more: dict[str, Any]) -> None:
+    """Override settings in code (highest precedence), e.g. `configure(run={"concurrency": 2})`.
+
+    Applies to every later `load_config()` in this process; `reset_configuration()` undoes it.
+    """
+    for section, table in {**(sections or {}), **more}.items():
+        if not isinstance(table, dict):
+            raise ConfigError(f"configure(): {section} must be a dict of settings, got {table!r}")
+        _overrides.setdefault(section, {}).update(table)
+
+
+def reset_configuration() -> None:
+    """Forget everything `configure()` set."""
+    _overrides.clear()
+
+
+def find_config_file(cwd: Path | None = None) -> Path | None:
+    """`$AGENT_ENV_CONFIG` (which must exist), else `.agentenv/config.toml` walking up from cwd."""
+    named = os.environ.get("AGENT_ENV_CONFIG")
+    if named:
+        path = Path(named).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"AGENT_ENV_CONFIG names {str(path)!r}, which does not exist")
+        return path.resolve()
+    here = Path(cwd or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / CONFIG_RELPATH
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read: {exc.strerror}") from None
+
+
+class _Loader:
+    """One load: the schema (built-ins + plugin declarations) and the merge state."""
+
+    def __init__(self, plugins: Any):
+        self.plugins = plugins
+        self.schema = {s: dict(k) for s, k in BUILTIN_SECTIONS.items()}
+        self.declared_by: dict[str, str] = {}
+        for section, (plugin, keys) in plugins.config_sections().items():
+            self.schema.setdefault(section, {}).update(keys)
+            self.declared_by[section] = plugin
+        self.values: dict[str, dict[str, Any]] = {s: dict(k) for s, k in self.schema.items()
+                                                  if not s.startswith("plugins.")}
+        self.origins: dict[str, dict[str, str]] = {}
+
+    def _registry(self, name: str) -> Any:
+        try:
+            return self.plugins.registry(name)
+        except PluginError as exc:
+            raise ConfigError(str(exc)) from None
+
+    def _backend_names(self, parent: str) -> set[str]:
+        registry = self._registry(BACKEND_PARENTS[parent])
+        if parent == "stores":
+            return {n for kind in ("document", "object", "image", "secret")
+                    for n in registry.names(kind)}
+        return set(registry.names())
+
+    def _section_ok(self, section: str, source: str) -> None:
+        """Raise unless `section` (maybe dotted) may appear in a config."""
+        if section in self.schema:
+            return
+        parent, dot, child = section.partition(".")
+        if dot and parent == "plugins":
+            known = self.plugins.distributions()
+            if child in known:
+                return
+            raise ConfigError(
+                f"{source}: [plugins.{child}]: no installed plugin distribution is named "
+                f"{child!r}{did_you_mean(child, known)}; installed: {', '.join(sorted(known))}"
+            )
+        if dot and parent in BACKEND_PARENTS:
+            names = self._backend_names(parent)
+            if child in names:
+                return
+            hint = install_hint("sandbox provider" if parent == "sandbox" else "", child)
+            if hint:
+                raise ConfigError(
+                    f"{source}: [{section}] configures {child!r}, whose plugin is not "
+                    f"installed; install it with: {hint}"
+                )
+            raise ConfigError(
+                f"{source}: unknown section [{section}]{did_you_mean(child, names)}; "
+                f"known {parent} backends: {', '.join(sorted(names)) or 'none'}"
+            )
+        known = [s for s in self.schema if "." not in s] + ["plugins"]
+        what = f"[{section}]" if not dot else f"[{section}]"
+        raise ConfigError(
+            f"{source}: unknown section {what}{did_you_mean(section, known)}; "
+            f"known sections: {', '.join(sorted(known))}"
+        )
+
+    def merge(self, data: dict[str, Any], source: str, origin: str) -> None:
+        """Validate `data` (a TOML document or `configure()` dict) and merge it over the values."""
+        for top, table in data.items():
+            if not isinstance(table, dict):
+                raise ConfigError(
+                    f"{source}: {top} must be a table ([{top}]), got {table!r}"
+                )
+            if top == "plugins":
+                for dist, sub in table.items():
+                    self._merge_table(f"plugins.{dist}", sub, source, origin)
+                continue
+            self._section_ok(top, source)
+            scalars = {k: v for k, v in table.items() if not isinstance(v, dict)}
+            self._merge_table(top, scalars, source, origin)
+            for key, sub in table.items():
+                if isinstance(sub, dict):
+                    if f"{top}.{key}" not in self.schema and top not in BACKEND_PARENTS:
+                        self._unknown_key(top, key, source)
+                    self._merge_table(f"{top}.{key}", sub, source, origin)
+
+    def _merge_table(self, section: str, table: Any, source: str, origin: str) -> None:
+        if not isinstance(table, dict):
+            raise ConfigError(f"{source}: [{section}] must be a table, got {table!r}")
+        self._section_ok(section, source)
+        keys = self.schema.get(section)
+        target = self.values.setdefault(section, {})
+        for key, value in table.items():
+            if keys is not None:
+                if key not in keys:
+                    self._unknown_key(section, key, source)
+                value = check_type(f"{source}: [{section}] {key}", keys[key], value)
+            target[key] = value
+            self.origins.setdefault(section, {})[key] = origin
+
+    def _unknown_key(self, section: str, key: str, source: str) -> None:
+        keys = self.schema.get(section, {})
+        owner = self.declared_by.get(section)
+        whose = f" (declared by plugin {owner!r})" if owner else ""
+        raise ConfigError(
+            f"{source}: [{section}] has unknown key {key!r}{did_you_mean(key, keys)}; "
+            f"known keys{whose}: {', '.join(sorted(keys)) or 'none'}"
+        )
+
+    def merge_env(self, environ: dict[str, str]) -> None:
+        names = {
+            env_var_name(section, key): (section, key, default)
+            for section, keys in self.schema.items()
+            for key, default in keys.items()
+        }
+        for var, raw in sorted(environ.items()):
+            if not var.startswith("AGENT_ENV_") or var in RESERVED_ENV:
+                continue
+            if var in names:
+                section, key, default = names[var]
+                value = coerce_env(f"environment variable {var}", default, raw)
+                self.values.setdefault(section, {})[key] = value
+                self.origins.setdefault(section, {})[key] = f"env {var}"
+                continue
+            for section in self.schema:
+                prefix = env_var_name(section, "")
+                if var.startswith(prefix):
+                    keys = {env_var_name(section, k)[len(prefix):]: k for k in self.schema[section]}
+                    hint = did_you_mean(var[len(prefix):], keys)
+                    if hint:
+                        raise ConfigError(
+                            f"environment variable {var} is not a config setting{hint}"
+                        )
+
+    def check_backends(self) -> None:
+        """Every non-default backend choice must name a registered backend."""
+        for (section, key), (registry_name, kind) in BACKEND_KEYS.items():
+            value = self.values.get(section, {}).get(key)
+            default = BUILTIN_SECTIONS[section][key]
+            if value is None or value == default or parse_ref(value) is not None:
+                continue
+            registry = self._registry(registry_name)
+            where = f"{self.origin_label(section, key)}: [{section}] {key} = {value!r}"
+            try:
+                if kind is not None:
+                    registry.get(kind, value)
+                else:
+                    registry.get(value)
+            except PluginError as exc:
+                raise ConfigError(f"{where}: {exc}") from None
+
+    def default_image_store(self) -> None:
+        """No image store by default; the docker plugin's store when it is installed."""
+        if self.values["stores"].get("image") is None and "image" not in self.origins.get(
+            "stores", {}
+        ):
+            try:
+                stores = self.plugins.stores
+            except PluginError:
+                return
+            if ("image", "docker") in stores:
+                self.values["stores"]["image"] = "docker"
+                self.origins.setdefault("stores", {})["image"] = "default (docker plugin)"
+
+    def origin_label(self, section: str, key: str) -> str:
+        return self.origins.get(section, {}).get(key, "default")
+
+
+def load_config(cwd: Path | str | None = None, *, plugins: Any = None) -> Config:
+    """Load the config in effect for `cwd`; `plugins` defaults to the process-wide manager."""
+    if plugins is None:
+        from agent_env.plugins import get_plugin_manager
+
+        plugins = get_plugin_manager()
+    from agent_env.paths import home
+
+    path = find_config_file(Path(cwd) if cwd is not None else None)
+    loader = _Loader(plugins)
+    if path is not None:
+        loader.merge(_read(path), str(path), str(path))
+    loader.merge_env(dict(os.environ))
+    if _overrides:
+        loader.merge(_overrides, CONFIGURE, CONFIGURE)
+    loader.check_backends()
+    loader.default_image_store()
+    return Config(path=path, home=home(), values=loader.values, origins=loader.origins)
