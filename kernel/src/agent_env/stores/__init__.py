@@ -1,1 +1,15 @@
-"""Stores: the four interfaces (`base`), the local backends, and the versioned-entity layer."""
+"""Stores: the four interfaces (`base`), the local backends (`sqlite`, `filesystem`,
+`env_secrets`, registered in `hooks`), `open_stores` (`open`) and versioned entities
+(`versioned`)."""
+
+from agent_env.stores.base import DocumentStore, ImageStore, ObjectStore, SecretStore
+from agent_env.stores.open import Stores, open_stores
+
+__all__ = [
+    "DocumentStore",
+    "ImageStore",
+    "ObjectStore",
+    "SecretStore",
+    "Stores",
+    "open_stores",
+]

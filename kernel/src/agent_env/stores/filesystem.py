@@ -1,0 +1,211 @@
+"""The default object store: files under `<home>/objects`, written atomically.
+
+A write goes to a temp file in `<root>/.staging/`, is fsynced, then renamed over the target,
+so a reader sees the old object or the new one, never a torn one, even across processes.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio.to_thread
+
+from agent_env.errors import ConfigError, StoreError
+from agent_env.stores.base import ObjectStore
+from agent_env.stores.names import STAGING_DIR, check_object_key, check_object_prefix
+
+_CHUNK = 1 << 20
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+class FilesystemObjectStore(ObjectStore):
+    """`[stores] object = "filesystem"`; settings: `root` (default `<home>/objects`),
+    `fsync` (default true; false trades crash safety for speed)."""
+
+    type = "filesystem"
+
+    def __init__(self, settings: Mapping[str, Any] | None = None, *, home: Path | None = None):
+        super().__init__(settings, home=home)
+        unknown = set(self.settings) - {"root", "fsync"}
+        if unknown:
+            raise ConfigError(
+                f"[stores.filesystem]: unknown setting(s) {', '.join(sorted(unknown))}; "
+                "known: root, fsync"
+            )
+        if "root" in self.settings:
+            self.root = Path(self.settings["root"]).expanduser()
+        else:
+            if home is None:
+                from agent_env.paths import home as default_home
+
+                home = default_home()
+            self.root = Path(home) / "objects"
+        self.fsync = bool(self.settings.get("fsync", True))
+
+    def _path(self, key: str) -> Path:
+        return self.root.joinpath(*check_object_key(key).split("/"))
+
+    def _write(self, key: str, write: Any) -> None:
+        target = self._path(key)
+        staging = self.root / STAGING_DIR
+        for attempt in range(5):
+            try:
+                staging.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(dir=staging, prefix="put-")
+                break
+            except OSError as exc:
+                if attempt == 4:
+                    raise StoreError(f"object store {self.root}: cannot write {key!r}: {exc}")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                write(fh)
+                fh.flush()
+                if self.fsync:
+                    os.fsync(fh.fileno())
+            for attempt in range(5):
+                try:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    if target.is_dir():
+                        raise StoreError(
+                            f"cannot put object {key!r}: other objects live under {key + '/'!r}"
+                        )
+                    os.replace(tmp, target)
+                    break
+                except (FileNotFoundError, NotADirectoryError, FileExistsError) as exc:
+                    # a concurrent delete pruned the folder, or a parent part is an object
+                    if attempt == 4 or self._parent_is_object(key):
+                        raise StoreError(
+                            f"cannot put object {key!r}: a parent part is an object ({exc})"
+                        ) from None
+            if self.fsync:
+                _fsync_dir(target.parent)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
+    def _parent_is_object(self, key: str) -> bool:
+        parts = key.split("/")[:-1]
+        path = self.root
+        for part in parts:
+            path = path / part
+            if path.is_file():
+                return True
+        return False
+
+    def _put(self, key: str, data: bytes) -> None:
+        self._write(key, lambda fh: fh.write(data))
+
+    def _put_file(self, key: str, source: Path) -> None:
+        def copy(fh: Any) -> None:
+            with open(source, "rb") as src:
+                shutil.copyfileobj(src, fh, _CHUNK)
+
+        self._write(key, copy)
+
+    def _get(self, key: str) -> bytes:
+        path = self._path(key)
+        try:
+            return path.read_bytes()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            raise KeyError(key) from None
+
+    def _get_file(self, key: str, dest: Path) -> None:
+        path = self._path(key)
+        dest = Path(dest)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                try:
+                    with open(path, "rb") as src:
+                        shutil.copyfileobj(src, out, _CHUNK)
+                except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+                    raise KeyError(key) from None
+            os.replace(tmp, dest)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
+    def _delete(self, key: str) -> None:
+        path = self._path(key)
+        try:
+            path.unlink()
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        except IsADirectoryError:
+            raise StoreError(f"cannot delete {key!r}: it is a folder of objects, not an object")
+        parent = path.parent
+        while parent != self.root:
+            try:
+                parent.rmdir()
+            except OSError:
+                break
+            parent = parent.parent
+
+    def _list(self, prefix: str) -> list[str]:
+        base = prefix.rpartition("/")[0]
+        start = self.root.joinpath(*base.split("/")) if base else self.root
+        found: list[str] = []
+        if not start.is_dir():
+            return found
+        for dirpath, dirnames, filenames in os.walk(start):
+            rel = os.path.relpath(dirpath, self.root).replace(os.sep, "/")
+            rel = "" if rel == "." else rel + "/"
+            if not rel:
+                dirnames[:] = [d for d in dirnames if d != STAGING_DIR]
+            dirnames[:] = [d for d in dirnames if (rel + d + "/").startswith(prefix)
+                           or prefix.startswith(rel + d + "/")]
+            found.extend(rel + f for f in filenames if (rel + f).startswith(prefix))
+        return sorted(found)
+
+    async def put(self, key: str, data: bytes) -> None:
+        check_object_key(key)
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise StoreError(f"object {key!r}: data must be bytes, got {type(data).__name__}")
+        await anyio.to_thread.run_sync(self._put, key, bytes(data))
+
+    async def get(self, key: str) -> bytes:
+        check_object_key(key)
+        return await anyio.to_thread.run_sync(self._get, key)
+
+    async def exists(self, key: str) -> bool:
+        return await anyio.to_thread.run_sync(self._path(key).is_file)
+
+    async def delete(self, key: str) -> None:
+        check_object_key(key)
+        await anyio.to_thread.run_sync(self._delete, key)
+
+    async def list(self, prefix: str = "") -> list[str]:
+        check_object_prefix(prefix)
+        return await anyio.to_thread.run_sync(self._list, prefix)
+
+    async def put_file(self, key: str, path: Path) -> None:
+        check_object_key(key)
+        await anyio.to_thread.run_sync(self._put_file, key, Path(path))
+
+    async def get_file(self, key: str, path: Path) -> None:
+        check_object_key(key)
+        await anyio.to_thread.run_sync(self._get_file, key, Path(path))

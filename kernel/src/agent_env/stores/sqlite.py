@@ -1,0 +1,203 @@
+"""The default document store: one SQLite file in WAL mode, shared by every agent-env process.
+
+Each statement runs in autocommit mode, so `create` is a single `INSERT ... ON CONFLICT DO
+NOTHING` and SQLite's file lock makes it atomic across processes; `busy_timeout` absorbs
+contention. One connection per store instance, guarded by a lock, reopened after a fork.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio.to_thread
+
+from agent_env.errors import ConfigError, StoreError
+from agent_env.stores.base import DocumentStore
+from agent_env.stores.names import check_collection, check_document_key
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS documents (
+    collection TEXT NOT NULL,
+    key TEXT NOT NULL,
+    doc TEXT NOT NULL,
+    PRIMARY KEY (collection, key)
+) WITHOUT ROWID
+"""
+_SYNC_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
+
+
+def _encode(doc: Mapping[str, Any]) -> str:
+    if not isinstance(doc, Mapping):
+        raise StoreError(f"a document must be a mapping, got {type(doc).__name__}")
+    try:
+        return json.dumps(doc, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"document is not JSON-serializable: {exc}") from None
+
+
+class SqliteDocumentStore(DocumentStore):
+    """`[stores] document = "sqlite"`; settings: `path` (default `<home>/documents.sqlite3`),
+    `busy_timeout` seconds (default 30), `synchronous` (default NORMAL: durable across process
+    crashes, may lose the last commits on power loss)."""
+
+    type = "sqlite"
+
+    def __init__(self, settings: Mapping[str, Any] | None = None, *, home: Path | None = None):
+        super().__init__(settings, home=home)
+        unknown = set(self.settings) - {"path", "busy_timeout", "synchronous"}
+        if unknown:
+            raise ConfigError(
+                f"[stores.sqlite]: unknown setting(s) {', '.join(sorted(unknown))}; "
+                "known: path, busy_timeout, synchronous"
+            )
+        if "path" in self.settings:
+            self.path = Path(self.settings["path"]).expanduser()
+        else:
+            if home is None:
+                from agent_env.paths import home as default_home
+
+                home = default_home()
+            self.path = Path(home) / "documents.sqlite3"
+        self.busy_timeout = float(self.settings.get("busy_timeout", 30))
+        self.synchronous = str(self.settings.get("synchronous", "NORMAL")).upper()
+        if self.synchronous not in _SYNC_MODES:
+            raise ConfigError(
+                f"[stores.sqlite] synchronous = {self.synchronous!r}: use one of "
+                + ", ".join(_SYNC_MODES)
+            )
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._pid = 0
+        self._closed = False
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._closed:
+            raise StoreError(f"the sqlite document store at {self.path} is closed")
+        if self._conn is None or self._pid != os.getpid():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn, self._pid = self._open(), os.getpid()
+        return self._conn
+
+    def _open(self) -> sqlite3.Connection:
+        """Connect and set up; switching to WAL and creating the table can report "locked"
+        without waiting while another process does the same, so those steps are retried."""
+        deadline = time.monotonic() + self.busy_timeout
+        delay = 0.005
+        while True:
+            conn = None
+            try:
+                conn = sqlite3.connect(
+                    self.path,
+                    timeout=self.busy_timeout,
+                    isolation_level=None,
+                    check_same_thread=False,
+                )
+                if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute(f"PRAGMA synchronous={self.synchronous}")
+                conn.execute(_SCHEMA)
+                return conn
+            except sqlite3.OperationalError as exc:
+                if conn is not None:
+                    conn.close()
+                busy = "locked" in str(exc) or "busy" in str(exc)
+                if not busy or time.monotonic() > deadline:
+                    raise StoreError(f"cannot open the document store {self.path}: {exc}") from exc
+                time.sleep(delay)
+                delay = min(delay * 2, 0.1)
+            except sqlite3.Error as exc:
+                if conn is not None:
+                    conn.close()
+                raise StoreError(f"cannot open the document store {self.path}: {exc}") from exc
+
+    def _run(self, sql: str, params: tuple = ()) -> sqlite3.Cursor:
+        with self._lock:
+            try:
+                return self._connection().execute(sql, params)
+            except sqlite3.Error as exc:
+                raise StoreError(f"document store {self.path}: {exc}") from exc
+
+    def _get(self, collection: str, key: str) -> dict[str, Any] | None:
+        with self._lock:
+            try:
+                row = (
+                    self._connection()
+                    .execute(
+                        "SELECT doc FROM documents WHERE collection=? AND key=?", (collection, key)
+                    )
+                    .fetchone()
+                )
+            except sqlite3.Error as exc:
+                raise StoreError(f"document store {self.path}: {exc}") from exc
+        return None if row is None else json.loads(row[0])
+
+    def _list(self, collection: str, prefix: str) -> list[tuple[str, dict[str, Any]]]:
+        with self._lock:
+            try:
+                rows = (
+                    self._connection()
+                    .execute(
+                        "SELECT key, doc FROM documents WHERE collection=? AND key>=? "
+                        "AND substr(key, 1, ?)=? ORDER BY key",
+                        (collection, prefix, len(prefix), prefix),
+                    )
+                    .fetchall()
+                )
+            except sqlite3.Error as exc:
+                raise StoreError(f"document store {self.path}: {exc}") from exc
+        return [(k, json.loads(d)) for k, d in rows]
+
+    async def get(self, collection: str, key: str) -> dict[str, Any] | None:
+        check_collection(collection)
+        check_document_key(key)
+        return await anyio.to_thread.run_sync(self._get, collection, key)
+
+    async def put(self, collection: str, key: str, doc: Mapping[str, Any]) -> None:
+        check_collection(collection)
+        check_document_key(key)
+        text = _encode(doc)
+        await anyio.to_thread.run_sync(
+            self._run,
+            "INSERT INTO documents (collection, key, doc) VALUES (?, ?, ?) "
+            "ON CONFLICT (collection, key) DO UPDATE SET doc=excluded.doc",
+            (collection, key, text),
+        )
+
+    async def create(self, collection: str, key: str, doc: Mapping[str, Any]) -> bool:
+        check_collection(collection)
+        check_document_key(key)
+        text = _encode(doc)
+        cursor = await anyio.to_thread.run_sync(
+            self._run,
+            "INSERT INTO documents (collection, key, doc) VALUES (?, ?, ?) "
+            "ON CONFLICT (collection, key) DO NOTHING",
+            (collection, key, text),
+        )
+        return cursor.rowcount == 1
+
+    async def delete(self, collection: str, key: str) -> None:
+        check_collection(collection)
+        check_document_key(key)
+        await anyio.to_thread.run_sync(
+            self._run, "DELETE FROM documents WHERE collection=? AND key=?", (collection, key)
+        )
+
+    async def list(self, collection: str, prefix: str = "") -> list[tuple[str, dict[str, Any]]]:
+        check_collection(collection)
+        if not isinstance(prefix, str):
+            raise StoreError(f"bad prefix {prefix!r}: must be a string")
+        return await anyio.to_thread.run_sync(self._list, collection, prefix)
+
+    async def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            conn, self._conn = self._conn, None
+        if conn is not None and self._pid == os.getpid():
+            conn.close()
