@@ -1,1 +1,54 @@
-"""agent-env protocol."""
+"""The AgentEnv protocol: environment server SDK, client and MCP gateway.
+
+Names load on first use, so `import agentenv_protocol` (or its client) never imports the server
+stack (starlette, uvicorn, the mcp server); only touching a server name does.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    # author API (marks only, light)
+    "tool": "authoring", "reset_data": "authoring", "add_data": "authoring", "get_data": "authoring",
+    "extension": "authoring", "environment_card": "authoring",
+    # server (heavy)
+    "AgentEnvEnvironment": "server", "EnvironmentApp": "server",
+    # context
+    "ToolContext": "context", "Caller": "context", "bound": "context", "normalize_role": "context",
+    "ROLE_HEADER": "context", "ROLE_META_KEY": "context", "SESSION_META_KEY": "context", "DEFAULT_ROLE": "context",
+    # errors
+    "AgentEnvError": "errors", "ProtocolError": "errors", "RpcError": "errors", "ParseError": "errors",
+    "InvalidRequest": "errors", "MethodNotFound": "errors", "InvalidParams": "errors", "HandlerFailed": "errors",
+    "EnvUnavailable": "errors", "ToolCallError": "errors",
+    # client
+    "EnvClient": "client", "ToolResult": "client",
+    # wire types
+    "EnvironmentCard": "types", "EnvironmentCapabilities": "types", "EnvironmentExtension": "types",
+    "EnvironmentInterface": "types", "EnvironmentTool": "types", "TextPart": "types", "DataPart": "types",
+    "FilePart": "types", "Part": "types", "AddDataRequest": "types", "GetDataResponse": "types",
+    "ResetDataResponse": "types", "AddDataResponse": "types", "error_body": "types",
+    "PROTOCOL_VERSION": "types", "WELL_KNOWN_PATH": "types", "RPC_PATH": "types", "MCP_PATH": "types",
+    "MCP_TRANSPORT": "types", "READY_PATH": "types", "METHOD_RESET": "types", "METHOD_ADD": "types",
+    "METHOD_GET": "types", "CLOCK_EXTENSION_URI": "types",
+}
+_SUBMODULES = {"client", "gateway", "types", "errors", "context", "server", "authoring", "schema", "serving",
+               "dataplane", "examples"}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+        globals()[name] = value
+        return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS) | _SUBMODULES)

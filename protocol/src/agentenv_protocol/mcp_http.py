@@ -1,0 +1,148 @@
+"""A lean MCP-over-HTTP requester on a pooled httpx client: one POST per request.
+
+Speaks the per-request (2026-07-28) envelope first and falls back to the initialize handshake
+(with a session id, JSON or SSE answers) for servers that only know the older revisions. The
+client and the gateway both use it; it imports nothing from the mcp package.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+import httpx
+
+MODERN_VERSION = "2026-07-28"
+LEGACY_VERSION = "2025-06-18"
+HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+META_PROTOCOL = "io.modelcontextprotocol/protocolVersion"
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+META_CLIENT_CAPS = "io.modelcontextprotocol/clientCapabilities"
+ACCEPT = "application/json, text/event-stream"
+UNSUPPORTED_VERSION = -32022
+
+
+class McpHttpError(Exception):
+    """The server answered with something that is not a JSON-RPC response."""
+
+
+def _sse_message(text: str, rid: Any) -> dict | None:
+    for block in text.replace("\r\n", "\n").split("\n\n"):
+        data = "\n".join(line[5:].lstrip() for line in block.split("\n") if line.startswith("data:"))
+        if not data:
+            continue
+        try:
+            message = json.loads(data)
+        except ValueError:
+            continue
+        if isinstance(message, dict) and message.get("id") == rid and ("result" in message or "error" in message):
+            return message
+    return None
+
+
+class McpHttp:
+    """Requests against one MCP endpoint (`url` ends in `/mcp`)."""
+
+    def __init__(self, url: str, http: httpx.AsyncClient, *, client_name: str = "agentenv-protocol",
+                 headers: dict[str, str] | None = None) -> None:
+        self.url = url
+        self.http = http
+        self.era: str | None = None
+        self.session_id: str | None = None
+        self.legacy_version = LEGACY_VERSION
+        self._ids = itertools.count(1)
+        self._info = {"name": client_name, "version": "1"}
+        self._headers = dict(headers or {})
+
+    async def request(self, method: str, params: dict | None = None, *, meta: dict | None = None,
+                      timeout: float | httpx.Timeout | None = None, rid: Any = None) -> dict:
+        """The JSON-RPC response (with `result` or `error`) to one request."""
+        if self.era != "legacy":
+            response = await self._modern(method, params, meta, timeout, rid)
+            if response is not None:
+                self.era = "modern"
+                return response
+            self.era = "legacy"
+        if self.session_id is None and method != "initialize":
+            await self._handshake(timeout)
+        return await self._legacy(method, params, meta, timeout, rid)
+
+    def _post_headers(self, extra: dict) -> dict:
+        headers = {"accept": ACCEPT, "content-type": "application/json", **self._headers, **extra}
+        return headers
+
+    async def _send(self, message: dict, headers: dict, timeout: Any) -> httpx.Response:
+        kwargs = {} if timeout is None else {"timeout": timeout}
+        return await self.http.post(self.url, content=json.dumps(message).encode(), headers=headers, **kwargs)
+
+    @staticmethod
+    def _decode(response: httpx.Response, rid: Any) -> dict:
+        ctype = response.headers.get("content-type", "")
+        if ctype.startswith("text/event-stream"):
+            message = _sse_message(response.text, rid)
+        else:
+            try:
+                message = response.json()
+            except ValueError:
+                message = None
+        if not isinstance(message, dict) or not ("result" in message or "error" in message):
+            raise McpHttpError(f"HTTP {response.status_code} from {response.request.url}: "
+                               f"{response.text[:300] or '(empty body)'}")
+        return message
+
+    async def _modern(self, method, params, meta, timeout, rid) -> dict | None:
+        rid = next(self._ids) if rid is None else rid
+        body_params = dict(params or {})
+        envelope = {META_PROTOCOL: MODERN_VERSION, META_CLIENT_INFO: self._info, META_CLIENT_CAPS: {}}
+        body_params["_meta"] = {**envelope, **(meta or {})}
+        headers = {"mcp-protocol-version": MODERN_VERSION, "mcp-method": method}
+        if method == "tools/call" and isinstance(body_params.get("name"), str) and body_params["name"].isascii():
+            headers["mcp-name"] = body_params["name"]
+        response = await self._send({"jsonrpc": "2.0", "id": rid, "method": method, "params": body_params},
+                                    self._post_headers(headers), timeout)
+        if self.era == "modern" and response.status_code < 500:
+            return self._decode(response, rid)
+        try:
+            message = self._decode(response, rid)
+        except McpHttpError:
+            if response.status_code >= 400:
+                return None
+            raise
+        error = message.get("error")
+        if isinstance(error, dict) and self.era is None and (
+                error.get("code") == UNSUPPORTED_VERSION or response.status_code >= 400):
+            return None
+        return message
+
+    async def _handshake(self, timeout) -> None:
+        rid = next(self._ids)
+        message = {"jsonrpc": "2.0", "id": rid, "method": "initialize",
+                   "params": {"protocolVersion": LEGACY_VERSION, "capabilities": {}, "clientInfo": self._info}}
+        response = await self._send(message, self._post_headers({}), timeout)
+        answer = self._decode(response, rid)
+        if "error" in answer:
+            raise McpHttpError(f"initialize failed at {self.url}: {answer['error']}")
+        self.session_id = response.headers.get("mcp-session-id") or ""
+        self.legacy_version = (answer.get("result") or {}).get("protocolVersion") or LEGACY_VERSION
+        await self._send({"jsonrpc": "2.0", "method": "notifications/initialized"},
+                         self._post_headers(self._legacy_headers()), timeout)
+
+    def _legacy_headers(self) -> dict:
+        headers = {"mcp-protocol-version": self.legacy_version}
+        if self.session_id:
+            headers["mcp-session-id"] = self.session_id
+        return headers
+
+    async def _legacy(self, method, params, meta, timeout, rid) -> dict:
+        rid = next(self._ids) if rid is None else rid
+        body_params = dict(params or {})
+        if meta:
+            body_params["_meta"] = dict(meta)
+        message = {"jsonrpc": "2.0", "id": rid, "method": method, "params": body_params}
+        response = await self._send(message, self._post_headers(self._legacy_headers()), timeout)
+        if response.status_code == 404 and self.session_id:
+            self.session_id = None  # the server forgot the session: handshake again, once
+            await self._handshake(timeout)
+            response = await self._send(message, self._post_headers(self._legacy_headers()), timeout)
+        return self._decode(response, rid)

@@ -1,0 +1,100 @@
+"""Run an ASGI app with uvicorn in a background thread or in the current event loop, on a
+free port when asked for port 0; returns the URL and a way to stop it."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from typing import Any, AsyncIterator
+
+import attrs
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(1024)
+    sock.setblocking(False)
+    return sock
+
+
+def _url(host: str, sock: socket.socket) -> str:
+    port = sock.getsockname()[1]
+    shown = "127.0.0.1" if host in ("0.0.0.0", "") else (f"[{host}]" if ":" in host else host)
+    return f"http://{shown}:{port}"
+
+
+def _server(app: Any, log_level: str):
+    import uvicorn
+
+    config = uvicorn.Config(app, log_level=log_level, access_log=False, lifespan="on",
+                            timeout_graceful_shutdown=2)
+    return uvicorn.Server(config)
+
+
+@attrs.define
+class RunningServer:
+    """A server running in a background thread; `stop()` shuts it down and joins the thread."""
+
+    url: str
+    _server: Any
+    _thread: threading.Thread
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout)
+
+    def __enter__(self) -> "RunningServer":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+def serve_in_thread(app: Any, *, host: str = "127.0.0.1", port: int = 0, log_level: str = "warning",
+                    startup_timeout: float = 15.0) -> RunningServer:
+    """Start `app` in a daemon thread with its own event loop; returns once it accepts connections."""
+    sock = _bind(host, port)
+    server = _server(app, log_level)
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            server.run(sockets=[sock])
+        except BaseException as e:  # reported to the starter below
+            errors.append(e)
+
+    thread = threading.Thread(target=run, name=f"agentenv-server-{sock.getsockname()[1]}", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + startup_timeout
+    while not server.started:
+        if errors or not thread.is_alive():
+            raise RuntimeError(f"server failed to start: {errors[0] if errors else 'thread exited'}")
+        if time.monotonic() > deadline:
+            server.should_exit = True
+            raise TimeoutError(f"server did not start within {startup_timeout}s")
+        time.sleep(0.005)
+    return RunningServer(url=_url(host, sock), server=server, thread=thread)
+
+
+@contextlib.asynccontextmanager
+async def serving(app: Any, *, host: str = "127.0.0.1", port: int = 0, log_level: str = "warning",
+                  startup_timeout: float = 15.0) -> AsyncIterator[str]:
+    """Serve `app` inside the current event loop for the duration of the block; yields its URL."""
+    import anyio
+
+    sock = _bind(host, port)
+    server = _server(app, log_level)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.serve, [sock])
+        with anyio.fail_after(startup_timeout):
+            while not server.started:
+                await anyio.sleep(0.005)
+        try:
+            yield _url(host, sock)
+        finally:
+            server.should_exit = True

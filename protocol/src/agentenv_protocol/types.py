@@ -1,0 +1,131 @@
+"""Wire types and constants of the AgentEnv protocol v1 (the card, data-plane parts, paths).
+
+Field names follow the published protocol exactly; these models are what a card or a
+data-plane message looks like on the wire.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+PROTOCOL_VERSION = "1.0"
+WELL_KNOWN_PATH = "/.well-known/agent-env.json"
+RPC_PATH = "/agentenv"
+EXT_PREFIX = f"{RPC_PATH}/ext"
+MCP_PATH = "/mcp"
+MCP_TRANSPORT = "mcp"
+READY_PATH = "/healthz"
+
+METHOD_RESET = "data/reset"
+METHOD_ADD = "data/add"
+METHOD_GET = "data/get"
+
+CLOCK_EXTENSION_URI = "urn:agentenv:clock/v1"
+DATA_OBJECTS_EXTENSION_URI = "urn:agentenv:data-objects/v1"
+
+DEFAULT_HOST = "0.0.0.0"
+DEFAULT_PORT = 18765
+
+
+def error_body(code: str, message: str) -> dict:
+    """The JSON body of a failed REST (extension) call."""
+    return {"ok": False, "error": {"code": code, "message": message}}
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class FileWithBytes(_Wire):
+    bytes: str
+    mimeType: Optional[str] = None
+    name: Optional[str] = None
+
+
+class FileWithUri(_Wire):
+    uri: str
+    mimeType: Optional[str] = None
+    name: Optional[str] = None
+
+
+class TextPart(_Wire):
+    kind: Literal["text"] = "text"
+    text: str
+    metadata: Optional[dict] = None
+
+
+class FilePart(_Wire):
+    kind: Literal["file"] = "file"
+    file: Union[FileWithBytes, FileWithUri]
+    metadata: Optional[dict] = None
+
+
+class DataPart(_Wire):
+    kind: Literal["data"] = "data"
+    data: dict
+    metadata: Optional[dict] = None
+
+
+Part = Annotated[Union[TextPart, FilePart, DataPart], Field(discriminator="kind")]
+
+
+class AddDataRequest(BaseModel):
+    parts: list[Part] = Field(min_length=1)
+
+
+class ResetDataResponse(BaseModel):
+    pass
+
+
+class AddDataResponse(BaseModel):
+    pass
+
+
+class GetDataResponse(BaseModel):
+    parts: list[Part]
+
+
+class EnvironmentInterface(_Wire):
+    url: str
+    transport: str
+
+
+class EnvironmentExtension(_Wire):
+    uri: str
+    description: Optional[str] = None
+    params: Optional[dict] = None
+    required: Optional[bool] = None
+
+
+class EnvironmentTool(_Wire):
+    name: str
+    description: Optional[str] = None
+    inputSchema: Optional[dict] = None
+
+
+class EnvironmentCapabilities(_Wire):
+    extensions: Optional[list[EnvironmentExtension]] = None
+    tools: Optional[list[EnvironmentTool]] = None
+    operations: Optional[list[str]] = None
+
+
+class EnvironmentCard(_Wire):
+    name: str
+    protocolVersion: str = PROTOCOL_VERSION
+    url: str = RPC_PATH
+    preferredTransport: str = "JSONRPC"
+    additionalInterfaces: list[EnvironmentInterface] = Field(default_factory=list)
+    capabilities: EnvironmentCapabilities = Field(default_factory=EnvironmentCapabilities)
+    children_environments: Optional[list["EnvironmentCard"]] = None
+
+    def mcp_path(self) -> str:
+        """Where this env serves MCP: its declared `mcp` interface, else `/mcp`."""
+        for iface in self.additionalInterfaces:
+            if iface.transport == MCP_TRANSPORT:
+                return iface.url
+        return MCP_PATH
+
+
+EnvironmentCard.model_rebuild()
