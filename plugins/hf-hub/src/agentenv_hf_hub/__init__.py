@@ -1,0 +1,1 @@
+"""The `hf://` bundle source: bundles published in Hugging Face Hub dataset repos."""

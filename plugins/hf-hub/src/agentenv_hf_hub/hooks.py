@@ -1,0 +1,14 @@
+"""agent-env hooks of the hf-hub plugin: it claims `hf://` bundle specs."""
+
+from __future__ import annotations
+
+from agent_env import hookimpl
+
+
+@hookimpl
+def agentenv_resolve_bundle_source(spec: str):
+    if not isinstance(spec, str) or not spec.startswith("hf://"):
+        return None
+    from agentenv_hf_hub.source import resolve
+
+    return resolve(spec)
