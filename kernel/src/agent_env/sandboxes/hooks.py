@@ -1,0 +1,10 @@
+"""Built-in plugin: registers the `local` sandbox provider through the ordinary hook."""
+
+from agent_env import hookimpl
+
+
+@hookimpl
+def agentenv_register_sandbox_providers(registry):
+    from agent_env.sandboxes.local import LocalProvider
+
+    registry.add(LocalProvider)

@@ -1,0 +1,71 @@
+"""Lease files: one JSON file per live sandbox under `<home>/leases/`, naming its owner.
+
+The owner is `(owner_pid, owner_start_time, host)` so a reused pid never looks alive. A reaper
+claims a lease by renaming it to `<id>.reaping-<pid>`, so two reapers never tear down the same
+sandbox twice, and a claim left by a reaper that died is claimed again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from agent_env.sandboxes import procs
+
+SUFFIX = ".json"
+CLAIM = ".reaping-"
+
+
+def me() -> dict[str, Any]:
+    pid = os.getpid()
+    return {"owner_pid": pid, "owner_start_time": procs.start_time(pid), "host": procs.hostname()}
+
+
+def write(path: Path, lease: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(lease, indent=1))
+    os.replace(tmp, path)
+
+
+def read(path: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def owner_alive(lease: dict[str, Any]) -> bool:
+    """Alive, or on another host (not ours to judge)."""
+    if lease.get("host") not in (None, procs.hostname()):
+        return True
+    pid = lease.get("owner_pid")
+    if not isinstance(pid, int):
+        return False
+    return procs.alive(pid, lease.get("owner_start_time"))
+
+
+def claim(path: Path) -> Path | None:
+    """Atomically take `path` for reaping; None when another process got there first."""
+    target = path.with_name(path.name.split(CLAIM)[0].removesuffix(SUFFIX) + CLAIM + str(os.getpid()))
+    try:
+        os.rename(path, target)
+    except FileNotFoundError:
+        return None
+    return target
+
+
+def stale_claim(name: str) -> bool:
+    """A claim file whose reaper process is gone."""
+    try:
+        pid = int(name.rsplit(CLAIM, 1)[1])
+    except (IndexError, ValueError):
+        return False
+    return pid != os.getpid() and not procs.alive(pid)
+
+
+def now() -> float:
+    return time.time()

@@ -1,0 +1,229 @@
+"""`SandboxManager`: creates sandboxes through the registered providers, keeps a lease file per
+live sandbox, tears them down, and reaps the sandboxes of owners that died (SIGKILL, power cut).
+
+The engine owns one manager per run; the CLI calls `reap_orphans()` at the start of every
+command, so that path is one `listdir` when no lease exists.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+import attrs
+
+from agent_env.errors import AgentEnvError, PluginError, SandboxError
+from agent_env.sandbox import Sandbox, SandboxProvider, SandboxSpec
+from agent_env.sandboxes import leases
+
+log = logging.getLogger(__name__)
+DEFAULT_PROVIDER = "local"
+
+
+class SandboxManager:
+    """Providers by name (settings from `[sandbox.<provider>]`), sandboxes by id, leases on disk."""
+
+    def __init__(self, plugins: Any, config: Any = None, home: Path | None = None):
+        from agent_env.paths import home as default_home
+
+        self.plugins = plugins
+        self.config = config
+        self.home = Path(home) if home is not None else default_home()
+        self.lease_dir = self.home / "leases"
+        self.live: dict[str, Sandbox] = {}
+        self.reap_errors: list[str] = []
+        self._providers: dict[str, SandboxProvider] = {}
+
+    # -- providers -----------------------------------------------------------------------
+
+    def _table(self) -> Mapping[str, Any]:
+        if self.config is None:
+            return {}
+        return self.config.table("sandbox") or {}
+
+    def default_provider(self) -> str:
+        return self._table().get("default") or DEFAULT_PROVIDER
+
+    def provider(self, name: str) -> SandboxProvider:
+        """The provider instance named `name` (PluginError with a did-you-mean if unknown)."""
+        if name not in self._providers:
+            cls = self.plugins.sandbox_providers.get(name)
+            settings = self._table().get(name, {})
+            if not isinstance(settings, Mapping):
+                settings = {}
+            self._providers[name] = cls(settings, home=self.home)
+        return self._providers[name]
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    async def create(
+        self,
+        name: str,
+        spec: SandboxSpec,
+        provider: str | None = None,
+        labels: Mapping[str, str] | None = None,
+    ) -> Sandbox:
+        """Create sandbox `name` and write its lease; the spec gets the owner labels."""
+        provider_name = provider or self.default_provider()
+        owner = leases.me()
+        all_labels = {
+            **dict(spec.labels),
+            **dict(labels or {}),
+            "sandbox_name": name,
+            "owner_pid": str(owner["owner_pid"]),
+            "owner_host": owner["host"],
+        }
+        if owner["owner_start_time"] is not None:
+            all_labels["owner_start_time"] = str(owner["owner_start_time"])
+        spec = attrs.evolve(spec, labels=all_labels)
+        sandbox = await self.provider(provider_name).create(spec)
+        self.live[sandbox.id] = sandbox
+        try:
+            leases.write(
+                self._lease_path(sandbox.id),
+                {
+                    "sandbox_id": sandbox.id,
+                    "name": name,
+                    "provider": provider_name,
+                    "describe": sandbox.describe(),
+                    **owner,
+                    "run_id": all_labels.get("run_id"),
+                    "task_instance_id": all_labels.get("task_instance_id"),
+                    "created_at": leases.now(),
+                },
+            )
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await self.teardown(sandbox)
+            raise
+        return sandbox
+
+    async def connect(self, info: Mapping[str, Any]) -> Sandbox:
+        """Reconnect from `describe()` output (or `{provider, describe}`); re-owns the lease."""
+        describe = info.get("describe", info)
+        provider_name = info.get("provider") or describe.get("provider")
+        if not provider_name:
+            raise SandboxError(f"cannot reconnect: no provider in {dict(info)!r}")
+        sandbox = await self.provider(provider_name).connect(describe)
+        self.live[sandbox.id] = sandbox
+        self._adopt(sandbox.id, provider_name, sandbox.describe())
+        return sandbox
+
+    async def teardown(self, sandbox: Sandbox) -> None:
+        """Tear `sandbox` down (idempotent) and drop its lease."""
+        with anyio.CancelScope(shield=True):
+            await sandbox.teardown()
+        self.live.pop(sandbox.id, None)
+        try:
+            self._lease_path(sandbox.id).unlink()
+        except FileNotFoundError:
+            pass
+
+    async def teardown_all(self) -> None:
+        """Tear down every sandbox this manager holds, concurrently; SandboxError listing
+        the ones that failed (the others are still torn down)."""
+        failures: list[str] = []
+
+        async def one(sandbox: Sandbox) -> None:
+            try:
+                await self.teardown(sandbox)
+            except Exception as e:  # noqa: BLE001 - collected and reported below
+                failures.append(f"{sandbox.id}: {e}")
+
+        with anyio.CancelScope(shield=True):
+            async with anyio.create_task_group() as tg:
+                for sandbox in list(self.live.values()):
+                    tg.start_soon(one, sandbox)
+        if failures:
+            raise SandboxError("teardown failed for " + "; ".join(failures))
+
+    # -- orphans -------------------------------------------------------------------------
+
+    async def reap_orphans(self, adopt: Iterable[str] = ()) -> list[str]:
+        """Tear down sandboxes whose owner process is dead; those in `adopt` become ours.
+
+        Returns the ids torn down. Problems (an uninstalled provider, a failed teardown) are
+        kept in `reap_errors` and the lease stays for a later attempt; this never raises.
+        """
+        try:
+            names = os.listdir(self.lease_dir)
+        except FileNotFoundError:
+            return []
+        if not names:
+            return []
+        adopt = set(adopt)
+        reaped: list[str] = []
+        for name in sorted(names):
+            path = self.lease_dir / name
+            if leases.CLAIM in name:
+                if not leases.stale_claim(name):
+                    continue
+            elif not name.endswith(leases.SUFFIX) or name.startswith("."):
+                continue
+            lease = leases.read(path)
+            if lease is None:
+                continue
+            sandbox_id = lease.get("sandbox_id") or name.split(leases.CLAIM)[0].removesuffix(
+                leases.SUFFIX
+            )
+            if sandbox_id in adopt:
+                self._adopt(sandbox_id, lease.get("provider"), lease.get("describe", {}), lease)
+                continue
+            if leases.CLAIM not in name and leases.owner_alive(lease):
+                continue
+            claimed = leases.claim(path)
+            if claimed is None:
+                continue
+            if await self._reap_one(sandbox_id, lease, claimed):
+                reaped.append(sandbox_id)
+        return reaped
+
+    async def _reap_one(self, sandbox_id: str, lease: dict[str, Any], claimed: Path) -> bool:
+        try:
+            provider = self.provider(lease.get("provider") or "")
+        except (PluginError, AgentEnvError) as e:
+            self.reap_errors.append(f"sandbox {sandbox_id}: {e}")
+            os.replace(claimed, self._lease_path(sandbox_id))
+            return False
+        try:
+            sandbox = await provider.connect(lease.get("describe") or {})
+        except SandboxError:
+            claimed.unlink(missing_ok=True)  # already gone
+            return True
+        try:
+            with anyio.CancelScope(shield=True):
+                await sandbox.teardown()
+        except Exception as e:  # noqa: BLE001 - reported, lease kept for a later attempt
+            self.reap_errors.append(f"sandbox {sandbox_id}: teardown failed: {e}")
+            os.replace(claimed, self._lease_path(sandbox_id))
+            return False
+        claimed.unlink(missing_ok=True)
+        log.info("reaped orphaned sandbox %s (owner pid %s)", sandbox_id, lease.get("owner_pid"))
+        return True
+
+    def _adopt(
+        self,
+        sandbox_id: str,
+        provider: str | None,
+        describe: Mapping[str, Any],
+        lease: dict[str, Any] | None = None,
+    ) -> None:
+        path = self._lease_path(sandbox_id)
+        current = lease or leases.read(path) or {}
+        leases.write(
+            path,
+            {
+                **current,
+                "sandbox_id": sandbox_id,
+                "provider": provider or current.get("provider"),
+                "describe": dict(describe) or current.get("describe", {}),
+                **leases.me(),
+            },
+        )
+
+    def _lease_path(self, sandbox_id: str) -> Path:
+        return self.lease_dir / f"{sandbox_id}{leases.SUFFIX}"

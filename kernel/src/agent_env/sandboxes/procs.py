@@ -1,0 +1,141 @@
+"""Process identity and killing that stay correct when the OS reuses a pid.
+
+A pid alone is not an identity: `(pid, start_time)` is. `start_time` is the process start in
+clock ticks since boot (field 22 of `/proc/<pid>/stat`), or None where there is no /proc.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+_PROC = Path("/proc")
+
+
+def start_time(pid: int) -> int | None:
+    """The start time of `pid` in clock ticks since boot; None if unknown or not running."""
+    try:
+        stat = (_PROC / str(pid) / "stat").read_text()
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses: split after the last ')'.
+    fields = stat[stat.rindex(")") + 2 :].split()
+    try:
+        return int(fields[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def alive(pid: int, started: int | None = None) -> bool:
+    """True when `pid` runs and (if `started` is given and knowable) is the same process."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    if _is_zombie(pid):
+        return False
+    if started is not None:
+        now = start_time(pid)
+        if now is not None and now != started:
+            return False
+    return True
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        stat = (_PROC / str(pid) / "stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2 :].startswith("Z")
+
+
+def hostname() -> str:
+    return socket.gethostname()
+
+
+def kill_group(pgid: int, leader_started: int | None, *, grace: float = 0.0) -> None:
+    """Kill the process group `pgid` that we created with a leader started at `leader_started`.
+
+    If the leader still runs but is a different process (pid reused), the group is not ours
+    and is left alone. With `grace` > 0 the group gets SIGTERM first and that long to exit.
+    """
+    if leader_started is not None and start_time(pgid) not in (None, leader_started):
+        return
+    if grace > 0:
+        if not _signal_group(pgid, signal.SIGTERM):
+            return
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            if not _group_exists(pgid):
+                return
+            time.sleep(0.02)
+    _signal_group(pgid, signal.SIGKILL)
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    try:
+        os.killpg(pgid, sig)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
+def _group_exists(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return any(not _is_zombie(pid) for pid in group_members(pgid))
+
+
+def group_members(pgid: int) -> list[int]:
+    """Pids whose process group is `pgid` (Linux /proc; empty elsewhere)."""
+    out = []
+    for pid in _pids():
+        try:
+            if os.getpgid(pid) == pgid:
+                out.append(pid)
+        except OSError:
+            continue
+    return out
+
+
+def _pids() -> Iterable[int]:
+    try:
+        names = os.listdir(_PROC)
+    except OSError:
+        return []
+    return [int(n) for n in names if n.isdigit()]
+
+
+def pids_with_env(key: str, value: str) -> list[int]:
+    """Pids whose environment holds `key=value`: catches processes that left their group."""
+    needle = f"{key}={value}".encode()
+    found = []
+    me = os.getpid()
+    for pid in _pids():
+        if pid == me:
+            continue
+        try:
+            environ = (_PROC / str(pid) / "environ").read_bytes()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0"):
+            found.append(pid)
+    return found
+
+
+def kill_pids(pids: Iterable[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass

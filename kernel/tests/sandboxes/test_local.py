@@ -1,0 +1,89 @@
+"""Behaviour of the `local` provider beyond the contract: /app mapping and refusals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent_env.errors import SandboxError
+from agent_env.sandbox import SandboxSpec
+from agent_env.sandboxes.local import LocalProvider
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def provider(tmp_path: Path) -> LocalProvider:
+    return LocalProvider({}, home=tmp_path)
+
+
+@pytest.fixture
+async def box(provider):
+    sandbox = await provider.create(SandboxSpec(env_vars={"DATA": "/app/data"}))
+    yield sandbox
+    await sandbox.teardown()
+
+
+async def test_app_maps_into_the_work_folder_under_home(box, tmp_path):
+    assert box.folder == tmp_path / "sandboxes" / box.id
+    await box.write_file("/app/a.txt", b"x")
+    assert (box.folder / "a.txt").read_bytes() == b"x"
+    await box.write_file("rel/b.txt", b"y")
+    assert (box.folder / "rel" / "b.txt").read_bytes() == b"y"
+
+
+async def test_app_is_rewritten_in_commands_arguments_and_env(box):
+    result = await box.exec('echo /app/x "$APP_DIR" "$DATA" /application /apps', timeout=10)
+    folder = str(box.folder)
+    assert result.stdout.split() == [f"{folder}/x", folder, f"{folder}/data", "/application", "/apps"]
+    listed = await box.exec(["ls", "/app"], timeout=10)
+    assert listed.exit_code == 0
+
+
+@pytest.mark.parametrize("path", ["/etc/passwd", "/tmp/x", "/", "/app/../etc/passwd", "../x"])
+async def test_paths_outside_app_are_refused(box, path):
+    with pytest.raises(SandboxError, match="outside /app|escapes /app"):
+        await box.write_file(path, b"no")
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (SandboxSpec(image="python:3.11-slim"), "cannot run image"),
+        (SandboxSpec(cpus=1.0), "cannot enforce a cpus limit"),
+        (SandboxSpec(memory="512m"), "cannot enforce a memory limit"),
+        (SandboxSpec(pids=64), "cannot enforce a pids limit"),
+        (SandboxSpec(network="none"), "cannot enforce network 'none'"),
+        (SandboxSpec(settings={"gpu": True}), "does not understand settings"),
+    ],
+)
+async def test_limits_it_cannot_enforce_are_refused_and_nothing_is_created(provider, spec, message):
+    with pytest.raises(SandboxError, match=message):
+        await provider.create(spec)
+    assert not provider.root.exists() or list(provider.root.iterdir()) == []
+
+
+def test_unknown_provider_setting_names_the_close_one(tmp_path):
+    with pytest.raises(SandboxError, match="unknown setting 'rot'.*root"):
+        LocalProvider({"rot": "/x"}, home=tmp_path)
+
+
+async def test_root_setting_moves_work_folders(tmp_path):
+    provider = LocalProvider({"root": str(tmp_path / "elsewhere")}, home=tmp_path / "home")
+    box = await provider.create(SandboxSpec())
+    try:
+        assert box.folder.parent == tmp_path / "elsewhere"
+    finally:
+        await box.teardown()
+    assert list((tmp_path / "elsewhere").iterdir()) == []
+
+
+async def test_processes_that_leave_their_group_are_still_killed_at_teardown(box):
+    await box.exec("setsid sleep 300 > /dev/null 2>&1 < /dev/null & sleep 0.3", timeout=10)
+    from agent_env.sandboxes import procs
+
+    escaped = procs.pids_with_env("AGENTENV_SANDBOX", box.id)
+    assert escaped, "setsid sleep should still run after exec returned"
+    await box.teardown()
+    assert not any(procs.alive(pid) for pid in escaped)

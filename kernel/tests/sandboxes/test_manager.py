@@ -1,0 +1,177 @@
+"""SandboxManager: leases, teardown, and reaping the sandboxes of dead owners."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from agent_env.errors import PluginError
+from agent_env.sandbox import SandboxSpec
+from agent_env.sandboxes import procs
+from agent_env.sandboxes.manager import SandboxManager
+
+pytestmark = pytest.mark.anyio
+
+
+class Config:
+    """The one method of agent_env.config.Config the manager reads."""
+
+    def __init__(self, sandbox: dict):
+        self.sandbox = sandbox
+
+    def table(self, name):
+        assert name == "sandbox"
+        return self.sandbox
+
+
+async def test_create_writes_a_lease_naming_this_process_and_teardown_removes_it(plugins, tmp_path):
+    manager = SandboxManager(plugins, None, tmp_path)
+    box = await manager.create("box", SandboxSpec(), labels={"run_id": "r1", "task_instance_id": "t1"})
+    lease = json.loads((tmp_path / "leases" / f"{box.id}.json").read_text())
+    assert lease["provider"] == "local"
+    assert lease["owner_pid"] == os.getpid()
+    assert lease["owner_start_time"] == procs.start_time(os.getpid())
+    assert (lease["run_id"], lease["task_instance_id"], lease["name"]) == ("r1", "t1", "box")
+    assert lease["describe"]["id"] == box.id
+    assert box.labels["owner_pid"] == str(os.getpid())
+    await manager.teardown(box)
+    assert os.listdir(tmp_path / "leases") == []
+    assert not box.folder.exists()
+
+
+async def test_provider_comes_from_argument_then_config_then_local(plugins, tmp_path):
+    manager = SandboxManager(plugins, Config({"default": "dokcer"}), tmp_path)
+    with pytest.raises(PluginError, match="unknown sandbox provider 'dokcer'"):
+        await manager.create("box", SandboxSpec())
+    box = await manager.create("box", SandboxSpec(), provider="local")
+    await manager.teardown_all()
+    assert not box.folder.exists()
+    assert SandboxManager(plugins, Config({}), tmp_path).default_provider() == "local"
+
+
+async def test_provider_settings_come_from_the_sandbox_table(plugins, tmp_path):
+    manager = SandboxManager(plugins, Config({"local": {"root": str(tmp_path / "r")}}), tmp_path)
+    box = await manager.create("box", SandboxSpec())
+    assert box.folder.parent == tmp_path / "r"
+    await manager.teardown_all()
+
+
+async def test_teardown_all_removes_every_sandbox_and_lease(plugins, tmp_path):
+    manager = SandboxManager(plugins, None, tmp_path)
+    boxes = [await manager.create(f"b{i}", SandboxSpec()) for i in range(3)]
+    await manager.teardown_all()
+    assert manager.live == {}
+    assert os.listdir(tmp_path / "leases") == []
+    assert not any(b.folder.exists() for b in boxes)
+
+
+async def test_reap_orphans_without_leases_is_cheap_and_empty(plugins, tmp_path):
+    manager = SandboxManager(plugins, None, tmp_path)
+    started = time.perf_counter()
+    for _ in range(100):
+        assert await manager.reap_orphans() == []
+    per_call = (time.perf_counter() - started) / 100
+    assert per_call < 0.001, per_call
+
+
+async def test_reap_orphans_leaves_live_owners_alone(plugins, tmp_path):
+    mine = SandboxManager(plugins, None, tmp_path)
+    box = await mine.create("box", SandboxSpec())
+    assert await SandboxManager(plugins, None, tmp_path).reap_orphans() == []
+    assert box.folder.exists()
+    await mine.teardown_all()
+
+
+async def test_connect_adopts_the_lease(plugins, tmp_path):
+    first = SandboxManager(plugins, None, tmp_path)
+    box = await first.create("box", SandboxSpec())
+    lease_path = tmp_path / "leases" / f"{box.id}.json"
+    lease = json.loads(lease_path.read_text())
+    lease["owner_pid"] = 999_999_999
+    lease_path.write_text(json.dumps(lease))
+    second = SandboxManager(plugins, None, tmp_path)
+    again = await second.connect(box.describe())
+    assert json.loads(lease_path.read_text())["owner_pid"] == os.getpid()
+    assert await second.reap_orphans() == []
+    await second.teardown(again)
+    assert not lease_path.exists()
+
+
+OWNER = textwrap.dedent(
+    """
+    import json, sys, time, anyio
+    sys.path.insert(0, {tests!r})
+    from conftest import builtin_plugins
+    from agent_env.sandbox import SandboxSpec
+    from agent_env.sandboxes.manager import SandboxManager
+    from agent_env.testing.contracts.sandbox import SERVER
+
+    async def main():
+        manager = SandboxManager(builtin_plugins(), None, {home!r})
+        box = await manager.create("srv", SandboxSpec(env_vars={{"GREETING": "hi"}}))
+        await box.write_file("/app/server.py", SERVER.encode())
+        url = await box.start_process(["python3", "/app/server.py"], port=0)
+        adopted = await manager.create("adopted", SandboxSpec())
+        print(json.dumps({{"url": url, "info": box.describe(), "adopted": adopted.id}}), flush=True)
+        await anyio.sleep(600)
+
+    anyio.run(main)
+    """
+)
+
+
+async def test_sigkilled_owner_sandbox_is_reaped_by_the_next_manager(plugins, tmp_path):
+    from agent_env.testing.contracts.sandbox import wait_http
+
+    home = tmp_path / "home"
+    script = OWNER.format(tests=str(Path(__file__).parent), home=str(home))
+    owner = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        line = owner.stdout.readline()
+        assert line, "owner process printed nothing"
+        started = json.loads(line)
+        url, info = started["url"], started["info"]
+        assert await wait_http(url) == "pong hi"
+        server_pids = info["pids"]
+        assert server_pids and all(procs.alive(p) for p in server_pids)
+    finally:
+        owner.send_signal(signal.SIGKILL)
+        owner.wait()
+    assert Path(info["folder"]).exists()
+
+    manager = SandboxManager(plugins, None, home)
+    reaped = await manager.reap_orphans(adopt=[started["adopted"]])
+    assert reaped == [info["id"]]
+    assert manager.reap_errors == []
+    assert not any(procs.alive(p) for p in server_pids)
+    assert procs.pids_with_env("AGENTENV_SANDBOX", info["id"]) == []
+    assert not Path(info["folder"]).exists()
+    with pytest.raises((urllib.error.URLError, ConnectionError, OSError)):
+        urllib.request.urlopen(url, timeout=2).read()
+    assert sorted(os.listdir(home / "leases")) == [f"{started['adopted']}.json"]
+    assert await manager.reap_orphans() == []
+    adopted = json.loads((home / "leases" / f"{started['adopted']}.json").read_text())
+    assert adopted["owner_pid"] == os.getpid()
+    await manager.teardown(await manager.connect(adopted["describe"]))
+    assert os.listdir(home / "leases") == []
+    assert os.listdir(home / "sandboxes") == []
+
+
+async def test_a_lease_of_an_uninstalled_provider_is_kept_and_reported(plugins, tmp_path):
+    (tmp_path / "leases").mkdir()
+    lease = {"sandbox_id": "x-1", "provider": "gone", "describe": {}, "owner_pid": 999_999_999}
+    (tmp_path / "leases" / "x-1.json").write_text(json.dumps(lease))
+    manager = SandboxManager(plugins, None, tmp_path)
+    assert await manager.reap_orphans() == []
+    assert "unknown sandbox provider 'gone'" in manager.reap_errors[0]
+    assert os.listdir(tmp_path / "leases") == ["x-1.json"]
