@@ -1,0 +1,1 @@
+"""One module per `agent-env` command; the root group imports a module only to run its command."""

@@ -1,0 +1,113 @@
+"""A click group whose commands are imported only when they run, so listing them stays cheap."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import click
+
+from agent_env.errors import PluginError
+from agent_env.suggest import did_you_mean
+
+KERNEL = "agent-env"
+
+
+class LazyGroup(click.Group):
+    """`add_lazy_command(name, "module:attr", short_help)` registers a command by import path.
+
+    `--help` lists lazy commands from their short help without importing them; a command whose
+    module cannot be imported fails only when it is invoked, with an error naming the module.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.lazy_commands: dict[str, tuple[str, str | None]] = {}
+        self.owners: dict[str, str] = {}
+        self._current_plugin: str | None = None
+
+    @contextmanager
+    def registering(self, plugin: str) -> Iterator[None]:
+        """Attribute commands added inside the block to `plugin` (the plugin manager uses it)."""
+        previous, self._current_plugin = self._current_plugin, plugin
+        try:
+            yield
+        finally:
+            self._current_plugin = previous
+
+    def _claim(self, name: str) -> None:
+        if name in self.commands or name in self.lazy_commands:
+            raise PluginError(
+                f"command {name!r} is already provided by {self.owners.get(name, KERNEL)!r}; "
+                f"plugin {self._current_plugin or KERNEL!r} cannot add it again"
+            )
+        self.owners[name] = self._current_plugin or KERNEL
+
+    def add_lazy_command(self, name: str, import_path: str, short_help: str | None = None) -> None:
+        if ":" not in import_path:
+            raise PluginError(
+                f"command {name!r}: import path {import_path!r} must look like 'module:attribute'"
+            )
+        self._claim(name)
+        self.lazy_commands[name] = (import_path, short_help)
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        name = name or cmd.name
+        if name is None:
+            raise TypeError("Command has no name.")
+        self._claim(name)
+        super().add_command(cmd, name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(self.commands) | set(self.lazy_commands))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.commands:
+            return self.commands[cmd_name]
+        if cmd_name not in self.lazy_commands:
+            return None
+        import_path, _ = self.lazy_commands[cmd_name]
+        module_name, _, attr = import_path.partition(":")
+        owner = self.owners.get(cmd_name, KERNEL)
+        try:
+            module = importlib.import_module(module_name)
+            command = getattr(module, attr)
+        except (ImportError, AttributeError) as exc:
+            raise PluginError(
+                f"command {cmd_name!r} (from {owner!r}) is not available: cannot load "
+                f"{import_path!r}: {exc}"
+            ) from exc
+        if not isinstance(command, click.Command):
+            raise PluginError(
+                f"command {cmd_name!r} (from {owner!r}): {import_path!r} is not a click command"
+            )
+        del self.lazy_commands[cmd_name]
+        click.Group.add_command(self, command, cmd_name)
+        return command
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and name not in self.list_commands(ctx):
+            known = self.list_commands(ctx)
+            ctx.fail(f"No such command {name!r}{did_you_mean(name, known)}. "
+                     f"Commands: {', '.join(known)}")
+        return super().resolve_command(ctx, args)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        limit = formatter.width - 6 - max((len(n) for n in self.list_commands(ctx)), default=0)
+        for name in self.list_commands(ctx):
+            if name in self.commands:
+                cmd = self.commands[name]
+                if cmd.hidden:
+                    continue
+                rows.append((name, cmd.get_short_help_str(limit)))
+            else:
+                rows.append((name, self.lazy_commands[name][1] or ""))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)

@@ -1,0 +1,143 @@
+"""The `agent-env` root command. Errors become one `Error: ...` line (exit 1), usage errors
+exit 2, Ctrl-C exits 130; `-v` adds the traceback. `--version`/`--help` import nothing heavy.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from agent_env._version import __version__
+from agent_env.cli.lazy import LazyGroup
+
+#: The kernel's own commands: name -> (import path, short help).
+KERNEL_COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("agent_env.cli.commands.run:run", "Run a bundle's tasks and score them."),
+    "runs": ("agent_env.cli.commands.runs:runs", "List and inspect past runs."),
+    "plugin": ("agent_env.cli.commands.plugin:plugin", "List, show and check plugins."),
+    "config": ("agent_env.cli.commands.config:config", "Show the configuration in effect."),
+    "sandbox": ("agent_env.cli.commands.sandbox:sandbox", "List and clean up sandboxes."),
+}
+
+EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
+
+_verbose = False
+
+
+class RootGroup(LazyGroup):
+    """The root group: kernel commands plus the ones plugins add through a hook."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        for name, (path, short_help) in KERNEL_COMMANDS.items():
+            self.add_lazy_command(name, path, short_help)
+        self._plugins_added = False
+
+    def _add_plugin_commands(self) -> None:
+        if not self._plugins_added:
+            self._plugins_added = True
+            from agent_env.plugins import get_plugin_manager
+
+            get_plugin_manager().register_commands(self)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._add_plugin_commands()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        self._add_plugin_commands()
+        return super().get_command(ctx, cmd_name)
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        _setup_logging()
+        try:
+            rv = super().main(args, prog_name or "agent-env", complete_var, False, **extra)
+            code = rv if isinstance(rv, int) else 0
+        except click.exceptions.Abort as exc:
+            interrupted = isinstance(exc.__cause__, KeyboardInterrupt)
+            click.echo("Interrupted." if interrupted else "Aborted.", err=True)
+            code = EXIT_INTERRUPTED if interrupted else EXIT_ERROR
+        except KeyboardInterrupt:
+            click.echo("Interrupted.", err=True)
+            code = EXIT_INTERRUPTED
+        except click.ClickException as exc:
+            exc.show()
+            code = exc.exit_code
+        except Exception as exc:
+            code = report_error(exc)
+        sys.exit(code)
+
+
+def report_error(exc: BaseException) -> int:
+    """Print `Error: ...` (the traceback too with `-v`) and return the exit code."""
+    from agent_env.errors import AgentEnvError
+
+    if _verbose:
+        import traceback
+
+        traceback.print_exception(exc, file=sys.stderr)
+    if isinstance(exc, AgentEnvError):
+        click.echo(f"Error: {exc}", err=True)
+    else:
+        hint = "" if _verbose else "; rerun with -v for the traceback"
+        click.echo(f"Error: unexpected {type(exc).__name__}: {exc} (a bug{hint})", err=True)
+    return EXIT_ERROR
+
+
+def _setup_logging() -> None:
+    import logging
+
+    logger = logging.getLogger("agent_env")
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("agent-env: warning: %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.WARNING)
+        logger.propagate = False
+
+
+def _set_verbose(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    global _verbose
+    _verbose = _verbose or value
+
+
+def _no_plugins(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        from agent_env.plugins import get_plugin_manager
+
+        get_plugin_manager().disable_entry_points()
+
+
+def _disable_plugins(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> None:
+    if value:
+        from agent_env.plugins import get_plugin_manager
+
+        for name in value:
+            get_plugin_manager().disable(name)
+
+
+@click.group(
+    cls=RootGroup,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog="Exit codes: 0 ok, 1 error, 2 usage error, 130 interrupted.",
+)
+@click.version_option(__version__, "--version", prog_name="agent-env", message="%(prog)s %(version)s")
+@click.option("-v", "--verbose", is_flag=True, is_eager=True, expose_value=False,
+              callback=_set_verbose, help="Show tracebacks for errors.")
+@click.option("--no-plugins", is_flag=True, is_eager=True, expose_value=False,
+              callback=_no_plugins, help="Load only the built-in plugins.")
+@click.option("--disable-plugin", metavar="NAME", multiple=True, is_eager=True,
+              expose_value=False, callback=_disable_plugins,
+              help="Skip the plugin (or distribution) NAME; repeatable.")
+def cli() -> None:
+    """agent-env: build, deploy and run agentic environments and the tasks that grade agents."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    cli.main(args=argv, prog_name="agent-env")
