@@ -166,6 +166,9 @@ class TaskInstance:
             raise
         except AgentEnvError as exc:
             self.failure = self.failure or {"step": None, "message": str(exc), "class": "error"}
+        except Exception as exc:  # an engine or store fault fails this instance, not the run
+            message = _describe(exc)
+            self.failure = self.failure or {"step": None, "message": message, "class": "infrastructure"}
         finally:
             with anyio.CancelScope(shield=True), anyio.move_on_after(CLEANUP_TIMEOUT):
                 if not self.services.keep:
@@ -324,7 +327,9 @@ class TaskInstance:
                 try:
                     if manager is None:
                         raise SandboxError("no sandbox manager")
-                    sandbox = await manager.connect(rec.get("info") or {})
+                    sandbox = await manager.connect(
+                        {"provider": rec.get("provider"), "describe": rec.get("info") or {}}
+                    )
                 except Exception as exc:
                     self.log(None, f"sandbox {name!r} is gone ({exc}); re-running from "
                              f"step {rec.get('created_by')!r}")
@@ -438,3 +443,9 @@ class TaskInstance:
             except Exception as exc:
                 self.services.reporter.log(self, None, f"a run_finished hook failed: {exc}")
             self.services.reporter.instance_finished(self, final)
+
+
+def _describe(exc: BaseException) -> str:
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"

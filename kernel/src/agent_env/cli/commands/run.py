@@ -1,0 +1,277 @@
+"""`agent-env run [SPEC]`: materialize a bundle, run its tasks as DAGs, print outcomes.
+
+Exit codes: 0 nothing failed; 1 a task failed or scored below 1 (or an error); 2 usage error
+or an invalid bundle (nothing ran); 130 interrupted by Ctrl-C; 143 terminated by SIGTERM.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from typing import Any
+
+import anyio
+import click
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_SIGNAL = {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+
+def _err(message: str) -> None:
+    click.echo(message, err=True)
+
+
+@click.command("run")
+@click.argument("spec", required=False)
+@click.option("--task", "task_names", metavar="NAME", multiple=True,
+              help="Run only this task (repeatable).")
+@click.option("--eval", "eval_names", metavar="NAME", multiple=True,
+              help="Run the tasks of this eval and report it (repeatable).")
+@click.option("--keep", is_flag=True, help="Keep the sandboxes until Ctrl-C.")
+@click.option("--dry-run", is_flag=True,
+              help="Validate and show what would be written and run; write nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--resume", metavar="INSTANCE", help="Resume an interrupted task instance.")
+@click.option("--sandbox", "sandbox_provider", metavar="NAME",
+              help="Sandbox provider for steps that do not name one (default: [sandbox] default).")
+def run(spec: str | None, task_names: tuple[str, ...], eval_names: tuple[str, ...], keep: bool,
+        dry_run: bool, as_json: bool, resume: str | None, sandbox_provider: str | None) -> int:
+    """Run the tasks of bundle SPEC (a folder, an installed bundle, or e.g. hf://org/repo).
+
+    Without SPEC, list the installed bundles. Progress goes to stderr, the summary to stdout.
+    Exit codes: 0 ok, 1 a task failed or scored below 1, 2 usage or invalid bundle,
+    130 Ctrl-C, 143 SIGTERM.
+    """
+    if resume and (spec or task_names or eval_names or dry_run):
+        raise click.UsageError("--resume INSTANCE takes no SPEC, --task, --eval or --dry-run")
+    if not spec and not resume:
+        if task_names or eval_names or dry_run or keep:
+            raise click.UsageError("give a bundle SPEC (run `agent-env run` to list installed ones)")
+        return _list_bundles(as_json)
+    from agent_env.errors import BundleError
+
+    opts = dict(spec=spec, task_names=task_names, eval_names=eval_names, keep=keep,
+                dry_run=dry_run, as_json=as_json, resume=resume, provider=sandbox_provider)
+    try:
+        return anyio.run(_guarded, opts)
+    except BundleError as exc:
+        _err(f"Error: {exc}")
+        return EXIT_USAGE
+
+
+def _list_bundles(as_json: bool) -> int:
+    from agent_env.bundles import list_installed_bundles
+
+    bundles = list_installed_bundles()
+    rows = [{"name": b.name, "dist": b.dist, "version": b.version, "id_prefix": b.id_prefix,
+             "path": str(b.path) if b.path else None, "problem": b.problem} for b in bundles]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return EXIT_OK
+    if not rows:
+        click.echo("No bundles are installed. Run a bundle folder with: agent-env run PATH")
+        return EXIT_OK
+    click.echo("Installed bundles (run one with: agent-env run NAME):")
+    width = max(len(r["name"]) for r in rows)
+    for r in rows:
+        extra = f"  ({r['problem']})" if r["problem"] else ""
+        click.echo(f"  {r['name']:<{width}}  {r['dist']} {r['version']}{extra}")
+    return EXIT_OK
+
+
+async def _guarded(opts: dict[str, Any]) -> int:
+    """Run `_main` in a scope that SIGINT/SIGTERM cancel; clean-up runs shielded inside."""
+    caught: list[int] = []
+    code = EXIT_FAILED
+    error: Exception | None = None
+    async with anyio.create_task_group() as tg:
+        scope = anyio.CancelScope()
+
+        async def watch() -> None:
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                async for signum in signals:
+                    if not caught:
+                        _err(f"\n{signal.Signals(signum).name}: stopping; tearing down sandboxes...")
+                    caught.append(signum)
+                    scope.cancel()
+
+        tg.start_soon(watch)
+        try:
+            with scope:
+                code = await _main(opts, caught)
+        except Exception as exc:  # re-raised below, outside the task group's exception group
+            error = exc
+        finally:
+            tg.cancel_scope.cancel()
+    if error is not None:
+        raise error
+    if caught:
+        return EXIT_SIGNAL.get(caught[0], 130)
+    return code
+
+
+async def _main(opts: dict[str, Any], caught: list[int]) -> int:
+    from agent_env.engine.run import Session
+
+    session = Session.open()
+    try:
+        if opts["resume"]:
+            return await _resume(session, opts, caught)
+        return await _run_bundle(session, opts, caught)
+    finally:
+        await session.close()
+
+
+async def _load(session: Any, spec: str, *, dry_run: bool = False):
+    from agent_env.bundles import load_bundle, materialize
+
+    bundle = load_bundle(spec, session.plugins)
+    materialized = await materialize(bundle, session.stores, dry_run=dry_run)
+    for line in materialized.lines:
+        _err(line)
+    return bundle, materialized
+
+
+def _spec_for_record(spec: str) -> str:
+    from pathlib import Path
+
+    path = Path(spec).expanduser()
+    return str(path.resolve()) if path.is_dir() else spec
+
+
+async def _run_bundle(session: Any, opts: dict[str, Any], caught: list[int]) -> int:
+    from agent_env.engine import run as engine_run
+    from agent_env.engine.records import new_id
+
+    bundle, materialized = await _load(session, opts["spec"], dry_run=opts["dry_run"])
+    tasks, evals = engine_run.select_tasks(bundle, opts["task_names"], opts["eval_names"])
+    if not tasks:
+        raise click.UsageError(f"bundle {bundle.name!r} has no tasks to run")
+    if opts["dry_run"]:
+        return _show_plan(bundle, materialized, tasks, evals, opts["as_json"])
+    services = await session.services(
+        artifacts=materialized.artifacts, reporter=ProgressReporter(),
+        default_provider=opts["provider"], keep=opts["keep"],
+    )
+    run_id = new_id("run")
+    instances = await engine_run.create_instances(
+        services, bundle, tasks, run_id=run_id, spec=_spec_for_record(opts["spec"]),
+        task_versions=materialized.task_versions,
+    )
+    records = await _execute(session, services, instances, opts)
+    return _summarize(run_id, records, engine_run.eval_summary(bundle, evals, records),
+                      opts["as_json"], caught)
+
+
+async def _resume(session: Any, opts: dict[str, Any], caught: list[int]) -> int:
+    from agent_env.engine import run as engine_run
+    from agent_env.engine.instance import TaskInstance
+
+    record = await engine_run.load_record(session.stores.documents, opts["resume"])
+    if record["status"] in engine_run.FINAL_OK:
+        _err(f"task instance {record['id']} already finished: {record['outcome']}; nothing to resume")
+        return _summarize(record["run_id"], [record], [], opts["as_json"], caught)
+    bundle, materialized = await _load(session, record["bundle"]["spec"])
+    task = engine_run.task_for_resume(bundle, record, materialized.task_versions)
+    services = await session.services(
+        artifacts=materialized.artifacts, reporter=ProgressReporter(),
+        default_provider=opts["provider"], keep=opts["keep"],
+    )
+    instance = await TaskInstance.load(services, record, task.steps)
+    _err(f"resuming {record['id']} (task {task.name}, status {record['status']})")
+    records = await _execute(session, services, [instance], opts)
+    return _summarize(record["run_id"], records, [], opts["as_json"], caught)
+
+
+async def _execute(session: Any, services: Any, instances: list, opts: dict[str, Any]) -> list:
+    from agent_env.engine.runner import LocalRunner
+
+    concurrency = int(session.config.get("run", "concurrency", 8) or 8)
+    try:
+        await LocalRunner(concurrency=concurrency).run(instances)
+        if opts["keep"]:
+            live = list(session.sandboxes.live.values())
+            if live:
+                _err(f"keeping {len(live)} sandbox(es): "
+                     + ", ".join(f"{s.provider}:{s.id}" for s in live)
+                     + "; press Ctrl-C to tear them down")
+                await anyio.sleep_forever()
+    finally:
+        records = [inst.record for inst in instances]
+    return records
+
+
+class ProgressReporter:
+    """Per-step progress lines on stderr: `[task] step: ok (0.02s)`."""
+
+    def _tag(self, instance: Any) -> str:
+        return f"[{instance.task_name}]"
+
+    def step_started(self, instance: Any, step_id: str) -> None:
+        pass
+
+    def step_finished(self, instance: Any, step_id: str, status: str, seconds: float,
+                      error: str | None) -> None:
+        word = {"completed": "ok", "tolerated": "failed (tolerated)"}.get(status, status)
+        tail = f": {error}" if error else ""
+        _err(f"{self._tag(instance)} {step_id}: {word} ({seconds:.2f}s){tail}")
+
+    def log(self, instance: Any, step_id: str | None, message: str) -> None:
+        where = f" {step_id}:" if step_id else ""
+        _err(f"{self._tag(instance)}{where} {instance.services.redactor(message)}")
+
+    def instance_finished(self, instance: Any, record: dict[str, Any]) -> None:
+        pass
+
+
+def _summarize(run_id: str, records: list, evals: list, as_json: bool, caught: list[int]) -> int:
+    failed = any(r["status"] in ("failed", "scored_below") for r in records)
+    code = EXIT_FAILED if failed else EXIT_OK
+    if caught:
+        code = EXIT_SIGNAL.get(caught[0], 130)
+    if as_json:
+        click.echo(json.dumps({"run_id": run_id, "exit_code": code, "tasks": records,
+                               "evals": evals}, indent=2, default=str))
+        return code
+    width = max((len(r["task"]["name"]) for r in records), default=4)
+    for r in records:
+        seconds = r.get("seconds")
+        took = f"{seconds:.2f}s" if isinstance(seconds, (int, float)) else "-"
+        click.echo(f"{r['task']['name']:<{width}}  {r['outcome'] or r['status']}  {took}  {r['id']}")
+    for e in evals:
+        click.echo(f"eval {e['name']}: {e['passed']} of {e['total']} passed")
+    return code
+
+
+def _show_plan(bundle: Any, materialized: Any, tasks: list, evals: list, as_json: bool) -> int:
+    from agent_env.bundles.dag import resolve_dependencies
+
+    plan = []
+    for task in tasks:
+        deps = resolve_dependencies(task.steps)
+        plan.append({
+            "task": task.name, "id": task.id,
+            "version": materialized.task_versions.get(task.name),
+            "steps": [{"id": s.id, "type": s.type, "after": deps[s.id]} for s in task.steps],
+        })
+    if as_json:
+        click.echo(json.dumps({"dry_run": True, "bundle": bundle.name, "writes": materialized.lines,
+                               "tasks": plan, "evals": list(evals)}, indent=2))
+        return EXIT_OK
+    click.echo(f"dry run of bundle {bundle.name!r}: nothing was written or run")
+    click.echo("would write:")
+    for line in materialized.lines:
+        click.echo(f"  {line}")
+    for item in plan:
+        click.echo(f"would run task {item['task']} ({len(item['steps'])} steps):")
+        for s in item["steps"]:
+            after = ", ".join(s["after"]) or "-"
+            click.echo(f"  {s['id']} ({s['type']}) after: {after}")
+    for name in evals:
+        click.echo(f"eval {name}")
+    return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(run.main(standalone_mode=True))

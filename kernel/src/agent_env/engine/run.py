@@ -1,0 +1,168 @@
+"""A whole run: open the services once, turn selected tasks into instances, run them through a
+runner, tear down. The `agent-env run` command is a thin shell around this module."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import anyio
+import attrs
+
+from agent_env.engine.instance import EngineServices, Reporter, TaskInstance
+from agent_env.engine.records import COLLECTION, new_id
+from agent_env.errors import AgentEnvError, BundleError
+from agent_env.redact import Redactor
+from agent_env.suggest import did_you_mean
+
+#: Record statuses a resume refuses: the instance already finished.
+FINAL_OK = ("passed", "scored_below", "unscored")
+
+
+@attrs.define
+class Session:
+    """The long-lived parts of one command: plugins, config, stores, sandbox manager."""
+
+    plugins: Any
+    config: Any
+    stores: Any
+    sandboxes: Any
+
+    @classmethod
+    def open(cls, plugins: Any = None, config: Any = None) -> Session:
+        """Build everything lazily (no I/O yet) from the process-wide plugins and the config."""
+        from agent_env.config import load_config
+        from agent_env.plugins import get_plugin_manager
+        from agent_env.sandboxes.manager import SandboxManager
+        from agent_env.stores import open_stores
+
+        plugins = plugins if plugins is not None else get_plugin_manager()
+        config = config if config is not None else load_config(plugins=plugins)
+        stores = open_stores(config, plugins)
+        return cls(plugins, config, stores, SandboxManager(plugins, config, config.home))
+
+    async def services(
+        self,
+        *,
+        artifacts: Mapping[str, Any] | None = None,
+        reporter: Reporter | None = None,
+        default_provider: str | None = None,
+        keep: bool = False,
+    ) -> EngineServices:
+        return EngineServices(
+            plugins=self.plugins,
+            config=self.config,
+            stores=self.stores,
+            sandboxes=self.sandboxes,
+            redactor=await Redactor.from_stores(self.stores),
+            artifacts=dict(artifacts or {}),
+            reporter=reporter or Reporter(),
+            default_provider=default_provider,
+            keep=keep,
+        )
+
+    async def close(self) -> None:
+        """Tear down whatever is still live (a safety net), then close the stores."""
+        with anyio.CancelScope(shield=True):
+            try:
+                with anyio.move_on_after(120):
+                    await self.sandboxes.teardown_all()
+            finally:
+                await self.stores.close()
+
+
+def bundle_info(bundle: Any, spec: str) -> dict[str, Any]:
+    """What a record keeps about the bundle, enough to load it again for a resume."""
+    return {
+        "spec": spec,
+        "name": bundle.name,
+        "id_prefix": bundle.id_prefix,
+        "root": str(bundle.root),
+        "provenance": dict(getattr(bundle, "provenance", {}) or {}),
+    }
+
+
+def select_tasks(
+    bundle: Any, tasks: Sequence[str] = (), evals: Sequence[str] = ()
+) -> tuple[list[Any], list[str]]:
+    """(tasks to run in order, evals to report). No selection: every task and every eval."""
+    if not tasks and not evals:
+        return list(bundle.tasks.values()), sorted(bundle.evals)
+    chosen: dict[str, Any] = {}
+    for name in tasks:
+        task = bundle.task(name)
+        chosen.setdefault(task.name, task)
+    eval_names = []
+    for name in evals:
+        for task in bundle.eval(name):
+            chosen.setdefault(task.name, task)
+        eval_names.append(bundle.resolve_name(name))
+    return list(chosen.values()), eval_names
+
+
+def eval_summary(bundle: Any, eval_names: Iterable[str], records: Sequence[Mapping[str, Any]]):
+    """[{name, passed, total}] for each eval, counting the records of its tasks."""
+    by_task: dict[str, list[Mapping[str, Any]]] = {}
+    for rec in records:
+        by_task.setdefault(rec["task"]["name"], []).append(rec)
+    out = []
+    for name in eval_names:
+        recs = [r for t in bundle.evals[name].tasks for r in by_task.get(t, [])]
+        passed = sum(1 for r in recs if r["status"] == "passed")
+        out.append({"name": name, "passed": passed, "total": len(recs)})
+    return out
+
+
+async def create_instances(
+    services: EngineServices,
+    bundle: Any,
+    tasks: Sequence[Any],
+    *,
+    run_id: str,
+    spec: str,
+    task_versions: Mapping[str, int] | None = None,
+    trials: int = 1,
+) -> list[TaskInstance]:
+    """One pending instance (record written) per task and trial."""
+    info = bundle_info(bundle, spec)
+    out = []
+    for task in tasks:
+        for trial in range(trials):
+            out.append(
+                await TaskInstance.create(
+                    services,
+                    task=task,
+                    instance_id=new_id("ti"),
+                    run_id=run_id,
+                    bundle=info,
+                    task_version=(task_versions or {}).get(task.name),
+                    trial=trial,
+                )
+            )
+    return out
+
+
+async def load_record(documents: Any, instance_id: str) -> dict[str, Any]:
+    """The record of `instance_id`; `AgentEnvError` with a did-you-mean when absent."""
+    record = await documents.get(COLLECTION, instance_id)
+    if record is not None:
+        return record
+    known = [k for k, _ in await documents.list(COLLECTION)]
+    hint = did_you_mean(instance_id, known)
+    raise AgentEnvError(
+        f"no task instance {instance_id!r}{hint}; `agent-env runs list` shows the recorded ones"
+    )
+
+
+def task_for_resume(bundle: Any, record: Mapping[str, Any], task_versions: Mapping[str, int]):
+    """The task of `record` from the reloaded bundle, refusing when its content changed."""
+    name = record["task"]["name"]
+    if name not in bundle.tasks:
+        raise BundleError(f"cannot resume {record['id']!r}: bundle {bundle.name!r} no longer has task {name!r}")
+    was, now = record["task"].get("version"), task_versions.get(name)
+    if was is not None and now is not None and was != now:
+        raise BundleError(
+            f"cannot resume {record['id']!r}: task {name!r} changed since the run started "
+            f"(v{was} then, v{now} now)"
+        )
+    return bundle.tasks[name]
