@@ -3,7 +3,7 @@
 (`versioned`)."""
 
 from agent_env.stores.base import DocumentStore, ImageStore, ObjectStore, SecretStore
-from agent_env.stores.open import Stores, open_stores
+from agent_env.stores.open import Stores, open_stores, open_stores_async
 
 __all__ = [
     "DocumentStore",
@@ -12,4 +12,5 @@ __all__ = [
     "SecretStore",
     "Stores",
     "open_stores",
+    "open_stores_async",
 ]

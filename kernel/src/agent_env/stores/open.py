@@ -64,16 +64,29 @@ class Stores:
             raise errors[0]
 
 
-def _resolve_env_refs(settings: dict[str, Any], where: str) -> dict[str, Any]:
-    out = {}
-    for key, value in settings.items():
-        if isinstance(value, str) and value.startswith("env:"):
-            var = value[4:]
-            if var not in os.environ:
-                raise ConfigError(f"{where} {key} = {value!r}: environment variable {var} is not set")
-            value = os.environ[var]
-        out[key] = value
-    return out
+def _resolve_sync(value: Any, where: str) -> Any:
+    """Resolve `env:` references now; a `secret:` reference needs `open_stores_async`."""
+    from agent_env.config.refs import parse_ref
+
+    if isinstance(value, Mapping):
+        return {k: _resolve_sync(v, f"{where} {k}") for k, v in value.items()}
+    if isinstance(value, list):
+        return [_resolve_sync(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    ref = parse_ref(value)
+    if ref is None:
+        return value
+    scheme, name, default = ref
+    found = os.environ.get(name) if scheme == "env" else None
+    if found is not None:
+        return found
+    if default is not None:
+        return default
+    if scheme == "env":
+        raise ConfigError(f"{where} = {value!r}: environment variable {name} is not set")
+    raise ConfigError(
+        f"{where} = {value!r}: secret references in store settings are resolved only when the "
+        "stores are opened with open_stores_async (the secret store itself cannot use them)"
+    )
 
 
 def _known_types(plugins: Any, kind: str) -> list[str]:
@@ -122,14 +135,9 @@ def _split(table: Mapping[str, Any], known_types: set[str]) -> tuple[dict, dict]
     return choices, settings
 
 
-def open_stores(
-    config: Mapping[str, Any] | Any = None, plugins: Any = None, *, home: Path | None = None
-) -> Stores:
-    """Instantiate the configured backend of each kind (no I/O: backends connect lazily).
-
-    `config` is the `Config` object (its `table("stores")` and `home` are used) or a plain
-    dict of the `[stores]` table; `plugins` is the plugin manager (its `.stores` registry).
-    """
+def _plan(
+    config: Any, plugins: Any, home: Path | None
+) -> tuple[Path, dict[str, tuple[type, dict[str, Any], str] | None]]:
     if plugins is None:
         from agent_env.plugins import get_plugin_manager
 
@@ -149,24 +157,64 @@ def open_stores(
         home = default_home()
     all_types = {t for kind in KINDS for t in _known_types(plugins, kind)}
     choices, settings = _split(table, all_types)
-
-    opened: dict[str, Any] = {}
+    plan: dict[str, tuple[type, dict[str, Any], str] | None] = {}
     for kind in KINDS:
         name = choices[kind]
         if name is None:
             if kind != "image":
                 raise ConfigError(f"[stores] {kind} must name a {kind} store type")
-            opened[kind] = None
+            plan[kind] = None
             continue
         known = _known_types(plugins, kind)
         if name not in known:
             raise _unknown_type(kind, name, known)
-        cls = plugins.stores.get(kind, name)
-        where = f"[stores.{name}]"
-        opened[kind] = cls(_resolve_env_refs(settings.get(name, {}), where), home=Path(home))
+        plan[kind] = (plugins.stores.get(kind, name), settings.get(name, {}), f"[stores.{name}]")
+    return Path(home), plan
+
+
+def _stores(opened: dict[str, Any]) -> Stores:
     return Stores(
         documents=opened["document"],
         objects=opened["object"],
         secrets=opened["secret"],
         images=opened["image"],
     )
+
+
+def open_stores(
+    config: Mapping[str, Any] | Any = None, plugins: Any = None, *, home: Path | None = None
+) -> Stores:
+    """Instantiate the configured backend of each kind (no I/O: backends connect lazily).
+
+    `config` is the `Config` object (its `table("stores")` and `home` are used) or a plain
+    dict of the `[stores]` table; `plugins` is the plugin manager (its `.stores` registry).
+    `env:` references in backend settings are resolved; `secret:` ones need `open_stores_async`.
+    """
+    home, plan = _plan(config, plugins, home)
+    opened = {
+        kind: None if entry is None else entry[0](_resolve_sync(entry[1], entry[2]), home=home)
+        for kind, entry in plan.items()
+    }
+    return _stores(opened)
+
+
+async def open_stores_async(
+    config: Mapping[str, Any] | Any = None, plugins: Any = None, *, home: Path | None = None
+) -> Stores:
+    """Like `open_stores`, and `secret:` references in the document, object and image store
+    settings are read from the configured secret store (e.g. cloud credentials)."""
+    from agent_env.config.refs import resolve_value
+
+    home, plan = _plan(config, plugins, home)
+    cls, settings, where = plan["secret"]
+    opened: dict[str, Any] = {"secret": cls(_resolve_sync(settings, where), home=home)}
+    for kind, entry in plan.items():
+        if kind == "secret":
+            continue
+        if entry is None:
+            opened[kind] = None
+            continue
+        cls, settings, where = entry
+        resolved = await resolve_value(settings, opened["secret"], where=where)
+        opened[kind] = cls(resolved, home=home)
+    return _stores(opened)
