@@ -1,0 +1,60 @@
+"""Bundles (DESIGN.md §3.4): resolve a spec to a folder, parse and validate it, materialize it.
+
+- `load_bundle(spec, plugins)` -> `Bundle` (every problem in one `BundleError`)
+- `list_installed_bundles()` -> the `agent_env.bundles` entry points
+- `await materialize(bundle, stores, dry_run=False)` -> `Materialized`
+- `resolve_dependencies(steps)` (in `dag`) -> the step DAG the engine runs
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_env.bundles.dag import dependency_problems, resolve_dependencies
+from agent_env.bundles.model import (
+    ArtifactSpec,
+    Bundle,
+    EvalSpec,
+    FolderSpec,
+    Materialized,
+    MaterializedArtifact,
+    ResolvedSource,
+    Task,
+)
+from agent_env.bundles.requirements import check_requirements
+from agent_env.bundles.source import InstalledBundle, list_installed_bundles, resolve_source
+
+__all__ = [
+    "ArtifactSpec",
+    "Bundle",
+    "EvalSpec",
+    "FolderSpec",
+    "InstalledBundle",
+    "Materialized",
+    "MaterializedArtifact",
+    "ResolvedSource",
+    "Task",
+    "check_requirements",
+    "dependency_problems",
+    "list_installed_bundles",
+    "load_bundle",
+    "materialize",
+    "resolve_dependencies",
+    "resolve_source",
+]
+
+
+def load_bundle(spec: str | Any, plugins: Any) -> Bundle:
+    """Resolve `spec` (folder, installed bundle name, or a plugin source such as hf://, or an
+    already `ResolvedSource`), then parse and validate it."""
+    from agent_env.bundles.parse import parse_bundle
+
+    source = spec if isinstance(spec, ResolvedSource) else resolve_source(str(spec), plugins)
+    return parse_bundle(source, plugins)
+
+
+async def materialize(bundle: Bundle, stores: Any, *, dry_run: bool = False) -> Materialized:
+    """Write the bundle's entities as versions (content digest decides) and its files as blobs."""
+    from agent_env.bundles.materialize import materialize as _materialize
+
+    return await _materialize(bundle, stores, dry_run=dry_run)

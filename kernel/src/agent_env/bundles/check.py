@@ -1,0 +1,122 @@
+"""Checks across a parsed bundle: step fields that name artifacts, envs or agents, and each
+step type's own `check(bundle)`.
+
+A step class says which of its fields are references with a class attribute, e.g.
+`bundle_refs = {"artifact": ("script_artifact_id",), "env": ("env_ids[]",)}`; without one,
+the field names the core step types use apply (`DEFAULT_REFS`). A value is a bundle name or
+a full id; a name (or this bundle's id) that matches nothing is a problem.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+
+from agent_env.bundles.files import Problems
+from agent_env.suggest import did_you_mean
+
+DEFAULT_REFS: dict[str, tuple[str, ...]] = {
+    "artifact": (
+        "artifact_id",
+        "artifacts[].id",
+        "script_artifact_id",
+        "file_artifact_id",
+        "agent_snapshot_files_artifact_id",
+    ),
+    "env": ("env_id", "env_ids[]"),
+    "agent": ("a2a_agent_id", "judge_a2a_agent_id"),
+}
+
+
+def _get(obj: Any, key: str) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(key)
+    return getattr(obj, key, None)
+
+
+def ref_values(step: Any, path: str) -> Iterator[tuple[str, Any]]:
+    """(field path as shown, value) for a reference path such as `artifacts[].id`."""
+    head, _, rest = path.partition(".")
+    if head.endswith("[]"):
+        items = _get(step, head[:-2])
+        if not isinstance(items, (list, tuple)):
+            return
+        for index, item in enumerate(items):
+            where = f"{head[:-2]}[{index}]"
+            if rest:
+                for sub, value in ref_values(item, rest):
+                    yield f"{where}.{sub}", value
+            else:
+                yield where, item
+    elif rest:
+        for sub, value in ref_values(_get(step, head), rest):
+            yield f"{head}.{sub}", value
+    else:
+        value = _get(step, head)
+        if value is not None:
+            yield head, value
+
+
+def step_refs(step: Any) -> dict[str, tuple[str, ...]]:
+    declared = getattr(type(step), "bundle_refs", None)
+    if declared is not None:
+        return dict(declared)
+    names = {f.name for f in attrs.fields(type(step))} if attrs.has(type(step)) else set()
+    return {
+        kind: tuple(p for p in paths if p.partition("[")[0].partition(".")[0] in names)
+        for kind, paths in DEFAULT_REFS.items()
+    }
+
+
+def _known(bundle: Any, kind: str) -> dict[str, Any]:
+    if kind == "artifact":
+        return {**bundle.skills, **bundle.artifacts}
+    return {"env": bundle.envs, "agent": bundle.agents}[kind]
+
+
+def check_bundle(
+    bundle: Any, problems: Problems, structured: list[tuple[Any, list[Any]]] | None = None
+) -> None:
+    """Record every dangling reference and every message of the steps' own `check`;
+    `structured` adds the steps that parsed in tasks that have other problems."""
+    if structured is None:
+        structured = [(task.path, task.steps) for task in bundle.tasks.values()]
+    for path, steps in structured:
+        rel = problems.rel(path)
+        for step in steps:
+            label = f"step {step.id!r}"
+            for kind, paths in step_refs(step).items():
+                known = _known(bundle, kind)
+                for path in paths:
+                    for where, value in ref_values(step, path):
+                        message = _dangling(bundle, kind, known, value)
+                        if message:
+                            problems.add(rel, f"{label}: {where}: {message}")
+            try:
+                messages = step.check(bundle)
+            except Exception as e:  # noqa: BLE001 - a broken check is reported, not fatal
+                messages = [f"check() failed: {type(e).__name__}: {e}"]
+            for message in messages or ():
+                problems.add(rel, f"{label}: {message}")
+
+
+def _dangling(bundle: Any, kind: str, known: dict[str, Any], value: Any) -> str | None:
+    if not isinstance(value, str):
+        return None
+    if value.startswith("@"):
+        prefix = bundle.id_prefix + "/"
+        if not value.startswith(prefix):
+            return None
+        name = value[len(prefix):]
+        if name in known or any(getattr(e, "id", None) == value for e in known.values()):
+            return None
+    else:
+        name = value
+        if name in known:
+            return None
+    names = sorted(known)
+    listing = ", ".join(names) if names else "none"
+    plural = {"artifact": "artifacts", "env": "envs", "agent": "agents"}[kind]
+    return f"no {kind} {name!r} in the bundle{did_you_mean(name, names)}; {plural}: {listing}"

@@ -1,0 +1,464 @@
+"""Read a bundle folder into a `Bundle`, collecting every problem into one `BundleError`."""
+
+from __future__ import annotations
+
+import types
+from pathlib import Path
+from typing import Any
+
+from agent_env.bundles.check import check_bundle
+from agent_env.bundles.dag import dependency_problems
+from agent_env.bundles.files import (
+    LEAVINGS,
+    Problems,
+    content_files,
+    duplicate_keys,
+    inside,
+    list_dir,
+    load_json,
+    load_toml,
+)
+from agent_env.bundles.model import (
+    ArtifactSpec,
+    Bundle,
+    EvalSpec,
+    FolderSpec,
+    ResolvedSource,
+    Task,
+)
+from agent_env.bundles.requirements import check_requirements
+from agent_env.bundles.source import folder_id_prefix
+from agent_env.convert import StructureProblems, structure_step
+from agent_env.errors import BundleError
+from agent_env.suggest import did_you_mean
+
+KINDS = ("tasks", "evals", "envs", "agents", "artifacts", "skills")
+DOCKERFILE = "Dockerfile"
+SKILL_MD = "SKILL.md"
+EVAL_KEYS = ("tasks", "type", "id", "description")
+BUNDLE_TOML_KEYS = ("requires", "plugins", "name", "description")
+DEFAULT_TYPE = {"env": "mcp_server", "agent": "a2a_agent", "skill": "skill"}
+CONFIG_FILE = {"env": "env.toml", "agent": "agent.toml", "artifact": "artifact.toml"}
+
+
+def _ignored(name: str) -> bool:
+    return name.startswith(".") or name in LEAVINGS
+
+
+def parse_bundle(source: ResolvedSource, plugins: Any) -> Bundle:
+    """Parse and validate the folder of `source`; `BundleError` listing every problem."""
+    return _Parser(source, plugins).parse()
+
+
+class _Parser:
+    def __init__(self, source: ResolvedSource, plugins: Any):
+        path = Path(source.path).expanduser()
+        if not path.is_dir():
+            raise BundleError(f"{path}: no such folder")
+        self.root = path.resolve()
+        self.source = source
+        self.plugins = plugins
+        self.name = source.name or self.root.name
+        self.id_prefix = (source.id_prefix or folder_id_prefix(self.root)).rstrip("/")
+        self.problems = Problems(self.root)
+        self.structured: list[tuple[Path, list[Any]]] = []
+
+    def eid(self, name: str) -> str:
+        return f"{self.id_prefix}/{name}"
+
+    def parse(self) -> Bundle:
+        kinds, description, bundle_toml, aliases_toml = self._scan_root()
+        requires = self._requires(bundle_toml)
+        check_requirements(requires, bundle=self.name)
+        artifacts = self._artifacts(kinds.get("artifacts"))
+        skills = self._folders("skill", kinds.get("skills"))
+        envs = self._folders("env", kinds.get("envs"))
+        agents = self._folders("agent", kinds.get("agents"))
+        tasks = self._tasks(kinds.get("tasks"))
+        evals = self._evals(kinds.get("evals"), tasks)
+        aliases = self._aliases(aliases_toml, tasks, evals)
+        bundle = Bundle(
+            root=self.root,
+            name=self.name,
+            id_prefix=self.id_prefix,
+            description=description,
+            tasks=tasks,
+            evals=evals,
+            envs=envs,
+            agents=agents,
+            artifacts=artifacts,
+            skills=skills,
+            aliases=aliases,
+            requires=requires,
+            provenance=dict(self.source.provenance),
+        )
+        check_bundle(bundle, self.problems, self.structured)
+        if self.problems.items:
+            self.problems.items.sort(key=lambda p: p.split(": ", 1)[0])
+            count = len(self.problems.items)
+            raise BundleError(
+                f"bundle {self.root} has {count} problem{'s' if count != 1 else ''}",
+                self.problems.items,
+            )
+        return bundle
+
+    # -- the root ---------------------------------------------------------------------------
+
+    def _scan_root(self) -> tuple[dict[str, Path], str | None, Path | None, Path | None]:
+        kinds: dict[str, Path] = {}
+        readme = bundle_toml = aliases_toml = None
+        misspelled = False
+        for entry in list_dir(self.root, self.problems):
+            if _ignored(entry.name):
+                continue
+            path = Path(entry.path)
+            if entry.name in KINDS:
+                if entry.is_symlink() and not inside(path, self.root, self.problems):
+                    continue
+                if entry.is_dir():
+                    kinds[entry.name] = path
+                else:
+                    self.problems.add(path, "a kind folder must be a folder")
+            elif entry.name == "README.md" or (entry.name.lower() == "readme.md" and readme is None):
+                readme = path
+            elif entry.name == "bundle.toml":
+                bundle_toml = path
+            elif entry.name == "aliases.toml":
+                aliases_toml = path
+            elif entry.is_dir():
+                near = [k for k in KINDS if entry.name.lower() in (k, k[:-1])]
+                if near:
+                    misspelled = True
+                    self.problems.add(
+                        f"{entry.name}/",
+                        f"not a kind folder; names are case-sensitive (did you mean {near[0] + '/'!r}?)",
+                    )
+            elif entry.name.lower() in ("bundle.toml", "aliases.toml"):
+                right = entry.name.lower()
+                self.problems.add(entry.name, f"names are case-sensitive (did you mean {right!r}?)")
+        if not kinds and not misspelled:
+            raise BundleError(
+                f"{self.root}: not a bundle: it has none of " + ", ".join(f"{k}/" for k in KINDS)
+            )
+        description = self._description(readme) if readme else None
+        return kinds, description, bundle_toml, aliases_toml
+
+    def _description(self, readme: Path) -> str | None:
+        try:
+            lines = readme.read_text(encoding="utf-8-sig", errors="replace").splitlines()
+        except OSError:
+            return None
+        if lines and lines[0].strip() == "---":
+            end = next((i for i, line in enumerate(lines[1:], 1) if line.strip() == "---"), 0)
+            lines = lines[end + 1 :]
+        for line in lines:
+            text = line.strip().lstrip("#").strip()
+            if text and not text.startswith(("<", "[![", "![")):
+                return text
+        return None
+
+    def _requires(self, path: Path | None) -> list[str]:
+        if path is None:
+            return []
+        data = load_toml(path, self.problems)
+        if data is None:
+            return []
+        for key in data:
+            if key not in BUNDLE_TOML_KEYS:
+                self.problems.add(path, f"unknown key {key!r}{did_you_mean(key, BUNDLE_TOML_KEYS)}")
+        raw: Any = data.get("plugins", [])
+        requires = data.get("requires")
+        if isinstance(requires, dict):
+            unknown = [k for k in requires if k != "plugins"]
+            for key in unknown:
+                self.problems.add(path, f"requires: unknown key {key!r}{did_you_mean(key, ['plugins'])}")
+            raw = [*raw, *requires.get("plugins", [])] if isinstance(raw, list) else raw
+        elif isinstance(requires, list):
+            raw = [*raw, *requires] if isinstance(raw, list) else raw
+        elif requires is not None:
+            self.problems.add(path, "requires: expected a table with plugins = [...]")
+        if not isinstance(raw, list) or not all(isinstance(r, str) for r in raw):
+            self.problems.add(path, "plugins: expected a list of requirement strings")
+            return []
+        return list(dict.fromkeys(raw))
+
+    # -- entities ---------------------------------------------------------------------------
+
+    def _entries(self, folder: Path | None) -> list[tuple[str, Path, Any]]:
+        if folder is None:
+            return []
+        out = []
+        for entry in list_dir(folder, self.problems):
+            if _ignored(entry.name):
+                continue
+            path = Path(entry.path)
+            if entry.is_symlink() and not inside(path, self.root, self.problems):
+                continue
+            out.append((entry.name, path, entry))
+        return out
+
+    def _artifacts(self, folder: Path | None) -> dict[str, ArtifactSpec]:
+        out: dict[str, ArtifactSpec] = {}
+        for name, path, entry in self._entries(folder):
+            if not entry.is_dir():
+                self.problems.add(path, "an artifact is a folder: artifacts/<name>/ holding its files")
+                continue
+            files = content_files(path, self.root, self.problems)
+            config: dict[str, Any] = {}
+            if CONFIG_FILE["artifact"] in files:
+                config = load_toml(files.pop(CONFIG_FILE["artifact"]), self.problems) or {}
+            if any(f.lower() == SKILL_MD.lower() for f in files):
+                self.problems.add(path, "this looks like a skill: skills live in skills/<name>/")
+                continue
+            near_docker = [f for f in files if f.lower() == "dockerfile" and f != DOCKERFILE]
+            for f in near_docker:
+                self.problems.add(path / f, f"names are case-sensitive (did you mean {DOCKERFILE!r}?)")
+            declared = config.get("type")
+            if not files:
+                self.problems.add(path, "an artifact folder has no files")
+                continue
+            if declared is not None:
+                kinds = {"file": "file", "fileset": "fileset", "image": "image",
+                         "docker_image": "image", "file_artifact_universe": "fileset"}
+                if declared not in kinds:
+                    self.problems.add(
+                        path / CONFIG_FILE["artifact"],
+                        f"type: unknown artifact type {declared!r}{did_you_mean(str(declared), kinds)}",
+                    )
+                    continue
+                kind = kinds[declared]
+                if kind == "file" and len(files) != 1:
+                    self.problems.add(path, f"type 'file' needs exactly one file, found {len(files)}")
+                    continue
+            elif DOCKERFILE in files:
+                kind = "image"
+            elif len(files) == 1 and "/" not in next(iter(files)):
+                kind = "file"
+            else:
+                kind = "fileset"
+            out[name] = ArtifactSpec(
+                name=name, id=self._declared_id(config, name, path), kind=kind,
+                path=path, files=files, config=config,
+            )
+        return out
+
+    def _declared_id(self, config: dict[str, Any], name: str, where: Path) -> str:
+        declared = config.get("id")
+        if declared is None:
+            return self.eid(name)
+        if not isinstance(declared, str) or not declared.startswith("@"):
+            self.problems.add(where, f"id: an id declared in a bundle must start with '@local/' or '@', not {declared!r}")
+            return self.eid(name)
+        return declared
+
+    def _folders(self, kind: str, folder: Path | None) -> dict[str, FolderSpec]:
+        out: dict[str, FolderSpec] = {}
+        for name, path, entry in self._entries(folder):
+            if not entry.is_dir():
+                continue
+            files = content_files(path, self.root, self.problems)
+            config: dict[str, Any] = {}
+            if kind == "skill":
+                if SKILL_MD not in files:
+                    near = [f for f in files if f.lower() == SKILL_MD.lower()]
+                    hint = f" (found {near[0]!r}; names are case-sensitive)" if near else ""
+                    self.problems.add(path, f"a skill needs {SKILL_MD}{hint}")
+                    continue
+            else:
+                toml_name = CONFIG_FILE[kind]
+                if toml_name in files:
+                    config = load_toml(files[toml_name], self.problems) or {}
+                elif DOCKERFILE not in files:
+                    near = [f for f in files if f.lower() in ("dockerfile", toml_name)]
+                    hint = f" (found {near[0]!r}; names are case-sensitive)" if near else ""
+                    self.problems.add(path, f"needs a {DOCKERFILE} or an {toml_name}{hint}")
+                    continue
+            entity_type = config.get("type", DEFAULT_TYPE[kind])
+            if not isinstance(entity_type, str) or not entity_type:
+                self.problems.add(path / CONFIG_FILE.get(kind, ""), "type: expected a non-empty string")
+                entity_type = DEFAULT_TYPE[kind]
+            out[name] = FolderSpec(
+                kind=kind, name=name, id=self._declared_id(config, name, path), type=entity_type,
+                path=path, files=files, config=config,
+            )
+        return out
+
+    # -- tasks ------------------------------------------------------------------------------
+
+    def _tasks(self, folder: Path | None) -> dict[str, Task]:
+        out: dict[str, Task] = {}
+        for filename, path, entry in self._entries(folder):
+            if entry.is_dir():
+                self.problems.add(path, "a task is a file tasks/<name>.json, not a folder")
+                continue
+            if not filename.endswith(".json"):
+                if filename.lower().endswith(".json"):
+                    right = filename[: -len(".json")] + ".json"
+                    self.problems.add(path, f"names are case-sensitive (did you mean {right!r}?)")
+                continue
+            name = filename[: -len(".json")]
+            task = self._task(name, path)
+            if task is not None:
+                out[name] = task
+        return out
+
+    def _task(self, name: str, path: Path) -> Task | None:
+        raw = load_json(path, self.problems)
+        if raw is None:
+            return None
+        if not isinstance(raw, list):
+            self.problems.add(path, f"a task must be a JSON array of step objects, got {type(raw).__name__}")
+            return None
+        if not raw:
+            self.problems.add(path, "the task has no steps; a task needs at least one step")
+            return None
+        rel = self.problems.rel(path)
+        steps = []
+        ok = True
+        for index, data in enumerate(raw):
+            label = _label(data, index)
+            for dup in duplicate_keys(data):
+                self.problems.add(rel, f"{label}: {dup}")
+                ok = False
+            try:
+                steps.append(structure_step(data, self.plugins.step_types, index=index))
+            except StructureProblems as e:
+                ok = False
+                for problem in e.problems:
+                    self.problems.add(rel, problem)
+        self.structured.append((path, steps))
+        for problem in dependency_problems(_dependency_view(raw)):
+            ok = False
+            self.problems.add(rel, problem)
+        for problem in _retry_problems(raw):
+            ok = False
+            self.problems.add(rel, problem)
+        if not ok:
+            return None
+        return Task(name=name, id=self.eid(name), steps=steps, path=path, raw=raw)
+
+    # -- evals and aliases ------------------------------------------------------------------
+
+    def _evals(self, folder: Path | None, tasks: dict[str, Task]) -> dict[str, EvalSpec]:
+        out: dict[str, EvalSpec] = {}
+        task_files = {p.stem for _, p, _ in self._entries(self.root / "tasks")} if (self.root / "tasks").is_dir() else set()
+        for filename, path, entry in self._entries(folder):
+            if entry.is_dir() or not filename.endswith(".toml"):
+                if filename.lower().endswith(".toml") and not filename.endswith(".toml"):
+                    self.problems.add(path, "names are case-sensitive (did you mean '.toml'?)")
+                continue
+            name = filename[: -len(".toml")]
+            config = load_toml(path, self.problems)
+            if config is None:
+                continue
+            bad = False
+            for key in config:
+                if key not in EVAL_KEYS:
+                    bad = True
+                    self.problems.add(path, f"unknown key {key!r}{did_you_mean(key, EVAL_KEYS)}; an eval takes {', '.join(EVAL_KEYS)}")
+            names = config.get("tasks")
+            if not isinstance(names, list) or not all(isinstance(t, str) for t in names):
+                self.problems.add(path, "tasks: required, a list of task names (tasks = [\"a\", \"b\"])")
+                continue
+            if not names:
+                self.problems.add(path, "tasks: an eval needs at least one task")
+                continue
+            seen: set[str] = set()
+            resolved: list[str] = []
+            for task_name in names:
+                local = self._local_name(task_name)
+                if task_name in seen:
+                    bad = True
+                    self.problems.add(path, f"tasks: {task_name!r} is listed twice")
+                seen.add(task_name)
+                if local is None:
+                    resolved.append(task_name)
+                elif local not in task_files:
+                    bad = True
+                    self.problems.add(
+                        path,
+                        f"tasks: no task {task_name!r} in the bundle{did_you_mean(local, task_files)}",
+                    )
+                else:
+                    resolved.append(local)
+            if not bad:
+                out[name] = EvalSpec(name=name, id=self._declared_id(config, name, path),
+                                     tasks=resolved, path=path, config=config)
+        return out
+
+    def _local_name(self, ref: str) -> str | None:
+        """A bundle name for `ref` (a name, or this bundle's full id); None for another id."""
+        if ref.startswith("@"):
+            prefix = self.id_prefix + "/"
+            return ref[len(prefix):] if ref.startswith(prefix) else None
+        return ref
+
+    def _aliases(self, path: Path | None, tasks: dict[str, Task], evals: dict[str, EvalSpec]) -> dict[str, str]:
+        if path is None:
+            return {}
+        data = load_toml(path, self.problems)
+        if data is None:
+            return {}
+        if set(data) == {"aliases"} and isinstance(data["aliases"], dict):
+            data = data["aliases"]
+        targets = set(self._names("tasks", ".json")) | set(self._names("evals", ".toml"))
+        out: dict[str, str] = {}
+        for alias, target in data.items():
+            if not isinstance(target, str):
+                self.problems.add(path, f"{alias}: expected the name of a task or eval, got {target!r}")
+            elif alias in targets:
+                self.problems.add(path, f"{alias}: the alias hides the task or eval of the same name")
+            elif target not in targets:
+                self.problems.add(path, f"{alias}: no task or eval {target!r} in the bundle{did_you_mean(target, targets)}")
+            else:
+                out[alias] = target
+        return out
+
+    def _names(self, kind: str, suffix: str) -> list[str]:
+        folder = self.root / kind
+        if not folder.is_dir():
+            return []
+        return [p.name[: -len(suffix)] for p in folder.iterdir() if p.name.endswith(suffix) and not _ignored(p.name)]
+
+
+def _label(data: Any, index: int) -> str:
+    step_id = data.get("id") if isinstance(data, dict) else None
+    return f"step {step_id!r}" if isinstance(step_id, str) and step_id else f"step #{index + 1}"
+
+
+def _dependency_view(raw: list[Any]) -> list[Any]:
+    """Light stand-ins (id, depends_on) for the dependency rules, read from the JSON as written,
+    so they are checked even when a step's other fields are wrong."""
+    view = []
+    for data in raw:
+        if not isinstance(data, dict) or not isinstance(data.get("id"), str):
+            continue
+        deps = data.get("depends_on")
+        if isinstance(deps, list):
+            deps = [d.get("task_step_id") if isinstance(d, dict) else d for d in deps]
+            deps = [d for d in deps if isinstance(d, str)]
+        elif deps is not None:
+            deps = None
+        view.append(types.SimpleNamespace(id=data["id"], depends_on=deps))
+    return view
+
+
+def _retry_problems(raw: list[Any]) -> list[str]:
+    """A `retry_config` must name this step or an earlier one."""
+    out: list[str] = []
+    seen: list[str] = []
+    for data in raw:
+        if not isinstance(data, dict) or not isinstance(data.get("id"), str):
+            continue
+        step_id = data["id"]
+        seen.append(step_id)
+        retry = data.get("retry_config")
+        if not isinstance(retry, dict):
+            continue
+        target = retry.get("retry_from_step_id", retry.get("go_to_step_id"))
+        if isinstance(target, str) and target not in seen:
+            all_ids = [d.get("id") for d in raw if isinstance(d, dict)]
+            where = "a later step" if target in all_ids else f"no step of the task{did_you_mean(target, seen)}"
+            out.append(f"step {step_id!r}: retry_config.retry_from_step_id: {target!r} is {where}; "
+                       "a retry restarts from this step or an earlier one")
+    return out

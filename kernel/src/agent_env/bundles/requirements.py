@@ -1,0 +1,49 @@
+"""The plugins a bundle needs (`bundle.toml`), checked against the installed distributions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from importlib.metadata import PackageNotFoundError, version
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+from agent_env.errors import BundleError
+
+
+def unmet_requirements(requirements: Iterable[str]) -> tuple[list[str], list[str]]:
+    """Return (one message per unmet or malformed requirement, the requirements to install)."""
+    problems: list[str] = []
+    to_install: list[str] = []
+    for text in requirements:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement as e:
+            problems.append(f"bundle.toml: {text!r} is not a valid requirement: {e}")
+            continue
+        if req.marker is not None and not req.marker.evaluate():
+            continue
+        try:
+            installed = version(req.name)
+        except PackageNotFoundError:
+            problems.append(f"needs plugin {text!r}, which is not installed")
+            to_install.append(text)
+            continue
+        if req.specifier and not req.specifier.contains(installed, prereleases=True):
+            problems.append(f"needs plugin {text!r}; installed: {req.name} {installed}")
+            to_install.append(text)
+    return problems, to_install
+
+
+def check_requirements(
+    requirements: Iterable[str], *, bundle: str, setup: str | None = None
+) -> None:
+    """Raise one `BundleError` naming every unmet requirement and the `pip install` line."""
+    problems, to_install = unmet_requirements(requirements)
+    if not problems:
+        return
+    if to_install:
+        quoted = " ".join(f"'{r}'" for r in to_install)
+        problems.append(f"install with: pip install {quoted}")
+    if setup:
+        problems.append(f"setup: {setup}")
+    raise BundleError(f"bundle {bundle!r} needs plugins that are not installed", problems)
