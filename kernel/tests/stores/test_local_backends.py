@@ -1,0 +1,218 @@
+"""Behaviour specific to the local backends: where data lands, crash safety, odd files."""
+
+import json
+import os
+import sqlite3
+import threading
+
+import anyio
+import pytest
+
+from agent_env.errors import ConfigError, StoreError
+from agent_env.stores.env_secrets import EnvSecretStore
+from agent_env.stores.filesystem import FilesystemObjectStore
+from agent_env.stores.sqlite import SqliteDocumentStore
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+# -- sqlite -------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_sqlite_two_instances_share_one_file(tmp_path):
+    a, b = SqliteDocumentStore(home=tmp_path), SqliteDocumentStore(home=tmp_path)
+    await a.put("runs", "r", {"n": 1})
+    assert await b.get("runs", "r") == {"n": 1}
+    assert await b.create("runs", "r", {"n": 2}) is False
+    await a.close()
+    await b.close()
+    reopened = SqliteDocumentStore(home=tmp_path)
+    assert await reopened.list("runs") == [("r", {"n": 1})]
+    await reopened.close()
+
+
+@pytest.mark.anyio
+async def test_sqlite_survives_a_writer_holding_the_lock(tmp_path):
+    store = SqliteDocumentStore({"busy_timeout": 5}, home=tmp_path)
+    await store.put("c", "k", {"v": 0})
+    other = sqlite3.connect(
+        tmp_path / "documents.sqlite3", isolation_level=None, check_same_thread=False
+    )
+    other.execute("BEGIN IMMEDIATE")
+    released = threading.Timer(0.3, lambda: other.execute("COMMIT"))
+    released.start()
+    with anyio.fail_after(5):
+        await store.put("c", "k", {"v": 1})
+    released.join()
+    other.close()
+    assert await store.get("c", "k") == {"v": 1}
+    await store.close()
+
+
+@pytest.mark.anyio
+async def test_sqlite_not_a_database_is_a_store_error(tmp_path):
+    (tmp_path / "documents.sqlite3").write_bytes(b"this is not sqlite" * 100)
+    store = SqliteDocumentStore(home=tmp_path)
+    with pytest.raises(StoreError, match="documents.sqlite3"):
+        await store.get("c", "k")
+
+
+@pytest.mark.parametrize(
+    "settings, message",
+    [({"pth": "x"}, "unknown setting(s) pth"), ({"synchronous": "sometimes"}, "use one of")],
+)
+def test_sqlite_bad_settings(tmp_path, settings, message):
+    with pytest.raises(ConfigError) as info:
+        SqliteDocumentStore(settings, home=tmp_path)
+    assert message in str(info.value)
+
+
+@pytest.mark.anyio
+async def test_sqlite_store_usable_after_fork(tmp_path):
+    store = SqliteDocumentStore(home=tmp_path)
+    await store.put("c", "parent", {})
+    pid = os.fork()
+    if pid == 0:  # the child reopens instead of sharing the parent's connection
+        code = 1
+        try:
+            anyio.run(store.put, "c", "child", {"pid": os.getpid()})
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert [k for k, _ in await store.list("c")] == ["child", "parent"]
+    await store.close()
+
+
+# -- filesystem ---------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_filesystem_layout_and_no_leftover_temp_files(tmp_path):
+    store = FilesystemObjectStore(home=tmp_path)
+    for i in range(5):
+        await store.put(f"artifacts/greeting/v{i}", b"x" * i)
+    assert sorted(p.name for p in (tmp_path / "objects" / "artifacts" / "greeting").iterdir()) == [
+        f"v{i}" for i in range(5)
+    ]
+    assert list((tmp_path / "objects" / ".staging").iterdir()) == []
+    assert ".staging" not in str(await store.list())
+
+
+@pytest.mark.anyio
+async def test_filesystem_failed_write_leaves_old_object(tmp_path):
+    store = FilesystemObjectStore(home=tmp_path)
+    await store.put("k", b"old")
+
+    def explode(fh):
+        fh.write(b"half")
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        await anyio.to_thread.run_sync(store._write, "k", explode)
+    assert await store.get("k") == b"old"
+    assert list((tmp_path / "objects" / ".staging").iterdir()) == []
+
+
+@pytest.mark.anyio
+async def test_filesystem_object_and_folder_conflicts(tmp_path):
+    store = FilesystemObjectStore(home=tmp_path)
+    await store.put("a", b"file")
+    with pytest.raises(StoreError, match="parent part is an object"):
+        await store.put("a/b", b"x")
+    await store.put("d/e", b"x")
+    with pytest.raises(StoreError, match="other objects live under 'd/'"):
+        await store.put("d", b"x")
+    assert await store.list() == ["a", "d/e"]
+
+
+@pytest.mark.anyio
+async def test_filesystem_delete_prunes_empty_folders(tmp_path):
+    store = FilesystemObjectStore(home=tmp_path)
+    await store.put("x/y/z", b"1")
+    await store.put("x/keep", b"2")
+    await store.delete("x/y/z")
+    assert not (tmp_path / "objects" / "x" / "y").exists()
+    assert (tmp_path / "objects" / "x" / "keep").exists()
+
+
+@pytest.mark.anyio
+async def test_filesystem_root_setting_and_escaping_keys(tmp_path):
+    store = FilesystemObjectStore({"root": str(tmp_path / "r")}, home=tmp_path / "unused")
+    await store.put("k", b"v")
+    assert (tmp_path / "r" / "k").read_bytes() == b"v"
+    with pytest.raises(StoreError):
+        await store.get("../unused/k")
+    with pytest.raises(ConfigError, match="unknown setting"):
+        FilesystemObjectStore({"rot": "x"}, home=tmp_path)
+
+
+# -- env secrets --------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_env_vars_are_read_and_win_over_the_file(tmp_path, monkeypatch):
+    store = EnvSecretStore(home=tmp_path)
+    await store.set("openai-key", "from-file")
+    assert await store.get("openai-key") == "from-file"
+    monkeypatch.setenv("AGENT_ENV_SECRET_OPENAI_KEY", "from-env")
+    assert await store.get("openai-key") == "from-env"
+    assert await store.get("OPENAI_KEY") == "from-env"
+    monkeypatch.setenv("AGENT_ENV_SECRET_HF_TOKEN", "hf")
+    names = await store.list()
+    assert "HF_TOKEN" in names and "openai-key" in names and "OPENAI_KEY" not in names
+    await store.delete("openai-key")
+    assert await store.get("openai-key") == "from-env"
+
+
+@pytest.mark.anyio
+async def test_secrets_file_is_private_json(tmp_path):
+    store = EnvSecretStore(home=tmp_path)
+    await store.set("a", "1")
+    await store.set("b", "2")
+    path = tmp_path / "secrets.json"
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert json.loads(path.read_text()) == {"a": "1", "b": "2"}
+    path.chmod(0o644)
+    await store.set("c", "3")
+    assert path.stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("content", ["{not json", '["a list"]', '{"a": 1}'])
+async def test_corrupt_secrets_file_is_a_store_error(tmp_path, content):
+    (tmp_path / "secrets.json").write_text(content)
+    store = EnvSecretStore(home=tmp_path)
+    with pytest.raises(StoreError, match="secrets.json"):
+        await store.get("a")
+    with pytest.raises(StoreError, match="secrets.json"):
+        await store.set("a", "v")
+    assert (tmp_path / "secrets.json").read_text() == content
+
+
+@pytest.mark.anyio
+async def test_secret_sets_from_many_instances_are_all_kept(tmp_path):
+    def writer(i: int) -> None:
+        anyio.run(EnvSecretStore(home=tmp_path).set, f"s{i}", f"v{i}")
+
+    threads = [threading.Thread(target=writer, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    store = EnvSecretStore(home=tmp_path)
+    assert {n: await store.get(n) for n in await store.list()} == {f"s{i}": f"v{i}" for i in range(8)}
+
+
+@pytest.mark.anyio
+async def test_env_prefix_setting(tmp_path, monkeypatch):
+    monkeypatch.setenv("MYAPP_TOKEN", "t")
+    store = EnvSecretStore({"env_prefix": "MYAPP_"}, home=tmp_path)
+    assert await store.get("token") == "t"
+    with pytest.raises(ConfigError, match="unknown setting"):
+        EnvSecretStore({"prefix": "x"}, home=tmp_path)
