@@ -1,9 +1,22 @@
 """agent-env: build, deploy and run agentic environments and the tasks that grade agents.
 
-This module stays cheap to import: `agent-env --version` and `--help` go through it.
+This module stays cheap to import: `agent-env --version` and `--help` go through it, so
+`hookimpl` (which needs pluggy) is loaded on first access.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from agent_env._version import __version__
-from agent_env.hookspecs import hookimpl
+
+if TYPE_CHECKING:  # pragma: no cover
+    from agent_env.hookspecs import hookimpl
 
 __all__ = ["__version__", "hookimpl"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "hookimpl":
+        from agent_env.hookspecs import hookimpl
+
+        return hookimpl
+    raise AttributeError(f"module 'agent_env' has no attribute {name!r}")

@@ -1,8 +1,34 @@
-"""The installed version, read from the distribution metadata (cheap: no imports of our own)."""
+"""The installed version, read from the distribution metadata without importing
+`importlib.metadata` (its email parser costs more than the rest of `agent-env --version`)."""
 
-from importlib.metadata import PackageNotFoundError, version
+import os
+import sys
 
-try:
-    __version__ = version("agentenv-kernel")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0+unknown"
+
+def _installed_version(dist: str = "agentenv-kernel") -> str:
+    prefix = dist.replace("-", "_") + "-"
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith(prefix) and name.endswith(".dist-info"):
+                try:
+                    with open(os.path.join(entry or ".", name, "METADATA"), encoding="utf-8") as fh:
+                        for line in fh:
+                            if line.startswith("Version:"):
+                                return line.partition(":")[2].strip()
+                            if not line.strip():
+                                break
+                except OSError:
+                    continue
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(dist)
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "0+unknown"
+
+
+__version__ = _installed_version()

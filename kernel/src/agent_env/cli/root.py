@@ -1,5 +1,5 @@
-"""The `agent-env` root command. Errors become one `Error: ...` line (exit 1), usage errors
-exit 2, Ctrl-C exits 130; `-v` adds the traceback. `--version`/`--help` import nothing heavy.
+"""The `agent-env` root group. Errors become one `Error: ...` line (exit 1), usage errors
+exit 2, Ctrl-C exits 130; `-v` adds the traceback. `--help` imports nothing heavy.
 """
 
 from __future__ import annotations
@@ -54,6 +54,8 @@ class RootGroup(LazyGroup):
              standalone_mode: bool = True, **extra: Any) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        global _verbose
+        _verbose = False
         _setup_logging()
         try:
             rv = super().main(args, prog_name or "agent-env", complete_var, False, **extra)
@@ -121,23 +123,28 @@ def _disable_plugins(ctx: click.Context, param: click.Parameter, value: tuple[st
             get_plugin_manager().disable(name)
 
 
-@click.group(
-    cls=RootGroup,
-    context_settings={"help_option_names": ["-h", "--help"]},
-    epilog="Exit codes: 0 ok, 1 error, 2 usage error, 130 interrupted.",
-)
-@click.version_option(__version__, "--version", prog_name="agent-env", message="%(prog)s %(version)s")
-@click.option("-v", "--verbose", is_flag=True, is_eager=True, expose_value=False,
-              callback=_set_verbose, help="Show tracebacks for errors.")
-@click.option("--no-plugins", is_flag=True, is_eager=True, expose_value=False,
-              callback=_no_plugins, help="Load only the built-in plugins.")
-@click.option("--disable-plugin", metavar="NAME", multiple=True, is_eager=True,
-              expose_value=False, callback=_disable_plugins,
-              help="Skip the plugin (or distribution) NAME; repeatable.")
-def cli() -> None:
-    """agent-env: build, deploy and run agentic environments and the tasks that grade agents."""
+def build_cli() -> RootGroup:
+    """A fresh root group (the console script uses one; `cli_runner` makes one per invocation)."""
+
+    @click.group(
+        cls=RootGroup,
+        context_settings={"help_option_names": ["-h", "--help"]},
+        epilog="Exit codes: 0 ok, 1 error, 2 usage error, 130 interrupted.",
+    )
+    @click.version_option(
+        __version__, "--version", prog_name="agent-env", message="%(prog)s %(version)s"
+    )
+    @click.option("-v", "--verbose", is_flag=True, is_eager=True, expose_value=False,
+                  callback=_set_verbose, help="Show tracebacks for errors.")
+    @click.option("--no-plugins", is_flag=True, is_eager=True, expose_value=False,
+                  callback=_no_plugins, help="Load only the built-in plugins.")
+    @click.option("--disable-plugin", metavar="NAME", multiple=True, is_eager=True,
+                  expose_value=False, callback=_disable_plugins,
+                  help="Skip the plugin (or distribution) NAME; repeatable.")
+    def cli() -> None:
+        """agent-env: build, deploy and run agentic environments and the tasks that grade agents."""
+
+    return cli
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point."""
-    cli.main(args=argv, prog_name="agent-env")
+cli = build_cli()

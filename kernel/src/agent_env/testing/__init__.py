@@ -2,3 +2,11 @@
 
 Loaded automatically through the `pytest11` entry point when agentenv-kernel is installed.
 """
+
+from agent_env.testing.fixtures import (  # noqa: F401 - re-exported as pytest fixtures
+    AgentEnvCliRunner,
+    agent_env_home,
+    cli_runner,
+    plugin_manager,
+    register_plugin,
+)
