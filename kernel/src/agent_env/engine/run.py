@@ -29,16 +29,16 @@ class Session:
     sandboxes: Any
 
     @classmethod
-    def open(cls, plugins: Any = None, config: Any = None) -> Session:
-        """Build everything lazily (no I/O yet) from the process-wide plugins and the config."""
+    async def open(cls, plugins: Any = None, config: Any = None) -> Session:
+        """Build everything from the process-wide plugins and the config (stores connect lazily)."""
         from agent_env.config import load_config
         from agent_env.plugins import get_plugin_manager
         from agent_env.sandboxes.manager import SandboxManager
-        from agent_env.stores import open_stores
+        from agent_env.stores.open import open_stores_async
 
         plugins = plugins if plugins is not None else get_plugin_manager()
         config = config if config is not None else load_config(plugins=plugins)
-        stores = open_stores(config, plugins)
+        stores = await open_stores_async(config, plugins)
         return cls(plugins, config, stores, SandboxManager(plugins, config, config.home))
 
     async def services(

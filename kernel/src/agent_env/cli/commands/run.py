@@ -114,7 +114,7 @@ async def _guarded(opts: dict[str, Any]) -> int:
 async def _main(opts: dict[str, Any], caught: list[int]) -> int:
     from agent_env.engine.run import Session
 
-    session = Session.open()
+    session = await Session.open()
     try:
         if opts["resume"]:
             return await _resume(session, opts, caught)
@@ -124,7 +124,8 @@ async def _main(opts: dict[str, Any], caught: list[int]) -> int:
 
 
 async def _load(session: Any, spec: str, *, dry_run: bool = False):
-    from agent_env.bundles import load_bundle, materialize
+    from agent_env.bundles import load_bundle
+    from agent_env.bundles.materialize import materialize  # the package attribute is shadowed
 
     bundle = load_bundle(spec, session.plugins)
     materialized = await materialize(bundle, session.stores, dry_run=dry_run)
