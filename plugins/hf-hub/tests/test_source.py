@@ -52,6 +52,7 @@ def test_main_branch_downloads_only_the_bundle_and_card(endpoint, hub, demo, cac
     assert got.provenance | {"endpoint": None} == {
         "source": "hf", "spec": "hf://org/demo", "endpoint": None, "repo": "org/demo", "revision": "main",
         "commit": commit, "path": "bundles/hello", "bundle": "hello", "plugins": [], "setup": None,
+        "pinned_spec": f"hf://org/demo@{commit}/bundles/hello",
         "offline": False,
     }
     assert not any(p.name.startswith(".staging") for p in (cache / "org" / "demo").iterdir())
@@ -211,13 +212,29 @@ def test_card_plugins_met_run(endpoint, hub):
 def test_bundle_toml_requirements_win_over_the_card(endpoint, hub):
     front = "agentenv:\n  bundles:\n    hello:\n      plugins: [agentenv-hf-hub]\n      setup: pip install x\n"
     files = {"README.md": card(front), **bundle("hello"),
-             "bundles/hello/bundle.toml": 'plugins = ["agentenv-missing-thing>=2"]\n'}
+             "bundles/hello/bundle.toml": '[requires]\nplugins = ["agentenv-missing-thing>=2"]\n'}
     hub.create_repo("org/toml").commit(files)
     with pytest.raises(BundleError) as err:
         fetch("hf://org/toml")
     assert "agentenv-missing-thing>=2: agentenv-missing-thing is not installed" in str(err.value)
     assert "bundles/hello/bundle.toml" in str(err.value) and "setup: pip install x" in str(err.value)
     assert downloaded_files(hub) == {"README.md", "bundles/hello/bundle.toml"}
+
+
+def test_bundle_toml_requirements_met_override_unmet_card_plugins(endpoint, hub):
+    front = "agentenv:\n  bundles:\n    hello:\n      plugins: [agentenv-not-there]\n"
+    files = {"README.md": card(front), **bundle("hello"), "bundles/hello/bundle.toml": 'plugins = ["agentenv-hf-hub>=1"]\n'}
+    hub.create_repo("org/toml").commit(files)
+    got = fetch("hf://org/toml")
+    assert (got.path / "bundle.toml").exists() and (got.path / "tasks" / "hello.json").exists()
+
+
+def test_pinned_spec_reloads_the_same_commit_after_the_branch_moves(endpoint, hub, demo):
+    first = fetch("hf://org/demo")
+    demo.commit({"README.md": card(), **bundle("hello"), "bundles/hello/tasks/new.json": TASK})
+    again = fetch(first.provenance["pinned_spec"])
+    assert again.path == first.path and again.provenance["commit"] == first.provenance["commit"]
+    assert fetch("hf://org/demo").provenance["commit"] == demo.branches["main"] != first.provenance["commit"]
 
 
 def test_offline_hub_uses_the_cached_commit(hub, demo, cache, monkeypatch, capsys):

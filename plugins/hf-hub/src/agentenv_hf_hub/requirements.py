@@ -8,20 +8,21 @@ from importlib import metadata
 from agent_env.errors import BundleError
 
 
-def bundle_toml_requirements(text: str, *, where: str) -> tuple[list[str], str | None]:
-    """The plugins a `bundle.toml` lists (`plugins = [...]`, or `[requires] plugins`) and its setup hint."""
+def bundle_toml_requirements(text: str, *, where: str) -> list[str]:
+    """The plugins a `bundle.toml` lists: `plugins = [...]` plus `[requires] plugins` (or `requires = [...]`)."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise BundleError(f"{where}: invalid TOML: {exc}") from None
-    plugins = data.get("plugins")
-    if plugins is None and isinstance(data.get("requires"), dict):
-        plugins = data["requires"].get("plugins")
-    plugins = plugins or []
+    plugins = data.get("plugins", [])
+    requires = data.get("requires")
+    if isinstance(requires, dict):
+        requires = requires.get("plugins", [])
+    if requires is not None and isinstance(plugins, list) and isinstance(requires, list):
+        plugins = [*plugins, *requires]
     if not isinstance(plugins, list) or not all(isinstance(p, str) for p in plugins):
-        raise BundleError(f"{where}: 'plugins' must be a list of requirement strings")
-    setup = data.get("setup")
-    return plugins, setup if isinstance(setup, str) else None
+        raise BundleError(f"{where}: plugins: expected a list of requirement strings")
+    return list(dict.fromkeys(plugins))
 
 
 def unmet(requirements: list[str] | tuple[str, ...], *, where: str) -> list[str]:

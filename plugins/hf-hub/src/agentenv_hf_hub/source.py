@@ -144,8 +144,8 @@ class _Resolver:
             self.fetch(commit, [toml])
             text = (self.cache.commit_dir(commit) / toml).read_text(encoding="utf-8")
             where = f"{toml} at commit {commit[:12]}"
-            plugins, setup = requirements.bundle_toml_requirements(text, where=where)
-            requirements.check(plugins, setup=meta.setup or setup, where=where, bundle=bundle)
+            plugins = requirements.bundle_toml_requirements(text, where=where)
+            requirements.check(plugins, setup=meta.setup, where=where, bundle=bundle)
         else:
             requirements.check(meta.plugins, setup=meta.setup, where="the dataset card", bundle=bundle)
 
@@ -164,6 +164,7 @@ class _Resolver:
             "commit": commit,
             "path": selected.path or "",
             "bundle": selected.name,
+            "pinned_spec": f"hf://{spec.repo_id}@{commit}" + (f"/{selected.path}" if selected.path else ""),
             "plugins": list(meta.plugins),
             "setup": meta.setup,
             "offline": bool(self.offline_reason),
