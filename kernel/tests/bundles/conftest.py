@@ -64,6 +64,15 @@ class TestSteps:
 
 
 @pytest.fixture
+def step_registry() -> Any:
+    from agent_env.registry import Registry
+
+    registry = Registry("step type")
+    TestSteps().agentenv_register_step_types(registry)
+    return registry
+
+
+@pytest.fixture
 def plugins(plugin_manager: Any, register_plugin: Any) -> Any:
     register_plugin(TestSteps(), "test-steps")
     return plugin_manager
@@ -78,10 +87,20 @@ HELLO_STEPS = [
 ]
 
 
+@pytest.fixture
+def hello_steps() -> list[dict[str, Any]]:
+    return json.loads(json.dumps(HELLO_STEPS))
+
+
 def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return path
+
+
+@pytest.fixture
+def writer() -> Any:
+    return write
 
 
 @pytest.fixture

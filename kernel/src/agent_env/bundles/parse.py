@@ -307,7 +307,7 @@ class _Parser:
         if raw is None:
             return None
         if not isinstance(raw, list):
-            self.problems.add(path, f"a task must be a JSON array of step objects, got {type(raw).__name__}")
+            self.problems.add(path, f"a task must be a JSON array of step objects, got {_json_type(raw)}")
             return None
         if not raw:
             self.problems.add(path, "the task has no steps; a task needs at least one step")
@@ -419,6 +419,16 @@ class _Parser:
         if not folder.is_dir():
             return []
         return [p.name[: -len(suffix)] for p in folder.iterdir() if p.name.endswith(suffix) and not _ignored(p.name)]
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, str):
+        return "a string"
+    if value is None:
+        return "null"
+    return "a number" if isinstance(value, (int, float)) and not isinstance(value, bool) else type(value).__name__
 
 
 def _label(data: Any, index: int) -> str:
