@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import multiprocessing
 import threading
+import time
 import traceback
 from collections.abc import Callable
+from queue import Empty
 from typing import Any
 
 import anyio
@@ -66,8 +68,20 @@ def in_processes(factory: Any, job: str, args_list: list[tuple]) -> list[Any]:
     ]
     for p in procs:
         p.start()
+    results: list[Any] = []
+    deadline = time.monotonic() + WAIT
     try:
-        results = [queue.get(timeout=WAIT) for _ in procs]
+        while len(results) < len(procs):
+            try:
+                results.append(queue.get(timeout=0.2))
+                continue
+            except Empty:
+                pass
+            dead = [p.exitcode for p in procs if p.exitcode not in (None, 0)]
+            if dead and queue.empty():
+                raise AssertionError(f"worker processes died without a result: exit codes {dead}")
+            if time.monotonic() > deadline:
+                raise AssertionError(f"worker processes did not finish within {WAIT} s")
     finally:
         for p in procs:
             p.join(10)
