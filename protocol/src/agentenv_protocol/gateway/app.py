@@ -1,0 +1,627 @@
+"""The MCP gateway: one authenticated MCP endpoint in front of N environment servers.
+
+The hot path (`POST /mcp`) is plain ASGI: parse, check the caller's role, forward `tools/call`
+to the owning env over a pooled httpx client at the JSON-RPC level, log, answer.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import logging
+import secrets as pysecrets
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import anyio
+import httpx
+
+from .. import errors as E
+from ..context import DEFAULT_ROLE, ROLE_HEADER, ROLE_META_KEY, SESSION_META_KEY
+from ..dataplane import parse_request, rpc_error
+from ..mcp_http import HANDSHAKE_VERSIONS, MODERN_VERSION, McpHttp, McpHttpError
+from ..schema import did_you_mean
+from ..types import (CLOCK_EXTENSION_URI, MCP_PATH, MCP_TRANSPORT, PROTOCOL_VERSION, READY_PATH, RPC_PATH,
+                     WELL_KNOWN_PATH)
+from .clock import GET_TIME_TOOL, ClockError, EnvClock, iso
+from .trajectory import Trajectory
+
+log = logging.getLogger(__name__)
+
+WILDCARD = "*"
+SEPARATOR = "__"
+_JSON = [(b"content-type", b"application/json")]
+_ROLE_HEADER = ROLE_HEADER.lower().encode()
+CLOCK_EXTENSION = {
+    "uri": CLOCK_EXTENSION_URI,
+    "description": "The environment clock: set, read and clear the virtual UTC time agents see via get_time.",
+    "params": {"endpoint": "/clock", "methods": {
+        "set-time": {"method": "PUT", "endpoint": "/clock/set-time",
+                     "request": {"type": "object", "required": ["virtual_time"], "properties": {
+                         "virtual_time": {"type": "string", "format": "date-time"},
+                         "virtual_seconds_per_real_second": {"type": "number", "minimum": 0}}}},
+        "time": {"method": "GET", "endpoint": "/clock/time"},
+        "state": {"method": "GET", "endpoint": "/clock/state"},
+        "clear": {"method": "POST", "endpoint": "/clock/clear"}}},
+}
+
+
+class GatewayError(Exception):
+    """The gateway cannot serve this set of environments (unreachable env, tool-name clash...)."""
+
+
+class _Caller:
+    __slots__ = ("role", "admin", "session")
+
+    def __init__(self, role: str, admin: bool, session: str) -> None:
+        self.role, self.admin, self.session = role, admin, session
+
+
+class _Route:
+    __slots__ = ("env", "tool", "descriptor")
+
+    def __init__(self, env: str, tool: str, descriptor: dict) -> None:
+        self.env, self.tool, self.descriptor = env, tool, descriptor
+
+
+def _now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+class Gateway:
+    """ASGI app fronting `envs` (name -> base URL). Every route needs `Authorization: Bearer <token>`:
+    `tokens` maps agent tokens to the one role each may act as; `admin_token` (generated when not
+    given) may act as any role (`AgentEnv-Role` header) and use the control routes."""
+
+    def __init__(self, envs: Mapping[str, str], *, name: str = "gateway", tokens: Mapping[str, str] | None = None,
+                 admin_token: str | None = None, namespacing: bool = False,
+                 trajectory: str | Path | Trajectory | None = None, secrets: Iterable[str] = (),
+                 call_timeout: float = 120.0, connect_timeout: float = 3.0,
+                 max_request_bytes: int = 8 * 1024 * 1024, clock: EnvClock | None = None) -> None:
+        for env in envs:
+            if not env or SEPARATOR in env or "/" in env:
+                raise GatewayError(f"invalid environment name {env!r}: use letters, digits, '-' or a single '_'")
+        self.name = name
+        self.envs = {k: v.rstrip("/") for k, v in envs.items()}
+        self.namespacing = namespacing
+        self.admin_token = admin_token or pysecrets.token_urlsafe(32)
+        self.tokens: dict[str, str] = dict(tokens or {})
+        self.call_timeout = call_timeout
+        self.connect_timeout = connect_timeout
+        self.max_request_bytes = max_request_bytes
+        self.clock = clock or EnvClock()
+        self.trajectory = trajectory if isinstance(trajectory, Trajectory) else Trajectory(trajectory, secrets=secrets)
+        for secret in [self.admin_token, *self.tokens, *secrets]:
+            self.trajectory.add_secret(secret)
+        self.routes: dict[str, _Route] = {}
+        self.cards: dict[str, dict] = {}
+        self.mcp_paths: dict[str, str] = {}
+        self.rules: dict[str, dict[str, bool]] = {}
+        self.discovered = False
+        self.startup_error: BaseException | None = None
+        self._http: httpx.AsyncClient | None = None
+        self._mcp: dict[str, McpHttp] = {}
+        self._lock: anyio.Lock | None = None
+
+    # --- setup ------------------------------------------------------------------------------
+    def issue_token(self, role: str) -> str:
+        """A new random bearer token bound to `role`."""
+        token = pysecrets.token_urlsafe(32)
+        self.tokens[token] = role
+        self.trajectory.add_secret(token)
+        return token
+
+    def _client(self) -> httpx.AsyncClient:
+        limits = httpx.Limits(max_connections=512, max_keepalive_connections=256, keepalive_expiry=30)
+        return httpx.AsyncClient(timeout=httpx.Timeout(self.call_timeout, connect=self.connect_timeout),
+                                 limits=limits, trust_env=False)
+
+    async def discover(self) -> None:
+        """Read every env's card and tools; raise GatewayError on an unreachable env or a name clash."""
+        async with self._client() as http:
+            found: dict[str, list[dict]] = {}
+
+            async def one(env: str, url: str) -> None:
+                card = None
+                try:
+                    response = await http.get(url + WELL_KNOWN_PATH, timeout=10)
+                    if response.status_code == 200:
+                        card = response.json()
+                except httpx.HTTPError as e:
+                    raise GatewayError(f"environment {env!r} is unreachable at {url}: {type(e).__name__}: {e}") from e
+                except ValueError:
+                    card = None
+                path = MCP_PATH
+                for iface in (card or {}).get("additionalInterfaces") or []:
+                    if isinstance(iface, dict) and iface.get("transport") == MCP_TRANSPORT and iface.get("url"):
+                        path = iface["url"]
+                self.mcp_paths[env] = path
+                if card is not None:
+                    self.cards[env] = card
+                try:
+                    answer = await McpHttp(url + path, http, client_name=self.name).request("tools/list", {},
+                                                                                             timeout=30)
+                except (httpx.HTTPError, McpHttpError) as e:
+                    raise GatewayError(f"environment {env!r} did not list its tools at {url + path}: {e}") from e
+                if "error" in answer:
+                    raise GatewayError(f"environment {env!r} refused tools/list: {answer['error']}")
+                found[env] = list((answer.get("result") or {}).get("tools") or [])
+
+            async with anyio.create_task_group() as tg:
+                for env, url in self.envs.items():
+                    tg.start_soon(one, env, url)
+        self._build_routes(found)
+        self.discovered = True
+
+    def _build_routes(self, found: dict[str, list[dict]]) -> None:
+        routes: dict[str, _Route] = {}
+        owners: dict[str, str] = {}
+        clashes = []
+        for env in self.envs:
+            for tool in found.get(env, []):
+                exposed = f"{env}{SEPARATOR}{tool['name']}" if self.namespacing else tool["name"]
+                if exposed in owners:
+                    clashes.append(f"tool {tool['name']!r} is served by both {owners[exposed]!r} and {env!r}")
+                    continue
+                owners[exposed] = env
+                descriptor = {k: v for k, v in tool.items() if k in ("name", "title", "description", "inputSchema",
+                                                                     "annotations", "outputSchema")}
+                descriptor["name"] = exposed
+                routes[exposed] = _Route(env, tool["name"], descriptor)
+        if clashes:
+            raise GatewayError("; ".join(clashes) + " (rename one, or turn on namespacing so tools are "
+                               "exposed as '<env>__<tool>')")
+        self.routes = routes
+
+    # --- roles ------------------------------------------------------------------------------
+    def set_tools(self, role: str, tools: list[str] | str, *, enabled: bool) -> dict:
+        """Enable or disable `tools` (or `*`) for `role` (or `*`); returns the rules per role."""
+        targets = [WILDCARD] if tools == WILDCARD else list(tools)
+        known = set(self.routes) | {GET_TIME_TOOL["name"]}
+        for tool in targets:
+            if tool != WILDCARD and tool not in known:
+                raise GatewayError(f"unknown tool {tool!r}{did_you_mean(tool, known)}")
+        disabled = not enabled
+        for tool in targets:
+            if role == WILDCARD and tool == WILDCARD:
+                self.rules = {WILDCARD: {WILDCARD: disabled}}
+            elif role == WILDCARD:
+                for rules in self.rules.values():
+                    rules[tool] = disabled
+                self.rules.setdefault(WILDCARD, {})[tool] = disabled
+            elif tool == WILDCARD:
+                self.rules[role] = {WILDCARD: disabled}
+            else:
+                self.rules.setdefault(role, {})[tool] = disabled
+        return self.role_rules()
+
+    def role_rules(self) -> dict:
+        return {role: {"disabled": sorted(t for t, v in rules.items() if v),
+                       "enabled": sorted(t for t, v in rules.items() if not v)} for role, rules in self.rules.items()}
+
+    def is_disabled(self, role: str, tool: str) -> bool:
+        for r in (role, WILDCARD):
+            rules = self.rules.get(r)
+            if rules:
+                if tool in rules:
+                    return rules[tool]
+                if WILDCARD in rules:
+                    return rules[WILDCARD]
+        return False
+
+    def visible_tools(self, role: str) -> list[dict]:
+        tools = [r.descriptor for n, r in self.routes.items() if not self.is_disabled(role, n)]
+        if self.clock.armed and GET_TIME_TOOL["name"] not in self.routes and not self.is_disabled(role, "get_time"):
+            tools.append(GET_TIME_TOOL)
+        return tools
+
+    # --- ASGI -------------------------------------------------------------------------------
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        await self._ensure_started()
+        caller = self._authenticate(scope)
+        if isinstance(caller, tuple):
+            await self._respond(send, caller[0], {"error": caller[1]},
+                                [(b"www-authenticate", b'Bearer realm="agentenv-gateway"')] if caller[0] == 401 else [])
+            return
+        path, method = scope["path"], scope["method"]
+        if path == MCP_PATH or path == MCP_PATH + "/":
+            if method == "POST":
+                await self._mcp_post(scope, receive, send, caller)
+            else:
+                await self._respond(send, 405, {"error": f"{method} {MCP_PATH} is not supported; POST JSON-RPC"},
+                                    [(b"allow", b"POST")])
+            return
+        await self._control(scope, receive, send, caller, path, method)
+
+    async def _lifespan(self, receive: Any, send: Any) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await self._ensure_started()
+                except BaseException as e:
+                    self.startup_error = e
+                    await send({"type": "lifespan.startup.failed", "message": str(e)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _ensure_started(self) -> None:
+        if self._http is not None:
+            return
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        async with self._lock:
+            if self._http is not None:
+                return
+            if not self.discovered:
+                await self.discover()
+            self._http = self._client()
+            self._mcp = {env: McpHttp(url + self.mcp_paths.get(env, MCP_PATH), self._http, client_name=self.name)
+                         for env, url in self.envs.items()}
+
+    async def aclose(self) -> None:
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+        self.trajectory.close()
+
+    def _authenticate(self, scope: dict) -> _Caller | tuple[int, str]:
+        token = claimed = None
+        for key, value in scope["headers"]:
+            if key == b"authorization":
+                raw = value.decode("latin-1")
+                if raw[:7].lower() == "bearer ":
+                    token = raw[7:].strip()
+            elif key == _ROLE_HEADER:
+                claimed = value.decode("latin-1").strip() or None
+        if not token:
+            return 401, "missing bearer token: send 'Authorization: Bearer <token>'"
+        session = "s-" + hashlib.sha256(token.encode()).hexdigest()[:16]
+        if pysecrets.compare_digest(token, self.admin_token):
+            return _Caller(claimed or DEFAULT_ROLE, True, session)
+        role = self.tokens.get(token)
+        if role is None:
+            return 401, "invalid bearer token"
+        if claimed and claimed != role:
+            return 403, f"this token is bound to role {role!r}; it cannot act as {claimed!r}"
+        return _Caller(role, False, session)
+
+    async def _read(self, receive: Any) -> bytes | None:
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_request_bytes:
+                return None
+            chunks.append(chunk)
+            if not message.get("more_body"):
+                return b"".join(chunks)
+
+    @staticmethod
+    async def _respond(send: Any, status: int, body: Any, headers: list | None = None) -> None:
+        data = body if isinstance(body, bytes) else json.dumps(body, default=str).encode()
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [*_JSON, (b"content-length", str(len(data)).encode()), *(headers or [])]})
+        await send({"type": "http.response.body", "body": data})
+
+    # --- MCP --------------------------------------------------------------------------------
+    async def _mcp_post(self, scope: dict, receive: Any, send: Any, caller: _Caller) -> None:
+        body = await self._read(receive)
+        if body is None:
+            await self._respond(send, 413, rpc_error(None, E.INVALID_REQUEST,
+                                                     f"request body exceeds {self.max_request_bytes} bytes"))
+            return
+        req, error = parse_request(body)
+        if error is not None:
+            await self._respond(send, 400, error)
+            return
+        if "id" not in req:
+            await send({"type": "http.response.start", "status": 202, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        rid, method = req["id"], req["method"]
+        params = req.get("params") if isinstance(req.get("params"), dict) else {}
+        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        claimed = meta.get(ROLE_META_KEY)
+        if isinstance(claimed, str) and claimed.strip() and claimed.strip() != caller.role:
+            if not caller.admin:
+                await self._respond(send, 403, rpc_error(rid, E.INVALID_REQUEST,
+                                    f"this token is bound to role {caller.role!r}; it cannot act as {claimed!r}"))
+                return
+            caller = _Caller(claimed.strip(), True, caller.session)
+        modern = any(k == b"mcp-protocol-version" and v == MODERN_VERSION.encode() for k, v in scope["headers"])
+        if method == "tools/call":
+            result = await self._call_tool(params, caller)
+        elif method == "tools/list":
+            result = {"tools": self.visible_tools(caller.role)}
+            if modern:
+                result.update(ttlMs=0, cacheScope="private")
+        elif method == "server/discover":
+            result = {"supportedVersions": [MODERN_VERSION], "capabilities": {"tools": {"listChanged": False}},
+                      "ttlMs": 0, "cacheScope": "private",
+                      "_meta": {"io.modelcontextprotocol/serverInfo": {"name": self.name, "version": "1"}}}
+        elif method == "initialize":
+            asked = params.get("protocolVersion")
+            result = {"protocolVersion": asked if asked in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1],
+                      "capabilities": {"tools": {"listChanged": False}},
+                      "serverInfo": {"name": self.name, "version": "1"}}
+        elif method == "ping":
+            result = {}
+        else:
+            await self._respond(send, 200 if not modern else 404, rpc_error(
+                rid, E.METHOD_NOT_FOUND, f"method not found: {method!r} (the gateway serves initialize, "
+                                         "server/discover, ping, tools/list, tools/call)"))
+            return
+        if isinstance(result, dict) and "error" in result and "jsonrpc" in result:
+            result["id"] = rid
+            await self._respond(send, 200, result)
+            return
+        if modern:
+            result["resultType"] = "complete"
+        await self._respond(send, 200, {"jsonrpc": "2.0", "id": rid, "result": result})
+
+    async def _call_tool(self, params: dict, caller: _Caller) -> dict:
+        name = params.get("name")
+        arguments = params.get("arguments") or {}
+        started, stamp = time.perf_counter(), _now_iso()
+        route = self.routes.get(name) if isinstance(name, str) else None
+        env = route.env if route else None
+        answer: dict
+        if not isinstance(name, str):
+            answer = rpc_error(None, E.INVALID_PARAMS, "tools/call needs a string 'name'")
+        elif not isinstance(arguments, dict):
+            answer = _error_result(f"invalid arguments for tool {name!r}: expected an object")
+        elif self.is_disabled(caller.role, name):
+            answer = _error_result(f"tool {name!r} is disabled for role {caller.role!r}")
+        elif route is None and name == GET_TIME_TOOL["name"] and self.clock.armed:
+            env = "gateway"
+            try:
+                unknown = [k for k in arguments if k != "time_zone"]
+                if unknown:
+                    raise ClockError(f"get_time: unknown argument {unknown[0]!r}{did_you_mean(unknown[0], ['time_zone'])}")
+                value = self.clock.get_time(arguments.get("time_zone"))
+                answer = {"content": [{"type": "text", "text": json.dumps(value)}], "structuredContent": value,
+                          "isError": False}
+            except ClockError as e:
+                answer = _error_result(str(e))
+        elif route is None:
+            answer = _error_result(f"unknown tool {name!r}{did_you_mean(name, self.visible_tools_names(caller.role))}")
+        else:
+            answer = await self._forward(route, arguments, caller)
+        duration = time.perf_counter() - started
+        if "jsonrpc" in answer:
+            error = answer["error"].get("message")
+            result = None
+        else:
+            result = answer
+            error = _text(answer) if answer.get("isError") else None
+        entry = {"time": stamp, "role": caller.role, "tool": name, "env": env, "arguments": arguments,
+                 "result": result, "error": error, "duration_ms": round(duration * 1000, 3)}
+        if self.clock.armed:
+            now = self.clock.now()
+            entry["virtual_time"] = iso(now) if now else None
+        self.trajectory.record(entry)
+        return answer
+
+    def visible_tools_names(self, role: str) -> list[str]:
+        return [t["name"] for t in self.visible_tools(role)]
+
+    async def _forward(self, route: _Route, arguments: dict, caller: _Caller) -> dict:
+        mcp = self._mcp[route.env]
+        meta = {ROLE_META_KEY: caller.role, SESSION_META_KEY: caller.session}
+        url = self.envs[route.env]
+        try:
+            answer = await mcp.request("tools/call", {"name": route.tool, "arguments": arguments}, meta=meta)
+        except httpx.TimeoutException:
+            return _error_result(f"environment {route.env!r} did not answer tool {route.tool!r} within "
+                                 f"{self.call_timeout:g}s")
+        except httpx.ConnectError as e:
+            return _error_result(f"environment {route.env!r} is not reachable at {url} ({e}); it may have stopped")
+        except httpx.HTTPError as e:
+            return _error_result(f"environment {route.env!r} failed while answering tool {route.tool!r}: "
+                                 f"{type(e).__name__}: {e}")
+        except McpHttpError as e:
+            return _error_result(f"environment {route.env!r} gave an invalid answer to tool {route.tool!r}: {e}")
+        if "error" in answer:
+            return {"jsonrpc": "2.0", "id": None, "error": answer["error"]}
+        result = answer.get("result") or {}
+        result.pop("_meta", None)
+        result.pop("resultType", None)
+        return result
+
+    # --- control routes ---------------------------------------------------------------------
+    async def _control(self, scope: dict, receive: Any, send: Any, caller: _Caller, path: str, method: str) -> None:
+        if path == WELL_KNOWN_PATH and method == "GET":
+            await self._respond(send, 200, self.card(caller.role))
+        elif path == READY_PATH and method == "GET":
+            await self._respond(send, 200, await self._health())
+        elif path == RPC_PATH and method == "POST":
+            await self._data_plane(scope, receive, send, caller)
+        elif path.startswith("/svc/"):
+            await self._proxy(scope, receive, send, caller, path)
+        elif path.startswith("/clock/"):
+            await self._clock_route(receive, send, caller, path, method)
+        elif path in ("/tools/enable", "/tools/disable") and method == "POST":
+            if not caller.admin:
+                await self._respond(send, 403, {"error": f"{path} needs the gateway's admin token"})
+                return
+            body = await self._json_body(receive, send)
+            if body is None:
+                return
+            role, tools = body.get("role"), body.get("tools")
+            if not isinstance(role, str) or not role:
+                await self._respond(send, 400, {"error": "'role' must be a non-empty string (or '*')"})
+            elif tools != WILDCARD and not (isinstance(tools, list) and all(isinstance(t, str) for t in tools)):
+                await self._respond(send, 400, {"error": "'tools' must be a list of tool names or '*'"})
+            else:
+                try:
+                    roles = self.set_tools(role, tools, enabled=path.endswith("enable"))
+                    await self._respond(send, 200, {"ok": True, "roles": roles})
+                except GatewayError as e:
+                    await self._respond(send, 400, {"error": str(e)})
+        elif path == "/trajectory" and method == "GET":
+            if not caller.admin:
+                await self._respond(send, 403, {"error": "/trajectory needs the gateway's admin token"})
+                return
+            await self._respond(send, 200, {"calls": list(self.trajectory.records)})
+        else:
+            await self._respond(send, 404, {"error": f"no route {method} {path}"})
+
+    async def _json_body(self, receive: Any, send: Any) -> dict | None:
+        raw = await self._read(receive)
+        if raw is None:
+            await self._respond(send, 413, {"error": f"request body exceeds {self.max_request_bytes} bytes"})
+            return None
+        try:
+            body = json.loads(raw) if raw else {}
+        except ValueError as e:
+            await self._respond(send, 400, {"ok": False, "error": f"invalid JSON body: {e}"})
+            return None
+        if not isinstance(body, dict):
+            await self._respond(send, 400, {"ok": False, "error": "the body must be a JSON object"})
+            return None
+        return body
+
+    async def _clock_route(self, receive: Any, send: Any, caller: _Caller, path: str, method: str) -> None:
+        try:
+            if path == "/clock/time" and method == "GET":
+                await self._respond(send, 200, self.clock.read())
+                return
+            if path == "/clock/state" and method == "GET":
+                await self._respond(send, 200, self.clock.state())
+                return
+            if path not in ("/clock/set-time", "/clock/clear"):
+                await self._respond(send, 404, {"ok": False, "error": f"no clock route {method} {path}"})
+                return
+            if not caller.admin:
+                await self._respond(send, 403, {"ok": False, "error": f"{path} needs the gateway's admin token"})
+                return
+            if path == "/clock/clear" and method == "POST":
+                await self._respond(send, 200, self.clock.clear())
+            elif path == "/clock/set-time" and method == "PUT":
+                body = await self._json_body(receive, send)
+                if body is None:
+                    return
+                if GET_TIME_TOOL["name"] in self.routes:
+                    owner = self.routes[GET_TIME_TOOL["name"]].env
+                    raise ClockError(f"'get_time' is already served by environment {owner!r}", 409)
+                state = self.clock.set_time(body.get("virtual_time"), body.get("virtual_seconds_per_real_second"))
+                await self._respond(send, 200, state)
+            else:
+                await self._respond(send, 405, {"ok": False, "error": f"{method} is not allowed on {path}"})
+        except ClockError as e:
+            await self._respond(send, e.status, {"ok": False, "error": str(e)})
+
+    def card(self, role: str = DEFAULT_ROLE) -> dict:
+        """The composed card: the gateway's own, each env's nested under `children_environments`."""
+        children = [self._child_card(env, card) for env, card in self.cards.items()]
+        operations = (self.cards[next(iter(self.cards))].get("capabilities") or {}).get("operations") \
+            if len(self.envs) == 1 and self.cards else []
+        return {"name": self.name, "protocolVersion": PROTOCOL_VERSION, "url": RPC_PATH,
+                "preferredTransport": "JSONRPC",
+                "additionalInterfaces": [{"url": MCP_PATH, "transport": MCP_TRANSPORT}],
+                "capabilities": {"extensions": [CLOCK_EXTENSION],
+                                 "tools": [{k: t[k] for k in ("name", "description", "inputSchema") if k in t}
+                                           for t in self.visible_tools(role)],
+                                 "operations": operations or []},
+                "children_environments": children}
+
+    @staticmethod
+    def _child_card(env: str, card: dict) -> dict:
+        card = copy.deepcopy(card)
+
+        def rooted(path: Any) -> Any:
+            return f"/svc/{env}{path}" if isinstance(path, str) and path.startswith("/") else path
+
+        card["url"] = rooted(card.get("url") or RPC_PATH)
+        card["additionalInterfaces"] = []
+        card["children_environments"] = None
+        for ext in (card.get("capabilities") or {}).get("extensions") or []:
+            params = ext.get("params") if isinstance(ext, dict) else None
+            if not isinstance(params, dict):
+                continue
+            if "endpoint" in params:
+                params["endpoint"] = rooted(params["endpoint"])
+            for spec in (params.get("methods") or {}).values():
+                if isinstance(spec, dict) and "endpoint" in spec:
+                    spec["endpoint"] = rooted(spec["endpoint"])
+        return card
+
+    async def _health(self) -> dict:
+        status: dict[str, str] = {}
+
+        async def probe(env: str, url: str) -> None:
+            try:
+                response = await self._http.get(url + WELL_KNOWN_PATH, timeout=2.0)
+                status[env] = "up" if response.status_code == 200 else f"HTTP {response.status_code}"
+            except httpx.HTTPError as e:
+                status[env] = f"down ({type(e).__name__})"
+
+        async with anyio.create_task_group() as tg:
+            for env, url in self.envs.items():
+                tg.start_soon(probe, env, url)
+        ready = all(v == "up" for v in status.values())
+        return {"status": "ready" if ready else "degraded", "envs": status, "tools": len(self.routes)}
+
+    async def _data_plane(self, scope: dict, receive: Any, send: Any, caller: _Caller) -> None:
+        if len(self.envs) != 1:
+            raw = await self._read(receive)
+            req, error = parse_request(raw or b"")
+            rid = req.get("id") if req else None
+            await self._respond(send, 200, error or rpc_error(
+                rid, E.SERVER_ERROR, f"the gateway fronts {len(self.envs)} environments; call "
+                f"/svc/<env>{RPC_PATH} for one of: {', '.join(self.envs)}", {"code": "ambiguous_environment"}))
+            return
+        env = next(iter(self.envs))
+        await self._proxy(scope, receive, send, caller, f"/svc/{env}{RPC_PATH}")
+
+    async def _proxy(self, scope: dict, receive: Any, send: Any, caller: _Caller, path: str) -> None:
+        _, _, rest = path.partition("/svc/")
+        env, _, tail = rest.partition("/")
+        base = self.envs.get(env)
+        if base is None:
+            await self._respond(send, 404, {"error": f"unknown environment {env!r}{did_you_mean(env, self.envs)}"})
+            return
+        body = await self._read(receive)
+        if body is None:
+            await self._respond(send, 413, {"error": f"request body exceeds {self.max_request_bytes} bytes"})
+            return
+        url = f"{base}/{tail}"
+        if scope.get("query_string"):
+            url += "?" + scope["query_string"].decode("latin-1")
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]
+                   if k in (b"content-type", b"accept")}
+        headers[ROLE_HEADER] = caller.role
+        try:
+            response = await self._http.request(scope["method"], url, content=body, headers=headers)
+        except httpx.TimeoutException:
+            await self._respond(send, 504, {"error": f"environment {env!r} did not answer within {self.call_timeout:g}s"})
+            return
+        except httpx.HTTPError as e:
+            await self._respond(send, 502, {"error": f"environment {env!r} is not reachable at {base}: {e}"})
+            return
+        ctype = response.headers.get("content-type", "application/json").encode()
+        await send({"type": "http.response.start", "status": response.status_code,
+                    "headers": [(b"content-type", ctype), (b"content-length", str(len(response.content)).encode())]})
+        await send({"type": "http.response.body", "body": response.content})
+
+
+def _error_result(text: str) -> dict:
+    return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+def _text(result: dict) -> str:
+    return "\n".join(c.get("text", "") for c in result.get("content") or [] if isinstance(c, dict))
