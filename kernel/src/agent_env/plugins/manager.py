@@ -29,6 +29,7 @@ KERNEL_DIST = "agentenv-kernel"
 BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
     ("local-stores", "agent_env.stores.hooks"),
     ("local-sandbox", "agent_env.sandboxes.hooks"),
+    ("local-runner", "agent_env.engine.hooks"),
 )
 
 #: Registry attribute -> (registration hook, factory).

@@ -16,7 +16,7 @@ import pytest
 
 @pytest.fixture
 def agent_env_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A temporary `AGENT_ENV_HOME`; the config search starts in an empty temporary folder."""
+    """A temporary `AGENT_ENV_HOME` (and no `AGENT_ENV_CONFIG`), removed after the test."""
     home = tmp_path / "agent-env-home"
     home.mkdir()
     monkeypatch.setenv("AGENT_ENV_HOME", str(home))
