@@ -108,11 +108,14 @@ class ImageStore(_Backend):
 
     @abc.abstractmethod
     async def push(self, local_ref: str, name: str) -> str:
-        """Store the local image `local_ref` as `name`; returns the stored reference."""
+        """Store the local image `local_ref` as `name`; returns the stored reference (which
+        `exists`, `pull` and `list` then know). `StoreError` when `local_ref` is not local."""
 
     @abc.abstractmethod
     async def pull(self, ref: str) -> str:
-        """Make `ref` available to the local daemon; returns the local reference."""
+        """Make `ref` available to the local daemon; returns the local reference.
+
+        `KeyError` when the store has no `ref`; `StoreError` for any other failure."""
 
     @abc.abstractmethod
     async def exists(self, ref: str) -> bool: ...
