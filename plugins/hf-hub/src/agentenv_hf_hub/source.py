@@ -10,6 +10,7 @@ import os
 import shutil
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import attrs
@@ -22,6 +23,8 @@ from agentenv_hf_hub.card import parse_card
 from agentenv_hf_hub.hub import Hub, HubUnreachable, endpoint, offline
 from agentenv_hf_hub.layout import CARD, Selected, select, unsafe_paths
 from agentenv_hf_hub.spec import COMMIT_SHA, HubSpec, parse_spec
+
+DOWNLOAD_WORKERS = 8
 
 
 @attrs.frozen(kw_only=True)
@@ -91,8 +94,9 @@ class _Resolver:
             missing = [f for f in missing if not (folder / f).is_file()]
             staging = Path(tempfile.mkdtemp(dir=self.cache.root, prefix=".staging-"))
             try:
-                for name in missing:
-                    self.client().download(commit, name, staging)
+                hub = self.client()
+                with ThreadPoolExecutor(max_workers=min(DOWNLOAD_WORKERS, len(missing))) as pool:
+                    list(pool.map(lambda name: hub.download(commit, name, staging), missing))
                 for name in missing:
                     target = folder / name
                     target.parent.mkdir(parents=True, exist_ok=True)
