@@ -318,8 +318,6 @@ class TaskInstance:
             recorded = dict(self.state.get("sandboxes") or {})
             if not recorded:
                 return
-            if manager is not None:
-                await manager.reap_orphans(adopt=[r.get("id") for r in recorded.values()])
             broken: list[str] = []
             for name, rec in recorded.items():
                 if name in self.live_sandboxes:
@@ -337,6 +335,8 @@ class TaskInstance:
                     continue
                 self.live_sandboxes[name] = sandbox
                 self.owned_sandboxes.append(sandbox)
+            if manager is not None:  # connect re-owned ours; the dead owner's others go now
+                await manager.reap_orphans(adopt=[s.id for s in self.owned_sandboxes])
             if not broken:
                 return
             span: set[str] = set()

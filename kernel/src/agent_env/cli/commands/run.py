@@ -106,6 +106,8 @@ async def _guarded(opts: dict[str, Any]) -> int:
             tg.cancel_scope.cancel()
     if error is not None:
         raise error
+    if caught and "held_code" in opts:  # --keep: the signal only ended the hold
+        return opts["held_code"]
     if caught:
         return EXIT_SIGNAL.get(caught[0], 130)
     return code
@@ -160,9 +162,12 @@ async def _run_bundle(session: Any, opts: dict[str, Any], caught: list[int]) -> 
         services, bundle, tasks, run_id=run_id, spec=_spec_for_record(opts["spec"]),
         task_versions=materialized.task_versions,
     )
-    records = await _execute(session, services, instances, opts)
-    return _summarize(run_id, records, engine_run.eval_summary(bundle, evals, records),
-                      opts["as_json"], caught)
+    def report() -> int:
+        records = [inst.record for inst in instances]
+        return _summarize(run_id, records, engine_run.eval_summary(bundle, evals, records),
+                          opts["as_json"], caught)
+
+    return await _execute(session, instances, opts, report)
 
 
 async def _resume(session: Any, opts: dict[str, Any], caught: list[int]) -> int:
@@ -181,26 +186,32 @@ async def _resume(session: Any, opts: dict[str, Any], caught: list[int]) -> int:
     )
     instance = await TaskInstance.load(services, record, task.steps)
     _err(f"resuming {record['id']} (task {task.name}, status {record['status']})")
-    records = await _execute(session, services, [instance], opts)
-    return _summarize(record["run_id"], records, [], opts["as_json"], caught)
+    def report() -> int:
+        return _summarize(record["run_id"], [instance.record], [], opts["as_json"], caught)
+
+    return await _execute(session, [instance], opts, report)
 
 
-async def _execute(session: Any, services: Any, instances: list, opts: dict[str, Any]) -> list:
+async def _execute(session: Any, instances: list, opts: dict[str, Any], report: Any) -> int:
+    """Run the instances and print the summary (also when interrupted); with --keep, then
+    hold their sandboxes until Ctrl-C."""
     from agent_env.engine.runner import LocalRunner
 
     concurrency = int(session.config.get("run", "concurrency", 8) or 8)
     try:
         await LocalRunner(concurrency=concurrency).run(instances)
-        if opts["keep"]:
-            live = list(session.sandboxes.live.values())
-            if live:
-                _err(f"keeping {len(live)} sandbox(es): "
-                     + ", ".join(f"{s.provider}:{s.id}" for s in live)
-                     + "; press Ctrl-C to tear them down")
-                await anyio.sleep_forever()
-    finally:
-        records = [inst.record for inst in instances]
-    return records
+    except anyio.get_cancelled_exc_class():
+        report()
+        raise
+    code = report()
+    live = list(session.sandboxes.live.values())
+    if opts["keep"] and live:
+        opts["held_code"] = code
+        _err(f"keeping {len(live)} sandbox(es): "
+             + ", ".join(f"{s.provider}:{s.id}" for s in live)
+             + "; press Ctrl-C to tear them down")
+        await anyio.sleep_forever()
+    return code
 
 
 class ProgressReporter:

@@ -1,0 +1,150 @@
+"""`agent-env run` as a real process: SIGKILL then `--resume`, Ctrl-C and SIGTERM teardown."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_run_cli import FIXTURES, alive, nothing_left, stored, write_bundle  # noqa: E402
+
+LAUNCH = FIXTURES / "launch.py"
+
+
+def slow_task(trace: Path, release: Path) -> list:
+    t = str(trace)
+    return [
+        {"id": "box", "type": "t_box", "trace": t},
+        {"id": "write", "type": "t_write", "path": "/app/out.txt", "text": "hi", "trace": t},
+        {"id": "wait", "type": "t_wait", "release": str(release), "trace": t},
+        {"id": "check", "type": "t_check", "verifier_id": "check", "path": "/app/out.txt",
+         "text": "hi", "trace": t},
+    ]
+
+
+@pytest.fixture
+def env(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    e = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_ENV_")}
+    e["AGENT_ENV_HOME"] = str(home)
+    return {"env": e, "home": home, "cwd": tmp_path}
+
+
+def start(env, *args) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, str(LAUNCH), *args], env=env["env"], cwd=env["cwd"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+
+
+def wait_for(predicate, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting")
+        time.sleep(0.05)
+
+
+def lines(path: Path) -> list[str]:
+    return path.read_text().split() if path.exists() else []
+
+
+def start_and_wait_in_step(env, tmp_path):
+    trace, release = tmp_path / "trace.txt", tmp_path / "release"
+    bundle = write_bundle(tmp_path / "bundle", {"slow": slow_task(trace, release)})
+    proc = start(env, "run", str(bundle))
+    wait_for(lambda: "wait" in lines(trace) or proc.poll() is not None)
+    assert proc.poll() is None, proc.communicate()
+    [record] = stored(env["home"], "task_instances")
+    return proc, record, trace, release
+
+
+def test_sigkill_then_resume_finishes_without_rerunning_completed_steps(env, tmp_path):
+    proc, record, trace, release = start_and_wait_in_step(env, tmp_path)
+    proc.kill()
+    proc.wait(timeout=10)
+    journal = stored(env["home"], "journal")
+    assert [e["step_id"] for e in journal] == ["box", "write"]
+    pid = journal[0]["ops"][-1]["value"]["pid"]
+    assert alive(pid), "the sandbox's server outlives a SIGKILL of agent-env"
+
+    release.touch()
+    done = subprocess.run(
+        [sys.executable, str(LAUNCH), "run", "--resume", record["id"]],
+        env=env["env"], cwd=env["cwd"], capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"slow  passed (check: 1)" in done.stdout and record["id"] in done.stdout
+    # box and write ran once; the wait step that was killed ran again, then check
+    assert lines(trace) == ["box", "write", "wait", "wait", "check"]
+    [final] = stored(env["home"], "task_instances")
+    assert final["status"] == "passed" and final["resumes"] == 1
+    assert not alive(pid)
+    nothing_left(env["home"])
+
+
+def test_resume_when_the_sandbox_is_gone_reruns_from_the_step_that_made_it(env, tmp_path):
+    proc, record, trace, release = start_and_wait_in_step(env, tmp_path)
+    proc.kill()
+    proc.wait(timeout=10)
+    pid = stored(env["home"], "journal")[0]["ops"][-1]["value"]["pid"]
+    os.kill(pid, signal.SIGKILL)
+    for path in (env["home"] / "sandboxes").iterdir():
+        shutil.rmtree(path)
+    release.touch()
+    done = subprocess.run(
+        [sys.executable, str(LAUNCH), "run", "--resume", record["id"], "--json"],
+        env=env["env"], cwd=env["cwd"], capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["tasks"][0]["outcome"] == "passed (check: 1)"
+    assert "sandbox 'box' is gone" in done.stderr
+    assert lines(trace) == ["box", "write", "wait", "box", "write", "wait", "check"]
+    nothing_left(env["home"])
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_ctrl_c_and_sigterm_tear_down_and_record_cancelled(env, tmp_path, signum, code):
+    proc, record, trace, release = start_and_wait_in_step(env, tmp_path)
+    pid = stored(env["home"], "journal")[0]["ops"][-1]["value"]["pid"]
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == code, err
+    assert "slow  cancelled" in out
+    [final] = stored(env["home"], "task_instances")
+    assert final["status"] == "cancelled"
+    assert final["steps"]["wait"]["status"] == "cancelled"
+    assert not alive(pid)
+    nothing_left(env["home"])
+
+
+def test_keep_holds_sandboxes_until_ctrl_c(env, tmp_path):
+    trace, release = tmp_path / "trace.txt", tmp_path / "release"
+    release.touch()
+    bundle = write_bundle(tmp_path / "bundle", {"slow": slow_task(trace, release)})
+    err_path = tmp_path / "stderr.txt"
+    with open(err_path, "w") as err_file:
+        proc = subprocess.Popen(
+            [sys.executable, str(LAUNCH), "run", str(bundle), "--keep"], env=env["env"],
+            cwd=env["cwd"], stdout=subprocess.PIPE, stderr=err_file, text=True,
+        )
+        wait_for(lambda: "keeping 1 sandbox" in err_path.read_text() or proc.poll() is not None)
+        assert proc.poll() is None, err_path.read_text()
+        pid = stored(env["home"], "journal")[0]["ops"][-1]["value"]["pid"]
+        assert alive(pid)
+        assert (env["home"] / "sandboxes").exists()
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err_path.read_text()
+    assert "slow  passed (check: 1)" in out
+    assert not alive(pid)
+    nothing_left(env["home"])
