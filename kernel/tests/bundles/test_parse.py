@@ -255,3 +255,11 @@ def test_unknown_task_name_suggests(hello_bundle: Path, plugins: Any) -> None:
     bundle = load_bundle(str(hello_bundle), plugins)
     with pytest.raises(BundleError, match=r"no task 'helo' \(did you mean 'hello'\?\)"):
         bundle.task("helo")
+
+
+def test_artifact_and_skill_names_must_differ(hello_bundle: Path, plugins: Any, writer: Any) -> None:
+    writer(hello_bundle / "skills/greeting/SKILL.md", "x")
+    assert problems_of(hello_bundle, plugins) == [
+        "artifacts/greeting and skills/greeting: share a name; steps name artifacts and skills "
+        "alike, so rename one"
+    ]

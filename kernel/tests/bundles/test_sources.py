@@ -117,3 +117,29 @@ def test_bundle_toml_mistakes(hello_bundle: Path, plugins: Any, writer: Any) -> 
         "bundle.toml: unknown key 'extra'",
         "bundle.toml: requires: unknown key 'plugin' (did you mean 'plugins'?)",
     ]
+
+
+def test_source_plugins_and_setup_apply_without_bundle_toml(hello_bundle: Path, plugins: Any,
+                                                            register_plugin: Any) -> None:
+    """A Hub card's `plugins` stand in for a missing bundle.toml; its `setup` text is shown
+    (never run) when something the bundle needs is missing."""
+    card = {"plugins": ["agentenv-no-such-plugin>=1"], "setup": "agent-env example setup"}
+
+    class Source:
+        @hookimpl
+        def agentenv_resolve_bundle_source(self, spec: str) -> Any:
+            extra = card if spec == "test://plugins" else {"setup": card["setup"]}
+            return ResolvedSource(path=hello_bundle, provenance={"source": "test", **extra},
+                                  id_prefix="@hf/org/repo", name="repo")
+
+    register_plugin(Source(), "test-source")
+    with pytest.raises(BundleError) as info:
+        load_bundle("test://plugins", plugins)
+    assert info.value.problems[-2:] == [
+        "install with: pip install 'agentenv-no-such-plugin>=1'",
+        "setup: agent-env example setup",
+    ]
+    (hello_bundle / "tasks/hello.json").write_text('[{"id": "x", "type": "example_step"}]')
+    with pytest.raises(BundleError) as info:
+        load_bundle("test://setup", plugins)
+    assert info.value.problems[-1] == "setup: agent-env example setup"

@@ -68,10 +68,21 @@ class _Parser:
 
     def parse(self) -> Bundle:
         kinds, description, bundle_toml, aliases_toml = self._scan_root()
-        requires = self._requires(bundle_toml)
-        check_requirements(requires, bundle=self.name)
+        provenance = self.source.provenance
+        setup = provenance.get("setup") if isinstance(provenance.get("setup"), str) else None
+        if bundle_toml is not None:
+            requires = self._requires(bundle_toml)
+        else:
+            card = provenance.get("plugins") or []
+            requires = [r for r in card if isinstance(r, str)] if isinstance(card, list) else []
+        check_requirements(requires, bundle=self.name, setup=setup)
         artifacts = self._artifacts(kinds.get("artifacts"))
         skills = self._folders("skill", kinds.get("skills"))
+        for name in sorted(set(artifacts) & set(skills)):
+            self.problems.add(
+                f"artifacts/{name} and skills/{name}",
+                "share a name; steps name artifacts and skills alike, so rename one",
+            )
         envs = self._folders("env", kinds.get("envs"))
         agents = self._folders("agent", kinds.get("agents"))
         tasks = self._tasks(kinds.get("tasks"))
@@ -96,6 +107,8 @@ class _Parser:
         if self.problems.items:
             self.problems.items.sort(key=lambda p: p.split(": ", 1)[0])
             count = len(self.problems.items)
+            if setup and any(_needs_setup(p) for p in self.problems.items):
+                self.problems.items.append(f"setup: {setup}")
             raise BundleError(
                 f"bundle {self.root} has {count} problem{'s' if count != 1 else ''}",
                 self.problems.items,
@@ -419,6 +432,11 @@ class _Parser:
         if not folder.is_dir():
             return []
         return [p.name[: -len(suffix)] for p in folder.iterdir() if p.name.endswith(suffix) and not _ignored(p.name)]
+
+
+def _needs_setup(problem: str) -> bool:
+    """A problem a bundle's setup command may fix: something the bundle needs is not there."""
+    return any(m in problem for m in ("unknown step type", "no artifact", "no env", "no agent"))
 
 
 def _json_type(value: Any) -> str:
