@@ -1,0 +1,144 @@
+"""The engine's own overhead with the journal on (figures, not pass/fail).
+
+Run: .venv/bin/python bench/engine.py [--steps 1000] [--width 300] [--tasks 200]
+
+- chain: one task of N no-op steps, each depending on the previous one;
+- fan: N no-op steps in W independent chains (at most W steps run at once);
+- hello-like: T tasks at once, each creating a local sandbox, writing a file, checking it with
+  a shell command and scoring, through `LocalRunner` (real SQLite journal, real sandboxes).
+Per-step overhead is wall time / steps for no-op steps: scheduling, context, wrappers hook,
+one journal document per step, records. Target: under 1 ms per step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import ClassVar
+
+import anyio
+import attrs
+
+from agent_env.engine.instance import EngineServices, TaskInstance
+from agent_env.engine.records import new_id
+from agent_env.engine.runner import LocalRunner
+from agent_env.models import Step
+from agent_env.plugins import PluginManager
+from agent_env.redact import Redactor
+from agent_env.sandbox import SandboxSpec
+from agent_env.sandboxes.manager import SandboxManager
+from agent_env.stores import open_stores
+
+
+@attrs.frozen(kw_only=True)
+class Noop(Step):
+    type: ClassVar[str] = "noop"
+
+    async def execute(self, ctx) -> None:
+        return None
+
+
+@attrs.frozen(kw_only=True)
+class Box(Step):
+    type: ClassVar[str] = "box"
+
+    async def execute(self, ctx) -> None:
+        await ctx.create_sandbox("main", SandboxSpec())
+
+
+@attrs.frozen(kw_only=True)
+class Load(Step):
+    type: ClassVar[str] = "load"
+
+    async def execute(self, ctx) -> None:
+        box = await ctx.sandbox("main")
+        await box.write_file("/app/greeting.txt", b"hello, world\n")
+
+
+@attrs.frozen(kw_only=True)
+class Verify(Step):
+    type: ClassVar[str] = "verify"
+    is_verifier: ClassVar[bool] = True
+
+    async def execute(self, ctx) -> None:
+        box = await ctx.sandbox("main")
+        result = await box.exec("grep -q hello /app/greeting.txt", timeout=30)
+        ok = result.exit_code == 0
+        ctx.record_verifier("hello", [{"id": "grep", "result": ok}], 1.0 if ok else 0.0)
+
+
+@attrs.frozen(kw_only=True)
+class FakeTask:
+    name: str
+    id: str
+    steps: list
+
+
+async def make_services(home: Path) -> EngineServices:
+    plugins = PluginManager(autoload=False)
+    stores = open_stores({}, plugins, home=home)
+    return EngineServices(
+        plugins=plugins, config=None, stores=stores,
+        sandboxes=SandboxManager(plugins, None, home), redactor=Redactor(),
+    )
+
+
+async def instance(services: EngineServices, name: str, steps: list) -> TaskInstance:
+    task = FakeTask(name=name, id=f"@bench/{name}", steps=steps)
+    return await TaskInstance.create(
+        services, task=task, instance_id=new_id("ti"), run_id="run-bench",
+        bundle={"spec": "bench", "name": "bench"}, task_version=1,
+    )
+
+
+def row(label: str, tasks: int, steps: int, seconds: float) -> None:
+    print(f"{label:<28} {tasks:>6} {steps:>7} {seconds:>8.3f} {tasks / seconds:>9.1f} "
+          f"{steps / seconds:>9.0f} {seconds / steps * 1000:>9.3f}")
+
+
+async def main(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        services = await make_services(Path(tmp))
+        print(f"{'case':<28} {'tasks':>6} {'steps':>7} {'wall s':>8} {'tasks/s':>9} "
+              f"{'steps/s':>9} {'ms/step':>9}")
+        n, w = args.steps, args.width
+
+        chain = [Noop(id=f"s{i}") for i in range(n)]
+        inst = await instance(services, "chain", chain)
+        t0 = time.perf_counter()
+        await inst.run()
+        row(f"chain of {n} no-op steps", 1, n, time.perf_counter() - t0)
+        assert inst.record["status"] == "unscored", inst.record["outcome"]
+
+        fan = [Noop(id=f"s{i}", depends_on=[f"s{i - w}"] if i >= w else []) for i in range(n)]
+        inst = await instance(services, "fan", fan)
+        t0 = time.perf_counter()
+        await inst.run()
+        row(f"{w}-wide fan of {n} no-ops", 1, n, time.perf_counter() - t0)
+        assert inst.record["status"] == "unscored", inst.record["outcome"]
+
+        hello = [Box(id="deploy"), Load(id="load"), Verify(id="verify")]
+        for concurrency in (args.tasks, 8):
+            insts = [await instance(services, f"hello{i}", hello) for i in range(args.tasks)]
+            t0 = time.perf_counter()
+            await LocalRunner(concurrency=concurrency).run(insts)
+            row(f"{args.tasks} hello-like, {concurrency} at once", len(insts), 3 * len(insts),
+                time.perf_counter() - t0)
+            bad = [i.record["outcome"] for i in insts if i.record["status"] != "passed"]
+            assert not bad, bad[:3]
+        left = [p for p in (Path(tmp) / "sandboxes").iterdir() if not p.name.startswith(".")]
+        assert not left, f"sandboxes left behind: {left[:3]}"
+        await services.stores.close()
+    print(f"(python {os.sys.version.split()[0]}, {os.cpu_count()} cpus; journal: sqlite WAL, "
+          "one document per step)")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--width", type=int, default=300)
+    parser.add_argument("--tasks", type=int, default=200)
+    anyio.run(main, parser.parse_args())
