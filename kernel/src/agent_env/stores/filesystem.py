@@ -88,6 +88,10 @@ class FilesystemObjectStore(ObjectStore):
                         )
                     os.replace(tmp, target)
                     break
+                except IsADirectoryError:
+                    raise StoreError(
+                        f"cannot put object {key!r}: other objects live under {key + '/'!r}"
+                    ) from None
                 except (FileNotFoundError, NotADirectoryError, FileExistsError) as exc:
                     # a concurrent delete pruned the folder, or a parent part is an object
                     if attempt == 4 or self._parent_is_object(key):

@@ -33,7 +33,9 @@ def check_document_key(key: object) -> str:
     if "\x00" in key:
         raise StoreError(f"bad document key {key!r}: contains a NUL character")
     if len(key) > MAX_KEY_CHARS:
-        raise StoreError(f"bad document key {key[:40]!r}...: longer than {MAX_KEY_CHARS} characters")
+        raise StoreError(
+            f"bad document key {key[:40]!r}...: longer than {MAX_KEY_CHARS} characters"
+        )
     return key
 
 

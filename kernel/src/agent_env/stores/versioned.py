@@ -32,7 +32,7 @@ class PutResult:
     changed_files: list[str] = attrs.field(factory=list)
 
     def describe(self) -> str:
-        """The line materialization prints: "v1 (new)", "v1, unchanged", "v2 (files changed: b.txt)"."""
+        """The line materialization prints, e.g. "v2 (files changed: b.txt)"."""
         return describe(self)
 
 
@@ -70,7 +70,8 @@ def changed_files(old: dict[str, str] | None, new: dict[str, str] | None) -> lis
 def _collection(kind: str) -> str:
     if not isinstance(kind, str) or not _KIND_RE.fullmatch(kind):
         raise StoreError(
-            f"bad entity kind {kind!r}: use lowercase letters, digits and '_', starting with a letter"
+            f"bad entity kind {kind!r}: use lowercase letters, digits and '_', "
+            "starting with a letter"
         )
     return f"entities-{kind}"
 

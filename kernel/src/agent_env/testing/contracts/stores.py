@@ -361,7 +361,11 @@ class ObjectStoreContract(_StoreContract):
         for key in keys:
             await store.put(prefix + key, key.encode())
         assert await store.list(prefix) == sorted(prefix + k for k in keys)
-        assert await store.list(prefix + "x/") == [prefix + "x/.env", prefix + "x/1", prefix + "x/2/deep"]
+        assert await store.list(prefix + "x/") == [
+            prefix + "x/.env",
+            prefix + "x/1",
+            prefix + "x/2/deep",
+        ]
         assert await store.list(prefix + "x") == sorted(
             prefix + k for k in ["x/1", "x/2/deep", "xy", "x/.env"]
         )
@@ -452,7 +456,11 @@ class SecretStoreContract(_StoreContract):
     @pytest.mark.anyio
     @pytest.mark.parametrize("bad", BAD_SECRET_NAMES, ids=lambda b: repr(b)[:20])
     async def test_bad_names_rejected(self, store: Any, bad: Any) -> None:
-        for call in (lambda: store.get(bad), lambda: store.set(bad, "v"), lambda: store.delete(bad)):
+        for call in (
+            lambda: store.get(bad),
+            lambda: store.set(bad, "v"),
+            lambda: store.delete(bad),
+        ):
             with pytest.raises(StoreError, match="secret name"):
                 await call()
 
@@ -482,7 +490,9 @@ class ImageStoreContract(_StoreContract):
         return f"agentenv-contract/{_unique('img')}:v1"
 
     @pytest.mark.anyio
-    async def test_push_exists_list_pull(self, store: Any, local_image: str, image_name: str) -> None:
+    async def test_push_exists_list_pull(
+        self, store: Any, local_image: str, image_name: str
+    ) -> None:
         ref = await store.push(local_image, image_name)
         assert isinstance(ref, str) and ref
         assert await store.exists(ref) is True
