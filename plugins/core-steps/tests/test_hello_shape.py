@@ -188,3 +188,32 @@ async def test_verify_without_sandbox_name_uses_the_only_sandbox(runner):
                   "criteria": [{"type": "probe_dir_exists", "paths": ["/app"]}]}]
     )
     assert runner.state["verifiers"]["v"]["score"] == 1.0
+
+
+async def test_urls_are_downloaded_into_the_destination(runner, tmp_path):
+    import functools
+    import http.server
+    import threading
+
+    served = tmp_path / "served"
+    served.mkdir()
+    (served / "data.txt").write_text("remote data")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    handler.log_message = lambda *a: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        await runner.run(
+            [
+                DEPLOY,
+                {"id": "get", "type": "load_artifact", "sandbox_name": "box", "destination_path": "/app/in",
+                 "urls": [f"{base}/data.txt", f"{base}/data.txt", {"url": f"{base}/data.txt", "filename": "named.txt"}]},
+                verify([{"type": "probe_file_contains", "paths": [p], "expected": "^remote data$"}
+                        for p in ("in/data.txt", "in/data-1.txt", "in/named.txt")]),
+            ]
+        )
+    finally:
+        server.shutdown()
+    assert runner.state["verifiers"]["v"]["score"] == 1.0

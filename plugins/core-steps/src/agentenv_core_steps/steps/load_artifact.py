@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import posixpath
 import urllib.parse
-import urllib.request
 from typing import Any, ClassVar
 
 import anyio
@@ -174,5 +173,7 @@ def _downloads(urls: list[Any]) -> list[tuple[str, str]]:
 
 
 def _fetch(url: str) -> bytes:
+    import urllib.request  # ~25 ms to import; only steps with `urls` pay for it
+
     with urllib.request.urlopen(url, timeout=URL_TIMEOUT) as response:
         return response.read()
