@@ -36,13 +36,35 @@ async def _create(store: Any, collection: str, key: str, worker: int) -> bool:
     return await store.create(collection, key, {"worker": worker})
 
 
+async def _replace_object(store: Any, key: str, worker: int, size: int) -> list[bool]:
+    """Write `key` full of byte `worker` a few times, reading in between; True per whole read."""
+    whole = []
+    for _ in range(4):
+        await store.put(key, bytes([worker]) * size)
+        data = await store.get(key)
+        whole.append(len(data) == size and data == data[:1] * size)
+    return whole
+
+
+async def _set_secrets(store: Any, name: str, worker: int, count: int) -> int:
+    for i in range(count):
+        await store.set(f"{name}-{worker}-{i}", f"value {worker} {i}")
+    return count
+
+
+JOBS: dict[str, Callable[..., Any]] = {
+    "put_versions": _put_versions,
+    "create": _create,
+    "replace_object": _replace_object,
+    "set_secrets": _set_secrets,
+}
+
+
 def _run_with_fresh_store(factory: Callable[[], Any], job: str, args: tuple) -> Any:
     async def main() -> Any:
         store = factory()
         try:
-            if job == "put_versions":
-                return await _put_versions(store, *args)
-            return await _create(store, *args)
+            return await JOBS[job](store, *args)
         finally:
             await store.close()
 

@@ -428,6 +428,20 @@ class ObjectStoreContract(_StoreContract):
         assert all(s in payloads for s in seen)
 
 
+    @pytest.mark.anyio
+    async def test_replaces_from_processes_are_never_torn(
+        self, store: Any, store_factory: Any, prefix: str
+    ) -> None:
+        key = prefix + "contended"
+        size = 1 << 20
+        args = [(key, i, size) for i in range(PROCESSES)]
+        reads = await anyio.to_thread.run_sync(in_processes, store_factory, "replace_object", args)
+        assert all(all(r) for r in reads), f"a reader saw a partial object: {reads}"
+        final = await store.get(key)
+        assert len(final) == size and final == final[:1] * size
+        assert await store.list(prefix) == [key]
+
+
 class SecretStoreContract(_StoreContract):
     """Named strings: set/get/delete/list, name validation, no partial writes."""
 
@@ -477,6 +491,19 @@ class SecretStoreContract(_StoreContract):
                 tg.start_soon(store.set, f"{name}-{i}", f"value {i}")
         for i in range(10):
             assert await store.get(f"{name}-{i}") == f"value {i}"
+
+
+    @pytest.mark.anyio
+    async def test_sets_from_processes_keep_every_secret(
+        self, store: Any, store_factory: Any, name: str
+    ) -> None:
+        args = [(name, i, 5) for i in range(PROCESSES)]
+        await anyio.to_thread.run_sync(in_processes, store_factory, "set_secrets", args)
+        listed = set(await store.list())
+        for worker in range(PROCESSES):
+            for i in range(5):
+                assert f"{name}-{worker}-{i}" in listed
+                assert await store.get(f"{name}-{worker}-{i}") == f"value {worker} {i}"
 
 
 class ImageStoreContract(_StoreContract):
