@@ -11,6 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from agent_env.bundles.dag import dependency_problems, resolve_dependencies
+
+# Imported eagerly: importing the submodule `materialize` later would otherwise replace the
+# package attribute `materialize` (this function) with the module.
+from agent_env.bundles.materialize import materialize
 from agent_env.bundles.model import (
     ArtifactSpec,
     Bundle,
@@ -52,9 +56,3 @@ def load_bundle(spec: str | Any, plugins: Any) -> Bundle:
     source = spec if isinstance(spec, ResolvedSource) else resolve_source(str(spec), plugins)
     return parse_bundle(source, plugins)
 
-
-async def materialize(bundle: Bundle, stores: Any, *, dry_run: bool = False) -> Materialized:
-    """Write the bundle's entities as versions (content digest decides) and its files as blobs."""
-    from agent_env.bundles.materialize import materialize as _materialize
-
-    return await _materialize(bundle, stores, dry_run=dry_run)
