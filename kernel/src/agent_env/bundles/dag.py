@@ -18,14 +18,15 @@ def dependency_problems(steps: Sequence[Any]) -> list[str]:
     """Every problem with step ids and `depends_on` references, one message per problem."""
     problems: list[str] = []
     seen: list[str] = []
-    all_ids = [s.id for s in steps]
+    seen_set: set[str] = set()
+    all_ids = {s.id for s in steps}
     for step in steps:
-        if step.id in seen:
+        if step.id in seen_set:
             problems.append(f"step {step.id!r}: duplicate step id")
         for ref in step.depends_on or ():
             if ref == step.id:
                 problems.append(f"step {step.id!r}: depends_on: a step cannot depend on itself")
-            elif ref in seen:
+            elif ref in seen_set:
                 continue
             elif ref in all_ids:
                 problems.append(
@@ -38,6 +39,7 @@ def dependency_problems(steps: Sequence[Any]) -> list[str]:
                     f"{did_you_mean(ref, seen)}"
                 )
         seen.append(step.id)
+        seen_set.add(step.id)
     return problems
 
 
