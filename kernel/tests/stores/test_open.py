@@ -90,6 +90,9 @@ async def test_config_object_is_accepted(plugins, tmp_path, monkeypatch):
         ({"sqlite": {"paht": "x"}}, "unknown setting(s) paht"),
         ({"filesystem": {"root": "env:AGENT_ENV_TEST_UNSET_VAR"}}, "AGENT_ENV_TEST_UNSET_VAR is not set"),
         ({"filesystem": {"root": "secret:blob-root"}}, "open_stores_async"),
+        ({"document": "filesystem"}, "('filesystem' is an object store)"),
+        ({"document": "s3"}, "('s3' is an object store)"),
+        ({"image": "sqlite"}, "('sqlite' is a document store)"),
     ],
 )
 def test_bad_tables_fail_clearly(plugins, tmp_path, table, message):
@@ -117,6 +120,11 @@ def test_cloud_backend_without_its_plugin_names_the_extra(plugins, tmp_path, kin
         open_stores({kind: name}, plugins, home=tmp_path)
     assert f"pip install 'agentenv-framework[{extra}]'" in str(info.value)
     assert f"[stores] {kind} = {name!r}" in str(info.value)
+
+
+@pytest.mark.parametrize("value", ["", "none"])
+def test_image_store_can_be_switched_off(plugins, tmp_path, value):
+    assert open_stores({"image": value}, plugins, home=tmp_path).images is None
 
 
 def test_plain_registry_holder_works(tmp_path):

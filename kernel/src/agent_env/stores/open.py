@@ -99,11 +99,17 @@ def _hint(name: str, kind: str = "") -> str | None:
     return install_hint(kind, name)
 
 
-def _unknown_type(kind: str, name: str, known: list[str]) -> ConfigError:
-    hint = _hint(name, kind)
+def _unknown_type(kind: str, name: str, plugins: Any) -> ConfigError:
+    from agent_env.plugins.known import KNOWN_BACKENDS
+
+    known = _known_types(plugins, kind)
     message = f"[stores] {kind} = {name!r}: no {kind} store of that type is installed"
-    if hint:
-        message += f"; it comes from a plugin: {hint}"
+    other = [k for k in KINDS if k != kind and name in _known_types(plugins, k)]
+    other += [k for (k, n) in KNOWN_BACKENDS if n == name and k in KINDS and k != kind]
+    if (kind, name) in KNOWN_BACKENDS:
+        message += f"; it comes from a plugin: {KNOWN_BACKENDS[(kind, name)]}"
+    elif other:
+        message += f" ({name!r} is {'an' if other[0][0] in 'aeiou' else 'a'} {other[0]} store)"
     else:
         message += did_you_mean(name, known)
     return ConfigError(message + f"; installed: {', '.join(known) or 'none'}")
@@ -113,7 +119,9 @@ def _split(table: Mapping[str, Any], known_types: set[str]) -> tuple[dict, dict]
     choices: dict[str, str | None] = dict(DEFAULTS)
     settings: dict[str, dict[str, Any]] = {}
     for key, value in table.items():
-        if key in KINDS:
+        if key == "image" and value in ("", "none"):
+            choices[key] = None
+        elif key in KINDS:
             if value is not None and (not isinstance(value, str) or not value.strip()):
                 raise ConfigError(
                     f"[stores] {key} = {value!r}: must be the name of a {key} store type"
@@ -165,9 +173,8 @@ def _plan(
                 raise ConfigError(f"[stores] {kind} must name a {kind} store type")
             plan[kind] = None
             continue
-        known = _known_types(plugins, kind)
-        if name not in known:
-            raise _unknown_type(kind, name, known)
+        if name not in _known_types(plugins, kind):
+            raise _unknown_type(kind, name, plugins)
         plan[kind] = (plugins.stores.get(kind, name), settings.get(name, {}), f"[stores.{name}]")
     return Path(home), plan
 
