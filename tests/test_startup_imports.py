@@ -1,0 +1,39 @@
+"""`agent-env --help` and `--version` stay cheap with every installed plugin: no heavy SDK is
+imported (the plugins' `hooks.py` modules must import only the stdlib and `agent_env`)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("mcp", "docker", "boto3", "botocore", "google", "huggingface_hub", "httpx", "anyio")
+
+PROBE = """
+import json, sys
+from agent_env.cli.main import main
+try:
+    main({args!r})
+except SystemExit:
+    pass
+with open({out!r}, "w") as fh:
+    json.dump(sorted(sys.modules), fh)
+"""
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--help"], ["plugin", "--help"]])
+def test_cheap_commands_import_no_heavy_module(args, tmp_path):
+    out = tmp_path / "modules.json"
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE.format(args=args, out=str(out))],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip(), "the command printed nothing"
+    modules = json.loads(out.read_text())
+    heavy = sorted(m for m in modules if m.split(".")[0] in HEAVY)
+    assert heavy == [], f"agent-env {' '.join(args)} imported {heavy}"
+    if args == ["--version"]:
+        assert "click" not in modules and "pluggy" not in modules
