@@ -172,3 +172,39 @@ def test_no_spec_lists_installed_bundles(run_cli):
     result = run_cli.invoke(["run", "--json"])
     assert result.exit_code == 0
     assert isinstance(json.loads(result.stdout), list)
+
+
+def test_unknown_sandbox_provider_is_a_usage_error(run_cli, agent_env_home, tmp_path):
+    bundle = write_bundle(tmp_path / "b", {"t": box_task()})
+    result = run_cli.invoke(["run", str(bundle), "--sandbox", "locl"])
+    assert result.exit_code == 2
+    assert "did you mean 'local'" in result.stderr
+    assert stored(agent_env_home, "task_instances") == []
+
+
+def test_resume_refuses_an_instance_whose_owner_is_alive(run_cli, agent_env_home, tmp_path):
+    import socket
+    import subprocess
+
+    bundle = write_bundle(tmp_path / "b", {"t": box_task()})
+    instance = json.loads(run_cli.invoke(["run", str(bundle), "--json"]).stdout)["tasks"][0]
+
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        from agent_env.plugins import PluginManager
+        from agent_env.stores import open_stores
+
+        async def mark_running():
+            stores = open_stores({}, PluginManager(autoload=False), home=agent_env_home)
+            doc = await stores.documents.get("task_instances", instance["id"])
+            doc.update(status="running", owner={"pid": sleeper.pid, "host": socket.gethostname()})
+            await stores.documents.put("task_instances", instance["id"], doc)
+            await stores.close()
+
+        anyio.run(mark_running)
+        result = run_cli.invoke(["run", "--resume", instance["id"]])
+        assert result.exit_code == 1
+        assert f"is still running in process {sleeper.pid}" in result.stderr
+    finally:
+        sleeper.kill()
+        sleeper.wait()

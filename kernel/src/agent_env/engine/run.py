@@ -154,6 +154,29 @@ async def load_record(documents: Any, instance_id: str) -> dict[str, Any]:
     )
 
 
+def check_not_running(record: Mapping[str, Any]) -> None:
+    """Refuse to resume an instance whose owner process is still alive on this host."""
+    import os
+    import socket
+
+    owner = record.get("owner") or {}
+    if record.get("status") != "running" or owner.get("host") != socket.gethostname():
+        return
+    pid = owner.get("pid")
+    if not isinstance(pid, int) or pid == os.getpid():
+        return
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return
+    except PermissionError:
+        pass
+    raise AgentEnvError(
+        f"task instance {record['id']!r} is still running in process {pid}; "
+        "stop it first (Ctrl-C tears its sandboxes down) or wait for it"
+    )
+
+
 def task_for_resume(bundle: Any, record: Mapping[str, Any], task_versions: Mapping[str, int]):
     """The task of `record` from the reloaded bundle, refusing when its content changed."""
     name = record["task"]["name"]

@@ -136,6 +136,16 @@ async def _load(session: Any, spec: str, *, dry_run: bool = False):
     return bundle, materialized
 
 
+def _check_provider(session: Any, provider: str | None) -> None:
+    from agent_env.errors import PluginError
+
+    if provider is not None:
+        try:
+            session.plugins.sandbox_providers.get(provider)
+        except PluginError as exc:
+            raise click.BadParameter(str(exc), param_hint="--sandbox") from None
+
+
 def _spec_for_record(spec: str) -> str:
     from pathlib import Path
 
@@ -147,6 +157,7 @@ async def _run_bundle(session: Any, opts: dict[str, Any], caught: list[int]) -> 
     from agent_env.engine import run as engine_run
     from agent_env.engine.records import new_id
 
+    _check_provider(session, opts["provider"])
     bundle, materialized = await _load(session, opts["spec"], dry_run=opts["dry_run"])
     tasks, evals = engine_run.select_tasks(bundle, opts["task_names"], opts["eval_names"])
     if not tasks:
@@ -178,6 +189,8 @@ async def _resume(session: Any, opts: dict[str, Any], caught: list[int]) -> int:
     if record["status"] in engine_run.FINAL_OK:
         _err(f"task instance {record['id']} already finished: {record['outcome']}; nothing to resume")
         return _summarize(record["run_id"], [record], [], opts["as_json"], caught)
+    engine_run.check_not_running(record)
+    _check_provider(session, opts["provider"])
     bundle, materialized = await _load(session, record["bundle"]["spec"])
     task = engine_run.task_for_resume(bundle, record, materialized.task_versions)
     services = await session.services(
