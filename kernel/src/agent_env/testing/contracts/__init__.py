@@ -2,7 +2,8 @@
 
 Store suites (`stores`): `DocumentStoreContract`, `VersionedEntitiesContract`,
 `ObjectStoreContract`, `SecretStoreContract`, `ImageStoreContract`. Sandbox providers:
-`SandboxProviderContract` (`sandbox`). Names load on first use, so importing this is cheap.
+`SandboxProviderContract` (`sandbox`). Step types: `StepTypeContract` (`steps`). Names load
+on first use, so importing this is cheap.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ _WHERE = {
     "SecretStoreContract": "stores",
     "ImageStoreContract": "stores",
     "SandboxProviderContract": "sandbox",
+    "StepTypeContract": "steps",
 }
 
 __all__ = sorted(_WHERE)
