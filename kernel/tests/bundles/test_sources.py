@@ -143,3 +143,26 @@ def test_source_plugins_and_setup_apply_without_bundle_toml(hello_bundle: Path, 
     with pytest.raises(BundleError) as info:
         load_bundle("test://setup", plugins)
     assert info.value.problems[-1] == "setup: agent-env example setup"
+
+
+def test_same_bundle_name_from_two_packages(site: Path, plugins: Any, writer: Any) -> None:
+    writer(site / "otherpkg/__init__.py", "")
+    writer(site / "otherpkg/demo/tasks/t.json",
+           '[{"id": "a", "type": "teardown_sandboxes", "sandbox_names": ["x"]}]')
+    info = site / "other_dist-0.1.dist-info"
+    writer(info / "METADATA", "Metadata-Version: 2.1\nName: other-dist\nVersion: 0.1\n")
+    writer(info / "entry_points.txt", "[agent_env.bundles]\ndemo = otherpkg\n")
+    with pytest.raises(BundleError, match="several installed packages provide a bundle 'demo'; "
+                                          "run one of my-bundles/demo, other-dist/demo"):
+        load_bundle("demo", plugins)
+    bundle = load_bundle("other-dist/demo", plugins)
+    assert bundle.tasks["t"].id == "@local/other-dist/demo/t"
+
+
+def test_folder_beats_installed_name(site: Path, plugins: Any, hello_bundle: Path,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(hello_bundle.parent)
+    (hello_bundle.parent / "demo").symlink_to(hello_bundle)
+    bundle = load_bundle("demo", plugins)
+    assert bundle.provenance["source"] == "folder"
+    assert bundle.id_prefix == "@local/" + str(hello_bundle.resolve()).lstrip("/")
