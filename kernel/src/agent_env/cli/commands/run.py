@@ -125,15 +125,20 @@ async def _main(opts: dict[str, Any], caught: list[int]) -> int:
         await session.close()
 
 
-async def _load(session: Any, spec: str, *, dry_run: bool = False):
-    from agent_env.bundles import load_bundle
-    from agent_env.bundles.materialize import materialize  # the package attribute is shadowed
+async def _load(session: Any, spec: str, *, dry_run: bool = False, select: Any = None):
+    """Load and validate the bundle, let `select` check the selection, then materialize."""
+    import inspect
 
+    from agent_env.bundles import load_bundle, materialize
+
+    if inspect.ismodule(materialize):  # the submodule of the same name shadows the function
+        materialize = materialize.materialize
     bundle = load_bundle(spec, session.plugins)
+    selected = select(bundle) if select is not None else None
     materialized = await materialize(bundle, session.stores, dry_run=dry_run)
     for line in materialized.lines:
         _err(line)
-    return bundle, materialized
+    return bundle, materialized, selected
 
 
 def _check_provider(session: Any, provider: str | None) -> None:
@@ -158,10 +163,15 @@ async def _run_bundle(session: Any, opts: dict[str, Any], caught: list[int]) -> 
     from agent_env.engine.records import new_id
 
     _check_provider(session, opts["provider"])
-    bundle, materialized = await _load(session, opts["spec"], dry_run=opts["dry_run"])
-    tasks, evals = engine_run.select_tasks(bundle, opts["task_names"], opts["eval_names"])
-    if not tasks:
-        raise click.UsageError(f"bundle {bundle.name!r} has no tasks to run")
+    def select(bundle: Any) -> tuple[list, list]:
+        tasks, evals = engine_run.select_tasks(bundle, opts["task_names"], opts["eval_names"])
+        if not tasks:
+            raise click.UsageError(f"bundle {bundle.name!r} has no tasks to run")
+        return tasks, evals
+
+    bundle, materialized, (tasks, evals) = await _load(
+        session, opts["spec"], dry_run=opts["dry_run"], select=select
+    )
     if opts["dry_run"]:
         return _show_plan(bundle, materialized, tasks, evals, opts["as_json"])
     services = await session.services(
@@ -191,7 +201,7 @@ async def _resume(session: Any, opts: dict[str, Any], caught: list[int]) -> int:
         return _summarize(record["run_id"], [record], [], opts["as_json"], caught)
     engine_run.check_not_running(record)
     _check_provider(session, opts["provider"])
-    bundle, materialized = await _load(session, record["bundle"]["spec"])
+    bundle, materialized, _ = await _load(session, record["bundle"]["spec"])
     task = engine_run.task_for_resume(bundle, record, materialized.task_versions)
     services = await session.services(
         artifacts=materialized.artifacts, reporter=ProgressReporter(),
