@@ -175,3 +175,37 @@ async def test_a_lease_of_an_uninstalled_provider_is_kept_and_reported(plugins, 
     assert await manager.reap_orphans() == []
     assert "unknown sandbox provider 'gone'" in manager.reap_errors[0]
     assert os.listdir(tmp_path / "leases") == ["x-1.json"]
+
+
+def test_reap_orphans_now_is_one_listdir_without_leases(tmp_path, monkeypatch):
+    from agent_env.sandboxes import manager as manager_module
+
+    def boom(*a, **k):
+        raise AssertionError("plugins must not load when there is no lease")
+
+    monkeypatch.setattr("agent_env.plugins.get_plugin_manager", boom)
+    started = time.perf_counter()
+    for _ in range(1000):
+        assert manager_module.reap_orphans_now(tmp_path) == ([], [])
+    assert (time.perf_counter() - started) / 1000 < 0.0005
+
+
+def test_reap_orphans_now_reaps_a_dead_owners_sandbox(plugins, tmp_path):
+    import anyio
+
+    from agent_env.sandboxes.manager import reap_orphans_now
+    from agent_env.testing.contracts.sandbox import dead_pid
+
+    async def make():
+        manager = SandboxManager(plugins, None, tmp_path)
+        box = await manager.create("box", SandboxSpec())
+        await box.exec("true", timeout=10)
+        return box
+
+    box = anyio.run(make)
+    lease_path = tmp_path / "leases" / f"{box.id}.json"
+    lease = json.loads(lease_path.read_text())
+    lease.update(owner_pid=dead_pid(), owner_start_time=None)
+    lease_path.write_text(json.dumps(lease))
+    assert reap_orphans_now(tmp_path, plugins=plugins, config=Config({})) == ([box.id], [])
+    assert not box.folder.exists() and not lease_path.exists()

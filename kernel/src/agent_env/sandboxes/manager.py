@@ -227,3 +227,34 @@ class SandboxManager:
 
     def _lease_path(self, sandbox_id: str) -> Path:
         return self.lease_dir / f"{sandbox_id}{leases.SUFFIX}"
+
+
+def has_leases(home: Path) -> bool:
+    """Whether any lease file exists under `home` (one `listdir`; what every command pays)."""
+    try:
+        return any(not name.startswith(".") for name in os.listdir(Path(home) / "leases"))
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+
+
+def reap_orphans_now(
+    home: Path | None = None, plugins: Any = None, config: Any = None
+) -> tuple[list[str], list[str]]:
+    """For the CLI, before any command runs (outside an event loop): returns `(reaped ids,
+    problems)`. With no lease it is one `listdir` and loads neither plugins nor config."""
+    from agent_env.paths import home as default_home
+
+    home = Path(home) if home is not None else default_home()
+    if not has_leases(home):
+        return [], []
+    if plugins is None:
+        from agent_env.plugins import get_plugin_manager
+
+        plugins = get_plugin_manager()
+    if config is None:
+        from agent_env.config import load_config
+
+        config = load_config(plugins=plugins)
+    manager = SandboxManager(plugins, config, home)
+    reaped = anyio.run(manager.reap_orphans)
+    return reaped, list(manager.reap_errors)
