@@ -166,6 +166,8 @@ def make_converter() -> cattrs.Converter:
                     errors.append(e)
             if errors:
                 raise cattrs.IterableValidationError(f"While structuring {tp!r}", errors, tp)
+            if origin in (set, frozenset):
+                return origin(out)
             return tuple(out) if origin is tuple else out
 
         return strict_list

@@ -263,3 +263,11 @@ def test_artifact_and_skill_names_must_differ(hello_bundle: Path, plugins: Any, 
         "artifacts/greeting and skills/greeting: share a name; steps name artifacts and skills "
         "alike, so rename one"
     ]
+
+
+def test_a_linked_out_task_is_reported_once(hello_bundle: Path, plugins: Any, tmp_path: Path,
+                                            writer: Any) -> None:
+    outside = writer(tmp_path / "elsewhere.json", "[]")
+    os.symlink(outside, hello_bundle / "tasks/linked.json")
+    found = problems_of(hello_bundle, plugins)
+    assert len(found) == 1 and found[0].startswith("tasks/linked.json: a symlink to ")

@@ -62,6 +62,8 @@ class _Parser:
         self.id_prefix = (source.id_prefix or folder_id_prefix(self.root)).rstrip("/")
         self.problems = Problems(self.root)
         self.structured: list[tuple[Path, list[Any]]] = []
+        self.task_names: set[str] = set()  # every tasks/<name>.json, parsed or not
+        self.eval_names: set[str] = set()
 
     def eid(self, name: str) -> str:
         return f"{self.id_prefix}/{name}"
@@ -310,6 +312,7 @@ class _Parser:
                     self.problems.add(path, f"names are case-sensitive (did you mean {right!r}?)")
                 continue
             name = filename[: -len(".json")]
+            self.task_names.add(name)
             task = self._task(name, path)
             if task is not None:
                 out[name] = task
@@ -354,13 +357,14 @@ class _Parser:
 
     def _evals(self, folder: Path | None, tasks: dict[str, Task]) -> dict[str, EvalSpec]:
         out: dict[str, EvalSpec] = {}
-        task_files = {p.stem for _, p, _ in self._entries(self.root / "tasks")} if (self.root / "tasks").is_dir() else set()
+        task_files = self.task_names
         for filename, path, entry in self._entries(folder):
             if entry.is_dir() or not filename.endswith(".toml"):
                 if filename.lower().endswith(".toml") and not filename.endswith(".toml"):
                     self.problems.add(path, "names are case-sensitive (did you mean '.toml'?)")
                 continue
             name = filename[: -len(".toml")]
+            self.eval_names.add(name)
             config = load_toml(path, self.problems)
             if config is None:
                 continue
@@ -414,7 +418,7 @@ class _Parser:
             return {}
         if set(data) == {"aliases"} and isinstance(data["aliases"], dict):
             data = data["aliases"]
-        targets = set(self._names("tasks", ".json")) | set(self._names("evals", ".toml"))
+        targets = self.task_names | self.eval_names
         out: dict[str, str] = {}
         for alias, target in data.items():
             if not isinstance(target, str):
@@ -426,12 +430,6 @@ class _Parser:
             else:
                 out[alias] = target
         return out
-
-    def _names(self, kind: str, suffix: str) -> list[str]:
-        folder = self.root / kind
-        if not folder.is_dir():
-            return []
-        return [p.name[: -len(suffix)] for p in folder.iterdir() if p.name.endswith(suffix) and not _ignored(p.name)]
 
 
 def _needs_setup(problem: str) -> bool:
