@@ -295,3 +295,24 @@ def test_invalid_card_front_matter_names_the_problem(endpoint, hub):
     text = str(err.value)
     assert "agentenv.defualt: unknown key (did you mean 'default'?)" in text
     assert "agentenv.bundles.hello.plugin: unknown key (did you mean 'plugins'?)" in text
+
+
+def test_a_failed_download_adds_nothing_and_a_retry_completes(endpoint, hub, demo, cache):
+    hub.failing["bundles/hello/tasks/hello.json"] = 403
+    stale = cache / "org" / "demo" / ".staging-left-by-a-crash"
+    stale.mkdir(parents=True)
+    with pytest.raises(BundleError, match=r"hf://org/demo: the Hub refused the request: .*403"):
+        fetch("hf://org/demo")
+    folder = cache / "org" / "demo" / demo.branches["main"]
+    assert not (folder / "bundles").exists()
+    assert not stale.exists()
+    hub.failing.clear()
+    got = fetch("hf://org/demo")
+    assert (got.path / "tasks" / "hello.json").read_text() == TASK
+    assert [p.name for p in (cache / "org" / "demo").iterdir() if p.name.startswith(".staging")] == []
+
+
+def test_a_listed_file_the_hub_does_not_serve_is_named(endpoint, hub, demo):
+    hub.failing["bundles/hello/artifacts/greeting/greeting.txt"] = 404
+    with pytest.raises(BundleError, match="file 'bundles/hello/artifacts/greeting/greeting.txt' not found in dataset org/demo"):
+        fetch("hf://org/demo")

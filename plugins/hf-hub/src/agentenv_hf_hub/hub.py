@@ -73,6 +73,10 @@ class Hub:
         if isinstance(exc, errors.RevisionNotFoundError):
             return BundleError(f"{spec.spec}: revision {spec.rev!r} not found in dataset {repo}"
                                + self._suggest_revision())
+        if isinstance(exc, errors.LocalEntryNotFoundError):
+            if isinstance(exc.__cause__, Exception):
+                return self._translate(exc.__cause__, file=file)
+            return HubUnreachable(str(exc).splitlines()[0])
         if isinstance(exc, errors.EntryNotFoundError):
             return BundleError(f"{spec.spec}: file {file!r} not found in dataset {repo}")
         if isinstance(exc, errors.HfHubHTTPError):

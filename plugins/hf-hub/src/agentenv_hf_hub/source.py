@@ -92,11 +92,17 @@ class _Resolver:
         folder = self.cache.commit_dir(commit)
         with self.cache.lock():
             missing = [f for f in missing if not (folder / f).is_file()]
+            for stale in self.cache.root.glob(".staging-*"):
+                shutil.rmtree(stale, ignore_errors=True)
             staging = Path(tempfile.mkdtemp(dir=self.cache.root, prefix=".staging-"))
             try:
                 hub = self.client()
                 with ThreadPoolExecutor(max_workers=min(DOWNLOAD_WORKERS, len(missing))) as pool:
                     list(pool.map(lambda name: hub.download(commit, name, staging), missing))
+            except HubUnreachable as exc:
+                raise BundleError(f"{self.spec.spec}: downloading commit {commit} of {self.spec.repo_id} "
+                                  f"failed ({exc}); nothing was added to the cache") from None
+            else:
                 for name in missing:
                     target = folder / name
                     target.parent.mkdir(parents=True, exist_ok=True)

@@ -89,6 +89,8 @@ class LocalHub:
     repos: dict[str, HubRepo] = attrs.Factory(dict)
     tokens: set[str] = attrs.Factory(set)
     log: list[HubRequest] = attrs.Factory(list)
+    failing: dict[str, int] = attrs.Factory(dict)
+    """File paths whose downloads answer this HTTP status (404 as EntryNotFound), to test failures."""
 
     def create_repo(self, repo_id: str, *, gated: bool = False, private: bool = False) -> HubRepo:
         repo = HubRepo(repo_id=repo_id, gated=gated, private=private)
@@ -206,6 +208,10 @@ class LocalHub:
                     entries.append({"type": "file", "oid": _blob_sha(tree[p]), "size": len(tree[p]), "path": p})
             entries += [{"type": "directory", "oid": "0" * 40, "size": 0, "path": d} for d in sorted(dirs)]
             return JSONResponse(entries)
+        if file in self.failing:
+            status = self.failing[file]
+            code = "EntryNotFound" if status == 404 else ""
+            return error(status, code, "simulated failure", kind, repo_id, **{"X-Repo-Commit": commit})
         if file not in tree:
             return error(404, "EntryNotFound", f"{file} does not exist on {rev}", kind, repo_id,
                          **{"X-Repo-Commit": commit})
