@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from importlib.metadata import PackageNotFoundError, version
-
-from packaging.requirements import InvalidRequirement, Requirement
 
 from agent_env.errors import BundleError
 
 
 def unmet_requirements(requirements: Iterable[str]) -> tuple[list[str], list[str]]:
     """Return (one message per unmet or malformed requirement, the requirements to install)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from packaging.requirements import InvalidRequirement, Requirement
+
     problems: list[str] = []
     to_install: list[str] = []
     for text in requirements:

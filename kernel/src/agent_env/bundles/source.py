@@ -81,8 +81,9 @@ def _package_folder(package: str, name: str) -> Path:
 
 def _installed(ep: EntryPoint) -> InstalledBundle:
     dist = getattr(ep, "dist", None)
-    dist_name = normalize_dist(dist.metadata["Name"]) if dist is not None else "unknown"
-    version = dist.version if dist is not None else "0"
+    raw_name = (getattr(dist, "name", None) or dist.metadata["Name"]) if dist is not None else None
+    dist_name = normalize_dist(raw_name) if raw_name else "unknown"
+    version = (dist.version or "0") if dist is not None else "0"
     try:
         path = _package_folder(ep.value.strip(), ep.name)
         return InstalledBundle(name=ep.name, dist=dist_name, version=version,
