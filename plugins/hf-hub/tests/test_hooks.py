@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from agentenv_hf_hub import hooks
@@ -47,3 +49,18 @@ def test_hooks_module_imports_nothing_heavy():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_a_missing_artifact_in_a_hub_bundle_shows_the_cards_setup(endpoint, hub):
+    _resolved_source_class()
+    from agent_env.bundles import load_bundle
+    from agent_env.errors import BundleError
+    from agent_env.plugins import PluginManager
+
+    task = [{"id": "greet", "type": "load_artifact", "artifact_id": "greeting", "sandbox_name": "box"}]
+    card = "---\nagentenv:\n  bundles:\n    hello:\n      setup: agent-env example setup\n---\n"
+    hub.create_repo("org/needs").commit({"README.md": card, "bundles/hello/tasks/hello.json": json.dumps(task)})
+    with pytest.raises(BundleError) as err:
+        load_bundle("hf://org/needs", PluginManager())
+    assert "greeting" in str(err.value)
+    assert "setup: agent-env example setup" in str(err.value)
