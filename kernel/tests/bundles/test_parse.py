@@ -271,3 +271,19 @@ def test_a_linked_out_task_is_reported_once(hello_bundle: Path, plugins: Any, tm
     os.symlink(outside, hello_bundle / "tasks/linked.json")
     found = problems_of(hello_bundle, plugins)
     assert len(found) == 1 and found[0].startswith("tasks/linked.json: a symlink to ")
+
+
+def test_file_name_case_mistakes(hello_bundle: Path, plugins: Any, writer: Any) -> None:
+    writer(hello_bundle / "tasks/other.JSON", "[]")
+    writer(hello_bundle / "Aliases.toml", "")
+    writer(hello_bundle / "artifacts/img/dockerfile", "FROM x\n")
+    writer(hello_bundle / "artifacts/img/app.py", "")
+    writer(hello_bundle / "artifacts/typed/artifact.toml", 'type = "docker_imag"\n')
+    writer(hello_bundle / "artifacts/typed/a.txt", "")
+    assert problems_of(hello_bundle, plugins) == [
+        "Aliases.toml: names are case-sensitive (did you mean 'aliases.toml'?)",
+        "artifacts/img/dockerfile: names are case-sensitive (did you mean 'Dockerfile'?)",
+        "artifacts/typed/artifact.toml: type: unknown artifact type 'docker_imag' "
+        "(did you mean 'docker_image'?)",
+        "tasks/other.JSON: names are case-sensitive (did you mean 'other.json'?)",
+    ]
