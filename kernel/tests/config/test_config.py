@@ -194,3 +194,14 @@ def test_rows_mask_secrets_but_keep_backend_names(project):
     assert rows[("model", "api_key")]["value"] == "****"
     assert rows[("model", "base_url")]["value"] == "env:URL"
     assert rows[("stores", "secret")]["value"] == "env"
+
+
+def test_litellm_variables_fill_model_only_when_unset(project, monkeypatch):
+    monkeypatch.setenv("LITELLM_BASE_URL", "http://proxy:4000")
+    monkeypatch.setenv("LITELLM_API_KEY", "sk-proxy")
+    cfg = load_config(project)
+    assert cfg.get("model", "base_url") == "http://proxy:4000"
+    assert cfg.origin("model", "api_key") == "env LITELLM_API_KEY"
+    assert {(r["key"], r["value"]) for r in cfg.rows() if r["section"] == "model"} >= {("api_key", "****")}
+    write(project, "[model]\nbase_url = 'http://vllm:8000/v1'\n")
+    assert load_config(project).get("model", "base_url") == "http://vllm:8000/v1"

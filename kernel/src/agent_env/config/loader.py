@@ -199,6 +199,13 @@ class _Loader:
                             f"environment variable {var} is not a config setting{hint}"
                         )
 
+    def model_fallbacks(self, environ: dict[str, str]) -> None:
+        """`LITELLM_BASE_URL` / `LITELLM_API_KEY` fill `[model]` keys nothing else set."""
+        for key, var in (("base_url", "LITELLM_BASE_URL"), ("api_key", "LITELLM_API_KEY")):
+            if key not in self.origins.get("model", {}) and environ.get(var):
+                self.values["model"][key] = environ[var]
+                self.origins.setdefault("model", {})[key] = f"env {var}"
+
     def check_backends(self) -> None:
         """Every non-default backend choice must name a registered backend."""
         for (section, key), (registry_name, kind) in BACKEND_KEYS.items():
@@ -248,6 +255,7 @@ def load_config(cwd: Path | str | None = None, *, plugins: Any = None) -> Config
     loader.merge_env(dict(os.environ))
     if _overrides:
         loader.merge(_overrides, CONFIGURE, CONFIGURE)
+    loader.model_fallbacks(dict(os.environ))
     loader.check_backends()
     loader.default_image_store()
     return Config(path=path, home=home(), values=loader.values, origins=loader.origins)
