@@ -122,8 +122,12 @@ OWNER = textwrap.dedent(
         await box.write_file("/app/server.py", SERVER.encode())
         url = await box.start_process(["python3", "/app/server.py"], port=0)
         adopted = await manager.create("adopted", SandboxSpec())
-        print(json.dumps({{"url": url, "info": box.describe(), "adopted": adopted.id}}), flush=True)
-        await anyio.sleep(600)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(box.exec, "echo running > /app/exec.txt; sleep 300")
+            while not (box.folder / "exec.txt").exists():
+                await anyio.sleep(0.01)
+            print(json.dumps({{"url": url, "info": box.describe(), "adopted": adopted.id}}), flush=True)
+            await anyio.sleep(600)
 
     anyio.run(main)
     """
@@ -144,6 +148,8 @@ async def test_sigkilled_owner_sandbox_is_reaped_by_the_next_manager(plugins, tm
         assert await wait_http(url) == "pong hi"
         server_pids = info["pids"]
         assert server_pids and all(procs.alive(p) for p in server_pids)
+        running = procs.pids_with_env("AGENTENV_SANDBOX", info["id"])
+        assert len(running) >= 3, running  # the server, the exec's shell and its sleep
     finally:
         owner.send_signal(signal.SIGKILL)
         owner.wait()

@@ -245,7 +245,7 @@ class LocalSandbox(Sandbox):
             "folder": str(self.folder),
             "labels": self.labels,
             "env_vars": self.env_vars,
-            "processes": list(self._tracked.values()),
+            "processes": [p for p in self._tracked.values() if p["kind"] != "exec"],
         }
         tmp = self.meta / "state.json.tmp"
         try:
@@ -255,16 +255,21 @@ class LocalSandbox(Sandbox):
             pass  # torn down concurrently
 
     def _track(self, pid: int, kind: str, command: Any) -> None:
+        """Servers are written to `state.json`; exec processes are only held in memory: a
+        teardown after a crash finds them by the `AGENTENV_SANDBOX` marker instead, which saves
+        two file writes per command."""
         self._tracked[pid] = {
             "pid": pid,
             "started": procs.start_time(pid),
             "kind": kind,
             "command": command if isinstance(command, str) else list(command),
         }
-        self._save()
+        if kind != "exec":
+            self._save()
 
     def _untrack(self, pid: int) -> None:
-        if self._tracked.pop(pid, None) is not None:
+        entry = self._tracked.pop(pid, None)
+        if entry is not None and entry["kind"] != "exec":
             self._save()
 
     # -- Sandbox API ---------------------------------------------------------------------
