@@ -148,3 +148,32 @@ def test_keep_holds_sandboxes_until_ctrl_c(env, tmp_path):
     assert "slow  passed (check: 1)" in out
     assert not alive(pid)
     nothing_left(env["home"])
+
+
+def test_resume_a_whole_run_keeps_finished_instances(env, tmp_path):
+    trace, release = tmp_path / "trace.txt", tmp_path / "release"
+    quick = [{"id": "box", "type": "t_box"},
+             {"id": "check", "type": "t_check", "verifier_id": "check", "path": "/app/none",
+              "text": "x"}]
+    bundle = write_bundle(tmp_path / "bundle", {"quick": quick, "slow": slow_task(trace, release)},
+                          {"all": ["quick", "slow"]})
+    proc = start(env, "run", str(bundle), "--eval", "all")
+    wait_for(lambda: "wait" in lines(trace) or proc.poll() is not None)
+    wait_for(lambda: any(r["status"] != "running" and r["task"]["name"] == "quick"
+                         for r in stored(env["home"], "task_instances")))
+    proc.kill()
+    proc.wait(timeout=10)
+    [run] = stored(env["home"], "runs")
+    assert len(run["instances"]) == 2
+    release.touch()
+    done = subprocess.run(
+        [sys.executable, str(LAUNCH), "run", "--resume", run["id"]],
+        env=env["env"], cwd=env["cwd"], capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 1, done.stderr  # quick scored 0
+    assert "quick  scored below 1 (check: 0)" in done.stdout
+    assert "slow   passed (check: 1)" in done.stdout
+    assert "eval all: 1 of 2 passed" in done.stdout
+    assert done.stderr.count("resuming ") == 1
+    assert lines(trace) == ["box", "write", "wait", "wait", "check"]
+    nothing_left(env["home"])

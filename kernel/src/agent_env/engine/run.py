@@ -17,6 +17,8 @@ from agent_env.suggest import did_you_mean
 
 #: Record statuses a resume refuses: the instance already finished.
 FINAL_OK = ("passed", "scored_below", "unscored")
+#: One document per run: what was asked for and which task instances it made.
+RUNS = "runs"
 
 
 @attrs.define
@@ -142,15 +144,37 @@ async def create_instances(
     return out
 
 
+async def save_run(
+    documents: Any, run_id: str, *, bundle: Mapping[str, Any], evals: Sequence[str],
+    instances: Sequence[TaskInstance],
+) -> dict[str, Any]:
+    """Write the run document (`runs/<run_id>`): enough to report or resume the whole run."""
+    from agent_env.engine.records import now_iso
+
+    doc = {
+        "id": run_id,
+        "bundle": dict(bundle),
+        "evals": list(evals),
+        "instances": [inst.id for inst in instances],
+        "tasks": [inst.task_name for inst in instances],
+        "created_at": now_iso(),
+    }
+    await documents.put(RUNS, run_id, doc)
+    return doc
+
+
 async def load_record(documents: Any, instance_id: str) -> dict[str, Any]:
     """The record of `instance_id`; `AgentEnvError` with a did-you-mean when absent."""
     record = await documents.get(COLLECTION, instance_id)
     if record is not None:
         return record
-    known = [k for k, _ in await documents.list(COLLECTION)]
+    known = [k for k, _ in await documents.list(COLLECTION)] + [
+        k for k, _ in await documents.list(RUNS)
+    ]
     hint = did_you_mean(instance_id, known)
     raise AgentEnvError(
-        f"no task instance {instance_id!r}{hint}; `agent-env runs list` shows the recorded ones"
+        f"no task instance or run {instance_id!r}{hint}; `agent-env runs list` shows the "
+        "recorded ones"
     )
 
 

@@ -32,7 +32,8 @@ def _err(message: str) -> None:
 @click.option("--dry-run", is_flag=True,
               help="Validate and show what would be written and run; write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-@click.option("--resume", metavar="INSTANCE", help="Resume an interrupted task instance.")
+@click.option("--resume", metavar="ID",
+              help="Resume an interrupted task instance (ti-...) or every unfinished one of a run (run-...).")
 @click.option("--sandbox", "sandbox_provider", metavar="NAME",
               help="Sandbox provider for steps that do not name one (default: [sandbox] default).")
 def run(spec: str | None, task_names: tuple[str, ...], eval_names: tuple[str, ...], keep: bool,
@@ -183,6 +184,10 @@ async def _run_bundle(session: Any, opts: dict[str, Any], caught: list[int]) -> 
         services, bundle, tasks, run_id=run_id, spec=_spec_for_record(opts["spec"]),
         task_versions=materialized.task_versions,
     )
+    await engine_run.save_run(session.stores.documents, run_id,
+                              bundle=engine_run.bundle_info(bundle, _spec_for_record(opts["spec"])),
+                              evals=evals, instances=instances)
+
     def report() -> int:
         records = [inst.record for inst in instances]
         return _summarize(run_id, records, engine_run.eval_summary(bundle, evals, records),
@@ -192,27 +197,46 @@ async def _run_bundle(session: Any, opts: dict[str, Any], caught: list[int]) -> 
 
 
 async def _resume(session: Any, opts: dict[str, Any], caught: list[int]) -> int:
+    """Resume one task instance, or every unfinished instance of a run (`run-...`)."""
     from agent_env.engine import run as engine_run
     from agent_env.engine.instance import TaskInstance
 
-    record = await engine_run.load_record(session.stores.documents, opts["resume"])
-    if record["status"] in engine_run.FINAL_OK:
-        _err(f"task instance {record['id']} already finished: {record['outcome']}; nothing to resume")
-        return _summarize(record["run_id"], [record], [], opts["as_json"], caught)
-    engine_run.check_not_running(record)
+    documents = session.stores.documents
+    run_doc = await documents.get(engine_run.RUNS, opts["resume"])
+    if run_doc is not None:
+        records = [await engine_run.load_record(documents, i) for i in run_doc["instances"]]
+        run_id, evals, spec = run_doc["id"], run_doc.get("evals", []), run_doc["bundle"]["spec"]
+    else:
+        records = [await engine_run.load_record(documents, opts["resume"])]
+        run_id, evals, spec = records[0]["run_id"], [], records[0]["bundle"]["spec"]
+    todo = [r for r in records if r["status"] not in engine_run.FINAL_OK]
+    if not todo:
+        if run_doc is not None:
+            _err(f"run {run_id}: every task instance already finished; nothing to resume")
+        else:
+            _err(f"task instance {records[0]['id']} already finished: {records[0]['outcome']}; "
+                 "nothing to resume")
+        return _summarize(run_id, records, [], opts["as_json"], caught)
+    for record in todo:
+        engine_run.check_not_running(record)
     _check_provider(session, opts["provider"])
-    bundle, materialized, _ = await _load(session, record["bundle"]["spec"])
-    task = engine_run.task_for_resume(bundle, record, materialized.task_versions)
+    bundle, materialized, _ = await _load(session, spec)
+    tasks = [engine_run.task_for_resume(bundle, r, materialized.task_versions) for r in todo]
     services = await session.services(
         artifacts=materialized.artifacts, reporter=ProgressReporter(),
         default_provider=opts["provider"], keep=opts["keep"],
     )
-    instance = await TaskInstance.load(services, record, task.steps)
-    _err(f"resuming {record['id']} (task {task.name}, status {record['status']})")
-    def report() -> int:
-        return _summarize(record["run_id"], [instance.record], [], opts["as_json"], caught)
+    instances = [await TaskInstance.load(services, r, t.steps) for r, t in zip(todo, tasks)]
+    for record, task in zip(todo, tasks):
+        _err(f"resuming {record['id']} (task {task.name}, status {record['status']})")
+    resumed = {inst.id: inst for inst in instances}
 
-    return await _execute(session, [instance], opts, report)
+    def report() -> int:
+        final = [resumed[r["id"]].record if r["id"] in resumed else r for r in records]
+        return _summarize(run_id, final, engine_run.eval_summary(bundle, evals, final),
+                          opts["as_json"], caught)
+
+    return await _execute(session, instances, opts, report)
 
 
 async def _execute(session: Any, instances: list, opts: dict[str, Any], report: Any) -> int:
