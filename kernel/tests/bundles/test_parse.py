@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+import attrs
 import pytest
 
+from agent_env import hookimpl
 from agent_env.bundles import load_bundle
 from agent_env.errors import BundleError
+from agent_env.models import Step
 
 
 def problems_of(root: Path, plugins: Any) -> list[str]:
@@ -287,3 +290,38 @@ def test_file_name_case_mistakes(hello_bundle: Path, plugins: Any, writer: Any) 
         "(did you mean 'docker_image'?)",
         "tasks/other.JSON: names are case-sensitive (did you mean 'other.json'?)",
     ]
+
+
+def test_step_classes_can_declare_their_reference_fields(hello_bundle: Path, plugins: Any,
+                                                         register_plugin: Any, writer: Any) -> None:
+    @attrs.frozen(kw_only=True)
+    class Probe(Step):
+        type: ClassVar[str] = "probe_env"
+        bundle_refs: ClassVar[dict] = {"env": ("target",), "artifact": ("inputs[]",)}
+        target: str
+        inputs: list[str] = attrs.field(factory=list)
+        artifact_id: str | None = None  # not a reference for this type: bundle_refs says so
+
+    class Plugin:
+        @hookimpl
+        def agentenv_register_step_types(self, registry: Any) -> None:
+            registry.add(Probe)
+
+    register_plugin(Plugin(), "probe")
+    writer(hello_bundle / "envs/shop/env.toml", "")
+    writer(hello_bundle / "tasks/p.json", json.dumps([
+        {"id": "p", "type": "probe_env", "target": "shpo", "inputs": ["greeting", "nope"],
+         "artifact_id": "anything"},
+    ]))
+    assert problems_of(hello_bundle, plugins) == [
+        "tasks/p.json: step 'p': target: no env 'shpo' in the bundle (did you mean 'shop'?); envs: shop",
+        "tasks/p.json: step 'p': inputs[1]: no artifact 'nope' in the bundle; artifacts: greeting",
+    ]
+
+
+def test_eval_may_name_tasks_by_full_id(hello_bundle: Path, plugins: Any, writer: Any) -> None:
+    prefix = "@local/" + str(hello_bundle.resolve()).lstrip("/")
+    writer(hello_bundle / "evals/ids.toml", f'tasks = ["{prefix}/hello", "@local/other/task"]\n')
+    bundle = load_bundle(str(hello_bundle), plugins)
+    assert bundle.evals["ids"].tasks == ["hello", "@local/other/task"]
+    assert bundle.eval("ids") == [bundle.tasks["hello"]]
