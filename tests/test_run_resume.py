@@ -177,3 +177,20 @@ def test_resume_a_whole_run_keeps_finished_instances(env, tmp_path):
     assert done.stderr.count("resuming ") == 1
     assert lines(trace) == ["box", "write", "wait", "wait", "check"]
     nothing_left(env["home"])
+
+
+def test_the_next_run_reaps_what_a_killed_run_left(env, tmp_path):
+    proc, record, trace, release = start_and_wait_in_step(env, tmp_path)
+    proc.kill()
+    proc.wait(timeout=10)
+    pid = stored(env["home"], "journal")[0]["ops"][-1]["value"]["pid"]
+    assert alive(pid)
+    other = write_bundle(tmp_path / "other", {"noop": [
+        {"id": "box", "type": "t_box"},
+        {"id": "check", "type": "t_check", "verifier_id": "c", "path": "/app/server.pid", "text": "?"},
+    ]})
+    done = subprocess.run([sys.executable, str(LAUNCH), "run", str(other)], env=env["env"],
+                          cwd=env["cwd"], capture_output=True, text=True, timeout=60)
+    assert "reaped 1 sandbox(es)" in done.stderr, done.stderr
+    assert not alive(pid)
+    nothing_left(env["home"])

@@ -175,6 +175,10 @@ async def _run_bundle(session: Any, opts: dict[str, Any], caught: list[int]) -> 
     )
     if opts["dry_run"]:
         return _show_plan(bundle, materialized, tasks, evals, opts["as_json"])
+    reaped = await session.sandboxes.reap_orphans()
+    if reaped:
+        _err(f"reaped {len(reaped)} sandbox(es) left by agent-env processes that died: "
+             + ", ".join(reaped))
     services = await session.services(
         artifacts=materialized.artifacts, reporter=ProgressReporter(),
         default_provider=opts["provider"], keep=opts["keep"],
