@@ -284,7 +284,7 @@ def _messages(exc: BaseException, path: list[str]) -> list[tuple[list[str], str]
         return [(path, "required")]
     if isinstance(exc, _WrongType):
         return [(path, str(exc))]
-    if isinstance(exc, ValueError) and path:
+    if isinstance(exc, ValueError):
         return [(path, str(exc) or type(exc).__name__)]
     if isinstance(exc, TypeError) and "missing" in str(exc) and "argument" in str(exc):
         return [(path, "required")]

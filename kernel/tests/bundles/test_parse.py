@@ -163,11 +163,13 @@ def test_retry_config_must_point_backwards(hello_bundle: Path, plugins: Any, wri
                                            hello_steps: list) -> None:
     hello_steps[0]["retry_config"] = {"retry_from_step_id": "check"}
     hello_steps[2]["retry_config"] = {"retry_from_step_id": "lod"}
+    hello_steps[1]["retry_config"] = {"retry_from_step_id": "load", "max_retries": -1}
     writer(hello_bundle / "tasks/hello.json", json.dumps(hello_steps))
     found = problems_of(hello_bundle, plugins)
     assert found == [
         "tasks/hello.json: step 'box': retry_config.retry_from_step_id: 'check' is a later step; "
         "a retry restarts from this step or an earlier one",
+        "tasks/hello.json: step 'load': retry_config.max_retries: must be 0 or more, got -1",
         "tasks/hello.json: step 'check': retry_config.retry_from_step_id: 'lod' is no step of the "
         "task (did you mean 'load'?); a retry restarts from this step or an earlier one",
     ]

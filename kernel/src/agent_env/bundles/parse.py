@@ -481,6 +481,9 @@ def _retry_problems(raw: list[Any]) -> list[str]:
         retry = data.get("retry_config")
         if not isinstance(retry, dict):
             continue
+        retries = retry.get("max_retries", 1)
+        if isinstance(retries, int) and not isinstance(retries, bool) and retries < 0:
+            out.append(f"step {step_id!r}: retry_config.max_retries: must be 0 or more, got {retries}")
         target = retry.get("retry_from_step_id", retry.get("go_to_step_id"))
         if isinstance(target, str) and target not in seen:
             all_ids = [d.get("id") for d in raw if isinstance(d, dict)]
