@@ -356,10 +356,31 @@ def structure_step(data: Any, step_types: Any, *, index: int | None = None) -> S
         raise StructureProblems(
             "invalid step",
             [f"{label}: unknown step type {step_type!r}{did_you_mean(step_type, known)}"
-             f"; known: {', '.join(known) or 'none'}"],
+             f"; known: {', '.join(known) or 'none'}{_core_hint(step_type)}"],
         )
     cls = step_types.get(step_type)
     return structure(normalize_step_dict(data, cls), cls, where=label)
+
+
+#: The step types of DESIGN.md §3.5, provided by the agentenv-core-steps plugin.
+CORE_STEP_TYPES = frozenset({
+    "deploy_sandbox", "load_artifact", "verify_sandbox", "deploy_env", "env_outcome_verifier",
+    "deploy_agent", "prompt_agent", "agent_prompt_response_verifier", "rubrics_verifier",
+    "run_container_unit_tests_verifier", "aggregate_verifiers", "run_code", "reset_env",
+    "teardown_sandboxes", "sync_env_clock", "register_env_triggers", "collect_artifacts",
+})
+
+
+def _core_hint(step_type: str) -> str:
+    if step_type not in CORE_STEP_TYPES:
+        return ""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        installed = version("agentenv-core-steps")
+    except PackageNotFoundError:
+        return " (a core step type: pip install agentenv-core-steps)"
+    return f" (a core step type that agentenv-core-steps {installed} does not provide yet)"
 
 
 def _step_label(data: Any, index: int | None) -> str:

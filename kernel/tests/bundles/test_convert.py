@@ -95,3 +95,14 @@ def test_structure_plain_model() -> None:
     with pytest.raises(StructureProblems) as info:
         structure({"retry_from_step_id": 1}, RetryConfig, where="x")
     assert info.value.problems == ["x: retry_from_step_id: expected a string, got 1"]
+
+
+def test_core_step_type_missing_from_registry_says_where_it_comes_from(registry: Registry) -> None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = problems({"id": "a", "type": "rubrics_verifier"}, registry)[0]
+    try:
+        installed = version("agentenv-core-steps")
+        assert found.endswith(f"(a core step type that agentenv-core-steps {installed} does not provide yet)")
+    except PackageNotFoundError:
+        assert found.endswith("(a core step type: pip install agentenv-core-steps)")
