@@ -205,3 +205,18 @@ def test_litellm_variables_fill_model_only_when_unset(project, monkeypatch):
     assert {(r["key"], r["value"]) for r in cfg.rows() if r["section"] == "model"} >= {("api_key", "****")}
     write(project, "[model]\nbase_url = 'http://vllm:8000/v1'\n")
     assert load_config(project).get("model", "base_url") == "http://vllm:8000/v1"
+
+
+def test_declared_plugin_settings_have_defaults_and_env(project, register_plugin, monkeypatch):
+    class Shout:
+        CONFIG_SECTIONS = {"plugins.agentenv-shout": {"suffix": "!", "times": 1}}
+
+    register_plugin(Shout(), "shout", dist="agentenv-shout")
+    assert load_config(project).plugin_settings("agentenv-shout") == {"suffix": "!", "times": 1}
+    monkeypatch.setenv("AGENT_ENV_PLUGINS_AGENTENV_SHOUT_TIMES", "3")
+    write(project, "[plugins.agentenv-shout]\nsuffix = '?'\n")
+    cfg = load_config(project)
+    assert cfg.plugin_settings("agentenv-shout") == {"suffix": "?", "times": 3}
+    write(project, "[plugins.agentenv-shout]\ntimes = 'x'\n")
+    with pytest.raises(ConfigError, match=r"\[plugins.agentenv-shout\] times: expected an integer"):
+        load_config(project)

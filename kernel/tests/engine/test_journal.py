@@ -142,3 +142,15 @@ async def test_second_writer_of_the_same_journal_is_detected(harness):
     await j1.append({"kind": "step", "step_id": "a", "ops": []})
     with pytest.raises(Exception, match="another process"):
         await j2.append({"kind": "step", "step_id": "a", "ops": []})
+
+
+async def test_redactor_learns_secret_env_vars_and_config_values(harness):
+    class FakeConfig:
+        values = {"models": {"api_key": "cfg-secret-value", "base_url": "http://x"},
+                  "hub": {"token": "env:MY_HUB_TOKEN"}}
+
+    environ = {"OPENAI_API_KEY": "sk-openai-123456", "MY_HUB_TOKEN": "hf-tok-abcdef",
+               "HOME": "/root"}
+    red = await Redactor.from_stores(harness.services.stores, FakeConfig(), environ)
+    text = "keys: sk-openai-123456 cfg-secret-value hf-tok-abcdef at http://x in /root"
+    assert red(text) == f"keys: {REDACTED} {REDACTED} {REDACTED} at http://x in /root"

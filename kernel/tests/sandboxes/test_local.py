@@ -87,3 +87,27 @@ async def test_processes_that_leave_their_group_are_still_killed_at_teardown(box
     assert escaped, "setsid sleep should still run after exec returned"
     await box.teardown()
     assert not any(procs.alive(pid) for pid in escaped)
+
+
+async def test_cancelling_an_exec_kills_its_process_group(box):
+    import anyio
+
+    from agent_env.sandboxes import procs
+
+    with anyio.move_on_after(0.3):
+        await box.exec("sleep 300 & sleep 301", timeout=60)
+    await anyio.sleep(0.05)
+    assert procs.pids_with_env("AGENTENV_SANDBOX", box.id) == []
+    assert (await box.exec("echo still usable", timeout=10)).stdout == "still usable\n"
+
+
+async def test_process_logs_show_what_a_crashed_server_printed(box):
+    await box.start_process("echo starting; echo 'Traceback: boom' >&2; exit 1", port=0)
+    import anyio
+
+    for _ in range(100):
+        if "boom" in await box.process_logs():
+            break
+        await anyio.sleep(0.02)
+    logs = await box.process_logs()
+    assert "starting" in logs and "Traceback: boom" in logs

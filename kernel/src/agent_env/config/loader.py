@@ -80,8 +80,7 @@ class _Loader:
         for section, (plugin, keys) in plugins.config_sections().items():
             self.schema.setdefault(section, {}).update(keys)
             self.declared_by[section] = plugin
-        self.values: dict[str, dict[str, Any]] = {s: dict(k) for s, k in self.schema.items()
-                                                  if not s.startswith("plugins.")}
+        self.values: dict[str, dict[str, Any]] = {s: dict(k) for s, k in self.schema.items()}
         self.origins: dict[str, dict[str, str]] = {}
 
     def _registry(self, name: str) -> Any:
