@@ -94,6 +94,11 @@ class Sandbox(abc.ABC):
     async def teardown(self) -> None:
         """Stop everything and release every resource; idempotent."""
 
+    async def process_logs(self, *, tail: int = 200) -> str:
+        """The last `tail` lines of output of the processes `start_process` started (for error
+        messages when a server does not come up); "" when the provider keeps none."""
+        return ""
+
 
 class SandboxProvider(abc.ABC):
     """Creates, reconnects and reaps sandboxes of one kind."""

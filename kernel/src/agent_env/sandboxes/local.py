@@ -391,6 +391,20 @@ class LocalSandbox(Sandbox):
         self._save()
         return url
 
+    async def process_logs(self, *, tail: int = 200) -> str:
+        def read() -> str:
+            chunks = []
+            for log in sorted(self.meta.glob("proc-*.log"), key=lambda p: p.stat().st_mtime):
+                lines = log.read_text(errors="replace").splitlines()[-tail:]
+                if lines:
+                    chunks.append("\n".join(lines))
+            return "\n".join(chunks)[-64 * 1024 :]
+
+        try:
+            return await anyio.to_thread.run_sync(read)
+        except OSError:
+            return ""
+
     def describe(self) -> dict[str, Any]:
         return {
             "provider": "local",
@@ -409,7 +423,10 @@ class LocalSandbox(Sandbox):
         for pid, entry in list(self._tracked.items()):
             grace = _STOP_GRACE if entry.get("kind") == "server" else 0.0
             procs.kill_group(pid, entry.get("started"), grace=grace)
-        procs.kill_pids(procs.pids_with_env(MARKER_ENV, self.id))
+        marked = procs.pids_with_env(MARKER_ENV, self.id)
+        procs.kill_pids(marked)
+        ours = [pid for pid, e in self._tracked.items() if procs.alive(pid, e.get("started"))]
+        procs.wait_gone([*ours, *marked], _DRAIN_AFTER_KILL)
         for popen in self._servers.values():
             try:
                 popen.wait(timeout=_DRAIN_AFTER_KILL)

@@ -139,3 +139,15 @@ def kill_pids(pids: Iterable[int]) -> None:
             os.kill(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+
+
+def wait_gone(pids: Iterable[int], timeout: float) -> list[int]:
+    """Wait until none of `pids` runs (SIGKILL is delivered asynchronously); the survivors."""
+    pending = [pid for pid in pids]
+    deadline = time.monotonic() + timeout
+    while pending:
+        pending = [pid for pid in pending if alive(pid)]
+        if not pending or time.monotonic() > deadline:
+            break
+        time.sleep(0.005)
+    return pending
