@@ -84,8 +84,8 @@ class _Parser:
         envs = self._folders("env", kinds.get("envs"))
         agents = self._folders("agent", kinds.get("agents"))
         tasks = self._tasks(kinds.get("tasks"))
-        evals = self._evals(kinds.get("evals"), tasks)
-        aliases = self._aliases(aliases_toml, tasks, evals)
+        evals = self._evals(kinds.get("evals"))
+        aliases = self._aliases(aliases_toml)
         bundle = Bundle(
             root=self.root,
             name=self.name,
@@ -324,7 +324,7 @@ class _Parser:
 
     # -- evals and aliases ------------------------------------------------------------------
 
-    def _evals(self, folder: Path | None, tasks: dict[str, Task]) -> dict[str, EvalSpec]:
+    def _evals(self, folder: Path | None) -> dict[str, EvalSpec]:
         out: dict[str, EvalSpec] = {}
         task_files = self.task_names
         for filename, path, entry in self._entries(folder):
@@ -379,7 +379,7 @@ class _Parser:
             return ref[len(prefix):] if ref.startswith(prefix) else None
         return ref
 
-    def _aliases(self, path: Path | None, tasks: dict[str, Task], evals: dict[str, EvalSpec]) -> dict[str, str]:
+    def _aliases(self, path: Path | None) -> dict[str, str]:
         if path is None:
             return {}
         data = load_toml(path, self.problems)
