@@ -86,7 +86,7 @@ def test_precedence_default_file_env_configure(project, monkeypatch):
         ("[stores]\nobject = 's3'\n", r"config.toml: \[stores\] object = 's3': .*pip install 'agentenv-framework\[aws\]'"),
         ("[stores]\ndocument = 'firestore'\n", r"\[stores\] document = 'firestore': .*pip install 'agentenv-framework\[gcp\]'"),
         ("[stores]\ndocument = 'sqlit'\n", r"unknown document store 'sqlit' \(did you mean 'sqlite'\?\)"),
-        ("[stores.s3]\nbucket = 'b'\n", r"\[stores.s3\] configures 's3', whose plugin is not installed; install it with: pip install 'agentenv-framework\[aws\]'"),
+        ("[stores.s3]\nbucket = 'b'\n", r"\[stores.s3\] configures 's3', whose plugin is not installed \(or is disabled\); install it with: pip install 'agentenv-framework\[aws\]'"),
         ("[stores.sqlit]\npath = 'x'\n", r"unknown section \[stores.sqlit\] \(did you mean 'sqlite'\?\)"),
         ("[sandbox]\ndefault = 'docker'\n", r"\[sandbox\] default = 'docker': .*agentenv-docker-sandbox"),
         ("[plugins.agentenv-nope]\nx = 1\n", r"\[plugins.agentenv-nope\]: no installed plugin distribution"),
@@ -219,4 +219,15 @@ def test_declared_plugin_settings_have_defaults_and_env(project, register_plugin
     assert cfg.plugin_settings("agentenv-shout") == {"suffix": "?", "times": 3}
     write(project, "[plugins.agentenv-shout]\ntimes = 'x'\n")
     with pytest.raises(ConfigError, match=r"\[plugins.agentenv-shout\] times: expected an integer"):
+        load_config(project)
+
+
+def test_section_of_a_disabled_plugin_says_so(project, plugin_manager, register_plugin):
+    class Tracing:
+        CONFIG_SECTIONS = {"tracing": {"endpoint": None}}
+
+    plugin_manager.disable("tracing")
+    register_plugin(Tracing(), "tracing")
+    write(project, "[tracing]\nendpoint = 'http://t'\n")
+    with pytest.raises(ConfigError, match=r"unknown section \[tracing\].*\(plugins not loaded, which may declare it: tracing \(disabled\)\)"):
         load_config(project)

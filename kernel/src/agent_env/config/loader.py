@@ -117,18 +117,22 @@ class _Loader:
             if hint:
                 raise ConfigError(
                     f"{source}: [{section}] configures {child!r}, whose plugin is not "
-                    f"installed; install it with: {hint}"
+                    f"installed (or is disabled); install it with: {hint}"
                 )
             raise ConfigError(
                 f"{source}: unknown section [{section}]{did_you_mean(child, names)}; "
                 f"known {parent} backends: {', '.join(sorted(names)) or 'none'}"
+                f"{self._not_loaded_note()}"
             )
         known = [s for s in self.schema if "." not in s] + ["plugins"]
-        what = f"[{section}]" if not dot else f"[{section}]"
         raise ConfigError(
-            f"{source}: unknown section {what}{did_you_mean(section, known)}; "
-            f"known sections: {', '.join(sorted(known))}"
+            f"{source}: unknown section [{section}]{did_you_mean(section, known)}; "
+            f"known sections: {', '.join(sorted(known))}{self._not_loaded_note()}"
         )
+
+    def _not_loaded_note(self) -> str:
+        missing = self.plugins.not_loaded()
+        return f" (plugins not loaded, which may declare it: {', '.join(missing)})" if missing else ""
 
     def merge(self, data: dict[str, Any], source: str, origin: str) -> None:
         """Validate `data` (a TOML document or `configure()` dict) and merge it over the values."""

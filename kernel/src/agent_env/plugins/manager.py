@@ -393,17 +393,23 @@ class PluginManager:
     def distributions(self) -> set[str]:
         """Every distribution that ships a plugin here, loaded or not (for `[plugins.<dist>]`)."""
         self.load()
-        dists = {KERNEL_DIST} | {i.dist for i in self.plugins.values() if i.dist}
-        if self.autoload:
-            from importlib.metadata import entry_points
+        from importlib.metadata import entry_points
 
-            dists |= {ep.dist.name for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.dist}
+        dists = {KERNEL_DIST} | {i.dist for i in self.plugins.values() if i.dist}
+        dists |= {ep.dist.name for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.dist}
         return dists
+
+    def not_loaded(self) -> list[str]:
+        """`name (status)` for every plugin that is disabled or failed, for error messages."""
+        self.load()
+        return [f"{i.name} ({i.status})" for i in self.plugins.values() if i.status != OK]
 
     def describe(self) -> tuple[list[PluginInfo], dict[str, str]]:
         """Every plugin with the names it registered per registry, plus registry build errors."""
         self.load()
         problems: dict[str, str] = {}
+        for info in self.plugins.values():
+            info.registered = {}
         for attr in REGISTRIES:
             try:
                 registry = self.registry(attr)
