@@ -3,8 +3,9 @@ before it is persisted, so secrets never reach a store, a log or a trajectory.""
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 REDACTED = "[redacted]"
@@ -48,14 +49,28 @@ class Redactor:
         return redact(value, self._pattern)
 
     @classmethod
-    async def from_stores(cls, stores: Any) -> Redactor:
-        """A redactor that knows every value in the configured secret store."""
+    async def from_stores(
+        cls, stores: Any, config: Any = None, environ: Mapping[str, str] | None = None
+    ) -> Redactor:
+        """A redactor that knows every value in the configured secret store, the values of
+        secret-looking environment variables (`OPENAI_API_KEY`, `HF_TOKEN`, ...) and the
+        config's secret-looking settings and `env:` references."""
+        environ = os.environ if environ is None else environ
+        values: list[str] = [v for k, v in environ.items() if is_secret_key(k)]
         secrets = getattr(stores, "secrets", None)
-        values: list[str] = []
         if secrets is not None:
             for name in await secrets.list():
                 value = await secrets.get(name)
                 if value:
+                    values.append(value)
+        for table in (getattr(config, "values", None) or {}).values():
+            for key, value in table.items():
+                if not isinstance(value, str):
+                    continue
+                if value.startswith("env:") and value[4:] in environ:
+                    if is_secret_key(key):
+                        values.append(environ[value[4:]])
+                elif is_secret_key(key) and not value.startswith("secret:"):
                     values.append(value)
         return cls(values)
 

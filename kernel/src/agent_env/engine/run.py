@@ -56,7 +56,7 @@ class Session:
             config=self.config,
             stores=self.stores,
             sandboxes=self.sandboxes,
-            redactor=await Redactor.from_stores(self.stores),
+            redactor=await Redactor.from_stores(self.stores, self.config),
             artifacts=dict(artifacts or {}),
             reporter=reporter or Reporter(),
             default_provider=default_provider,
