@@ -76,7 +76,7 @@ def kill_group(pgid: int, leader_started: int | None, *, grace: float = 0.0) -> 
         while time.monotonic() < deadline:
             if not _group_exists(pgid):
                 return
-            time.sleep(0.02)
+            time.sleep(0.005)
     _signal_group(pgid, signal.SIGKILL)
 
 
