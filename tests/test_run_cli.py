@@ -208,3 +208,18 @@ def test_resume_refuses_an_instance_whose_owner_is_alive(run_cli, agent_env_home
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+def test_a_secret_in_an_error_reaches_neither_terminal_nor_store(run_cli, agent_env_home, tmp_path,
+                                                                  monkeypatch):
+    monkeypatch.setenv("AGENT_ENV_SECRET_DEPLOY_KEY", "s3cr3t-value-42")
+    steps = [{"id": "box", "type": "t_box"},
+             {"id": "write", "type": "t_write", "sandbox": "s3cr3t-value-42", "path": "/app/x",
+              "text": "x"}]
+    bundle = write_bundle(tmp_path / "b", {"t": steps})
+    result = run_cli.invoke(["run", str(bundle), "--json"])
+    assert result.exit_code == 1
+    assert "unknown sandbox '[redacted]'" in result.stdout
+    assert "s3cr3t-value-42" not in result.stdout + result.stderr
+    assert "s3cr3t-value-42" not in json.dumps(stored(agent_env_home, "task_instances"))
+    assert "s3cr3t-value-42" not in json.dumps(stored(agent_env_home, "journal"))

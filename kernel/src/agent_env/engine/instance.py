@@ -437,7 +437,7 @@ class TaskInstance:
         try:
             await self._write_record()
         finally:
-            final = self.services.redactor(self.record)
+            final = self.record = self.services.redactor(self.record)
             try:
                 self.services.plugins.run_finished(final)
             except Exception as exc:

@@ -277,7 +277,7 @@ class ProgressReporter:
     def step_finished(self, instance: Any, step_id: str, status: str, seconds: float,
                       error: str | None) -> None:
         word = {"completed": "ok", "tolerated": "failed (tolerated)"}.get(status, status)
-        tail = f": {error}" if error else ""
+        tail = f": {instance.services.redactor(error)}" if error else ""
         _err(f"{self._tag(instance)} {step_id}: {word} ({seconds:.2f}s){tail}")
 
     def log(self, instance: Any, step_id: str | None, message: str) -> None:
