@@ -128,3 +128,29 @@ def test_disable_plugin_flag_hides_its_commands(cli_runner, register_plugin, com
     result = cli_runner.invoke(["--disable-plugin", "cmds", "shout", "x"])
     assert result.exit_code == 2
     assert "No such command 'shout'" in result.stderr
+
+
+def test_plugin_may_add_an_imported_command_and_a_bad_path_fails_only_it(cli_runner, register_plugin):
+    @click.command("hello")
+    def hello():
+        click.echo("hello from a plugin")
+
+    class Eager:
+        @hookimpl
+        def agentenv_register_commands(self, group):
+            group.add_command(hello)
+
+    class BadPath:
+        @hookimpl
+        def agentenv_register_commands(self, group):
+            group.add_lazy_command("oops", "no_colon_here", "Broken.")
+
+    register_plugin(Eager(), "eager")
+    register_plugin(BadPath(), "bad-path")
+    result = cli_runner.invoke(["hello"])
+    assert (result.exit_code, result.stdout) == (0, "hello from a plugin\n")
+    listing = json.loads(cli_runner.invoke(["plugin", "list", "--json"]).stdout)
+    by_name = {p["name"]: p for p in listing}
+    assert by_name["eager"]["registered"] == {"commands": ["hello"]}
+    assert by_name["bad-path"]["status"] == "failed"
+    assert "must look like 'module:attribute'" in by_name["bad-path"]["errors"][0]
