@@ -111,3 +111,18 @@ async def test_process_logs_show_what_a_crashed_server_printed(box):
         await anyio.sleep(0.02)
     logs = await box.process_logs()
     assert "starting" in logs and "Traceback: boom" in logs
+
+
+async def test_a_torn_down_sandbox_refuses_work_and_is_not_recreated(provider, tmp_path):
+    box = await provider.create(SandboxSpec())
+    await box.teardown()
+    (tmp_path / "f.txt").write_text("x")
+    for attempt in (
+        box.write_file("/app/a.txt", b"x"),
+        box.copy_in(tmp_path / "f.txt", "/app/f.txt"),
+        box.exec("true", timeout=5),
+        box.start_process("sleep 1"),
+    ):
+        with pytest.raises(SandboxError, match="torn down"):
+            await attempt
+    assert not box.folder.exists()

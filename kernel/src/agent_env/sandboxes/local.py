@@ -233,9 +233,12 @@ class LocalSandbox(Sandbox):
 
     def _cwd(self, cwd: str | None) -> Path:
         path = self.host_path(cwd) if cwd else self.folder
+        self._require_live()
+        return path
+
+    def _require_live(self) -> None:
         if not self.folder.is_dir():
             raise SandboxError(f"local sandbox {self.id} is torn down")
-        return path
 
     # -- process tracking ----------------------------------------------------------------
 
@@ -333,6 +336,7 @@ class LocalSandbox(Sandbox):
 
     async def write_file(self, path: str, data: bytes, *, mode: int = 0o644) -> None:
         target = self.host_path(path)
+        self._require_live()
 
         def write() -> None:
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -346,6 +350,7 @@ class LocalSandbox(Sandbox):
         return await anyio.to_thread.run_sync(target.read_bytes)
 
     async def copy_in(self, host_path: Path, path: str) -> None:
+        self._require_live()
         await anyio.to_thread.run_sync(_copy, Path(host_path), self.host_path(path))
 
     async def copy_out(self, path: str, host_path: Path) -> None:
@@ -365,6 +370,7 @@ class LocalSandbox(Sandbox):
         loopback port is picked, passed as `MCP_PORT` and `PORT`, and its URL returned;
         otherwise the result is "".
         """
+        self._require_live()
         extra = dict(env or {})
         url = ""
         if port is not None:
