@@ -1,6 +1,6 @@
 """Startup benchmark: median wall time of `agent-env --version`, `agent-env --help` and a bare
-`python -c pass`, over N runs each,
-plus `--no-plugins --help` (the difference is what loading the entry-point plugins costs) (a figure, not a pass/fail test).
+`python -c pass` over N runs each, plus `--no-plugins --help` (the difference is what loading
+the entry-point plugins costs). A figure, not a pass/fail test.
 
     .venv/bin/python bench/startup.py [-n 20]
 
