@@ -223,3 +223,30 @@ def test_a_secret_in_an_error_reaches_neither_terminal_nor_store(run_cli, agent_
     assert "s3cr3t-value-42" not in result.stdout + result.stderr
     assert "s3cr3t-value-42" not in json.dumps(stored(agent_env_home, "task_instances"))
     assert "s3cr3t-value-42" not in json.dumps(stored(agent_env_home, "journal"))
+
+
+def test_resume_refuses_when_the_task_changed(run_cli, agent_env_home, tmp_path):
+    steps = box_task()
+    steps[1] = {"id": "write", "type": "t_write", "sandbox": "nobox", "path": "/app/x", "text": "x"}
+    bundle = write_bundle(tmp_path / "b", {"t": steps})
+    first = json.loads(run_cli.invoke(["run", str(bundle), "--json"]).stdout)["tasks"][0]
+    assert first["status"] == "failed"
+    (bundle / "tasks" / "t.json").write_text(json.dumps(box_task()))
+    result = run_cli.invoke(["run", "--resume", first["id"]])
+    assert result.exit_code == 2
+    assert "task 't' changed since the run started (v1 then, v2 now)" in result.stderr
+
+
+def test_resume_reruns_a_failed_step_after_the_cause_is_fixed(run_cli, agent_env_home, tmp_path):
+    marker = tmp_path / "ready"
+    steps = [{"id": "wait", "type": "t_wait", "release": str(marker), "timeout": 0.01},
+             {"id": "box", "type": "t_box"}]
+    bundle = write_bundle(tmp_path / "b", {"t": steps})
+    first = json.loads(run_cli.invoke(["run", str(bundle), "--json"]).stdout)["tasks"][0]
+    assert first["outcome"].startswith("failed at step 'wait'")
+    marker.touch()
+    result = run_cli.invoke(["run", "--resume", first["id"], "--json"])
+    assert result.exit_code == 0, result.stderr
+    again = json.loads(result.stdout)["tasks"][0]
+    assert again["id"] == first["id"] and again["status"] == "unscored"
+    assert again["steps"]["wait"]["attempts"] == 2 and again["steps"]["box"]["status"] == "completed"
