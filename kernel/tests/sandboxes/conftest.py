@@ -1,26 +1,15 @@
-"""Plugins for the sandbox tests: the real hook module registered through pluggy."""
+"""Plugins for the sandbox tests: the real plugin manager with only the built-in plugins."""
 
 from __future__ import annotations
 
-import types
-
-import pluggy
 import pytest
 
-from agent_env import hookspecs
-from agent_env.registry import Registry
+from agent_env.plugins import PluginManager
 
 
-def builtin_plugins() -> types.SimpleNamespace:
-    """A plugin facade with the sandbox-provider registry filled by the built-in hooks."""
-    pm = pluggy.PluginManager(hookspecs.PROJECT)
-    pm.add_hookspecs(hookspecs)
-    from agent_env.sandboxes import hooks
-
-    pm.register(hooks)
-    registry = Registry("sandbox provider")
-    pm.hook.agentenv_register_sandbox_providers(registry=registry)
-    return types.SimpleNamespace(sandbox_providers=registry)
+def builtin_plugins() -> PluginManager:
+    """The kernel's built-ins (the `local` provider among them), no entry points."""
+    return PluginManager(autoload=False)
 
 
 @pytest.fixture
