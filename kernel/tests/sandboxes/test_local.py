@@ -126,3 +126,13 @@ async def test_a_torn_down_sandbox_refuses_work_and_is_not_recreated(provider, t
         with pytest.raises(SandboxError, match="torn down"):
             await attempt
     assert not box.folder.exists()
+
+
+async def test_huge_output_is_capped_not_buffered_whole(box, monkeypatch):
+    from agent_env.sandboxes import local
+
+    monkeypatch.setattr(local, "MAX_OUTPUT", 1000)
+    result = await box.exec("head -c 5000000 /dev/zero | tr '\\0' x; echo done >&2", timeout=30)
+    assert result.exit_code == 0 and result.stderr == "done\n"
+    assert result.stdout.startswith("x" * 1000) and result.stdout.endswith("[output truncated]\n")
+    assert len(result.stdout) < 2000

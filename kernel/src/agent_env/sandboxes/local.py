@@ -37,6 +37,7 @@ from agent_env.suggest import did_you_mean
 
 MARKER_ENV = "AGENTENV_SANDBOX"
 TIMEOUT_EXIT_CODE = 124
+MAX_OUTPUT = 16 * 1024 * 1024  # bytes kept per stream of one exec
 _APP = re.compile(r"(?<![\w./~$}-])/app(?![\w.-])")
 _NETWORKS = (None, "bridge", "host", "run")
 _SETTINGS = ("root",)
@@ -321,10 +322,8 @@ class LocalSandbox(Sandbox):
         finally:
             with anyio.CancelScope(shield=True):
                 procs.kill_group(pid, started)
-                if process.returncode is None:
-                    with anyio.move_on_after(_DRAIN_AFTER_KILL):
-                        await process.wait()
-                await process.aclose()
+                with anyio.move_on_after(_DRAIN_AFTER_KILL):
+                    await process.aclose()
                 self._untrack(pid)
         code = TIMEOUT_EXIT_CODE if timed_out else process.returncode
         return ExecResult(
@@ -458,10 +457,17 @@ class _Countdown:
 async def _drain(
     stream: anyio.abc.ByteReceiveStream | None, sink: list[bytes], countdown: _Countdown
 ) -> None:
+    """Collect up to `MAX_OUTPUT` bytes of `stream`, then keep reading (and dropping) to EOF
+    so the command never blocks on a full pipe."""
+    kept = 0
     try:
         if stream is not None:
             async for chunk in stream:
-                sink.append(chunk)
+                if kept < MAX_OUTPUT:
+                    sink.append(chunk[: MAX_OUTPUT - kept])
+                    kept += len(chunk)
+                    if kept >= MAX_OUTPUT:
+                        sink.append(b"\n[output truncated]\n")
     except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
         pass
     finally:
