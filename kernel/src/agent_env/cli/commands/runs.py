@@ -1,0 +1,105 @@
+"""`agent-env runs list|show`: read run and task instance records from the document store."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import click
+
+
+@click.group()
+def runs() -> None:
+    """List and inspect past runs (records in the document store)."""
+
+
+async def _with_documents(fn: Any, *args: Any) -> Any:
+    from agent_env.config import load_config
+    from agent_env.plugins import get_plugin_manager
+    from agent_env.stores.open import open_stores_async
+
+    plugins = get_plugin_manager()
+    stores = await open_stores_async(load_config(plugins=plugins), plugins)
+    try:
+        return await fn(stores.documents, *args)
+    finally:
+        await stores.close()
+
+
+async def _list(documents: Any, limit: int) -> list[dict[str, Any]]:
+    from agent_env.engine.records import COLLECTION
+    from agent_env.engine.run import RUNS
+
+    docs = [doc for _, doc in await documents.list(RUNS)]
+    docs.sort(key=lambda d: d.get("created_at") or "", reverse=True)
+    rows = []
+    for doc in docs[:limit]:
+        statuses = []
+        for instance_id in doc.get("instances", []):
+            record = await documents.get(COLLECTION, instance_id)
+            statuses.append(record["status"] if record else "missing")
+        rows.append({
+            "id": doc["id"], "created_at": doc.get("created_at"),
+            "bundle": (doc.get("bundle") or {}).get("name"), "instances": len(statuses),
+            "passed": statuses.count("passed"),
+            "failed": sum(s in ("failed", "scored_below") for s in statuses),
+            "unfinished": sum(s in ("pending", "running", "cancelled") for s in statuses),
+        })
+    return rows
+
+
+@runs.command("list")
+@click.option("--limit", default=20, show_default=True, help="Show the newest N runs.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def list_runs(limit: int, as_json: bool) -> None:
+    """The newest runs: id, when, bundle, and how their task instances ended."""
+    rows = anyio.run(_with_documents, _list, limit)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    if not rows:
+        click.echo("No runs recorded yet. Start one with: agent-env run hello")
+        return
+    for r in rows:
+        click.echo(f"{r['id']}  {r['created_at']}  {r['bundle']}  {r['passed']} of "
+                   f"{r['instances']} passed, {r['failed']} failed, {r['unfinished']} unfinished")
+
+
+async def _show(documents: Any, ident: str) -> dict[str, Any]:
+    from agent_env.engine.records import COLLECTION
+    from agent_env.engine.run import RUNS, load_record
+
+    run = await documents.get(RUNS, ident)
+    if run is not None:
+        records = [await documents.get(COLLECTION, i) for i in run.get("instances", [])]
+        return {"run": run, "instances": [r for r in records if r is not None]}
+    return {"instance": await load_record(documents, ident)}
+
+
+@runs.command("show")
+@click.argument("ident", metavar="ID")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def show(ident: str, as_json: bool) -> None:
+    """A run (`run-...`: its task instances) or a task instance (`ti-...`: its steps)."""
+    data = anyio.run(_with_documents, _show, ident)
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    if "run" in data:
+        run = data["run"]
+        click.echo(f"run {run['id']}  {run.get('created_at')}  bundle {run['bundle'].get('name')}")
+        for r in data["instances"]:
+            secs = r.get("seconds")
+            took = f"{secs:.2f}s" if isinstance(secs, (int, float)) else "-"
+            click.echo(f"  {r['task']['name']}  {r['outcome'] or r['status']}  {took}  {r['id']}")
+        return
+    r = data["instance"]
+    click.echo(f"task instance {r['id']} (run {r['run_id']})")
+    click.echo(f"task {r['task']['name']} v{r['task'].get('version')}  {r['task']['id']}")
+    click.echo(f"outcome: {r['outcome'] or r['status']}")
+    for step_id, info in r.get("steps", {}).items():
+        secs = info.get("seconds")
+        took = f"{secs:.2f}s" if isinstance(secs, (int, float)) else "-"
+        tail = f"  {info['error']}" if info.get("error") else ""
+        click.echo(f"  {step_id}: {info['status']} ({took}, attempts {info.get('attempts', 0)}){tail}")
