@@ -36,7 +36,13 @@ async def test_app_maps_into_the_work_folder_under_home(box, tmp_path):
 async def test_app_is_rewritten_in_commands_arguments_and_env(box):
     result = await box.exec('echo /app/x "$APP_DIR" "$DATA" /application /apps', timeout=10)
     folder = str(box.folder)
-    assert result.stdout.split() == [f"{folder}/x", folder, f"{folder}/data", "/application", "/apps"]
+    assert result.stdout.split() == [
+        f"{folder}/x",
+        folder,
+        f"{folder}/data",
+        "/application",
+        "/apps",
+    ]
     listed = await box.exec(["ls", "/app"], timeout=10)
     assert listed.exit_code == 0
 

@@ -36,7 +36,9 @@ class Config:
 
 async def test_create_writes_a_lease_naming_this_process_and_teardown_removes_it(plugins, tmp_path):
     manager = SandboxManager(plugins, None, tmp_path)
-    box = await manager.create("box", SandboxSpec(), labels={"run_id": "r1", "task_instance_id": "t1"})
+    box = await manager.create(
+        "box", SandboxSpec(), labels={"run_id": "r1", "task_instance_id": "t1"}
+    )
     lease = json.loads((tmp_path / "leases" / f"{box.id}.json").read_text())
     assert lease["provider"] == "local"
     assert lease["owner_pid"] == os.getpid()

@@ -52,7 +52,9 @@ class Runner:
     def load(self):
         return load_bundle(str(self.root), self.plugins())
 
-    async def run(self, steps: list[dict[str, Any]], files: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def run(
+        self, steps: list[dict[str, Any]], files: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         self.write({**(files or {}), "tasks/t.json": steps})
         plugins = self.plugins()
         bundle = load_bundle(str(self.root), plugins)

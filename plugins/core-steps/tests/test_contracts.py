@@ -15,8 +15,13 @@ from agentenv_core_steps.steps import (
 HOOKS = "agentenv_core_steps.hooks"
 DEPLOY = {"id": "box", "type": "deploy_sandbox", "sandbox_name": "box", "sandbox_mode": "vm"}
 GREETING = {"artifacts/greeting/greeting.txt": "hello\n"}
-PROBE = {"id": "v1", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "first",
-         "criteria": [{"type": "probe_dir_exists", "paths": ["/app"]}]}
+PROBE = {
+    "id": "v1",
+    "type": "verify_sandbox",
+    "sandbox_name": "box",
+    "verifier_id": "first",
+    "criteria": [{"type": "probe_dir_exists", "paths": ["/app"]}],
+}
 
 
 class TestDeploySandbox(StepTypeContract):
@@ -30,16 +35,26 @@ class TestLoadArtifact(StepTypeContract):
     plugin_module = HOOKS
     before = [DEPLOY]
     bundle_files = GREETING
-    example = {"id": "load", "type": "load_artifact", "sandbox_name": "box",
-               "artifact_id": "greeting", "destination_path": "/app/in"}
+    example = {
+        "id": "load",
+        "type": "load_artifact",
+        "sandbox_name": "box",
+        "artifact_id": "greeting",
+        "destination_path": "/app/in",
+    }
 
 
 class TestVerifySandbox(StepTypeContract):
     step_class = VerifySandbox
     plugin_module = HOOKS
     before = [DEPLOY]
-    example = {"id": "verify", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
-               "criteria": [{"type": "bash_cmd_succeeds", "bash_cmd": "true"}]}
+    example = {
+        "id": "verify",
+        "type": "verify_sandbox",
+        "sandbox_name": "box",
+        "verifier_id": "v",
+        "criteria": [{"type": "bash_cmd_succeeds", "bash_cmd": "true"}],
+    }
 
 
 class TestRunCode(StepTypeContract):
@@ -47,8 +62,13 @@ class TestRunCode(StepTypeContract):
     plugin_module = HOOKS
     before = [DEPLOY]
     bundle_files = {"artifacts/script/s.py": "def run(input):\n    return input['args']\n"}
-    example = {"id": "code", "type": "run_code", "sandbox_name": "box",
-               "script_artifact_id": "script", "args": {"x": 1}}
+    example = {
+        "id": "code",
+        "type": "run_code",
+        "sandbox_name": "box",
+        "script_artifact_id": "script",
+        "args": {"x": 1},
+    }
 
 
 class TestTeardownSandboxes(StepTypeContract):
@@ -62,6 +82,9 @@ class TestAggregateVerifiers(StepTypeContract):
     step_class = AggregateVerifiers
     plugin_module = HOOKS
     before = [DEPLOY, PROBE]
-    example = {"id": "agg", "type": "aggregate_verifiers", "verifier_ids": ["first"],
-               "verifier_id": "all"}
-
+    example = {
+        "id": "agg",
+        "type": "aggregate_verifiers",
+        "verifier_ids": ["first"],
+        "verifier_id": "all",
+    }

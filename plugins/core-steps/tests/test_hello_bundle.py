@@ -23,12 +23,17 @@ async def test_hello_is_installed_and_passes_twice(runner):
         for attempt in range(2):
             materialized = await materialize(bundle, stores)
             services = EngineServices(
-                plugins=plugins, config=None, stores=stores,
+                plugins=plugins,
+                config=None,
+                stores=stores,
                 sandboxes=SandboxManager(plugins, None, runner.home),
                 artifacts=materialized.artifacts,
             )
             instance = await TaskInstance.create(
-                services, task=bundle.tasks["hello"], instance_id=new_id("ti"), run_id=f"r{attempt}",
+                services,
+                task=bundle.tasks["hello"],
+                instance_id=new_id("ti"),
+                run_id=f"r{attempt}",
                 bundle={"spec": "hello", "name": bundle.name},
             )
             record = await instance.run()

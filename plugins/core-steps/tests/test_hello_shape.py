@@ -18,8 +18,14 @@ LOAD = {
 
 
 def verify(criteria, **extra):
-    return {"id": "verify", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
-            "criteria": criteria, **extra}
+    return {
+        "id": "verify",
+        "type": "verify_sandbox",
+        "sandbox_name": "box",
+        "verifier_id": "v",
+        "criteria": criteria,
+        **extra,
+    }
 
 
 async def test_deploy_load_verify_teardown_passes_and_leaves_nothing(runner):
@@ -30,7 +36,11 @@ async def test_deploy_load_verify_teardown_passes_and_leaves_nothing(runner):
             verify(
                 [
                     {"type": "probe_file_exists", "paths": ["greeting.txt"]},
-                    {"type": "probe_file_contains", "paths": ["/app/greeting.txt"], "expected": r"Hello, \w+"},
+                    {
+                        "type": "probe_file_contains",
+                        "paths": ["/app/greeting.txt"],
+                        "expected": r"Hello, \w+",
+                    },
                     {"type": "probe_dir_exists", "paths": ["."]},
                     {"type": "bash_cmd_succeeds", "bash_cmd": "grep -q agent-env greeting.txt"},
                 ]
@@ -57,7 +67,11 @@ async def test_failing_criteria_score_zero_with_reasons(runner):
             verify(
                 [
                     {"type": "probe_file_exists", "paths": ["greeting.txt", "missing.txt"]},
-                    {"type": "probe_file_contains", "paths": ["greeting.txt"], "expected": "Goodbye"},
+                    {
+                        "type": "probe_file_contains",
+                        "paths": ["greeting.txt"],
+                        "expected": "Goodbye",
+                    },
                     {"type": "probe_dir_exists", "paths": ["greeting.txt"]},
                     {"type": "bash_cmd_succeeds", "bash_cmd": "echo nope >&2; exit 4"},
                     {"type": "response_contains", "needles": ["x"]},
@@ -103,7 +117,12 @@ async def test_bash_cmd_timeout_fails_the_criterion_quickly(runner):
 
     started = time.monotonic()
     await runner.run(
-        [DEPLOY, verify([{"type": "bash_cmd_succeeds", "bash_cmd": "sleep 30"}], shell_timeout_seconds=1)]
+        [
+            DEPLOY,
+            verify(
+                [{"type": "bash_cmd_succeeds", "bash_cmd": "sleep 30"}], shell_timeout_seconds=1
+            ),
+        ]
     )
     row = runner.state["verifiers"]["v"]["results"][0]
     assert row["result"] is False and "timed out" in row["justification"]
@@ -116,9 +135,19 @@ async def test_aggregate_verifiers_combines_rows(runner):
             DEPLOY,
             LOAD,
             verify([{"type": "probe_file_exists", "paths": ["greeting.txt"]}]),
-            {"id": "v2", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "w",
-             "criteria": [{"type": "probe_file_exists", "paths": ["nope"]}]},
-            {"id": "agg", "type": "aggregate_verifiers", "verifier_ids": ["v", "w"], "verifier_id": "all"},
+            {
+                "id": "v2",
+                "type": "verify_sandbox",
+                "sandbox_name": "box",
+                "verifier_id": "w",
+                "criteria": [{"type": "probe_file_exists", "paths": ["nope"]}],
+            },
+            {
+                "id": "agg",
+                "type": "aggregate_verifiers",
+                "verifier_ids": ["v", "w"],
+                "verifier_id": "all",
+            },
         ],
         GREETING,
     )
@@ -133,11 +162,19 @@ async def test_aggregate_of_an_unknown_verifier_fails_naming_it(runner):
         [
             DEPLOY,
             verify([{"type": "probe_dir_exists", "paths": ["/app"]}]),
-            {"id": "agg", "type": "aggregate_verifiers", "verifier_ids": ["vv"], "verifier_id": "all"},
+            {
+                "id": "agg",
+                "type": "aggregate_verifiers",
+                "verifier_ids": ["vv"],
+                "verifier_id": "all",
+            },
         ]
     )
     assert record["failure"]["step"] == "agg"
-    assert "'vv'" in record["failure"]["message"] and "did you mean 'v'" in record["failure"]["message"]
+    assert (
+        "'vv'" in record["failure"]["message"]
+        and "did you mean 'v'" in record["failure"]["message"]
+    )
 
 
 async def test_fileset_artifact_keeps_its_layout(runner):
@@ -145,9 +182,21 @@ async def test_fileset_artifact_keeps_its_layout(runner):
     await runner.run(
         [
             DEPLOY,
-            {"id": "load", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "docs",
-             "destination_path": "/app/docs"},
-            verify([{"type": "bash_cmd_succeeds", "bash_cmd": "test \"$(cat docs/a.md docs/sub/b.md)\" = AB"}]),
+            {
+                "id": "load",
+                "type": "load_artifact",
+                "sandbox_name": "box",
+                "artifact_id": "docs",
+                "destination_path": "/app/docs",
+            },
+            verify(
+                [
+                    {
+                        "type": "bash_cmd_succeeds",
+                        "bash_cmd": 'test "$(cat docs/a.md docs/sub/b.md)" = AB',
+                    }
+                ]
+            ),
         ],
         files,
     )
@@ -160,7 +209,7 @@ async def test_env_vars_reach_the_sandbox(runner):
     await runner.run(
         [
             {**DEPLOY, "env_vars": {"TZ": "America/New_York"}},
-            verify([{"type": "bash_cmd_succeeds", "bash_cmd": "test \"$TZ\" = America/New_York"}]),
+            verify([{"type": "bash_cmd_succeeds", "bash_cmd": 'test "$TZ" = America/New_York'}]),
         ]
     )
     assert runner.state["verifiers"]["v"]["score"] == 1.0
@@ -175,17 +224,34 @@ async def test_a_limit_the_local_provider_cannot_enforce_fails_the_deploy(runner
 
 async def test_default_destination_outside_app_is_refused_clearly_on_local(runner):
     record = await runner.run(
-        [DEPLOY, {"id": "load", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "greeting"}],
+        [
+            DEPLOY,
+            {
+                "id": "load",
+                "type": "load_artifact",
+                "sandbox_name": "box",
+                "artifact_id": "greeting",
+            },
+        ],
         GREETING,
     )
     assert record["failure"]["step"] == "load"
-    assert "/loaded" in record["failure"]["message"] and "outside /app" in record["failure"]["message"]
+    assert (
+        "/loaded" in record["failure"]["message"] and "outside /app" in record["failure"]["message"]
+    )
 
 
 async def test_verify_without_sandbox_name_uses_the_only_sandbox(runner):
     await runner.run(
-        [DEPLOY, {"id": "verify", "type": "verify_sandbox", "verifier_id": "v",
-                  "criteria": [{"type": "probe_dir_exists", "paths": ["/app"]}]}]
+        [
+            DEPLOY,
+            {
+                "id": "verify",
+                "type": "verify_sandbox",
+                "verifier_id": "v",
+                "criteria": [{"type": "probe_dir_exists", "paths": ["/app"]}],
+            },
+        ]
     )
     assert runner.state["verifiers"]["v"]["score"] == 1.0
 
@@ -208,10 +274,23 @@ async def test_urls_are_downloaded_into_the_destination(runner, tmp_path):
         await runner.run(
             [
                 DEPLOY,
-                {"id": "get", "type": "load_artifact", "sandbox_name": "box", "destination_path": "/app/in",
-                 "urls": [f"{base}/data.txt", f"{base}/data.txt", {"url": f"{base}/data.txt", "filename": "named.txt"}]},
-                verify([{"type": "probe_file_contains", "paths": [p], "expected": "^remote data$"}
-                        for p in ("in/data.txt", "in/data-1.txt", "in/named.txt")]),
+                {
+                    "id": "get",
+                    "type": "load_artifact",
+                    "sandbox_name": "box",
+                    "destination_path": "/app/in",
+                    "urls": [
+                        f"{base}/data.txt",
+                        f"{base}/data.txt",
+                        {"url": f"{base}/data.txt", "filename": "named.txt"},
+                    ],
+                },
+                verify(
+                    [
+                        {"type": "probe_file_contains", "paths": [p], "expected": "^remote data$"}
+                        for p in ("in/data.txt", "in/data-1.txt", "in/named.txt")
+                    ]
+                ),
             ]
         )
     finally:

@@ -19,10 +19,21 @@ async def test_result_is_stored_and_fed_to_later_scripts(runner):
     record = await runner.run(
         [
             DEPLOY,
-            {"id": "first", "type": "run_code", "sandbox_name": "box", "script_artifact_id": "adder",
-             "args": {"a": 2, "b": 3}},
-            {"id": "second", "type": "run_code", "sandbox_name": "box", "script_artifact_id": "adder",
-             "args": {"a": 1, "b": 1}, "result_id": "again"},
+            {
+                "id": "first",
+                "type": "run_code",
+                "sandbox_name": "box",
+                "script_artifact_id": "adder",
+                "args": {"a": 2, "b": 3},
+            },
+            {
+                "id": "second",
+                "type": "run_code",
+                "sandbox_name": "box",
+                "script_artifact_id": "adder",
+                "args": {"a": 1, "b": 1},
+                "result_id": "again",
+            },
         ],
         {"artifacts/adder/adder.py": SCRIPT},
     )
@@ -42,10 +53,21 @@ async def test_fileset_entry_imports_its_siblings_and_staging_is_removed(runner)
     await runner.run(
         [
             DEPLOY,
-            {"id": "calc", "type": "run_code", "sandbox_name": "box", "script_artifact_id": "pkg",
-             "entrypoint": "go", "args": {"n": 21}},
-            {"id": "verify", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "clean",
-             "criteria": [{"type": "bash_cmd_succeeds", "bash_cmd": "test -z \"$(ls -A /app)\""}]},
+            {
+                "id": "calc",
+                "type": "run_code",
+                "sandbox_name": "box",
+                "script_artifact_id": "pkg",
+                "entrypoint": "go",
+                "args": {"n": 21},
+            },
+            {
+                "id": "verify",
+                "type": "verify_sandbox",
+                "sandbox_name": "box",
+                "verifier_id": "clean",
+                "criteria": [{"type": "bash_cmd_succeeds", "bash_cmd": 'test -z "$(ls -A /app)"'}],
+            },
         ],
         files,
     )
@@ -55,7 +77,14 @@ async def test_fileset_entry_imports_its_siblings_and_staging_is_removed(runner)
 
 async def test_without_a_sandbox_it_runs_in_a_throwaway_one(runner):
     record = await runner.run(
-        [{"id": "calc", "type": "run_code", "script_artifact_id": "adder", "args": {"a": 1, "b": 2}}],
+        [
+            {
+                "id": "calc",
+                "type": "run_code",
+                "script_artifact_id": "adder",
+                "args": {"a": 1, "b": 2},
+            }
+        ],
         {"artifacts/adder/adder.py": SCRIPT},
     )
     assert record["failure"] is None, record["failure"]
@@ -66,7 +95,10 @@ async def test_without_a_sandbox_it_runs_in_a_throwaway_one(runner):
 
 async def test_a_crashing_script_fails_the_step_with_its_stderr(runner):
     record = await runner.run(
-        [DEPLOY, {"id": "calc", "type": "run_code", "sandbox_name": "box", "script_artifact_id": "bad"}],
+        [
+            DEPLOY,
+            {"id": "calc", "type": "run_code", "sandbox_name": "box", "script_artifact_id": "bad"},
+        ],
         {"artifacts/bad/bad.py": "def run(input):\n    raise RuntimeError('boom here')\n"},
     )
     assert record["failure"]["step"] == "calc"
@@ -75,8 +107,16 @@ async def test_a_crashing_script_fails_the_step_with_its_stderr(runner):
 
 async def test_a_slow_script_times_out(runner):
     record = await runner.run(
-        [DEPLOY, {"id": "calc", "type": "run_code", "sandbox_name": "box", "script_artifact_id": "slow",
-                  "timeout_seconds": 1}],
+        [
+            DEPLOY,
+            {
+                "id": "calc",
+                "type": "run_code",
+                "sandbox_name": "box",
+                "script_artifact_id": "slow",
+                "timeout_seconds": 1,
+            },
+        ],
         {"artifacts/slow/slow.py": "import time\ndef run(input):\n    time.sleep(30)\n"},
     )
     assert "timed out after 1s" in record["failure"]["message"]
@@ -85,8 +125,16 @@ async def test_a_slow_script_times_out(runner):
 
 async def test_a_missing_entrypoint_is_reported(runner):
     record = await runner.run(
-        [DEPLOY, {"id": "calc", "type": "run_code", "sandbox_name": "box", "script_artifact_id": "adder",
-                  "entrypoint": "main"}],
+        [
+            DEPLOY,
+            {
+                "id": "calc",
+                "type": "run_code",
+                "sandbox_name": "box",
+                "script_artifact_id": "adder",
+                "entrypoint": "main",
+            },
+        ],
         {"artifacts/adder/adder.py": SCRIPT},
     )
     assert "defines no function 'main'" in record["failure"]["message"]

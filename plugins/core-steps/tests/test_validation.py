@@ -18,14 +18,22 @@ def problems(runner, steps, files=None) -> list[str]:
 
 def test_every_core_step_type_is_registered(runner):
     registry = runner.plugins().step_types
-    for name in ("deploy_sandbox", "load_artifact", "verify_sandbox", "run_code",
-                 "teardown_sandboxes", "aggregate_verifiers"):
+    for name in (
+        "deploy_sandbox",
+        "load_artifact",
+        "verify_sandbox",
+        "run_code",
+        "teardown_sandboxes",
+        "aggregate_verifiers",
+    ):
         assert name in registry
 
 
 def test_deploy_sandbox_fields(runner):
-    found = problems(runner, [{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box",
-                               "sandbox_mdoe": "vm"}])
+    found = problems(
+        runner,
+        [{"id": "box", "type": "deploy_sandbox", "sandbox_name": "box", "sandbox_mdoe": "vm"}],
+    )
     joined = "\n".join(found)
     assert "step 'box': sandbox_mode: required" in joined
     assert "sandbox_mdoe" in joined and "did you mean 'sandbox_mode'" in joined
@@ -41,30 +49,55 @@ def test_load_artifact_needs_a_source_a_target_and_no_images(runner):
     assert any("needs a target" in p for p in found)
     found = problems(
         runner,
-        [DEPLOY, {"id": "load", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "img"}],
+        [
+            DEPLOY,
+            {"id": "load", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "img"},
+        ],
         {"artifacts/img/Dockerfile": "FROM scratch\n"},
     )
     assert any("is an image" in p for p in found), found
 
 
 def test_verify_sandbox_criteria_are_checked(runner):
-    found = problems(runner, [DEPLOY, {"id": "v", "type": "verify_sandbox", "sandbox_name": "box", "criteria": [
-        {"type": "probe_file_exists"},
-        {"type": "probe_file_contains", "paths": ["a"], "expected": "("},
-        {"type": "bash_cmd_succeeds"},
-    ]}])
+    found = problems(
+        runner,
+        [
+            DEPLOY,
+            {
+                "id": "v",
+                "type": "verify_sandbox",
+                "sandbox_name": "box",
+                "criteria": [
+                    {"type": "probe_file_exists"},
+                    {"type": "probe_file_contains", "paths": ["a"], "expected": "("},
+                    {"type": "bash_cmd_succeeds"},
+                ],
+            },
+        ],
+    )
     joined = "\n".join(found)
     assert "criteria[0]: paths" in joined
     assert "criteria[1]: expected: not a regular expression" in joined
     assert "criteria[2]: bash_cmd: required" in joined
-    found = problems(runner, [DEPLOY, {"id": "v", "type": "verify_sandbox", "sandbox_name": "box",
-                                       "score_aggregator": "mean"}])
+    found = problems(
+        runner,
+        [
+            DEPLOY,
+            {
+                "id": "v",
+                "type": "verify_sandbox",
+                "sandbox_name": "box",
+                "score_aggregator": "mean",
+            },
+        ],
+    )
     assert any("score_aggregator" in p and "'all_pass'" in p for p in found), found
 
 
 def test_teardown_must_be_best_effort_and_name_something(runner):
-    found = problems(runner, [DEPLOY, {"id": "down", "type": "teardown_sandboxes",
-                                       "fail_task_on_error": True}])
+    found = problems(
+        runner, [DEPLOY, {"id": "down", "type": "teardown_sandboxes", "fail_task_on_error": True}]
+    )
     assert any("fail_task_on_error must be false" in p for p in found)
     assert any("needs at least one of" in p for p in found)
 
@@ -79,7 +112,13 @@ def test_run_code_entry_file_problems(runner):
 
 
 def test_teardown_defaults_to_tolerated_failure(runner):
-    runner.write({"tasks/t.json": [DEPLOY, {"id": "down", "type": "teardown_sandboxes",
-                                            "sandbox_names": ["box"]}]})
+    runner.write(
+        {
+            "tasks/t.json": [
+                DEPLOY,
+                {"id": "down", "type": "teardown_sandboxes", "sandbox_names": ["box"]},
+            ]
+        }
+    )
     bundle = runner.load()
     assert bundle.tasks["t"].steps[1].fail_task_on_error is False

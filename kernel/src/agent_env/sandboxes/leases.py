@@ -50,7 +50,9 @@ def owner_alive(lease: dict[str, Any]) -> bool:
 
 def claim(path: Path) -> Path | None:
     """Atomically take `path` for reaping; None when another process got there first."""
-    target = path.with_name(path.name.split(CLAIM)[0].removesuffix(SUFFIX) + CLAIM + str(os.getpid()))
+    target = path.with_name(
+        path.name.split(CLAIM)[0].removesuffix(SUFFIX) + CLAIM + str(os.getpid())
+    )
     try:
         os.rename(path, target)
     except FileNotFoundError:

@@ -36,7 +36,9 @@ async def sandbox_for(
     if env_id:
         entry = _env_entry(ctx, env_id)
         if not isinstance(entry, dict) or not entry.get("sandbox"):
-            raise StepFailed(ctx.step_id, f"env {env_id!r} is not deployed in a sandbox in this task")
+            raise StepFailed(
+                ctx.step_id, f"env {env_id!r} is not deployed in a sandbox in this task"
+            )
         return await ctx.sandbox(entry["sandbox"])
     name = agent_name or DEFAULT_AGENT
     entry = (ctx.get("agents", default={}) or {}).get(name)

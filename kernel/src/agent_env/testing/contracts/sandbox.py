@@ -126,7 +126,9 @@ class SandboxProviderContract:
         assert result.exit_code != 0
         assert "never" not in result.stdout
         assert time.monotonic() - started < 10
-        check = await sandbox.exec("ps -eo args 2>/dev/null | grep -c '^sleep 6[01]' || true", timeout=30)
+        check = await sandbox.exec(
+            "ps -eo args 2>/dev/null | grep -c '^sleep 6[01]' || true", timeout=30
+        )
         assert check.stdout.strip() in ("0", ""), check.stdout
 
     async def test_missing_command_is_exit_127(self, sandbox: Sandbox):

@@ -42,4 +42,7 @@ class AggregateVerifiers(Step):
         score = aggregate_score(counted, self.score_aggregator)
         ctx.record_verifier(self.verifier_id, counted, score)
         ctx.set("verifiers", self.verifier_id, "source_verifier_ids", value=list(self.verifier_ids))
-        ctx.log(f"{self.verifier_id}: {len(counted)} results from {len(self.verifier_ids)} verifiers, score {score:g}")
+        ctx.log(
+            f"{self.verifier_id}: {len(counted)} results from {len(self.verifier_ids)} verifiers, "
+            f"score {score:g}"
+        )

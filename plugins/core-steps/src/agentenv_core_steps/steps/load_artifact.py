@@ -59,7 +59,12 @@ class LoadArtifact(Step):
         problems = []
         if self.artifacts is not None and self.artifact_id is not None:
             problems.append("set either artifacts or artifact_id, not both")
-        if not (self.refs() or self.urls or self.artifact_from_step_id or self.collected_artifacts_step_id):
+        if not (
+            self.refs()
+            or self.urls
+            or self.artifact_from_step_id
+            or self.collected_artifacts_step_id
+        ):
             problems.append(
                 "needs a source: artifact_id, artifacts, urls, artifact_from_step_id or "
                 "collected_artifacts_step_id"
@@ -101,7 +106,10 @@ class LoadArtifact(Step):
             for ref in self.refs():
                 handle = artifact_for(ctx, ref.id)
                 if ref.version is not None and ref.version != handle.version:
-                    ctx.log(f"artifact {ref.id!r}: loading v{handle.version} (the bundle's), not v{ref.version}")
+                    ctx.log(
+                        f"artifact {ref.id!r}: loading v{handle.version} (the bundle's), "
+                        f"not v{ref.version}"
+                    )
                 if handle.kind == "file":
                     target = posixpath.join(destination, handle.path.name)
                     await sandbox.copy_in(handle.path, target)
@@ -110,14 +118,29 @@ class LoadArtifact(Step):
                     members = _members(handle.path)
                     if (handle.path / "artifact.toml").exists():
                         for rel in members:
-                            await sandbox.copy_in(handle.path / rel, posixpath.join(destination, rel))
+                            await sandbox.copy_in(
+                                handle.path / rel, posixpath.join(destination, rel)
+                            )
                     else:
                         await sandbox.copy_in(handle.path, destination)
                     files = [posixpath.join(destination, rel) for rel in members]
                 else:
-                    raise StepFailed(self.id, f"artifact {ref.id!r} is an {handle.kind}; it cannot be loaded as files")
-                loaded.append({"id": handle.id, "version": handle.version, "destination_path": destination, "files": files})
-                ctx.log(f"artifact {handle.name} v{handle.version} -> {destination} ({len(files)} files)")
+                    raise StepFailed(
+                        self.id,
+                        f"artifact {ref.id!r} is an {handle.kind}; it cannot be loaded as files",
+                    )
+                loaded.append(
+                    {
+                        "id": handle.id,
+                        "version": handle.version,
+                        "destination_path": destination,
+                        "files": files,
+                    }
+                )
+                ctx.log(
+                    f"artifact {handle.name} v{handle.version} -> {destination} "
+                    f"({len(files)} files)"
+                )
             for url, filename in _downloads(self.urls or []):
                 data = await anyio.to_thread.run_sync(_fetch, url)
                 target = posixpath.join(destination, filename)
@@ -160,7 +183,10 @@ def _downloads(urls: list[Any]) -> list[tuple[str, str]]:
                 raise ValueError(f"entry {entry!r} needs a `url` and a plain `filename`")
         else:
             url = entry
-            base = urllib.parse.unquote(os.path.basename(urllib.parse.urlparse(url).path)) or "downloaded"
+            base = (
+                urllib.parse.unquote(os.path.basename(urllib.parse.urlparse(url).path))
+                or "downloaded"
+            )
             count = seen.get(base, 0)
             seen[base] = count + 1
             stem, ext = os.path.splitext(base)

@@ -96,7 +96,9 @@ class RunCode(Step):
         ctx.set("script_results", result_id, value=result)
         ctx.log(f"{entry}:{self.entrypoint} -> script_results.{result_id}")
 
-    async def _run(self, sandbox: Any, staged: dict[str, Path], entry: str, ctx: StepContext) -> Any:
+    async def _run(
+        self, sandbox: Any, staged: dict[str, Path], entry: str, ctx: StepContext
+    ) -> Any:
         run_dir = f"/app/.agentenv-run_code-{self.id}"
         script_input = {"args": self.args, "results": ctx.get("script_results", default={}) or {}}
         try:
@@ -137,7 +139,9 @@ def _entry(kind: str, members: list[str], script_file: str | None) -> str:
     only `.py`, else `run.py`."""
     if kind == "file":
         if script_file:
-            raise ValueError(f"script_file {script_file!r} is set but the script artifact is one file")
+            raise ValueError(
+                f"script_file {script_file!r} is set but the script artifact is one file"
+            )
         return STAGED_SCRIPT
     py = sorted(m for m in members if m.endswith(".py"))
     clash = sorted(set(py) & set(RESERVED))
@@ -145,7 +149,9 @@ def _entry(kind: str, members: list[str], script_file: str | None) -> str:
         raise ValueError(f"members {clash} would shadow run_code's own files; rename them")
     if script_file:
         if script_file not in py:
-            raise ValueError(f"script_file {script_file!r} is not a .py file of the artifact; .py files: {py}")
+            raise ValueError(
+                f"script_file {script_file!r} is not a .py file of the artifact; .py files: {py}"
+            )
         return script_file
     if not py:
         raise ValueError(f"the script artifact has no .py file; files: {sorted(members)}")
@@ -154,4 +160,7 @@ def _entry(kind: str, members: list[str], script_file: str | None) -> str:
     runs = [m for m in py if posixpath.basename(m) == "run.py"]
     if len(runs) == 1:
         return runs[0]
-    raise ValueError(f"the script artifact has {len(py)} .py files and no single run.py; set script_file to one of {py}")
+    raise ValueError(
+        f"the script artifact has {len(py)} .py files and no single run.py; "
+        f"set script_file to one of {py}"
+    )

@@ -16,7 +16,9 @@ def main() -> int:
     sys.path.insert(0, run_dir)
     with open(os.path.join(run_dir, "input.json")) as f:
         data = json.load(f)
-    spec = importlib.util.spec_from_file_location("agentenv_run_code", os.path.join(run_dir, script_file))
+    spec = importlib.util.spec_from_file_location(
+        "agentenv_run_code", os.path.join(run_dir, script_file)
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     function = getattr(module, entrypoint, None)

@@ -28,9 +28,7 @@ class TeardownSandboxes(Step):
     def check(self, bundle: Any) -> list[str]:
         problems = []
         if self.fail_task_on_error:
-            problems.append(
-                "fail_task_on_error must be false: teardown_sandboxes is best effort"
-            )
+            problems.append("fail_task_on_error must be false: teardown_sandboxes is best effort")
         if not (self.sandbox_names or self.agent_names or self.env_ids):
             problems.append("needs at least one of sandbox_names, agent_names, env_ids")
         return problems

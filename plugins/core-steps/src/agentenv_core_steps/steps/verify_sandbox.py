@@ -76,7 +76,10 @@ class VerifySandbox(Step):
             if "criterion" in criterion and "description" not in row:
                 row["description"] = criterion["criterion"]
             if criterion.get("type") not in HANDLED:
-                row.update(skipped=True, justification=f"type {criterion.get('type')!r} is not handled by verify_sandbox")
+                row.update(
+                    skipped=True,
+                    justification=f"type {criterion.get('type')!r} is not handled here",
+                )
                 results.append(row)
                 continue
             try:
@@ -106,7 +109,9 @@ class VerifySandbox(Step):
             )
             if result.timed_out:
                 return _outcome(False, f"timed out after {self.shell_timeout_seconds}s")
-            return _outcome(result.exit_code == 0, f"exit={result.exit_code}; stderr={result.stderr[:200]}")
+            return _outcome(
+                result.exit_code == 0, f"exit={result.exit_code}; stderr={result.stderr[:200]}"
+            )
         paths = criterion.get("paths") or []
         if not paths:
             return _outcome(False, "no paths specified")
