@@ -1,0 +1,58 @@
+"""The S3, DynamoDB and Secrets Manager backends pass the kernel's store contracts unchanged,
+against moto's AWS API server."""
+
+from __future__ import annotations
+
+import functools
+import uuid
+
+import pytest
+
+from agent_env.testing.contracts import (
+    DocumentStoreContract,
+    ObjectStoreContract,
+    SecretStoreContract,
+    VersionedEntitiesContract,
+)
+from agentenv_aws_stores.dynamodb import DynamoDocumentStore
+from agentenv_aws_stores.s3 import S3ObjectStore
+from agentenv_aws_stores.secretsmanager import SecretsManagerStore
+from agentenv_aws_stores.testing import settings
+
+
+def _name(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+class TestS3Objects(ObjectStoreContract):
+    @pytest.fixture
+    def store_factory(self, moto_endpoint):
+        return functools.partial(
+            S3ObjectStore,
+            settings(moto_endpoint, bucket=_name("contract"), create_bucket=True),
+        )
+
+
+@pytest.fixture(scope="module")
+def table():
+    return _name("docs")
+
+
+class TestDynamoDocuments(DocumentStoreContract):
+    @pytest.fixture
+    def store_factory(self, moto_endpoint, table):
+        return functools.partial(DynamoDocumentStore, settings(moto_endpoint, table=table))
+
+
+class TestDynamoVersionedEntities(VersionedEntitiesContract):
+    @pytest.fixture
+    def store_factory(self, moto_endpoint):
+        return functools.partial(DynamoDocumentStore, settings(moto_endpoint, table="entities"))
+
+
+class TestSecretsManagerSecrets(SecretStoreContract):
+    @pytest.fixture
+    def store_factory(self, moto_endpoint):
+        return functools.partial(
+            SecretsManagerStore, settings(moto_endpoint, prefix=_name("contract") + "/")
+        )
