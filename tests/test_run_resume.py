@@ -130,7 +130,9 @@ def test_ctrl_c_and_sigterm_tear_down_and_record_cancelled(env, tmp_path, signum
 def test_keep_holds_sandboxes_until_ctrl_c(env, tmp_path):
     trace, release = tmp_path / "trace.txt", tmp_path / "release"
     release.touch()
-    bundle = write_bundle(tmp_path / "bundle", {"slow": slow_task(trace, release)})
+    steps = [*slow_task(trace, release),
+             {"id": "down", "type": "teardown_sandboxes", "sandbox_names": ["box"]}]
+    bundle = write_bundle(tmp_path / "bundle", {"slow": steps})
     err_path = tmp_path / "stderr.txt"
     with open(err_path, "w") as err_file:
         proc = subprocess.Popen(

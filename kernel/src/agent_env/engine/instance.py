@@ -379,7 +379,9 @@ class TaskInstance:
 
     async def teardown_sandbox(self, ctx: EngineStepContext, name: str) -> None:
         sandbox = self.live_sandboxes.pop(name, None)
-        if sandbox is not None:
+        if sandbox is not None and self.services.keep:
+            self.log(ctx.step_id, f"keeping sandbox {name!r} ({sandbox.id}) until Ctrl-C (--keep)")
+        elif sandbox is not None:
             await self._teardown_one(sandbox)
         if name in (self.state.get("sandboxes") or {}):
             ctx.delete("sandboxes", name)
