@@ -142,3 +142,15 @@ async def test_huge_output_is_capped_not_buffered_whole(box, monkeypatch):
     assert result.exit_code == 0 and result.stderr == "done\n"
     assert result.stdout.startswith("x" * 1000) and result.stdout.endswith("[output truncated]\n")
     assert len(result.stdout) < 2000
+
+
+async def test_servers_get_the_port_and_a_loopback_host(box):
+    import anyio
+
+    url = await box.start_process('echo "$MCP_HOST $MCP_PORT $PORT"', port=9000)
+    port = url.rsplit(":", 1)[1]
+    for _ in range(100):
+        if await box.process_logs():
+            break
+        await anyio.sleep(0.02)
+    assert (await box.process_logs()).split() == ["127.0.0.1", port, port]

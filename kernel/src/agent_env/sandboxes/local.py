@@ -366,8 +366,8 @@ class LocalSandbox(Sandbox):
         """Start a server in its own process group; output goes to `<id>.meta/proc-<pid>.log`.
 
         When `port` is given (any value, since host processes share the host's ports) a free
-        loopback port is picked, passed as `MCP_PORT` and `PORT`, and its URL returned;
-        otherwise the result is "".
+        loopback port is picked, passed as `MCP_PORT` and `PORT` (with `MCP_HOST=127.0.0.1`
+        unless `env` sets it), and its URL returned; otherwise the result is "".
         """
         self._require_live()
         extra = dict(env or {})
@@ -375,6 +375,7 @@ class LocalSandbox(Sandbox):
         if port is not None:
             chosen = free_port()
             extra.update(MCP_PORT=str(chosen), PORT=str(chosen))
+            extra.setdefault("MCP_HOST", "127.0.0.1")  # a host process: stay off the network
             url = f"http://127.0.0.1:{chosen}"
         log_path = self.meta / f"proc-{uuid.uuid4().hex[:8]}.log"
         with open(log_path, "wb") as log:
