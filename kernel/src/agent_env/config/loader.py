@@ -132,7 +132,7 @@ class _Loader:
 
     def _not_loaded_note(self) -> str:
         missing = self.plugins.not_loaded()
-        return f" (plugins not loaded, which may declare it: {', '.join(missing)})" if missing else ""
+        return f" (plugins that failed or are disabled: {', '.join(missing)})" if missing else ""
 
     def merge(self, data: dict[str, Any], source: str, origin: str) -> None:
         """Validate `data` (a TOML document or `configure()` dict) and merge it over the values."""
@@ -224,7 +224,7 @@ class _Loader:
                 else:
                     registry.get(value)
             except PluginError as exc:
-                raise ConfigError(f"{where}: {exc}") from None
+                raise ConfigError(f"{where}: {exc}{self._not_loaded_note()}") from None
 
     def default_image_store(self) -> None:
         """No image store by default; the docker plugin's store when it is installed."""
