@@ -229,5 +229,5 @@ def test_section_of_a_disabled_plugin_says_so(project, plugin_manager, register_
     plugin_manager.disable("tracing")
     register_plugin(Tracing(), "tracing")
     write(project, "[tracing]\nendpoint = 'http://t'\n")
-    with pytest.raises(ConfigError, match=r"unknown section \[tracing\].*\(plugins not loaded, which may declare it: tracing \(disabled\)\)"):
+    with pytest.raises(ConfigError, match=r"unknown section \[tracing\].*\(plugins that failed or are disabled: tracing \(disabled\)\)"):
         load_config(project)
