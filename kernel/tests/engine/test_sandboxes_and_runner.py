@@ -108,3 +108,17 @@ async def test_local_runner_bounds_concurrency(harness):
 def test_local_runner_is_a_builtin_plugin(plugin_manager):
     assert plugin_manager.runners.get("local") is LocalRunner
     assert plugin_manager.plugins[plugin_manager.runners.owner("local")].module == "agent_env.engine.hooks"
+
+
+@attrs.frozen(kw_only=True)
+class BadBox(Step):
+    type: ClassVar[str] = "bad_box"
+
+    async def execute(self, ctx) -> None:
+        await ctx.create_sandbox("box", SandboxSpec(image="python:3.11-slim"))
+
+
+async def test_a_sandbox_error_is_an_infrastructure_failure(harness, boxes):
+    inst = await harness.run([BadBox(id="box")])
+    assert inst.record["outcome"].startswith("failed at step 'box': SandboxError: ")
+    assert inst.record["failure"]["class"] == "infrastructure"

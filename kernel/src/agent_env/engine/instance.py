@@ -22,7 +22,7 @@ from agent_env.engine.context import EngineStepContext
 from agent_env.engine.journal import Journal
 from agent_env.engine.records import COLLECTION, decide, now_iso, owner
 from agent_env.engine.state import live_entries, replay
-from agent_env.errors import AgentEnvError, SandboxError, StepFailed
+from agent_env.errors import AgentEnvError, SandboxError, StepFailed, StoreError
 from agent_env.redact import Redactor
 from agent_env.suggest import did_you_mean
 
@@ -251,6 +251,9 @@ class TaskInstance:
         except StepFailed as exc:
             error = exc.reason if exc.step_id == sid else str(exc)
             failure_class = exc.failure_class
+        except (SandboxError, StoreError) as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            failure_class = "infrastructure"
         except Exception as exc:  # a step's bug must fail the step, not the engine
             error = f"{type(exc).__name__}: {exc}"
         seconds = time.perf_counter() - t0
