@@ -1,0 +1,496 @@
+"""The `docker` sandbox provider: one container per sandbox, labelled with its owner, ports
+published on 127.0.0.1, limits enforced by the daemon's cgroups or refused, and a teardown
+that removes the container, its anonymous volumes and an emptied per-run network."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import threading
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from agent_env.errors import SandboxError
+from agent_env.sandbox import ExecResult, Sandbox, SandboxProvider, SandboxSpec
+from agent_env.suggest import did_you_mean
+from agentenv_docker_sandbox import archive, labels
+from agentenv_docker_sandbox.client import enforceable, get_client, run
+
+DEFAULT_IMAGE = "python:3.11-slim"
+NETWORK_MODES = ("none", "bridge", "run")
+_MEMORY = re.compile(r"^\d+(\.\d+)?[bkmg]?$", re.IGNORECASE)
+_network_lock = threading.Lock()
+LOG_DIR = "/tmp/.agentenv"
+
+
+def _errors():
+    import docker.errors
+
+    return docker.errors
+
+
+def _sh(command: str | Sequence[str]) -> list[str]:
+    """argv for `exec`: a string runs under `sh -c`; a list runs as is, through `sh` so a
+    missing program is exit 127 with a readable message."""
+    if isinstance(command, str):
+        return ["sh", "-c", command]
+    return ["sh", "-c", 'exec "$@"', "sh", *[str(c) for c in command]]
+
+
+def _network_name(run_id: str, sandbox_id: str) -> str:
+    if run_id:
+        return "agentenv-run-" + re.sub(r"[^a-zA-Z0-9_.-]", "-", run_id)[:100]
+    return f"{sandbox_id}-net"
+
+
+class DockerSandbox(Sandbox):
+    """A running container; every call goes through the daemon in a worker thread."""
+
+    provider = "docker"
+
+    def __init__(self, client: Any, *, id: str, container_id: str, workdir: str, ports: dict[int, int],
+                 network: str | None, ip: str | None, settings: Mapping[str, Any]):
+        self.client = client
+        self.id = id
+        self.container_id = container_id
+        self.workdir = workdir
+        self.ports = dict(ports)
+        self.network = network
+        self.ip = ip
+        self.settings = dict(settings)
+        self._torn_down = False
+        self._proc_logs: list[str] = []
+
+    # -- exec ----------------------------------------------------------------------------
+
+    async def exec(self, command, *, env=None, cwd=None, timeout=None) -> ExecResult:
+        argv = _sh(command)
+        if timeout is not None:
+            argv = ["timeout", "-s", "KILL", f"{max(float(timeout), 0.01):.3f}", *argv]
+        api = self.client.api
+
+        def go() -> tuple[int, bytes, bytes]:
+            try:
+                created = api.exec_create(
+                    self.container_id, argv, environment=dict(env or {}) or None,
+                    workdir=archive.sandbox_path(cwd, self.workdir) if cwd else self.workdir,
+                )
+                out, err = api.exec_start(created["Id"], demux=True)
+                code = api.exec_inspect(created["Id"])["ExitCode"]
+            except _errors().NotFound as e:
+                raise SandboxError(f"sandbox {self.id} is gone: {e.explanation or e}") from e
+            except _errors().APIError as e:
+                raise SandboxError(f"exec in sandbox {self.id} failed: {e.explanation or e}") from e
+            return code, out or b"", err or b""
+
+        started = time.monotonic()
+        if timeout is None:
+            code, out, err = await run(go)
+        else:
+            # `timeout` inside kills the whole process group; this is the daemon's safety net.
+            with anyio.fail_after(float(timeout) + 30):
+                code, out, err = await anyio.to_thread.run_sync(go, abandon_on_cancel=True)
+        timed_out = timeout is not None and code == 137 and time.monotonic() - started >= float(timeout) * 0.9
+        return ExecResult(
+            exit_code=code if code is not None else -1,
+            stdout=out.decode("utf-8", "replace"),
+            stderr=err.decode("utf-8", "replace"),
+            timed_out=timed_out,
+        )
+
+    # -- files ---------------------------------------------------------------------------
+
+    async def _put(self, data: bytes) -> None:
+        def go() -> None:
+            try:
+                ok = self.client.api.put_archive(self.container_id, "/", data)
+            except _errors().APIError as e:
+                raise SandboxError(f"copy into sandbox {self.id} failed: {e.explanation or e}") from e
+            if not ok:
+                raise SandboxError(f"copy into sandbox {self.id} failed")
+
+        await run(go)
+
+    async def _get(self, path: str) -> bytes:
+        def go() -> bytes:
+            try:
+                stream, _ = self.client.api.get_archive(self.container_id, path)
+                return b"".join(stream)
+            except _errors().NotFound as e:
+                raise FileNotFoundError(f"{path} (in sandbox {self.id})") from e
+            except _errors().APIError as e:
+                raise SandboxError(f"copy out of sandbox {self.id} failed: {e.explanation or e}") from e
+
+        return await run(go)
+
+    async def write_file(self, path: str, data: bytes, *, mode: int = 0o644) -> None:
+        await self._put(archive.file_tar(archive.sandbox_path(path, self.workdir), data, mode))
+
+    async def read_file(self, path: str) -> bytes:
+        target = archive.sandbox_path(path, self.workdir)
+        for _ in range(8):
+            member, data = archive.single_file(await self._get(target), target)
+            if data is not None:
+                return data
+            if member.isdir():
+                raise IsADirectoryError(f"{target} (in sandbox {self.id}) is a folder")
+            if not member.issym():
+                raise SandboxError(f"{target} in sandbox {self.id} is not a regular file")
+            target = archive.sandbox_path(member.linkname, target.rsplit("/", 1)[0] or "/")
+        raise SandboxError(f"{path} in sandbox {self.id}: too many levels of symbolic links")
+
+    async def copy_in(self, host_path: Path, path: str) -> None:
+        tar = await run(archive.tree_tar, Path(host_path), archive.sandbox_path(path, self.workdir))
+        await self._put(tar)
+
+    async def copy_out(self, path: str, host_path: Path) -> None:
+        data = await self._get(archive.sandbox_path(path, self.workdir))
+        await run(archive.extract, data, Path(host_path))
+
+    # -- servers -------------------------------------------------------------------------
+
+    async def start_process(self, command, *, env=None, cwd=None, port=None) -> str:
+        env = dict(env or {})
+        if port is not None:
+            env.setdefault("PORT", str(port))
+            env.setdefault("MCP_PORT", str(port))
+        log = f"{LOG_DIR}/proc-{len(self._proc_logs) + 1}-{uuid.uuid4().hex[:6]}.log"
+        argv = ["sh", "-c", f'mkdir -p {LOG_DIR} && exec "$@" >>{log} 2>&1', "sh", *_sh(command)]
+        url = self.url(port) if port is not None else ""
+
+        def go() -> None:
+            try:
+                created = self.client.api.exec_create(
+                    self.container_id, argv, environment=env or None,
+                    workdir=archive.sandbox_path(cwd, self.workdir) if cwd else self.workdir,
+                )
+                self.client.api.exec_start(created["Id"], detach=True)
+            except _errors().APIError as e:
+                raise SandboxError(f"start_process in sandbox {self.id} failed: {e.explanation or e}") from e
+
+        await run(go)
+        self._proc_logs.append(log)
+        return url
+
+    def url(self, port: int) -> str:
+        """The host URL of container port `port`: its 127.0.0.1 binding when the port was
+        declared in `SandboxSpec.ports`, otherwise the container's address on its network."""
+        if port in self.ports:
+            return f"http://127.0.0.1:{self.ports[port]}"
+        if self.ip:
+            return f"http://{self.ip}:{port}"
+        raise SandboxError(
+            f"port {port} of sandbox {self.id} cannot be reached from the host: declare it in "
+            "the sandbox spec's `ports` (published on 127.0.0.1), or use a network other than 'none'"
+        )
+
+    async def process_logs(self, *, tail: int = 200) -> str:
+        if not self._proc_logs:
+            return ""
+        files = " ".join(shlex.quote(p) for p in self._proc_logs)
+        result = await self.exec(f"tail -q -n {int(tail)} {files} 2>/dev/null", timeout=30)
+        return result.stdout
+
+    # -- identity and teardown -----------------------------------------------------------
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "id": self.id,
+            "container_id": self.container_id,
+            "workdir": self.workdir,
+            "ports": {str(k): v for k, v in self.ports.items()},
+            "network": self.network,
+            "ip": self.ip,
+        }
+
+    async def teardown(self) -> None:
+        if self._torn_down:
+            return
+        await run(remove_container, self.client, self.container_id)
+        if self.network:
+            await run(remove_network_if_empty, self.client, self.network)
+        self._torn_down = True
+
+
+def remove_container(client: Any, container_id: str) -> None:
+    """Remove the container and its anonymous volumes; no error when already gone."""
+    errors = _errors()
+    try:
+        client.api.remove_container(container_id, v=True, force=True)
+    except errors.NotFound:
+        return
+    except errors.APIError as e:
+        if "already in progress" in str(e) or "No such container" in str(e):
+            _wait_gone(client, container_id)
+            return
+        raise SandboxError(f"cannot remove container {container_id[:12]}: {e.explanation or e}") from e
+
+
+def _wait_gone(client: Any, container_id: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            client.api.inspect_container(container_id)
+        except _errors().NotFound:
+            return
+        time.sleep(0.1)
+
+
+def remove_network_if_empty(client: Any, name: str) -> bool:
+    """Remove our network `name` when no container is attached; True when it is gone."""
+    errors = _errors()
+    with _network_lock:
+        try:
+            info = client.api.inspect_network(name)
+        except errors.NotFound:
+            return True
+        if labels.MANAGED not in (info.get("Labels") or {}) or info.get("Containers"):
+            return False
+        try:
+            client.api.remove_network(info["Id"])
+        except errors.NotFound:
+            return True
+        except errors.APIError as e:
+            if "active endpoints" in str(e):
+                return False
+            raise SandboxError(f"cannot remove network {name}: {e.explanation or e}") from e
+        return True
+
+
+class DockerProvider(SandboxProvider):
+    """Settings (`[sandbox.docker]`): `image` (default python:3.11-slim), `network` (default
+    "bridge"), `base_url` (the daemon), `pull` (pull a missing image, default true), `init`."""
+
+    type = "docker"
+
+    @property
+    def client(self) -> Any:
+        return get_client(self.settings)
+
+    def _lease_path(self, sandbox_id: str) -> str:
+        return str(Path(self.home) / "leases" / f"{sandbox_id}.json") if self.home else ""
+
+    def _limits(self, spec: SandboxSpec) -> dict[str, Any]:
+        wanted = {"cpus": spec.cpus, "memory": spec.memory, "pids": spec.pids}
+        wanted = {k: v for k, v in wanted.items() if v is not None}
+        if not wanted:
+            return {}
+        can = enforceable(self.client)
+        refused = [k for k in wanted if not can[k]]
+        if refused:
+            raise SandboxError(
+                f"the Docker daemon cannot enforce the {', '.join(refused)} limit(s) (its cgroups "
+                "lack the controller); refusing to create a sandbox that would ignore them"
+            )
+        out: dict[str, Any] = {}
+        if spec.cpus is not None:
+            if not spec.cpus > 0:
+                raise SandboxError(f"cpus must be > 0, got {spec.cpus!r}")
+            out["nano_cpus"] = int(float(spec.cpus) * 1e9)
+        if spec.memory is not None:
+            memory = str(spec.memory).strip()
+            if not _MEMORY.match(memory):
+                raise SandboxError(f"memory {spec.memory!r}: expected a size like '512m' or '2g'")
+            out["mem_limit"] = memory
+            if daemon_swap(self.client):
+                out["memswap_limit"] = memory
+        if spec.pids is not None:
+            if int(spec.pids) < 1:
+                raise SandboxError(f"pids must be >= 1, got {spec.pids!r}")
+            out["pids_limit"] = int(spec.pids)
+        return out
+
+    async def create(self, spec: SandboxSpec) -> Sandbox:
+        mode = spec.network or self.settings.get("network") or "bridge"
+        if mode not in NETWORK_MODES:
+            raise SandboxError(
+                f"network {mode!r} is not a docker sandbox network mode{did_you_mean(mode, NETWORK_MODES)}"
+                f" (choose from {', '.join(NETWORK_MODES)})"
+            )
+        if mode == "none" and spec.ports:
+            raise SandboxError("a sandbox with network 'none' cannot publish ports")
+        settings = {**self.settings, **dict(spec.settings)}
+        image = spec.image or settings.get("image") or DEFAULT_IMAGE
+        sandbox_id = f"agentenv-{uuid.uuid4().hex[:16]}"
+        workdir = str(settings.get("workdir") or "/app")
+        limits = await run(self._limits, spec)
+        spec_labels = {str(k): str(v) for k, v in spec.labels.items()}
+        container_labels = labels.container_labels(sandbox_id, spec_labels, self._lease_path(sandbox_id))
+        command = settings.get("command")
+        kwargs: dict[str, Any] = dict(
+            name=sandbox_id,
+            labels=container_labels,
+            environment=dict(spec.env_vars),
+            working_dir=workdir,
+            init=bool(settings.get("init", True)),
+            detach=True,
+            **limits,
+        )
+        if command in (None, "sleep"):
+            kwargs.update(entrypoint=["sleep"], command=["infinity"])
+        elif command != "image":
+            kwargs.update(command=list(command) if not isinstance(command, str) else ["sh", "-c", command])
+        if spec.ports:
+            kwargs["ports"] = {f"{int(p)}/tcp": ("127.0.0.1", None) for p in spec.ports}
+        network = None
+        if mode == "none":
+            kwargs["network_mode"] = "none"
+        else:
+            kwargs["extra_hosts"] = {"host.docker.internal": "host-gateway"}
+            if mode == "run":
+                network = _network_name(spec_labels.get("run_id", ""), sandbox_id)
+            else:
+                kwargs["network_mode"] = "bridge"
+        pull = bool(settings.get("pull", True))
+        owner = container_labels[labels.OWNER]
+        run_label = container_labels[labels.RUN]
+        alias = spec_labels.get("sandbox_name")
+
+        def go() -> DockerSandbox:
+            if network:
+                _ensure_network(self.client, network, owner=owner, run_id=run_label)
+                kwargs["network"] = network
+                if alias:
+                    kwargs["networking_config"] = {
+                        network: self.client.api.create_endpoint_config(aliases=[alias])
+                    }
+            container = _create(self.client, image, kwargs, pull)
+            try:
+                container.start()
+                container.reload()
+                return self._wrap(container, network)
+            except BaseException as e:
+                remove_container(self.client, container.id)
+                if network:
+                    remove_network_if_empty(self.client, network)
+                if isinstance(e, _errors().APIError):
+                    raise SandboxError(f"cannot start a container from {image}: {e.explanation or e}") from e
+                raise
+
+        sandbox = await run(go)
+        return sandbox
+
+    def _wrap(self, container: Any, network: str | None) -> DockerSandbox:
+        attrs = container.attrs
+        ports: dict[int, int] = {}
+        for key, bindings in (attrs.get("NetworkSettings", {}).get("Ports") or {}).items():
+            for binding in bindings or []:
+                if binding.get("HostIp") in ("127.0.0.1", "", "0.0.0.0"):
+                    ports[int(key.split("/")[0])] = int(binding["HostPort"])
+                    break
+        nets = attrs.get("NetworkSettings", {}).get("Networks") or {}
+        ip = None
+        if network and network in nets:
+            ip = nets[network].get("IPAddress") or None
+        else:
+            ip = next((n.get("IPAddress") for n in nets.values() if n.get("IPAddress")), None)
+        return DockerSandbox(
+            self.client,
+            id=container.name,
+            container_id=container.id,
+            workdir=attrs.get("Config", {}).get("WorkingDir") or "/app",
+            ports=ports,
+            network=network,
+            ip=ip,
+            settings=self.settings,
+        )
+
+    async def connect(self, info: Mapping[str, Any]) -> Sandbox:
+        ref = info.get("container_id") or info.get("id")
+        if not ref:
+            raise SandboxError(f"cannot reconnect to a docker sandbox without an id: {dict(info)!r}")
+
+        def go() -> DockerSandbox:
+            errors = _errors()
+            try:
+                container = self.client.containers.get(str(info.get("id") or ref))
+            except errors.NotFound:
+                raise SandboxError(f"docker sandbox {info.get('id') or ref} no longer exists") from None
+            except errors.APIError as e:
+                raise SandboxError(f"cannot reach docker sandbox {ref}: {e.explanation or e}") from e
+            if labels.MANAGED not in (container.labels or {}):
+                raise SandboxError(f"container {ref} is not an agent-env sandbox")
+            if container.status != "running":
+                raise SandboxError(f"docker sandbox {container.name} is {container.status}, not running")
+            network = info.get("network") or None
+            return self._wrap(container, network)
+
+        return await run(go)
+
+    async def reap(self, *, adopt: Sequence[str] = ()) -> list[str]:
+        return await run(reap_orphans, self.client, set(adopt))
+
+
+def daemon_swap(client: Any) -> bool:
+    from agentenv_docker_sandbox.client import daemon_info
+
+    return bool(daemon_info(client).get("SwapLimit"))
+
+
+def _create(client: Any, image: str, kwargs: dict[str, Any], pull: bool) -> Any:
+    errors = _errors()
+    try:
+        return client.containers.create(image, **kwargs)
+    except errors.ImageNotFound as e:
+        if not pull:
+            raise SandboxError(f"image {image!r} is not in the local Docker daemon") from e
+        try:
+            client.images.pull(image)
+        except errors.APIError as pull_error:
+            raise SandboxError(
+                f"image {image!r} is not in the local Docker daemon and pulling it failed: "
+                f"{pull_error.explanation or pull_error}"
+            ) from pull_error
+        return client.containers.create(image, **kwargs)
+    except errors.APIError as e:
+        raise SandboxError(f"cannot create a container from {image!r}: {e.explanation or e}") from e
+
+
+def _ensure_network(client: Any, name: str, *, owner: str, run_id: str) -> None:
+    errors = _errors()
+    with _network_lock:
+        try:
+            client.api.inspect_network(name)
+            return
+        except errors.NotFound:
+            pass
+        try:
+            client.api.create_network(
+                name, driver="bridge",
+                labels={labels.MANAGED: "docker", labels.OWNER: owner, labels.RUN: run_id,
+                        labels.NETWORK: "run"},
+            )
+        except errors.APIError as e:
+            if "already exists" not in str(e):
+                raise SandboxError(f"cannot create network {name}: {e.explanation or e}") from e
+
+
+def reap_orphans(client: Any, adopt: set[str] = frozenset()) -> list[str]:
+    """Remove our containers whose owner died (and whose lease names no live owner), then our
+    networks left empty by a dead owner. Returns the sandbox ids removed."""
+    reaped: list[str] = []
+    errors = _errors()
+    for info in client.api.containers(all=True, filters={"label": labels.MANAGED}):
+        tags = info.get("Labels") or {}
+        sandbox_id = tags.get(labels.SANDBOX) or (info.get("Names") or ["?"])[0].lstrip("/")
+        if sandbox_id in adopt or info["Id"] in adopt:
+            continue
+        if labels.owner_alive(tags.get(labels.OWNER)) or labels.lease_alive(tags.get(labels.LEASE)):
+            continue
+        remove_container(client, info["Id"])
+        reaped.append(sandbox_id)
+    for net in client.api.networks(filters={"label": labels.MANAGED}):
+        tags = net.get("Labels") or {}
+        if labels.owner_alive(tags.get(labels.OWNER)):
+            continue
+        try:
+            remove_network_if_empty(client, net["Name"])
+        except (SandboxError, errors.APIError):
+            continue
+    return reaped

@@ -1,0 +1,83 @@
+"""Test helpers for suites that need a Docker daemon (this plugin's and anyone else's).
+
+`require_docker()` skips the calling test with a clear reason when no daemon answers, but on
+CI (`CI=true`) it fails instead: a CI run that silently skipped every Docker test proves nothing.
+`scripts/services.sh` starts the daemon, the base image and the local registry.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+BASE_IMAGE = os.environ.get("AGENTENV_TEST_BASE_IMAGE", "agentenv/base:py3.11")
+REGISTRY = os.environ.get("AGENTENV_TEST_REGISTRY", "127.0.0.1:5000")
+
+
+def on_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+@functools.lru_cache(maxsize=None)
+def docker_problem(image: str | None = None) -> str | None:
+    """Why Docker tests cannot run here (None when the daemon answers and `image` exists)."""
+    try:
+        import docker
+    except ImportError as e:  # pragma: no cover - the plugin depends on it
+        return f"the docker SDK is not installed ({e})"
+    try:
+        client = docker.from_env(timeout=10)
+        client.ping()
+    except Exception as e:  # noqa: BLE001 - any failure means "no usable daemon"
+        return f"no Docker daemon answers ({type(e).__name__}: {e}); run scripts/services.sh"
+    if image:
+        try:
+            client.images.get(image)
+        except Exception:  # noqa: BLE001
+            return f"the image {image!r} is missing; scripts/services.sh builds it"
+    return None
+
+
+def registry_problem(address: str = REGISTRY) -> str | None:
+    """Why the local OCI registry cannot be used (None when `/v2/` answers)."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"http://{address}/v2/", timeout=3):
+            return None
+    except urllib.error.HTTPError as e:
+        return None if e.code == 401 else f"registry {address} answered {e.code}"
+    except OSError as e:
+        return f"no OCI registry on {address} ({e}); run scripts/services.sh"
+
+
+def _unavailable(reason: str) -> None:
+    import pytest
+
+    if on_ci():
+        pytest.fail(f"CI=true and {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def require_docker(image: str | None = BASE_IMAGE) -> None:
+    """Skip (locally) or fail (CI) the current test unless Docker and `image` are usable."""
+    problem = docker_problem(image)
+    if problem:
+        _unavailable(problem)
+
+
+def require_registry(address: str = REGISTRY) -> None:
+    """Skip (locally) or fail (CI) the current test unless the local OCI registry answers."""
+    problem = registry_problem(address)
+    if problem:
+        _unavailable(problem)
+
+
+def ours(client, sandbox_id: str | None = None) -> list[str]:
+    """Names of containers and networks with our label (optionally of one sandbox only)."""
+    label = "io.agentenv.managed" if sandbox_id is None else f"io.agentenv.sandbox={sandbox_id}"
+    names = [c.name for c in client.containers.list(all=True, filters={"label": label})]
+    if sandbox_id is None:
+        names += [n.name for n in client.networks.list(filters={"label": label})]
+    return names
