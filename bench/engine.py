@@ -21,10 +21,10 @@ from typing import ClassVar
 
 import anyio
 import attrs
-
-from agent_env.engine.instance import EngineServices, TaskInstance
+from agent_env.engine.instance import TaskInstance
 from agent_env.engine.records import new_id
 from agent_env.engine.runner import LocalRunner
+from agent_env.engine.services import EngineServices
 from agent_env.models import Step
 from agent_env.plugins import PluginManager
 from agent_env.redact import Redactor
@@ -81,29 +81,40 @@ async def make_services(home: Path) -> EngineServices:
     plugins = PluginManager(autoload=False)
     stores = open_stores({}, plugins, home=home)
     return EngineServices(
-        plugins=plugins, config=None, stores=stores,
-        sandboxes=SandboxManager(plugins, None, home), redactor=Redactor(),
+        plugins=plugins,
+        config=None,
+        stores=stores,
+        sandboxes=SandboxManager(plugins, None, home),
+        redactor=Redactor(),
     )
 
 
 async def instance(services: EngineServices, name: str, steps: list) -> TaskInstance:
     task = FakeTask(name=name, id=f"@bench/{name}", steps=steps)
     return await TaskInstance.create(
-        services, task=task, instance_id=new_id("ti"), run_id="run-bench",
-        bundle={"spec": "bench", "name": "bench"}, task_version=1,
+        services,
+        task=task,
+        instance_id=new_id("ti"),
+        run_id="run-bench",
+        bundle={"spec": "bench", "name": "bench"},
+        task_version=1,
     )
 
 
 def row(label: str, tasks: int, steps: int, seconds: float) -> None:
-    print(f"{label:<28} {tasks:>6} {steps:>7} {seconds:>8.3f} {tasks / seconds:>9.1f} "
-          f"{steps / seconds:>9.0f} {seconds / steps * 1000:>9.3f}")
+    print(
+        f"{label:<28} {tasks:>6} {steps:>7} {seconds:>8.3f} {tasks / seconds:>9.1f} "
+        f"{steps / seconds:>9.0f} {seconds / steps * 1000:>9.3f}"
+    )
 
 
 async def main(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         services = await make_services(Path(tmp))
-        print(f"{'case':<28} {'tasks':>6} {'steps':>7} {'wall s':>8} {'tasks/s':>9} "
-              f"{'steps/s':>9} {'ms/step':>9}")
+        print(
+            f"{'case':<28} {'tasks':>6} {'steps':>7} {'wall s':>8} {'tasks/s':>9} "
+            f"{'steps/s':>9} {'ms/step':>9}"
+        )
         n, w = args.steps, args.width
 
         chain = [Noop(id=f"s{i}") for i in range(n)]
@@ -125,15 +136,21 @@ async def main(args: argparse.Namespace) -> None:
             insts = [await instance(services, f"hello{i}", hello) for i in range(args.tasks)]
             t0 = time.perf_counter()
             await LocalRunner(concurrency=concurrency).run(insts)
-            row(f"{args.tasks} hello-like, {concurrency} at once", len(insts), 3 * len(insts),
-                time.perf_counter() - t0)
+            row(
+                f"{args.tasks} hello-like, {concurrency} at once",
+                len(insts),
+                3 * len(insts),
+                time.perf_counter() - t0,
+            )
             bad = [i.record["outcome"] for i in insts if i.record["status"] != "passed"]
             assert not bad, bad[:3]
         left = [p for p in (Path(tmp) / "sandboxes").iterdir() if not p.name.startswith(".")]
         assert not left, f"sandboxes left behind: {left[:3]}"
         await services.stores.close()
-    print(f"(python {os.sys.version.split()[0]}, {os.cpu_count()} cpus; journal: sqlite WAL, "
-          "one document per step)")
+    print(
+        f"(python {os.sys.version.split()[0]}, {os.cpu_count()} cpus; journal: sqlite WAL, "
+        "one document per step)"
+    )
 
 
 if __name__ == "__main__":

@@ -25,8 +25,9 @@ def run_once(home: Path) -> tuple[float, subprocess.CompletedProcess]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE",)}
     env["AGENT_ENV_HOME"] = str(home)
     t0 = time.perf_counter()
-    proc = subprocess.run([str(AGENT_ENV), "run", "hello"], env=env, capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        [str(AGENT_ENV), "run", "hello"], env=env, capture_output=True, text=True, timeout=120
+    )
     return time.perf_counter() - t0, proc
 
 
@@ -47,9 +48,11 @@ def main() -> None:
             times.append(seconds)
         left = [p for p in (home / "sandboxes").glob("*") if not p.name.startswith(".")]
         leases = list((home / "leases").glob("*")) if (home / "leases").exists() else []
-        print(f"first (materializes): {times[0]:.3f} s; later runs: median "
-              f"{statistics.median(times[1:] or times):.3f} s, min {min(times):.3f} s, "
-              f"max {max(times):.3f} s")
+        print(
+            f"first (materializes): {times[0]:.3f} s; later runs: median "
+            f"{statistics.median(times[1:] or times):.3f} s, min {min(times):.3f} s, "
+            f"max {max(times):.3f} s"
+        )
         print(f"left behind: {len(left)} work folders, {len(leases)} leases")
 
 

@@ -15,11 +15,17 @@ FIXTURES = Path(__file__).parents[1] / "kernel" / "tests" / "engine" / "fixture_
 
 
 def load_steps_module():
-    spec = importlib.util.spec_from_file_location("engine_test_steps", FIXTURES / "engine_test_steps.py")
+    spec = importlib.util.spec_from_file_location(
+        "engine_test_steps", FIXTURES / "engine_test_steps.py"
+    )
     module = importlib.util.module_from_spec(spec)
     sys.modules.setdefault("engine_test_steps", module)
     spec.loader.exec_module(module)
-    return sys.modules["engine_test_steps"] if sys.modules["engine_test_steps"] is not module else module
+    return (
+        sys.modules["engine_test_steps"]
+        if sys.modules["engine_test_steps"] is not module
+        else module
+    )
 
 
 def write_bundle(root: Path, tasks: dict, evals: dict | None = None) -> Path:
@@ -36,8 +42,14 @@ def box_task(text: str = "hi", expect: str = "hi", trace: str = "") -> list:
     return [
         {"id": "box", "type": "t_box", "trace": trace},
         {"id": "write", "type": "t_write", "path": "/app/out.txt", "text": text, "trace": trace},
-        {"id": "check", "type": "t_check", "verifier_id": "check", "path": "/app/out.txt",
-         "text": expect, "trace": trace},
+        {
+            "id": "check",
+            "type": "t_check",
+            "verifier_id": "check",
+            "path": "/app/out.txt",
+            "text": expect,
+            "trace": trace,
+        },
     ]
 
 
@@ -68,7 +80,9 @@ def stored(home: Path, collection: str) -> list[dict]:
 
 def nothing_left(home: Path) -> None:
     sandboxes = home / "sandboxes"
-    assert not sandboxes.exists() or not [p for p in sandboxes.iterdir() if not p.name.startswith(".")]
+    assert not sandboxes.exists() or not [
+        p for p in sandboxes.iterdir() if not p.name.startswith(".")
+    ]
     leases = home / "leases"
     assert not leases.exists() or not list(leases.iterdir())
 
@@ -134,7 +148,9 @@ def test_dry_run_writes_nothing_and_shows_the_plan(run_cli, agent_env_home, tmp_
     assert "write (t_write) after: box" in result.stdout
     assert stored(agent_env_home, "task_instances") == []
     assert stored(agent_env_home, "journal") == []
-    assert not (agent_env_home / "sandboxes").exists() or not list((agent_env_home / "sandboxes").iterdir())
+    assert not (agent_env_home / "sandboxes").exists() or not list(
+        (agent_env_home / "sandboxes").iterdir()
+    )
 
 
 def test_eval_summary_and_json(run_cli, agent_env_home, tmp_path):
@@ -210,12 +226,20 @@ def test_resume_refuses_an_instance_whose_owner_is_alive(run_cli, agent_env_home
         sleeper.wait()
 
 
-def test_a_secret_in_an_error_reaches_neither_terminal_nor_store(run_cli, agent_env_home, tmp_path,
-                                                                  monkeypatch):
+def test_a_secret_in_an_error_reaches_neither_terminal_nor_store(
+    run_cli, agent_env_home, tmp_path, monkeypatch
+):
     monkeypatch.setenv("AGENT_ENV_SECRET_DEPLOY_KEY", "s3cr3t-value-42")
-    steps = [{"id": "box", "type": "t_box"},
-             {"id": "write", "type": "t_write", "sandbox": "s3cr3t-value-42", "path": "/app/x",
-              "text": "x"}]
+    steps = [
+        {"id": "box", "type": "t_box"},
+        {
+            "id": "write",
+            "type": "t_write",
+            "sandbox": "s3cr3t-value-42",
+            "path": "/app/x",
+            "text": "x",
+        },
+    ]
     bundle = write_bundle(tmp_path / "b", {"t": steps})
     result = run_cli.invoke(["run", str(bundle), "--json"])
     assert result.exit_code == 1
@@ -239,8 +263,10 @@ def test_resume_refuses_when_the_task_changed(run_cli, agent_env_home, tmp_path)
 
 def test_resume_reruns_a_failed_step_after_the_cause_is_fixed(run_cli, agent_env_home, tmp_path):
     marker = tmp_path / "ready"
-    steps = [{"id": "wait", "type": "t_wait", "release": str(marker), "timeout": 0.01},
-             {"id": "box", "type": "t_box"}]
+    steps = [
+        {"id": "wait", "type": "t_wait", "release": str(marker), "timeout": 0.01},
+        {"id": "box", "type": "t_box"},
+    ]
     bundle = write_bundle(tmp_path / "b", {"t": steps})
     first = json.loads(run_cli.invoke(["run", str(bundle), "--json"]).stdout)["tasks"][0]
     assert first["outcome"].startswith("failed at step 'wait'")
@@ -249,4 +275,6 @@ def test_resume_reruns_a_failed_step_after_the_cause_is_fixed(run_cli, agent_env
     assert result.exit_code == 0, result.stderr
     again = json.loads(result.stdout)["tasks"][0]
     assert again["id"] == first["id"] and again["status"] == "unscored"
-    assert again["steps"]["wait"]["attempts"] == 2 and again["steps"]["box"]["status"] == "completed"
+    assert (
+        again["steps"]["wait"]["attempts"] == 2 and again["steps"]["box"]["status"] == "completed"
+    )

@@ -14,8 +14,14 @@ AGENT_ENV = Path(sys.executable).with_name("agent-env")
 def run_hello(home: Path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_ENV_")}
     env["AGENT_ENV_HOME"] = str(home)
-    return subprocess.run([str(AGENT_ENV), "run", "hello"], env=env, cwd=home.parent,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [str(AGENT_ENV), "run", "hello"],
+        env=env,
+        cwd=home.parent,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def sandbox_processes(home: Path) -> list[int]:

@@ -7,7 +7,14 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_run_cli import box_task, run_cli, write_bundle  # noqa: E402,F401
+import pytest  # noqa: E402
+from test_run_cli import box_task, load_steps_module, write_bundle  # noqa: E402
+
+
+@pytest.fixture
+def run_cli(cli_runner, register_plugin, agent_env_home):
+    register_plugin(load_steps_module(), "engine-test-steps")
+    return cli_runner
 
 
 def test_runs_list_and_show(run_cli, tmp_path):

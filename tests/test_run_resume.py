@@ -25,8 +25,14 @@ def slow_task(trace: Path, release: Path) -> list:
         {"id": "box", "type": "t_box", "trace": t},
         {"id": "write", "type": "t_write", "path": "/app/out.txt", "text": "hi", "trace": t},
         {"id": "wait", "type": "t_wait", "release": str(release), "trace": t},
-        {"id": "check", "type": "t_check", "verifier_id": "check", "path": "/app/out.txt",
-         "text": "hi", "trace": t},
+        {
+            "id": "check",
+            "type": "t_check",
+            "verifier_id": "check",
+            "path": "/app/out.txt",
+            "text": "hi",
+            "trace": t,
+        },
     ]
 
 
@@ -41,8 +47,12 @@ def env(tmp_path):
 
 def start(env, *args) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, str(LAUNCH), *args], env=env["env"], cwd=env["cwd"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [sys.executable, str(LAUNCH), *args],
+        env=env["env"],
+        cwd=env["cwd"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 
@@ -80,14 +90,39 @@ def test_sigkill_then_resume_finishes_without_rerunning_completed_steps(env, tmp
     release.touch()
     done = subprocess.run(
         [sys.executable, str(LAUNCH), "run", "--resume", record["id"]],
-        env=env["env"], cwd=env["cwd"], capture_output=True, text=True, timeout=60,
+        env=env["env"],
+        cwd=env["cwd"],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    assert f"slow  passed (check: 1)" in done.stdout and record["id"] in done.stdout
+    assert "slow  passed (check: 1)" in done.stdout and record["id"] in done.stdout
     # box and write ran once; the wait step that was killed ran again, then check
     assert lines(trace) == ["box", "write", "wait", "wait", "check"]
     [final] = stored(env["home"], "task_instances")
     assert final["status"] == "passed" and final["resumes"] == 1
+    assert not alive(pid)
+    nothing_left(env["home"])
+
+
+@pytest.mark.parametrize("command", [["config", "show"], ["plugin", "list"]])
+def test_sigkill_then_any_command_reaps_what_the_dead_run_left(env, tmp_path, command):
+    proc, record, trace, release = start_and_wait_in_step(env, tmp_path)
+    proc.kill()
+    proc.wait(timeout=10)
+    pid = stored(env["home"], "journal")[0]["ops"][-1]["value"]["pid"]
+    assert alive(pid)
+    done = subprocess.run(
+        [sys.executable, str(LAUNCH), *command],
+        env=env["env"],
+        cwd=env["cwd"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "reaped 1 sandbox(es) left by agent-env processes that died" in done.stderr
     assert not alive(pid)
     nothing_left(env["home"])
 
@@ -103,7 +138,11 @@ def test_resume_when_the_sandbox_is_gone_reruns_from_the_step_that_made_it(env, 
     release.touch()
     done = subprocess.run(
         [sys.executable, str(LAUNCH), "run", "--resume", record["id"], "--json"],
-        env=env["env"], cwd=env["cwd"], capture_output=True, text=True, timeout=60,
+        env=env["env"],
+        cwd=env["cwd"],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["tasks"][0]["outcome"] == "passed (check: 1)"
@@ -130,14 +169,20 @@ def test_ctrl_c_and_sigterm_tear_down_and_record_cancelled(env, tmp_path, signum
 def test_keep_holds_sandboxes_until_ctrl_c(env, tmp_path):
     trace, release = tmp_path / "trace.txt", tmp_path / "release"
     release.touch()
-    steps = [*slow_task(trace, release),
-             {"id": "down", "type": "teardown_sandboxes", "sandbox_names": ["box"]}]
+    steps = [
+        *slow_task(trace, release),
+        {"id": "down", "type": "teardown_sandboxes", "sandbox_names": ["box"]},
+    ]
     bundle = write_bundle(tmp_path / "bundle", {"slow": steps})
     err_path = tmp_path / "stderr.txt"
     with open(err_path, "w") as err_file:
         proc = subprocess.Popen(
-            [sys.executable, str(LAUNCH), "run", str(bundle), "--keep"], env=env["env"],
-            cwd=env["cwd"], stdout=subprocess.PIPE, stderr=err_file, text=True,
+            [sys.executable, str(LAUNCH), "run", str(bundle), "--keep"],
+            env=env["env"],
+            cwd=env["cwd"],
+            stdout=subprocess.PIPE,
+            stderr=err_file,
+            text=True,
         )
         wait_for(lambda: "keeping 1 sandbox" in err_path.read_text() or proc.poll() is not None)
         assert proc.poll() is None, err_path.read_text()
@@ -154,15 +199,29 @@ def test_keep_holds_sandboxes_until_ctrl_c(env, tmp_path):
 
 def test_resume_a_whole_run_keeps_finished_instances(env, tmp_path):
     trace, release = tmp_path / "trace.txt", tmp_path / "release"
-    quick = [{"id": "box", "type": "t_box"},
-             {"id": "check", "type": "t_check", "verifier_id": "check", "path": "/app/none",
-              "text": "x"}]
-    bundle = write_bundle(tmp_path / "bundle", {"quick": quick, "slow": slow_task(trace, release)},
-                          {"all": ["quick", "slow"]})
+    quick = [
+        {"id": "box", "type": "t_box"},
+        {
+            "id": "check",
+            "type": "t_check",
+            "verifier_id": "check",
+            "path": "/app/none",
+            "text": "x",
+        },
+    ]
+    bundle = write_bundle(
+        tmp_path / "bundle",
+        {"quick": quick, "slow": slow_task(trace, release)},
+        {"all": ["quick", "slow"]},
+    )
     proc = start(env, "run", str(bundle), "--eval", "all")
     wait_for(lambda: "wait" in lines(trace) or proc.poll() is not None)
-    wait_for(lambda: any(r["status"] != "running" and r["task"]["name"] == "quick"
-                         for r in stored(env["home"], "task_instances")))
+    wait_for(
+        lambda: any(
+            r["status"] != "running" and r["task"]["name"] == "quick"
+            for r in stored(env["home"], "task_instances")
+        )
+    )
     proc.kill()
     proc.wait(timeout=10)
     [run] = stored(env["home"], "runs")
@@ -170,7 +229,11 @@ def test_resume_a_whole_run_keeps_finished_instances(env, tmp_path):
     release.touch()
     done = subprocess.run(
         [sys.executable, str(LAUNCH), "run", "--resume", run["id"]],
-        env=env["env"], cwd=env["cwd"], capture_output=True, text=True, timeout=60,
+        env=env["env"],
+        cwd=env["cwd"],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 1, done.stderr  # quick scored 0
     assert "quick  scored below 1 (check: 0)" in done.stdout
@@ -187,12 +250,29 @@ def test_the_next_run_reaps_what_a_killed_run_left(env, tmp_path):
     proc.wait(timeout=10)
     pid = stored(env["home"], "journal")[0]["ops"][-1]["value"]["pid"]
     assert alive(pid)
-    other = write_bundle(tmp_path / "other", {"noop": [
-        {"id": "box", "type": "t_box"},
-        {"id": "check", "type": "t_check", "verifier_id": "c", "path": "/app/server.pid", "text": "?"},
-    ]})
-    done = subprocess.run([sys.executable, str(LAUNCH), "run", str(other)], env=env["env"],
-                          cwd=env["cwd"], capture_output=True, text=True, timeout=60)
+    other = write_bundle(
+        tmp_path / "other",
+        {
+            "noop": [
+                {"id": "box", "type": "t_box"},
+                {
+                    "id": "check",
+                    "type": "t_check",
+                    "verifier_id": "c",
+                    "path": "/app/server.pid",
+                    "text": "?",
+                },
+            ]
+        },
+    )
+    done = subprocess.run(
+        [sys.executable, str(LAUNCH), "run", str(other)],
+        env=env["env"],
+        cwd=env["cwd"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert "reaped 1 sandbox(es)" in done.stderr, done.stderr
     assert not alive(pid)
     nothing_left(env["home"])

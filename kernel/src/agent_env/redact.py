@@ -12,8 +12,19 @@ REDACTED = "[redacted]"
 
 #: Key endings (letters only, lower case) whose values are always secret.
 SECRET_KEY_ENDINGS = (
-    "apikey", "token", "password", "passwd", "passphrase", "secret", "authorization",
-    "credentials", "privatekey", "accesskey", "secretkey", "sessionkey", "cookie",
+    "apikey",
+    "token",
+    "password",
+    "passwd",
+    "passphrase",
+    "secret",
+    "authorization",
+    "credentials",
+    "privatekey",
+    "accesskey",
+    "secretkey",
+    "sessionkey",
+    "cookie",
 )
 #: Known secret values shorter than this are not replaced inside text (too many false hits).
 MIN_SECRET_LENGTH = 6

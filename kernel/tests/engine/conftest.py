@@ -8,9 +8,9 @@ from typing import Any, ClassVar
 import anyio
 import attrs
 import pytest
-
-from agent_env.engine.instance import EngineServices, Reporter, TaskInstance
+from agent_env.engine.instance import TaskInstance
 from agent_env.engine.records import new_id
+from agent_env.engine.services import EngineServices, Reporter
 from agent_env.errors import StepFailed
 from agent_env.models import Step
 from agent_env.plugins import PluginManager
@@ -121,8 +121,12 @@ def harness(tmp_path, monkeypatch):
     plugins = PluginManager(autoload=False)
     stores = open_stores({}, plugins, home=tmp_path)
     services = EngineServices(
-        plugins=plugins, config=None, stores=stores, sandboxes=None,
-        redactor=Redactor(), reporter=Reporter(),
+        plugins=plugins,
+        config=None,
+        stores=stores,
+        sandboxes=None,
+        redactor=Redactor(),
+        reporter=Reporter(),
     )
     yield Harness(services)
     anyio.run(stores.close)

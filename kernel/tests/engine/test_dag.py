@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from agent_env.bundles.dag import dependents, resolve_dependencies
 from agent_env.errors import BundleError
 from agent_env.models import RetryConfig
@@ -25,7 +24,12 @@ def test_once_declared_missing_means_all_earlier_and_empty_means_none(harness):
 
 def test_bad_references_are_all_reported_with_step_names(harness):
     M = harness.Mark
-    steps = [M(id="a", depends_on=["b"]), M(id="b", depends_on=["zz"]), M(id="b"), M(id="c", depends_on=["c"])]
+    steps = [
+        M(id="a", depends_on=["b"]),
+        M(id="b", depends_on=["zz"]),
+        M(id="b"),
+        M(id="c", depends_on=["c"]),
+    ]
     with pytest.raises(BundleError) as err:
         resolve_dependencies(steps)
     text = str(err.value)
@@ -37,13 +41,20 @@ def test_bad_references_are_all_reported_with_step_names(harness):
 
 def test_unknown_reference_suggests_a_close_name(harness):
     M = harness.Mark
-    with pytest.raises(BundleError, match=r"unknown step 'deploy_box' \(did you mean 'deploy_boxes'\?\)"):
+    with pytest.raises(
+        BundleError, match=r"unknown step 'deploy_box' \(did you mean 'deploy_boxes'\?\)"
+    ):
         resolve_dependencies([M(id="deploy_boxes"), M(id="x", depends_on=["deploy_box"])])
 
 
 def test_retry_span_is_the_step_and_its_transitive_dependents(harness):
     M = harness.Mark
-    steps = [M(id="a"), M(id="b", depends_on=[]), M(id="c", depends_on=["a"]), M(id="d", depends_on=["c"])]
+    steps = [
+        M(id="a"),
+        M(id="b", depends_on=[]),
+        M(id="c", depends_on=["a"]),
+        M(id="d", depends_on=["c"]),
+    ]
     assert dependents(resolve_dependencies(steps), "a") == ["a", "c", "d"]
 
 
@@ -51,7 +62,14 @@ async def test_chain_runs_strictly_in_order(harness):
     M = harness.Mark
     inst = await harness.run([M(id="a", sleep=0.01), M(id="b"), M(id="c")])
     kinds = [(k, s) for k, s, _ in harness.events]
-    assert kinds == [("start", "a"), ("end", "a"), ("start", "b"), ("end", "b"), ("start", "c"), ("end", "c")]
+    assert kinds == [
+        ("start", "a"),
+        ("end", "a"),
+        ("start", "b"),
+        ("end", "b"),
+        ("start", "c"),
+        ("end", "c"),
+    ]
     assert inst.record["status"] == "unscored"
 
 
@@ -60,8 +78,12 @@ async def test_independent_steps_run_concurrently(harness):
     M = harness.Mark
     harness.barrier("fan", 3)
     inst = await harness.run(
-        [M(id="a", depends_on=[], barrier="fan"), M(id="b", depends_on=[], barrier="fan"),
-         M(id="c", depends_on=[], barrier="fan"), M(id="join")]
+        [
+            M(id="a", depends_on=[], barrier="fan"),
+            M(id="b", depends_on=[], barrier="fan"),
+            M(id="c", depends_on=[], barrier="fan"),
+            M(id="join"),
+        ]
     )
     assert inst.record["status"] == "unscored", inst.record["outcome"]
     assert harness.started()[-1] == "join"
@@ -69,8 +91,13 @@ async def test_independent_steps_run_concurrently(harness):
 
 async def test_depends_on_list_waits_only_for_named_steps(harness):
     M = harness.Mark
-    await harness.run([M(id="slow", depends_on=[], sleep=0.3), M(id="fast", depends_on=[]),
-                       M(id="after_fast", depends_on=["fast"])])
+    await harness.run(
+        [
+            M(id="slow", depends_on=[], sleep=0.3),
+            M(id="fast", depends_on=[]),
+            M(id="after_fast", depends_on=["fast"]),
+        ]
+    )
     ends = {s: t for k, s, t in harness.events if k == "end"}
     starts = {s: t for k, s, t in harness.events if k == "start"}
     assert starts["after_fast"] < ends["slow"]
@@ -78,11 +105,13 @@ async def test_depends_on_list_waits_only_for_named_steps(harness):
 
 async def test_fatal_failure_stops_new_steps_and_lets_running_ones_finish(harness):
     M = harness.Mark
-    inst = await harness.run([
-        M(id="slow", depends_on=[], sleep=0.3),
-        M(id="bad", depends_on=[], fail="boom"),
-        M(id="after_slow", depends_on=["slow"]),
-    ])
+    inst = await harness.run(
+        [
+            M(id="slow", depends_on=[], sleep=0.3),
+            M(id="bad", depends_on=[], fail="boom"),
+            M(id="after_slow", depends_on=["slow"]),
+        ]
+    )
     rec = inst.record
     assert rec["status"] == "failed"
     assert rec["outcome"] == "failed at step 'bad': boom"
@@ -93,11 +122,13 @@ async def test_fatal_failure_stops_new_steps_and_lets_running_ones_finish(harnes
 
 async def test_tolerated_failure_is_recorded_and_dependents_go_on(harness):
     M, S = harness.Mark, harness.Score
-    inst = await harness.run([
-        M(id="flaky", fail="meh", fail_task_on_error=False),
-        M(id="next"),
-        S(id="check", verifier_id="hello", score=1),
-    ])
+    inst = await harness.run(
+        [
+            M(id="flaky", fail="meh", fail_task_on_error=False),
+            M(id="next"),
+            S(id="check", verifier_id="hello", score=1),
+        ]
+    )
     rec = inst.record
     assert rec["steps"]["flaky"] == {**rec["steps"]["flaky"], "status": "tolerated", "error": "meh"}
     assert rec["steps"]["next"]["status"] == "completed"
@@ -106,13 +137,20 @@ async def test_tolerated_failure_is_recorded_and_dependents_go_on(harness):
 
 async def test_retry_rolls_the_span_back_and_runs_it_again(harness):
     M = harness.Mark
-    inst = await harness.run([
-        M(id="base", value=1),
-        M(id="setup", value="fresh"),
-        M(id="side", depends_on=[]),
-        M(id="work", depends_on=["setup"], fail="flake", fail_times=1,
-          retry_config=RetryConfig(retry_from_step_id="setup", max_retries=2)),
-    ])
+    inst = await harness.run(
+        [
+            M(id="base", value=1),
+            M(id="setup", value="fresh"),
+            M(id="side", depends_on=[]),
+            M(
+                id="work",
+                depends_on=["setup"],
+                fail="flake",
+                fail_times=1,
+                retry_config=RetryConfig(retry_from_step_id="setup", max_retries=2),
+            ),
+        ]
+    )
     rec = inst.record
     assert rec["status"] == "unscored", rec["outcome"]
     started = harness.started()
@@ -125,8 +163,14 @@ async def test_retry_rolls_the_span_back_and_runs_it_again(harness):
 
 async def test_retry_gives_up_after_max_retries(harness):
     M = harness.Mark
-    inst = await harness.run([
-        M(id="work", fail="always", retry_config=RetryConfig(retry_from_step_id="work", max_retries=2)),
-    ])
+    inst = await harness.run(
+        [
+            M(
+                id="work",
+                fail="always",
+                retry_config=RetryConfig(retry_from_step_id="work", max_retries=2),
+            ),
+        ]
+    )
     assert harness.started().count("work") == 3
     assert inst.record["outcome"] == "failed at step 'work': always"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import anyio
 import pytest
-
 from agent_env.engine.instance import TaskInstance
 from agent_env.engine.journal import Journal
 from agent_env.engine.records import COLLECTION
@@ -19,8 +18,14 @@ def test_replay_honours_rollbacks():
         {"kind": "step", "step_id": "a", "ops": [{"op": "set", "path": ["x", "y"], "value": 1}]},
         {"kind": "step", "step_id": "b", "ops": [{"op": "set", "path": ["x", "z"], "value": 2}]},
         {"kind": "rollback", "steps": ["b"]},
-        {"kind": "step", "step_id": "b", "ops": [{"op": "set", "path": ["x", "w"], "value": 3},
-                                                 {"op": "del", "path": ["x", "y"]}]},
+        {
+            "kind": "step",
+            "step_id": "b",
+            "ops": [
+                {"op": "set", "path": ["x", "w"], "value": 3},
+                {"op": "del", "path": ["x", "y"]},
+            ],
+        },
     ]
     assert replay(entries) == {"x": {"w": 3}}
 
@@ -33,11 +38,16 @@ def test_a_write_through_a_non_object_is_refused():
 
 async def test_one_journal_document_per_completed_step_and_replay_equals_state(harness):
     M, S = harness.Mark, harness.Score
-    inst = await harness.run([M(id="a", value={"n": 1}), M(id="b", value=[1, 2]),
-                              S(id="v", verifier_id="hello")])
+    inst = await harness.run(
+        [M(id="a", value={"n": 1}), M(id="b", value=[1, 2]), S(id="v", verifier_id="hello")]
+    )
     docs = await harness.services.stores.documents.list("journal", f"{inst.id}/")
     assert [d["step_id"] for _, d in docs] == ["a", "b", "v"]
-    assert [k for k, _ in docs] == [f"{inst.id}/00000000", f"{inst.id}/00000001", f"{inst.id}/00000002"]
+    assert [k for k, _ in docs] == [
+        f"{inst.id}/00000000",
+        f"{inst.id}/00000001",
+        f"{inst.id}/00000002",
+    ]
     assert replay([d for _, d in docs]) == inst.state
     assert inst.state["verifiers"]["hello"]["score"] == 1
 
@@ -46,10 +56,18 @@ async def test_secrets_are_redacted_in_journal_and_record(harness, monkeypatch):
     monkeypatch.setenv("AGENT_ENV_SECRET_LLM_KEY", "sk-very-secret-123")
     harness.services.redactor = await Redactor.from_stores(harness.services.stores)
     M = harness.Mark
-    inst = await harness.run([
-        M(id="a", value={"api_key": "plain-key-value", "note": "uses sk-very-secret-123 today",
-                         "max_tokens": 5}),
-    ])
+    inst = await harness.run(
+        [
+            M(
+                id="a",
+                value={
+                    "api_key": "plain-key-value",
+                    "note": "uses sk-very-secret-123 today",
+                    "max_tokens": 5,
+                },
+            ),
+        ]
+    )
     docs = await harness.services.stores.documents.list("journal", f"{inst.id}/")
     record = await harness.services.stores.documents.get(COLLECTION, inst.id)
     for persisted in (str(docs), str(record)):
@@ -62,11 +80,20 @@ async def test_secrets_are_redacted_in_journal_and_record(harness, monkeypatch):
 
 
 def test_redact_keys_and_values():
-    doc = {"OPENAI_API_KEY": "x1", "headers": {"Authorization": "Bearer abc"}, "token_count": 3,
-           "list": ["hunter2-long"], "password": None}
+    doc = {
+        "OPENAI_API_KEY": "x1",
+        "headers": {"Authorization": "Bearer abc"},
+        "token_count": 3,
+        "list": ["hunter2-long"],
+        "password": None,
+    }
     assert redact(doc, ["hunter2-long"]) == {
-        "OPENAI_API_KEY": REDACTED, "headers": {"Authorization": REDACTED}, "token_count": 3,
-        "list": [REDACTED], "password": None}
+        "OPENAI_API_KEY": REDACTED,
+        "headers": {"Authorization": REDACTED},
+        "token_count": 3,
+        "list": [REDACTED],
+        "password": None,
+    }
 
 
 @pytest.mark.parametrize(
@@ -79,7 +106,9 @@ def test_redact_keys_and_values():
 )
 async def test_outcome_from_scores(harness, scores, outcome, status):
     S = harness.Score
-    inst = await harness.run([S(id=f"s_{vid}", verifier_id=vid, score=s) for vid, s in scores.items()])
+    inst = await harness.run(
+        [S(id=f"s_{vid}", verifier_id=vid, score=s) for vid, s in scores.items()]
+    )
     assert (inst.record["outcome"], inst.record["status"]) == (outcome, status)
     stored = await harness.services.stores.documents.get(COLLECTION, inst.id)
     assert stored["outcome"] == outcome
@@ -87,8 +116,13 @@ async def test_outcome_from_scores(harness, scores, outcome, status):
 
 async def test_when_an_aggregate_scores_only_aggregates_count(harness):
     S, A = harness.Score, harness.Aggregate
-    inst = await harness.run([S(id="a", verifier_id="a", score=0), S(id="b", verifier_id="b", score=1),
-                              A(id="all", verifier_id="total", score=1)])
+    inst = await harness.run(
+        [
+            S(id="a", verifier_id="a", score=0),
+            S(id="b", verifier_id="b", score=1),
+            A(id="all", verifier_id="total", score=1),
+        ]
+    )
     assert inst.record["outcome"] == "passed (total: 1)"
 
 
@@ -107,6 +141,7 @@ async def test_step_wrappers_and_run_finished_hooks_are_called(harness):
                 seen.append(("enter", step.id, ctx.task_instance_id))
                 yield
                 seen.append(("exit", step.id))
+
             return wrap()
 
         @hookimpl
@@ -146,11 +181,16 @@ async def test_second_writer_of_the_same_journal_is_detected(harness):
 
 async def test_redactor_learns_secret_env_vars_and_config_values(harness):
     class FakeConfig:
-        values = {"models": {"api_key": "cfg-secret-value", "base_url": "http://x"},
-                  "hub": {"token": "env:MY_HUB_TOKEN"}}
+        values = {
+            "models": {"api_key": "cfg-secret-value", "base_url": "http://x"},
+            "hub": {"token": "env:MY_HUB_TOKEN"},
+        }
 
-    environ = {"OPENAI_API_KEY": "sk-openai-123456", "MY_HUB_TOKEN": "hf-tok-abcdef",
-               "HOME": "/root"}
+    environ = {
+        "OPENAI_API_KEY": "sk-openai-123456",
+        "MY_HUB_TOKEN": "hf-tok-abcdef",
+        "HOME": "/root",
+    }
     red = await Redactor.from_stores(harness.services.stores, FakeConfig(), environ)
     text = "keys: sk-openai-123456 cfg-secret-value hf-tok-abcdef at http://x in /root"
     assert red(text) == f"keys: {REDACTED} {REDACTED} {REDACTED} at http://x in /root"

@@ -8,7 +8,6 @@ from typing import ClassVar
 import anyio
 import attrs
 import pytest
-
 from agent_env.engine.runner import LocalRunner
 from agent_env.errors import StepFailed
 from agent_env.models import RetryConfig, Step
@@ -65,14 +64,20 @@ def boxes(harness, tmp_path):
 
 def work_folders(home):
     root = home / "sandboxes"
-    return [p for p in root.iterdir() if not p.name.startswith(".") and not p.name.endswith(".meta")] if root.exists() else []
+    return (
+        [p for p in root.iterdir() if not p.name.startswith(".") and not p.name.endswith(".meta")]
+        if root.exists()
+        else []
+    )
 
 
 async def test_retry_rolls_back_the_sandbox_made_in_the_span(harness, boxes):
-    inst = await harness.run([
-        MakeBox(id="box"),
-        FailOnce(id="use", retry_config=RetryConfig(retry_from_step_id="box", max_retries=1)),
-    ])
+    inst = await harness.run(
+        [
+            MakeBox(id="box"),
+            FailOnce(id="use", retry_config=RetryConfig(retry_from_step_id="box", max_retries=1)),
+        ]
+    )
     assert inst.record["status"] == "unscored", inst.record["outcome"]
     assert CALLS == {"box": 2, "use": 2}
     # the second attempt saw a fresh sandbox, made by the second run of `box`
@@ -107,7 +112,10 @@ async def test_local_runner_bounds_concurrency(harness):
 
 def test_local_runner_is_a_builtin_plugin(plugin_manager):
     assert plugin_manager.runners.get("local") is LocalRunner
-    assert plugin_manager.plugins[plugin_manager.runners.owner("local")].module == "agent_env.engine.hooks"
+    assert (
+        plugin_manager.plugins[plugin_manager.runners.owner("local")].module
+        == "agent_env.engine.hooks"
+    )
 
 
 @attrs.frozen(kw_only=True)

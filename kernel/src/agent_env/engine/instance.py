@@ -15,49 +15,19 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 import anyio
-import attrs
 
 from agent_env.bundles.dag import dependents, resolve_dependencies
 from agent_env.engine.context import EngineStepContext
 from agent_env.engine.journal import Journal
 from agent_env.engine.records import COLLECTION, decide, now_iso, owner
+from agent_env.engine.sandboxes import InstanceSandboxes
+from agent_env.engine.services import EngineServices
 from agent_env.engine.state import live_entries, replay
 from agent_env.errors import AgentEnvError, SandboxError, StepFailed, StoreError
-from agent_env.redact import Redactor
-from agent_env.suggest import did_you_mean
 
 #: Seconds a teardown or final record write may take once the run is over or cancelled.
 CLEANUP_TIMEOUT = 60.0
 MAX_LOG_LINES = 500
-
-
-class Reporter:
-    """Receives progress events (the CLI prints them on stderr). Methods must not block."""
-
-    def step_started(self, instance: TaskInstance, step_id: str) -> None: ...
-
-    def step_finished(
-        self, instance: TaskInstance, step_id: str, status: str, seconds: float, error: str | None
-    ) -> None: ...
-
-    def log(self, instance: TaskInstance, step_id: str | None, message: str) -> None: ...
-
-    def instance_finished(self, instance: TaskInstance, record: dict[str, Any]) -> None: ...
-
-
-@attrs.define
-class EngineServices:
-    """What every task instance of a run shares."""
-
-    plugins: Any
-    config: Any
-    stores: Any
-    sandboxes: Any  # agent_env.sandboxes.SandboxManager
-    redactor: Redactor = attrs.field(factory=Redactor)
-    artifacts: Mapping[str, Any] = attrs.field(factory=dict)
-    reporter: Reporter = attrs.field(factory=Reporter)
-    default_provider: str | None = None
-    keep: bool = False
 
 
 class TaskInstance:
@@ -91,8 +61,13 @@ class TaskInstance:
         self.step_info: dict[str, dict[str, Any]] = {
             s.id: {"status": "pending", "attempts": 0} for s in self.steps
         }
-        self.live_sandboxes: dict[str, Any] = {}
-        self.owned_sandboxes: list[Any] = []
+        self.sandboxes = InstanceSandboxes(
+            services.sandboxes,
+            labels={"run_id": self.run_id, "task_instance_id": self.id},
+            keep=services.keep,
+            log=self.log,
+            default_provider=services.default_provider,
+        )
         self.failure: dict[str, Any] | None = None
         self.cancelled = False
         self.logs: list[str] = list(record.get("log", []))
@@ -168,11 +143,15 @@ class TaskInstance:
             self.failure = self.failure or {"step": None, "message": str(exc), "class": "error"}
         except Exception as exc:  # an engine or store fault fails this instance, not the run
             message = _describe(exc)
-            self.failure = self.failure or {"step": None, "message": message, "class": "infrastructure"}
+            self.failure = self.failure or {
+                "step": None,
+                "message": message,
+                "class": "infrastructure",
+            }
         finally:
             with anyio.CancelScope(shield=True), anyio.move_on_after(CLEANUP_TIMEOUT):
                 if not self.services.keep:
-                    await self.teardown_owned()
+                    await self.sandboxes.teardown_owned()
                 await self._finish(time.perf_counter() - started)
         return self.record
 
@@ -201,7 +180,9 @@ class TaskInstance:
                 running.discard(sid)
                 span = self._retry_span(sid) if error is not None else None
                 if span is not None:
-                    retry_span = sorted(set(retry_span or ()) | set(span), key=list(self.deps).index)
+                    retry_span = sorted(
+                        set(retry_span or ()) | set(span), key=list(self.deps).index
+                    )
                 elif error is None or not fatal:
                     self.done.add(sid)
                     for nxt in self.dependents_of[sid]:
@@ -288,9 +269,7 @@ class TaskInstance:
             if self.step_info[sid]["status"] != "pending":
                 self.step_info[sid]["status"] = "rolled_back"
         self.state = replay(self.entries)
-        recorded = self.state.get("sandboxes") or {}
-        for name in [n for n in self.live_sandboxes if n not in recorded]:
-            await self._teardown_one(self.live_sandboxes.pop(name))
+        await self.sandboxes.drop_unrecorded(self.state.get("sandboxes") or {})
 
     async def _restore(self) -> None:
         """Rebuild the state from the journal and reconnect the sandboxes completed steps made."""
@@ -316,30 +295,11 @@ class TaskInstance:
         if fatal:
             await self._rollback(fatal, reason="resume after failure")
         self.state = replay(self.entries)
-        manager = self.services.sandboxes
         while True:
             recorded = dict(self.state.get("sandboxes") or {})
             if not recorded:
                 return
-            broken: list[str] = []
-            for name, rec in recorded.items():
-                if name in self.live_sandboxes:
-                    continue
-                try:
-                    if manager is None:
-                        raise SandboxError("no sandbox manager")
-                    sandbox = await manager.connect(
-                        {"provider": rec.get("provider"), "describe": rec.get("info") or {}}
-                    )
-                except Exception as exc:
-                    self.log(None, f"sandbox {name!r} is gone ({exc}); re-running from "
-                             f"step {rec.get('created_by')!r}")
-                    broken.append(rec.get("created_by"))
-                    continue
-                self.live_sandboxes[name] = sandbox
-                self.owned_sandboxes.append(sandbox)
-            if manager is not None:  # connect re-owned ours; the dead owner's others go now
-                await manager.reap_orphans(adopt=[s.id for s in self.owned_sandboxes])
+            broken = await self.sandboxes.reconnect(recorded)
             if not broken:
                 return
             span: set[str] = set()
@@ -350,62 +310,22 @@ class TaskInstance:
                 raise SandboxError(f"task instance {self.id!r}: sandboxes gone: {broken}")
             await self._rollback(sorted(span, key=list(self.deps).index), reason="sandbox gone")
 
-    # ---- sandboxes ----------------------------------------------------------------------
+    # ---- sandboxes (through the context) -------------------------------------------------
 
     async def create_sandbox(
         self, ctx: EngineStepContext, name: str, spec: Any, *, provider: str | None
     ) -> Any:
-        if name in self.live_sandboxes:
-            raise StepFailed(ctx.step_id, f"a sandbox named {name!r} already exists in this task")
-        manager = self.services.sandboxes
-        labels = {"run_id": self.run_id, "task_instance_id": self.id, "step_id": ctx.step_id}
-        sandbox = await manager.create(
-            name, spec, provider=provider or self.services.default_provider, labels=labels
-        )
-        self.owned_sandboxes.append(sandbox)
-        self.live_sandboxes[name] = sandbox
-        info = {"provider": sandbox.provider, "id": sandbox.id, "info": sandbox.describe(),
-                "created_by": ctx.step_id}
-        ctx.set("sandboxes", name, value=info)
+        sandbox, record = await self.sandboxes.create(ctx.step_id, name, spec, provider)
+        ctx.set("sandboxes", name, value=record)
         return sandbox
 
     async def get_sandbox(self, step_id: str, name: str) -> Any:
-        try:
-            return self.live_sandboxes[name]
-        except KeyError:
-            known = ", ".join(sorted(self.live_sandboxes)) or "none"
-            raise StepFailed(
-                step_id,
-                f"unknown sandbox {name!r}{did_you_mean(name, self.live_sandboxes)}; "
-                f"known: {known}",
-            ) from None
+        return self.sandboxes.get(step_id, name)
 
     async def teardown_sandbox(self, ctx: EngineStepContext, name: str) -> None:
-        sandbox = self.live_sandboxes.pop(name, None)
-        if sandbox is not None and self.services.keep:
-            self.log(ctx.step_id, f"keeping sandbox {name!r} ({sandbox.id}) until Ctrl-C (--keep)")
-        elif sandbox is not None:
-            await self._teardown_one(sandbox)
+        await self.sandboxes.release(ctx.step_id, name)
         if name in (self.state.get("sandboxes") or {}):
             ctx.delete("sandboxes", name)
-
-    async def _teardown_one(self, sandbox: Any) -> None:
-        try:
-            await self.services.sandboxes.teardown(sandbox)
-        except Exception as exc:
-            self.log(None, f"teardown of sandbox {getattr(sandbox, 'id', '?')} failed: {exc}")
-        if sandbox in self.owned_sandboxes:
-            self.owned_sandboxes.remove(sandbox)
-
-    async def teardown_owned(self) -> None:
-        """Tear down every sandbox this instance created or adopted (concurrently)."""
-        owned = list(self.owned_sandboxes)
-        if not owned:
-            return
-        async with anyio.create_task_group() as tg:
-            for sandbox in owned:
-                tg.start_soon(self._teardown_one, sandbox)
-        self.live_sandboxes.clear()
 
     # ---- records ------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ import os
 import secrets
 import socket
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 COLLECTION = "task_instances"
@@ -25,12 +25,12 @@ FINISHED_OK = ("passed", "unscored")
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def new_id(prefix: str) -> str:
     """A short, time-sortable id such as `ti-20261202163512-a1b2c3`."""
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%d%H%M%S")
+    stamp = datetime.now(UTC).strftime("%Y%m%d%H%M%S")
     return f"{prefix}-{stamp}-{secrets.token_hex(3)}"
 
 

@@ -9,8 +9,9 @@ from typing import Any
 import anyio
 import attrs
 
-from agent_env.engine.instance import EngineServices, Reporter, TaskInstance
+from agent_env.engine.instance import TaskInstance
 from agent_env.engine.records import COLLECTION, new_id
+from agent_env.engine.services import EngineServices, Reporter
 from agent_env.errors import AgentEnvError, BundleError
 from agent_env.redact import Redactor
 from agent_env.suggest import did_you_mean
@@ -145,7 +146,11 @@ async def create_instances(
 
 
 async def save_run(
-    documents: Any, run_id: str, *, bundle: Mapping[str, Any], evals: Sequence[str],
+    documents: Any,
+    run_id: str,
+    *,
+    bundle: Mapping[str, Any],
+    evals: Sequence[str],
     instances: Sequence[TaskInstance],
 ) -> dict[str, Any]:
     """Write the run document (`runs/<run_id>`): enough to report or resume the whole run."""
@@ -205,7 +210,9 @@ def task_for_resume(bundle: Any, record: Mapping[str, Any], task_versions: Mappi
     """The task of `record` from the reloaded bundle, refusing when its content changed."""
     name = record["task"]["name"]
     if name not in bundle.tasks:
-        raise BundleError(f"cannot resume {record['id']!r}: bundle {bundle.name!r} no longer has task {name!r}")
+        raise BundleError(
+            f"cannot resume {record['id']!r}: bundle {bundle.name!r} no longer has task {name!r}"
+        )
     was, now = record["task"].get("version"), task_versions.get(name)
     if was is not None and now is not None and was != now:
         raise BundleError(

@@ -9,7 +9,6 @@ from typing import ClassVar
 
 import anyio
 import attrs
-
 from agent_env import hookimpl
 from agent_env.errors import StepFailed
 from agent_env.models import Step

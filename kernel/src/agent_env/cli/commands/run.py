@@ -24,20 +24,44 @@ def _err(message: str) -> None:
 
 @click.command("run")
 @click.argument("spec", required=False)
-@click.option("--task", "task_names", metavar="NAME", multiple=True,
-              help="Run only this task (repeatable).")
-@click.option("--eval", "eval_names", metavar="NAME", multiple=True,
-              help="Run the tasks of this eval and report it (repeatable).")
+@click.option(
+    "--task", "task_names", metavar="NAME", multiple=True, help="Run only this task (repeatable)."
+)
+@click.option(
+    "--eval",
+    "eval_names",
+    metavar="NAME",
+    multiple=True,
+    help="Run the tasks of this eval and report it (repeatable).",
+)
 @click.option("--keep", is_flag=True, help="Keep the sandboxes until Ctrl-C.")
-@click.option("--dry-run", is_flag=True,
-              help="Validate and show what would be written and run; write nothing.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Validate and show what would be written and run; write nothing.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-@click.option("--resume", metavar="ID",
-              help="Resume an interrupted task instance (ti-...) or every unfinished one of a run (run-...).")
-@click.option("--sandbox", "sandbox_provider", metavar="NAME",
-              help="Sandbox provider for steps that do not name one (default: [sandbox] default).")
-def run(spec: str | None, task_names: tuple[str, ...], eval_names: tuple[str, ...], keep: bool,
-        dry_run: bool, as_json: bool, resume: str | None, sandbox_provider: str | None) -> int:
+@click.option(
+    "--resume",
+    metavar="ID",
+    help="Resume an interrupted task instance (ti-...) or every unfinished one of a run (run-...).",
+)
+@click.option(
+    "--sandbox",
+    "sandbox_provider",
+    metavar="NAME",
+    help="Sandbox provider for steps that do not name one (default: [sandbox] default).",
+)
+def run(
+    spec: str | None,
+    task_names: tuple[str, ...],
+    eval_names: tuple[str, ...],
+    keep: bool,
+    dry_run: bool,
+    as_json: bool,
+    resume: str | None,
+    sandbox_provider: str | None,
+) -> int:
     """Run the tasks of bundle SPEC (a folder, an installed bundle, or e.g. hf://org/repo).
 
     Without SPEC, list the installed bundles. Progress goes to stderr, the summary to stdout.
@@ -48,12 +72,22 @@ def run(spec: str | None, task_names: tuple[str, ...], eval_names: tuple[str, ..
         raise click.UsageError("--resume INSTANCE takes no SPEC, --task, --eval or --dry-run")
     if not spec and not resume:
         if task_names or eval_names or dry_run or keep:
-            raise click.UsageError("give a bundle SPEC (run `agent-env run` to list installed ones)")
+            raise click.UsageError(
+                "give a bundle SPEC (run `agent-env run` to list installed ones)"
+            )
         return _list_bundles(as_json)
     from agent_env.errors import BundleError
 
-    opts = dict(spec=spec, task_names=task_names, eval_names=eval_names, keep=keep,
-                dry_run=dry_run, as_json=as_json, resume=resume, provider=sandbox_provider)
+    opts = dict(
+        spec=spec,
+        task_names=task_names,
+        eval_names=eval_names,
+        keep=keep,
+        dry_run=dry_run,
+        as_json=as_json,
+        resume=resume,
+        provider=sandbox_provider,
+    )
     try:
         return anyio.run(_guarded, opts)
     except BundleError as exc:
@@ -65,8 +99,17 @@ def _list_bundles(as_json: bool) -> int:
     from agent_env.bundles import list_installed_bundles
 
     bundles = list_installed_bundles()
-    rows = [{"name": b.name, "dist": b.dist, "version": b.version, "id_prefix": b.id_prefix,
-             "path": str(b.path) if b.path else None, "problem": b.problem} for b in bundles]
+    rows = [
+        {
+            "name": b.name,
+            "dist": b.dist,
+            "version": b.version,
+            "id_prefix": b.id_prefix,
+            "path": str(b.path) if b.path else None,
+            "problem": b.problem,
+        }
+        for b in bundles
+    ]
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return EXIT_OK
@@ -93,7 +136,9 @@ async def _guarded(opts: dict[str, Any]) -> int:
             with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                 async for signum in signals:
                     if not caught:
-                        _err(f"\n{signal.Signals(signum).name}: stopping; tearing down sandboxes...")
+                        _err(
+                            f"\n{signal.Signals(signum).name}: stopping; tearing down sandboxes..."
+                        )
                     caught.append(signum)
                     scope.cancel()
 
@@ -164,6 +209,7 @@ async def _run_bundle(session: Any, opts: dict[str, Any], caught: list[int]) -> 
     from agent_env.engine.records import new_id
 
     _check_provider(session, opts["provider"])
+
     def select(bundle: Any) -> tuple[list, list]:
         tasks, evals = engine_run.select_tasks(bundle, opts["task_names"], opts["eval_names"])
         if not tasks:
@@ -177,25 +223,42 @@ async def _run_bundle(session: Any, opts: dict[str, Any], caught: list[int]) -> 
         return _show_plan(bundle, materialized, tasks, evals, opts["as_json"])
     reaped = await session.sandboxes.reap_orphans()
     if reaped:
-        _err(f"reaped {len(reaped)} sandbox(es) left by agent-env processes that died: "
-             + ", ".join(reaped))
+        _err(
+            f"reaped {len(reaped)} sandbox(es) left by agent-env processes that died: "
+            + ", ".join(reaped)
+        )
     services = await session.services(
-        artifacts=materialized.artifacts, reporter=ProgressReporter(),
-        default_provider=opts["provider"], keep=opts["keep"],
+        artifacts=materialized.artifacts,
+        reporter=ProgressReporter(),
+        default_provider=opts["provider"],
+        keep=opts["keep"],
     )
     run_id = new_id("run")
     instances = await engine_run.create_instances(
-        services, bundle, tasks, run_id=run_id, spec=_spec_for_record(opts["spec"]),
+        services,
+        bundle,
+        tasks,
+        run_id=run_id,
+        spec=_spec_for_record(opts["spec"]),
         task_versions=materialized.task_versions,
     )
-    await engine_run.save_run(session.stores.documents, run_id,
-                              bundle=engine_run.bundle_info(bundle, _spec_for_record(opts["spec"])),
-                              evals=evals, instances=instances)
+    await engine_run.save_run(
+        session.stores.documents,
+        run_id,
+        bundle=engine_run.bundle_info(bundle, _spec_for_record(opts["spec"])),
+        evals=evals,
+        instances=instances,
+    )
 
     def report() -> int:
         records = [inst.record for inst in instances]
-        return _summarize(run_id, records, engine_run.eval_summary(bundle, evals, records),
-                          opts["as_json"], caught)
+        return _summarize(
+            run_id,
+            records,
+            engine_run.eval_summary(bundle, evals, records),
+            opts["as_json"],
+            caught,
+        )
 
     return await _execute(session, instances, opts, report)
 
@@ -218,8 +281,10 @@ async def _resume(session: Any, opts: dict[str, Any], caught: list[int]) -> int:
         if run_doc is not None:
             _err(f"run {run_id}: every task instance already finished; nothing to resume")
         else:
-            _err(f"task instance {records[0]['id']} already finished: {records[0]['outcome']}; "
-                 "nothing to resume")
+            _err(
+                f"task instance {records[0]['id']} already finished: {records[0]['outcome']}; "
+                "nothing to resume"
+            )
         return _summarize(run_id, records, [], opts["as_json"], caught)
     for record in todo:
         engine_run.check_not_running(record)
@@ -227,18 +292,22 @@ async def _resume(session: Any, opts: dict[str, Any], caught: list[int]) -> int:
     bundle, materialized, _ = await _load(session, spec)
     tasks = [engine_run.task_for_resume(bundle, r, materialized.task_versions) for r in todo]
     services = await session.services(
-        artifacts=materialized.artifacts, reporter=ProgressReporter(),
-        default_provider=opts["provider"], keep=opts["keep"],
+        artifacts=materialized.artifacts,
+        reporter=ProgressReporter(),
+        default_provider=opts["provider"],
+        keep=opts["keep"],
     )
-    instances = [await TaskInstance.load(services, r, t.steps) for r, t in zip(todo, tasks)]
-    for record, task in zip(todo, tasks):
+    instances = []
+    for record, task in zip(todo, tasks, strict=True):
+        instances.append(await TaskInstance.load(services, record, task.steps))
         _err(f"resuming {record['id']} (task {task.name}, status {record['status']})")
     resumed = {inst.id: inst for inst in instances}
 
     def report() -> int:
         final = [resumed[r["id"]].record if r["id"] in resumed else r for r in records]
-        return _summarize(run_id, final, engine_run.eval_summary(bundle, evals, final),
-                          opts["as_json"], caught)
+        return _summarize(
+            run_id, final, engine_run.eval_summary(bundle, evals, final), opts["as_json"], caught
+        )
 
     return await _execute(session, instances, opts, report)
 
@@ -258,9 +327,11 @@ async def _execute(session: Any, instances: list, opts: dict[str, Any], report: 
     live = list(session.sandboxes.live.values())
     if opts["keep"] and live:
         opts["held_code"] = code
-        _err(f"keeping {len(live)} sandbox(es): "
-             + ", ".join(f"{s.provider}:{s.id}" for s in live)
-             + "; press Ctrl-C to tear them down")
+        _err(
+            f"keeping {len(live)} sandbox(es): "
+            + ", ".join(f"{s.provider}:{s.id}" for s in live)
+            + "; press Ctrl-C to tear them down"
+        )
         await anyio.sleep_forever()
     return code
 
@@ -274,8 +345,9 @@ class ProgressReporter:
     def step_started(self, instance: Any, step_id: str) -> None:
         pass
 
-    def step_finished(self, instance: Any, step_id: str, status: str, seconds: float,
-                      error: str | None) -> None:
+    def step_finished(
+        self, instance: Any, step_id: str, status: str, seconds: float, error: str | None
+    ) -> None:
         word = {"completed": "ok", "tolerated": "failed (tolerated)"}.get(status, status)
         tail = f": {instance.services.redactor(error)}" if error else ""
         _err(f"{self._tag(instance)} {step_id}: {word} ({seconds:.2f}s){tail}")
@@ -294,14 +366,21 @@ def _summarize(run_id: str, records: list, evals: list, as_json: bool, caught: l
     if caught:
         code = EXIT_SIGNAL.get(caught[0], 130)
     if as_json:
-        click.echo(json.dumps({"run_id": run_id, "exit_code": code, "tasks": records,
-                               "evals": evals}, indent=2, default=str))
+        click.echo(
+            json.dumps(
+                {"run_id": run_id, "exit_code": code, "tasks": records, "evals": evals},
+                indent=2,
+                default=str,
+            )
+        )
         return code
     width = max((len(r["task"]["name"]) for r in records), default=4)
     for r in records:
         seconds = r.get("seconds")
         took = f"{seconds:.2f}s" if isinstance(seconds, (int, float)) else "-"
-        click.echo(f"{r['task']['name']:<{width}}  {r['outcome'] or r['status']}  {took}  {r['id']}")
+        click.echo(
+            f"{r['task']['name']:<{width}}  {r['outcome'] or r['status']}  {took}  {r['id']}"
+        )
     for e in evals:
         click.echo(f"eval {e['name']}: {e['passed']} of {e['total']} passed")
     return code
@@ -313,14 +392,27 @@ def _show_plan(bundle: Any, materialized: Any, tasks: list, evals: list, as_json
     plan = []
     for task in tasks:
         deps = resolve_dependencies(task.steps)
-        plan.append({
-            "task": task.name, "id": task.id,
-            "version": materialized.task_versions.get(task.name),
-            "steps": [{"id": s.id, "type": s.type, "after": deps[s.id]} for s in task.steps],
-        })
+        plan.append(
+            {
+                "task": task.name,
+                "id": task.id,
+                "version": materialized.task_versions.get(task.name),
+                "steps": [{"id": s.id, "type": s.type, "after": deps[s.id]} for s in task.steps],
+            }
+        )
     if as_json:
-        click.echo(json.dumps({"dry_run": True, "bundle": bundle.name, "writes": materialized.lines,
-                               "tasks": plan, "evals": list(evals)}, indent=2))
+        click.echo(
+            json.dumps(
+                {
+                    "dry_run": True,
+                    "bundle": bundle.name,
+                    "writes": materialized.lines,
+                    "tasks": plan,
+                    "evals": list(evals),
+                },
+                indent=2,
+            )
+        )
         return EXIT_OK
     click.echo(f"dry run of bundle {bundle.name!r}: nothing was written or run")
     click.echo("would write:")

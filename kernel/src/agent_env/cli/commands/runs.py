@@ -39,13 +39,17 @@ async def _list(documents: Any, limit: int) -> list[dict[str, Any]]:
         for instance_id in doc.get("instances", []):
             record = await documents.get(COLLECTION, instance_id)
             statuses.append(record["status"] if record else "missing")
-        rows.append({
-            "id": doc["id"], "created_at": doc.get("created_at"),
-            "bundle": (doc.get("bundle") or {}).get("name"), "instances": len(statuses),
-            "passed": statuses.count("passed"),
-            "failed": sum(s in ("failed", "scored_below") for s in statuses),
-            "unfinished": sum(s in ("pending", "running", "cancelled") for s in statuses),
-        })
+        rows.append(
+            {
+                "id": doc["id"],
+                "created_at": doc.get("created_at"),
+                "bundle": (doc.get("bundle") or {}).get("name"),
+                "instances": len(statuses),
+                "passed": statuses.count("passed"),
+                "failed": sum(s in ("failed", "scored_below") for s in statuses),
+                "unfinished": sum(s in ("pending", "running", "cancelled") for s in statuses),
+            }
+        )
     return rows
 
 
@@ -62,8 +66,10 @@ def list_runs(limit: int, as_json: bool) -> None:
         click.echo("No runs recorded yet. Start one with: agent-env run hello")
         return
     for r in rows:
-        click.echo(f"{r['id']}  {r['created_at']}  {r['bundle']}  {r['passed']} of "
-                   f"{r['instances']} passed, {r['failed']} failed, {r['unfinished']} unfinished")
+        click.echo(
+            f"{r['id']}  {r['created_at']}  {r['bundle']}  {r['passed']} of "
+            f"{r['instances']} passed, {r['failed']} failed, {r['unfinished']} unfinished"
+        )
 
 
 async def _show(documents: Any, ident: str) -> dict[str, Any]:
@@ -102,4 +108,6 @@ def show(ident: str, as_json: bool) -> None:
         secs = info.get("seconds")
         took = f"{secs:.2f}s" if isinstance(secs, (int, float)) else "-"
         tail = f"  {info['error']}" if info.get("error") else ""
-        click.echo(f"  {step_id}: {info['status']} ({took}, attempts {info.get('attempts', 0)}){tail}")
+        click.echo(
+            f"  {step_id}: {info['status']} ({took}, attempts {info.get('attempts', 0)}){tail}"
+        )

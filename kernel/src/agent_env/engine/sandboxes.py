@@ -1,0 +1,123 @@
+"""The sandboxes one task instance holds: live ones by name (what steps reach through the
+context) and every one it created or adopted (what it tears down when it ends)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import anyio
+
+from agent_env.errors import SandboxError, StepFailed
+from agent_env.suggest import did_you_mean
+
+
+class InstanceSandboxes:
+    """Creates through the run's `SandboxManager`; `keep` defers teardowns to the run's end."""
+
+    def __init__(
+        self,
+        manager: Any,
+        *,
+        labels: Mapping[str, str],
+        keep: bool,
+        log: Callable[[str | None, str], None],
+        default_provider: str | None = None,
+    ):
+        self.manager = manager
+        self.labels = dict(labels)
+        self.keep = keep
+        self.log = log
+        self.default_provider = default_provider
+        self.live: dict[str, Any] = {}
+        self.owned: list[Any] = []
+
+    async def create(
+        self, step_id: str, name: str, spec: Any, provider: str | None
+    ) -> tuple[Any, dict]:
+        """The new sandbox and the record to keep under `sandboxes.<name>`."""
+        if name in self.live:
+            raise StepFailed(step_id, f"a sandbox named {name!r} already exists in this task")
+        sandbox = await self.manager.create(
+            name,
+            spec,
+            provider=provider or self.default_provider,
+            labels={**self.labels, "step_id": step_id},
+        )
+        self.owned.append(sandbox)
+        self.live[name] = sandbox
+        record = {
+            "provider": sandbox.provider,
+            "id": sandbox.id,
+            "info": sandbox.describe(),
+            "created_by": step_id,
+        }
+        return sandbox, record
+
+    def get(self, step_id: str, name: str) -> Any:
+        try:
+            return self.live[name]
+        except KeyError:
+            known = ", ".join(sorted(self.live)) or "none"
+            raise StepFailed(
+                step_id, f"unknown sandbox {name!r}{did_you_mean(name, self.live)}; known: {known}"
+            ) from None
+
+    async def release(self, step_id: str, name: str) -> None:
+        """A step tears `name` down now (or, with `keep`, at the end of the run)."""
+        sandbox = self.live.pop(name, None)
+        if sandbox is None:
+            return
+        if self.keep:
+            self.log(step_id, f"keeping sandbox {name!r} ({sandbox.id}) until Ctrl-C (--keep)")
+        else:
+            await self._teardown(sandbox)
+
+    async def drop_unrecorded(self, recorded: Mapping[str, Any]) -> None:
+        """After a rollback: tear down live sandboxes the state no longer records."""
+        for name in [n for n in self.live if n not in recorded]:
+            await self._teardown(self.live.pop(name))
+
+    async def reconnect(self, recorded: Mapping[str, Any]) -> list[str]:
+        """Adopt the recorded sandboxes not live yet; the creating step of each one that is gone.
+        Afterwards orphans of dead owners that are not ours are reaped."""
+        broken: list[str] = []
+        for name, rec in recorded.items():
+            if name in self.live:
+                continue
+            try:
+                if self.manager is None:
+                    raise SandboxError("no sandbox manager")
+                sandbox = await self.manager.connect(
+                    {"provider": rec.get("provider"), "describe": rec.get("info") or {}}
+                )
+            except Exception as exc:
+                self.log(
+                    None,
+                    f"sandbox {name!r} is gone ({exc}); re-running from step "
+                    f"{rec.get('created_by')!r}",
+                )
+                broken.append(rec.get("created_by"))
+                continue
+            self.live[name] = sandbox
+            self.owned.append(sandbox)
+        if self.manager is not None:
+            await self.manager.reap_orphans(adopt=[s.id for s in self.owned])
+        return broken
+
+    async def teardown_owned(self) -> None:
+        """Tear down every sandbox this instance created or adopted, concurrently."""
+        owned = list(self.owned)
+        if owned:
+            async with anyio.create_task_group() as tg:
+                for sandbox in owned:
+                    tg.start_soon(self._teardown, sandbox)
+        self.live.clear()
+
+    async def _teardown(self, sandbox: Any) -> None:
+        try:
+            await self.manager.teardown(sandbox)
+        except Exception as exc:
+            self.log(None, f"teardown of sandbox {getattr(sandbox, 'id', '?')} failed: {exc}")
+        if sandbox in self.owned:
+            self.owned.remove(sandbox)
