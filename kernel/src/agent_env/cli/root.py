@@ -23,6 +23,9 @@ KERNEL_COMMANDS: dict[str, tuple[str, str]] = {
 
 EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 
+#: Commands that reap orphaned sandboxes themselves (`run --resume` adopts its own first).
+SELF_REAPING_COMMANDS = frozenset({"run"})
+
 _verbose = False
 
 
@@ -91,6 +94,24 @@ def report_error(exc: BaseException) -> int:
     return EXIT_ERROR
 
 
+def _reap_orphans() -> None:
+    """Tear down sandboxes left by agent-env processes that died (one listdir when none)."""
+    from agent_env.sandboxes.manager import reap_orphans_now
+
+    try:
+        reaped, problems = reap_orphans_now()
+    except Exception as exc:  # reaping must never stop the command the user asked for
+        problems, reaped = [f"reaping orphaned sandboxes failed: {exc}"], []
+    if reaped:
+        click.echo(
+            f"reaped {len(reaped)} sandbox(es) left by agent-env processes that died: "
+            + ", ".join(reaped),
+            err=True,
+        )
+    for problem in problems:
+        click.echo(f"agent-env: warning: {problem}", err=True)
+
+
 def _setup_logging() -> None:
     import logging
 
@@ -141,8 +162,11 @@ def build_cli() -> RootGroup:
     @click.option("--disable-plugin", metavar="NAME", multiple=True, is_eager=True,
                   expose_value=False, callback=_disable_plugins,
                   help="Skip the plugin (or distribution) NAME; repeatable.")
-    def cli() -> None:
+    @click.pass_context
+    def cli(ctx: click.Context) -> None:
         """agent-env: build, deploy and run agentic environments and the tasks that grade agents."""
+        if ctx.invoked_subcommand not in SELF_REAPING_COMMANDS:
+            _reap_orphans()
 
     return cli
 
