@@ -194,3 +194,22 @@ async def test_redactor_learns_secret_env_vars_and_config_values(harness):
     red = await Redactor.from_stores(harness.services.stores, FakeConfig(), environ)
     text = "keys: sk-openai-123456 cfg-secret-value hf-tok-abcdef at http://x in /root"
     assert red(text) == f"keys: {REDACTED} {REDACTED} {REDACTED} at http://x in /root"
+
+
+async def test_a_secret_a_step_adds_is_redacted_from_then_on(harness):
+    import attrs
+
+    from agent_env.models import Step
+
+    @attrs.frozen(kw_only=True)
+    class Mint(Step):
+        type = "mint"
+
+        async def execute(self, ctx) -> None:
+            ctx.add_secret("minted-token-xyz")
+            ctx.set("outputs", "url", value="http://h/?auth=minted-token-xyz")
+
+    inst = await harness.run([Mint(id="mint")])
+    docs = await harness.services.stores.documents.list("journal", f"{inst.id}/")
+    assert docs[0][1]["ops"][0]["value"] == f"http://h/?auth={REDACTED}"
+    assert "minted-token-xyz" not in str(inst.record)

@@ -81,6 +81,10 @@ class EngineStepContext(StepContext):
     ) -> None:
         self.set("verifiers", verifier_id, value={"results": list(results), "score": score})
 
+    def add_secret(self, value: str) -> None:
+        """Redact `value` from now on in everything this run persists or prints."""
+        self._instance.services.redactor.add([value])
+
     def log(self, message: str) -> None:
         self._instance.log(self.step_id, message)
 
