@@ -12,9 +12,11 @@ CONFIG_SECTIONS = {f"stores.{name}": dict(keys) for name, keys in SECTIONS.items
 @hookimpl
 def agentenv_register_stores(registry):
     from agentenv_aws_stores.dynamodb import DynamoDocumentStore
+    from agentenv_aws_stores.ecr import EcrImageStore
     from agentenv_aws_stores.s3 import S3ObjectStore
     from agentenv_aws_stores.secretsmanager import SecretsManagerStore
 
     registry.add(S3ObjectStore)
     registry.add(DynamoDocumentStore)
     registry.add(SecretsManagerStore)
+    registry.add(EcrImageStore)
