@@ -278,3 +278,32 @@ def test_resume_reruns_a_failed_step_after_the_cause_is_fixed(run_cli, agent_env
     assert (
         again["steps"]["wait"]["attempts"] == 2 and again["steps"]["box"]["status"] == "completed"
     )
+
+
+def test_the_configured_runner_runs_the_instances(
+    run_cli, register_plugin, agent_env_home, tmp_path, monkeypatch
+):
+    from agent_env import hookimpl
+    from agent_env.engine.runner import LocalRunner
+
+    used = []
+
+    class CountingRunner(LocalRunner):
+        type = "counting"
+
+        async def run(self, instances):
+            used.append((self.concurrency, [i.task_name for i in instances]))
+            return await super().run(instances)
+
+    class Plugin:
+        @hookimpl
+        def agentenv_register_runners(self, registry):
+            registry.add(CountingRunner)
+
+    register_plugin(Plugin(), "counting-runner")
+    monkeypatch.setenv("AGENT_ENV_RUN_RUNNER", "counting")
+    monkeypatch.setenv("AGENT_ENV_RUN_CONCURRENCY", "3")
+    bundle = write_bundle(tmp_path / "b", {"t": box_task()})
+    result = run_cli.invoke(["run", str(bundle)])
+    assert result.exit_code == 0, result.stderr
+    assert used == [(3, ["t"])]

@@ -246,6 +246,7 @@ class TaskInstance:
         entry = {
             "kind": "step",
             "step_id": sid,
+            "type": step.type,
             "attempt": info["attempts"],
             "status": status,
             "error": error,

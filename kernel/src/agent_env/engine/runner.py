@@ -1,7 +1,9 @@
 """`LocalRunner`: task instances as anyio tasks in this process, at most N at once.
 
-The runner is the seam a distributed runner plugin replaces: it receives prepared
-`TaskInstance` objects (records already written) and returns their final records.
+The runner is the seam a distributed runner plugin replaces (`[run] runner = "<type>"`): a
+class registered through `agentenv_register_runners` with a `type`, constructed as
+`cls(concurrency=N)`, whose `await runner.run(instances)` runs prepared `TaskInstance` objects
+(records already written; `await instance.run()` does one) and returns their final records.
 """
 
 from __future__ import annotations

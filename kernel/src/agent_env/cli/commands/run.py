@@ -315,11 +315,13 @@ async def _resume(session: Any, opts: dict[str, Any], caught: list[int]) -> int:
 async def _execute(session: Any, instances: list, opts: dict[str, Any], report: Any) -> int:
     """Run the instances and print the summary (also when interrupted); with --keep, then
     hold their sandboxes until Ctrl-C."""
-    from agent_env.engine.runner import LocalRunner
-
     concurrency = int(session.config.get("run", "concurrency", 8) or 8)
+    runner_cls = session.plugins.runners.get(
+        session.config.get("run", "runner", "local") or "local"
+    )
+    runner = runner_cls(concurrency=concurrency)
     try:
-        await LocalRunner(concurrency=concurrency).run(instances)
+        await runner.run(instances)
     except anyio.get_cancelled_exc_class():
         report()
         raise
