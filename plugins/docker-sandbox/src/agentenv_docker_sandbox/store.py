@@ -189,6 +189,20 @@ class RegistryImageStore(ImageStore):
         repo, tag = split_ref(self.full(ref))
         return repo[len(self.address) + 1 :], tag
 
+    def _catalog(self) -> list[str]:
+        repos: list[str] = []
+        last = ""
+        while True:
+            query = urllib.parse.urlencode({"n": 1000, **({"last": last} if last else {})})
+            status, body, _ = self._request("GET", f"/v2/_catalog?{query}")
+            if status != 200:
+                raise StoreError(f"registry {self.address}: catalog answered {status}")
+            page = json.loads(body or b"{}").get("repositories") or []
+            repos += page
+            if len(page) < 1000:
+                return repos
+            last = page[-1]
+
     # -- ImageStore ----------------------------------------------------------------------
 
     async def push(self, local_ref: str, name: str) -> str:
@@ -252,11 +266,8 @@ class RegistryImageStore(ImageStore):
 
     async def list(self, prefix: str = "") -> list[str]:
         def go() -> list[str]:
-            status, body, _ = self._request("GET", "/v2/_catalog?n=10000")
-            if status != 200:
-                raise StoreError(f"registry {self.address}: catalog answered {status}")
             refs = []
-            for repo in json.loads(body or b"{}").get("repositories") or []:
+            for repo in self._catalog():
                 status, body, _ = self._request("GET", f"/v2/{repo}/tags/list")
                 if status != 200:
                     continue
