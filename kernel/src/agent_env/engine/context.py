@@ -87,6 +87,3 @@ class EngineStepContext(StepContext):
 
     def log(self, message: str) -> None:
         self._instance.log(self.step_id, message)
-
-    def add_secret(self, value: str) -> None:
-        self._instance.services.redactor.add([value])
