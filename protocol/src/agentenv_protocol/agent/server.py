@@ -1,0 +1,257 @@
+"""The A2A agent server: subclass `A2AAgent`, implement `run(request)`, and `serve()` it.
+
+It answers A2A JSON-RPC at `/a2a` (`message/send`, blocking; `tasks/get`), its card at
+`/.well-known/agent-card.json`, and three extensions: `urn:agentenv:mcp-config/v1` (the MCP
+servers, with their auth headers, the agent may use), `urn:agentenv:agent-config/v1` (model,
+system prompt, limits) and `urn:agentenv:trajectory/v1` (what the agent did, per task).
+A context (`contextId`) keeps its conversation, so several prompts make one dialogue.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import uuid
+from datetime import datetime, timezone
+from typing import Any
+
+import anyio
+
+from .types import (A2A_PATH, AGENT_CARD_PATH, AGENT_CONFIG_URI, DEFAULT_AGENT_PORT, HEALTH_PATH,
+                    LEGACY_CARD_PATH, MCP_CONFIG_URI, TRAJECTORY_URI, AgentConfig, AgentRequest, AgentResult,
+                    McpServer)
+
+MAX_KEPT = 256
+TASK_NOT_FOUND = -32001
+EXTENSIONS = {
+    MCP_CONFIG_URI: ("/ext/mcp-config", "The MCP servers the agent uses (with their auth headers).", {
+        "add": {"method": "POST", "request": {"required": ["url"], "optional": ["headers", "name"]}},
+        "list": {"method": "GET"}}),
+    AGENT_CONFIG_URI: ("/ext/agent-config", "Model, system prompt and limits of the agent.", {
+        "set": {"method": "POST"}, "get": {"method": "GET"}}),
+    TRAJECTORY_URI: ("/ext/trajectory", "What the agent did for a task (model turns and tool calls).", {
+        "get": {"method": "POST", "request": {"optional": ["task_id", "context_id"]}}}),
+}
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+class _Bounded(collections.OrderedDict):
+    def __setitem__(self, key: Any, value: Any) -> None:
+        super().__setitem__(key, value)
+        self.move_to_end(key)
+        while len(self) > MAX_KEPT:
+            self.popitem(last=False)
+
+
+class A2AAgent:
+    """Base class of an agent served over A2A. Override `run`; set `name`/`description`."""
+
+    name = "agent"
+    description = "An AgentEnv agent."
+    version = "1.0.0"
+
+    def __init__(self, config: AgentConfig | None = None) -> None:
+        self.config = config or AgentConfig(model=os.environ.get("AGENTENV_MODEL") or None)
+        self.mcp_servers: dict[str, McpServer] = {}
+        self.histories: _Bounded = _Bounded()
+        self.tasks: _Bounded = _Bounded()
+        self.trajectories: _Bounded = _Bounded()
+        self._locks: dict[str, anyio.Lock] = {}
+
+    async def run(self, request: AgentRequest) -> AgentResult:
+        raise NotImplementedError(f"{type(self).__name__} must define async run(request)")
+
+    # --- A2A ----------------------------------------------------------------------------
+    def card(self, base_url: str) -> dict[str, Any]:
+        return {
+            "name": self.name, "description": self.description, "version": self.version,
+            "protocolVersion": "0.3.0", "url": base_url.rstrip("/") + A2A_PATH, "preferredTransport": "JSONRPC",
+            "capabilities": {"streaming": False, "pushNotifications": False, "stateTransitionHistory": False,
+                             "extensions": [{"uri": uri, "description": text, "required": False,
+                                             "params": {"endpoint": path, "methods": methods}}
+                                            for uri, (path, text, methods) in EXTENSIONS.items()]},
+            "defaultInputModes": ["text"], "defaultOutputModes": ["text"],
+            "skills": [{"id": "solve", "name": "solve", "description": self.description, "tags": ["agentenv"]}],
+        }
+
+    async def send(self, params: dict[str, Any]) -> dict[str, Any]:
+        """`message/send`: run the agent on the message (blocking) and return the A2A task."""
+        message = params.get("message")
+        if not isinstance(message, dict) or not isinstance(message.get("parts"), list):
+            raise ValueError("params.message with a parts list is required")
+        text = "\n".join(p.get("text", "") for p in message["parts"] if isinstance(p, dict) and p.get("kind") == "text")
+        data = [p.get("data") for p in message["parts"] if isinstance(p, dict) and p.get("kind") == "data"]
+        if not text and not data:
+            raise ValueError("the message has no text or data part")
+        if data and not text:
+            import json
+
+            text = "\n".join(json.dumps(d) for d in data)
+        context_id = message.get("contextId") or uuid.uuid4().hex
+        task_id = uuid.uuid4().hex
+        lock = self._locks.setdefault(context_id, anyio.Lock())
+        async with lock:
+            request = AgentRequest(text=text, context_id=context_id, task_id=task_id, config=self.config,
+                                   mcp_servers=tuple(self.mcp_servers.values()),
+                                   history=tuple(self.histories.get(context_id, ())),
+                                   metadata=dict(message.get("metadata") or {}))
+            try:
+                with anyio.fail_after(self.config.timeout_seconds):
+                    result = await self.run(request)
+            except TimeoutError:
+                result = AgentResult(text="", failure=("agent", f"the agent did not finish within "
+                                                                f"{self.config.timeout_seconds:g}s"))
+            except Exception as e:  # an agent bug fails its task, not the server
+                result = AgentResult(text="", failure=("agent", f"{type(e).__name__}: {e}"))
+            if result.messages:
+                self.histories[context_id] = list(result.messages)
+        self.trajectories[task_id] = list(result.trajectory)
+        parts: list[dict[str, Any]] = [{"kind": "text", "text": result.text}]
+        parts.append({"kind": "data", "data": {"usage": result.usage.to_json()}})
+        if result.failure:
+            parts.append({"kind": "data", "data": {"failure": {"class": result.failure[0],
+                                                               "message": result.failure[1]}}})
+        reply = {"kind": "message", "role": "agent", "messageId": uuid.uuid4().hex, "contextId": context_id,
+                 "taskId": task_id, "parts": parts}
+        task = {"kind": "task", "id": task_id, "contextId": context_id,
+                "status": {"state": "failed" if result.failure else "completed", "message": reply,
+                           "timestamp": _now()},
+                "history": [dict(message, contextId=context_id, taskId=task_id), reply]}
+        self.tasks[task_id] = task
+        return task
+
+    # --- extensions ---------------------------------------------------------------------
+    def add_mcp_server(self, body: dict[str, Any]) -> str:
+        url = body.get("url")
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise ValueError("'url' must be an http(s) URL")
+        headers = body.get("headers") or {}
+        if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
+            raise ValueError("'headers' must be an object of strings")
+        name = body.get("name") or f"mcp_{uuid.uuid4().hex[:8]}"
+        if name in self.mcp_servers:
+            raise KeyError(name)
+        self.mcp_servers[name] = McpServer(name=name, url=url, headers=dict(headers))
+        return name
+
+
+def create_app(agent: A2AAgent) -> Any:
+    """The Starlette app serving `agent`."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    def base(request: Request) -> str:
+        return str(request.base_url).rstrip("/")
+
+    async def card(request: Request) -> JSONResponse:
+        return JSONResponse(agent.card(base(request)))
+
+    async def health(request: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok"})
+
+    async def rpc(request: Request) -> JSONResponse:
+        try:
+            body = await request.json()
+        except ValueError:
+            return JSONResponse(_rpc_error(None, -32700, "parse error: the body is not JSON"))
+        if not isinstance(body, dict) or body.get("jsonrpc") != "2.0" or not isinstance(body.get("method"), str):
+            return JSONResponse(_rpc_error(body.get("id") if isinstance(body, dict) else None, -32600,
+                                           "invalid request: a JSON-RPC 2.0 object with a method is required"))
+        rid, method, params = body.get("id"), body["method"], body.get("params") or {}
+        if method == "message/send":
+            try:
+                task = await agent.send(params)
+            except ValueError as e:
+                return JSONResponse(_rpc_error(rid, -32602, f"invalid params: {e}"))
+            return JSONResponse({"jsonrpc": "2.0", "id": rid, "result": task})
+        if method == "tasks/get":
+            task = agent.tasks.get(params.get("id"))
+            if task is None:
+                return JSONResponse(_rpc_error(rid, TASK_NOT_FOUND, f"task not found: {params.get('id')!r}"))
+            return JSONResponse({"jsonrpc": "2.0", "id": rid, "result": task})
+        return JSONResponse(_rpc_error(rid, -32601, f"method not found: {method!r}; "
+                                                    "supported: message/send, tasks/get"))
+
+    async def mcp_config(request: Request) -> JSONResponse:
+        if request.method == "GET":
+            return JSONResponse({"mcp_servers": {n: {"url": s.url, "has_headers": bool(s.headers)}
+                                                 for n, s in agent.mcp_servers.items()}})
+        body = await _json(request)
+        if not isinstance(body, dict):
+            return JSONResponse({"error": "the body must be a JSON object"}, status_code=400)
+        try:
+            name = agent.add_mcp_server(body)
+        except KeyError as e:
+            return JSONResponse({"error": f"an MCP server named {e.args[0]!r} is already configured"},
+                                status_code=409)
+        except ValueError as e:
+            return JSONResponse({"error": str(e)}, status_code=400)
+        return JSONResponse({"status": "added", "name": name})
+
+    async def agent_config(request: Request) -> JSONResponse:
+        if request.method == "POST":
+            body = await _json(request)
+            if not isinstance(body, dict):
+                return JSONResponse({"error": "the body must be a JSON object"}, status_code=400)
+            try:
+                agent.config = agent.config.merged(body)
+            except (ValueError, TypeError) as e:
+                return JSONResponse({"error": str(e)}, status_code=400)
+        return JSONResponse({"config": agent.config.to_json()})
+
+    async def trajectory(request: Request) -> JSONResponse:
+        body = await _json(request) or {}
+        if request.method == "GET":
+            body = dict(request.query_params)
+        task_id, context_id = body.get("task_id"), body.get("context_id")
+        if task_id:
+            if task_id not in agent.trajectories:
+                return JSONResponse({"error": f"no trajectory for task {task_id!r}"}, status_code=404)
+            return JSONResponse({"trajectory": agent.trajectories[task_id]})
+        if context_id:
+            events = [e for tid, t in agent.tasks.items() if t["contextId"] == context_id
+                      for e in agent.trajectories.get(tid, [])]
+            return JSONResponse({"trajectory": events})
+        return JSONResponse({"error": "give task_id or context_id"}, status_code=400)
+
+    routes = [
+        Route(AGENT_CARD_PATH, card, methods=["GET"]),
+        Route(LEGACY_CARD_PATH, card, methods=["GET"]),
+        Route(HEALTH_PATH, health, methods=["GET"]),
+        Route(A2A_PATH, rpc, methods=["POST"]),
+        Route("/ext/mcp-config", mcp_config, methods=["GET", "POST"]),
+        Route("/ext/agent-config", agent_config, methods=["GET", "POST"]),
+        Route("/ext/trajectory", trajectory, methods=["GET", "POST"]),
+    ]
+    return Starlette(routes=routes)
+
+
+async def _json(request: Any) -> Any:
+    try:
+        raw = await request.body()
+        if not raw:
+            return {}
+        import json
+
+        return json.loads(raw)
+    except ValueError:
+        return None
+
+
+def _rpc_error(rid: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
+
+
+def serve(agent: A2AAgent, *, host: str | None = None, port: int | None = None) -> None:
+    """Serve `agent` (blocking) on `A2A_HOST`/`A2A_PORT` (or `PORT`), default 0.0.0.0:8000."""
+    import uvicorn
+
+    host = host or os.environ.get("A2A_HOST") or "0.0.0.0"
+    port = port if port is not None else int(os.environ.get("A2A_PORT") or os.environ.get("PORT")
+                                             or DEFAULT_AGENT_PORT)
+    uvicorn.run(create_app(agent), host=host, port=port, log_level="warning", access_log=False)

@@ -1,0 +1,166 @@
+"""`ScriptedModelServer`: an OpenAI-compatible chat-completions server that plays back a script,
+so tests (and benchmarks) of LLM agents assert exact behaviour without a real model.
+
+A script is a list of replies, one per request, in order::
+
+    [{"tool_calls": [{"name": "add_note", "arguments": {"title": "t", "body": "b"}}]},
+     {"content": "Done: the note is saved."}]
+
+A reply may also be `{"status": 503}` (an HTTP error; `"times": n` repeats it n times),
+`{"raw": "..."}` (a body that is not a chat completion), `{"delay": seconds, ...}`, and
+`"repeat": true` (keep answering with it once the script reaches it: a model that never stops).
+Past the end of the script the server answers 500 "script exhausted".
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from typing import Any, Sequence
+
+import anyio
+
+from ..serving import RunningServer, serve_in_thread
+
+USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+
+
+class ScriptedModelServer:
+    """The ASGI app and its script; `requests` keeps every request body received, in order."""
+
+    def __init__(self, script: Sequence[dict[str, Any]], *, model: str = "scripted-model") -> None:
+        self.script: list[dict[str, Any]] = []
+        for reply in script:
+            self.script.extend([reply] * int(reply.get("times", 1)))
+        self.model = model
+        self.requests: list[dict[str, Any]] = []
+        self.position = 0
+        self._lock = threading.Lock()
+        self._running: RunningServer | None = None
+
+    # --- serving ------------------------------------------------------------------------
+    def start(self, *, host: str = "127.0.0.1", port: int = 0) -> str:
+        """Serve in a background thread; returns the base URL to give agents (`.../v1`)."""
+        self._running = serve_in_thread(self, host=host, port=port)
+        return self.base_url
+
+    @property
+    def url(self) -> str:
+        assert self._running is not None, "start() the server first"
+        return self._running.url
+
+    @property
+    def base_url(self) -> str:
+        return self.url + "/v1"
+
+    def stop(self) -> None:
+        if self._running is not None:
+            self._running.stop()
+            self._running = None
+
+    def __enter__(self) -> "ScriptedModelServer":
+        if self._running is None:
+            self.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # --- the app ------------------------------------------------------------------------
+    def _next(self) -> dict[str, Any] | None:
+        with self._lock:
+            if self.position < len(self.script):
+                reply = self.script[self.position]
+                if not reply.get("repeat"):
+                    self.position += 1
+                return reply
+            return None
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if scope["type"] != "http":
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        path = scope["path"].rstrip("/")
+        if scope["method"] == "GET" and path.endswith("/models"):
+            await _respond(send, 200, {"object": "list", "data": [{"id": self.model, "object": "model"}]})
+            return
+        if scope["method"] != "POST" or not path.endswith("/chat/completions"):
+            await _respond(send, 404, {"error": {"message": f"no route {scope['method']} {scope['path']}"}})
+            return
+        try:
+            request = json.loads(body or b"{}")
+        except ValueError:
+            await _respond(send, 400, {"error": {"message": "request body is not JSON"}})
+            return
+        with self._lock:
+            self.requests.append(request)
+        reply = self._next()
+        if reply is None:
+            await _respond(send, 500, {"error": {"message": "script exhausted"}})
+            return
+        if reply.get("delay"):
+            await anyio.sleep(float(reply["delay"]))
+        if "status" in reply:
+            await _respond(send, int(reply["status"]), {"error": {"message": reply.get("message", "scripted error")}})
+            return
+        if "raw" in reply:
+            await _respond(send, 200, reply["raw"])
+            return
+        await _respond(send, 200, self.completion(reply, request))
+
+    def completion(self, reply: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": reply.get("content")}
+        calls = reply.get("tool_calls") or []
+        if calls:
+            message["tool_calls"] = [
+                {"id": c.get("id") or f"call_{len(self.requests)}_{i}", "type": "function",
+                 "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments") or {})}}
+                for i, c in enumerate(calls)]
+        return {"id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion", "created": int(time.time()),
+                "model": request.get("model") or self.model,
+                "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+                "usage": dict(USAGE)}
+
+
+async def _respond(send: Any, status: int, body: Any) -> None:
+    data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})
+    await send({"type": "http.response.body", "body": data})
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m agentenv_protocol.agent.testing SCRIPT.json [--host H] [--port P]`."""
+    import argparse
+    from pathlib import Path
+
+    parser = argparse.ArgumentParser(prog="python -m agentenv_protocol.agent.testing")
+    parser.add_argument("script", help="a JSON file with the list of replies")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args(argv)
+    server = ScriptedModelServer(json.loads(Path(args.script).read_text()))
+    print(server.start(host=args.host, port=args.port), flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
