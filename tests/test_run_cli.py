@@ -307,3 +307,21 @@ def test_the_configured_runner_runs_the_instances(
     result = run_cli.invoke(["run", str(bundle)])
     assert result.exit_code == 0, result.stderr
     assert used == [(3, ["t"])]
+
+
+def test_an_invalid_bundle_exits_2_and_writes_nothing(run_cli, agent_env_home, tmp_path):
+    bundle = write_bundle(
+        tmp_path / "b",
+        {"t": [{"id": "box", "type": "t_bx"}, {"id": "w", "type": "t_write", "depends_on": ["z"]}]},
+    )
+    result = run_cli.invoke(["run", str(bundle)])
+    assert result.exit_code == 2
+    assert "t_bx" in result.stderr and "did you mean 't_box'" in result.stderr
+    assert "unknown step 'z'" in result.stderr or "'z'" in result.stderr
+    assert list(agent_env_home.iterdir()) == []
+
+
+def test_no_spec_lists_hello(run_cli):
+    result = run_cli.invoke(["run"])
+    assert result.exit_code == 0
+    assert "hello" in result.stdout and "agentenv-kernel" in result.stdout
