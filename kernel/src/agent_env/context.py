@@ -42,6 +42,9 @@ class StepContext(abc.ABC):
     config: Any  # agent_env.config.Config
     plugins: Any  # agent_env.plugins.PluginManager (registries, hooks)
     stores: Any  # agent_env.stores.Stores (documents, objects, secrets, images)
+    #: The provider `create_sandbox` uses when none is given (the run's `--sandbox`, else the
+    #: config's `[sandbox] default`), for steps whose work differs per provider.
+    default_provider: str = "local"
 
     @property
     @abc.abstractmethod
@@ -84,3 +87,7 @@ class StepContext(abc.ABC):
     @abc.abstractmethod
     def log(self, message: str) -> None:
         """A progress line for this step (stderr in the CLI, the run record's log)."""
+
+    def add_secret(self, value: str) -> None:
+        """Make the run's redaction replace `value` wherever it would be persisted (a token a
+        step minted, say). The default does nothing; the engine's context implements it."""

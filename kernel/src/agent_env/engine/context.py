@@ -30,6 +30,10 @@ class EngineStepContext(StepContext):
         self.config = services.config
         self.plugins = services.plugins
         self.stores = services.stores
+        manager = services.sandboxes
+        self.default_provider = services.default_provider or (
+            manager.default_provider() if manager is not None else "local"
+        )
         self.ops: list[dict[str, Any]] = []
 
     @property
