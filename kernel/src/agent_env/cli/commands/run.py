@@ -173,12 +173,8 @@ async def _main(opts: dict[str, Any], caught: list[int]) -> int:
 
 async def _load(session: Any, spec: str, *, dry_run: bool = False, select: Any = None):
     """Load and validate the bundle, let `select` check the selection, then materialize."""
-    import inspect
-
     from agent_env.bundles import load_bundle, materialize
 
-    if inspect.ismodule(materialize):  # the submodule of the same name shadows the function
-        materialize = materialize.materialize
     bundle = load_bundle(spec, session.plugins)
     selected = select(bundle) if select is not None else None
     materialized = await materialize(bundle, session.stores, dry_run=dry_run)
