@@ -1,0 +1,91 @@
+"""SIGKILL of the owner leaves containers behind; `reap` (and `sandbox prune`) removes them
+by label, and `docker ps -a` shows nothing of ours afterwards."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from click.testing import CliRunner
+
+from agent_env.sandbox import SandboxSpec
+from agentenv_docker_sandbox.testing import BASE_IMAGE, ours
+
+OWNER = textwrap.dedent(
+    """
+    import sys, time, anyio
+    from agent_env.sandbox import SandboxSpec
+    from agentenv_docker_sandbox.provider import DockerProvider
+
+    async def main():
+        provider = DockerProvider({}, home=sys.argv[1])
+        boxes = [await provider.create(SandboxSpec(image=sys.argv[2], network=net, ports=[8080],
+                                                   labels={"run_id": "killed-run"}))
+                 for net in ("bridge", "run")]
+        print(" ".join(b.id for b in boxes), flush=True)
+        await anyio.sleep(600)
+
+    anyio.run(main)
+    """
+)
+
+
+def start_owner(tmp_path):
+    proc = subprocess.Popen(
+        [sys.executable, "-c", OWNER, str(tmp_path / "home"), BASE_IMAGE],
+        stdout=subprocess.PIPE, text=True,
+    )
+    ids = proc.stdout.readline().split()
+    assert len(ids) == 2, "the owner process did not create its sandboxes"
+    return proc, ids
+
+
+@pytest.mark.anyio
+async def test_sigkill_of_the_owner_then_reap_removes_everything(provider, docker_client, tmp_path):
+    mine = await provider.create(SandboxSpec(image=BASE_IMAGE))
+    try:
+        proc, ids = start_owner(tmp_path)
+        assert all(ours(docker_client, i) for i in ids)
+        assert await provider.reap() == []  # owner alive: nothing to reap
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        assert sorted(await provider.reap()) == sorted(ids)
+        assert [n for n in ours(docker_client) if n != mine.id] == []
+        assert docker_client.networks.list(names=["agentenv-run-killed-run"]) == []
+        assert (await mine.exec("echo alive", timeout=30)).stdout == "alive\n"
+    finally:
+        await mine.teardown()
+    assert ours(docker_client) == []
+
+
+@pytest.mark.anyio
+async def test_adopted_and_live_leased_sandboxes_are_kept(provider, docker_client, tmp_path):
+    proc, ids = start_owner(tmp_path)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    try:
+        assert await provider.reap(adopt=ids) == []
+        assert all(ours(docker_client, i) for i in ids)
+    finally:
+        assert sorted(await provider.reap()) == sorted(ids)
+    assert ours(docker_client) == []
+
+
+def test_sandbox_prune_command_reaps_every_provider(docker_client, tmp_path, monkeypatch, plugin_manager,
+                                                    register_plugin):
+    from agentenv_docker_sandbox import hooks
+    from agentenv_docker_sandbox.cli import sandbox
+
+    register_plugin(hooks, "docker-sandbox")
+    monkeypatch.setenv("AGENT_ENV_HOME", str(tmp_path / "home"))
+    proc, ids = start_owner(tmp_path)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    result = CliRunner().invoke(sandbox, ["prune"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "pruned 2 sandbox(es)" in result.output
+    assert ours(docker_client) == []
