@@ -4,6 +4,7 @@ Run: .venv/bin/python bench/engine.py [--steps 1000] [--width 300] [--tasks 200]
 
 - chain: one task of N no-op steps, each depending on the previous one;
 - fan: N no-op steps in W independent chains (at most W steps run at once);
+- engine only: T tasks of 3 no-op steps, 32 at once (records and journal, no sandboxes);
 - hello-like: T tasks at once, each creating a local sandbox, writing a file, checking it with
   a shell command and scoring, through `LocalRunner` (real SQLite journal, real sandboxes).
 Per-step overhead is wall time / steps for no-op steps: scheduling, context, wrappers hook,
@@ -130,6 +131,17 @@ async def main(args: argparse.Namespace) -> None:
         await inst.run()
         row(f"{w}-wide fan of {n} no-ops", 1, n, time.perf_counter() - t0)
         assert inst.record["status"] == "unscored", inst.record["outcome"]
+
+        noop3 = [Noop(id="a"), Noop(id="b"), Noop(id="c")]
+        insts = [await instance(services, f"noop{i}", noop3) for i in range(args.tasks)]
+        t0 = time.perf_counter()
+        await LocalRunner(concurrency=32).run(insts)
+        row(
+            f"{args.tasks} 3-no-op tasks, 32 at once",
+            len(insts),
+            3 * len(insts),
+            time.perf_counter() - t0,
+        )
 
         hello = [Box(id="deploy"), Load(id="load"), Verify(id="verify")]
         for concurrency in (args.tasks, 8):
