@@ -213,3 +213,14 @@ async def test_a_secret_a_step_adds_is_redacted_from_then_on(harness):
     docs = await harness.services.stores.documents.list("journal", f"{inst.id}/")
     assert docs[0][1]["ops"][0]["value"] == f"http://h/?auth={REDACTED}"
     assert "minted-token-xyz" not in str(inst.record)
+
+
+async def test_a_value_json_cannot_hold_fails_the_step_that_set_it(harness):
+    M = harness.Mark
+    inst = await harness.run(
+        [M(id="nan", value=float("nan"), fail_task_on_error=False), M(id="obj", value=object())]
+    )
+    assert inst.record["steps"]["nan"]["status"] == "tolerated"
+    assert "Out of range float values are not JSON compliant" in inst.record["steps"]["nan"]["error"]
+    assert inst.record["outcome"].startswith("failed at step 'obj': cannot record state: ")
+    assert "not JSON serializable" in inst.record["outcome"]

@@ -13,10 +13,11 @@ class StateError(ValueError):
 
 
 def json_copy(value: Any) -> Any:
-    """A deep copy of a JSON value; TypeError for anything JSON cannot hold."""
-    if value is None or isinstance(value, (str, int, float, bool)):
+    """A deep copy of a JSON value; TypeError/ValueError for anything JSON cannot hold
+    (objects, NaN and infinities)."""
+    if value is None or isinstance(value, (str, int, bool)):
         return value
-    return json.loads(json.dumps(value))
+    return json.loads(json.dumps(value, allow_nan=False))
 
 
 def apply_op(tree: dict[str, Any], op: dict[str, Any]) -> None:
