@@ -89,3 +89,40 @@ def test_sandbox_prune_command_reaps_every_provider(docker_client, tmp_path, mon
     assert result.exit_code == 0, result.output
     assert "pruned 2 sandbox(es)" in result.output
     assert ours(docker_client) == []
+
+
+MANAGED_OWNER = textwrap.dedent(
+    """
+    import sys, anyio
+    from agent_env.plugins import get_plugin_manager
+    from agent_env.sandbox import SandboxSpec
+    from agent_env.sandboxes.manager import SandboxManager
+
+    async def main():
+        manager = SandboxManager(get_plugin_manager(), None, home=sys.argv[1])
+        box = await manager.create("env", SandboxSpec(image=sys.argv[2], network="run",
+                                                       labels={"run_id": "cli-killed"}), provider="docker")
+        print(box.id, flush=True)
+        await anyio.sleep(600)
+
+    anyio.run(main)
+    """
+)
+
+
+def test_sigkill_of_a_runner_then_any_agent_env_command_leaves_nothing(docker_client, tmp_path):
+    home = tmp_path / "home"
+    proc = subprocess.Popen([sys.executable, "-c", MANAGED_OWNER, str(home), BASE_IMAGE],
+                            stdout=subprocess.PIPE, text=True)
+    sandbox_id = proc.stdout.readline().strip()
+    assert ours(docker_client, sandbox_id)
+    assert (home / "leases" / f"{sandbox_id}.json").exists()
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    cli = os.path.join(os.path.dirname(sys.executable), "agent-env")
+    result = subprocess.run([cli, "plugin", "list"], env={**os.environ, "AGENT_ENV_HOME": str(home)},
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert sandbox_id in result.stderr
+    assert ours(docker_client) == []
+    assert docker_client.networks.list(names=["agentenv-run-cli-killed"]) == []
