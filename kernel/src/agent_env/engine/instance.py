@@ -21,7 +21,7 @@ from agent_env.engine.context import EngineStepContext
 from agent_env.engine.journal import Journal
 from agent_env.engine.records import COLLECTION, decide, now_iso, owner
 from agent_env.engine.sandboxes import InstanceSandboxes
-from agent_env.engine.services import EngineServices
+from agent_env.engine.services import EngineServices, Reporter  # noqa: F401 - re-exported
 from agent_env.engine.state import live_entries, replay
 from agent_env.errors import AgentEnvError, SandboxError, StepFailed, StoreError
 
