@@ -1,4 +1,5 @@
-"""core-steps plugin hooks: registers the built-in step types (imported only when asked)."""
+"""core-steps plugin hooks: registers the built-in step types and env types (imported only
+when asked), and stops a task instance's gateway when the instance finishes."""
 
 from agent_env import hookimpl
 
@@ -6,6 +7,24 @@ from agent_env import hookimpl
 @hookimpl
 def agentenv_register_step_types(registry):
     from agentenv_core_steps.steps import STEP_TYPES
+    from agentenv_core_steps.steps.env_steps import ENV_STEP_TYPES
 
-    for cls in STEP_TYPES:
+    for cls in (*STEP_TYPES, *ENV_STEP_TYPES):
         registry.add(cls)
+
+
+@hookimpl
+def agentenv_register_env_types(registry):
+    from agentenv_core_steps.envs import ENV_TYPES
+
+    for cls in ENV_TYPES:
+        registry.add(cls)
+
+
+@hookimpl
+def agentenv_run_finished(record):
+    import sys
+
+    gateway = sys.modules.get("agentenv_core_steps.gateway")
+    if gateway is not None and isinstance(record, dict) and record.get("id"):
+        gateway.stop_gateway(record["id"])

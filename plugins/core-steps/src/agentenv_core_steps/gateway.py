@@ -1,0 +1,197 @@
+"""The run's gateway: one MCP gateway per task instance, in the runner's process.
+
+The first `deploy_env` starts it (`gateway_for(ctx)`); every deployed env is registered with it;
+it stops when the instance finishes (the `agentenv_run_finished` hook). Tokens live only in
+memory and in the run's redactor: the state records URLs, never a token. After a resume the
+first step that needs the gateway starts a new one and re-registers the envs the state lists.
+
+Callers that cannot send a header (a verifier's `verify(mcp_url)`) get a capability URL,
+`<gateway>/k/<token>/mcp`: the path carries the bearer token, bound to one role.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import anyio
+
+from agent_env.context import StepContext
+from agent_env.errors import StepFailed
+
+#: task_instance_id -> RunGateway, for every gateway this process serves.
+_GATEWAYS: dict[str, RunGateway] = {}
+_LOCK = threading.Lock()
+CAPABILITY_PREFIX = "/k/"
+START_TIMEOUT = 30.0
+
+
+class _TokenInPath:
+    """ASGI wrapper: `/k/<token>/rest` becomes `/rest` with `Authorization: Bearer <token>`."""
+
+    def __init__(self, app: Any):
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["path"].startswith(CAPABILITY_PREFIX):
+            token, _, rest = scope["path"][len(CAPABILITY_PREFIX):].partition("/")
+            path = "/" + rest
+            headers = [(k, v) for k, v in scope["headers"] if k != b"authorization"]
+            headers.append((b"authorization", b"Bearer " + token.encode("latin-1")))
+            scope = dict(scope, path=path, raw_path=path.encode("latin-1"), headers=headers)
+        await self.app(scope, receive, send)
+
+
+def _dynamic_gateway_class() -> type:
+    from agentenv_protocol.gateway import Gateway, GatewayError
+    from agentenv_protocol.mcp_http import McpHttp
+    from agentenv_protocol.types import MCP_PATH
+
+    class DynamicGateway(Gateway):
+        """A `Gateway` whose envs can be added and removed while it serves."""
+
+        def __init__(self, *args: Any, **kwargs: Any):
+            super().__init__(*args, **kwargs)
+            self.tools_by_env: dict[str, list[dict]] = {}
+
+        async def add_env(self, name: str, url: str) -> None:
+            """Discover one env (card, tools) and route to it; GatewayError on a clash."""
+            probe = Gateway({name: url}, name=self.name)
+            await probe.discover()
+            found = {**self.tools_by_env, name: [
+                {**r.descriptor, "name": r.tool} for r in probe.routes.values()]}
+            envs = {**self.envs, name: url.rstrip("/")}
+            previous = self.envs
+            self.envs = envs
+            try:
+                self._build_routes({e: found.get(e, []) for e in envs})
+            except GatewayError:
+                self.envs = previous
+                raise
+            self.tools_by_env = found
+            self.cards = {**self.cards, **probe.cards}
+            self.mcp_paths = {**self.mcp_paths, **probe.mcp_paths}
+            if self._http is not None:
+                path = self.mcp_paths.get(name, MCP_PATH)
+                self._mcp = {**self._mcp, name: McpHttp(envs[name] + path, self._http,
+                                                        client_name=self.name)}
+
+        def remove_env(self, name: str) -> None:
+            if name not in self.envs:
+                return
+            self.envs = {k: v for k, v in self.envs.items() if k != name}
+            self.tools_by_env = {k: v for k, v in self.tools_by_env.items() if k != name}
+            self.cards = {k: v for k, v in self.cards.items() if k != name}
+            self._build_routes(self.tools_by_env)
+            self._mcp = {k: v for k, v in self._mcp.items() if k != name}
+
+    return DynamicGateway
+
+
+class RunGateway:
+    """One task instance's gateway: `url`, `mcp_url`, `add_env`, `issue_token`, `calls()`."""
+
+    def __init__(self, task_instance_id: str, *, namespacing: bool = False):
+        from agentenv_protocol.serving import serve_in_thread
+
+        self.task_instance_id = task_instance_id
+        self.gateway = _dynamic_gateway_class()({}, name=f"gateway-{task_instance_id}",
+                                                namespacing=namespacing)
+        self._server = serve_in_thread(_TokenInPath(self.gateway), host="127.0.0.1", port=0,
+                                       startup_timeout=START_TIMEOUT)
+        self.url = self._server.url
+
+    @property
+    def mcp_url(self) -> str:
+        return self.url + "/mcp"
+
+    @property
+    def admin_token(self) -> str:
+        return self.gateway.admin_token
+
+    @property
+    def envs(self) -> dict[str, str]:
+        return dict(self.gateway.envs)
+
+    def issue_token(self, role: str) -> str:
+        """A new random bearer token that may act only as `role`."""
+        return self.gateway.issue_token(role)
+
+    def capability_url(self, token: str, path: str = "/mcp") -> str:
+        """A URL that authenticates by its path (for callers that cannot set headers)."""
+        return f"{self.url}{CAPABILITY_PREFIX}{token}{path}"
+
+    async def add_env(self, name: str, url: str) -> None:
+        await self.gateway.add_env(name, url)
+
+    def remove_env(self, name: str) -> None:
+        self.gateway.remove_env(name)
+
+    def calls(self) -> list[dict]:
+        """Every tool call the gateway served so far (redacted), oldest first."""
+        return list(self.gateway.trajectory.records)
+
+    def stop(self) -> None:
+        self._server.stop(timeout=5.0)
+
+
+async def gateway_for(ctx: StepContext) -> RunGateway:
+    """The gateway of `ctx`'s task instance, started on first use. A fresh gateway (first
+    deploy, or a resumed run in a new process) registers every env the state lists."""
+    key = ctx.task_instance_id
+    with _LOCK:
+        existing = _GATEWAYS.get(key)
+    if existing is not None:
+        return existing
+    try:
+        gateway = await anyio.to_thread.run_sync(RunGateway, key)
+    except Exception as e:  # noqa: BLE001 - any start failure is this step's infrastructure fault
+        raise StepFailed(ctx.step_id, f"the run's gateway did not start: {e}",
+                         failure_class="infrastructure") from e
+    with _LOCK:
+        raced = _GATEWAYS.get(key)
+        if raced is None:
+            _GATEWAYS[key] = gateway
+    if raced is not None:
+        await anyio.to_thread.run_sync(gateway.stop)
+        return raced
+    _add_secret(ctx, gateway.admin_token)
+    for name, entry in sorted((ctx.get("envs", default={}) or {}).items()):
+        if isinstance(entry, dict) and entry.get("url"):
+            try:
+                await gateway.add_env(name, entry["url"])
+            except Exception as e:  # noqa: BLE001 - a gone env is reported by whoever uses it
+                ctx.log(f"gateway: env {name!r} at {entry['url']} not re-registered: {e}")
+                continue
+            ctx.set("envs", name, "gateway_url", value=gateway.url)
+            ctx.set("envs", name, "mcp_url", value=gateway.mcp_url)
+    ctx.set("gateway", value={"url": gateway.url, "mcp_url": gateway.mcp_url})
+    return gateway
+
+
+def live_gateway(task_instance_id: str) -> RunGateway | None:
+    with _LOCK:
+        return _GATEWAYS.get(task_instance_id)
+
+
+def stop_gateway(task_instance_id: str) -> bool:
+    """Stop the instance's gateway if this process serves one; True when one was stopped."""
+    with _LOCK:
+        gateway = _GATEWAYS.pop(task_instance_id, None)
+    if gateway is None:
+        return False
+    gateway.stop()
+    return True
+
+
+def issue_token(ctx: StepContext, gateway: RunGateway, role: str) -> str:
+    """A role-bound token for `gateway`, known to the run's redactor before anyone sees it."""
+    token = gateway.issue_token(role)
+    _add_secret(ctx, token)
+    return token
+
+
+def _add_secret(ctx: StepContext, value: str) -> None:
+    add = getattr(ctx, "add_secret", None)
+    if add is not None:
+        add(value)

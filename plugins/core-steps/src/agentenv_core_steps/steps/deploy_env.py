@@ -1,0 +1,112 @@
+"""`deploy_env`: bring an env of the bundle up in a sandbox, register it with the run's gateway
+and record it under `envs.<name>` (its sandbox, URLs, tools; never a token)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, ClassVar
+
+import anyio
+import attrs
+
+from agent_env.context import StepContext
+from agent_env.errors import PluginError, SandboxError, StepFailed
+from agent_env.models import Step
+from agentenv_core_steps.envs.folder import env_name, load_env
+from agentenv_core_steps.envs.mcp_server import EnvDeployError
+from agentenv_core_steps.gateway import RunGateway, gateway_for
+
+
+@attrs.frozen(kw_only=True)
+class DeployEnv(Step):
+    """Fields as the existing bundles use them; `sandbox_type` picks the provider (else the
+    run's `--sandbox`, else the config default); `cpu`/`memory_mb` are enforced or refused."""
+
+    type: ClassVar[str] = "deploy_env"
+
+    env_id: str
+    env_version: int | None = None
+    artifact_id: str | None = None
+    artifact_version: int | None = None
+    ttl_seconds: int = 7200
+    disk_size_gb: float = 10
+    gateway_mode: str = "performance"
+    cpu: float | None = None
+    memory_mb: int | None = None
+    sandbox_type: str | None = None
+    env_state_type: str | None = None
+    env_state_instance_id: str | None = None
+    metadata: dict[str, Any] = attrs.field(factory=dict)
+
+    def check(self, bundle: Any) -> list[str]:
+        envs = getattr(bundle, "envs", {}) or {}
+        spec = envs.get(env_name(self.env_id))
+        if spec is None or spec.type != "mcp_server":
+            return []
+        from agentenv_core_steps.envs.mcp_server import McpServerEnv
+
+        return [f"env {spec.name!r}: {p}" for p in McpServerEnv.problems(spec.config, list(spec.files))]
+
+    async def execute(self, ctx: StepContext) -> None:
+        t0 = time.perf_counter()
+        name = env_name(self.env_id)
+        if ctx.get("envs", name) is not None:
+            raise StepFailed(self.id, f"env {name!r} is already deployed in this task")
+        stored = await load_env(ctx, self.env_id, self.env_version)
+        try:
+            env_cls = ctx.plugins.env_types.get(stored.type)
+        except PluginError as e:
+            raise StepFailed(self.id, f"env {name!r}: {e}") from None
+        try:
+            env = env_cls.from_folder(name, stored.folder, stored.config)
+        except ValueError as e:
+            raise StepFailed(self.id, f"env {name!r}: {e}") from None
+        provider = self.sandbox_type or ctx.default_provider
+        sandbox_name = f"env:{name}"
+        gateway: list[RunGateway] = []
+
+        async def start_gateway() -> None:
+            gateway.append(await gateway_for(ctx))
+
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(start_gateway)
+                info = await env.deploy(ctx, sandbox_name=sandbox_name, provider=provider,
+                                        **self._limits())
+        except EnvDeployError as e:
+            raise StepFailed(self.id, str(e)) from None
+        except SandboxError as e:
+            raise StepFailed(self.id, f"env {name!r}: {e}") from None
+        try:
+            await gateway[0].add_env(name, info["url"])
+        except Exception as e:  # noqa: BLE001 - GatewayError, or an env that stopped answering
+            raise StepFailed(self.id, f"env {name!r} came up at {info['url']} but the gateway "
+                                      f"cannot front it: {e}") from None
+        card = info.get("card") or {}
+        tools = sorted(t.get("name") for t in (card.get("capabilities") or {}).get("tools") or [])
+        record = {
+            "env": stored.entity_id,
+            "version": stored.version,
+            "type": stored.type,
+            "provider": provider,
+            "sandbox": sandbox_name,
+            "url": info["url"],
+            "gateway_url": gateway[0].url,
+            "mcp_url": gateway[0].mcp_url,
+            "card_name": card.get("name"),
+            "tools": tools,
+            "deployed_by": self.id,
+        }
+        if info.get("image"):
+            record["image"] = info["image"]
+        ctx.set("envs", name, value=record)
+        ctx.log(f"env {name!r} up on {provider} at {info['url']} in "
+                f"{time.perf_counter() - t0:.2f}s; tools: {', '.join(tools) or 'none'}")
+
+    def _limits(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.cpu is not None:
+            out["cpus"] = self.cpu
+        if self.memory_mb is not None:
+            out["memory"] = f"{self.memory_mb}m"
+        return out

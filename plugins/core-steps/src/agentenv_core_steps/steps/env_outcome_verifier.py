@@ -1,0 +1,109 @@
+"""`env_outcome_verifier`: run `verify(mcp_url)` from a Python file artifact against a deployed
+env, through the run's gateway, and score the rows it returns.
+
+The URL is a capability URL of the gateway's MCP endpoint (`.../k/<token>/mcp`) whose token is
+bound to the role `verifier`, so any MCP client works without headers and the gateway's call
+log tells the verifier's calls from the agent's. `verify` may be sync or async.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import sys
+import traceback
+import uuid
+from typing import Any, ClassVar
+
+import anyio
+import attrs
+
+from agent_env.context import StepContext
+from agent_env.errors import StepFailed
+from agent_env.models import Step
+from agentenv_core_steps.gateway import gateway_for, issue_token
+from agentenv_core_steps.scoring import ScoreAggregator, aggregate_score, random_verifier_id
+from agentenv_core_steps.steps.reset_env import deployed_env
+from agentenv_core_steps.targets import artifact_for
+
+VERIFY_TIMEOUT = 600.0
+ROLE = "verifier"
+
+
+@attrs.frozen(kw_only=True)
+class EnvOutcomeVerifier(Step):
+    type: ClassVar[str] = "env_outcome_verifier"
+    is_verifier: ClassVar[bool] = True
+
+    env_id: str
+    file_artifact_id: str
+    file_artifact_version: int | None = None
+    score_aggregator: ScoreAggregator = "all_pass"
+    verifier_id: str = attrs.field(factory=random_verifier_id)
+
+    async def execute(self, ctx: StepContext) -> None:
+        name, _ = deployed_env(ctx, self.env_id)
+        handle = artifact_for(ctx, self.file_artifact_id)
+        if handle.kind != "file" or handle.path.suffix != ".py":
+            raise StepFailed(self.id, f"file_artifact_id {self.file_artifact_id!r} must be one "
+                                      f"Python file; it is a {handle.kind} ({handle.path.name})")
+        verify = _load_verify(self.id, handle.path)
+        gateway = await gateway_for(ctx)
+        if name not in gateway.envs:
+            raise StepFailed(self.id, f"env {name!r} is not registered with the run's gateway")
+        mcp_url = gateway.capability_url(issue_token(ctx, gateway, ROLE))
+        try:
+            with anyio.fail_after(VERIFY_TIMEOUT):
+                if inspect.iscoroutinefunction(verify):
+                    rows = await verify(mcp_url)
+                else:
+                    rows = await anyio.to_thread.run_sync(verify, mcp_url, abandon_on_cancel=True)
+        except TimeoutError:
+            raise StepFailed(self.id, f"verify() did not return within {VERIFY_TIMEOUT:g}s") from None
+        except Exception as e:  # noqa: BLE001 - the verifier's bug fails this step with its trace
+            tail = "".join(traceback.format_exception(e)[-3:]).strip()
+            raise StepFailed(self.id, f"verify() raised {type(e).__name__}: {e}\n{tail}") from None
+        results = _check_rows(self.id, rows)
+        score = aggregate_score(results, self.score_aggregator)
+        ctx.record_verifier(self.verifier_id, results, score)
+        passed = sum(1 for r in results if r["result"] is True)
+        ctx.log(f"{passed}/{len(results)} checks passed on env {name!r}; score {score:g}")
+
+
+def _load_verify(step_id: str, path: Any) -> Any:
+    module_name = f"agentenv_verifier_{uuid.uuid4().hex[:12]}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise StepFailed(step_id, f"cannot load {path} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:  # noqa: BLE001
+        raise StepFailed(step_id, f"importing {path.name} failed: {type(e).__name__}: {e}") from None
+    finally:
+        try:
+            sys.path.remove(str(path.parent))
+        except ValueError:
+            pass
+    verify = getattr(module, "verify", None)
+    if not callable(verify):
+        raise StepFailed(step_id, f"{path.name} defines no function verify(mcp_url)")
+    return verify
+
+
+def _check_rows(step_id: str, rows: Any) -> list[dict[str, Any]]:
+    if not isinstance(rows, list):
+        raise StepFailed(step_id, "verify() must return a list of {id, result, description}, "
+                                  f"got {type(rows).__name__}")
+    out = []
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise StepFailed(step_id, f"verify() row {i}: expected an object, got {type(row).__name__}")
+        if not isinstance(row.get("result"), bool):
+            raise StepFailed(step_id, f"verify() row {i} ({row.get('id', '?')}): 'result' must be "
+                                      f"true or false, got {row.get('result')!r}")
+        if "id" not in row:
+            raise StepFailed(step_id, f"verify() row {i}: missing 'id'")
+        out.append({**row, "id": str(row["id"]), "description": str(row.get("description", ""))})
+    return out
