@@ -139,6 +139,8 @@ async def _guarded(opts: dict[str, Any]) -> int:
                         _err(
                             f"\n{signal.Signals(signum).name}: stopping; tearing down sandboxes..."
                         )
+                    else:
+                        _err("still tearing down sandboxes (each teardown has a time limit)...")
                     caught.append(signum)
                     scope.cancel()
 
