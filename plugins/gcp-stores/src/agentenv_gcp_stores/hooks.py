@@ -11,4 +11,12 @@ CONFIG_SECTIONS = {f"stores.{name}": dict(keys) for name, keys in SECTIONS.items
 
 @hookimpl
 def agentenv_register_stores(registry):
-    pass
+    from agentenv_gcp_stores.artifactregistry import ArtifactRegistryImageStore
+    from agentenv_gcp_stores.firestore import FirestoreDocumentStore
+    from agentenv_gcp_stores.gcs import GcsObjectStore
+    from agentenv_gcp_stores.secretmanager import SecretManagerStore
+
+    registry.add(GcsObjectStore)
+    registry.add(FirestoreDocumentStore)
+    registry.add(SecretManagerStore)
+    registry.add(ArtifactRegistryImageStore)
