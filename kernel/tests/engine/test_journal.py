@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import anyio
+import attrs
 import pytest
 from agent_env.engine.instance import TaskInstance
 from agent_env.engine.journal import Journal
 from agent_env.engine.records import COLLECTION
 from agent_env.engine.state import apply_op, replay
+from agent_env.models import Step
 from agent_env.redact import REDACTED, Redactor, redact
 
 pytestmark = pytest.mark.anyio
@@ -197,10 +199,6 @@ async def test_redactor_learns_secret_env_vars_and_config_values(harness):
 
 
 async def test_a_secret_a_step_adds_is_redacted_from_then_on(harness):
-    import attrs
-
-    from agent_env.models import Step
-
     @attrs.frozen(kw_only=True)
     class Mint(Step):
         type = "mint"
@@ -221,6 +219,7 @@ async def test_a_value_json_cannot_hold_fails_the_step_that_set_it(harness):
         [M(id="nan", value=float("nan"), fail_task_on_error=False), M(id="obj", value=object())]
     )
     assert inst.record["steps"]["nan"]["status"] == "tolerated"
-    assert "Out of range float values are not JSON compliant" in inst.record["steps"]["nan"]["error"]
+    nan_error = inst.record["steps"]["nan"]["error"]
+    assert "Out of range float values are not JSON compliant" in nan_error
     assert inst.record["outcome"].startswith("failed at step 'obj': cannot record state: ")
     assert "not JSON serializable" in inst.record["outcome"]
