@@ -55,6 +55,13 @@ async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
+def _log_failure(method: str, exc: Exception) -> None:
+    if isinstance(exc, AgentEnvError):
+        log.info("%s refused: %s", method, exc)
+    else:
+        log.exception("%s failed", method)
+
+
 def _failed(rid: Any, code: str, exc: Exception) -> dict:
     if isinstance(exc, AgentEnvError):
         data = {"code": exc.code}
@@ -81,7 +88,7 @@ async def dispatch(body: bytes, handlers: dict[str, Callable]) -> dict:
         try:
             await _maybe_await(fn())
         except Exception as e:
-            log.exception("data/reset failed")
+            _log_failure("data/reset", e)
             return _failed(rid, "reset_failed", e)
         return {"jsonrpc": "2.0", "id": rid, "result": {}}
     if method == METHOD_ADD:
@@ -93,7 +100,7 @@ async def dispatch(body: bytes, handlers: dict[str, Callable]) -> dict:
         try:
             await _maybe_await(fn(parts))
         except Exception as e:
-            log.exception("data/add failed")
+            _log_failure("data/add", e)
             return _failed(rid, "add_failed", e)
         return {"jsonrpc": "2.0", "id": rid, "result": {}}
     kwargs = {}
@@ -103,6 +110,6 @@ async def dispatch(body: bytes, handlers: dict[str, Callable]) -> dict:
         parts = await _maybe_await(fn(**kwargs))
         result = GetDataResponse(parts=list(parts or [])).model_dump(exclude_none=True)
     except Exception as e:
-        log.exception("data/get failed")
+        _log_failure("data/get", e)
         return _failed(rid, "get_failed", e)
     return {"jsonrpc": "2.0", "id": rid, "result": result}

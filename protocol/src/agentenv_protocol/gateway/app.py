@@ -80,7 +80,8 @@ class Gateway:
                  admin_token: str | None = None, namespacing: bool = False,
                  trajectory: str | Path | Trajectory | None = None, secrets: Iterable[str] = (),
                  call_timeout: float = 120.0, connect_timeout: float = 3.0,
-                 max_request_bytes: int = 8 * 1024 * 1024, clock: EnvClock | None = None) -> None:
+                 max_request_bytes: int = 8 * 1024 * 1024, clock: EnvClock | None = None,
+                 startup_timeout: float = 30.0) -> None:
         for env in envs:
             if not env or SEPARATOR in env or "/" in env:
                 raise GatewayError(f"invalid environment name {env!r}: use letters, digits, '-' or a single '_'")
@@ -90,6 +91,7 @@ class Gateway:
         self.admin_token = admin_token or pysecrets.token_urlsafe(32)
         self.tokens: dict[str, str] = dict(tokens or {})
         self.call_timeout = call_timeout
+        self.startup_timeout = startup_timeout
         self.connect_timeout = connect_timeout
         self.max_request_bytes = max_request_bytes
         self.clock = clock or EnvClock()
@@ -120,41 +122,57 @@ class Gateway:
                                  limits=limits, trust_env=False)
 
     async def discover(self) -> None:
-        """Read every env's card and tools; raise GatewayError on an unreachable env or a name clash."""
+        """Read every env's card and tools, retrying unreachable envs for `startup_timeout` seconds;
+        raise GatewayError naming the env that never answered, or both envs of a tool-name clash."""
+        found: dict[str, list[dict]] = {}
         async with self._client() as http:
-            found: dict[str, list[dict]] = {}
+            deadline = time.monotonic() + self.startup_timeout
+            pending = dict(self.envs)
+            while True:
+                problems: dict[str, str] = {}
 
-            async def one(env: str, url: str) -> None:
-                card = None
-                try:
-                    response = await http.get(url + WELL_KNOWN_PATH, timeout=10)
-                    if response.status_code == 200:
-                        card = response.json()
-                except httpx.HTTPError as e:
-                    raise GatewayError(f"environment {env!r} is unreachable at {url}: {type(e).__name__}: {e}") from e
-                except ValueError:
-                    card = None
-                path = MCP_PATH
-                for iface in (card or {}).get("additionalInterfaces") or []:
-                    if isinstance(iface, dict) and iface.get("transport") == MCP_TRANSPORT and iface.get("url"):
-                        path = iface["url"]
-                self.mcp_paths[env] = path
-                if card is not None:
-                    self.cards[env] = card
-                try:
-                    answer = await McpHttp(url + path, http, client_name=self.name).request("tools/list", {},
-                                                                                             timeout=30)
-                except (httpx.HTTPError, McpHttpError) as e:
-                    raise GatewayError(f"environment {env!r} did not list its tools at {url + path}: {e}") from e
-                if "error" in answer:
-                    raise GatewayError(f"environment {env!r} refused tools/list: {answer['error']}")
-                found[env] = list((answer.get("result") or {}).get("tools") or [])
+                async def one(env: str, url: str) -> None:
+                    try:
+                        found[env] = await self._discover_one(http, env, url)
+                    except GatewayError as e:
+                        problems[env] = str(e)
 
-            async with anyio.create_task_group() as tg:
-                for env, url in self.envs.items():
-                    tg.start_soon(one, env, url)
+                async with anyio.create_task_group() as tg:
+                    for env, url in pending.items():
+                        tg.start_soon(one, env, url)
+                pending = {env: self.envs[env] for env in problems}
+                if not pending:
+                    break
+                if time.monotonic() >= deadline:
+                    raise GatewayError("; ".join(problems[env] for env in sorted(problems)))
+                await anyio.sleep(0.1)
         self._build_routes(found)
         self.discovered = True
+
+    async def _discover_one(self, http: httpx.AsyncClient, env: str, url: str) -> list[dict]:
+        card = None
+        try:
+            response = await http.get(url + WELL_KNOWN_PATH, timeout=10)
+            if response.status_code == 200:
+                card = response.json()
+        except httpx.HTTPError as e:
+            raise GatewayError(f"environment {env!r} is unreachable at {url}: {type(e).__name__}: {e}") from None
+        except ValueError:
+            card = None
+        path = MCP_PATH
+        for iface in (card or {}).get("additionalInterfaces") or []:
+            if isinstance(iface, dict) and iface.get("transport") == MCP_TRANSPORT and iface.get("url"):
+                path = iface["url"]
+        self.mcp_paths[env] = path
+        if card is not None:
+            self.cards[env] = card
+        try:
+            answer = await McpHttp(url + path, http, client_name=self.name).request("tools/list", {}, timeout=30)
+        except (httpx.HTTPError, McpHttpError) as e:
+            raise GatewayError(f"environment {env!r} did not list its tools at {url + path}: {e}") from None
+        if "error" in answer:
+            raise GatewayError(f"environment {env!r} refused tools/list: {answer['error']}")
+        return list((answer.get("result") or {}).get("tools") or [])
 
     def _build_routes(self, found: dict[str, list[dict]]) -> None:
         routes: dict[str, _Route] = {}

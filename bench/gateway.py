@@ -1,0 +1,124 @@
+"""Tool-call latency and throughput: direct to an env vs through the gateway, in one run.
+
+Starts the echo example env and a gateway in front of it as separate processes, then measures
+sequential latency (p50/p99) and throughput with N concurrent clients for both paths.
+
+    .venv/bin/python bench/gateway.py [--calls 2000] [--clients 32] [--seconds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+import anyio
+import httpx
+
+from agentenv_protocol.client import EnvClient
+from agentenv_protocol.mcp_http import McpHttp
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(args: list[str], env: dict) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, *args], env={**os.environ, **env}, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+
+
+async def wait_ready(url: str, token: str | None = None) -> None:
+    async with EnvClient(url, token=token) as client:
+        await client.wait_ready(timeout=30)
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+async def sequential(url: str, headers: dict, calls: int) -> list[float]:
+    async with httpx.AsyncClient(headers=headers, trust_env=False) as http:
+        mcp = McpHttp(url + "/mcp", http)
+        for _ in range(50):
+            await mcp.request("tools/call", {"name": "echo", "arguments": {"text": "warm"}})
+        out = []
+        for i in range(calls):
+            t = time.perf_counter()
+            answer = await mcp.request("tools/call", {"name": "echo", "arguments": {"text": f"hi {i}"}})
+            out.append(time.perf_counter() - t)
+            assert "result" in answer and not answer["result"].get("isError"), answer
+        return out
+
+
+async def throughput(url: str, headers: dict, clients: int, seconds: float) -> float:
+    done = 0
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(headers=headers, limits=limits, trust_env=False) as http:
+        deadline = time.perf_counter() + seconds
+
+        async def worker(n: int) -> None:
+            nonlocal done
+            mcp = McpHttp(url + "/mcp", http)
+            while time.perf_counter() < deadline:
+                answer = await mcp.request("tools/call", {"name": "echo", "arguments": {"text": f"w{n}"}})
+                assert "result" in answer, answer
+                done += 1
+
+        start_t = time.perf_counter()
+        async with anyio.create_task_group() as tg:
+            for n in range(clients):
+                tg.start_soon(worker, n)
+        return done / (time.perf_counter() - start_t)
+
+
+async def run(args: argparse.Namespace) -> None:
+    env_port, gw_port, token = free_port(), free_port(), "bench-admin-token"
+    env_url, gw_url = f"http://127.0.0.1:{env_port}", f"http://127.0.0.1:{gw_port}"
+    procs = [start(["-m", "agentenv_protocol.examples.echo"], {"MCP_HOST": "127.0.0.1", "MCP_PORT": str(env_port)})]
+    try:
+        await wait_ready(env_url)
+        procs.append(start(["-m", "agentenv_protocol.gateway", "--env", f"echo={env_url}", "--port", str(gw_port)],
+                           {"AGENTENV_GATEWAY_TOKEN": token}))
+        await wait_ready(gw_url, token)
+        auth = {"authorization": f"Bearer {token}"}
+        rows = []
+        for label, url, headers in (("direct", env_url, {}), ("gateway", gw_url, auth)):
+            lat = await sequential(url, headers, args.calls)
+            tput = await throughput(url, headers, args.clients, args.seconds)
+            rows.append((label, pct(lat, 0.5) * 1e3, pct(lat, 0.99) * 1e3, statistics.mean(lat) * 1e3, tput))
+        print(f"\ntool call 'echo' ({args.calls} sequential calls; {args.clients} concurrent clients for "
+              f"{args.seconds:g}s; {os.cpu_count()} CPUs)")
+        print(f"{'path':<10}{'p50 ms':>10}{'p99 ms':>10}{'mean ms':>10}{'calls/s':>12}")
+        for label, p50, p99, mean, tput in rows:
+            print(f"{label:<10}{p50:>10.3f}{p99:>10.3f}{mean:>10.3f}{tput:>12.0f}")
+        (_, d50, _, _, dt), (_, g50, _, _, gt) = rows
+        print(f"\ngateway adds {g50 - d50:.3f} ms at p50 (target < 1 ms); keeps {100 * gt / dt:.0f}% of direct "
+              f"throughput (target >= 70%)")
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    anyio.run(run, parser.parse_args())
+
+
+if __name__ == "__main__":
+    main()
