@@ -13,7 +13,7 @@ from typing import Any
 
 from agent_env.errors import ConfigError, StoreError
 from agent_env.stores.base import SecretStore
-from agent_env.stores.names import check_secret_name
+from agent_env.stores.names import SECRET_RE, check_secret_name
 from agentenv_aws_stores import settings as _settings
 from agentenv_aws_stores._client import AwsClient, error_code
 
@@ -119,7 +119,9 @@ class SecretsManagerStore(SecretStore):
                     full = entry.get("Name", "")
                     if entry.get("DeletedDate") or not full.startswith(self.prefix):
                         continue
-                    names.append(full[len(self.prefix):])
+                    name = full[len(self.prefix):]
+                    if SECRET_RE.fullmatch(name):
+                        names.append(name)
             return names
 
         return sorted(await self._client.call(scan, "list secrets"))
