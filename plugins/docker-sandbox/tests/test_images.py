@@ -73,3 +73,23 @@ async def test_failed_build_raises_with_the_build_log(docker_client, tmp_path):
 def test_missing_dockerfile_is_a_clear_error(tmp_path):
     with pytest.raises(SandboxError, match="no Dockerfile"):
         context_digest(tmp_path)
+
+
+def test_generated_dockerfile_and_extra_files_join_the_context_and_the_digest(
+    docker_client, tmp_path, cleanup
+):
+    folder = tmp_path / "envonly"
+    folder.mkdir()
+    (folder / "server.py").write_text("print('env')\n")
+    wheel = tmp_path / "dist" / "pkg-1.0-py3-none-any.whl"
+    wheel.parent.mkdir()
+    wheel.write_bytes(b"not really a wheel")
+    text = f"FROM {BASE_IMAGE}\nCOPY server.py wheels/ /app/\n"
+    tag, built = build_image_sync(folder, "envonly", dockerfile_text=text,
+                                  extra_files={"wheels/" + wheel.name: wheel})
+    cleanup.append(tag)
+    assert built and not (folder / "Dockerfile").exists() and not (folder / "wheels").exists()
+    out = docker_client.containers.run(tag, ["ls", "/app"], remove=True)
+    assert out.split() == [b"pkg-1.0-py3-none-any.whl", b"server.py"]
+    wheel.write_bytes(b"another build of the wheel")
+    assert context_digest(folder, dockerfile_text=text, extra_files={"wheels/" + wheel.name: wheel}) != tag.rsplit(":", 1)[1]

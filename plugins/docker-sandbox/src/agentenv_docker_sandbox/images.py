@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import io
 import os
 import re
+import tarfile
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -57,37 +59,72 @@ def _ignored(rel: str, patterns: list[str]) -> bool:
     return ignored
 
 
-def context_digest(context_dir: Path, *, dockerfile: str = "Dockerfile",
-                   buildargs: Mapping[str, str] | None = None) -> str:
-    """sha256 over the context's file names, executable bits, link targets and bytes (less
-    `.dockerignore`d paths), the Dockerfile name and the build args."""
-    context = Path(context_dir)
-    if not (context / dockerfile).is_file():
+def _entries(context: Path, dockerfile: str, dockerfile_text: str | None,
+             extra_files: Mapping[str, Path] | None) -> dict[str, Path | bytes]:
+    """What goes into the build: the context folder less `.dockerignore`d paths, then the
+    extra files, then a generated Dockerfile (archive name -> host path or bytes)."""
+    if not context.is_dir():
+        raise SandboxError(f"cannot build {context}: not a folder")
+    if dockerfile_text is None and not (context / dockerfile).is_file():
         raise SandboxError(f"cannot build {context}: no {dockerfile} in it")
     patterns = _ignore_patterns(context)
-    digest = hashlib.sha256()
-    digest.update(f"dockerfile={dockerfile}\n".encode())
-    for key, value in sorted((buildargs or {}).items()):
-        digest.update(f"arg {key}={value}\n".encode())
-    entries = []
+    entries: dict[str, Path | bytes] = {}
     for root, dirs, files in os.walk(context):
         dirs.sort()
         for name in sorted(files) + [d for d in dirs if (Path(root) / d).is_symlink()]:
             path = Path(root) / name
             rel = path.relative_to(context).as_posix()
-            if rel != dockerfile and rel != ".dockerignore" and _ignored(rel, patterns):
+            if rel not in (dockerfile, ".dockerignore") and _ignored(rel, patterns):
                 continue
-            entries.append((rel, path))
-    for rel, path in sorted(entries):
-        if path.is_symlink():
-            digest.update(f"link {rel} -> {os.readlink(path)}\n".encode())
+            entries[rel] = path
+    for rel, path in (extra_files or {}).items():
+        if not Path(path).is_file():
+            raise SandboxError(f"cannot build {context}: extra file {path} does not exist")
+        entries[rel.lstrip("/")] = Path(path)
+    if dockerfile_text is not None:
+        entries[dockerfile] = dockerfile_text.encode()
+    return entries
+
+
+def context_digest(context_dir: Path, *, dockerfile: str = "Dockerfile",
+                   buildargs: Mapping[str, str] | None = None, dockerfile_text: str | None = None,
+                   extra_files: Mapping[str, Path] | None = None) -> str:
+    """sha256 over the build's file names, executable bits, link targets and bytes (less
+    `.dockerignore`d paths), the Dockerfile name and the build args."""
+    entries = _entries(Path(context_dir), dockerfile, dockerfile_text, extra_files)
+    digest = hashlib.sha256()
+    digest.update(f"dockerfile={dockerfile}\n".encode())
+    for key, value in sorted((buildargs or {}).items()):
+        digest.update(f"arg {key}={value}\n".encode())
+    for rel, source in sorted(entries.items()):
+        if isinstance(source, bytes):
+            digest.update(f"file {rel} - {len(source)}\n".encode())
+            digest.update(source)
             continue
-        mode = "x" if os.access(path, os.X_OK) else "-"
-        digest.update(f"file {rel} {mode} {path.stat().st_size}\n".encode())
-        with open(path, "rb") as handle:
+        if source.is_symlink():
+            digest.update(f"link {rel} -> {os.readlink(source)}\n".encode())
+            continue
+        mode = "x" if os.access(source, os.X_OK) else "-"
+        digest.update(f"file {rel} {mode} {source.stat().st_size}\n".encode())
+        with open(source, "rb") as handle:
             for chunk in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(chunk)
     return digest.hexdigest()
+
+
+def _context_tar(entries: Mapping[str, Path | bytes]) -> io.BytesIO:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for rel, source in sorted(entries.items()):
+            if isinstance(source, bytes):
+                info = tarfile.TarInfo(rel)
+                info.size = len(source)
+                info.mode = 0o644
+                tar.addfile(info, io.BytesIO(source))
+            else:
+                tar.add(str(source), arcname=rel, recursive=False)
+    buf.seek(0)
+    return buf
 
 
 def image_tag(name: str, digest: str) -> str:
@@ -96,14 +133,19 @@ def image_tag(name: str, digest: str) -> str:
 
 
 def build_image_sync(context_dir: Path, name: str, *, dockerfile: str = "Dockerfile",
-                     buildargs: Mapping[str, str] | None = None,
+                     buildargs: Mapping[str, str] | None = None, dockerfile_text: str | None = None,
+                     extra_files: Mapping[str, Path] | None = None,
                      settings: Mapping[str, Any] | None = None) -> tuple[str, bool]:
-    """Build `context_dir` as `agentenv/<name>:<context sha256>` unless that tag exists.
-    Returns `(tag, built)`."""
+    """Build `context_dir` as `agentenv/<name>:<content sha256>` unless that tag exists.
+    `dockerfile_text` replaces the folder's Dockerfile; `extra_files` (archive name -> host
+    file) join the context, e.g. a wheel built from the checkout. Returns `(tag, built)`."""
     import docker.errors
 
     client = get_client(settings)
-    tag = image_tag(name, context_digest(Path(context_dir), dockerfile=dockerfile, buildargs=buildargs))
+    context = Path(context_dir)
+    entries = _entries(context, dockerfile, dockerfile_text, extra_files)
+    tag = image_tag(name, context_digest(context, dockerfile=dockerfile, buildargs=buildargs,
+                                         dockerfile_text=dockerfile_text, extra_files=extra_files))
     with _locks_guard:
         lock = _locks.setdefault(tag, threading.Lock())
     with lock:
@@ -115,8 +157,9 @@ def build_image_sync(context_dir: Path, name: str, *, dockerfile: str = "Dockerf
         lines: list[str] = []
         try:
             for chunk in client.api.build(
-                path=str(context_dir), tag=tag, dockerfile=dockerfile, buildargs=dict(buildargs or {}),
-                rm=True, forcerm=True, decode=True, labels={"io.agentenv.context": tag.rsplit(":", 1)[1]},
+                fileobj=_context_tar(entries), custom_context=True, tag=tag, dockerfile=dockerfile,
+                buildargs=dict(buildargs or {}), rm=True, forcerm=True, decode=True,
+                labels={"io.agentenv.context": tag.rsplit(":", 1)[1]},
             ):
                 if "stream" in chunk:
                     lines.append(chunk["stream"])
@@ -136,9 +179,11 @@ def build_image_sync(context_dir: Path, name: str, *, dockerfile: str = "Dockerf
 
 
 async def build_image(context_dir: Path, name: str, *, dockerfile: str = "Dockerfile",
-                      buildargs: Mapping[str, str] | None = None,
+                      buildargs: Mapping[str, str] | None = None, dockerfile_text: str | None = None,
+                      extra_files: Mapping[str, Path] | None = None,
                       settings: Mapping[str, Any] | None = None) -> str:
     """Build (or reuse) the content-addressed image of `context_dir`; returns its tag."""
     tag, _ = await run(build_image_sync, Path(context_dir), name, dockerfile=dockerfile,
-                       buildargs=buildargs, settings=settings)
+                       buildargs=buildargs, dockerfile_text=dockerfile_text,
+                       extra_files=extra_files, settings=settings)
     return tag
