@@ -64,19 +64,26 @@ class DeployEnv(Step):
         provider = self.sandbox_type or ctx.default_provider
         sandbox_name = f"env:{name}"
         gateway: list[RunGateway] = []
+        failures: list[BaseException] = []
 
         async def start_gateway() -> None:
-            gateway.append(await gateway_for(ctx))
+            try:
+                gateway.append(await gateway_for(ctx))
+            except StepFailed as e:
+                failures.append(e)
 
-        try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(start_gateway)
+        info: dict[str, Any] = {}
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(start_gateway)
+            try:
                 info = await env.deploy(ctx, sandbox_name=sandbox_name, provider=provider,
                                         **self._limits())
-        except EnvDeployError as e:
-            raise StepFailed(self.id, str(e)) from None
-        except SandboxError as e:
-            raise StepFailed(self.id, f"env {name!r}: {e}") from None
+            except EnvDeployError as e:
+                failures.insert(0, StepFailed(self.id, str(e)))
+            except SandboxError as e:
+                failures.insert(0, StepFailed(self.id, f"env {name!r}: {e}"))
+        if failures:
+            raise failures[0]
         try:
             await gateway[0].add_env(name, info["url"])
         except Exception as e:  # noqa: BLE001 - GatewayError, or an env that stopped answering
