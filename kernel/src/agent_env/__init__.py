@@ -10,8 +10,9 @@ from agent_env._version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover
     from agent_env.hookspecs import hookimpl
+    from agent_env.plugins.api import PLUGIN_API_VERSION
 
-__all__ = ["__version__", "hookimpl"]
+__all__ = ["PLUGIN_API_VERSION", "__version__", "hookimpl"]
 
 
 def __getattr__(name: str) -> Any:
@@ -19,4 +20,8 @@ def __getattr__(name: str) -> Any:
         from agent_env.hookspecs import hookimpl
 
         return hookimpl
+    if name == "PLUGIN_API_VERSION":
+        from agent_env.plugins.api import PLUGIN_API_VERSION
+
+        return PLUGIN_API_VERSION
     raise AttributeError(f"module 'agent_env' has no attribute {name!r}")

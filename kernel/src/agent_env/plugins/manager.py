@@ -16,6 +16,7 @@ import pluggy
 from agent_env import hookspecs
 from agent_env._version import __version__ as KERNEL_VERSION
 from agent_env.errors import PluginError
+from agent_env.plugins import api
 from agent_env.plugins.registries import HintedRegistry, StoreRegistry
 from agent_env.registry import Registry
 from agent_env.suggest import did_you_mean
@@ -45,7 +46,7 @@ REGISTRIES: dict[str, tuple[str, Callable[[], Any]]] = {
     "agents": ("agentenv_register_agents", lambda: HintedRegistry("agent")),
 }
 
-OK, FAILED, DISABLED = "ok", "failed", "disabled"
+OK, FAILED, DISABLED, INCOMPATIBLE = "ok", "failed", "disabled", "incompatible"
 
 
 @attrs.define
@@ -58,6 +59,7 @@ class PluginInfo:
     version: str | None = None
     builtin: bool = False
     status: str = OK
+    api: str | None = None
     errors: list[str] = attrs.field(factory=list)
     hooks: list[str] = attrs.field(factory=list)
     config_sections: dict[str, dict[str, Any]] = attrs.field(factory=dict)
@@ -159,12 +161,35 @@ class PluginManager:
             return
         except Exception as exc:
             why = f"installed but broken: importing {module!r} raised {type(exc).__name__}: {exc}"
-            self._record_failure(info, why, exc)
+            if not self._incompatible(info, api.declared_api_of_module(module), why, exc):
+                self._record_failure(info, why, exc)
+            return
+        if self._incompatible(info, getattr(obj, api.API_ATTRIBUTE, None)):
             return
         try:
             self._register(obj, info)
         except PluginError as exc:
             self._record_failure(info, str(exc), exc)
+
+    def _incompatible(
+        self, info: PluginInfo, declared: Any, why: str = "", exc: BaseException | None = None
+    ) -> bool:
+        """Record a plugin whose declared API range excludes ours (its hooks are never called)."""
+        info.api = declared if isinstance(declared, str) else None
+        problem = api.api_problem(declared)
+        if problem is None:
+            return False
+        if why:
+            problem += f" ({why})"
+        if self.strict:
+            raise PluginError(f"plugin {info.name!r} is incompatible: {problem}") from exc
+        info.status = INCOMPATIBLE
+        info.errors.append(problem)
+        self.plugins.setdefault(info.name, info)
+        if info.name not in self._warned:
+            self._warned.add(info.name)
+            log.warning("plugin %r is incompatible and is skipped: %s", info.name, problem)
+        return True
 
     def _register(self, obj: Any, info: PluginInfo) -> None:
         sections = getattr(obj, "CONFIG_SECTIONS", None) or {}

@@ -1,4 +1,6 @@
-"""`agent-env plugin list|show|check`: what is installed, what each plugin registered, what broke."""
+"""`agent-env plugin list|show|check|add|remove|new`: what is installed, what each plugin registered,
+what broke; installing, removing and scaffolding plugins (logic in `agent_env.plugins.lifecycle`
+and `agent_env.plugins.scaffold`)."""
 
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ def _describe() -> tuple[list[PluginInfo], dict[str, str]]:
 
 @click.group()
 def plugin() -> None:
-    """List, show and check the installed plugins."""
+    """List, show, check, add, remove and scaffold plugins."""
 
 
 @plugin.command("list")
@@ -67,6 +69,7 @@ def show_plugin(name: str, as_json: bool) -> None:
         ("version", info.version or "-"),
         ("builtin", "yes" if info.builtin else "no"),
         ("status", info.status),
+        ("plugin API", info.api or "-"),
         ("hooks", ", ".join(info.hooks) or "-"),
     ]
     for kind, names in sorted(info.registered.items()):
@@ -92,7 +95,7 @@ def check_plugins(as_json: bool) -> None:
         manager.check_pending()
     except Exception as exc:
         problems.append(f"unknown hooks: {exc}")
-    counts = {s: sum(1 for i in infos if i.status == s) for s in ("ok", "failed", "disabled")}
+    counts = {s: sum(1 for i in infos if i.status == s) for s in ("ok", "failed", "disabled", "incompatible")}
     if as_json:
         click.echo(json.dumps({"ok": not problems, "counts": counts, "problems": problems}, indent=2))
     else:
@@ -105,3 +108,93 @@ def check_plugins(as_json: bool) -> None:
             )
     if problems:
         raise PluginError(f"plugin check found {len(problems)} problem(s)")
+
+
+def _asker(dry_run: bool, yes: bool) -> Any:
+    def confirm(lines: list[str]) -> bool:
+        for line in lines:
+            click.echo(line)
+        if dry_run:
+            click.echo("dry run: nothing changed")
+            return False
+        if not yes and not click.confirm("Proceed?", default=False, err=True):
+            raise click.Abort()
+        return True
+
+    return confirm
+
+
+def _err(message: str) -> None:
+    click.echo(message, err=True)
+
+
+_dry_run = click.option("--dry-run", is_flag=True, help="Show the plan; change nothing.")
+_yes = click.option("-y", "--yes", is_flag=True, help="Do not ask before changing anything.")
+_lock_timeout = click.option("--lock-timeout", type=float, default=600.0, show_default=True,
+                             help="Seconds to wait for another plugin add/remove here.")
+
+
+@plugin.command("add")
+@click.argument("specs", nargs=-1, required=True)
+@_dry_run
+@_yes
+@click.option("--find-links", multiple=True, metavar="DIR|URL",
+              help="Also look for distributions here (passed to the installer); repeatable.")
+@click.option("--no-index", is_flag=True, help="Do not use the package index.")
+@_lock_timeout
+def add_plugins(specs: tuple[str, ...], dry_run: bool, yes: bool, find_links: tuple[str, ...],
+                no_index: bool, lock_timeout: float) -> None:
+    """Install plugin SPECs (names, requirements, wheels, folders) with the installer that owns
+    this environment; verify every plugin loads, else restore the previous distributions."""
+    from agent_env.plugins.lifecycle import execute_add, plan_add
+
+    plan = plan_add(list(specs), find_links=find_links, no_index=no_index)
+    result = execute_add(plan, confirm=_asker(dry_run, yes), echo=_err, lock_timeout=lock_timeout)
+    if result is None:
+        return
+    for kind, items in result.changes.items():
+        for item in items:
+            click.echo(f"{kind}: {item}")
+    click.echo(f"ok: added plugin(s) {', '.join(result.plugins) or '-'}; every plugin loads")
+
+
+@plugin.command("remove")
+@click.argument("names", nargs=-1, required=True)
+@click.option("--force", is_flag=True, help="Remove even when the config or stored entities use it.")
+@_dry_run
+@_yes
+@_lock_timeout
+def remove_plugins(names: tuple[str, ...], force: bool, dry_run: bool, yes: bool,
+                   lock_timeout: float) -> None:
+    """Uninstall plugins (plugin or distribution NAMEs) and the dependencies only they needed."""
+    from agent_env.plugins.lifecycle import execute_remove, plan_remove
+
+    plan = plan_remove(list(names))
+    if dry_run:
+        for user in plan.users:
+            click.echo(f"in use: {user}")
+    result = execute_remove(plan, force=force or dry_run, confirm=_asker(dry_run, yes),
+                            echo=_err, lock_timeout=lock_timeout)
+    if result is None:
+        return
+    for kind, items in result.items():
+        for item in items:
+            click.echo(f"{kind}: {item}")
+    click.echo(f"ok: removed {', '.join(plan.dists)}; every other plugin loads")
+
+
+@plugin.command("new")
+@click.argument("name")
+@click.option("--dir", "parent", type=click.Path(file_okay=False), default=".",
+              show_default=True, help="Create the package folder in this folder.")
+def new_plugin(name: str, parent: str) -> None:
+    """Create a plugin package NAME (pyproject, hooks.py, an example step type, tests, README)."""
+    from pathlib import Path
+
+    from agent_env.plugins.scaffold import scaffold
+
+    created = scaffold(name, Path(parent))
+    click.echo(f"created {created.root}")
+    for path in created.files:
+        click.echo(f"  {path.relative_to(created.root)}")
+    click.echo(f"next: cd {created.root} && pytest   (then: agent-env plugin add {created.root})")

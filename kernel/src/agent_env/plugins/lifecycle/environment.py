@@ -1,0 +1,154 @@
+"""Which installer owns the Python environment agent-env runs in, and whether it may be changed.
+
+`detect()` looks at the running interpreter: a `uv tool` environment (its `uv-receipt.toml`),
+a pipx one (`pipx_metadata.json`), the `.venv` of a uv project (`pyproject.toml` + `uv.lock`
+next to it), or a plain virtualenv (its own pip, else `uv pip`). A system Python marked
+`EXTERNALLY-MANAGED` (PEP 668) or a read-only one is refused with the command to run instead.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import attrs
+
+from agent_env.errors import PluginError
+
+VENV, UV_TOOL, PIPX, UV_PROJECT, SYSTEM = "venv", "uv tool", "pipx", "uv project", "system"
+
+
+class Refused(PluginError):
+    """agent-env will not change this environment; the message says what to run instead."""
+
+
+@attrs.frozen(kw_only=True)
+class Environment:
+    """The environment to change: its interpreter, prefix and owning installer (`kind`)."""
+
+    kind: str
+    python: Path
+    prefix: Path
+    site_packages: Path
+    #: uv project folder, or the uv tool / pipx environment's main package name.
+    owner: str | None = None
+    project: Path | None = None
+    #: Files the owning installer keeps about the environment; restored on rollback.
+    state_files: tuple[Path, ...] = ()
+    #: How single distributions are installed/uninstalled here: ("uv", path) or ("pip", None).
+    low_level: tuple[str, str | None] = ("pip", None)
+
+    def describe(self) -> str:
+        where = {UV_PROJECT: f"the uv project {self.project}", UV_TOOL: f"the uv tool {self.owner!r}",
+                 PIPX: f"the pipx environment {self.owner!r}"}.get(self.kind)
+        return where or f"the {self.kind} environment {self.prefix}"
+
+
+def _uv() -> str | None:
+    found = shutil.which("uv")
+    if found:
+        return found
+    beside = Path(sys.executable).parent / "uv"
+    return str(beside) if beside.exists() else None
+
+
+def _has_pip(python: Path) -> bool:
+    if Path(python) == Path(sys.executable):
+        import importlib.util
+
+        return importlib.util.find_spec("pip") is not None
+    try:
+        probe = subprocess.run([str(python), "-c", "import pip"], capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return probe.returncode == 0
+
+
+def _receipt_owner(receipt: Path) -> str:
+    import tomllib
+
+    try:
+        data = tomllib.loads(receipt.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise PluginError(f"{receipt}: cannot read the uv tool receipt: {exc}") from None
+    for entry in data.get("tool", {}).get("entrypoints", []):
+        if entry.get("from"):
+            return str(entry["from"])
+    return receipt.parent.name
+
+
+def _pipx_owner(metadata: Path) -> str:
+    import json
+
+    try:
+        data = json.loads(metadata.read_text(encoding="utf-8"))
+        return str(data["main_package"]["package"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return metadata.parent.name
+
+
+def externally_managed(prefix: Path, base_prefix: Path, stdlib: Path) -> Path | None:
+    """The PEP 668 marker that forbids installing into this interpreter, or None."""
+    if prefix != base_prefix:
+        return None
+    marker = stdlib / "EXTERNALLY-MANAGED"
+    return marker if marker.is_file() else None
+
+
+def detect(
+    python: Path | None = None,
+    prefix: Path | None = None,
+    base_prefix: Path | None = None,
+) -> Environment:
+    """The environment of the running interpreter (or the one given), refusing what we may not
+    change."""
+    python = Path(python or sys.executable)
+    prefix = Path(prefix or sys.prefix)
+    base_prefix = Path(base_prefix or sys.base_prefix)
+    site = Path(sysconfig.get_path("purelib", vars={"base": str(prefix), "platbase": str(prefix)}))
+    marker = externally_managed(prefix, base_prefix, Path(sysconfig.get_path("stdlib")))
+    if marker is not None:
+        raise Refused(
+            f"{python} is an externally managed Python ({marker}, PEP 668): agent-env will not "
+            "install into it. Install agent-env with the plugin in an environment of its own:\n"
+            "  pipx install agentenv-kernel && pipx inject agentenv-kernel SPEC\n"
+            "  uv tool install agentenv-kernel --with SPEC\n"
+            "  python3 -m venv .venv && .venv/bin/pip install agentenv-kernel SPEC"
+        )
+    if not os.access(site, os.W_OK) or not os.access(prefix, os.W_OK):
+        raise Refused(
+            f"the environment {prefix} is read-only for this user ({site} is not writable): "
+            "ask its owner to install the plugin, or use an environment of your own:\n"
+            "  python3 -m venv .venv && .venv/bin/pip install agentenv-kernel SPEC"
+        )
+    uv = _uv()
+    has_pip = _has_pip(python)
+    low = ("pip", None) if has_pip or not uv else ("uv", uv)
+    if prefix == base_prefix:
+        return Environment(kind=SYSTEM, python=python, prefix=prefix, site_packages=site,
+                           low_level=low)
+    receipt = prefix / "uv-receipt.toml"
+    if receipt.is_file():
+        if uv is None:
+            raise Refused(f"{prefix} is a uv tool environment but `uv` is not on PATH")
+        return Environment(kind=UV_TOOL, python=python, prefix=prefix, site_packages=site,
+                           owner=_receipt_owner(receipt), state_files=(receipt,),
+                           low_level=("uv", uv))
+    pipx_meta = prefix / "pipx_metadata.json"
+    if pipx_meta.is_file():
+        return Environment(kind=PIPX, python=python, prefix=prefix, site_packages=site,
+                           owner=_pipx_owner(pipx_meta), state_files=(pipx_meta,), low_level=low)
+    project = prefix.parent
+    if (project / "pyproject.toml").is_file() and (project / "uv.lock").is_file() and uv:
+        return Environment(kind=UV_PROJECT, python=python, prefix=prefix, site_packages=site,
+                           project=project, owner=str(project),
+                           state_files=(project / "pyproject.toml", project / "uv.lock"),
+                           low_level=("uv", uv))
+    if not has_pip and not uv:
+        raise Refused(f"the virtualenv {prefix} has no pip and `uv` is not on PATH: "
+                      f"run `{python} -m ensurepip` first")
+    return Environment(kind=VENV, python=python, prefix=prefix, site_packages=site, low_level=low)

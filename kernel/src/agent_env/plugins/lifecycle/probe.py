@@ -1,0 +1,49 @@
+"""What is installed in an environment, as JSON, from a fresh interpreter.
+
+`lifecycle` runs this file's source with `python -c`, so it uses only the standard library at
+the top and still answers after an install replaced or broke agent-env itself.
+"""
+
+import json
+import os
+import re
+import sys
+
+
+def _norm(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def snapshot():
+    from importlib.metadata import distributions
+
+    dists, entry_points, requires = {}, {}, {}
+    for dist in distributions():
+        name = dist.metadata["Name"]
+        if not name:
+            continue
+        key = _norm(name)
+        if key in dists:
+            continue
+        dists[key] = dist.version
+        entry_points[key] = sorted(ep.name for ep in dist.entry_points if ep.group == "agent_env")
+        requires[key] = list(dist.requires or [])
+    out = {"dists": dists, "entry_points": entry_points, "requires": requires}
+    for var in ("AGENT_ENV_STRICT_PLUGINS", "AGENT_ENV_DISABLE_PLUGINS"):
+        os.environ.pop(var, None)
+    try:
+        import logging
+
+        logging.getLogger("agent_env").disabled = True
+        from agent_env.plugins import PluginManager
+
+        infos, problems = PluginManager().describe()
+        out["plugins"] = [info.to_dict() for info in infos]
+        out["registry_problems"] = problems
+    except BaseException as exc:  # agent-env itself no longer imports: the caller rolls back
+        out["kernel_error"] = f"{type(exc).__name__}: {exc}"
+    return out
+
+
+if __name__ == "__main__":
+    json.dump(snapshot(), sys.stdout)

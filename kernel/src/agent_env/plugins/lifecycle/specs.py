@@ -1,0 +1,88 @@
+"""What a `plugin add` SPEC names (a requirement, a wheel file or a project folder), read
+without installing it; agent-env's own distributions are refused here."""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from pathlib import Path
+
+import attrs
+
+from agent_env.errors import PluginError
+
+#: agent-env itself: `plugin add/remove` never installs, replaces or removes these.
+OWN_DISTRIBUTIONS = frozenset({"agentenv-kernel", "agentenv-framework", "agentenv-framework-protocol"})
+
+
+def normalize(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@attrs.frozen(kw_only=True)
+class Spec:
+    """One SPEC: what to pass to the installer and the distribution it names."""
+
+    text: str
+    install: str
+    name: str
+    #: Entry-point names under `agent_env` when readable before installing (wheel, folder).
+    entry_points: tuple[str, ...] | None = None
+
+
+def _wheel_entry_points(path: Path) -> tuple[str, ...]:
+    import configparser
+
+    try:
+        with zipfile.ZipFile(path) as wheel:
+            found = [n for n in wheel.namelist() if n.endswith(".dist-info/entry_points.txt")]
+            text = wheel.read(found[0]).decode("utf-8") if found else ""
+    except (OSError, zipfile.BadZipFile, KeyError) as exc:
+        raise PluginError(f"{path}: not a readable wheel ({exc})") from None
+    parser = configparser.ConfigParser(delimiters=("=",), interpolation=None)
+    parser.optionxform = str  # type: ignore[assignment, method-assign]
+    parser.read_string(text)
+    return tuple(sorted(parser["agent_env"])) if parser.has_section("agent_env") else ()
+
+
+def _folder(path: Path) -> tuple[str, tuple[str, ...]]:
+    import tomllib
+
+    try:
+        data = tomllib.loads((path / "pyproject.toml").read_text(encoding="utf-8"))
+        name = data["project"]["name"]
+    except (OSError, tomllib.TOMLDecodeError, KeyError) as exc:
+        raise PluginError(f"{path / 'pyproject.toml'}: cannot read [project] name ({exc})") from None
+    eps = data["project"].get("entry-points", {}).get("agent_env", {})
+    return name, tuple(sorted(eps))
+
+
+def parse_spec(text: str) -> Spec:
+    """Read SPEC: a wheel file, a project folder, or a requirement (`name`, `name>=1`, `name @ url`)."""
+    path = Path(text).expanduser()
+    if text.endswith(".whl"):
+        if not path.is_file():
+            raise PluginError(f"wheel {text!r} does not exist")
+        name = path.name.split("-")[0]
+        return Spec(text=text, install=str(path.resolve()), name=normalize(name),
+                    entry_points=_wheel_entry_points(path))
+    if path.is_dir():
+        if not (path / "pyproject.toml").is_file():
+            raise PluginError(f"{text!r} is a folder without pyproject.toml, not a Python project")
+        name, eps = _folder(path)
+        return Spec(text=text, install=str(path.resolve()), name=normalize(name), entry_points=eps)
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        req = Requirement(text)
+    except InvalidRequirement as exc:
+        raise PluginError(
+            f"{text!r} is not a requirement (name, name>=1.2, name @ URL), a wheel file or a "
+            f"project folder: {exc}"
+        ) from None
+    return Spec(text=text, install=text, name=normalize(req.name))
+
+
+def own_distributions(specs: list[Spec]) -> list[str]:
+    """The specs naming agent-env itself."""
+    return [s.name for s in specs if s.name in OWN_DISTRIBUTIONS]
