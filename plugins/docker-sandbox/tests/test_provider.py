@@ -178,3 +178,38 @@ async def test_connect_by_id_and_describe_round_trip(provider):
         await box.teardown()
     with pytest.raises(SandboxError, match="no longer exists"):
         await provider.connect({"id": box.id})
+
+
+async def test_an_image_running_its_own_server_is_reached_on_its_published_port(
+    provider, docker_client, tmp_path
+):
+    from agentenv_docker_sandbox.images import build_image
+
+    folder = tmp_path / "env"
+    folder.mkdir()
+    (folder / "server.py").write_text(SERVER)
+    (folder / "Dockerfile").write_text(
+        f'FROM {BASE_IMAGE}\nCOPY server.py /srv/server.py\nENV PORT=8080\nCMD ["python3", "/srv/server.py"]\n'
+    )
+    tag = await build_image(folder, "own-server")
+    try:
+        box = await provider.create(SandboxSpec(image=tag, ports=[8080], settings={"command": "image"},
+                                                env_vars={"GREETING": "img"}))
+        try:
+            assert await wait_http(box.url(8080)) == "pong img"
+        finally:
+            await box.teardown()
+    finally:
+        docker_client.images.remove(tag, force=True)
+
+
+async def test_connect_restarts_a_stopped_sandbox_and_keeps_its_files(provider, docker_client):
+    box = await provider.create(spec())
+    try:
+        await box.write_file("/app/kept.txt", b"kept")
+        docker_client.containers.get(box.id).stop(timeout=0)
+        again = await provider.connect(box.describe())
+        assert await again.read_file("/app/kept.txt") == b"kept"
+        assert (await again.exec("echo up", timeout=30)).stdout == "up\n"
+    finally:
+        await box.teardown()

@@ -93,8 +93,13 @@ class DockerSandbox(Sandbox):
             code, out, err = await run(go)
         else:
             # `timeout` inside kills the whole process group; this is the daemon's safety net.
-            with anyio.fail_after(float(timeout) + 30):
-                code, out, err = await anyio.to_thread.run_sync(go, abandon_on_cancel=True)
+            try:
+                with anyio.fail_after(float(timeout) + 30):
+                    code, out, err = await anyio.to_thread.run_sync(go, abandon_on_cancel=True)
+            except TimeoutError:
+                raise SandboxError(
+                    f"exec in sandbox {self.id}: the Docker daemon did not answer within {timeout}s + 30s"
+                ) from None
         timed_out = timeout is not None and code == 137 and time.monotonic() - started >= float(timeout) * 0.9
         return ExecResult(
             exit_code=code if code is not None else -1,
@@ -416,6 +421,16 @@ class DockerProvider(SandboxProvider):
                 raise SandboxError(f"cannot reach docker sandbox {ref}: {e.explanation or e}") from e
             if labels.MANAGED not in (container.labels or {}):
                 raise SandboxError(f"container {ref} is not an agent-env sandbox")
+            if container.status in ("exited", "created"):
+                try:  # after a daemon restart: files survive, processes do not
+                    container.start()
+                    container.reload()
+                except errors.APIError as e:
+                    raise SandboxError(f"docker sandbox {container.name} is {container.status} and "
+                                       f"cannot be restarted: {e.explanation or e}") from e
+            elif container.status == "paused":
+                container.unpause()
+                container.reload()
             if container.status != "running":
                 raise SandboxError(f"docker sandbox {container.name} is {container.status}, not running")
             network = info.get("network") or None
