@@ -52,6 +52,14 @@ def _err(message: str) -> None:
     metavar="NAME",
     help="Sandbox provider for steps that do not name one (default: [sandbox] default).",
 )
+@click.option(
+    "--agent",
+    "agent",
+    metavar="NAME",
+    help="Deploy this agent in every deploy_agent step (a bundle agent or an agent type; "
+    "oracle runs only the tasks that ship a solution).",
+)
+@click.option("--model", "model", metavar="NAME", help="Use this model for every agent.")
 def run(
     spec: str | None,
     task_names: tuple[str, ...],
@@ -61,6 +69,8 @@ def run(
     as_json: bool,
     resume: str | None,
     sandbox_provider: str | None,
+    agent: str | None = None,
+    model: str | None = None,
 ) -> int:
     """Run the tasks of bundle SPEC (a folder, an installed bundle, or e.g. hf://org/repo).
 
@@ -78,6 +88,11 @@ def run(
         return _list_bundles(as_json)
     from agent_env.errors import BundleError
 
+    if agent or model:
+        from agent_env.config import configure
+
+        overrides = {"override": agent, "model_override": model}
+        configure(agents={k: v for k, v in overrides.items() if v})
     opts = dict(
         spec=spec,
         task_names=task_names,
@@ -87,6 +102,7 @@ def run(
         as_json=as_json,
         resume=resume,
         provider=sandbox_provider,
+        agent=agent,
     )
     try:
         return anyio.run(_guarded, opts)
@@ -212,6 +228,8 @@ async def _run_bundle(session: Any, opts: dict[str, Any], caught: list[int]) -> 
         tasks, evals = engine_run.select_tasks(bundle, opts["task_names"], opts["eval_names"])
         if not tasks:
             raise click.UsageError(f"bundle {bundle.name!r} has no tasks to run")
+        if opts.get("agent") in SOLUTION_AGENTS:
+            tasks = _with_solution(bundle, tasks, opts["agent"])
         return tasks, evals
 
     bundle, materialized, (tasks, evals) = await _load(
@@ -259,6 +277,25 @@ async def _run_bundle(session: Any, opts: dict[str, Any], caught: list[int]) -> 
         )
 
     return await _execute(session, instances, opts, report)
+
+
+#: Agents that replay a task's shipped solution: `--agent` with one runs only such tasks.
+SOLUTION_AGENTS = ("oracle", "scripted")
+
+
+def _with_solution(bundle: Any, tasks: list, agent: str) -> list:
+    """The tasks that ship a solution (a step whose `has_solution()` is true)."""
+    kept = [t for t in tasks if any(getattr(s, "has_solution", lambda: False)() for s in t.steps)]
+    skipped = [t.name for t in tasks if t not in kept]
+    if not kept:
+        raise click.UsageError(
+            f"--agent {agent}: no selected task of bundle {bundle.name!r} ships a solution "
+            "(deploy_agent metadata.solution)"
+        )
+    if skipped:
+        _err(f"--agent {agent}: skipping {len(skipped)} task(s) without a solution: "
+             + ", ".join(skipped))
+    return kept
 
 
 async def _resume(session: Any, opts: dict[str, Any], caught: list[int]) -> int:

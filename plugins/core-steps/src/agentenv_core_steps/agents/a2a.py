@@ -1,0 +1,197 @@
+"""`a2a_agent`: any agent that serves A2A with the AgentEnv extensions. Where it runs comes from
+its bundle folder: `agent.toml` `url` (already running), a `Dockerfile` (built, content-addressed,
+and run in a sandbox of the docker provider), or only `agent.toml` `command` (a process in a
+sandbox of the step's provider). Without a folder it is the built-in tool-loop agent served
+over A2A as a process (`python -m agentenv_protocol.agent.tool_loop_agent`).
+
+Deploying hands the agent its config (agent-config), the run gateway's MCP endpoint with its
+role-bound token (mcp-config), and `env_vars` plus the model endpoint as environment variables.
+"""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from typing import Any, ClassVar
+from urllib.parse import urlsplit, urlunsplit
+
+import anyio
+
+from agent_env.context import StepContext
+from agent_env.errors import SandboxError, StepFailed
+from agent_env.sandbox import SandboxSpec
+from agentenv_core_steps.agents.base import AgentKind, AgentSpec, PromptRequest
+from agentenv_core_steps.agents.tool_loop import model_endpoint
+
+AGENT_PORT = 8000
+DEFAULT_COMMAND = ["python", "-m", "agentenv_protocol.agent.tool_loop_agent"]
+LOOPBACK = {"127.0.0.1", "localhost", "0.0.0.0", "::1"}
+CONTAINER_HOST = "host.docker.internal"
+
+
+def sandbox_view(url: str | None, provider: str | None) -> str | None:
+    """`url` as a process in a sandbox of `provider` reaches it (loopback -> the docker host)."""
+    if not url or provider in (None, "local"):
+        return url
+    parts = urlsplit(url)
+    if parts.hostname in LOOPBACK:
+        netloc = CONTAINER_HOST + (f":{parts.port}" if parts.port else "")
+        return urlunsplit(parts._replace(netloc=netloc))
+    return url
+
+
+class A2AAgentKind(AgentKind):
+    type: ClassVar[str] = "a2a_agent"
+
+    async def deploy(self, ctx: StepContext, spec: AgentSpec) -> dict[str, Any]:
+        from agentenv_protocol.agent.client import A2AClient, A2AError
+
+        settings = spec.settings
+        record: dict[str, Any] = {"context_id": uuid.uuid4().hex}
+        sandbox = None
+        provider = spec.sandbox_provider
+        if settings.get("url"):
+            url = str(settings["url"]).rstrip("/")
+        else:
+            sandbox, url, provider = await self._start(ctx, spec)
+            record["sandbox"] = spec.sandbox_name
+            record["provider"] = provider
+        record["url"] = url
+        startup = float(settings.get("startup_timeout_seconds") or 120)
+        try:
+            async with A2AClient(url) as agent:
+                await agent.wait_ready(timeout=startup)
+                config = {k: v for k, v in {"model": spec.model, "system_prompt": spec.system_prompt,
+                                            "role": spec.role}.items() if v}
+                base_url = sandbox_view(spec.model_base_url or settings.get("base_url"), provider)
+                if base_url:
+                    config["model_base_url"] = base_url
+                for key in ("max_turns", "timeout_seconds", "tool_timeout_seconds"):
+                    if settings.get(key) is not None:
+                        config[key] = settings[key]
+                if config:
+                    await agent.configure(**config)
+                if spec.mcp_url:
+                    headers = {"authorization": f"Bearer {spec.token}"} if spec.token else None
+                    mcp_url = await self._reachable_gateway(ctx, spec.mcp_url, provider)
+                    await agent.add_mcp_server(mcp_url, name="gateway", headers=headers)
+                    record["mcp_url"] = mcp_url
+        except A2AError as e:
+            logs = ""
+            if sandbox is not None:
+                try:
+                    logs = (await sandbox.process_logs(tail=40)).strip()
+                except Exception:  # logs are a courtesy
+                    logs = ""
+            raise StepFailed(ctx.step_id, f"agent {spec.name!r} is unreachable or refused its setup: {e}"
+                             + (f"\n--- agent output ---\n{logs}" if logs else ""), failure_class="agent") from None
+        return record
+
+    async def _start(self, ctx: StepContext, spec: AgentSpec) -> tuple[Any, str, str | None]:
+        settings = spec.settings
+        folder = spec.folder
+        dockerfile = folder is not None and (folder / "Dockerfile").is_file()
+        provider = spec.sandbox_provider or ("docker" if dockerfile else "local")
+        command = settings.get("command") or DEFAULT_COMMAND
+        if isinstance(command, str):
+            command = ["sh", "-c", command]
+        base_url, api_key = await model_endpoint(ctx, spec.model_base_url or settings.get("base_url"))
+        env = dict(spec.env_vars)
+        if base_url:
+            env.setdefault("LITELLM_BASE_URL", sandbox_view(base_url, provider) or base_url)
+        if api_key:
+            env.setdefault("LITELLM_API_KEY", api_key)
+        env["A2A_PORT"] = str(AGENT_PORT)
+        if provider in (None, "local") and command[:1] == ["python"]:
+            command = [sys.executable, *command[1:]]
+        try:
+            existing = spec.sandbox_name and spec.sandbox_name in (ctx.get("sandboxes", default={}) or {})
+            if existing:
+                sandbox = await ctx.sandbox(spec.sandbox_name)
+            else:
+                image = await self._image(ctx, spec) if dockerfile else None
+                sandbox = await ctx.create_sandbox(
+                    spec.sandbox_name, SandboxSpec(image=image, env_vars=env, ports=(AGENT_PORT,)),
+                    provider=provider)
+            url = await sandbox.start_process(command, env=env, port=AGENT_PORT)
+        except SandboxError as e:
+            raise StepFailed(ctx.step_id, f"agent {spec.name!r} could not be started: {e}",
+                             failure_class="infrastructure") from None
+        provider = getattr(sandbox, "provider", provider)
+        return sandbox, url.rstrip("/"), provider
+
+    async def _reachable_gateway(self, ctx: StepContext, mcp_url: str, provider: str | None) -> str:
+        """The gateway's MCP URL as the agent's sandbox reaches it (a relay for containers)."""
+        if provider in (None, "local"):
+            return mcp_url
+        from agentenv_core_steps.agents.relay import bridge_address, relay_url, stop_relays
+        from agentenv_core_steps.envs.mcp_server import _docker_settings
+        from agentenv_core_steps.gateway import live_gateway
+
+        key = ctx.task_instance_id
+        host = await anyio.to_thread.run_sync(bridge_address, _docker_settings(ctx))
+        url = relay_url(mcp_url, key, host=host)
+        gateway = live_gateway(key)
+        if gateway is not None and not getattr(gateway, "_agent_relays", False):
+            original = gateway.stop
+
+            def stop() -> None:
+                try:
+                    original()
+                finally:
+                    stop_relays(key)
+
+            gateway.stop = stop
+            gateway._agent_relays = True
+        return url
+
+    async def _image(self, ctx: StepContext, spec: AgentSpec) -> str:
+        try:
+            from agentenv_docker_sandbox.images import build_image
+        except ImportError:
+            raise StepFailed(ctx.step_id, f"agent {spec.name!r} has a Dockerfile: building it needs the "
+                                          "docker sandbox plugin (pip install agentenv-docker-sandbox)",
+                             failure_class="infrastructure") from None
+        from agent_env.paths import cache_dir
+        from agentenv_core_steps.agents.images import build_context
+        from agentenv_core_steps.envs.mcp_server import _docker_settings
+
+        context = await anyio.to_thread.run_sync(build_context, spec.folder, cache_dir())
+        return await build_image(context, f"agent-{spec.name}", settings=_docker_settings(ctx))
+
+    async def prompt(self, ctx: StepContext, record: dict[str, Any], request: PromptRequest) -> Any:
+        from agentenv_protocol.agent.client import A2AClient, A2AError, task_data, task_text
+        from agentenv_protocol.agent.types import AgentResult, Usage
+
+        url = record["url"]
+        try:
+            async with A2AClient(url, timeout=30) as agent:
+                changes = {k: v for k, v in {"model": request.model, "system_prompt": request.system_prompt,
+                                             "max_turns": request.max_turns,
+                                             "timeout_seconds": request.timeout_seconds}.items() if v}
+                if changes:
+                    await agent.configure(**changes)
+                with anyio.fail_after(request.timeout_seconds + 15):
+                    task = await agent.send(request.text, context_id=record.get("context_id"),
+                                            timeout=request.timeout_seconds + 10)
+                try:
+                    trajectory = await agent.trajectory(task["id"])
+                except A2AError:
+                    trajectory = []
+        except TimeoutError:
+            return AgentResult(text="", failure=("agent", f"agent at {url} did not answer within "
+                                                          f"{request.timeout_seconds:g}s"))
+        except A2AError as e:
+            return AgentResult(text="", failure=("agent", str(e)))
+        usage = task_data(task, "usage") or {}
+        failure = task_data(task, "failure")
+        state = task["status"].get("state")
+        result_failure = None
+        if failure:
+            result_failure = (str(failure.get("class") or "agent"), str(failure.get("message")))
+        elif state not in ("completed", None):
+            result_failure = ("agent", f"the agent's task ended {state!r}")
+        fields = {f.name for f in Usage.__attrs_attrs__}
+        known = {k: v for k, v in usage.items() if k in fields and isinstance(v, int)}
+        return AgentResult(text=task_text(task), usage=Usage(**known), trajectory=tuple(trajectory),
+                           failure=result_failure)

@@ -1,0 +1,74 @@
+"""The interface between the agent steps and an agent kind.
+
+`deploy_agent` builds an `AgentSpec` and calls `deploy`, which returns the JSON the step keeps
+under `agents.<name>` (journaled, so it must hold no secret). Each `prompt_agent` calls
+`prompt` with that record and a `PromptRequest`; the returned `AgentResult` carries the answer,
+the conversation to keep, usage and trajectory, or a classified failure.
+"""
+
+from __future__ import annotations
+
+import abc
+from pathlib import Path
+from typing import Any, ClassVar
+
+import attrs
+
+from agent_env.context import StepContext
+
+
+@attrs.frozen(kw_only=True)
+class AgentSpec:
+    """What `deploy_agent` hands an agent kind."""
+
+    name: str
+    role: str
+    settings: dict[str, Any] = attrs.field(factory=dict)  # agent.toml config + step metadata
+    folder: Path | None = None  # the bundle's agent folder, materialized on this host
+    folder_id: str | None = None
+    env_vars: dict[str, str] = attrs.field(factory=dict)
+    system_prompt: str | None = None
+    model: str | None = None
+    model_base_url: str | None = None
+    mcp_url: str | None = None  # the run gateway's MCP endpoint (host view), None without envs
+    token: str | None = None  # the agent's role-bound gateway token (never journaled)
+    sandbox_name: str | None = None
+    sandbox_provider: str | None = None
+    solution: Any = None  # the task's shipped solution (scripted / oracle)
+    step_id: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class PromptRequest:
+    """One `prompt_agent` step's ask."""
+
+    text: str
+    prompt_id: str
+    timeout_seconds: float
+    model: str | None = None
+    system_prompt: str | None = None
+    max_turns: int | None = None
+    model_params: dict[str, Any] = attrs.field(factory=dict)
+    token: str | None = None  # a fresh role-bound gateway token for in-process agents
+    mcp_url: str | None = None
+
+
+class AgentKind(abc.ABC):
+    """A kind of agent. One instance per call; keep state in the returned records."""
+
+    type: ClassVar[str] = ""
+    #: True when a deployment needs the task's shipped solution.
+    needs_solution: ClassVar[bool] = False
+
+    @abc.abstractmethod
+    async def deploy(self, ctx: StepContext, spec: AgentSpec) -> dict[str, Any]:
+        """Start or prepare the agent; the JSON record to keep (no secrets)."""
+
+    @abc.abstractmethod
+    async def prompt(self, ctx: StepContext, record: dict[str, Any], request: PromptRequest) -> Any:
+        """Prompt it; returns `agentenv_protocol.agent.AgentResult` plus `state` updates via
+        `record_updates(result)` if the kind needs to remember something between prompts."""
+
+    def record_updates(self, record: dict[str, Any], request: PromptRequest, result: Any) -> dict[str, Any]:
+        """Changes to `agents.<name>` after a prompt (e.g. the conversation); none by default."""
+        return {}

@@ -1,0 +1,93 @@
+"""A TCP relay that makes a loopback-only server (the run's gateway) reachable from containers:
+it listens on the docker bridge's host address and forwards to `127.0.0.1:<port>`. The gateway
+still authenticates every call; the relay only moves bytes. It stops with the gateway."""
+
+from __future__ import annotations
+
+import socket
+import socketserver
+import threading
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+_RELAYS: dict[tuple[str, int], "Relay"] = {}
+_LOCK = threading.Lock()
+
+
+def _pump(src: socket.socket, dst: socket.socket) -> None:
+    try:
+        while True:
+            data = src.recv(65536)
+            if not data:
+                break
+            dst.sendall(data)
+    except OSError:
+        pass
+    finally:
+        for s in (src, dst):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+class Relay:
+    """Listens on `host:<free port>`, forwards every connection to `target`."""
+
+    def __init__(self, host: str, target: tuple[str, int]) -> None:
+        upstream = target
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                try:
+                    out = socket.create_connection(upstream, timeout=10)
+                except OSError:
+                    return
+                out.settimeout(None)
+                back = threading.Thread(target=_pump, args=(out, self.request), daemon=True)
+                back.start()
+                _pump(self.request, out)
+                back.join(timeout=5)
+                out.close()
+
+        socketserver.ThreadingTCPServer.allow_reuse_address = True
+        self.server = socketserver.ThreadingTCPServer((host, 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.2},
+                                       name=f"agentenv-relay-{self.port}", daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def bridge_address(settings: dict[str, Any] | None = None) -> str:
+    """The host's address on the docker bridge (what `host.docker.internal` resolves to)."""
+    try:
+        from agentenv_docker_sandbox.client import get_client
+
+        network = get_client(settings or {}).networks.get("bridge")
+        return network.attrs["IPAM"]["Config"][0]["Gateway"]
+    except Exception:  # no docker SDK or daemon detail: listen everywhere, the gateway authenticates
+        return "0.0.0.0"
+
+
+def relay_url(url: str, key: str, *, host: str) -> str:
+    """`url` (loopback) as reachable through a relay on `host`; one relay per (key, port)."""
+    parts = urlsplit(url)
+    port = parts.port or 80
+    with _LOCK:
+        relay = _RELAYS.get((key, port))
+        if relay is None:
+            relay = _RELAYS[(key, port)] = Relay(host, ("127.0.0.1", port))
+    return urlunsplit(parts._replace(netloc=f"host.docker.internal:{relay.port}"))
+
+
+def stop_relays(key: str) -> None:
+    with _LOCK:
+        mine = [k for k in _RELAYS if k[0] == key]
+        relays = [_RELAYS.pop(k) for k in mine]
+    for relay in relays:
+        relay.stop()

@@ -1,0 +1,100 @@
+"""`run_container_unit_tests_verifier`: run a test command in a sandbox; the score is 1.0 when
+it exits 0 (else 0.0), or, with `reward_path`, the float the tests wrote to that file.
+`setup_commands` run first and must succeed; `result_paths` are read back into the results.
+`container_name` names the container of a multi-container sandbox; our sandboxes are one
+container each, so it is recorded and the sandbox `sandbox_name` is used.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Any, ClassVar
+
+import attrs
+
+from agent_env.context import StepContext
+from agent_env.errors import SandboxError, StepFailed
+from agent_env.models import Step
+from agentenv_core_steps.scoring import ScoreAggregator, aggregate_score
+
+_POSIX_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+TAIL = 2000
+
+
+@attrs.frozen(kw_only=True)
+class RunContainerUnitTestsVerifier(Step):
+    type: ClassVar[str] = "run_container_unit_tests_verifier"
+    is_verifier: ClassVar[bool] = True
+
+    sandbox_name: str
+    container_name: str
+    command: str
+    verifier_id: str | None = None
+    setup_commands: list[str] = attrs.field(factory=list)
+    user: str = "root"
+    timeout_sec: int = 300
+    env_vars: dict[str, str] = attrs.field(factory=dict)
+    result_paths: list[str] = attrs.field(factory=list)
+    reward_path: str | None = None
+    score_aggregator: ScoreAggregator = "all_pass"
+
+    def check(self, bundle: Any) -> list[str]:
+        problems = [f"env_vars: {k!r} is not a POSIX environment variable name"
+                    for k in self.env_vars if not _POSIX_NAME.match(str(k))]
+        if not self.command.strip():
+            problems.append("command: required")
+        if self.timeout_sec <= 0:
+            problems.append("timeout_sec must be positive")
+        return problems
+
+    def _wrap(self, command: str) -> list[str]:
+        if self.user in ("root", "", None):
+            return ["sh", "-c", command]
+        return ["su", "-s", "/bin/sh", self.user, "-c", command]
+
+    async def execute(self, ctx: StepContext) -> None:
+        problems = self.check(None)
+        if problems:
+            raise StepFailed(self.id, "; ".join(problems))
+        vid = self.verifier_id or self.id
+        sandbox = await ctx.sandbox(self.sandbox_name)
+        env = {str(k): str(v) for k, v in self.env_vars.items()}
+        try:
+            for setup in self.setup_commands:
+                done = await sandbox.exec(self._wrap(setup), env=env, timeout=self.timeout_sec)
+                if done.timed_out or done.exit_code != 0:
+                    why = "timed out" if done.timed_out else f"exited {done.exit_code}"
+                    raise StepFailed(self.id, f"setup command {setup!r} {why}: {done.stderr[-TAIL:]}",
+                                     failure_class="env")
+            done = await sandbox.exec(self._wrap(self.command), env=env, timeout=self.timeout_sec)
+        except SandboxError as e:
+            raise StepFailed(self.id, str(e), failure_class="infrastructure") from None
+        row: dict[str, Any] = {"id": "tests", "description": self.command, "container_name": self.container_name,
+                               "exit_code": done.exit_code, "timed_out": done.timed_out,
+                               "stdout": done.stdout[-TAIL:], "stderr": done.stderr[-TAIL:]}
+        passed = done.exit_code == 0 and not done.timed_out
+        score = 1.0 if passed else 0.0
+        why = f"exit code {done.exit_code}" + (" (timed out)" if done.timed_out else "")
+        if self.reward_path:
+            try:
+                raw = (await sandbox.read_file(self.reward_path)).decode(errors="replace").strip()
+                score = float(raw)
+                why = f"reward {score:g} from {self.reward_path}; {why}"
+            except FileNotFoundError:
+                score, why = 0.0, f"no reward file at {self.reward_path}; {why}"
+            except ValueError:
+                score, why = 0.0, f"reward file {self.reward_path} holds {raw[:50]!r}, not a number; {why}"
+            passed = score >= 1.0
+        row.update(result=passed, score=score, justification=why)
+        files = {}
+        for path in [*self.result_paths, *([self.reward_path] if self.reward_path else [])]:
+            try:
+                files[path] = (await sandbox.read_file(path)).decode(errors="replace")[-TAIL:]
+            except (FileNotFoundError, SandboxError, IsADirectoryError):
+                files[path] = None
+        if files:
+            row["result_files"] = files
+        final = score if self.reward_path else aggregate_score([row], self.score_aggregator)
+        ctx.record_verifier(vid, [row], final)
+        ctx.log(f"{vid}: {why} -> score {final:g} ({shlex.quote(self.command)[:80]})")
