@@ -72,6 +72,41 @@ def list_runs(limit: int, as_json: bool) -> None:
         )
 
 
+async def _with_stores(fn: Any, *args: Any) -> Any:
+    from agent_env.config import load_config
+    from agent_env.plugins import get_plugin_manager
+    from agent_env.stores.open import open_stores_async
+
+    plugins = get_plugin_manager()
+    stores = await open_stores_async(load_config(plugins=plugins), plugins)
+    try:
+        return await fn(stores, *args)
+    finally:
+        await stores.close()
+
+
+async def _trajectories(objects: Any, record: dict[str, Any]) -> dict[str, Any]:
+    """The agent trajectories a task instance's prompt steps stored, by prompt id."""
+    out: dict[str, Any] = {}
+    for output in (record.get("outputs") or {}).values():
+        if not isinstance(output, dict) or not isinstance(output.get("trajectory"), str):
+            continue
+        try:
+            out[output.get("prompt_id") or output["trajectory"]] = json.loads(
+                await objects.get(output["trajectory"])
+            )
+        except Exception as exc:  # a missing object is shown, not fatal
+            out[output.get("prompt_id") or output["trajectory"]] = {"missing": str(exc)}
+    return out
+
+
+async def _show_with_trajectories(stores: Any, ident: str) -> dict[str, Any]:
+    data = await _show(stores.documents, ident)
+    if "instance" in data:
+        data["trajectories"] = await _trajectories(stores.objects, data["instance"])
+    return data
+
+
 async def _show(documents: Any, ident: str) -> dict[str, Any]:
     from agent_env.engine.records import COLLECTION
     from agent_env.engine.run import RUNS, load_record
@@ -88,7 +123,7 @@ async def _show(documents: Any, ident: str) -> dict[str, Any]:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def show(ident: str, as_json: bool) -> None:
     """A run (`run-...`: its task instances) or a task instance (`ti-...`: its steps)."""
-    data = anyio.run(_with_documents, _show, ident)
+    data = anyio.run(_with_stores, _show_with_trajectories, ident)
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return
@@ -111,3 +146,37 @@ def show(ident: str, as_json: bool) -> None:
         click.echo(
             f"  {step_id}: {info['status']} ({took}, attempts {info.get('attempts', 0)}){tail}"
         )
+    _show_agents_and_verifiers(r, data.get("trajectories") or {})
+
+
+def _show_agents_and_verifiers(record: dict[str, Any], trajectories: dict[str, Any]) -> None:
+    """The prompts (answer, tool calls, usage, failure) and each verifier's rows with reasons."""
+    for output in (record.get("outputs") or {}).values():
+        if not isinstance(output, dict) or "prompt_id" not in output or "response" not in output:
+            continue
+        usage = output.get("usage") or {}
+        click.echo(
+            f"prompt {output['prompt_id']} -> {output.get('agent_name')}: {output.get('status')}, "
+            f"{len(output.get('tool_calls') or [])} tool call(s), "
+            f"{usage.get('total_tokens', 0)} tokens"
+        )
+        for call in output.get("tool_calls") or []:
+            mark = "error" if call.get("error") else "ok"
+            click.echo(f"    {call.get('tool')}({json.dumps(call.get('arguments'))}) {mark}")
+        if output.get("failure"):
+            failure = output["failure"]
+            click.echo(f"    failure ({failure.get('class')}): {failure.get('message')}")
+        click.echo(f"    answer: {str(output.get('response') or '')[:300]}")
+        events = (trajectories.get(output["prompt_id"]) or {}).get("events") or []
+        if events:
+            click.echo(f"    trajectory: {len(events)} event(s) at {output.get('trajectory')}")
+    for vid, verifier in (record.get("verifiers") or {}).items():
+        if not isinstance(verifier, dict):
+            continue
+        click.echo(f"verifier {vid}: score {verifier.get('score')}")
+        for row in verifier.get("results") or []:
+            if row.get("skipped"):
+                continue
+            mark = "pass" if row.get("result") else "FAIL"
+            why = row.get("justification") or row.get("description") or ""
+            click.echo(f"    {mark} {row.get('id')}: {str(why)[:200]}")
