@@ -18,8 +18,11 @@ CREDENTIALS = {
 @contextlib.contextmanager
 def moto_server() -> Iterator[str]:
     """Serve moto's AWS APIs on a free loopback port; yields the endpoint URL."""
+    import logging
+
     from moto.server import ThreadedMotoServer
 
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     try:
