@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -43,13 +42,3 @@ def provider(docker_client, tmp_path: Path):
 
     return DockerProvider({"image": BASE_IMAGE}, home=tmp_path / "home")
 
-
-@pytest.fixture
-def leftovers(docker_client):
-    """`leftovers()` -> names of containers and networks carrying our label (leak checks)."""
-    from agentenv_docker_sandbox.testing import ours
-
-    return lambda: ours(docker_client)
-
-
-os.environ.setdefault("AGENTENV_TEST_BASE_IMAGE", BASE_IMAGE)

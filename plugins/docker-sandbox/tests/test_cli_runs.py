@@ -45,14 +45,14 @@ def test_finished_runs_leave_nothing(docker_client, bundle, tmp_path, task, code
     proc = agent_env(tmp_path / "home", "run", str(bundle), "--task", task, "--sandbox", "docker")
     out, err = proc.communicate(timeout=180)
     assert proc.returncode == code, err
-    assert ours(docker_client) == []
+    assert ours(docker_client, home=tmp_path / "home") == []
 
 
 def test_ctrl_c_during_a_step_tears_the_container_down(docker_client, bundle, tmp_path):
     proc = agent_env(tmp_path / "home", "run", str(bundle), "--task", "slow", "--sandbox", "docker")
     try:
         deadline = time.monotonic() + 60
-        while not ours(docker_client):
+        while not ours(docker_client, home=tmp_path / "home"):
             assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()[1]
             time.sleep(0.1)
         time.sleep(0.5)
@@ -62,4 +62,4 @@ def test_ctrl_c_during_a_step_tears_the_container_down(docker_client, bundle, tm
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 130, err
-    assert ours(docker_client) == []
+    assert ours(docker_client, home=tmp_path / "home") == []

@@ -92,20 +92,18 @@ async def test_limits_are_enforced_by_the_cgroups(provider):
     ],
 )
 async def test_bad_specs_are_refused_and_create_nothing(provider, docker_client, kw, match):
-    before = ours(docker_client)
     with pytest.raises(SandboxError, match=match):
         await provider.create(spec(**kw))
-    assert ours(docker_client) == before
+    assert ours(docker_client, home=provider.home) == []
 
 
 async def test_limits_the_daemon_cannot_enforce_are_refused(provider, docker_client, monkeypatch):
     from agentenv_docker_sandbox import provider as module
 
     monkeypatch.setattr(module, "enforceable", lambda client: {"cpus": True, "memory": False, "pids": True})
-    before = ours(docker_client)
     with pytest.raises(SandboxError, match="cannot enforce the memory limit"):
         await provider.create(spec(memory="64m"))
-    assert ours(docker_client) == before
+    assert ours(docker_client, home=provider.home) == []
 
 
 async def test_missing_image_is_a_sandbox_error(docker_client, tmp_path):
@@ -165,7 +163,7 @@ async def test_per_run_network_gives_dns_names_and_is_removed_with_the_last_sand
         await server.teardown()
         await client.teardown()
     assert docker_client.networks.list(names=["agentenv-run-run-net-test"]) == []
-    assert ours(docker_client) == []
+    assert ours(docker_client, run="run-net-test") == []
 
 
 async def test_connect_by_id_and_describe_round_trip(provider):

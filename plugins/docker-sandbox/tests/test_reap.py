@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import uuid
 
 import pytest
 from click.testing import CliRunner
@@ -24,7 +25,7 @@ OWNER = textwrap.dedent(
     async def main():
         provider = DockerProvider({}, home=sys.argv[1])
         boxes = [await provider.create(SandboxSpec(image=sys.argv[2], network=net, ports=[8080],
-                                                   labels={"run_id": "killed-run"}))
+                                                   labels={"run_id": sys.argv[3]}))
                  for net in ("bridge", "run")]
         print(" ".join(b.id for b in boxes), flush=True)
         await anyio.sleep(600)
@@ -34,9 +35,9 @@ OWNER = textwrap.dedent(
 )
 
 
-def start_owner(tmp_path):
+def start_owner(tmp_path, run_id):
     proc = subprocess.Popen(
-        [sys.executable, "-c", OWNER, str(tmp_path / "home"), BASE_IMAGE],
+        [sys.executable, "-c", OWNER, str(tmp_path / "home"), BASE_IMAGE, run_id],
         stdout=subprocess.PIPE, text=True,
     )
     ids = proc.stdout.readline().split()
@@ -46,33 +47,35 @@ def start_owner(tmp_path):
 
 @pytest.mark.anyio
 async def test_sigkill_of_the_owner_then_reap_removes_everything(provider, docker_client, tmp_path):
-    mine = await provider.create(SandboxSpec(image=BASE_IMAGE))
+    run_id = f"killed-{uuid.uuid4().hex[:8]}"
+    mine = await provider.create(SandboxSpec(image=BASE_IMAGE, labels={"run_id": run_id}))
     try:
-        proc, ids = start_owner(tmp_path)
+        proc, ids = start_owner(tmp_path, run_id)
         assert all(ours(docker_client, i) for i in ids)
-        assert await provider.reap() == []  # owner alive: nothing to reap
+        assert not set(ids) & set(await provider.reap())  # owner alive: not reaped
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
-        assert sorted(await provider.reap()) == sorted(ids)
-        assert [n for n in ours(docker_client) if n != mine.id] == []
-        assert docker_client.networks.list(names=["agentenv-run-killed-run"]) == []
+        assert set(ids) <= set(await provider.reap())
+        assert ours(docker_client, run=run_id) == [mine.id]
+        assert docker_client.networks.list(names=[f"agentenv-run-{run_id}"]) == []
         assert (await mine.exec("echo alive", timeout=30)).stdout == "alive\n"
     finally:
         await mine.teardown()
-    assert ours(docker_client) == []
+    assert ours(docker_client, run=run_id) == []
 
 
 @pytest.mark.anyio
 async def test_adopted_and_live_leased_sandboxes_are_kept(provider, docker_client, tmp_path):
-    proc, ids = start_owner(tmp_path)
+    run_id = f"adopted-{uuid.uuid4().hex[:8]}"
+    proc, ids = start_owner(tmp_path, run_id)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
     try:
-        assert await provider.reap(adopt=ids) == []
+        assert not set(ids) & set(await provider.reap(adopt=ids))
         assert all(ours(docker_client, i) for i in ids)
     finally:
-        assert sorted(await provider.reap()) == sorted(ids)
-    assert ours(docker_client) == []
+        assert set(ids) <= set(await provider.reap())
+    assert ours(docker_client, run=run_id) == []
 
 
 def test_sandbox_prune_command_reaps_every_provider(docker_client, tmp_path, monkeypatch, plugin_manager,
@@ -82,13 +85,14 @@ def test_sandbox_prune_command_reaps_every_provider(docker_client, tmp_path, mon
 
     register_plugin(hooks, "docker-sandbox")
     monkeypatch.setenv("AGENT_ENV_HOME", str(tmp_path / "home"))
-    proc, ids = start_owner(tmp_path)
+    run_id = f"pruned-{uuid.uuid4().hex[:8]}"
+    proc, ids = start_owner(tmp_path, run_id)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
     result = CliRunner().invoke(sandbox, ["prune"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    assert "pruned 2 sandbox(es)" in result.output
-    assert ours(docker_client) == []
+    assert all(f"removed {i}" in result.output for i in ids)
+    assert ours(docker_client, run=run_id) == []
 
 
 MANAGED_OWNER = textwrap.dedent(
@@ -101,7 +105,7 @@ MANAGED_OWNER = textwrap.dedent(
     async def main():
         manager = SandboxManager(get_plugin_manager(), None, home=sys.argv[1])
         box = await manager.create("env", SandboxSpec(image=sys.argv[2], network="run",
-                                                       labels={"run_id": "cli-killed"}), provider="docker")
+                                                       labels={"run_id": sys.argv[3]}), provider="docker")
         print(box.id, flush=True)
         await anyio.sleep(600)
 
@@ -112,7 +116,8 @@ MANAGED_OWNER = textwrap.dedent(
 
 def test_sigkill_of_a_runner_then_any_agent_env_command_leaves_nothing(docker_client, tmp_path):
     home = tmp_path / "home"
-    proc = subprocess.Popen([sys.executable, "-c", MANAGED_OWNER, str(home), BASE_IMAGE],
+    run_id = f"cli-killed-{uuid.uuid4().hex[:8]}"
+    proc = subprocess.Popen([sys.executable, "-c", MANAGED_OWNER, str(home), BASE_IMAGE, run_id],
                             stdout=subprocess.PIPE, text=True)
     sandbox_id = proc.stdout.readline().strip()
     assert ours(docker_client, sandbox_id)
@@ -124,5 +129,5 @@ def test_sigkill_of_a_runner_then_any_agent_env_command_leaves_nothing(docker_cl
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert sandbox_id in result.stderr
-    assert ours(docker_client) == []
-    assert docker_client.networks.list(names=["agentenv-run-cli-killed"]) == []
+    assert ours(docker_client, run=run_id) == []
+    assert docker_client.networks.list(names=[f"agentenv-run-{run_id}"]) == []

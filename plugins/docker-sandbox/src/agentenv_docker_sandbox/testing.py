@@ -74,10 +74,21 @@ def require_registry(address: str = REGISTRY) -> None:
         _unavailable(problem)
 
 
-def ours(client, sandbox_id: str | None = None) -> list[str]:
-    """Names of containers and networks with our label (optionally of one sandbox only)."""
-    label = "io.agentenv.managed" if sandbox_id is None else f"io.agentenv.sandbox={sandbox_id}"
-    names = [c.name for c in client.containers.list(all=True, filters={"label": label})]
-    if sandbox_id is None:
+def ours(client, sandbox_id: str | None = None, *, run: str | None = None,
+         home: str | os.PathLike | None = None) -> list[str]:
+    """Names of containers and networks with our label, narrowed to one sandbox, one run id,
+    or the sandboxes whose lease lives under `home` (other processes may use Docker too)."""
+    if sandbox_id is not None:
+        label = f"io.agentenv.sandbox={sandbox_id}"
+    elif run is not None:
+        label = f"io.agentenv.run={run}"
+    else:
+        label = "io.agentenv.managed"
+    containers = client.containers.list(all=True, filters={"label": label})
+    if home is not None:
+        prefix = str(home).rstrip("/") + "/"
+        containers = [c for c in containers if (c.labels.get("io.agentenv.lease") or "").startswith(prefix)]
+    names = [c.name for c in containers]
+    if sandbox_id is None and home is None:
         names += [n.name for n in client.networks.list(filters={"label": label})]
     return names
