@@ -29,7 +29,7 @@ class AddPlan:
     no_index: bool = False
 
     def lines(self, preview: list[str] | None = None) -> list[str]:
-        out = [f"environment: {self.env.describe()} (installer: {self.env.kind})",
+        out = [f"environment: {self.env.describe()} (installer: {self.env.installer})",
                f"python: {self.env.python}"]
         out += [f"add: {s.name}" + (f" from {s.install}" if s.install != s.text or "/" in s.text
                                     else "") for s in self.specs]

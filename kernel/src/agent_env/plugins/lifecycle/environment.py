@@ -19,7 +19,7 @@ import attrs
 
 from agent_env.errors import PluginError
 
-VENV, UV_TOOL, PIPX, UV_PROJECT, SYSTEM = "venv", "uv tool", "pipx", "uv project", "system"
+VENV, UV_TOOL, PIPX, UV_PROJECT, SYSTEM = "virtualenv", "uv tool", "pipx", "uv project", "system"
 
 
 class Refused(PluginError):
@@ -46,6 +46,13 @@ class Environment:
         where = {UV_PROJECT: f"the uv project {self.project}", UV_TOOL: f"the uv tool {self.owner!r}",
                  PIPX: f"the pipx environment {self.owner!r}"}.get(self.kind)
         return where or f"the {self.kind} environment {self.prefix}"
+
+    @property
+    def installer(self) -> str:
+        """The tool that changes this environment (`pip`, `uv pip`, `uv tool`, `pipx`, ...)."""
+        if self.kind in (VENV, SYSTEM):
+            return "uv pip" if self.low_level[0] == "uv" else "pip"
+        return self.kind
 
 
 def _uv() -> str | None:

@@ -17,7 +17,7 @@ def _norm(name):
 def snapshot():
     from importlib.metadata import distributions
 
-    dists, entry_points, requires = {}, {}, {}
+    dists, entry_points, requires, requested = {}, {}, {}, []
     for dist in distributions():
         name = dist.metadata["Name"]
         if not name:
@@ -28,7 +28,10 @@ def snapshot():
         dists[key] = dist.version
         entry_points[key] = sorted(ep.name for ep in dist.entry_points if ep.group == "agent_env")
         requires[key] = list(dist.requires or [])
-    out = {"dists": dists, "entry_points": entry_points, "requires": requires}
+        if dist.read_text("REQUESTED") is not None:
+            requested.append(key)
+    out = {"dists": dists, "entry_points": entry_points, "requires": requires,
+           "requested": sorted(requested)}
     for var in ("AGENT_ENV_STRICT_PLUGINS", "AGENT_ENV_DISABLE_PLUGINS"):
         os.environ.pop(var, None)
     try:

@@ -30,7 +30,7 @@ class RemovePlan:
     users: tuple[str, ...]
 
     def lines(self) -> list[str]:
-        out = [f"environment: {self.env.describe()} (installer: {self.env.kind})"]
+        out = [f"environment: {self.env.describe()} (installer: {self.env.installer})"]
         out += [f"remove: {d}" for d in self.dists]
         out += [f"remove (only it needed this): {o}" for o in self.orphans]
         for kind, names in sorted(self.provides.items()):
@@ -67,11 +67,14 @@ def _closure(snapshot: Snapshot, roots: set[str], all_extras: bool) -> set[str]:
 
 
 def orphans(snapshot: Snapshot, removing: set[str]) -> list[str]:
-    """Dependencies of `removing` that no remaining distribution needs (counting every extra of
-    the remaining ones, so a doubtful dependency stays)."""
+    """Dependencies of `removing` that nothing staying needs. What stays: every other
+    distribution, agent-env's own, and those installed on request (pip's `REQUESTED` marker);
+    every extra of what stays counts, so a doubtful dependency is kept."""
     mine = _closure(snapshot, removing, all_extras=False) - removing
-    rest = _closure(snapshot, set(snapshot.dists) - removing - mine, all_extras=True)
-    return sorted(mine - rest - OWN_DISTRIBUTIONS)
+    keep = (set(snapshot.dists) - removing - mine) | (mine & OWN_DISTRIBUTIONS)
+    keep |= mine & set(snapshot.requested)
+    rest = _closure(snapshot, keep, all_extras=True)
+    return sorted(mine - rest)
 
 
 def _resolve(snapshot: Snapshot, name: str) -> str:

@@ -21,6 +21,7 @@ class Snapshot:
     dists: dict[str, str]
     entry_points: dict[str, list[str]]
     requires: dict[str, list[str]]
+    requested: list[str] = attrs.field(factory=list)
     plugins: list[dict[str, Any]] = attrs.field(factory=list)
     registry_problems: dict[str, str] = attrs.field(factory=dict)
     kernel_error: str | None = None
@@ -48,6 +49,7 @@ def take(python: Path, cwd: Path | None = None) -> Snapshot:
         dists=data["dists"],
         entry_points=data["entry_points"],
         requires=data["requires"],
+        requested=data.get("requested", []),
         plugins=data.get("plugins", []),
         registry_problems=data.get("registry_problems", {}),
         kernel_error=data.get("kernel_error"),
