@@ -1,7 +1,8 @@
 """Tool-call latency and throughput: direct to an env vs through the gateway, in one run.
 
 Starts the echo example env and a gateway in front of it as separate processes, then measures
-sequential latency (p50/p99) and throughput with N concurrent clients for both paths.
+sequential latency (p50/p99) and throughput with N concurrent clients for both paths. The load
+generator is the same lean keep-alive client for both paths, so the difference is the gateway.
 
     .venv/bin/python bench/gateway.py [--calls 2000] [--clients 32] [--seconds 5]
 """
@@ -17,9 +18,8 @@ import sys
 import time
 
 import anyio
-import httpx
-
 from agentenv_protocol.client import EnvClient
+from agentenv_protocol.fastpost import PostPool
 from agentenv_protocol.mcp_http import McpHttp
 
 
@@ -44,9 +44,14 @@ def pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(q * len(values)))]
 
 
+def lean_client(url: str, headers: dict) -> tuple[McpHttp, PostPool]:
+    pool = PostPool(url)
+    return McpHttp(url + "/mcp", pool=pool, headers=headers), pool
+
+
 async def sequential(url: str, headers: dict, calls: int) -> list[float]:
-    async with httpx.AsyncClient(headers=headers, trust_env=False) as http:
-        mcp = McpHttp(url + "/mcp", http)
+    mcp, pool = lean_client(url, headers)
+    try:
         for _ in range(50):
             await mcp.request("tools/call", {"name": "echo", "arguments": {"text": "warm"}})
         out = []
@@ -56,17 +61,18 @@ async def sequential(url: str, headers: dict, calls: int) -> list[float]:
             out.append(time.perf_counter() - t)
             assert "result" in answer and not answer["result"].get("isError"), answer
         return out
+    finally:
+        await pool.aclose()
 
 
 async def throughput(url: str, headers: dict, clients: int, seconds: float) -> float:
     done = 0
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    async with httpx.AsyncClient(headers=headers, limits=limits, trust_env=False) as http:
+    mcp, pool = lean_client(url, headers)
+    try:
         deadline = time.perf_counter() + seconds
 
         async def worker(n: int) -> None:
             nonlocal done
-            mcp = McpHttp(url + "/mcp", http)
             while time.perf_counter() < deadline:
                 answer = await mcp.request("tools/call", {"name": "echo", "arguments": {"text": f"w{n}"}})
                 assert "result" in answer, answer
@@ -77,6 +83,8 @@ async def throughput(url: str, headers: dict, clients: int, seconds: float) -> f
             for n in range(clients):
                 tg.start_soon(worker, n)
         return done / (time.perf_counter() - start_t)
+    finally:
+        await pool.aclose()
 
 
 async def run(args: argparse.Namespace) -> None:

@@ -44,10 +44,14 @@ def _sse_message(text: str, rid: Any) -> dict | None:
 class McpHttp:
     """Requests against one MCP endpoint (`url` ends in `/mcp`)."""
 
-    def __init__(self, url: str, http: httpx.AsyncClient, *, client_name: str = "agentenv-protocol",
-                 headers: dict[str, str] | None = None) -> None:
+    def __init__(self, url: str, http: httpx.AsyncClient | None = None, *, pool: Any = None,
+                 client_name: str = "agentenv-protocol", headers: dict[str, str] | None = None) -> None:
+        if (http is None) == (pool is None):
+            raise ValueError("give exactly one of http (an httpx.AsyncClient) or pool (a fastpost.PostPool)")
         self.url = url
         self.http = http
+        self.pool = pool
+        self._path = "/" + url.split("://", 1)[-1].partition("/")[2]
         self.era: str | None = None
         self.session_id: str | None = None
         self.legacy_version = LEGACY_VERSION
@@ -69,15 +73,18 @@ class McpHttp:
         return await self._legacy(method, params, meta, timeout, rid)
 
     def _post_headers(self, extra: dict) -> dict:
-        headers = {"accept": ACCEPT, "content-type": "application/json", **self._headers, **extra}
-        return headers
+        if self.pool is not None:
+            return {"accept": ACCEPT, **self._headers, **extra}
+        return {"accept": ACCEPT, "content-type": "application/json", **self._headers, **extra}
 
-    async def _send(self, message: dict, headers: dict, timeout: Any) -> httpx.Response:
+    async def _send(self, message: dict, headers: dict, timeout: Any) -> Any:
+        body = json.dumps(message).encode()
+        if self.pool is not None:
+            return await self.pool.post(self._path, body, headers, timeout)
         kwargs = {} if timeout is None else {"timeout": timeout}
-        return await self.http.post(self.url, content=json.dumps(message).encode(), headers=headers, **kwargs)
+        return await self.http.post(self.url, content=body, headers=headers, **kwargs)
 
-    @staticmethod
-    def _decode(response: httpx.Response, rid: Any) -> dict:
+    def _decode(self, response: Any, rid: Any) -> dict:
         ctype = response.headers.get("content-type", "")
         if ctype.startswith("text/event-stream"):
             message = _sse_message(response.text, rid)
@@ -87,7 +94,7 @@ class McpHttp:
             except ValueError:
                 message = None
         if not isinstance(message, dict) or not ("result" in message or "error" in message):
-            raise McpHttpError(f"HTTP {response.status_code} from {response.request.url}: "
+            raise McpHttpError(f"HTTP {response.status_code} from {self.url}: "
                                f"{response.text[:300] or '(empty body)'}")
         return message
 

@@ -284,4 +284,4 @@ class AgentEnvEnvironment:
         app = self.create_app()
         print(f"agentenv: serving {self.card.name!r} on http://{host}:{port}", file=sys.stderr, flush=True)
         uvicorn.run(app, host=host, port=port, log_level=os.environ.get("AGENTENV_LOG_LEVEL", "warning"),
-                    access_log=False)
+                    access_log=False, proxy_headers=False, server_header=False, date_header=False)

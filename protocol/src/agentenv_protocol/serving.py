@@ -31,8 +31,8 @@ def _url(host: str, sock: socket.socket) -> str:
 def _server(app: Any, log_level: str):
     import uvicorn
 
-    config = uvicorn.Config(app, log_level=log_level, access_log=False, lifespan="on",
-                            timeout_graceful_shutdown=2)
+    config = uvicorn.Config(app, log_level=log_level, access_log=False, lifespan="on", proxy_headers=False,
+                            server_header=False, date_header=False, timeout_graceful_shutdown=2)
     return uvicorn.Server(config)
 
 

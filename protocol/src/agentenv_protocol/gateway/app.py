@@ -22,6 +22,7 @@ import httpx
 from .. import errors as E
 from ..context import DEFAULT_ROLE, ROLE_HEADER, ROLE_META_KEY, SESSION_META_KEY
 from ..dataplane import parse_request, rpc_error
+from ..fastpost import ForwardConnectError, ForwardError, ForwardTimeout, PostPool
 from ..mcp_http import HANDSHAKE_VERSIONS, MODERN_VERSION, McpHttp, McpHttpError
 from ..schema import did_you_mean
 from ..types import (CLOCK_EXTENSION_URI, MCP_PATH, MCP_TRANSPORT, PROTOCOL_VERSION, READY_PATH, RPC_PATH,
@@ -106,6 +107,7 @@ class Gateway:
         self.startup_error: BaseException | None = None
         self._http: httpx.AsyncClient | None = None
         self._mcp: dict[str, McpHttp] = {}
+        self._pools: dict[str, PostPool] = {}
         self._lock: anyio.Lock | None = None
 
     # --- setup ------------------------------------------------------------------------------
@@ -286,10 +288,14 @@ class Gateway:
             if not self.discovered:
                 await self.discover()
             self._http = self._client()
-            self._mcp = {env: McpHttp(url + self.mcp_paths.get(env, MCP_PATH), self._http, client_name=self.name)
-                         for env, url in self.envs.items()}
+            self._pools = {env: PostPool(url, connect_timeout=self.connect_timeout, timeout=self.call_timeout)
+                           for env, url in self.envs.items()}
+            self._mcp = {env: McpHttp(url + self.mcp_paths.get(env, MCP_PATH), pool=self._pools[env],
+                                      client_name=self.name) for env, url in self.envs.items()}
 
     async def aclose(self) -> None:
+        for pool in self._pools.values():
+            await pool.aclose()
         if self._http is not None:
             await self._http.aclose()
             self._http = None
@@ -443,12 +449,12 @@ class Gateway:
         url = self.envs[route.env]
         try:
             answer = await mcp.request("tools/call", {"name": route.tool, "arguments": arguments}, meta=meta)
-        except httpx.TimeoutException:
+        except ForwardTimeout:
             return _error_result(f"environment {route.env!r} did not answer tool {route.tool!r} within "
                                  f"{self.call_timeout:g}s")
-        except httpx.ConnectError as e:
+        except ForwardConnectError as e:
             return _error_result(f"environment {route.env!r} is not reachable at {url} ({e}); it may have stopped")
-        except httpx.HTTPError as e:
+        except ForwardError as e:
             return _error_result(f"environment {route.env!r} failed while answering tool {route.tool!r}: "
                                  f"{type(e).__name__}: {e}")
         except McpHttpError as e:

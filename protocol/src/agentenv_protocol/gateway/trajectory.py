@@ -20,16 +20,35 @@ def redact(value: Any, secrets: Iterable[str] = ()) -> Any:
     return _redact(value, known)
 
 
+_KEY_CACHE: dict[str, bool] = {}
+
+
+def _secret_key(key: Any) -> bool:
+    if not isinstance(key, str):
+        return False
+    hit = _KEY_CACHE.get(key)
+    if hit is None:
+        hit = _KEY_CACHE[key] = bool(_SECRET_KEY.search(key)) if len(_KEY_CACHE) < 10_000 else False
+    return hit
+
+
 def _redact(value: Any, secrets: list[str]) -> Any:
-    if isinstance(value, dict):
-        return {k: (REDACTED if isinstance(k, str) and _SECRET_KEY.search(k) and v not in (None, "")
-                    else _redact(v, secrets)) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
+    kind = type(value)
+    if kind is str:
+        if secrets:
+            for secret in secrets:
+                if secret in value:
+                    value = value.replace(secret, REDACTED)
+        return value
+    if kind is dict:
+        return {k: (REDACTED if _secret_key(k) and v not in (None, "") else _redact(v, secrets))
+                for k, v in value.items()}
+    if kind is list or kind is tuple:
         return [_redact(v, secrets) for v in value]
-    if isinstance(value, str) and secrets:
-        for secret in secrets:
-            if secret in value:
-                value = value.replace(secret, REDACTED)
+    if isinstance(value, dict):
+        return _redact(dict(value), secrets)
+    if isinstance(value, str):
+        return _redact(str(value), secrets)
     return value
 
 
@@ -38,7 +57,8 @@ class Trajectory:
 
     def __init__(self, path: str | Path | None = None, *, secrets: Iterable[str] = (), keep: int = 100_000) -> None:
         self.path = Path(path) if path else None
-        self.secrets = set(secrets)
+        self.secrets = {s for s in secrets if s}
+        self._secret_list = sorted(self.secrets, key=len, reverse=True)
         self.records: collections.deque = collections.deque(maxlen=keep)
         self._lock = threading.Lock()
         self._file = None
@@ -49,9 +69,10 @@ class Trajectory:
     def add_secret(self, value: str) -> None:
         if value:
             self.secrets.add(value)
+            self._secret_list = sorted(self.secrets, key=len, reverse=True)
 
     def record(self, entry: dict) -> dict:
-        clean = _redact(entry, list(self.secrets))
+        clean = _redact(entry, self._secret_list)
         line = json.dumps(clean, default=str, ensure_ascii=False)
         with self._lock:
             self.records.append(clean)
