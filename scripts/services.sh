@@ -143,15 +143,15 @@ _svc_build_rootfs() {
 
 # python:3.11-slim (and agentenv/base:py3.11) from Debian bookworm, no registry involved.
 build_base_image() {
-    local tag missing=""
-    for tag in $AGENTENV_BASE_TAGS; do
-        _svc_image_exists "$tag" || missing=1
-    done
-    [ -z "$missing" ] && return 0
-    local mirror key tarball
+    local tag missing="" mirror key tarball
     mirror=$(_svc_debian_mirror)
+    # The cache key: what goes into the rootfs (suite, mirror, packages, the host CA bundle).
     key=$(printf '%s\n' "$AGENTENV_BASE_SUITE" "$mirror" "$AGENTENV_BASE_PACKAGES" v1 |
         cat - /etc/ssl/certs/ca-certificates.crt | sha256sum | cut -c1-16)
+    for tag in $AGENTENV_BASE_TAGS; do
+        docker image inspect -f '{{.Comment}}' "$tag" 2>/dev/null | grep -qF "($key)" || missing=1
+    done
+    [ -z "$missing" ] && return 0
     tarball="$AGENTENV_CI_CACHE/rootfs/$AGENTENV_BASE_SUITE-python-$key.tar"
     mkdir -p "$(dirname "$tarball")"
     if [ ! -s "$tarball" ]; then
