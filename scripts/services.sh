@@ -51,7 +51,9 @@ _svc_apt_install() {
         return 1
     fi
     if [ -z "$_SVC_APT_UPDATED" ]; then
-        _svc_timed "apt-get update" apt-get update -qq >/dev/null || return 1
+        # A broken third-party source must not stop the install from the Debian mirror.
+        _svc_timed "apt-get update" apt-get update -qq >/dev/null ||
+            _svc_log "apt-get update reported errors; trying the install anyway"
         _SVC_APT_UPDATED=1
     fi
     _svc_log "installing ${missing[*]}"
@@ -73,7 +75,7 @@ _svc_docker_ok() {
 
 start_docker() {
     _svc_docker_ok && return 0
-    _svc_apt_install dockerd:docker.io iptables:iptables || return 1
+    _svc_apt_install dockerd:docker.io docker:docker.io iptables:iptables || return 1
     local log="$AGENTENV_CI_CACHE/logs/dockerd.log" wait="${AGENTENV_DOCKER_WAIT:-60}" i
     mkdir -p "$(dirname "$log")"
     if ! pgrep -x dockerd >/dev/null 2>&1; then
