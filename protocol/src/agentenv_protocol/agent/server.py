@@ -248,10 +248,11 @@ def _rpc_error(rid: Any, code: int, message: str) -> dict[str, Any]:
 
 
 def serve(agent: A2AAgent, *, host: str | None = None, port: int | None = None) -> None:
-    """Serve `agent` (blocking) on `A2A_HOST`/`A2A_PORT` (or `PORT`), default 0.0.0.0:8000."""
+    """Serve `agent` (blocking) on `A2A_HOST` and `PORT` (or `A2A_PORT`), default 0.0.0.0:8000;
+    sandbox providers pass the port they publish as `PORT`."""
     import uvicorn
 
     host = host or os.environ.get("A2A_HOST") or "0.0.0.0"
-    port = port if port is not None else int(os.environ.get("A2A_PORT") or os.environ.get("PORT")
+    port = port if port is not None else int(os.environ.get("PORT") or os.environ.get("A2A_PORT")
                                              or DEFAULT_AGENT_PORT)
     uvicorn.run(create_app(agent), host=host, port=port, log_level="warning", access_log=False)

@@ -57,7 +57,7 @@ class A2AAgentKind(AgentKind):
             record["sandbox"] = spec.sandbox_name
             record["provider"] = provider
         record["url"] = url
-        startup = float(settings.get("startup_timeout_seconds") or 120)
+        startup = float(settings.get("startup_timeout_seconds") or 60)
         try:
             async with A2AClient(url) as agent:
                 await agent.wait_ready(timeout=startup)
@@ -101,7 +101,6 @@ class A2AAgentKind(AgentKind):
             env.setdefault("LITELLM_BASE_URL", sandbox_view(base_url, provider) or base_url)
         if api_key:
             env.setdefault("LITELLM_API_KEY", api_key)
-        env["A2A_PORT"] = str(AGENT_PORT)
         if provider in (None, "local") and command[:1] == ["python"]:
             command = [sys.executable, *command[1:]]
         try:
