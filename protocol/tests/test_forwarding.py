@@ -1,0 +1,110 @@
+"""The lean forwarding layer: stale keep-alive connections, and MCP servers that only speak the
+older initialize handshake with session ids and SSE answers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from agentenv_protocol import EnvClient
+from agentenv_protocol.fastpost import ForwardConnectError, PostPool
+from agentenv_protocol.gateway import Gateway, serve_gateway
+from agentenv_protocol.mcp_http import McpHttp
+from agentenv_protocol.serving import serve_in_thread
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_pool_retries_a_connection_the_server_closed():
+    served = 0
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal served
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = int([x for x in head.split(b"\r\n") if x.lower().startswith(b"content-length")][0].split(b":")[1])
+        body = await reader.readexactly(length)
+        served += 1
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
+                     + str(len(body)).encode() + b"\r\n\r\n" + body)
+        await writer.drain()
+        writer.close()  # closes without saying so: the pooled connection is stale
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    pool = PostPool(f"http://127.0.0.1:{port}")
+    try:
+        for n in range(3):
+            answer = await pool.post("/x", json.dumps({"n": n}).encode())
+            await asyncio.sleep(0.05)
+            assert answer.status_code == 200 and answer.json() == {"n": n}
+        assert served == 3
+    finally:
+        await pool.aclose()
+        server.close()
+    with pytest.raises(ForwardConnectError, match="cannot connect"):
+        await PostPool(f"http://127.0.0.1:{port}").post("/x", b"{}")
+
+
+def legacy_server() -> Starlette:
+    """An MCP server that knows only the handshake: session ids, SSE answers, no 2026 envelope."""
+    sessions: set[str] = set()
+
+    def sse(message: dict) -> Response:
+        return Response(f"event: message\ndata: {json.dumps(message)}\n\n", media_type="text/event-stream")
+
+    async def mcp(request: Request) -> Response:
+        message = await request.json()
+        if request.headers.get("mcp-protocol-version") == "2026-07-28":
+            return JSONResponse({"jsonrpc": "2.0", "id": message.get("id"),
+                                 "error": {"code": -32600, "message": "Bad Request: Unsupported protocol version"}},
+                                status_code=400)
+        if message.get("method") == "initialize":
+            sid = uuid.uuid4().hex
+            sessions.add(sid)
+            return JSONResponse({"jsonrpc": "2.0", "id": message["id"], "result": {
+                "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                "serverInfo": {"name": "legacy", "version": "0"}}}, headers={"mcp-session-id": sid})
+        if request.headers.get("mcp-session-id") not in sessions:
+            return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "no session"}},
+                                status_code=400)
+        if "id" not in message:
+            return Response(status_code=202)
+        if message["method"] == "tools/list":
+            return sse({"jsonrpc": "2.0", "id": message["id"], "result": {"tools": [
+                {"name": "shout", "description": "Upper-case.", "inputSchema": {"type": "object"}}]}})
+        if message["method"] == "tools/call":
+            role = (message["params"].get("_meta") or {}).get("agentenv.io/role")
+            text = message["params"]["arguments"]["text"].upper() + f" ({role})"
+            return sse({"jsonrpc": "2.0", "id": message["id"],
+                        "result": {"content": [{"type": "text", "text": text}], "isError": False}})
+        return sse({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "nope"}})
+
+    return Starlette(routes=[Route("/mcp", mcp, methods=["POST"])])
+
+
+async def test_client_and_gateway_fall_back_to_the_handshake():
+    legacy = serve_in_thread(legacy_server())
+    try:
+        async with EnvClient(legacy.url, mcp_path="/mcp", role="ops") as env:
+            assert [t.name for t in await env.list_tools()] == ["shout"]
+            assert (await env.call_tool("shout", {"text": "hi"})).text == "HI (ops)"
+            assert env._mcp.era == "legacy"
+        gateway = Gateway({"old": legacy.url})
+        token = gateway.issue_token("agent")
+        with serve_gateway(gateway) as server:
+            async with EnvClient(server.url, token=token) as client:
+                assert (await client.call_tool("shout", {"text": "via gateway"})).text == "VIA GATEWAY (agent)"
+        pool = PostPool(legacy.url)
+        mcp = McpHttp(legacy.url + "/mcp", pool=pool)
+        answer = await mcp.request("tools/call", {"name": "shout", "arguments": {"text": "x"}})
+        assert answer["result"]["content"][0]["text"] == "X (None)"
+        await pool.aclose()
+    finally:
+        legacy.stop()
