@@ -102,7 +102,7 @@ class DockerSandbox(Sandbox):
                 ) from None
         timed_out = timeout is not None and code == 137 and time.monotonic() - started >= float(timeout) * 0.9
         return ExecResult(
-            exit_code=code if code is not None else -1,
+            exit_code=124 if timed_out else (code if code is not None else -1),
             stdout=out.decode("utf-8", "replace"),
             stderr=err.decode("utf-8", "replace"),
             timed_out=timed_out,
