@@ -112,7 +112,9 @@ class A2AAgentKind(AgentKind):
                 sandbox = await ctx.create_sandbox(
                     spec.sandbox_name, SandboxSpec(image=image, env_vars=env, ports=(AGENT_PORT,)),
                     provider=provider)
-            url = await sandbox.start_process(command, env=env, port=AGENT_PORT)
+            if folder is not None and not dockerfile:
+                await sandbox.copy_in(folder, sandbox.workdir)
+            url = await sandbox.start_process(command, env=env, cwd=sandbox.workdir, port=AGENT_PORT)
         except SandboxError as e:
             raise StepFailed(ctx.step_id, f"agent {spec.name!r} could not be started: {e}",
                              failure_class="infrastructure") from None
