@@ -266,6 +266,8 @@ class PluginManager:
             info.status = DISABLED
             self.plugins[name] = info
             return name
+        if self._incompatible(info, getattr(plugin, api.API_ATTRIBUTE, None)):
+            return name
         self._register(plugin, info)
         return name
 

@@ -1,0 +1,224 @@
+"""The parts of `plugin add|remove|new` that need no new environment: the plugin API check,
+SPEC parsing, installer detection, the lock, orphaned dependencies, finding a plugin's users,
+and the scaffold (whose own tests must pass as created). End to end: tests/test_plugin_lifecycle.py."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from agent_env.errors import PluginError
+from agent_env.plugins import PluginManager
+from agent_env.plugins.api import PLUGIN_API_VERSION, api_problem, declared_api_in_source
+from agent_env.plugins.lifecycle.environment import UV_PROJECT, detect, externally_managed
+from agent_env.plugins.lifecycle.lock import environment_lock
+from agent_env.plugins.lifecycle.remove import orphans
+from agent_env.plugins.lifecycle.snapshot import Snapshot
+from agent_env.plugins.lifecycle.specs import parse_spec
+from agent_env.plugins.lifecycle.usage import config_users, entity_users, provided_names
+from agent_env.plugins.scaffold import names, scaffold
+
+
+def test_api_ranges():
+    assert PLUGIN_API_VERSION == "1.0"
+    assert api_problem(None) is None
+    assert api_problem(">=1.0,<2") is None
+    assert api_problem(">=2,<3") == (
+        "supports plugin API >=2,<3 but this agent-env offers plugin API 1.0: install a release "
+        "of the plugin built for API 1.x"
+    )
+    assert "is not a version range" in api_problem("version one")
+    assert "must be a version range string" in api_problem(2)
+    src = 'import x\nAGENTENV_PLUGIN_API = ">=3"\nraise RuntimeError\n'
+    assert declared_api_in_source(src) == ">=3"
+    assert declared_api_in_source("AGENTENV_PLUGIN_API = compute()") is None
+
+
+class _Future:
+    """A plugin built for a plugin API this kernel does not offer."""
+
+    AGENTENV_PLUGIN_API = ">=2,<3"
+
+    def __init__(self):
+        self.called = False
+
+    from agent_env import hookimpl
+
+    @hookimpl
+    def agentenv_register_step_types(self, registry):
+        self.called = True
+
+
+def test_an_incompatible_plugin_is_its_own_status_and_never_called(cli_runner, register_plugin):
+    plugin = _Future()
+    register_plugin(plugin, "future")
+    listed = cli_runner.invoke(["plugin", "list"])
+    row = [line.split()[:4] for line in listed.stdout.splitlines() if line.startswith("future ")]
+    assert row == [["future", "-", "-", "incompatible"]]
+    assert "future: supports plugin API >=2,<3 but this agent-env offers plugin API 1.0" in listed.stdout
+    check = cli_runner.invoke(["plugin", "check", "--json"])
+    assert check.exit_code == 1
+    assert '"incompatible": 1' in check.stdout
+    assert plugin.called is False
+
+
+def test_a_broken_module_declaring_another_api_is_reported_as_incompatible(tmp_path, monkeypatch):
+    (tmp_path / "old_plugin_hooks.py").write_text(
+        'AGENTENV_PLUGIN_API = ">=0.1,<1"\nfrom agent_env import removed_long_ago\n'
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    manager = PluginManager(autoload=False, builtins=[("old", "old_plugin_hooks")], strict=False)
+    infos, _ = manager.describe()
+    (info,) = [i for i in infos if i.name == "old"]
+    assert info.status == "incompatible"
+    assert info.errors[0].startswith(
+        "supports plugin API >=0.1,<1 but this agent-env offers plugin API 1.0")
+    assert "(installed but broken: importing 'old_plugin_hooks' raised ImportError" in info.errors[0]
+    strict = PluginManager(autoload=False, builtins=[("old", "old_plugin_hooks")], strict=True)
+    with pytest.raises(PluginError, match="plugin 'old' is incompatible"):
+        strict.load()
+
+
+def _wheel(path: Path, name: str, entry_points: str) -> Path:
+    with zipfile.ZipFile(path, "w") as wheel:
+        wheel.writestr(f"{name}-1.0.dist-info/METADATA", f"Name: {name}\nVersion: 1.0\n")
+        wheel.writestr(f"{name}-1.0.dist-info/entry_points.txt", entry_points)
+    return path
+
+
+def test_specs(tmp_path):
+    plugin = _wheel(tmp_path / "agentenv_x-1.0-py3-none-any.whl", "agentenv_x",
+                    "[agent_env]\nx = agentenv_x.hooks\n[console_scripts]\nx = a:b\n")
+    spec = parse_spec(str(plugin))
+    assert (spec.name, spec.entry_points, spec.install) == ("agentenv-x", ("x",), str(plugin))
+    library = _wheel(tmp_path / "lib_y-1.0-py3-none-any.whl", "lib_y", "[console_scripts]\ny = a:b\n")
+    assert parse_spec(str(library)).entry_points == ()
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    (folder / "pyproject.toml").write_text(
+        '[project]\nname = "Agentenv_Z"\n[project.entry-points.agent_env]\nz = "z.hooks"\n')
+    assert (parse_spec(str(folder)).name, parse_spec(str(folder)).entry_points) == ("agentenv-z", ("z",))
+    req = parse_spec("agentenv-redis[fast]>=2")
+    assert (req.name, req.install, req.entry_points) == ("agentenv-redis", "agentenv-redis[fast]>=2", None)
+    with pytest.raises(PluginError, match="is not a requirement"):
+        parse_spec("not a spec!")
+    with pytest.raises(PluginError, match="does not exist"):
+        parse_spec(str(tmp_path / "missing-1.0-py3-none-any.whl"))
+
+
+def test_pep668_marker_only_outside_a_virtualenv(tmp_path):
+    (tmp_path / "EXTERNALLY-MANAGED").write_text("[externally-managed]\n")
+    assert externally_managed(Path("/usr"), Path("/usr"), tmp_path) == tmp_path / "EXTERNALLY-MANAGED"
+    assert externally_managed(Path("/venv"), Path("/usr"), tmp_path) is None
+    assert externally_managed(Path("/usr"), Path("/usr"), tmp_path / "none") is None
+
+
+def test_the_checkout_venv_is_a_uv_project():
+    root = Path(__file__).resolve().parents[3]
+    if Path(sys.prefix) != root / ".venv":
+        pytest.skip("not running from the checkout's .venv")
+    env = detect()
+    assert (env.kind, env.project, env.installer) == (UV_PROJECT, root, "uv project")
+    assert env.state_files == (root / "pyproject.toml", root / "uv.lock")
+
+
+def test_the_lock_serialises_and_names_its_holder(tmp_path):
+    order, waited = [], []
+    with environment_lock(tmp_path):
+        with pytest.raises(PluginError, match=r"another plugin add/remove \(pid \d+\) holds"):
+            environment_lock(tmp_path, timeout=0.2).__enter__()
+
+        def second():
+            with environment_lock(tmp_path, timeout=10, waiting=waited.append):
+                order.append("second")
+
+        thread = threading.Thread(target=second)
+        thread.start()
+        time.sleep(0.3)
+        order.append("first")
+    thread.join(10)
+    assert order == ["first", "second"]
+    assert len(waited) == 1 and "waiting for another plugin add/remove" in waited[0]
+
+
+def test_orphans_are_what_only_the_removed_plugin_needed():
+    snap = Snapshot(
+        dists={"agentenv-kernel": "1", "pluggy": "1", "p": "1", "dep": "1", "shared": "1",
+               "other": "1", "wanted": "1", "extra-only": "1"},
+        entry_points={}, requested=["wanted"],
+        requires={"agentenv-kernel": ["pluggy"], "p": ["agentenv-kernel", "dep", "shared",
+                                                       "wanted", "extra-only ; extra == 'x'"],
+                  "other": ["shared"], "dep": []},
+    )
+    assert orphans(snap, {"p"}) == ["dep"]
+
+
+def test_config_and_stored_users(tmp_path, plugin_manager, register_plugin, agent_env_home):
+    import types
+
+    from agent_env.config import load_config
+
+    register_plugin(types.SimpleNamespace(), "greet", dist="agentenv-greet")
+    (tmp_path / ".agentenv").mkdir()
+    path = tmp_path / ".agentenv" / "config.toml"
+    path.write_text('[plugins.agentenv-greet]\nloud = true\n[sandbox]\ndefault = "local"\n')
+    config = load_config(tmp_path)
+    provided = provided_names({"step_types": ["greet"], "sandbox_providers": ["local"],
+                               "stores": ["document:sqlite"], "commands": ["greet"]})
+    assert provided == {"greet": "step type 'greet'", "local": "sandbox provider 'local'",
+                        "sqlite": "document store 'sqlite'"}
+    assert config_users(config, provided, {"agentenv-greet"}, set()) == [
+        f"{path}: [plugins.agentenv-greet] loud is a setting of this plugin",
+        f"{path}: [sandbox] default = 'local' uses sandbox provider 'local'",
+    ]
+
+    async def stored():
+        from agent_env.stores import open_stores
+        from agent_env.stores.versioned import Entities
+
+        stores = open_stores({}, plugin_manager, home=agent_env_home)
+        try:
+            entities = Entities(stores.documents)
+            await entities.put("task", "b/t", {"steps": [{"id": "s", "type": "greet"}]}, digest="1")
+            await entities.put("task", "b/u", {"steps": [{"id": "s", "type": "other"}]}, digest="2")
+            return await entity_users(stores.documents, provided)
+        finally:
+            await stores.close()
+
+    import anyio
+
+    assert anyio.run(stored) == ["stored task 'b/t' (v1) uses step type 'greet'"]
+
+
+def test_scaffold_names_and_refusals(tmp_path):
+    values = names("agentenv-my_greeter")
+    assert (values["dist"], values["module"], values["plugin"], values["step"], values["Step"]) == (
+        "agentenv-my-greeter", "agentenv_my_greeter", "my-greeter", "my_greeter", "MyGreeter")
+    with pytest.raises(PluginError, match="is not a distribution name"):
+        names("9lives")
+    with pytest.raises(PluginError, match="agent-env's own distribution"):
+        names("agentenv-kernel")
+    (tmp_path / "agentenv-taken").mkdir()
+    (tmp_path / "agentenv-taken" / "x").write_text("")
+    with pytest.raises(PluginError, match="already exists and is not empty"):
+        scaffold("agentenv-taken", tmp_path)
+
+
+def test_plugin_new_creates_a_package_whose_tests_pass(cli_runner, tmp_path):
+    result = cli_runner.invoke(["plugin", "new", "agentenv-greet", "--dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    root = tmp_path / "agentenv-greet"
+    assert f"created {root}" in result.stdout
+    hooks = (root / "src" / "agentenv_greet" / "hooks.py").read_text()
+    assert 'AGENTENV_PLUGIN_API = ">=1.0,<2"' in hooks
+    assert 'greet = "agentenv_greet.hooks"' in (root / "pyproject.toml").read_text()
+    tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+                           cwd=root, capture_output=True, text=True, timeout=300)
+    assert tests.returncode == 0, tests.stdout + tests.stderr
+    assert "10 passed" in tests.stdout
