@@ -134,3 +134,16 @@ async def test_an_unreachable_endpoint_is_a_store_error():
     store = SecretManagerStore(settings("http://127.0.0.1:9", timeout=2))
     with pytest.raises(StoreError, match="secretmanager store: cannot read secret 'x'"):
         await store.get("x")
+
+
+@pytest.mark.anyio
+async def test_rotating_a_secret_keeps_one_active_version(secretmanager_server):
+    prefix = f"rot_{_tag()}-"
+    store = SecretManagerStore(settings(secretmanager_server.url, prefix=prefix))
+    for value in ["one", "two", "three"]:
+        await store.set("key", value)
+    assert await store.get("key") == "three"
+    versions = secretmanager_server.secrets[f"projects/agentenv-test/secrets/{prefix}key"]
+    assert versions["versions"][-1] == b"three"
+    assert versions["versions"][:-1] == [None, None]
+    await store.close()

@@ -85,22 +85,41 @@ class SecretManagerStore(SecretStore):
             import google.api_core.exceptions as gexc
 
             try:
-                client.add_secret_version(parent=path, payload=payload, timeout=self._timeout)
-                return
-            except gexc.NotFound:
-                pass
-            try:
-                client.create_secret(
-                    parent=f"projects/{self.project}",
-                    secret_id=path.rpartition("/")[2],
-                    secret={"replication": {"automatic": {}}},
-                    timeout=self._timeout,
+                added = client.add_secret_version(
+                    parent=path, payload=payload, timeout=self._timeout
                 )
-            except gexc.AlreadyExists:
-                pass
-            client.add_secret_version(parent=path, payload=payload, timeout=self._timeout)
+            except gexc.NotFound:
+                try:
+                    client.create_secret(
+                        parent=f"projects/{self.project}",
+                        secret_id=path.rpartition("/")[2],
+                        secret={"replication": {"automatic": {}}},
+                        timeout=self._timeout,
+                    )
+                except gexc.AlreadyExists:
+                    pass
+                added = client.add_secret_version(
+                    parent=path, payload=payload, timeout=self._timeout
+                )
+            self._destroy_previous(client, added.name)
 
         await self._client.call(write, f"write secret {name!r}")
+
+    def _destroy_previous(self, client: Any, version_name: str) -> None:
+        """Destroy the version before the one just added: each version is billed while it
+        is active, and only the latest is ever read. A concurrent writer's newer version is
+        never touched, since each writer only destroys the one below its own."""
+        import google.api_core.exceptions as gexc
+
+        head, _, number = version_name.rpartition("/")
+        if not number.isdigit() or int(number) <= 1:
+            return
+        try:
+            client.destroy_secret_version(
+                name=f"{head}/{int(number) - 1}", timeout=self._timeout
+            )
+        except (gexc.NotFound, gexc.FailedPrecondition):
+            pass
 
     async def delete(self, name: str) -> None:
         path = self._path(name)

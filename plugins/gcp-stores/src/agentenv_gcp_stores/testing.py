@@ -123,8 +123,8 @@ def firestore_emulator(log: Path | None = None) -> Iterator[str]:
 
 
 class SecretManagerServer:
-    """The Secret Manager v1 REST calls the `secretmanager` store makes (create secret, add
-    version, access latest or N, get, delete, list with a `name:` filter), in memory."""
+    """The Secret Manager v1 REST calls the `secretmanager` store makes (create secret, add,
+    access and destroy versions, get, delete, list with a `name:` filter), in memory."""
 
     def __init__(self) -> None:
         self.secrets: dict[str, dict[str, Any]] = {}
@@ -234,11 +234,18 @@ class SecretManagerServer:
                 return 200, {}
             if len(rest) == 2 and not verb and method == "GET":
                 return 200, {"name": name}
-            if len(rest) == 4 and rest[2] == "versions" and method == "GET":
+            if len(rest) == 4 and rest[2] == "versions":
                 version, _, verb = rest[3].partition(":")
                 versions = secret["versions"]
                 index = len(versions) if version == "latest" else int(version or 0)
-                if verb != "access" or not 1 <= index <= len(versions):
+                if not 1 <= index <= len(versions):
+                    return 404, _error(404, "NOT_FOUND", f"{name}/versions/{version} not found")
+                if verb == "destroy" and method == "POST":
+                    if versions[index - 1] is None:
+                        return 400, _error(400, "FAILED_PRECONDITION", "already destroyed")
+                    versions[index - 1] = None
+                    return 200, {"name": f"{name}/versions/{index}", "state": "DESTROYED"}
+                if verb != "access" or method != "GET" or versions[index - 1] is None:
                     return 404, _error(404, "NOT_FOUND", f"{name}/versions/{version} not found")
                 data = versions[index - 1]
                 return 200, {
