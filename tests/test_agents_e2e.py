@@ -43,11 +43,12 @@ def test_tool_loop_changes_env_state_and_run_record_shows_it(tmp_path):
     prompt = shown["instance"]["outputs"]["ask"]
     assert prompt["response"] == "Done: your list is saved in the note 'groceries'."
     assert prompt["usage"]["total_tokens"] == 36 and prompt["usage"]["model_calls"] == 2
-    assert [c["tool"] for c in prompt["tool_calls"]] == ["list_notes", "add_note"]
+    assert sorted(c["tool"] for c in prompt["tool_calls"]) == ["add_note", "list_notes"]  # parallel
     trajectory = shown["trajectories"]["ask"]
     assert [e["type"] for e in trajectory["events"]] == ["user", "model", "tool", "tool", "model"]
-    assert trajectory["gateway_calls"][1]["arguments"] == {"title": "groceries", "body": "milk, eggs, bread"}
-    assert trajectory["gateway_calls"][0]["role"] == "default-agent"
+    added = next(c for c in trajectory["gateway_calls"] if c["tool"] == "add_note")
+    assert added["arguments"] == {"title": "groceries", "body": "milk, eggs, bread"}
+    assert {c["role"] for c in trajectory["gateway_calls"]} == {"default-agent"}
     rows = {r["id"]: r for r in shown["instance"]["verifiers"]["tool-calls"]["results"]}
     assert rows["added"]["justification"] == "1 matching call(s) of 'add_note' (need 1)"
     assert "sk-test-key-123456" not in json.dumps(shown)
@@ -60,7 +61,7 @@ def test_tool_loop_that_does_nothing_scores_below_one(tmp_path):
     assert record["status"] == "scored_below"
     assert record["verifiers"]["env-state"]["score"] == 0.0
     assert record["verifiers"]["answer"]["score"] == 1.0
-    assert record["exit_code"] if "exit_code" in record else data["exit_code"] == 1
+    assert data["exit_code"] == 1
 
 
 def test_oracle_passes_every_task_that_ships_a_solution(tmp_path):
@@ -107,4 +108,5 @@ def test_tool_loop_as_an_a2a_agent_in_a_docker_container(tmp_path):
     shown = show_json(tmp_path / "home", record["id"])
     agent_step = shown["instance"]["steps"]["agent"]
     assert agent_step["status"] == "completed"
-    assert [c["tool"] for c in shown["instance"]["outputs"]["ask"]["tool_calls"]] == ["list_notes", "add_note"]
+    assert sorted(c["tool"] for c in shown["instance"]["outputs"]["ask"]["tool_calls"]) == ["add_note", "list_notes"]
+    assert shown["instance"]["verifiers"]["env-state"]["score"] == 1.0
