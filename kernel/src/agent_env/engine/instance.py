@@ -19,7 +19,16 @@ import anyio
 from agent_env.bundles.dag import dependents, resolve_dependencies
 from agent_env.engine.context import EngineStepContext
 from agent_env.engine.journal import Journal
-from agent_env.engine.records import COLLECTION, decide, now_iso, owner
+from agent_env.engine.records import (
+    COLLECTION,
+    decide,
+    now_iso,
+    owner,
+    step_failure_class,
+)
+from agent_env.engine.records import (
+    failure_class as classify_failure,
+)
 from agent_env.engine.sandboxes import InstanceSandboxes
 from agent_env.engine.services import EngineServices, Reporter  # noqa: F401 - re-exported
 from agent_env.engine.state import live_entries, replay
@@ -86,8 +95,14 @@ class TaskInstance:
         task_version: int | None = None,
         trial: int = 0,
         seed: Any = None,
+        steps: Sequence[Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        write: bool = True,
     ) -> TaskInstance:
-        """A new instance of `task` (a bundle `Task`), its record written as `pending`."""
+        """A new instance of `task` (a bundle `Task`), its record written as `pending` (unless
+        `write` is false: a trial about to run at once). `steps` replaces the task's steps (e.g.
+        seed placeholders substituted); `meta` adds fields (agent, model, attempt...)."""
+        steps = list(task.steps if steps is None else steps)
         record = {
             "id": instance_id,
             "run_id": run_id,
@@ -99,8 +114,9 @@ class TaskInstance:
             "outcome": None,
             "scores": {},
             "verifiers": {},
-            "steps": {s.id: {"status": "pending", "attempts": 0} for s in task.steps},
+            "steps": {s.id: {"status": "pending", "attempts": 0} for s in steps},
             "failure": None,
+            "failure_class": None,
             "created_at": now_iso(),
             "started_at": None,
             "finished_at": None,
@@ -108,10 +124,12 @@ class TaskInstance:
             "resumes": 0,
             "owner": owner(),
             "log": [],
+            **dict(meta or {}),
         }
-        await services.stores.documents.put(COLLECTION, instance_id, services.redactor(record))
+        if write:
+            await services.stores.documents.put(COLLECTION, instance_id, services.redactor(record))
         journal = Journal(services.stores.documents, instance_id)
-        return cls(services, task.steps, record, journal)
+        return cls(services, steps, record, journal)
 
     @classmethod
     async def load(
@@ -139,8 +157,14 @@ class TaskInstance:
         except anyio.get_cancelled_exc_class():
             self.cancelled = True
             raise
+        except (SandboxError, StoreError) as exc:
+            self.failure = self.failure or {
+                "step": None,
+                "message": str(exc),
+                "class": "infrastructure",
+            }
         except AgentEnvError as exc:
-            self.failure = self.failure or {"step": None, "message": str(exc), "class": "error"}
+            self.failure = self.failure or {"step": None, "message": str(exc), "class": "env"}
         except Exception as exc:  # an engine or store fault fails this instance, not the run
             message = _describe(exc)
             self.failure = self.failure or {
@@ -216,7 +240,7 @@ class TaskInstance:
         ctx = EngineStepContext(self, sid)
         t0 = time.perf_counter()
         error: str | None = None
-        failure_class = "error"
+        failure_class = "env"
         try:
             wrappers = [w for w in self.services.plugins.step_wrappers(step, ctx) if w is not None]
             if wrappers:
@@ -231,10 +255,13 @@ class TaskInstance:
             raise
         except StepFailed as exc:
             error = exc.reason if exc.step_id == sid else str(exc)
-            failure_class = exc.failure_class
+            failure_class = step_failure_class(exc.failure_class)
         except (SandboxError, StoreError) as exc:
             error = f"{type(exc).__name__}: {exc}"
             failure_class = "infrastructure"
+        except TimeoutError as exc:
+            error = f"timed out: {exc}" if str(exc) else "timed out"
+            failure_class = "timeout"
         except Exception as exc:  # a step's bug must fail the step, not the engine
             error = f"{type(exc).__name__}: {exc}"
         seconds = time.perf_counter() - t0
@@ -356,6 +383,7 @@ class TaskInstance:
             scores=scores,
             verifiers=verifiers,
             failure=self.failure,
+            failure_class=classify_failure(status, self.failure),
             outputs=self.state.get("outputs") or {},
             finished_at=now_iso(),
             seconds=round(float(self.record.get("seconds") or 0) + seconds, 6),

@@ -6,6 +6,9 @@ failure; otherwise the verifier scores decide. When an aggregating verifier (ste
 aggregate scores count (they already summarize the verifiers they read); otherwise every
 recorded non-null score counts. No score: `unscored`; every score >= 1: `passed (id: 1)`;
 else `scored below 1 (id: 0.5, ...)`.
+
+Failure class (`failure_class(status, failure)`): every finished trial that did not pass gets
+one of `FAILURE_CLASSES`, so reports can tell whose fault a failure was.
 """
 
 from __future__ import annotations
@@ -22,6 +25,26 @@ COLLECTION = "task_instances"
 #: Statuses a record may have; the last five are final.
 STATUSES = ("pending", "running", "passed", "scored_below", "unscored", "failed", "cancelled")
 FINISHED_OK = ("passed", "unscored")
+
+#: Why a trial did not pass: `verifier` (it ran and scored below 1), `agent` (the agent or its
+#: model misbehaved), `env` (a task step or the environment failed: the default for a step
+#: error), `infrastructure` (sandbox, docker, store or engine: retried by `--retry-infra`),
+#: `timeout`, `cancelled` (interrupted), `unscored` (no verifier recorded a score).
+FAILURE_CLASSES = ("verifier", "agent", "env", "infrastructure", "timeout", "cancelled", "unscored")
+#: Step failure classes as steps raise them (`StepFailed(failure_class=...)`) -> report class.
+_STEP_CLASSES = {
+    "agent": "agent",
+    "model": "agent",
+    "env": "env",
+    "error": "env",
+    "verifier": "env",
+    "infrastructure": "infrastructure",
+    "infra": "infrastructure",
+    "sandbox": "infrastructure",
+    "store": "infrastructure",
+    "timeout": "timeout",
+    "cancelled": "cancelled",
+}
 
 
 def now_iso() -> str:
@@ -85,3 +108,19 @@ def decide(
     if all(s >= 1 for s in scores.values()):
         return "passed", f"passed ({listed})", scores
     return "scored_below", f"scored below 1 ({listed})", scores
+
+
+def step_failure_class(raised: str | None) -> str:
+    """The report class of a step failure class as raised; unknown ones count as `env`."""
+    return _STEP_CLASSES.get(str(raised or "error").lower(), "env")
+
+
+def failure_class(status: str, failure: Mapping[str, Any] | None) -> str | None:
+    """The failure class of a finished record; None when it passed or has not finished."""
+    if status == "scored_below":
+        return "verifier"
+    if status in ("cancelled", "unscored"):
+        return status
+    if status == "failed":
+        return step_failure_class((failure or {}).get("class"))
+    return None

@@ -25,9 +25,19 @@ DEFAULT_PROVIDER = "local"
 
 
 class SandboxManager:
-    """Providers by name (settings from `[sandbox.<provider>]`), sandboxes by id, leases on disk."""
+    """Providers by name (settings from `[sandbox.<provider>]`), sandboxes by id, leases on disk.
 
-    def __init__(self, plugins: Any, config: Any = None, home: Path | None = None):
+    `create_limit` caps how many sandboxes are being created at once (`[run]
+    sandbox_concurrency`, `agent-env run --sandbox-concurrency`); None means no cap."""
+
+    def __init__(
+        self,
+        plugins: Any,
+        config: Any = None,
+        home: Path | None = None,
+        *,
+        create_limit: int | None = None,
+    ):
         from agent_env.paths import home as default_home
 
         self.plugins = plugins
@@ -37,6 +47,22 @@ class SandboxManager:
         self.live: dict[str, Sandbox] = {}
         self.reap_errors: list[str] = []
         self._providers: dict[str, SandboxProvider] = {}
+        self._create_gate: anyio.Semaphore | None = None
+        self.create_limit = create_limit
+        #: The most creations seen in flight at once (what the cap is checked against).
+        self.peak_creating = 0
+        self._creating = 0
+
+    @property
+    def create_limit(self) -> int | None:
+        return self._create_limit
+
+    @create_limit.setter
+    def create_limit(self, limit: int | None) -> None:
+        if limit is not None and limit < 1:
+            raise ValueError(f"sandbox creation limit must be at least 1, got {limit}")
+        self._create_limit = limit
+        self._create_gate = None
 
     # -- providers -----------------------------------------------------------------------
 
@@ -80,7 +106,14 @@ class SandboxManager:
         if owner["owner_start_time"] is not None:
             all_labels["owner_start_time"] = str(owner["owner_start_time"])
         spec = attrs.evolve(spec, labels=all_labels)
-        sandbox = await self.provider(provider_name).create(spec)
+        provider_obj = self.provider(provider_name)
+        if self._create_limit is None:
+            sandbox = await self._create(provider_obj, spec)
+        else:
+            if self._create_gate is None:
+                self._create_gate = anyio.Semaphore(self._create_limit)
+            async with self._create_gate:
+                sandbox = await self._create(provider_obj, spec)
         self.live[sandbox.id] = sandbox
         try:
             leases.write(
@@ -101,6 +134,14 @@ class SandboxManager:
                 await self.teardown(sandbox)
             raise
         return sandbox
+
+    async def _create(self, provider: SandboxProvider, spec: SandboxSpec) -> Sandbox:
+        self._creating += 1
+        self.peak_creating = max(self.peak_creating, self._creating)
+        try:
+            return await provider.create(spec)
+        finally:
+            self._creating -= 1
 
     async def connect(self, info: Mapping[str, Any]) -> Sandbox:
         """Reconnect from `describe()` output (or `{provider, describe}`); re-owns the lease."""

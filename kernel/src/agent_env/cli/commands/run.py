@@ -60,6 +60,41 @@ def _err(message: str) -> None:
     "oracle runs only the tasks that ship a solution).",
 )
 @click.option("--model", "model", metavar="NAME", help="Use this model for every agent.")
+@click.option(
+    "--trials",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Run every selected task this many times and report pass rates, intervals, pass@k.",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    help="At most this many trials at once (default: [run] concurrency, 8).",
+)
+@click.option(
+    "--sandbox-concurrency",
+    type=click.IntRange(min=1),
+    help="At most this many sandboxes being created at once (default: [run] "
+    "sandbox_concurrency, 8).",
+)
+@click.option(
+    "--retry-infra",
+    type=click.IntRange(min=0),
+    help="Re-run a trial that failed for an infrastructure reason up to N times (default 0).",
+)
+@click.option(
+    "--seeds",
+    "seeds_file",
+    metavar="FILE",
+    help="Seed table for {placeholder} substitution per trial (default: the bundle's seeds.toml).",
+)
+@click.option(
+    "--export",
+    "export_file",
+    metavar="FILE",
+    help="Also write one JSON line per trial to FILE.",
+)
 def run(
     spec: str | None,
     task_names: tuple[str, ...],
@@ -71,6 +106,12 @@ def run(
     sandbox_provider: str | None,
     agent: str | None = None,
     model: str | None = None,
+    trials: int = 1,
+    concurrency: int | None = None,
+    sandbox_concurrency: int | None = None,
+    retry_infra: int | None = None,
+    seeds_file: str | None = None,
+    export_file: str | None = None,
 ) -> int:
     """Run the tasks of bundle SPEC (a folder, an installed bundle, or e.g. hf://org/repo).
 
@@ -78,8 +119,10 @@ def run(
     Exit codes: 0 ok, 1 a task failed or scored below 1, 2 usage or invalid bundle,
     130 Ctrl-C, 143 SIGTERM.
     """
-    if resume and (spec or task_names or eval_names or dry_run):
-        raise click.UsageError("--resume INSTANCE takes no SPEC, --task, --eval or --dry-run")
+    if resume and (spec or task_names or eval_names or dry_run or trials != 1 or seeds_file):
+        raise click.UsageError(
+            "--resume ID takes no SPEC, --task, --eval, --dry-run, --trials or --seeds"
+        )
     if not spec and not resume:
         if task_names or eval_names or dry_run or keep:
             raise click.UsageError(
@@ -103,6 +146,13 @@ def run(
         resume=resume,
         provider=sandbox_provider,
         agent=agent,
+        model=model,
+        trials=trials,
+        concurrency=concurrency,
+        sandbox_concurrency=sandbox_concurrency,
+        retry_infra=retry_infra,
+        seeds=seeds_file,
+        export=export_file,
     )
     try:
         return anyio.run(_guarded, opts)
@@ -220,7 +270,6 @@ def _spec_for_record(spec: str) -> str:
 
 async def _run_bundle(session: Any, opts: dict[str, Any], caught: list[int]) -> int:
     from agent_env.engine import run as engine_run
-    from agent_env.engine.records import new_id
 
     _check_provider(session, opts["provider"])
 
@@ -243,40 +292,29 @@ async def _run_bundle(session: Any, opts: dict[str, Any], caught: list[int]) -> 
             f"reaped {len(reaped)} sandbox(es) left by agent-env processes that died: "
             + ", ".join(reaped)
         )
+    from agent_env.cli.commands import run_trials
+
     services = await session.services(
         artifacts=materialized.artifacts,
-        reporter=ProgressReporter(),
+        reporter=run_trials.QuietReporter() if run_trials.many(opts) else ProgressReporter(),
         default_provider=opts["provider"],
         keep=opts["keep"],
     )
-    run_id = new_id("run")
-    instances = await engine_run.create_instances(
-        services,
-        bundle,
-        tasks,
-        run_id=run_id,
-        spec=_spec_for_record(opts["spec"]),
-        task_versions=materialized.task_versions,
+    trial_run = await run_trials.plan(
+        session, services, opts, bundle, materialized, tasks, evals, _spec_for_record(opts["spec"])
     )
-    await engine_run.save_run(
-        session.stores.documents,
-        run_id,
-        bundle=engine_run.bundle_info(bundle, _spec_for_record(opts["spec"])),
-        evals=evals,
-        instances=instances,
+    return await _execute_trials(session, trial_run, opts, caught)
+
+
+async def _execute_trials(session: Any, trial_run: Any, opts: dict[str, Any], caught: list[int]):
+    from agent_env.cli.commands import run_trials
+
+    async def report() -> int:
+        return await run_trials.report(session, trial_run, opts, caught)
+
+    return await _execute(
+        session, trial_run.trials, opts, report, progress=trial_run.progress
     )
-
-    def report() -> int:
-        records = [inst.record for inst in instances]
-        return _summarize(
-            run_id,
-            records,
-            engine_run.eval_summary(bundle, evals, records),
-            opts["as_json"],
-            caught,
-        )
-
-    return await _execute(session, instances, opts, report)
 
 
 #: Agents that replay a task's shipped solution: `--agent` with one runs only such tasks.
@@ -306,20 +344,15 @@ async def _resume(session: Any, opts: dict[str, Any], caught: list[int]) -> int:
     documents = session.stores.documents
     run_doc = await documents.get(engine_run.RUNS, opts["resume"])
     if run_doc is not None:
-        records = [await engine_run.load_record(documents, i) for i in run_doc["instances"]]
-        run_id, evals, spec = run_doc["id"], run_doc.get("evals", []), run_doc["bundle"]["spec"]
-    else:
-        records = [await engine_run.load_record(documents, opts["resume"])]
-        run_id, evals, spec = records[0]["run_id"], [], records[0]["bundle"]["spec"]
+        return await _resume_run(session, opts, caught, run_doc)
+    records = [await engine_run.load_record(documents, opts["resume"])]
+    run_id, evals, spec = records[0]["run_id"], [], records[0]["bundle"]["spec"]
     todo = [r for r in records if r["status"] not in engine_run.FINAL_OK]
     if not todo:
-        if run_doc is not None:
-            _err(f"run {run_id}: every task instance already finished; nothing to resume")
-        else:
-            _err(
-                f"task instance {records[0]['id']} already finished: {records[0]['outcome']}; "
-                "nothing to resume"
-            )
+        _err(
+            f"task instance {records[0]['id']} already finished: {records[0]['outcome']}; "
+            "nothing to resume"
+        )
         return _summarize(run_id, records, [], opts["as_json"], caught)
     for record in todo:
         engine_run.check_not_running(record)
@@ -332,9 +365,13 @@ async def _resume(session: Any, opts: dict[str, Any], caught: list[int]) -> int:
         default_provider=opts["provider"],
         keep=opts["keep"],
     )
+    from agent_env.engine.seeds import apply_seed
+
     instances = []
     for record, task in zip(todo, tasks, strict=True):
-        instances.append(await TaskInstance.load(services, record, task.steps))
+        values = record.get("seed_values")
+        steps = apply_seed(task.steps, values) if values else task.steps
+        instances.append(await TaskInstance.load(services, record, steps))
         _err(f"resuming {record['id']} (task {task.name}, status {record['status']})")
     resumed = {inst.id: inst for inst in instances}
 
@@ -347,20 +384,61 @@ async def _resume(session: Any, opts: dict[str, Any], caught: list[int]) -> int:
     return await _execute(session, instances, opts, report)
 
 
-async def _execute(session: Any, instances: list, opts: dict[str, Any], report: Any) -> int:
+async def _resume_run(session: Any, opts: dict[str, Any], caught: list[int], run_doc) -> int:
+    """Resume a run: finished trials kept, unfinished ones resumed or started."""
+    from agent_env.cli.commands import run_trials
+
+    _check_provider(session, opts["provider"])
+    bundle, materialized, _ = await _load(session, run_doc["bundle"]["spec"])
+    trials = int(run_doc.get("trials") or 1)
+    opts["trials"] = trials
+    services = await session.services(
+        artifacts=materialized.artifacts,
+        reporter=run_trials.QuietReporter() if trials > 1 else ProgressReporter(),
+        default_provider=opts["provider"],
+        keep=opts["keep"],
+    )
+    trial_run = await run_trials.resume(session, services, opts, run_doc, bundle, materialized)
+    if not trial_run.trials:
+        _err(f"run {run_doc['id']}: every trial already finished; nothing to resume")
+    else:
+        _err(
+            f"resuming run {run_doc['id']}: {trial_run.kept} trial(s) finished and kept, "
+            f"{len(trial_run.trials)} to run"
+        )
+    return await _execute_trials(session, trial_run, opts, caught)
+
+
+async def _execute(
+    session: Any, instances: list, opts: dict[str, Any], report: Any, progress: Any = None
+) -> int:
     """Run the instances and print the summary (also when interrupted); with --keep, then
     hold their sandboxes until Ctrl-C."""
-    concurrency = int(session.config.get("run", "concurrency", 8) or 8)
+    import inspect
+
+    from agent_env.cli.commands.run_trials import execute_with_progress
+
+    concurrency = opts.get("concurrency") or session.config.get("run", "concurrency", 8) or 8
+    limit = opts.get("sandbox_concurrency") or session.config.get(
+        "run", "sandbox_concurrency", 8
+    )
+    session.sandboxes.create_limit = int(limit) if limit else None
     runner_cls = session.plugins.runners.get(
         session.config.get("run", "runner", "local") or "local"
     )
-    runner = runner_cls(concurrency=concurrency)
+    runner = runner_cls(concurrency=int(concurrency))
+
+    async def summary() -> int:
+        code = report()
+        return await code if inspect.isawaitable(code) else code
+
     try:
-        await runner.run(instances)
+        await execute_with_progress(runner, instances, progress)
     except anyio.get_cancelled_exc_class():
-        report()
+        with anyio.CancelScope(shield=True):
+            await summary()
         raise
-    code = report()
+    code = await summary()
     live = list(session.sandboxes.live.values())
     if opts["keep"] and live:
         opts["held_code"] = code

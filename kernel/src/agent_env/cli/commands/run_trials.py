@@ -1,0 +1,184 @@
+"""The trials half of `agent-env run`: plan or resume a run's trials (engine.trials), run them
+with the live progress display, and print the results (table, `--json`, `--export`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import click
+
+from agent_env.engine.services import Reporter
+
+
+def _err(message: str) -> None:
+    click.echo(message, err=True)
+
+
+class QuietReporter(Reporter):
+    """With many trials per-step lines would drown the progress line: only step failures of
+    the first few trials that fail are shown."""
+
+    def __init__(self, limit: int = 5):
+        self.limit = limit
+        self.shown = 0
+
+    def step_finished(self, instance, step_id, status, seconds, error) -> None:
+        if error and status == "failed" and self.shown < self.limit:
+            self.shown += 1
+            more = "" if self.shown < self.limit else " (further failures: see the table)"
+            _err(
+                f"[{instance.task_name} #{instance.record.get('trial', 0)}] {step_id}: "
+                f"{instance.services.redactor(error)}{more}"
+            )
+
+
+def many(opts: dict[str, Any]) -> bool:
+    return int(opts.get("trials") or 1) > 1
+
+
+def make_progress(total: int, kept: int = 0) -> Any:
+    from agent_env.engine.progress import Progress
+
+    return Progress(total, kept=kept)
+
+
+def meta(opts: dict[str, Any]) -> dict[str, Any]:
+    return {"agent": opts.get("agent"), "model": opts.get("model")}
+
+
+def load_seeds(opts: dict[str, Any], bundle: Any) -> Any:
+    from agent_env.engine.seeds import load_seed_table
+
+    path = Path(opts["seeds"]).expanduser() if opts.get("seeds") else None
+    return load_seed_table(path, bundle.root)
+
+
+async def plan(session, services, opts, bundle, materialized, tasks, evals, spec) -> Any:
+    """Write the run document and return the `TrialRun` (its `trials` go to the runner)."""
+    from agent_env.engine import run as engine_run
+    from agent_env.engine import trials as engine_trials
+    from agent_env.engine.records import new_id
+
+    seeds = load_seeds(opts, bundle)
+    info = engine_run.bundle_info(bundle, spec)
+    info["digest"] = await anyio.to_thread.run_sync(engine_trials.bundle_digest, bundle)
+    k = int(opts.get("trials") or 1)
+    progress = make_progress(k * len(tasks)) if k > 1 else None
+    return await engine_trials.plan_run(
+        services,
+        run_id=new_id("run"),
+        bundle=bundle,
+        bundle_info=info,
+        tasks=tasks,
+        evals=evals,
+        task_versions=materialized.task_versions,
+        trials=k,
+        seeds=seeds,
+        retry_infra=int(opts.get("retry_infra") or 0),
+        meta=meta(opts),
+        progress=progress,
+        options={
+            "concurrency": opts.get("concurrency"),
+            "sandbox_concurrency": opts.get("sandbox_concurrency"),
+            "seeds": opts.get("seeds"),
+        },
+    )
+
+
+async def resume(session, services, opts, run_doc, bundle, materialized) -> Any:
+    from agent_env.engine import run as engine_run
+    from agent_env.engine import trials as engine_trials
+
+    retry = opts.get("retry_infra")
+    trial_run = await engine_trials.resume_run(
+        services,
+        run_doc,
+        bundle=bundle,
+        task_versions=materialized.task_versions,
+        retry_infra=None if retry is None else int(retry),
+        check=engine_run.check_not_running,
+    )
+    if int(run_doc.get("trials") or 1) > 1:
+        total = len(run_doc.get("instances", []))
+        trial_run.progress = make_progress(total, kept=trial_run.kept)
+    return trial_run
+
+
+async def execute_with_progress(runner: Any, trials: list, progress: Any) -> None:
+    """`runner.run(trials)` with the progress ticker beside it; the last line at the end."""
+    if progress is None:
+        await runner.run(trials)
+        return
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(progress.ticker)
+            await runner.run(trials)
+            tg.cancel_scope.cancel()
+    finally:
+        progress.close()
+
+
+def exit_code(summary: dict[str, Any], caught: list[int]) -> int:
+    from agent_env.cli.commands.run import EXIT_FAILED, EXIT_OK, EXIT_SIGNAL
+
+    if caught:
+        return EXIT_SIGNAL.get(caught[0], 130)
+    bad = any(
+        any(c != "unscored" for c in s["failures"]) or s["excluded"].get("infrastructure")
+        for s in summary["tasks"]
+    )
+    return EXIT_FAILED if bad else EXIT_OK
+
+
+async def report(session: Any, trial_run: Any, opts: dict[str, Any], caught: list[int]) -> int:
+    """Print the summary (per-trial lines for single-trial runs, the results table otherwise),
+    write `--export`; the exit code."""
+    from agent_env.engine import trials as engine_trials
+    from agent_env.engine.export import write_jsonl
+    from agent_env.engine.results import format_table
+
+    documents = session.stores.documents
+    summary = trial_run.results.summary()
+    code = exit_code(summary, caught)
+    run_doc = await documents.get(engine_trials.RUNS, trial_run.run_id)
+    with anyio.CancelScope(shield=True):
+        if opts.get("export") and run_doc is not None:
+            path = Path(opts["export"]).expanduser()
+            with open(path, "w", encoding="utf-8") as out:
+                rows = await write_jsonl(documents, run_doc, out)
+            _err(f"wrote {rows} trial row(s) to {path}")
+        records = await engine_trials.gather_records(documents, run_doc) if run_doc else []
+    evals = [
+        {"name": e["name"], "passed": e["passed"], "total": e["trials"]}
+        for e in summary["evals"]
+    ]
+    if opts.get("as_json"):
+        data = {
+            "run_id": trial_run.run_id,
+            "exit_code": code,
+            "tasks": records,
+            "evals": evals,
+            "results": summary,
+        }
+        click.echo(json.dumps(data, indent=2, default=str))
+        return code
+    if not many(opts) and int((run_doc or {}).get("trials") or 1) == 1:
+        width = max((len(r["task"]["name"]) for r in records), default=4)
+        for r in records:
+            seconds = r.get("seconds")
+            took = f"{seconds:.2f}s" if isinstance(seconds, (int, float)) else "-"
+            click.echo(
+                f"{r['task']['name']:<{width}}  {r['outcome'] or r['status']}  {took}  {r['id']}"
+            )
+    else:
+        click.echo(f"run {trial_run.run_id}")
+        for line in format_table(summary):
+            click.echo(line)
+    for e in evals:
+        click.echo(f"eval {e['name']}: {e['passed']} of {e['total']} passed")
+    sys.stdout.flush()
+    return code

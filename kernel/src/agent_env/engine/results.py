@@ -1,0 +1,222 @@
+"""Results of a run with trials: per task and per eval, trials, pass rate (Wilson 95% interval),
+mean score (Student t 95% interval), pass@k for every k up to the trials, failure classes.
+
+Which trials count: a finished trial counts unless it ended `infrastructure` (not the agent's
+fault; `--retry-infra` re-runs those) or `cancelled` or is unfinished; those are listed as
+excluded. A trial's score is the mean of its counted verifier scores; a trial that failed at a
+step scores 0; an unscored one counts as not passed and has no score. An eval pools its tasks'
+trials for the pass rate and mean score and averages its tasks' pass@k (the estimator's usual
+per-problem mean). Everything is kept as counts and running sums: memory does not grow with the
+number of trials.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from agent_env.engine.records import failure_class
+from agent_env.engine.stats import Moments, pass_at_k, wilson_interval
+
+FINAL = ("passed", "scored_below", "unscored", "failed", "cancelled")
+EXCLUDED = ("infrastructure", "cancelled")
+INTERVALS = {
+    "pass_rate": "Wilson score interval, 95%",
+    "mean_score": "Student t interval on the trial scores, 95%",
+}
+
+
+def record_failure_class(record: Mapping[str, Any]) -> str | None:
+    """The stored class, or (for records written before classes existed) the derived one."""
+    stored = record.get("failure_class")
+    if stored is not None or record.get("status") == "passed":
+        return stored
+    return failure_class(record.get("status") or "", record.get("failure"))
+
+
+def trial_score(record: Mapping[str, Any]) -> float | None:
+    """The score a counted trial contributes to the mean (see the module docstring)."""
+    status = record.get("status")
+    if status == "failed":
+        return 0.0
+    scores = [s for s in (record.get("scores") or {}).values() if isinstance(s, (int, float))]
+    if status in ("passed", "scored_below") and scores:
+        return float(sum(scores) / len(scores))
+    return None
+
+
+class TaskStats:
+    """Counts and sums for one task's trials."""
+
+    __slots__ = ("excluded", "failures", "moments", "n", "name", "passes", "seconds")
+
+    def __init__(self, name: str):
+        self.name = name
+        self.n = 0
+        self.passes = 0
+        self.moments = Moments()
+        self.failures: Counter[str] = Counter()
+        self.excluded: Counter[str] = Counter()
+        self.seconds = 0.0
+
+    def add(self, record: Mapping[str, Any]) -> None:
+        status = record.get("status")
+        if status not in FINAL:
+            self.excluded["unfinished"] += 1
+            return
+        cls = record_failure_class(record)
+        if cls in EXCLUDED:
+            self.excluded[cls] += 1
+            return
+        self.n += 1
+        self.seconds += float(record.get("seconds") or 0.0)
+        if status == "passed":
+            self.passes += 1
+        elif cls is not None:
+            self.failures[cls] += 1
+        score = trial_score(record)
+        if score is not None:
+            self.moments.add(score)
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 6)
+
+
+def _pair(pair: tuple[float, float] | None) -> list[float] | None:
+    return None if pair is None else [round(pair[0], 6), round(pair[1], 6)]
+
+
+def _summary(
+    name: str,
+    n: int,
+    passes: int,
+    moments: Moments,
+    failures: Counter[str],
+    excluded: Counter[str],
+    pass_at: dict[int, float],
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "trials": n,
+        "passed": passes,
+        "pass_rate": _round(passes / n) if n else None,
+        "pass_rate_ci95": _pair(wilson_interval(passes, n)),
+        "scored": moments.n,
+        "mean_score": _round(moments.mean) if moments.n else None,
+        "mean_score_ci95": _pair(moments.interval()),
+        "pass_at_k": {str(k): _round(v) for k, v in pass_at.items()},
+        "failures": dict(sorted(failures.items())),
+        "excluded": dict(sorted(excluded.items())),
+    }
+
+
+class Results:
+    """Feed every final trial record once (`add`); `summary()` is the report."""
+
+    def __init__(self, task_names: Iterable[str], evals: Mapping[str, Sequence[str]] | None = None):
+        self.tasks: dict[str, TaskStats] = {n: TaskStats(n) for n in task_names}
+        self.evals = {name: list(tasks) for name, tasks in (evals or {}).items()}
+
+    def add(self, record: Mapping[str, Any]) -> None:
+        name = record["task"]["name"]
+        stats = self.tasks.get(name)
+        if stats is None:
+            stats = self.tasks[name] = TaskStats(name)
+        stats.add(record)
+
+    def task_summary(self, stats: TaskStats) -> dict[str, Any]:
+        at = {k: pass_at_k(stats.n, stats.passes, k) for k in range(1, stats.n + 1)}
+        out = _summary(
+            stats.name, stats.n, stats.passes, stats.moments, stats.failures, stats.excluded, at
+        )
+        out["seconds_mean"] = _round(stats.seconds / stats.n) if stats.n else None
+        return out
+
+    def eval_summary(self, name: str) -> dict[str, Any]:
+        members = [self.tasks[t] for t in self.evals[name] if t in self.tasks]
+        moments, failures, excluded = Moments(), Counter(), Counter()
+        for s in members:
+            moments.merge(s.moments)
+            failures.update(s.failures)
+            excluded.update(s.excluded)
+        counted = [s for s in members if s.n]
+        k_max = min((s.n for s in counted), default=0)
+        at = {
+            k: sum(pass_at_k(s.n, s.passes, k) for s in counted) / len(counted)
+            for k in range(1, k_max + 1)
+        }
+        n = sum(s.n for s in members)
+        passes = sum(s.passes for s in members)
+        out = _summary(name, n, passes, moments, failures, excluded, at)
+        out["tasks"] = [s.name for s in members]
+        return out
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "intervals": dict(INTERVALS),
+            "tasks": [self.task_summary(s) for s in self.tasks.values()],
+            "evals": [self.eval_summary(name) for name in self.evals],
+        }
+
+
+def shown_ks(k_max: int) -> list[int]:
+    """The pass@k columns a terminal table shows: 1, 2, 4, 8, ... and k_max itself."""
+    ks, k = [], 1
+    while k < k_max:
+        ks.append(k)
+        k *= 2
+    if k_max >= 1:
+        ks.append(k_max)
+    return ks
+
+
+def _num(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+def _ci(pair: Sequence[float] | None) -> str:
+    return "-" if pair is None else f"[{pair[0]:.3f}, {pair[1]:.3f}]"
+
+
+def format_table(summary: Mapping[str, Any]) -> list[str]:
+    """The results as aligned text lines (tasks, then evals, then failure classes)."""
+    rows = [("task", s) for s in summary["tasks"]] + [("eval", s) for s in summary["evals"]]
+    if not rows:
+        return []
+    k_max = max((s["trials"] for _, s in rows), default=0)
+    ks = shown_ks(k_max)
+    head = ["", "trials", "passed", "pass rate", "95% CI", "mean score", "95% CI"]
+    head += [f"pass@{k}" for k in ks]
+    table = [head]
+    for kind, s in rows:
+        name = s["name"] if kind == "task" else f"eval {s['name']}"
+        line = [
+            name,
+            str(s["trials"]),
+            str(s["passed"]),
+            _num(s["pass_rate"]),
+            _ci(s["pass_rate_ci95"]),
+            _num(s["mean_score"]),
+            _ci(s["mean_score_ci95"]),
+        ]
+        line += [_num(s["pass_at_k"].get(str(k))) for k in ks]
+        table.append(line)
+    widths = [max(len(r[i]) for r in table) for i in range(len(head))]
+    out = []
+    for r in table:
+        cells = [r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=True)]
+        out.append("  ".join(cells).rstrip())
+    out.append(
+        "(pass rate: Wilson 95% interval; mean score: Student t 95% interval; "
+        "pass@k: unbiased estimator)"
+    )
+    for kind, s in rows:
+        if kind != "task":
+            continue
+        parts = [f"{c} {n}" for c, n in s["failures"].items()]
+        parts += [f"{c} {n} (excluded)" for c, n in s["excluded"].items()]
+        if parts:
+            out.append(f"not passed: {s['name']}: " + ", ".join(parts))
+    return out

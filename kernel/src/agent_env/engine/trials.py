@@ -1,0 +1,347 @@
+"""Trials: every selected task run K times, each trial its own task instance, built only when
+it starts (memory stays flat in the number of trials) and resumable as a whole run.
+
+The run document (`runs/<run_id>`) is written before anything runs and lists every trial:
+`instances[i]` (the instance id of trial i's first attempt), `tasks[i]`, `trial_index[i]`, plus
+the seed table. An infrastructure failure is re-run up to `retry_infra` times as a new instance
+`<id>-r1`, `<id>-r2`...; only a trial's last attempt counts. `agent-env run --resume RUN_ID`
+keeps every finished trial, resumes unfinished ones from their journal (pending, running,
+cancelled, or never started), and gives infrastructure failures another attempt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from agent_env.engine.export import trial_row
+from agent_env.engine.instance import TaskInstance
+from agent_env.engine.records import COLLECTION, now_iso
+from agent_env.engine.results import Results, record_failure_class
+from agent_env.engine.seeds import SeedTable, apply_seed, uses_placeholders
+
+RUNS = "runs"
+#: Record statuses a run resume keeps as they are (a failure other than infrastructure too).
+KEPT = ("passed", "scored_below", "unscored", "failed")
+
+
+def slot_id(run_id: str, index: int) -> str:
+    """The instance id of trial `index`'s first attempt: `ti-<run stamp>-<index>`."""
+    return f"ti-{run_id.removeprefix('run-')}-{index:05d}"
+
+
+def attempt_id(base: str, attempt: int) -> str:
+    return base if attempt == 0 else f"{base}-r{attempt}"
+
+
+def bundle_digest(bundle: Any) -> str | None:
+    """sha256 over the bundle folder's files (relative path and content), hidden files and
+    caches excluded: which bundle content a trial ran."""
+    root = Path(bundle.root)
+    if not root.is_dir():
+        return None
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if any(p.startswith(".") or p == "__pycache__" for p in rel.parts) or not path.is_file():
+            continue
+        h.update(rel.as_posix().encode() + b"\0")
+        with open(path, "rb") as f:
+            h.update(hashlib.file_digest(f, "sha256").digest())
+    return "sha256:" + h.hexdigest()
+
+
+class TrialRun:
+    """The trials of one run: what each needs to build its instance, the results so far and the
+    progress display. `trials` is what a runner runs (each has `await trial.run()`)."""
+
+    def __init__(
+        self,
+        services: Any,
+        *,
+        run_id: str,
+        bundle_info: Mapping[str, Any],
+        tasks: Mapping[str, Any],
+        task_versions: Mapping[str, int],
+        seeds: SeedTable,
+        retry_infra: int = 0,
+        meta: Mapping[str, Any] | None = None,
+        results: Results,
+        progress: Any = None,
+    ):
+        self.services = services
+        self.run_id = run_id
+        self.bundle_info = dict(bundle_info)
+        self.tasks = dict(tasks)
+        self.task_versions = dict(task_versions)
+        self.seeds = seeds
+        self.retry_infra = retry_infra
+        self.meta = {k: v for k, v in (meta or {}).items() if v is not None}
+        self.results = results
+        self.progress = progress
+        self.trials: list[Trial] = []
+        self.kept = 0
+        names = sorted({"trial", "seed", *(k for e in seeds.entries for k in e)})
+        self._seeded = {
+            name: uses_placeholders(getattr(t, "raw", None) or [s.id for s in t.steps], names)
+            or not getattr(t, "raw", None)
+            for name, t in self.tasks.items()
+        }
+
+    def steps_for(self, task_name: str, values: Mapping[str, Any]) -> list[Any]:
+        task = self.tasks[task_name]
+        if not self._seeded.get(task_name):
+            return task.steps
+        return apply_seed(task.steps, values)
+
+    def keep(self, record: Mapping[str, Any]) -> None:
+        """A finished trial from before a resume: counted, not run again."""
+        self.results.add(record)
+        self.kept += 1
+
+    def finished(self, record: Mapping[str, Any]) -> None:
+        self.results.add(record)
+        if self.progress is not None:
+            self.progress.finished(record.get("status") == "passed")
+
+
+class Trial:
+    """One planned trial: creates (or resumes) its instance when run, retries infrastructure
+    failures, and then keeps only its export row (`record`)."""
+
+    __slots__ = ("attempt", "base", "index", "owner", "record", "resume", "task")
+
+    def __init__(
+        self,
+        owner: TrialRun,
+        base: str,
+        task: str,
+        index: int,
+        *,
+        resume: Mapping[str, Any] | None = None,
+        attempt: int = 0,
+    ):
+        self.owner = owner
+        self.base = base
+        self.task = task
+        self.index = index
+        self.resume = resume
+        self.attempt = attempt
+        self.record: dict[str, Any] | None = None
+
+    @property
+    def id(self) -> str:
+        return attempt_id(self.base, self.attempt)
+
+    @property
+    def task_name(self) -> str:
+        return self.task
+
+    @property
+    def run_id(self) -> str:
+        return self.owner.run_id
+
+    async def _instance(self) -> TaskInstance:
+        run = self.owner
+        if self.resume is not None:
+            record, self.resume = self.resume, None
+            values = record.get("seed_values") or run.seeds.values(self.index)
+            steps = run.steps_for(self.task, values)
+            return await TaskInstance.load(run.services, record, steps)
+        values = run.seeds.values(self.index)
+        return await TaskInstance.create(
+            run.services,
+            task=run.tasks[self.task],
+            instance_id=self.id,
+            run_id=run.run_id,
+            bundle=run.bundle_info,
+            task_version=run.task_versions.get(self.task),
+            trial=self.index,
+            seed=values["seed"],
+            steps=run.steps_for(self.task, values),
+            meta={**run.meta, "seed_values": values, "attempt": self.attempt},
+            write=False,
+        )
+
+    async def run(self) -> dict[str, Any]:
+        run = self.owner
+        progress = run.progress
+        if progress is not None:
+            progress.started()
+        retries = 0
+        final: dict[str, Any] | None = None
+        try:
+            while True:
+                instance = await self._instance()
+                final = await instance.run()
+                del instance
+                if (
+                    record_failure_class(final) != "infrastructure"
+                    or retries >= run.retry_infra
+                ):
+                    break
+                retries += 1
+                self.attempt += 1
+                if progress is not None:
+                    progress.retried += 1
+        finally:
+            if final is None and progress is not None:
+                progress.abandoned()
+        self.record = trial_row(final)
+        run.finished(final)
+        return self.record
+
+
+async def plan_run(
+    services: Any,
+    *,
+    run_id: str,
+    bundle: Any,
+    bundle_info: Mapping[str, Any],
+    tasks: Sequence[Any],
+    evals: Sequence[str],
+    task_versions: Mapping[str, int],
+    trials: int = 1,
+    seeds: SeedTable | None = None,
+    retry_infra: int = 0,
+    meta: Mapping[str, Any] | None = None,
+    progress: Any = None,
+    options: Mapping[str, Any] | None = None,
+) -> TrialRun:
+    """Write the run document for `trials` trials of each task and return the run to execute.
+
+    Trials are interleaved by trial index (every task's trial 0 first) so partial results
+    cover every task early."""
+    if trials < 1:
+        raise ValueError(f"trials must be at least 1, got {trials}")
+    seeds = seeds or SeedTable()
+    order = [(t.name, i) for i in range(trials) for t in tasks]
+    ids = [slot_id(run_id, n) for n in range(len(order))]
+    doc = {
+        "id": run_id,
+        "bundle": dict(bundle_info),
+        "evals": list(evals),
+        "instances": ids,
+        "tasks": [name for name, _ in order],
+        "trial_index": [i for _, i in order],
+        "trials": trials,
+        "task_versions": {t.name: task_versions.get(t.name) for t in tasks},
+        "seed_table": [dict(e) for e in seeds.entries],
+        "seed_source": seeds.source,
+        "retry_infra": retry_infra,
+        "meta": {k: v for k, v in (meta or {}).items() if v is not None},
+        "options": dict(options or {}),
+        "created_at": now_iso(),
+    }
+    await services.stores.documents.put(RUNS, run_id, doc)
+    run = TrialRun(
+        services,
+        run_id=run_id,
+        bundle_info=bundle_info,
+        tasks={t.name: t for t in tasks},
+        task_versions=task_versions,
+        seeds=seeds,
+        retry_infra=retry_infra,
+        meta=meta,
+        results=Results([t.name for t in tasks], _eval_tasks(bundle, evals, tasks)),
+        progress=progress,
+    )
+    run.trials = [Trial(run, base, name, i) for base, (name, i) in zip(ids, order, strict=True)]
+    return run
+
+
+def _eval_tasks(bundle: Any, evals: Sequence[str], tasks: Sequence[Any]) -> dict[str, list[str]]:
+    chosen = {t.name for t in tasks}
+    return {
+        name: [t for t in bundle.evals[name].tasks if t in chosen]
+        for name in evals
+        if name in bundle.evals
+    }
+
+
+async def latest_attempt(documents: Any, base: str) -> tuple[dict[str, Any] | None, int]:
+    """The record of a trial's last attempt and its number ((None, 0): never started)."""
+    record = await documents.get(COLLECTION, base)
+    attempt = 0
+    while record is not None and record_failure_class(record) == "infrastructure":
+        nxt = await documents.get(COLLECTION, attempt_id(base, attempt + 1))
+        if nxt is None:
+            break
+        record, attempt = nxt, attempt + 1
+    return record, attempt
+
+
+async def resume_run(
+    services: Any,
+    run_doc: Mapping[str, Any],
+    *,
+    bundle: Any,
+    task_versions: Mapping[str, int],
+    retry_infra: int | None = None,
+    progress: Any = None,
+    check: Any = None,
+) -> TrialRun:
+    """The unfinished trials of a recorded run, ready to run; finished ones are already counted
+    in `results`. `check(record)` may refuse a record (e.g. its owner process is alive)."""
+    from agent_env.engine.run import task_for_resume
+
+    documents = services.stores.documents
+    ids = list(run_doc.get("instances", []))
+    names = list(run_doc.get("tasks", []))
+    index = list(run_doc.get("trial_index") or [0] * len(ids))
+    seeds = SeedTable(
+        entries=tuple(run_doc.get("seed_table") or ()), source=run_doc.get("seed_source")
+    )
+    evals = list(run_doc.get("evals", []))
+    task_names = list(dict.fromkeys(names))
+    tasks = {}
+    for name in task_names:
+        tasks[name] = task_for_resume(
+            bundle,
+            {"id": run_doc["id"], "task": {"name": name, "version": _version(run_doc, name)}},
+            task_versions,
+        )
+    run = TrialRun(
+        services,
+        run_id=run_doc["id"],
+        bundle_info=run_doc.get("bundle") or {},
+        tasks=tasks,
+        task_versions=task_versions,
+        seeds=seeds,
+        retry_infra=run_doc.get("retry_infra", 0) if retry_infra is None else retry_infra,
+        meta=run_doc.get("meta") or {},
+        results=Results(task_names, _eval_tasks(bundle, evals, list(tasks.values()))),
+        progress=progress,
+    )
+    for base, name, i in zip(ids, names, index, strict=True):
+        record, attempt = await latest_attempt(documents, base)
+        if record is None:
+            run.trials.append(Trial(run, base, name, i, attempt=0))
+        elif record_failure_class(record) == "infrastructure":
+            run.trials.append(Trial(run, base, name, i, attempt=attempt + 1))
+        elif record["status"] in KEPT:
+            run.keep(record)
+        else:
+            if check is not None:
+                check(record)
+            task_for_resume(bundle, record, task_versions)
+            run.trials.append(Trial(run, base, name, i, resume=record, attempt=attempt))
+    return run
+
+
+def _version(run_doc: Mapping[str, Any], name: str) -> int | None:
+    return (run_doc.get("task_versions") or {}).get(name)
+
+
+async def read_run(documents: Any, run_id: str) -> dict[str, Any] | None:
+    return await documents.get(RUNS, run_id)
+
+
+async def gather_records(documents: Any, run_doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every trial's last record (for `--json`), read back from the store."""
+    from agent_env.engine.export import run_records
+
+    return [r async for r in run_records(documents, run_doc)]
+
