@@ -103,3 +103,23 @@ def _boto(endpoint: str) -> dict:
         "aws_access_key_id": "testing",
         "aws_secret_access_key": "testing",
     }
+
+
+@pytest.mark.anyio
+async def test_default_registry_is_the_accounts_ecr_endpoint(moto_endpoint):
+    store = EcrImageStore(settings(moto_endpoint))
+    try:
+        await store._ready()
+        account = boto3_account(moto_endpoint)
+        host = f"{account}.dkr.ecr.us-east-1.amazonaws.com"
+        assert store.full("tools/app:v1") == f"{host}/agentenv/tools/app:v1"
+        assert store.repository("tools/app:v1") == "agentenv/tools/app"
+        assert store.settings["username"] == "AWS" and store.settings["password"]
+    finally:
+        await store.close()
+
+
+def boto3_account(endpoint: str) -> str:
+    import boto3
+
+    return boto3.client("sts", **_boto(endpoint)).get_caller_identity()["Account"]

@@ -167,4 +167,4 @@ class EcrImageStore(RegistryImageStore):
         self._client.close()
 
 
-__all__ = ["EcrImageStore", "split_ref"]
+__all__ = ["EcrImageStore"]
