@@ -55,6 +55,8 @@ class S3ObjectStore(ObjectStore):
             client.head_bucket(Bucket=self.bucket)
             return
         except botocore.exceptions.ClientError as exc:
+            if error_code(exc) in ("403", "AccessDenied", "Forbidden"):
+                return  # object-only permissions: the object calls will tell
             if error_code(exc) not in ("404", "NoSuchBucket", "NotFound"):
                 raise
         if not self.options["create_bucket"]:

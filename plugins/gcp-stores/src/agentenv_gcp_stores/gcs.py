@@ -56,6 +56,8 @@ class GcsObjectStore(ObjectStore):
             bucket = client.bucket(self.bucket_name)
             try:
                 bucket.reload(timeout=self._timeout)
+            except gexc.Forbidden:
+                pass  # object-only permissions (e.g. roles/storage.objectAdmin)
             except gexc.NotFound:
                 if not self.options["create_bucket"]:
                     raise StoreError(
