@@ -63,3 +63,8 @@ def enforceable(client: Any) -> dict[str, bool]:
         "memory": bool(info.get("MemoryLimit")),
         "pids": bool(info.get("PidsLimit")),
     }
+
+
+def swap_limit(client: Any) -> bool:
+    """Whether memory+swap can be capped too (else a memory limit still holds, swap aside)."""
+    return bool(daemon_info(client).get("SwapLimit"))

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import shlex
-import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -19,12 +18,17 @@ from agent_env.errors import SandboxError
 from agent_env.sandbox import ExecResult, Sandbox, SandboxProvider, SandboxSpec
 from agent_env.suggest import did_you_mean
 from agentenv_docker_sandbox import archive, labels
-from agentenv_docker_sandbox.client import enforceable, get_client, run
+from agentenv_docker_sandbox.client import enforceable, get_client, run, swap_limit
+from agentenv_docker_sandbox.resources import (
+    ensure_network,
+    reap_orphans,
+    remove_container,
+    remove_network_if_empty,
+)
 
 DEFAULT_IMAGE = "python:3.11-slim"
 NETWORK_MODES = ("none", "bridge", "run")
 _MEMORY = re.compile(r"^\d+(\.\d+)?[bkmg]?$", re.IGNORECASE)
-_network_lock = threading.Lock()
 LOG_DIR = "/tmp/.agentenv"
 
 
@@ -223,51 +227,6 @@ class DockerSandbox(Sandbox):
         self._torn_down = True
 
 
-def remove_container(client: Any, container_id: str) -> None:
-    """Remove the container and its anonymous volumes; no error when already gone."""
-    errors = _errors()
-    try:
-        client.api.remove_container(container_id, v=True, force=True)
-    except errors.NotFound:
-        return
-    except errors.APIError as e:
-        if "already in progress" in str(e) or "No such container" in str(e):
-            _wait_gone(client, container_id)
-            return
-        raise SandboxError(f"cannot remove container {container_id[:12]}: {e.explanation or e}") from e
-
-
-def _wait_gone(client: Any, container_id: str, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            client.api.inspect_container(container_id)
-        except _errors().NotFound:
-            return
-        time.sleep(0.1)
-
-
-def remove_network_if_empty(client: Any, name: str) -> bool:
-    """Remove our network `name` when no container is attached; True when it is gone."""
-    errors = _errors()
-    with _network_lock:
-        try:
-            info = client.api.inspect_network(name)
-        except errors.NotFound:
-            return True
-        if labels.MANAGED not in (info.get("Labels") or {}) or info.get("Containers"):
-            return False
-        try:
-            client.api.remove_network(info["Id"])
-        except errors.NotFound:
-            return True
-        except errors.APIError as e:
-            if "active endpoints" in str(e):
-                return False
-            raise SandboxError(f"cannot remove network {name}: {e.explanation or e}") from e
-        return True
-
-
 class DockerProvider(SandboxProvider):
     """Settings (`[sandbox.docker]`): `image` (default python:3.11-slim), `network` (default
     "bridge"), `base_url` (the daemon), `pull` (pull a missing image, default true), `init`."""
@@ -303,7 +262,7 @@ class DockerProvider(SandboxProvider):
             if not _MEMORY.match(memory):
                 raise SandboxError(f"memory {spec.memory!r}: expected a size like '512m' or '2g'")
             out["mem_limit"] = memory
-            if daemon_swap(self.client):
+            if swap_limit(self.client):
                 out["memswap_limit"] = memory
         if spec.pids is not None:
             if int(spec.pids) < 1:
@@ -359,7 +318,7 @@ class DockerProvider(SandboxProvider):
 
         def go() -> DockerSandbox:
             if network:
-                _ensure_network(self.client, network, owner=owner, run_id=run_label)
+                ensure_network(self.client, network, owner=owner, run_id=run_label)
                 kwargs["network"] = network
                 if alias:
                     kwargs["networking_config"] = {
@@ -442,12 +401,6 @@ class DockerProvider(SandboxProvider):
         return await run(reap_orphans, self.client, set(adopt))
 
 
-def daemon_swap(client: Any) -> bool:
-    from agentenv_docker_sandbox.client import daemon_info
-
-    return bool(daemon_info(client).get("SwapLimit"))
-
-
 def _create(client: Any, image: str, kwargs: dict[str, Any], pull: bool) -> Any:
     errors = _errors()
     try:
@@ -465,47 +418,3 @@ def _create(client: Any, image: str, kwargs: dict[str, Any], pull: bool) -> Any:
         return client.containers.create(image, **kwargs)
     except errors.APIError as e:
         raise SandboxError(f"cannot create a container from {image!r}: {e.explanation or e}") from e
-
-
-def _ensure_network(client: Any, name: str, *, owner: str, run_id: str) -> None:
-    errors = _errors()
-    with _network_lock:
-        try:
-            client.api.inspect_network(name)
-            return
-        except errors.NotFound:
-            pass
-        try:
-            client.api.create_network(
-                name, driver="bridge",
-                labels={labels.MANAGED: "docker", labels.OWNER: owner, labels.RUN: run_id,
-                        labels.NETWORK: "run"},
-            )
-        except errors.APIError as e:
-            if "already exists" not in str(e):
-                raise SandboxError(f"cannot create network {name}: {e.explanation or e}") from e
-
-
-def reap_orphans(client: Any, adopt: set[str] = frozenset()) -> list[str]:
-    """Remove our containers whose owner died (and whose lease names no live owner), then our
-    networks left empty by a dead owner. Returns the sandbox ids removed."""
-    reaped: list[str] = []
-    errors = _errors()
-    for info in client.api.containers(all=True, filters={"label": labels.MANAGED}):
-        tags = info.get("Labels") or {}
-        sandbox_id = tags.get(labels.SANDBOX) or (info.get("Names") or ["?"])[0].lstrip("/")
-        if sandbox_id in adopt or info["Id"] in adopt:
-            continue
-        if labels.owner_alive(tags.get(labels.OWNER)) or labels.lease_alive(tags.get(labels.LEASE)):
-            continue
-        remove_container(client, info["Id"])
-        reaped.append(sandbox_id)
-    for net in client.api.networks(filters={"label": labels.MANAGED}):
-        tags = net.get("Labels") or {}
-        if labels.owner_alive(tags.get(labels.OWNER)):
-            continue
-        try:
-            remove_network_if_empty(client, net["Name"])
-        except (SandboxError, errors.APIError):
-            continue
-    return reaped
