@@ -211,3 +211,28 @@ async def test_connect_restarts_a_stopped_sandbox_and_keeps_its_files(provider, 
         assert (await again.exec("echo up", timeout=30)).stdout == "up\n"
     finally:
         await box.teardown()
+
+
+async def test_concurrent_sandboxes_of_one_run_share_a_network_and_leave_nothing(provider, docker_client):
+    import uuid
+
+    import anyio
+
+    run_id = f"conc-{uuid.uuid4().hex[:8]}"
+    boxes = []
+
+    async def one(i: int) -> None:
+        box = await provider.create(spec(network="run", labels={"run_id": run_id, "sandbox_name": f"s{i}"}))
+        boxes.append(box)
+        assert (await box.exec("echo hi", timeout=30)).stdout == "hi\n"
+
+    try:
+        async with anyio.create_task_group() as tg:
+            for i in range(4):
+                tg.start_soon(one, i)
+        assert {b.network for b in boxes} == {f"agentenv-run-{run_id}"}
+    finally:
+        async with anyio.create_task_group() as tg:
+            for box in boxes:
+                tg.start_soon(box.teardown)
+    assert ours(docker_client, run=run_id) == []

@@ -30,9 +30,9 @@ def get_client(settings: Mapping[str, Any] | None = None) -> Any:
 
             try:
                 if base_url:
-                    client = docker.DockerClient(base_url=base_url, timeout=int(timeout))
+                    client = docker.DockerClient(base_url=base_url, timeout=int(timeout), max_pool_size=32)
                 else:
-                    client = docker.from_env(timeout=int(timeout))
+                    client = docker.from_env(timeout=int(timeout), max_pool_size=32)
             except docker.errors.DockerException as e:
                 raise SandboxError(
                     f"cannot reach the Docker daemon{f' at {base_url}' if base_url else ''}: {e}"
