@@ -39,6 +39,15 @@ async def wait_ready(url: str, token: str | None = None) -> None:
         await client.wait_ready(timeout=30)
 
 
+def cpu_seconds(pid: int) -> float:
+    """User+system CPU time of a process (Linux /proc), 0 where unavailable."""
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def pct(values: list[float], q: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, int(q * len(values)))]
@@ -65,7 +74,7 @@ async def sequential(url: str, headers: dict, calls: int) -> list[float]:
         await pool.aclose()
 
 
-async def throughput(url: str, headers: dict, clients: int, seconds: float) -> float:
+async def throughput(url: str, headers: dict, clients: int, seconds: float) -> tuple[float, int]:
     done = 0
     mcp, pool = lean_client(url, headers)
     try:
@@ -82,7 +91,7 @@ async def throughput(url: str, headers: dict, clients: int, seconds: float) -> f
         async with anyio.create_task_group() as tg:
             for n in range(clients):
                 tg.start_soon(worker, n)
-        return done / (time.perf_counter() - start_t)
+        return done / (time.perf_counter() - start_t), done
     finally:
         await pool.aclose()
 
@@ -97,17 +106,31 @@ async def run(args: argparse.Namespace) -> None:
                            {"AGENTENV_GATEWAY_TOKEN": token}))
         await wait_ready(gw_url, token)
         auth = {"authorization": f"Bearer {token}"}
+        paths = (("direct", env_url, {}), ("gateway", gw_url, auth))
+        lat: dict[str, list[float]] = {label: [] for label, *_ in paths}
+        tputs: dict[str, list[float]] = {label: [] for label, *_ in paths}
+        cpu: dict[str, list[list[float]]] = {label: [] for label, *_ in paths}
+        for _ in range(args.rounds):  # interleaved, so a noisy neighbour hits both paths alike
+            for label, url, headers in paths:
+                lat[label] += await sequential(url, headers, args.calls // args.rounds)
+                before = [cpu_seconds(p.pid) for p in procs]
+                tput, calls = await throughput(url, headers, args.clients, args.seconds / args.rounds)
+                cpu[label].append([(cpu_seconds(p.pid) - b) * 1e6 / calls for p, b in zip(procs, before)])
+                tputs[label].append(tput)
         rows = []
-        for label, url, headers in (("direct", env_url, {}), ("gateway", gw_url, auth)):
-            lat = await sequential(url, headers, args.calls)
-            tput = await throughput(url, headers, args.clients, args.seconds)
-            rows.append((label, pct(lat, 0.5) * 1e3, pct(lat, 0.99) * 1e3, statistics.mean(lat) * 1e3, tput))
+        for label, *_ in paths:
+            used = [statistics.median(c[i] for c in cpu[label]) for i in range(len(procs))]
+            rows.append((label, pct(lat[label], 0.5) * 1e3, pct(lat[label], 0.99) * 1e3,
+                         statistics.mean(lat[label]) * 1e3, statistics.median(tputs[label]), used[0],
+                         used[1] if label == "gateway" else 0.0))
         print(f"\ntool call 'echo' ({args.calls} sequential calls; {args.clients} concurrent clients for "
-              f"{args.seconds:g}s; {os.cpu_count()} CPUs)")
-        print(f"{'path':<10}{'p50 ms':>10}{'p99 ms':>10}{'mean ms':>10}{'calls/s':>12}")
-        for label, p50, p99, mean, tput in rows:
-            print(f"{label:<10}{p50:>10.3f}{p99:>10.3f}{mean:>10.3f}{tput:>12.0f}")
-        (_, d50, _, _, dt), (_, g50, _, _, gt) = rows
+              f"{args.seconds:g}s; {args.rounds} interleaved rounds, median throughput; {os.cpu_count()} CPUs)")
+        print(f"{'path':<10}{'p50 ms':>10}{'p99 ms':>10}{'mean ms':>10}{'calls/s':>12}{'env us/call':>14}"
+              f"{'gw us/call':>12}")
+        for label, p50, p99, mean, tput, env_cpu, gw_cpu in rows:
+            print(f"{label:<10}{p50:>10.3f}{p99:>10.3f}{mean:>10.3f}{tput:>12.0f}{env_cpu:>14.0f}"
+                  f"{(f'{gw_cpu:.0f}' if gw_cpu else '-'):>12}")
+        (_, d50, _, _, dt, _, _), (_, g50, _, _, gt, _, _) = rows
         print(f"\ngateway adds {g50 - d50:.3f} ms at p50 (target < 1 ms); keeps {100 * gt / dt:.0f}% of direct "
               f"throughput (target >= 70%)")
     finally:
@@ -124,7 +147,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--clients", type=int, default=32)
-    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--seconds", type=float, default=6.0)
+    parser.add_argument("--rounds", type=int, default=3)
     anyio.run(run, parser.parse_args())
 
 

@@ -222,3 +222,39 @@ def test_every_json_rpc_code_maps_to_its_class():
         error = rpc_error_from({"code": code, "message": "m", "data": {"code": "x"}}, method="data/get")
         assert type(error) is cls and error.code == code
         assert str(error).startswith("data/get: m [JSON-RPC")
+
+
+def test_an_env_written_against_the_existing_import_paths_runs(tmp_path):
+    """A module as an existing env would write it: old import paths, sync handlers, a card name."""
+    import subprocess
+    import sys
+
+    (tmp_path / "legacy_env.py").write_text(
+        "from typing import Annotated\n"
+        "from pydantic import Field\n"
+        "from agentenv_protocol import AgentEnvEnvironment, environment_card, tool, reset_data, add_data, get_data\n"
+        "from agentenv_protocol.tool_context import ToolContext, ROLE_META_KEY\n"
+        "from agentenv_protocol.types import DataPart\n"
+        "@environment_card(name='inventory')\n"
+        "class Inventory(AgentEnvEnvironment):\n"
+        "    items = {}\n"
+        "    @tool(description='Count an item.')\n"
+        "    def count(self, sku: Annotated[str, Field(description='SKU')], ctx: ToolContext) -> dict:\n"
+        "        return {'sku': sku, 'n': self.items.get(sku, 0), 'role': ctx.role}\n"
+        "    @reset_data\n"
+        "    def reset(self): self.items.clear()\n"
+        "    @add_data\n"
+        "    def add(self, parts):\n"
+        "        for p in parts: self.items.update(p.data)\n"
+        "    @get_data\n"
+        "    def get(self): return [DataPart(data=dict(self.items))]\n"
+        "if __name__ == '__main__':\n"
+        "    Inventory().serve()\n")
+    code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import legacy_env\n"
+            "print(json.dumps(legacy_env.Inventory().card.model_dump(exclude_none=True)))")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
+    card = __import__("json").loads(out.stdout)
+    assert card["name"] == "inventory"
+    assert card["capabilities"]["tools"] == [{"name": "count", "description": "Count an item.", "inputSchema": {
+        "type": "object", "properties": {"sku": {"type": "string", "description": "SKU"}}, "required": ["sku"]}}]
+    assert card["capabilities"]["operations"] == ["data/reset", "data/add", "data/get"]

@@ -34,7 +34,7 @@ _EXPORTS = {
     "METHOD_GET": "types", "CLOCK_EXTENSION_URI": "types",
 }
 _SUBMODULES = {"client", "gateway", "types", "errors", "context", "server", "authoring", "schema", "serving",
-               "dataplane", "examples"}
+               "dataplane", "examples", "agent_env_environment", "tool_context", "fastpost", "mcp_http"}
 
 __all__ = sorted(_EXPORTS)
 
