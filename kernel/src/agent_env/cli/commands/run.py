@@ -277,6 +277,8 @@ async def _run_bundle(session: Any, opts: dict[str, Any], caught: list[int]) -> 
         tasks, evals = engine_run.select_tasks(bundle, opts["task_names"], opts["eval_names"])
         if not tasks:
             raise click.UsageError(f"bundle {bundle.name!r} has no tasks to run")
+        if opts.get("agent"):
+            _check_agent(session, bundle, opts["agent"])
         if opts.get("agent") in SOLUTION_AGENTS:
             tasks = _with_solution(bundle, tasks, opts["agent"])
         return tasks, evals
@@ -319,6 +321,25 @@ async def _execute_trials(session: Any, trial_run: Any, opts: dict[str, Any], ca
 
 #: Agents that replay a task's shipped solution: `--agent` with one runs only such tasks.
 SOLUTION_AGENTS = ("oracle", "scripted")
+
+
+def _check_agent(session: Any, bundle: Any, agent: str) -> None:
+    """`--agent` must name an agent folder of the bundle or a registered agent type."""
+    from agent_env.errors import PluginError
+    from agent_env.suggest import did_you_mean
+
+    try:
+        kinds = list(session.plugins.agents.names())
+    except PluginError:
+        kinds = []
+    if agent in bundle.agents or agent in kinds:
+        return
+    names = sorted({*bundle.agents, *kinds})
+    raise click.BadParameter(
+        f"no agent {agent!r}{did_you_mean(agent, names)}; bundle agents: "
+        f"{', '.join(sorted(bundle.agents)) or 'none'}; agent types: {', '.join(kinds) or 'none'}",
+        param_hint="--agent",
+    )
 
 
 def _with_solution(bundle: Any, tasks: list, agent: str) -> list:
