@@ -1,5 +1,6 @@
 """`agent-env plugin add|remove` in fresh environments of each kind that can be made here (a
-virtualenv with pip, one with only `uv pip`, a `uv tool` install, a uv project), with plugins
+virtualenv with pip, one with only `uv pip`, a `uv tool` install, a uv project, pipx when it can
+be installed), with plugins
 scaffolded by `agent-env plugin new` and built as wheels in the test. Nothing comes from an
 index: our distribution names belong to another project there."""
 
@@ -16,7 +17,6 @@ from pathlib import Path
 
 import attrs
 import pytest
-
 from agent_env.plugins.scaffold import scaffold
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -123,7 +123,24 @@ def _vars(tmp: Path, wheels: Wheels) -> dict[str, str]:
     return env
 
 
-def make_env(kind: str, tmp: Path, wheels: Wheels) -> Env:
+@pytest.fixture(scope="session")
+def pipx_bin(tmp_path_factory) -> Path | None:
+    """pipx (from PATH, else installed into a session venv from uv's cache or the index)."""
+    found = shutil.which("pipx")
+    if found:
+        return Path(found)
+    venv = tmp_path_factory.mktemp("pipx") / "venv"
+    if _run([UV, "venv", "--quiet", "--python", sys.executable, venv]).returncode != 0:
+        return None
+    for offline in (["--offline"], []):
+        done = _run([UV, "pip", "install", "--quiet", *offline, "--python", venv / "bin" / "python",
+                     "pipx"])
+        if done.returncode == 0:
+            return venv / "bin" / "pipx"
+    return None
+
+
+def make_env(kind: str, tmp: Path, wheels: Wheels, pipx: Path | None = None) -> Env:
     """A fresh environment of `kind` with agent-env (the kernel wheel) installed, offline."""
     env = _vars(tmp, wheels)
     work = tmp / "work"
@@ -136,6 +153,15 @@ def make_env(kind: str, tmp: Path, wheels: Wheels) -> Env:
         _ok(_run([UV, "pip", "install", "--quiet", "--python", venv / "bin" / "python",
                   wheels.kernel, *extra], env=env))
         return Env(kind, venv / "bin" / "agent-env", venv / "bin" / "python", (), env, work)
+    if kind == "pipx":
+        if pipx is None:
+            pytest.skip("pipx cannot be installed here")
+        env.update(PIPX_HOME=str(tmp / "pipx"), PIPX_BIN_DIR=str(tmp / "bin"))
+        env["PATH"] = f"{pipx.parent}{os.pathsep}{env['PATH']}"
+        _ok(_run([pipx, "install", "--python", sys.executable, wheels.kernel], env=env))
+        prefix = tmp / "pipx" / "venvs" / "agentenv-kernel"
+        return Env(kind, tmp / "bin" / "agent-env", prefix / "bin" / "python",
+                   (prefix / "pipx_metadata.json",), env, work)
     if kind == "uv tool":
         _ok(_run([UV, "tool", "install", "--quiet", "--python", sys.executable, wheels.kernel],
                  env=env))
@@ -151,12 +177,12 @@ def make_env(kind: str, tmp: Path, wheels: Wheels) -> Env:
                (project / "pyproject.toml", project / "uv.lock"), env, work)
 
 
-KINDS = ["pip", "uv tool", "uv project"]
+KINDS = ["pip", "uv tool", "uv project", "pipx"]
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_add_use_and_remove_a_scaffolded_plugin(kind, wheels, tmp_path):
-    env = make_env(kind, tmp_path, wheels)
+def test_add_use_and_remove_a_scaffolded_plugin(kind, wheels, tmp_path, pipx_bin):
+    env = make_env(kind, tmp_path, wheels, pipx_bin)
     before = env.dists()
     added = env.run("plugin", "add", "-y", str(wheels.greet))
     assert added.returncode == 0, added.stdout + added.stderr
@@ -186,8 +212,8 @@ def test_add_use_and_remove_a_scaffolded_plugin(kind, wheels, tmp_path):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_a_plugin_that_fails_to_import_is_rolled_back_exactly(kind, wheels, tmp_path):
-    env = make_env(kind, tmp_path, wheels)
+def test_a_plugin_that_fails_to_import_is_rolled_back_exactly(kind, wheels, tmp_path, pipx_bin):
+    env = make_env(kind, tmp_path, wheels, pipx_bin)
     dists, files = env.dists(), env.files()
     result = env.run("plugin", "add", "-y", str(wheels.oops))
     assert result.returncode == 1, result.stdout + result.stderr
@@ -325,3 +351,15 @@ def test_a_read_only_environment_is_refused(wheels):
         assert "python3 -m venv .venv && .venv/bin/pip install agentenv-kernel SPEC" in result.stderr
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.parametrize("kind", ["uv tool", "uv project"])
+def test_a_plugin_needing_another_agent_env_changes_nothing(kind, wheels, tmp_path):
+    env = make_env(kind, tmp_path, wheels)
+    dists, files = env.dists(), env.files()
+    result = env.run("plugin", "add", "-y", "--find-links", str(wheels.future_dir), str(wheels.future))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "plugin add failed: the installer failed" in result.stderr
+    assert "agentenv-kernel" in result.stderr
+    assert env.dists() == dists
+    assert env.files() == files

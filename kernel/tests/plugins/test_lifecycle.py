@@ -12,7 +12,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from agent_env.errors import PluginError
 from agent_env.plugins import PluginManager
 from agent_env.plugins.api import PLUGIN_API_VERSION, api_problem, declared_api_in_source

@@ -15,7 +15,13 @@ from agent_env.plugins.lifecycle.environment import PIPX, SYSTEM, VENV, Environm
 from agent_env.plugins.lifecycle.lock import environment_lock
 from agent_env.plugins.lifecycle.rollback import restore, run_command
 from agent_env.plugins.lifecycle.snapshot import Snapshot, changes, take
-from agent_env.plugins.lifecycle.specs import OWN_DISTRIBUTIONS, Spec, own_distributions, parse_spec
+from agent_env.plugins.lifecycle.specs import (
+    OWN_DISTRIBUTIONS,
+    Spec,
+    normalize,
+    own_distributions,
+    parse_spec,
+)
 
 
 @attrs.frozen(kw_only=True)
@@ -74,7 +80,7 @@ def preview(plan: AddPlan, before: Snapshot) -> list[str] | None:
     env = plan.env
     if env.kind not in (VENV, SYSTEM, PIPX):
         return None
-    index = installers._index_args(plan.find_links, plan.no_index)
+    index = installers.index_args(plan.find_links, plan.no_index)
     installs = [s.install for s in plan.specs]
     cmd = installers.low_install(env, installs, index)
     if env.low_level[0] == "uv":
@@ -90,11 +96,11 @@ def preview(plan: AddPlan, before: Snapshot) -> list[str] | None:
         for line in done.stderr.splitlines():
             if line.startswith(" + ") and "==" in line:
                 name, _, version = line[3:].split(" ")[0].partition("==")
-                would[installers_norm(name)] = version
+                would[normalize(name)] = version
     else:
         for item in json.loads(done.stdout or "{}").get("install", []):
             meta = item.get("metadata", {})
-            would[installers_norm(meta.get("name", ""))] = meta.get("version", "")
+            would[normalize(meta.get("name", ""))] = meta.get("version", "")
     lines = []
     for name, version in sorted(would.items()):
         old = before.dists.get(name)
@@ -109,12 +115,6 @@ def preview(plan: AddPlan, before: Snapshot) -> list[str] | None:
             )
         lines.append(f"install {name}=={version}" if old is None else f"change {name} {old} -> {version}")
     return lines
-
-
-def installers_norm(name: str) -> str:
-    from agent_env.plugins.lifecycle.specs import normalize
-
-    return normalize(name)
 
 
 def verify(before: Snapshot, after: Snapshot, specs: tuple[Spec, ...], env: Environment) -> list[str]:
@@ -139,7 +139,7 @@ def verify(before: Snapshot, after: Snapshot, specs: tuple[Spec, ...], env: Envi
     for name, (dist, status, errors) in after.plugin_status().items():
         if status in ("ok", "disabled"):
             continue
-        if installers_norm(dist or "") in changed or name not in was:
+        if normalize(dist or "") in changed or name not in was:
             problems.append(f"plugin {name!r} ({dist}) is {status}: {'; '.join(errors)}")
         elif was[name][1] == "ok":
             problems.append(f"plugin {name!r} ({dist}) worked before and is now {status}: "
@@ -188,5 +188,5 @@ def execute_add(
             raise PluginError("plugin add failed: " + "\n  ".join(problems))
         changed = {n for n, v in after.dists.items() if before.dists.get(n) != v}
         names = [p["name"] for p in after.plugins
-                 if installers_norm(p.get("dist") or "") in changed]
+                 if normalize(p.get("dist") or "") in changed]
         return AddResult(changes=changes(before.dists, after.dists), plugins=sorted(set(names)))

@@ -16,7 +16,7 @@ def shell(cmd: list[str]) -> str:
     return " ".join(shlex.quote(c) for c in cmd)
 
 
-def _index_args(find_links: tuple[str, ...], no_index: bool) -> list[str]:
+def index_args(find_links: tuple[str, ...], no_index: bool) -> list[str]:
     args = [arg for link in find_links for arg in ("--find-links", link)]
     return args + (["--no-index"] if no_index else [])
 
@@ -77,7 +77,7 @@ def _pipx() -> str:
 def add_command(env: Environment, installs: list[str], find_links: tuple[str, ...] = (),
                 no_index: bool = False) -> list[str]:
     """The owning installer's command that adds `installs` to the environment."""
-    index = _index_args(find_links, no_index)
+    index = index_args(find_links, no_index)
     if env.kind == UV_TOOL:
         return uv_tool_install(env, installs, set(), index)
     if env.kind == PIPX:

@@ -47,11 +47,11 @@ def restore(
     pins = [f"{n}=={v}" for n, v in sorted(before.dists.items()) if now.dists.get(n) != v]
     own = [p for p in pins if p.split("==")[0] in OWN_DISTRIBUTIONS]
     other = [p for p in pins if p not in own]
-    index = installers._index_args(find_links, False)
+    index = installers.index_args(find_links, False)
     if other:
         run_command(installers.low_install(env, other, index), echo)
     if own:
-        run_command(installers.low_install(env, own, installers._index_args(find_links, True)), echo)
+        run_command(installers.low_install(env, own, installers.index_args(find_links, True)), echo)
     final = take(env.python)
     if final.dists != before.dists:
         left = changes(before.dists, final.dists)
