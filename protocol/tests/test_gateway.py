@@ -148,6 +148,10 @@ async def test_composed_card_nests_children_with_rewritten_endpoints(running):
     assert added.json()["result"] == {}
     stats = httpx.get(server.url + notes["capabilities"]["extensions"][0]["params"]["endpoint"], headers=admin)
     assert stats.json() == {"count": 1}
+    agent = {"authorization": f"Bearer {gateway.issue_token('agent')}"}
+    for path in (notes["url"], "/agentenv"):  # an agent cannot reset or read env state behind the task's back
+        refused = httpx.post(server.url + path, headers=agent, json={"jsonrpc": "2.0", "id": 1, "method": "data/get"})
+        assert refused.status_code == 403
     ambiguous = httpx.post(server.url + "/agentenv", headers=admin,
                            json={"jsonrpc": "2.0", "id": 3, "method": "data/get"}).json()
     assert ambiguous["error"]["code"] == -32000 and "/svc/<env>/agentenv" in ambiguous["error"]["message"]

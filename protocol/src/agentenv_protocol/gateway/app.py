@@ -472,10 +472,15 @@ class Gateway:
             await self._respond(send, 200, self.card(caller.role))
         elif path == READY_PATH and method == "GET":
             await self._respond(send, 200, await self._health())
-        elif path == RPC_PATH and method == "POST":
-            await self._data_plane(scope, receive, send, caller)
-        elif path.startswith("/svc/"):
-            await self._proxy(scope, receive, send, caller, path)
+        elif path == RPC_PATH or path.startswith("/svc/"):
+            if not caller.admin:  # the data plane and env REST routes are the harness's, not an agent's
+                await self._respond(send, 403, {"error": f"{path} needs the gateway's admin token"})
+            elif path == RPC_PATH and method == "POST":
+                await self._data_plane(scope, receive, send, caller)
+            elif path == RPC_PATH:
+                await self._respond(send, 405, {"error": f"{method} {RPC_PATH}: POST a JSON-RPC request"})
+            else:
+                await self._proxy(scope, receive, send, caller, path)
         elif path.startswith("/clock/"):
             await self._clock_route(receive, send, caller, path, method)
         elif path in ("/tools/enable", "/tools/disable") and method == "POST":
