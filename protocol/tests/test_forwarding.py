@@ -108,3 +108,27 @@ async def test_client_and_gateway_fall_back_to_the_handshake():
         await pool.aclose()
     finally:
         legacy.stop()
+
+
+async def test_an_env_that_serves_get_time_keeps_it_and_the_clock_refuses_to_shadow_it():
+    from agentenv_protocol import AgentEnvEnvironment, tool
+
+    class Timely(AgentEnvEnvironment):
+        @tool()
+        def get_time(self) -> str:
+            return "env time"
+
+    env = serve_in_thread(Timely().create_app())
+    try:
+        gateway = Gateway({"timely": env.url})
+        with serve_gateway(gateway) as server:
+            import httpx
+
+            admin = {"authorization": f"Bearer {gateway.admin_token}"}
+            clash = httpx.put(server.url + "/clock/set-time", headers=admin,
+                              json={"virtual_time": "2026-01-01T00:00:00Z"})
+            assert clash.status_code == 409 and "already served by environment 'timely'" in clash.json()["error"]
+            async with EnvClient(server.url, token=gateway.admin_token) as client:
+                assert (await client.call_tool("get_time", {})).text == "env time"
+    finally:
+        env.stop()
