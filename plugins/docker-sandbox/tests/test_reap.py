@@ -81,7 +81,8 @@ async def test_adopted_and_live_leased_sandboxes_are_kept(provider, docker_clien
 def test_sandbox_prune_command_reaps_every_provider(docker_client, tmp_path, monkeypatch, plugin_manager,
                                                     register_plugin):
     from agentenv_docker_sandbox import hooks
-    from agentenv_docker_sandbox.cli import sandbox
+
+    from agent_env.cli.commands.sandbox import sandbox
 
     register_plugin(hooks, "docker-sandbox")
     monkeypatch.setenv("AGENT_ENV_HOME", str(tmp_path / "home"))

@@ -23,8 +23,9 @@ KERNEL_COMMANDS: dict[str, tuple[str, str]] = {
 
 EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 
-#: Commands that reap orphaned sandboxes themselves (`run --resume` adopts its own first).
-SELF_REAPING_COMMANDS = frozenset({"run"})
+#: Commands that handle orphaned sandboxes themselves: `run --resume` adopts its own first,
+#: `sandbox list` shows them, `sandbox prune` reaps them.
+SELF_REAPING_COMMANDS = frozenset({"run", "sandbox"})
 
 _verbose = False
 

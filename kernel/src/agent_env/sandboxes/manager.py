@@ -223,6 +223,44 @@ class SandboxManager:
                 reaped.append(sandbox_id)
         return reaped
 
+    async def prune(self) -> list[str]:
+        """`reap_orphans`, then every installed provider's own `reap()` (label-based, for
+        what a lease never recorded). Problems land in `reap_errors`; never raises."""
+        reaped = list(await self.reap_orphans())
+        for name in self.plugins.sandbox_providers.names():
+            try:
+                for sandbox_id in await self.provider(name).reap():
+                    if sandbox_id not in reaped:
+                        reaped.append(sandbox_id)
+            except Exception as e:  # noqa: BLE001 - one broken provider must not stop the others
+                self.reap_errors.append(f"provider {name!r}: {e}")
+        return reaped
+
+    def lease_rows(self) -> list[dict[str, Any]]:
+        """Every sandbox with a lease: id, provider, run, task instance, owner and liveness."""
+        rows = []
+        try:
+            names = sorted(os.listdir(self.lease_dir))
+        except FileNotFoundError:
+            return rows
+        for name in names:
+            if not name.endswith(leases.SUFFIX) or name.startswith(".") or leases.CLAIM in name:
+                continue
+            lease = leases.read(self.lease_dir / name)
+            if lease is None:
+                continue
+            rows.append(
+                {
+                    "id": lease.get("sandbox_id") or name.removesuffix(leases.SUFFIX),
+                    "provider": lease.get("provider"),
+                    "run_id": lease.get("run_id"),
+                    "task_instance_id": lease.get("task_instance_id"),
+                    "owner_pid": lease.get("owner_pid"),
+                    "owner_alive": leases.owner_alive(lease),
+                }
+            )
+        return rows
+
     async def _reap_one(self, sandbox_id: str, lease: dict[str, Any], claimed: Path) -> bool:
         try:
             provider = self.provider(lease.get("provider") or "")

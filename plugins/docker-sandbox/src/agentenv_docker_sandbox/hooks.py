@@ -1,5 +1,5 @@
-"""Registers the `docker` sandbox provider, the `docker` and `registry` image stores and the
-`sandbox` command (when the kernel does not provide one). Imports only stdlib + agent_env."""
+"""Registers the `docker` sandbox provider and the `docker` and `registry` image stores.
+Imports only stdlib + agent_env (`agent-env sandbox prune` is the kernel's)."""
 
 from agent_env import hookimpl
 
@@ -17,12 +17,3 @@ def agentenv_register_stores(registry):
 
     registry.add(DockerImageStore)
     registry.add(RegistryImageStore)
-
-
-@hookimpl
-def agentenv_register_commands(group):
-    taken = set(getattr(group, "commands", {})) | set(getattr(group, "lazy_commands", {}))
-    if "sandbox" not in taken:
-        group.add_lazy_command(
-            "sandbox", "agentenv_docker_sandbox.cli:sandbox", "Clean up sandboxes (prune orphans)."
-        )
