@@ -220,7 +220,6 @@ class McpServerEnv:
     async def build(self, ctx: Any) -> tuple[str, str]:
         """(image tag, its working dir); the second build of the same context builds nothing."""
         try:
-            from agentenv_docker_sandbox.client import get_client
             from agentenv_docker_sandbox.images import build_image
         except ImportError as e:
             raise EnvDeployError(
@@ -228,19 +227,34 @@ class McpServerEnv:
                 f"(pip install agentenv-docker-sandbox): {e}") from e
         from agent_env.paths import cache_dir
 
+        from agentenv_docker_sandbox.images import context_digest, image_tag
+
         settings = _docker_settings(ctx)
         context = await anyio.to_thread.run_sync(self.build_context, cache_dir())
+        name = f"env-{self.name}"
+        expected = image_tag(name, await anyio.to_thread.run_sync(context_digest, context))
+        existed = await anyio.to_thread.run_sync(_image_config, settings, expected)
         t0 = time.perf_counter()
-        tag = await build_image(context, f"env-{self.name}", settings=settings)
-        seconds = time.perf_counter() - t0
-        if seconds > 1:
-            ctx.log(f"image {tag} built in {seconds:.1f}s")
+        tag = await build_image(context, name, settings=settings)
+        config = existed if existed is not None and tag == expected else \
+            await anyio.to_thread.run_sync(_image_config, settings, tag)
+        if existed is None:
+            ctx.log(f"image {tag} built in {time.perf_counter() - t0:.1f}s")
+        else:
+            ctx.log(f"image {tag} reused (same build context)")
+        return tag, (config or {}).get("WorkingDir") or "/"
 
-        def workdir() -> str:
-            config = get_client(settings).images.get(tag).attrs.get("Config") or {}
-            return config.get("WorkingDir") or "/"
 
-        return tag, await anyio.to_thread.run_sync(workdir)
+def _image_config(settings: dict[str, Any], tag: str) -> dict[str, Any] | None:
+    """The image's `Config` (workdir, command), or None when the daemon does not have it."""
+    import docker.errors
+
+    from agentenv_docker_sandbox.client import get_client
+
+    try:
+        return get_client(settings).images.get(tag).attrs.get("Config") or {}
+    except docker.errors.ImageNotFound:
+        return None
 
 
 def _docker_settings(ctx: Any) -> dict[str, Any]:

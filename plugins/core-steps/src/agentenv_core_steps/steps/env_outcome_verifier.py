@@ -11,11 +11,14 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import sys
+import threading
 import traceback
 import uuid
 from typing import Any, ClassVar
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 import attrs
 
 from agent_env.context import StepContext
@@ -57,7 +60,7 @@ class EnvOutcomeVerifier(Step):
                 if inspect.iscoroutinefunction(verify):
                     rows = await verify(mcp_url)
                 else:
-                    rows = await anyio.to_thread.run_sync(verify, mcp_url, abandon_on_cancel=True)
+                    rows = await _in_daemon_thread(verify, mcp_url)
         except TimeoutError:
             raise StepFailed(self.id, f"verify() did not return within {VERIFY_TIMEOUT:g}s") from None
         except Exception as e:  # noqa: BLE001 - the verifier's bug fails this step with its trace
@@ -68,6 +71,31 @@ class EnvOutcomeVerifier(Step):
         ctx.record_verifier(self.verifier_id, results, score)
         passed = sum(1 for r in results if r["result"] is True)
         ctx.log(f"{passed}/{len(results)} checks passed on env {name!r}; score {score:g}")
+
+
+async def _in_daemon_thread(fn: Any, arg: Any) -> Any:
+    """`fn(arg)` in a daemon thread: a verifier that hangs is abandoned on timeout or Ctrl-C
+    and cannot keep the runner alive at exit (anyio's worker threads would)."""
+    done = anyio.Event()
+    box: dict[str, Any] = {}
+    token = anyio.lowlevel.current_token()
+
+    def target() -> None:
+        try:
+            box["value"] = fn(arg)
+        except BaseException as e:  # noqa: BLE001 - handed to the awaiting step
+            box["error"] = e
+        finally:
+            try:
+                anyio.from_thread.run_sync(done.set, token=token)
+            except Exception:  # noqa: BLE001 - the run is over; nobody waits any more
+                pass
+
+    threading.Thread(target=target, name="agentenv-verify", daemon=True).start()
+    await done.wait()
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
 
 
 def _load_verify(step_id: str, path: Any) -> Any:

@@ -1,0 +1,175 @@
+"""Deploy-to-first-tool-call of an env, per provider, against the floor of the same work by hand
+(figures, not pass/fail). Issue 5's targets: within 1.3x of the floor on Docker; under 300 ms
+as a local process.
+
+Run: .venv/bin/python bench/deploy_env.py [--runs 5] [--providers local,docker]
+
+Framework: the real engine runs `examples/echo-docker`'s env in a task of `deploy_env` and an
+`env_outcome_verifier` whose `verify` makes one tool call through the run's gateway; the time
+is from the `deploy_env` step's start to that call's answer (image build and venv creation are
+warmed up once first, as a second run of the same bundle would find them).
+Floor, docker: `docker run -d -p 127.0.0.1::18765 IMAGE` of the same image, then GETs of the
+card until it answers. Floor, local: start `python server.py` by hand, GET the card until it
+answers. Runs alternate framework/floor so both see the same machine load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import anyio
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "examples" / "echo-docker"
+VERIFY = """
+import asyncio, os, time
+from agentenv_protocol.client import EnvClient
+
+def verify(mcp_url):
+    async def call():
+        async with EnvClient(mcp_url.rsplit("/mcp", 1)[0], mcp_path="/mcp") as env:
+            return await env.call_tool("echo", {"text": "hi"})
+    result = asyncio.run(call())
+    with open(os.environ["BENCH_STAMP"], "w") as f:
+        f.write(repr(time.perf_counter()))
+    return [{"id": "echo", "result": result.text == "hi", "description": result.text}]
+"""
+TASK = """[
+  {"id": "deploy", "type": "deploy_env", "env_id": "echo", "sandbox_type": "%s"},
+  {"id": "call", "type": "env_outcome_verifier", "env_id": "echo", "file_artifact_id": "call"}
+]"""
+
+
+def card_answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/.well-known/agent-env.json", timeout=1) as r:
+            return r.status == 200
+    except OSError:
+        return False
+
+
+async def framework_once(provider: str, bundle: Path, home: Path, stamp: Path) -> float:
+    from agent_env.bundles import load_bundle, materialize
+    from agent_env.engine.instance import EngineServices, Reporter, TaskInstance
+    from agent_env.engine.records import new_id
+    from agent_env.plugins import get_plugin_manager
+    from agent_env.sandboxes.manager import SandboxManager
+    from agent_env.stores import open_stores
+
+    started: dict[str, float] = {}
+
+    class Clock(Reporter):
+        def step_started(self, instance, step_id):
+            started.setdefault(step_id, time.perf_counter())
+
+    plugins = get_plugin_manager()
+    loaded = load_bundle(str(bundle), plugins)
+    stores = open_stores({}, plugins, home=home)
+    try:
+        materialized = await materialize(loaded, stores)
+        services = EngineServices(plugins=plugins, config=None, stores=stores,
+                                  sandboxes=SandboxManager(plugins, None, home),
+                                  artifacts=materialized.artifacts, reporter=Clock())
+        instance = await TaskInstance.create(services, task=loaded.tasks[provider], instance_id=new_id("ti"),
+                                             run_id="bench", bundle={"spec": str(bundle), "name": "bench"})
+        record = await instance.run()
+    finally:
+        await stores.close()
+    if record["status"] != "passed":
+        raise SystemExit(f"{provider}: the bench task did not pass: {record['failure'] or record['outcome']}")
+    return float(stamp.read_text()) - started["deploy"]
+
+
+def docker_floor(image: str) -> float:
+    t0 = time.perf_counter()
+    cid = subprocess.check_output(["docker", "run", "-d", "-p", "127.0.0.1::18765", image], text=True).strip()
+    try:
+        port = subprocess.check_output(["docker", "port", cid, "18765/tcp"], text=True).split(":")[-1].strip()
+        url = f"http://127.0.0.1:{port}"
+        while not card_answers(url):
+            time.sleep(0.01)
+        return time.perf_counter() - t0
+    finally:
+        subprocess.run(["docker", "rm", "-f", "-v", cid], capture_output=True)
+
+
+def local_floor(server: Path) -> float:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "MCP_HOST": "127.0.0.1", "MCP_PORT": str(port)}
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, str(server)], env=env, cwd=server.parent,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        while not card_answers(f"http://127.0.0.1:{port}"):
+            if proc.poll() is not None:
+                raise SystemExit(f"the env exited with {proc.returncode}")
+            time.sleep(0.01)
+        return time.perf_counter() - t0
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def built_image(home: Path) -> str:
+    from agent_env.stores import open_stores  # noqa: F401 - same process state as the runs
+
+    out = subprocess.check_output(["docker", "images", "--format", "{{.Repository}}:{{.Tag}} {{.CreatedAt}}",
+                                   "agentenv/env-echo"], text=True).splitlines()
+    return sorted(out, key=lambda line: line.split(" ", 1)[1])[-1].split(" ", 1)[0]
+
+
+def ms(values: list[float]) -> str:
+    return f"median {statistics.median(values) * 1000:7.0f} ms  (min {min(values) * 1000:.0f}, max {max(values) * 1000:.0f})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--providers", default="local,docker")
+    args = parser.parse_args()
+    providers = [p for p in args.providers.split(",") if p]
+    work = Path(tempfile.mkdtemp(prefix="bench-deploy-env-"))
+    os.environ["AGENT_ENV_HOME"] = str(work / "home")
+    bundle = work / "bundle"
+    shutil.copytree(EXAMPLE, bundle, ignore=shutil.ignore_patterns("__pycache__"))
+    (bundle / "artifacts" / "call").mkdir(parents=True)
+    (bundle / "artifacts" / "call" / "call.py").write_text(VERIFY)
+    for provider in providers:
+        (bundle / "tasks" / f"{provider}.json").write_text(TASK % provider)
+    stamp = work / "stamp"
+    os.environ["BENCH_STAMP"] = str(stamp)
+    print(f"deploy-to-first-tool-call, {args.runs} runs each (after one warm-up run)", flush=True)
+    try:
+        for provider in providers:
+            anyio.run(framework_once, provider, bundle, work / "home", stamp)  # warm-up
+            ours: list[float] = []
+            floor: list[float] = []
+            image = built_image(work / "home") if provider == "docker" else ""
+            for _ in range(args.runs):
+                ours.append(anyio.run(framework_once, provider, bundle, work / "home", stamp))
+                floor.append(docker_floor(image) if provider == "docker"
+                             else local_floor(bundle / "envs" / "echo" / "server.py"))
+            ratio = statistics.median(ours) / statistics.median(floor)
+            what = "docker run + card" if provider == "docker" else "python server.py + card"
+            print(f"{provider:7s} agent-env deploy_env -> tool call: {ms(ours)}")
+            print(f"{provider:7s} floor ({what}):{' ' * (21 - len(what))}{ms(floor)}")
+            print(f"{provider:7s} ratio {ratio:.2f}x", flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

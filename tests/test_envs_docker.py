@@ -1,0 +1,195 @@
+"""Envs on Docker through the real CLI and daemon: both examples pass, the image is built once
+per build context, and after a passing run, a failing run, Ctrl-C, and SIGKILL followed by
+any `agent-env` command, no container, network or volume of the run is left.
+
+Without a daemon these tests skip locally and FAIL when `CI=true` (`require_docker`).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from envs_helpers import (AGENT_ENV, URL, agent_env, answers, cli_env, copy_example,  # noqa: E402
+                          nothing_left, start, wait_for, write)
+
+BASE_IMAGE = "python:3.11-slim"
+
+
+@pytest.fixture(scope="module")
+def docker_client():
+    from agentenv_docker_sandbox.testing import require_docker
+
+    require_docker(BASE_IMAGE)
+    import docker
+
+    client = docker.from_env(timeout=120)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "home"
+    path.mkdir()
+    return path
+
+
+def _ours(client, keep) -> list[str]:
+    """Names of our containers, networks and volumes whose labels satisfy `keep` (plain API
+    listings: no per-object inspect that could race another test's teardown)."""
+    from agentenv_docker_sandbox import labels
+
+    flt = {"label": labels.MANAGED}
+    names = [(c.get("Names") or ["?"])[0].lstrip("/") for c in client.api.containers(all=True, filters=flt)
+             if keep(c.get("Labels") or {})]
+    names += [n["Name"] for n in client.api.networks(filters=flt) if keep(n.get("Labels") or {})]
+    names += [v["Name"] for v in (client.api.volumes(filters=flt).get("Volumes") or [])
+              if keep(v.get("Labels") or {})]
+    return names
+
+
+def ours(client, home: Path) -> list[str]:
+    """What runs under `home` made (their lease files live there; networks and volumes carry
+    the owner of those containers)."""
+    from agentenv_docker_sandbox import labels
+
+    mine = str(home)
+    owners = {c["Labels"].get(labels.OWNER) for c in client.api.containers(all=True, filters={"label": labels.MANAGED})
+              if (c.get("Labels") or {}).get(labels.LEASE, "").startswith(mine)}
+    return _ours(client, lambda tags: tags.get(labels.LEASE, "").startswith(mine)
+                 or (tags.get(labels.OWNER) in owners and labels.LEASE not in tags))
+
+
+def owned_by(client, pid: int) -> list[str]:
+    from agentenv_docker_sandbox import labels
+
+    return _ours(client, lambda tags: (tags.get(labels.OWNER) or "").startswith(f"{pid}:"))
+
+
+@pytest.mark.parametrize("example", ["echo-docker", "notes-local"])
+def test_example_passes_on_docker_and_leaves_nothing(example, docker_client, home, tmp_path):
+    bundle = copy_example(example, tmp_path / example)
+    done = agent_env(home, "run", str(bundle), "--sandbox", "docker", timeout=1200)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "passed" in done.stdout
+    [(provider, url)] = URL.findall(done.stderr)
+    assert provider == "docker"
+    assert not answers(url)
+    assert ours(docker_client, home) == []
+    nothing_left(home)
+
+
+def test_the_second_deploy_of_the_same_env_builds_nothing(docker_client, home, tmp_path):
+    bundle = copy_example("echo-docker", tmp_path / "echo")
+    first = agent_env(home, "run", str(bundle), "--sandbox", "docker", timeout=1200)
+    assert first.returncode == 0, first.stderr
+    second = agent_env(home, "run", str(bundle), "--sandbox", "docker", timeout=600)
+    assert second.returncode == 0, second.stderr
+    assert "reused (same build context)" in second.stderr
+    assert " built in " not in second.stderr
+    (bundle / "envs/echo/server.py").write_text(
+        (bundle / "envs/echo/server.py").read_text() + "\n# changed\n")
+    third = agent_env(home, "run", str(bundle), "--sandbox", "docker", timeout=1200)
+    assert third.returncode == 0, third.stderr
+    assert " built in " in third.stderr
+
+
+def test_a_failed_build_shows_its_log_and_leaves_nothing(docker_client, home, tmp_path):
+    bundle = write(tmp_path / "b", {
+        "envs/e/Dockerfile": f"FROM {BASE_IMAGE}\nRUN echo build-marker-42 && exit 7\n",
+        "tasks/t.json": [{"id": "deploy", "type": "deploy_env", "env_id": "e"}],
+    })
+    done = agent_env(home, "run", str(bundle), "--sandbox", "docker")
+    out = done.stdout + done.stderr
+    assert done.returncode == 1
+    assert "build-marker-42" in out
+    assert ours(docker_client, home) == []
+
+
+def failing_bundle(tmp_path: Path, verify: str) -> Path:
+    bundle = copy_example("echo-docker", tmp_path / "echo")
+    write(bundle, {"artifacts/check_echo/check_echo.py": verify})
+    return bundle
+
+
+def test_a_failing_run_leaves_nothing(docker_client, home, tmp_path):
+    bundle = failing_bundle(tmp_path, "def verify(mcp_url):\n    raise RuntimeError('verifier broke')\n")
+    done = agent_env(home, "run", str(bundle), "--sandbox", "docker", timeout=1200)
+    assert done.returncode == 1
+    assert "verifier broke" in done.stdout + done.stderr
+    assert ours(docker_client, home) == []
+    nothing_left(home)
+
+
+SLOW_VERIFY = """
+import time
+def verify(mcp_url):
+    time.sleep(300)
+    return []
+"""
+
+
+def _start_and_wait_for_deploy(docker_client, home, tmp_path):
+    """Start a run whose verifier sleeps; return once deploy_env finished (its log line)."""
+    bundle = failing_bundle(tmp_path, SLOW_VERIFY)
+    log = tmp_path / "stderr.txt"
+    with open(log, "w") as err:
+        proc = subprocess.Popen([AGENT_ENV, "run", str(bundle), "--sandbox", "docker"],
+                                env=cli_env(home), cwd=tmp_path, stdout=subprocess.DEVNULL,
+                                stderr=err, text=True)
+    wait_for(lambda: "deploy: ok" in log.read_text() or proc.poll() is not None, timeout=1200,
+             what="deploy_env to finish")
+    assert proc.poll() is None, log.read_text()
+    assert owned_by(docker_client, proc.pid)
+    return proc
+
+
+def test_ctrl_c_tears_the_env_down(docker_client, home, tmp_path):
+    proc = _start_and_wait_for_deploy(docker_client, home, tmp_path)
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=120)
+    assert proc.returncode == 130
+    assert owned_by(docker_client, proc.pid) == []
+    assert ours(docker_client, home) == []
+    nothing_left(home)
+
+
+def test_sigkill_then_any_command_reaps_the_env(docker_client, home, tmp_path):
+    proc = _start_and_wait_for_deploy(docker_client, home, tmp_path)
+    proc.kill()
+    proc.wait(timeout=60)
+    assert owned_by(docker_client, proc.pid), "the container should outlive a SIGKILLed runner"
+    done = agent_env(home, "config", "show")
+    assert done.returncode == 0, done.stderr
+    assert owned_by(docker_client, proc.pid) == []
+    assert ours(docker_client, home) == []
+    nothing_left(home)
+
+
+def test_env_limits_are_enforced_on_docker(docker_client, home, tmp_path):
+    bundle = copy_example("echo-docker", tmp_path / "echo")
+    steps = json.loads((bundle / "tasks/echo.json").read_text())
+    steps[0]["memory_mb"] = 256
+    write(bundle, {"tasks/echo.json": steps})
+    proc = start(home, "run", str(bundle), "--sandbox", "docker")
+    seen: list[int] = []
+
+    def limited() -> bool:
+        for name in owned_by(docker_client, proc.pid):
+            try:
+                seen.append(docker_client.api.inspect_container(name)["HostConfig"]["Memory"])
+            except Exception:  # noqa: BLE001
+                continue
+        return bool(seen) or proc.poll() is not None
+
+    wait_for(limited, timeout=1200, what="the env container")
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, out + err
+    assert seen and seen[0] == 256 * 1024 * 1024
