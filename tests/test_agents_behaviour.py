@@ -180,3 +180,15 @@ def test_unit_test_verifier_exit_code_and_reward_file(tmp_path):
     assert record["verifiers"]["tests"]["results"][0]["result_files"] == {"ready.txt": "ok\n"}
     assert record["verifiers"]["reward"]["score"] == 0.25
     assert record["status"] == "scored_below"
+
+
+def test_secrets_are_redacted_from_answers_and_stored_trajectories(tmp_path):
+    bundle = notes_bundle(tmp_path, {"t": prompt_steps()})
+    key = "sk-live-0123456789abcdef"
+    with ScriptedModelServer([{"content": f"the key is {key}"}]) as model:
+        data, _ = run_json(tmp_path / "home", str(bundle),
+                           env={"LITELLM_BASE_URL": model.base_url, "LITELLM_API_KEY": key})
+    [record] = data["tasks"]
+    shown = show_json(tmp_path / "home", record["id"])
+    assert shown["trajectories"]["ask"]["response"].startswith("the key is ")
+    assert key not in json.dumps(shown) and key not in json.dumps(data)

@@ -91,3 +91,8 @@ class StepContext(abc.ABC):
     def add_secret(self, value: str) -> None:
         """Make the run's redaction replace `value` wherever it would be persisted (a token a
         step minted, say). The default does nothing; the engine's context implements it."""
+
+    def redact(self, value: Any) -> Any:
+        """`value` with the run's known secrets masked, for what a step persists itself (an
+        object-store document, say). The default returns it unchanged."""
+        return value

@@ -89,5 +89,8 @@ class EngineStepContext(StepContext):
         """Redact `value` from now on in everything this run persists or prints."""
         self._instance.services.redactor.add([value])
 
+    def redact(self, value: Any) -> Any:
+        return self._instance.services.redactor(value)
+
     def log(self, message: str) -> None:
         self._instance.log(self.step_id, message)

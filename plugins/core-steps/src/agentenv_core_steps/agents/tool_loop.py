@@ -18,7 +18,8 @@ async def model_endpoint(ctx: StepContext, base_url: str | None) -> tuple[str | 
     """(base_url, api_key): the explicit URL or `[model]` (refs resolved), else LITELLM_*."""
     from agentenv_protocol.agent.chat import endpoint_from_env
 
-    table = await ctx.config.resolved_table("model", getattr(ctx.stores, "secrets", None))
+    config = getattr(ctx, "config", None)
+    table = await config.resolved_table("model", getattr(ctx.stores, "secrets", None)) if config else {}
     key = table.get("api_key")
     if key:
         add = getattr(ctx, "add_secret", None)

@@ -24,10 +24,13 @@ DEFAULT_KIND = "tool-loop"
 _POSIX_NAME = __import__("re").compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def run_setting(ctx: StepContext, key: str) -> Any:
+def run_setting(ctx: StepContext, key: str, section: str = "agents") -> Any:
     """`[agents] <key>` (the run's `--agent` / `--model` land there), None when unset."""
+    config = getattr(ctx, "config", None)
+    if config is None:
+        return None
     try:
-        return ctx.config.get("agents", key)
+        return config.get(section, key)
     except Exception:  # a config without the section (e.g. core-steps not loaded as a plugin)
         return None
 
@@ -126,7 +129,7 @@ class DeployAgent(Step):
         if missing:
             raise StepFailed(self.id, f"env_ids names env(s) not deployed in this task: {', '.join(missing)}; "
                                       f"deployed: {', '.join(sorted(envs)) or 'none'}", failure_class="env")
-        model = run_setting(ctx, "model_override") or settings.get("model") or ctx.config.get("model", "default")
+        model = run_setting(ctx, "model_override") or settings.get("model") or run_setting(ctx, "default", "model")
         spec = AgentSpec(
             name=name, role=role, settings=settings,
             folder=stored.folder if stored else None, folder_id=stored.entity_id if stored else None,

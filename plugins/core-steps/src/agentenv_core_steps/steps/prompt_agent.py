@@ -168,10 +168,8 @@ class PromptAgent(Step):
                "prompt": request.text, "response": result.text, "usage": result.usage.to_json(),
                "failure": list(result.failure) if result.failure else None, "seconds": round(seconds, 3),
                "events": list(result.trajectory), "gateway_calls": calls}
-        redact = getattr(getattr(ctx, "_instance", None), "services", None)
-        data = json.dumps(doc, default=str)
-        if redact is not None:
-            data = json.dumps(redact.redactor(doc), default=str)
+        redact = getattr(ctx, "redact", None)
+        data = json.dumps(redact(doc) if redact is not None else doc, default=str)
         try:
             await ctx.stores.objects.put(key, data.encode())
         except Exception as e:  # the answer still counts; say the trajectory is missing
