@@ -147,3 +147,12 @@ async def test_rotating_a_secret_keeps_one_active_version(secretmanager_server):
     assert versions["versions"][-1] == b"three"
     assert versions["versions"][:-1] == [None, None]
     await store.close()
+
+
+@pytest.mark.anyio
+async def test_keys_over_firestores_index_limit_are_rejected(firestore_endpoint):
+    store = FirestoreDocumentStore(settings(firestore_endpoint, collection_prefix=f"r{_tag()}"))
+    with pytest.raises(StoreError, match="1500 bytes"):
+        await store.put("c", "é" * 800, {})
+    assert await store.list("c") == []
+    await store.close()

@@ -24,6 +24,7 @@ from agentenv_gcp_stores._json import decode, encode
 
 COMPRESS_OVER = 64 * 1024
 MAX_DOC_BYTES = 1_000_000
+MAX_KEY_BYTES = 1500
 
 
 class FirestoreDocumentStore(DocumentStore):
@@ -71,12 +72,21 @@ class FirestoreDocumentStore(DocumentStore):
     def _docs(self, client: Any, collection: str) -> Any:
         return client.collection(self.root, check_collection(collection), "docs")
 
+    @staticmethod
+    def _check(collection: str, key: str) -> None:
+        check_collection(collection)
+        check_document_key(key)
+        if len(key.encode()) > MAX_KEY_BYTES:
+            raise StoreError(
+                f"bad document key {key[:40]!r}...: longer than {MAX_KEY_BYTES} bytes in UTF-8 "
+                "(Firestore indexes only that much of a field, so prefix listings would break)"
+            )
+
     def _ref(self, client: Any, collection: str, key: str) -> Any:
         return self._docs(client, collection).document(hashlib.sha256(key.encode()).hexdigest())
 
     def _data(self, collection: str, key: str, doc: Mapping[str, Any]) -> dict[str, Any]:
-        check_collection(collection)
-        check_document_key(key)
+        self._check(collection, key)
         text = encode(doc)
         if len(text) <= COMPRESS_OVER:
             return {"key": key, "doc": text}
@@ -100,8 +110,7 @@ class FirestoreDocumentStore(DocumentStore):
         raise StoreError(f"{where}: stored document has neither 'doc' nor 'z'")
 
     async def get(self, collection: str, key: str) -> dict[str, Any] | None:
-        check_collection(collection)
-        check_document_key(key)
+        self._check(collection, key)
 
         def read(client: Any) -> dict[str, Any] | None:
             snap = self._ref(client, collection, key).get(timeout=self._timeout)
@@ -131,8 +140,7 @@ class FirestoreDocumentStore(DocumentStore):
         return await self._client.call(create, f"create {collection}/{key}")
 
     async def delete(self, collection: str, key: str) -> None:
-        check_collection(collection)
-        check_document_key(key)
+        self._check(collection, key)
         await self._client.call(
             lambda c: self._ref(c, collection, key).delete(timeout=self._timeout),
             f"delete {collection}/{key}",
