@@ -59,6 +59,7 @@ class Wheels:
     hi: Path
     oops: Path
     helper: Path
+    needs: Path
     future_dir: Path
     future: Path
 
@@ -77,6 +78,10 @@ def wheels(tmp_path_factory) -> Wheels:
     with (oops / "src" / "agentenv_oops" / "hooks.py").open("a") as hooks:
         hooks.write('\nraise RuntimeError("oops on purpose")\n')
     helper = _build(_project(base / "lc-helper", "lc-helper", "1.0", [], "lc_helper"), out)
+    needs = scaffold("agentenv-needs", base).root
+    pyproject = needs / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('"agentenv-kernel>=1.0"',
+                                                      '"agentenv-kernel>=1.0", "lc-helper"'))
     future_dir = base / "future"
     _build(_project(base / "fake-kernel", "agentenv-kernel", "99.0", [], "fake_kernel"), future_dir,
            "agentenv-kernel")
@@ -84,7 +89,7 @@ def wheels(tmp_path_factory) -> Wheels:
     pyproject = future / "pyproject.toml"
     pyproject.write_text(pyproject.read_text().replace('"agentenv-kernel>=1.0"', '"agentenv-kernel>=99"'))
     return Wheels(dir=out, kernel=kernel, greet=greet, hi=hi, oops=_build(oops, out), helper=helper,
-                  future_dir=future_dir, future=_build(future, future_dir))
+                  needs=_build(needs, out), future_dir=future_dir, future=_build(future, future_dir))
 
 
 @attrs.frozen
@@ -117,7 +122,8 @@ def _vars(tmp: Path, wheels: Wheels) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("AGENT_ENV_", "VIRTUAL_ENV", "UV_", "PIP_", "PYTHON"))}
     env.update(AGENT_ENV_HOME=str(tmp / "home"), PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheels.dir),
-               PIP_DISABLE_PIP_VERSION_CHECK="1", UV_OFFLINE="1", UV_TOOL_DIR=str(tmp / "tools"),
+               PIP_DISABLE_PIP_VERSION_CHECK="1", UV_OFFLINE="1", UV_FIND_LINKS=str(wheels.dir),
+               UV_TOOL_DIR=str(tmp / "tools"),
                UV_TOOL_BIN_DIR=str(tmp / "bin"))
     env["PATH"] = f"{Path(UV).parent}{os.pathsep}{env.get('PATH', '')}"
     return env
@@ -363,3 +369,16 @@ def test_a_plugin_needing_another_agent_env_changes_nothing(kind, wheels, tmp_pa
     assert "agentenv-kernel" in result.stderr
     assert env.dists() == dists
     assert env.files() == files
+
+
+@pytest.mark.parametrize("kind", ["pip", "uv pip"])
+def test_remove_takes_the_dependencies_only_it_needed(kind, wheels, tmp_path):
+    env = make_env(kind, tmp_path, wheels)
+    before = env.dists()
+    _ok(env.run("plugin", "add", "-y", str(wheels.needs)))
+    assert {"agentenv-needs==0.1.0", "lc-helper==1.0"} <= set(env.dists())
+    plan = _ok(env.run("plugin", "remove", "--dry-run", "needs"))
+    assert "remove (only it needed this): lc-helper" in plan.stdout
+    assert "remove (only it needed this): pluggy" not in plan.stdout
+    _ok(env.run("plugin", "remove", "-y", "needs"))
+    assert env.dists() == before

@@ -28,8 +28,9 @@ def snapshot():
         dists[key] = dist.version
         entry_points[key] = sorted(ep.name for ep in dist.entry_points if ep.group == "agent_env")
         requires[key] = list(dist.requires or [])
-        if dist.read_text("REQUESTED") is not None:
-            requested.append(key)
+        installer = (dist.read_text("INSTALLER") or "").strip()
+        if installer == "pip" and dist.read_text("REQUESTED") is not None:
+            requested.append(key)  # uv marks dependencies REQUESTED too, so only pip's counts
     out = {"dists": dists, "entry_points": entry_points, "requires": requires,
            "requested": sorted(requested)}
     for var in ("AGENT_ENV_STRICT_PLUGINS", "AGENT_ENV_DISABLE_PLUGINS"):
