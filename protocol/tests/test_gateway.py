@@ -77,6 +77,11 @@ async def test_every_route_needs_a_valid_token(running):
     with pytest.raises(Exception):
         async with mcp_client(server.mcp_url, "wrong-token") as client:
             await client.list_tools()
+    from agentenv_protocol import EnvClient, ProtocolError
+
+    async with EnvClient(server.url, token="wrong", mcp_path="/mcp") as client:
+        with pytest.raises(ProtocolError, match="HTTP 401 .*invalid bearer token"):
+            await client.list_tools()
     ok = httpx.get(server.url + "/healthz", headers={"authorization": f"Bearer {gateway.admin_token}"})
     assert ok.json() == {"status": "ready", "envs": {"echo": "up", "notes": "up"}, "tools": 7}
 

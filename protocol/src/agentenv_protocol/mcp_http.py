@@ -108,6 +108,8 @@ class McpHttp:
             headers["mcp-name"] = body_params["name"]
         response = await self._send({"jsonrpc": "2.0", "id": rid, "method": method, "params": body_params},
                                     self._post_headers(headers), timeout)
+        if response.status_code in (401, 403):
+            raise McpHttpError(f"HTTP {response.status_code} from {self.url}: {response.text[:300]}")
         if self.era == "modern" and response.status_code < 500:
             return self._decode(response, rid)
         try:
