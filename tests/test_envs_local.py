@@ -244,3 +244,28 @@ def test_requirements_the_interpreter_lacks_get_a_cached_venv(home, tmp_path):
     assert second.returncode == 0, second.stdout + second.stderr
     assert time.monotonic() - t0 < 30
     nothing_left(home)
+
+
+def test_two_envs_with_the_same_tool_fail_closed_naming_both(home, tmp_path):
+    notes = (Path(__file__).parents[1] / "examples/notes-local/envs/notes/server.py").read_text()
+    steps = [
+        {"id": "deploy-e", "type": "deploy_env", "env_id": "e"},
+        {"id": "deploy-f", "type": "deploy_env", "env_id": "f"},
+    ]
+    bundle = env_bundle(tmp_path / "b", 'command = "python server.py"\n', steps=steps, extra={
+        "envs/f/env.toml": 'command = "python server.py"\n', "envs/f/server.py": notes})
+    done = agent_env(home, "run", str(bundle), "--sandbox", "local")
+    out = done.stdout + done.stderr
+    assert done.returncode == 1
+    assert "failed at step 'deploy-f'" in out
+    assert "served by both 'e' and 'f'" in out
+    nothing_left(home)
+
+
+def test_a_local_env_refuses_limits_it_cannot_enforce(home, tmp_path):
+    steps = [{"id": "deploy", "type": "deploy_env", "env_id": "e", "memory_mb": 256}]
+    bundle = env_bundle(tmp_path / "b", 'command = "python server.py"\n', steps=steps)
+    done = agent_env(home, "run", str(bundle), "--sandbox", "local")
+    assert done.returncode == 1
+    assert "cannot enforce a memory limit" in done.stdout + done.stderr
+    nothing_left(home)
