@@ -132,3 +132,28 @@ async def test_an_env_that_serves_get_time_keeps_it_and_the_clock_refuses_to_sha
                 assert (await client.call_tool("get_time", {})).text == "env time"
     finally:
         env.stop()
+
+
+async def test_envs_can_be_added_and_removed_while_serving():
+    from agentenv_protocol.examples.echo import EchoEnv
+    from agentenv_protocol.examples.notes import NotesEnv
+    from agentenv_protocol.gateway import GatewayError
+
+    echo, notes, echo2 = (serve_in_thread(EchoEnv().create_app()), serve_in_thread(NotesEnv().create_app()),
+                          serve_in_thread(EchoEnv().create_app()))
+    try:
+        gateway = Gateway({"echo": echo.url})
+        with serve_gateway(gateway) as server:
+            async with EnvClient(server.url, token=gateway.admin_token) as client:
+                assert await gateway.add_env("notes", notes.url) == ["add_note", "list_notes", "read_note"]
+                assert not (await client.call_tool("add_note", {"title": "a", "body": "b"})).is_error
+                with pytest.raises(GatewayError, match="'echo' is served by both 'echo' and 'echo2'"):
+                    await gateway.add_env("echo2", echo2.url)
+                assert "echo2" not in gateway.envs
+                gateway.remove_env("notes")
+                gone = await client.call_tool("list_notes", {})
+                assert gone.is_error and "unknown tool 'list_notes'" in gone.text
+                assert "add_note" not in {t.name for t in await client.list_tools()}
+    finally:
+        for server in (echo, notes, echo2):
+            server.stop()

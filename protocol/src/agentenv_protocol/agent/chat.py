@@ -17,6 +17,7 @@ import anyio
 import attrs
 import httpx
 
+from ._http import tls_context
 from .types import Usage
 
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
@@ -75,7 +76,7 @@ class ChatClient:
         self.max_backoff = max_backoff
         headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
         self.http = httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=connect_timeout),
-                                      headers=headers, trust_env=False)
+                                      headers=headers, trust_env=False, verify=tls_context())
 
     async def __aenter__(self) -> "ChatClient":
         return self

@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 
+from ._http import tls_context
 from .types import AGENT_CARD_PATH, AGENT_CONFIG_URI, LEGACY_CARD_PATH, MCP_CONFIG_URI, TRAJECTORY_URI
 
 
@@ -23,7 +24,8 @@ class A2AClient:
 
     def __init__(self, base_url: str, *, timeout: float = 30.0, connect_timeout: float = 5.0) -> None:
         self.base_url = base_url.rstrip("/")
-        self.http = httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=connect_timeout), trust_env=False)
+        self.http = httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=connect_timeout), trust_env=False,
+                                      verify=tls_context())
         self._card: dict[str, Any] | None = None
 
     async def __aenter__(self) -> "A2AClient":

@@ -41,14 +41,21 @@ class McpTools:
         self.servers = list(servers)
         self.timeout = timeout
         self.clients: dict[str, EnvClient] = {}
+        self.https: list[Any] = []
         self.owner: dict[str, str] = {}
         self.specs: list[dict[str, Any]] = []
 
     async def __aenter__(self) -> "McpTools":
+        import httpx
+
+        from ._http import tls_context
+
         for server in self.servers:
             base, path = _split_mcp_url(server.url)
-            self.clients[server.name] = EnvClient(base, headers=dict(server.headers), mcp_path=path,
-                                                  timeout=self.timeout)
+            http = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, connect=5.0), trust_env=False,
+                                     verify=tls_context(), headers=dict(server.headers))
+            self.https.append(http)
+            self.clients[server.name] = EnvClient(base, mcp_path=path, timeout=self.timeout, http=http)
         for name, client in self.clients.items():
             for tool in await client.list_tools(timeout=30):
                 if tool.name in self.owner:
@@ -62,6 +69,8 @@ class McpTools:
     async def __aexit__(self, *exc: Any) -> None:
         for client in self.clients.values():
             await client.aclose()
+        for http in self.https:
+            await http.aclose()
 
     async def call(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
         """(result text, is_error). An unknown tool is an error result the model sees."""

@@ -84,8 +84,7 @@ class Gateway:
                  max_request_bytes: int = 8 * 1024 * 1024, clock: EnvClock | None = None,
                  startup_timeout: float = 30.0) -> None:
         for env in envs:
-            if not env or SEPARATOR in env or "/" in env:
-                raise GatewayError(f"invalid environment name {env!r}: use letters, digits, '-' or a single '_'")
+            _check_env_name(env)
         self.name = name
         self.envs = {k: v.rstrip("/") for k, v in envs.items()}
         self.namespacing = namespacing
@@ -100,6 +99,7 @@ class Gateway:
         for secret in [self.admin_token, *self.tokens, *secrets]:
             self.trajectory.add_secret(secret)
         self.routes: dict[str, _Route] = {}
+        self.env_tools: dict[str, list[dict]] = {}
         self.cards: dict[str, dict] = {}
         self.mcp_paths: dict[str, str] = {}
         self.rules: dict[str, dict[str, bool]] = {}
@@ -148,8 +148,39 @@ class Gateway:
                 if time.monotonic() >= deadline:
                     raise GatewayError("; ".join(problems[env] for env in sorted(problems)))
                 await anyio.sleep(0.1)
-        self._build_routes(found)
+        self.routes = self._build_routes(self.envs, found)
+        self.env_tools = found
         self.discovered = True
+
+    async def add_env(self, name: str, url: str) -> list[str]:
+        """Front one more env while serving; returns the names its tools are exposed under.
+        A name clash (or an unreachable env) raises GatewayError and changes nothing."""
+        _check_env_name(name)
+        if name in self.envs:
+            raise GatewayError(f"environment {name!r} is already fronted (at {self.envs[name]})")
+        url = url.rstrip("/")
+        async with self._client() as http:
+            tools = await self._discover_one(http, name, url)
+        envs = {**self.envs, name: url}
+        found = {**self.env_tools, name: tools}
+        routes = self._build_routes(envs, found)
+        self.envs, self.env_tools, self.routes = envs, found, routes
+        if self._http is not None:
+            self._pools[name] = PostPool(url, connect_timeout=self.connect_timeout, timeout=self.call_timeout)
+            self._mcp[name] = McpHttp(url + self.mcp_paths.get(name, MCP_PATH), pool=self._pools[name],
+                                      client_name=self.name)
+        return sorted(n for n, r in routes.items() if r.env == name)
+
+    def remove_env(self, name: str) -> None:
+        """Stop fronting `name`: its tools leave `tools/list` at once."""
+        if name not in self.envs:
+            raise GatewayError(f"environment {name!r} is not fronted{did_you_mean(name, self.envs)}")
+        self.envs = {k: v for k, v in self.envs.items() if k != name}
+        self.env_tools = {k: v for k, v in self.env_tools.items() if k != name}
+        self.routes = {n: r for n, r in self.routes.items() if r.env != name}
+        self.cards.pop(name, None)
+        self._mcp.pop(name, None)
+        self._pools.pop(name, None)  # idle connections close when collected
 
     async def _discover_one(self, http: httpx.AsyncClient, env: str, url: str) -> list[dict]:
         card = None
@@ -176,11 +207,11 @@ class Gateway:
             raise GatewayError(f"environment {env!r} refused tools/list: {answer['error']}")
         return list((answer.get("result") or {}).get("tools") or [])
 
-    def _build_routes(self, found: dict[str, list[dict]]) -> None:
+    def _build_routes(self, envs: Mapping[str, str], found: dict[str, list[dict]]) -> dict[str, _Route]:
         routes: dict[str, _Route] = {}
         owners: dict[str, str] = {}
         clashes = []
-        for env in self.envs:
+        for env in envs:
             for tool in found.get(env, []):
                 exposed = f"{env}{SEPARATOR}{tool['name']}" if self.namespacing else tool["name"]
                 if exposed in owners:
@@ -194,7 +225,7 @@ class Gateway:
         if clashes:
             raise GatewayError("; ".join(clashes) + " (rename one, or turn on namespacing so tools are "
                                "exposed as '<env>__<tool>')")
-        self.routes = routes
+        return routes
 
     # --- roles ------------------------------------------------------------------------------
     def set_tools(self, role: str, tools: list[str] | str, *, enabled: bool) -> dict:
@@ -646,6 +677,11 @@ class Gateway:
         await send({"type": "http.response.start", "status": response.status_code,
                     "headers": [(b"content-type", ctype), (b"content-length", str(len(response.content)).encode())]})
         await send({"type": "http.response.body", "body": response.content})
+
+
+def _check_env_name(env: str) -> None:
+    if not isinstance(env, str) or not env or SEPARATOR in env or "/" in env or not env.isprintable():
+        raise GatewayError(f"invalid environment name {env!r}: use letters, digits, '-' or a single '_'")
 
 
 def _error_result(text: str) -> dict:
