@@ -60,6 +60,7 @@ class Wheels:
     oops: Path
     helper: Path
     needs: Path
+    later: Path
     future_dir: Path
     future: Path
 
@@ -82,6 +83,9 @@ def wheels(tmp_path_factory) -> Wheels:
     pyproject = needs / "pyproject.toml"
     pyproject.write_text(pyproject.read_text().replace('"agentenv-kernel>=1.0"',
                                                       '"agentenv-kernel>=1.0", "lc-helper"'))
+    later = scaffold("agentenv-later", base).root
+    hooks = later / "src" / "agentenv_later" / "hooks.py"
+    hooks.write_text(hooks.read_text().replace('">=1.0,<2"', '">=2,<3"'))
     future_dir = base / "future"
     _build(_project(base / "fake-kernel", "agentenv-kernel", "99.0", [], "fake_kernel"), future_dir,
            "agentenv-kernel")
@@ -89,7 +93,7 @@ def wheels(tmp_path_factory) -> Wheels:
     pyproject = future / "pyproject.toml"
     pyproject.write_text(pyproject.read_text().replace('"agentenv-kernel>=1.0"', '"agentenv-kernel>=99"'))
     return Wheels(dir=out, kernel=kernel, greet=greet, hi=hi, oops=_build(oops, out), helper=helper,
-                  needs=_build(needs, out), future_dir=future_dir, future=_build(future, future_dir))
+                  needs=_build(needs, out), later=_build(later, out), future_dir=future_dir, future=_build(future, future_dir))
 
 
 @attrs.frozen
@@ -272,7 +276,8 @@ def test_refusals_name_the_command_to_run_and_change_nothing(pip_env, wheels):
     assert pip_env.dists() == before
 
 
-def test_remove_refuses_while_the_config_or_stored_tasks_use_the_plugin(pip_env, wheels):
+def test_remove_refuses_while_the_config_or_stored_tasks_use_the_plugin(wheels, tmp_path):
+    pip_env = make_env("uv pip", tmp_path, wheels)
     _ok(pip_env.run("plugin", "add", "-y", str(wheels.greet)))
     bundle = pip_env.cwd / "bundle"
     (bundle / "tasks").mkdir(parents=True)
@@ -381,4 +386,15 @@ def test_remove_takes_the_dependencies_only_it_needed(kind, wheels, tmp_path):
     assert "remove (only it needed this): lc-helper" in plan.stdout
     assert "remove (only it needed this): pluggy" not in plan.stdout
     _ok(env.run("plugin", "remove", "-y", "needs"))
+    assert env.dists() == before
+
+
+def test_a_plugin_for_another_plugin_api_is_rolled_back(wheels, tmp_path):
+    env = make_env("uv pip", tmp_path, wheels)
+    before = env.dists()
+    result = env.run("plugin", "add", "-y", str(wheels.later))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert ("plugin 'later' (agentenv-later) is incompatible: supports plugin API >=2,<3 but this "
+            "agent-env offers plugin API 1.0") in result.stderr
+    assert "rolled back" in result.stderr
     assert env.dists() == before
