@@ -398,3 +398,15 @@ def test_a_plugin_for_another_plugin_api_is_rolled_back(wheels, tmp_path):
             "agent-env offers plugin API 1.0") in result.stderr
     assert "rolled back" in result.stderr
     assert env.dists() == before
+
+
+def test_the_installed_agent_env_scaffolds_a_folder_that_plugin_add_installs(wheels, tmp_path):
+    env = make_env("uv pip", tmp_path, wheels)
+    new = env.run("plugin", "new", "agentenv-fresh", "--dir", str(env.cwd))
+    assert new.returncode == 0, new.stdout + new.stderr
+    folder = env.cwd / "agentenv-fresh"
+    assert (folder / "tests" / "test_steps.py").is_file()
+    added = env.run("plugin", "add", "-y", str(folder))
+    assert added.returncode == 0, added.stdout + added.stderr
+    assert f"add: agentenv-fresh from {folder}" in added.stdout
+    assert "ok: added plugin(s) fresh; every plugin loads" in added.stdout
