@@ -42,61 +42,15 @@ class _TokenInPath:
         await self.app(scope, receive, send)
 
 
-def _dynamic_gateway_class() -> type:
-    from agentenv_protocol.gateway import Gateway, GatewayError
-    from agentenv_protocol.mcp_http import McpHttp
-    from agentenv_protocol.types import MCP_PATH
-
-    class DynamicGateway(Gateway):
-        """A `Gateway` whose envs can be added and removed while it serves."""
-
-        def __init__(self, *args: Any, **kwargs: Any):
-            super().__init__(*args, **kwargs)
-            self.tools_by_env: dict[str, list[dict]] = {}
-
-        async def add_env(self, name: str, url: str) -> None:
-            """Discover one env (card, tools) and route to it; GatewayError on a clash."""
-            probe = Gateway({name: url}, name=self.name)
-            await probe.discover()
-            found = {**self.tools_by_env, name: [
-                {**r.descriptor, "name": r.tool} for r in probe.routes.values()]}
-            envs = {**self.envs, name: url.rstrip("/")}
-            previous = self.envs
-            self.envs = envs
-            try:
-                self._build_routes({e: found.get(e, []) for e in envs})
-            except GatewayError:
-                self.envs = previous
-                raise
-            self.tools_by_env = found
-            self.cards = {**self.cards, **probe.cards}
-            self.mcp_paths = {**self.mcp_paths, **probe.mcp_paths}
-            if self._http is not None:
-                path = self.mcp_paths.get(name, MCP_PATH)
-                self._mcp = {**self._mcp, name: McpHttp(envs[name] + path, self._http,
-                                                        client_name=self.name)}
-
-        def remove_env(self, name: str) -> None:
-            if name not in self.envs:
-                return
-            self.envs = {k: v for k, v in self.envs.items() if k != name}
-            self.tools_by_env = {k: v for k, v in self.tools_by_env.items() if k != name}
-            self.cards = {k: v for k, v in self.cards.items() if k != name}
-            self._build_routes(self.tools_by_env)
-            self._mcp = {k: v for k, v in self._mcp.items() if k != name}
-
-    return DynamicGateway
-
-
 class RunGateway:
     """One task instance's gateway: `url`, `mcp_url`, `add_env`, `issue_token`, `calls()`."""
 
     def __init__(self, task_instance_id: str, *, namespacing: bool = False):
+        from agentenv_protocol.gateway import Gateway
         from agentenv_protocol.serving import serve_in_thread
 
         self.task_instance_id = task_instance_id
-        self.gateway = _dynamic_gateway_class()({}, name=f"gateway-{task_instance_id}",
-                                                namespacing=namespacing)
+        self.gateway = Gateway({}, name=f"gateway-{task_instance_id}", namespacing=namespacing)
         self._server = serve_in_thread(_TokenInPath(self.gateway), host="127.0.0.1", port=0,
                                        startup_timeout=START_TIMEOUT)
         self.url = self._server.url
@@ -125,7 +79,8 @@ class RunGateway:
         await self.gateway.add_env(name, url)
 
     def remove_env(self, name: str) -> None:
-        self.gateway.remove_env(name)
+        if name in self.gateway.envs:
+            self.gateway.remove_env(name)
 
     def calls(self) -> list[dict]:
         """Every tool call the gateway served so far (redacted), oldest first."""
