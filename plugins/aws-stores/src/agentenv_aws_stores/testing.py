@@ -39,4 +39,4 @@ def settings(endpoint: str, **extra: Any) -> dict[str, Any]:
 
 def require_emulators() -> bool:
     """True on CI, where a missing emulator must fail the tests instead of skipping them."""
-    return bool(os.environ.get("CI"))
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
