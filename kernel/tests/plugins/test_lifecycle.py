@@ -221,3 +221,33 @@ def test_plugin_new_creates_a_package_whose_tests_pass(cli_runner, tmp_path):
                            cwd=root, capture_output=True, text=True, timeout=300)
     assert tests.returncode == 0, tests.stdout + tests.stderr
     assert "10 passed" in tests.stdout
+
+
+def test_uv_tool_commands_keep_the_receipts_other_requirements(tmp_path):
+    from agent_env.plugins.lifecycle.environment import UV_TOOL, Environment
+    from agent_env.plugins.lifecycle.installers import add_command, remove_command
+
+    receipt = tmp_path / "uv-receipt.toml"
+    receipt.write_text(
+        '[tool]\nrequirements = [\n'
+        '  { name = "agentenv-kernel", path = "/w/agentenv_kernel-1.0.0-py3-none-any.whl" },\n'
+        '  { name = "agentenv-hf-hub", specifier = ">=1.0" },\n'
+        '  { name = "agentenv_greet", directory = "/src/greet", editable = true },\n'
+        '  { name = "agentenv-aws", extras = ["s3"], url = "https://x/aws.whl" },\n'
+        ']\npython = "/usr/bin/python3.11"\n'
+        'entrypoints = [{ name = "agent-env", install-path = "/b/agent-env", from = "agentenv-kernel" }]\n'
+    )
+    env = Environment(kind=UV_TOOL, python=tmp_path / "bin" / "python", prefix=tmp_path,
+                      site_packages=tmp_path, owner="agentenv-kernel", state_files=(receipt,),
+                      low_level=("uv", "uv"))
+    assert add_command(env, ["agentenv-shout"], ("/wheels",)) == [
+        "uv", "tool", "install", "/w/agentenv_kernel-1.0.0-py3-none-any.whl",
+        "--with", "agentenv-hf-hub>=1.0", "--with-editable", "/src/greet",
+        "--with", "agentenv-aws[s3] @ https://x/aws.whl", "--with", "agentenv-shout",
+        "--python", "/usr/bin/python3.11", "--find-links", "/wheels",
+    ]
+    assert remove_command(env, ["agentenv-greet"], []) == [
+        "uv", "tool", "install", "/w/agentenv_kernel-1.0.0-py3-none-any.whl",
+        "--with", "agentenv-hf-hub>=1.0", "--with", "agentenv-aws[s3] @ https://x/aws.whl",
+        "--python", "/usr/bin/python3.11",
+    ]
