@@ -3,6 +3,7 @@ before it is persisted, so secrets never reach a store, a log or a trajectory.""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -34,8 +35,12 @@ _NON_ALNUM = re.compile(r"[^a-z0-9]")
 
 def is_secret_key(key: str) -> bool:
     """True for keys such as `api_key`, `OPENAI_API_KEY`, `access-token`, `password`."""
-    norm = _NON_ALNUM.sub("", str(key).lower())
-    return norm.endswith(SECRET_KEY_ENDINGS)
+    return _secret_key(key if isinstance(key, str) else str(key))
+
+
+@functools.lru_cache(maxsize=8192)
+def _secret_key(key: str) -> bool:
+    return _NON_ALNUM.sub("", key.lower()).endswith(SECRET_KEY_ENDINGS)
 
 
 class Redactor:
@@ -94,12 +99,17 @@ def redact(value: Any, secrets: re.Pattern[str] | Iterable[str] | None = None) -
 
 
 def _walk(value: Any, pattern: re.Pattern[str] | None) -> Any:
-    if isinstance(value, str):
+    kind = type(value)
+    if kind is str or isinstance(value, str):
         return pattern.sub(REDACTED, value) if pattern is not None else value
+    if kind is int or kind is float or kind is bool or value is None:
+        return value
     if isinstance(value, dict):
         out = {}
         for k, v in value.items():
-            if v not in (None, "") and not isinstance(v, bool) and is_secret_key(k):
+            if v is not None and v != "" and v is not True and v is not False and (
+                _secret_key(k) if type(k) is str else is_secret_key(k)
+            ):
                 out[k] = REDACTED
             else:
                 out[k] = _walk(v, pattern)

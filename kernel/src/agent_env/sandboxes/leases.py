@@ -19,9 +19,17 @@ SUFFIX = ".json"
 CLAIM = ".reaping-"
 
 
+_ME: tuple[int, dict[str, Any]] | None = None
+
+
 def me() -> dict[str, Any]:
+    """This process as a lease owner (computed once per process: it never changes)."""
+    global _ME
     pid = os.getpid()
-    return {"owner_pid": pid, "owner_start_time": procs.start_time(pid), "host": procs.hostname()}
+    if _ME is None or _ME[0] != pid:
+        owner = {"owner_pid": pid, "owner_start_time": procs.start_time(pid)}
+        _ME = (pid, {**owner, "host": procs.hostname()})
+    return dict(_ME[1])
 
 
 def write(path: Path, lease: dict[str, Any]) -> None:

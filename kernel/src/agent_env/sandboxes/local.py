@@ -36,6 +36,8 @@ from agent_env.sandboxes import procs
 from agent_env.suggest import did_you_mean
 
 MARKER_ENV = "AGENTENV_SANDBOX"
+#: One /proc scan for the marker serves every teardown that asks at about the same time.
+_MARKED = procs.EnvScanner(MARKER_ENV)
 TIMEOUT_EXIT_CODE = 124
 MAX_OUTPUT = 16 * 1024 * 1024  # bytes kept per stream of one exec
 _APP = re.compile(r"(?<![\w./~$}-])/app(?![\w.-])")
@@ -290,46 +292,42 @@ class LocalSandbox(Sandbox):
         and `exit_code` is 124 with `timed_out` set. Background processes the command left
         in its group are killed when it exits (use `start_process` for servers)."""
         argv = self._argv(command)
+        cwd_path = self._cwd(cwd)
+        env_map = self._env(env)
+        started: dict[str, int | None] = {}
+
+        def run() -> tuple[int | None, bytes, bytes, bool]:
+            try:
+                popen = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    cwd=cwd_path,
+                    env=env_map,
+                    start_new_session=True,
+                )
+            except FileNotFoundError as e:
+                return 127, b"", f"{e}\n".encode(), False
+            self._track(popen.pid, "exec", command)
+            started["pid"] = popen.pid
+            started["started"] = self._tracked[popen.pid]["started"]
+            return _collect(popen, timeout, started["started"])
+
         try:
-            process = await anyio.open_process(
-                argv,
-                stdin=subprocess.DEVNULL,
-                cwd=self._cwd(cwd),
-                env=self._env(env),
-                start_new_session=True,
+            code, out, err, timed_out = await anyio.to_thread.run_sync(
+                run, abandon_on_cancel=True, limiter=_exec_limiter()
             )
-        except FileNotFoundError as e:
-            return ExecResult(exit_code=127, stdout="", stderr=f"{e}\n")
-        pid = process.pid
-        self._track(pid, "exec", command)
-        started = self._tracked[pid]["started"]
-        out: list[bytes] = []
-        err: list[bytes] = []
-        timed_out = False
-        try:
-            async with anyio.create_task_group() as tg:
-                drained = _Countdown(2)
-                tg.start_soon(_drain, process.stdout, out, drained)
-                tg.start_soon(_drain, process.stderr, err, drained)
-                with anyio.move_on_after(timeout) as scope:
-                    await process.wait()
-                timed_out = scope.cancelled_caught
-                procs.kill_group(pid, None if timed_out else started)
-                with anyio.move_on_after(_DRAIN_AFTER_KILL) as drain:
-                    await drained.event.wait()
-                if drain.cancelled_caught:
-                    tg.cancel_scope.cancel()
         finally:
-            with anyio.CancelScope(shield=True):
-                procs.kill_group(pid, started)
-                with anyio.move_on_after(_DRAIN_AFTER_KILL):
-                    await process.aclose()
+            pid = started.get("pid")
+            if pid is not None:
+                procs.kill_group(pid, started.get("started"))
                 self._untrack(pid)
-        code = TIMEOUT_EXIT_CODE if timed_out else process.returncode
+        code = TIMEOUT_EXIT_CODE if timed_out else code
         return ExecResult(
             exit_code=code if code is not None else -1,
-            stdout=b"".join(out).decode(errors="replace"),
-            stderr=b"".join(err).decode(errors="replace"),
+            stdout=out.decode(errors="replace"),
+            stderr=err.decode(errors="replace"),
             timed_out=timed_out,
         )
 
@@ -429,7 +427,7 @@ class LocalSandbox(Sandbox):
         for pid, entry in list(self._tracked.items()):
             grace = _STOP_GRACE if entry.get("kind") == "server" else 0.0
             procs.kill_group(pid, entry.get("started"), grace=grace)
-        marked = procs.pids_with_env(MARKER_ENV, self.id)
+        marked = _MARKED.pids(self.id)
         procs.kill_pids(marked)
         ours = [pid for pid, e in self._tracked.items() if procs.alive(pid, e.get("started"))]
         procs.wait_gone([*ours, *marked], _DRAIN_AFTER_KILL)
@@ -442,6 +440,82 @@ class LocalSandbox(Sandbox):
         self._tracked.clear()
         shutil.rmtree(self.folder, ignore_errors=True)
         shutil.rmtree(self.meta, ignore_errors=True)
+
+
+_EXEC_LIMITER: anyio.CapacityLimiter | None = None
+
+
+def _exec_limiter() -> anyio.CapacityLimiter:
+    """Commands wait in their own worker threads, outside the default pool that store calls
+    share, so long-running commands never starve the journal."""
+    global _EXEC_LIMITER
+    if _EXEC_LIMITER is None:
+        _EXEC_LIMITER = anyio.CapacityLimiter(100_000)
+    return _EXEC_LIMITER
+
+
+def _collect(
+    popen: subprocess.Popen, timeout: float | None, started: int | None
+) -> tuple[int | None, bytes, bytes, bool]:
+    """In a worker thread: read both pipes (keeping `MAX_OUTPUT` bytes of each) until the
+    command exits, killing its group when it exits or times out; then drain what is left for
+    at most `_DRAIN_AFTER_KILL` seconds. (exit code, stdout, stderr, timed out)."""
+    import selectors
+    import time
+
+    sinks: dict[Any, list[bytes]] = {popen.stdout: [], popen.stderr: []}
+    kept = dict.fromkeys(sinks, 0)
+    now = time.monotonic()
+    deadline = None if timeout is None else now + timeout
+    drain_until: float | None = None
+    timed_out = False
+    with selectors.DefaultSelector() as sel:
+        for stream in sinks:
+            os.set_blocking(stream.fileno(), False)
+            sel.register(stream, selectors.EVENT_READ)
+        while sel.get_map():
+            now = time.monotonic()
+            if drain_until is None:
+                if popen.poll() is not None:
+                    procs.kill_group(popen.pid, started)
+                    drain_until = now + _DRAIN_AFTER_KILL
+                elif deadline is not None and now >= deadline:
+                    timed_out = True
+                    procs.kill_group(popen.pid, None)
+                    drain_until = now + _DRAIN_AFTER_KILL
+            if drain_until is not None and now >= drain_until:
+                break
+            limit = drain_until if drain_until is not None else deadline
+            wait = 0.05 if limit is None else max(0.0, min(0.05, limit - now))
+            for key, _ in sel.select(wait):
+                stream = key.fileobj
+                try:
+                    chunk = os.read(key.fd, 65536)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    sel.unregister(stream)
+                    continue
+                if kept[stream] < MAX_OUTPUT:
+                    sinks[stream].append(chunk[: MAX_OUTPUT - kept[stream]])
+                    kept[stream] += len(chunk)
+                    if kept[stream] >= MAX_OUTPUT:
+                        sinks[stream].append(b"\n[output truncated]\n")
+    if drain_until is None:
+        try:
+            popen.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            procs.kill_group(popen.pid, None)
+        else:
+            procs.kill_group(popen.pid, started)
+    try:
+        popen.wait(_DRAIN_AFTER_KILL)
+    except subprocess.TimeoutExpired:
+        pass
+    for stream in sinks:
+        stream.close()
+    return popen.returncode, b"".join(sinks[popen.stdout]), b"".join(sinks[popen.stderr]), timed_out
 
 
 class _Countdown:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -131,6 +132,47 @@ def pids_with_env(key: str, value: str) -> list[int]:
         if needle in environ.split(b"\0"):
             found.append(pid)
     return found
+
+
+def env_values(key: str) -> dict[str, list[int]]:
+    """value -> pids for every process (but this one) whose environment sets `key`."""
+    prefix = key.encode() + b"="
+    found: dict[str, list[int]] = {}
+    me = os.getpid()
+    for pid in _pids():
+        if pid == me:
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                environ = f.read()
+        except OSError:
+            continue
+        if prefix not in environ:
+            continue
+        for item in environ.split(b"\0"):
+            if item.startswith(prefix):
+                found.setdefault(item[len(prefix) :].decode(errors="replace"), []).append(pid)
+    return found
+
+
+class EnvScanner:
+    """Shares one /proc environment scan between the teardowns that ask at about the same
+    time: a caller gets the result of a scan that started after it asked, so nothing it
+    killed before asking is missed, but 32 concurrent teardowns cost one scan, not 32."""
+
+    def __init__(self, key: str):
+        self.key = key
+        self._lock = threading.Lock()
+        self._started = float("-inf")
+        self._result: dict[str, list[int]] = {}
+
+    def pids(self, value: str) -> list[int]:
+        asked = time.monotonic()
+        with self._lock:
+            if self._started < asked:
+                self._started = time.monotonic()
+                self._result = env_values(self.key)
+            return list(self._result.get(value, ()))
 
 
 def kill_pids(pids: Iterable[int]) -> None:
