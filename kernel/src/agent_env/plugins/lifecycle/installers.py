@@ -96,8 +96,34 @@ def remove_command(env: Environment, names: list[str], orphans: list[str]) -> li
     if env.kind == PIPX:
         return [_pipx(), "uninject", env.owner or "", *names]
     if env.kind == UV_PROJECT:
+        _direct_dependencies(env, names)
         return [env.low_level[1] or "uv", "remove", "--project", str(env.project), *names]
     return low_uninstall(env, [*names, *orphans])
+
+
+def _direct_dependencies(env: Environment, names: list[str]) -> None:
+    """`uv remove` only removes the project's own dependencies: refuse anything else."""
+    import tomllib
+
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    from agent_env.plugins.lifecycle.specs import normalize
+
+    pyproject = Path(env.project or ".") / "pyproject.toml"
+    deps = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {}).get("dependencies", [])
+    direct = set()
+    for dep in deps:
+        try:
+            direct.add(normalize(Requirement(dep).name))
+        except InvalidRequirement:
+            continue
+    missing = [n for n in names if normalize(n) not in direct]
+    if missing:
+        raise PluginError(
+            f"{', '.join(missing)} is not a dependency of the uv project {env.project} (installed "
+            f"some other way), so `uv remove` cannot remove it; run: "
+            + shell(low_uninstall(env, missing))
+        )
 
 
 def low_install(env: Environment, reqs: list[str], index: list[str]) -> list[str]:
