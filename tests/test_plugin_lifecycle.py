@@ -65,35 +65,39 @@ class Wheels:
     future: Path
 
 
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, (path, old)
+    path.write_text(text.replace(old, new))
+
+
 @pytest.fixture(scope="session")
 def wheels(tmp_path_factory) -> Wheels:
     """One kernel wheel for the session, plus plugins scaffolded by `plugin new`: `greet` and
-    `hi` work, `oops` raises on import, `lc-helper` registers nothing, `agentenv-future` needs
-    an `agentenv-kernel` 99 (kept in a folder of its own)."""
+    `hi` work, `oops` raises on import, `lc-helper` registers nothing, `needs` depends on it,
+    `later` declares plugin API 2, `future` needs an `agentenv-kernel` 99 (kept in a folder of
+    its own). Built in parallel: this is most of the session's set-up time."""
+    from concurrent.futures import ThreadPoolExecutor
+
     base = tmp_path_factory.mktemp("lifecycle")
-    out = base / "wheels"
-    kernel = _build(ROOT / "kernel", out, "agentenv-kernel")
-    greet = _build(scaffold("agentenv-greet", base).root, out)
-    hi = _build(scaffold("agentenv-hi", base).root, out)
-    oops = scaffold("agentenv-oops", base).root
-    with (oops / "src" / "agentenv_oops" / "hooks.py").open("a") as hooks:
-        hooks.write('\nraise RuntimeError("oops on purpose")\n')
-    helper = _build(_project(base / "lc-helper", "lc-helper", "1.0", [], "lc_helper"), out)
-    needs = scaffold("agentenv-needs", base).root
-    pyproject = needs / "pyproject.toml"
-    pyproject.write_text(pyproject.read_text().replace('"agentenv-kernel>=1.0"',
-                                                      '"agentenv-kernel>=1.0", "lc-helper"'))
-    later = scaffold("agentenv-later", base).root
-    hooks = later / "src" / "agentenv_later" / "hooks.py"
-    hooks.write_text(hooks.read_text().replace('">=1.0,<2"', '">=2,<3"'))
-    future_dir = base / "future"
-    _build(_project(base / "fake-kernel", "agentenv-kernel", "99.0", [], "fake_kernel"), future_dir,
-           "agentenv-kernel")
-    future = scaffold("agentenv-future", base).root
-    pyproject = future / "pyproject.toml"
-    pyproject.write_text(pyproject.read_text().replace('"agentenv-kernel>=1.0"', '"agentenv-kernel>=99"'))
-    return Wheels(dir=out, kernel=kernel, greet=greet, hi=hi, oops=_build(oops, out), helper=helper,
-                  needs=_build(needs, out), later=_build(later, out), future_dir=future_dir, future=_build(future, future_dir))
+    out, future_dir = base / "wheels", base / "future"
+    roots = {n: scaffold(f"agentenv-{n}", base).root for n in ("greet", "hi", "oops", "needs", "later", "future")}
+    _edit(roots["oops"] / "src" / "agentenv_oops" / "hooks.py", "registry.add(Oops)\n",
+          'registry.add(Oops)\n\n\nraise RuntimeError("oops on purpose")\n')
+    _edit(roots["needs"] / "pyproject.toml", '"agentenv-kernel>=1.0"', '"agentenv-kernel>=1.0", "lc-helper"')
+    _edit(roots["later"] / "src" / "agentenv_later" / "hooks.py", '">=1.0,<2"', '">=2,<3"')
+    _edit(roots["future"] / "pyproject.toml", '"agentenv-kernel>=1.0"', '"agentenv-kernel>=99"')
+    jobs = {
+        "kernel": (ROOT / "kernel", out, "agentenv-kernel"),
+        "helper": (_project(base / "lc-helper", "lc-helper", "1.0", [], "lc_helper"), out, None),
+        "fake": (_project(base / "fake-kernel", "agentenv-kernel", "99.0", [], "fake_kernel"),
+                 future_dir, "agentenv-kernel"),
+        **{n: (root, future_dir if n == "future" else out, None) for n, root in roots.items()},
+    }
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        built = dict(zip(jobs, pool.map(lambda job: _build(*job), jobs.values())))
+    return Wheels(dir=out, future_dir=future_dir,
+                  **{n: built[n] for n in ("kernel", "greet", "hi", "oops", "helper", "needs", "later", "future")})
 
 
 @attrs.frozen
