@@ -109,6 +109,9 @@ class A2AClient:
             payload["headers"] = headers
         return (await self._operation(MCP_CONFIG_URI, "add", payload))["name"]
 
+    async def remove_mcp_server(self, name: str) -> None:
+        await self._operation(MCP_CONFIG_URI, "remove", {"name": name})
+
     async def send(self, text: str, *, context_id: str | None = None, timeout: float = 600.0,
                    metadata: dict[str, Any] | None = None) -> dict[str, Any]:
         """Blocking `message/send`; returns the A2A task (status.state, status.message.parts)."""

@@ -26,7 +26,8 @@ TASK_NOT_FOUND = -32001
 EXTENSIONS = {
     MCP_CONFIG_URI: ("/ext/mcp-config", "The MCP servers the agent uses (with their auth headers).", {
         "add": {"method": "POST", "request": {"required": ["url"], "optional": ["headers", "name"]}},
-        "list": {"method": "GET"}}),
+        "list": {"method": "GET"},
+        "remove": {"method": "DELETE", "request": {"required": ["name"]}}}),
     AGENT_CONFIG_URI: ("/ext/agent-config", "Model, system prompt and limits of the agent.", {
         "set": {"method": "POST"}, "get": {"method": "GET"}}),
     TRAJECTORY_URI: ("/ext/trajectory", "What the agent did for a task (model turns and tool calls).", {
@@ -181,6 +182,12 @@ def create_app(agent: A2AAgent) -> Any:
         if request.method == "GET":
             return JSONResponse({"mcp_servers": {n: {"url": s.url, "has_headers": bool(s.headers)}
                                                  for n, s in agent.mcp_servers.items()}})
+        if request.method == "DELETE":
+            body = await _json(request) or {}
+            name = body.get("name") if isinstance(body, dict) else None
+            if agent.mcp_servers.pop(name, None) is None:
+                return JSONResponse({"error": f"no MCP server named {name!r}"}, status_code=404)
+            return JSONResponse({"status": "removed", "name": name})
         body = await _json(request)
         if not isinstance(body, dict):
             return JSONResponse({"error": "the body must be a JSON object"}, status_code=400)
@@ -224,7 +231,7 @@ def create_app(agent: A2AAgent) -> Any:
         Route(LEGACY_CARD_PATH, card, methods=["GET"]),
         Route(HEALTH_PATH, health, methods=["GET"]),
         Route(A2A_PATH, rpc, methods=["POST"]),
-        Route("/ext/mcp-config", mcp_config, methods=["GET", "POST"]),
+        Route("/ext/mcp-config", mcp_config, methods=["GET", "POST", "DELETE"]),
         Route("/ext/agent-config", agent_config, methods=["GET", "POST"]),
         Route("/ext/trajectory", trajectory, methods=["GET", "POST"]),
     ]

@@ -76,6 +76,7 @@ class A2AAgentKind(AgentKind):
                     mcp_url = await self._reachable_gateway(ctx, spec.mcp_url, provider)
                     await agent.add_mcp_server(mcp_url, name="gateway", headers=headers)
                     record["mcp_url"] = mcp_url
+                    record["gateway_mcp_url"] = spec.mcp_url
         except A2AError as e:
             logs = ""
             if sandbox is not None:
@@ -120,6 +121,19 @@ class A2AAgentKind(AgentKind):
                              failure_class="infrastructure") from None
         provider = getattr(sandbox, "provider", provider)
         return sandbox, url.rstrip("/"), provider
+
+    async def _rehand_gateway(self, ctx: StepContext, agent: Any, record: dict[str, Any],
+                              request: PromptRequest) -> None:
+        """The run's gateway was restarted (a resumed run): give the agent the new one."""
+        try:
+            await agent.remove_mcp_server("gateway")
+        except Exception:  # already gone
+            pass
+        mcp_url = await self._reachable_gateway(ctx, request.mcp_url, record.get("provider"))
+        headers = {"authorization": f"Bearer {request.token}"} if request.token else None
+        await agent.add_mcp_server(mcp_url, name="gateway", headers=headers)
+        ctx.set("agents", request.agent_name, "gateway_mcp_url", value=request.mcp_url)
+        ctx.set("agents", request.agent_name, "mcp_url", value=mcp_url)
 
     async def _reachable_gateway(self, ctx: StepContext, mcp_url: str, provider: str | None) -> str:
         """The gateway's MCP URL as the agent's sandbox reaches it (a relay for containers)."""
@@ -172,6 +186,8 @@ class A2AAgentKind(AgentKind):
                                              "timeout_seconds": request.timeout_seconds}.items() if v}
                 if changes:
                     await agent.configure(**changes)
+                if request.mcp_url and record.get("gateway_mcp_url") not in (None, request.mcp_url):
+                    await self._rehand_gateway(ctx, agent, record, request)
                 with anyio.fail_after(request.timeout_seconds + 15):
                     task = await agent.send(request.text, context_id=record.get("context_id"),
                                             timeout=request.timeout_seconds + 10)

@@ -45,6 +45,7 @@ class PromptRequest:
     text: str
     prompt_id: str
     timeout_seconds: float
+    agent_name: str = ""
     model: str | None = None
     system_prompt: str | None = None
     max_turns: int | None = None

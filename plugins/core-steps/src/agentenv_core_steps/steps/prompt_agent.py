@@ -108,6 +108,7 @@ class PromptAgent(Step):
             token = issue_token(ctx, gateway, record["role"])
         request = PromptRequest(
             text=self.text(), prompt_id=self.prompt_id, timeout_seconds=float(self.timeout_seconds),
+            agent_name=name,
             model=run_setting(ctx, "model_override") or self.model,
             system_prompt=self.system_prompt, max_turns=self.max_turns,
             model_params=dict(self.model_params or {}), token=token,
