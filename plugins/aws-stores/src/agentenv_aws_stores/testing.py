@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,15 +16,41 @@ CREDENTIALS = {
 }
 
 
+def _serialize_dynamodb(app: Any) -> Any:
+    """DynamoDB applies each write atomically; moto checks a condition and then writes in
+    two Python steps, so concurrent requests could both pass `attribute_not_exists`. One
+    DynamoDB request at a time makes moto as linearizable as the service it stands in for
+    (other services still run concurrently)."""
+    lock = threading.Lock()
+
+    def wsgi(environ: dict[str, Any], start_response: Any) -> Any:
+        if not environ.get("HTTP_X_AMZ_TARGET", "").startswith("DynamoDB_"):
+            return app(environ, start_response)
+        with lock:
+            return list(app(environ, start_response))
+
+    return wsgi
+
+
 @contextlib.contextmanager
 def moto_server() -> Iterator[str]:
     """Serve moto's AWS APIs on a free loopback port; yields the endpoint URL."""
     import logging
 
-    from moto.server import ThreadedMotoServer
+    from moto.moto_server import threaded_moto_server as tms
+    from werkzeug.serving import make_server
+
+    class Server(tms.ThreadedMotoServer):
+        def _server_entry(self) -> None:
+            app = _serialize_dynamodb(tms.DomainDispatcherApplication(tms.create_backend_app))
+            self._server = make_server(
+                self._ip_address, self._port, app, True, request_handler=tms.MotoRequestHandler
+            )
+            self._server_ready_event.set()
+            self._server.serve_forever()
 
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server = Server(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     try:
         host, port = server.get_host_and_port()
