@@ -139,7 +139,7 @@ async def test_secret_names_outside_our_rules_are_not_listed(moto_endpoint):
 
 
 def test_ecr_repository_prefix_is_checked():
-    with pytest.raises(StoreError, match="repository_prefix"):
+    with pytest.raises(ConfigError, match="repository_prefix"):
         EcrImageStore({"repository_prefix": "Upper/Case"})
 
 

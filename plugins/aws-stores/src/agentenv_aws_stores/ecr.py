@@ -21,7 +21,7 @@ from typing import Any
 
 import anyio.to_thread
 
-from agent_env.errors import StoreError
+from agent_env.errors import ConfigError, StoreError
 from agentenv_aws_stores import settings as _settings
 from agentenv_aws_stores._client import AwsClient, error_code
 from agentenv_docker_sandbox.store import RegistryImageStore, split_ref
@@ -42,7 +42,7 @@ class EcrImageStore(RegistryImageStore):
         self.options = _settings.check("ecr", self.settings)
         self.prefix = str(self.options["repository_prefix"] or "").strip("/")
         if self.prefix and not _REPO_RE.fullmatch(self.prefix):
-            raise StoreError(
+            raise ConfigError(
                 f"[stores.ecr] repository_prefix = {self.prefix!r}: use lowercase letters, "
                 "digits and . _ - separated by '/'"
             )
@@ -50,7 +50,7 @@ class EcrImageStore(RegistryImageStore):
         self._auth_lock = threading.Lock()
         self._auth_at: float | None = None
         self._repos: set[str] = set()
-        self.settings = {"address": self.options.get("registry") or "pending"}
+        self.settings = {"address": self.options.get("registry") or "", "namespace": self.prefix}
 
     def _refresh_auth(self) -> None:
         """Put the registry address and a fresh token into the `registry` store's settings."""
