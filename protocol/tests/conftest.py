@@ -53,6 +53,15 @@ class EnvProcess:
                 self.proc.wait(5)
 
 
+@pytest.fixture(scope="module")
+def shared_envs():
+    """An echo and a notes env shared by a module's tests (tests must not stop them)."""
+    envs = {"echo": EnvProcess("echo"), "notes": EnvProcess("notes")}
+    yield envs
+    for proc in envs.values():
+        proc.stop()
+
+
 @pytest.fixture
 def spawn_env():
     started: list[EnvProcess] = []

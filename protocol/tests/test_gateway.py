@@ -30,16 +30,28 @@ def texts(result) -> str:
     return "\n".join(c.text for c in result.content)
 
 
+def start_gateway(envs, tmp_path):
+    gateway = Gateway({name: proc.url for name, proc in envs.items()}, trajectory=tmp_path / "calls.jsonl",
+                      secrets=["hunter2"], call_timeout=10)
+    return gateway, serve_gateway(gateway)
+
+
 @pytest.fixture
-def envs(spawn_env):
+def running(shared_envs, tmp_path):
+    httpx.post(shared_envs["notes"].url + "/agentenv", json={"jsonrpc": "2.0", "id": 0, "method": "data/reset"})
+    gateway, server = start_gateway(shared_envs, tmp_path)
+    yield gateway, server
+    server.stop()
+
+
+@pytest.fixture
+def own_envs(spawn_env):
     return {"echo": spawn_env("echo"), "notes": spawn_env("notes")}
 
 
 @pytest.fixture
-def running(envs, tmp_path):
-    gateway = Gateway({name: proc.url for name, proc in envs.items()}, trajectory=tmp_path / "calls.jsonl",
-                      secrets=["hunter2"], call_timeout=10)
-    server = serve_gateway(gateway)
+def running_own(own_envs, tmp_path):
+    gateway, server = start_gateway(own_envs, tmp_path)
     yield gateway, server
     server.stop()
 
@@ -233,9 +245,9 @@ async def test_calls_are_logged_with_secrets_redacted(running, tmp_path):
     assert [x["tool"] for x in served.json()["calls"]] == ["add_note", "echo", "fail"]
 
 
-async def test_a_dead_env_gives_a_quick_clear_error_and_the_rest_keeps_working(running, envs):
-    gateway, server = running
-    envs["notes"].stop()
+async def test_a_dead_env_gives_a_quick_clear_error_and_the_rest_keeps_working(running_own, own_envs):
+    gateway, server = running_own
+    own_envs["notes"].stop()
     async with mcp_client(server.mcp_url, gateway.admin_token) as client:
         started = time.monotonic()
         result = await client.call_tool("list_notes", {})
