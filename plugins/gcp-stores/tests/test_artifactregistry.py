@@ -81,3 +81,66 @@ def test_default_host_is_the_locations_docker_registry():
 def test_bad_repository_or_location_is_a_config_error(key, value):
     with pytest.raises(ConfigError, match=key):
         ArtifactRegistryImageStore({"project": "p1", key: value})
+
+
+class FakeArtifactRegistryApi:
+    """`dockerImages.list` as Artifact Registry answers it, two images per page."""
+
+    def __init__(self, images: list[dict]):
+        self.images = images
+        self.paths: list[str] = []
+
+    def serve(self):
+        import json
+        import threading
+        import urllib.parse
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                url = urllib.parse.urlsplit(self.path)
+                api.paths.append(url.path)
+                start = int(urllib.parse.parse_qs(url.query).get("pageToken", ["0"])[0])
+                page = {"dockerImages": api.images[start:start + 2]}
+                if start + 2 < len(api.images):
+                    page["nextPageToken"] = str(start + 2)
+                body = json.dumps(page).encode()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        return httpd
+
+
+@pytest.mark.anyio
+async def test_listing_artifact_registry_uses_its_api():
+    host = "europe-west4-docker.pkg.dev/p1/agentenv"
+    api = FakeArtifactRegistryApi([
+        {"uri": f"{host}/tools/app@sha256:aa", "tags": ["v1", "latest"]},
+        {"uri": f"{host}/tools/untagged@sha256:bb"},
+        {"uri": f"{host}/envs/echo@sha256:cc", "tags": ["v2"]},
+    ])
+    httpd = api.serve()
+    try:
+        store = ArtifactRegistryImageStore({
+            "project": "p1", "location": "europe-west4", "anonymous": True,
+            "endpoint_url": f"http://127.0.0.1:{httpd.server_address[1]}",
+        })
+        assert await store.list() == [
+            f"{host}/envs/echo:v2", f"{host}/tools/app:latest", f"{host}/tools/app:v1"
+        ]
+        assert await store.list("envs/") == [f"{host}/envs/echo:v2"]
+        assert set(api.paths) == {
+            "/v1/projects/p1/locations/europe-west4/repositories/agentenv/dockerImages"
+        }
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

@@ -25,6 +25,7 @@ from agentenv_gcp_stores import settings as _settings
 from agentenv_gcp_stores._client import credentials
 
 TOKEN_REFRESH = 600.0
+API = "https://artifactregistry.googleapis.com"
 _PART_RE = re.compile(r"[a-z0-9]+(?:[._-][a-z0-9]+)*")
 
 
@@ -49,13 +50,14 @@ class ArtifactRegistryImageStore(RegistryImageStore):
                 )
         host = self.options["registry"] or f"{location}-docker.pkg.dev"
         self.namespace = f"{project.replace(':', '/')}/{repository}"
+        self.api_path = f"projects/{project}/locations/{location}/repositories/{repository}"
         self.settings = {
             "address": re.sub(r"^https?://", "", str(host)).rstrip("/"),
             "namespace": self.namespace,
         }
         if self.options["insecure_registry"]:
             self.settings["insecure"] = True
-        self._lock = threading.Lock()
+        self._auth_lock = threading.Lock()
         self._auth_at: float | None = None
         self._credentials: Any = None
 
@@ -63,7 +65,7 @@ class ArtifactRegistryImageStore(RegistryImageStore):
         """Put a fresh access token into the `registry` store's settings (none if anonymous)."""
         if self.options["anonymous"]:
             return
-        with self._lock:
+        with self._auth_lock:
             if self._auth_at is not None and time.monotonic() - self._auth_at < TOKEN_REFRESH:
                 return
             import google.auth
@@ -108,8 +110,54 @@ class ArtifactRegistryImageStore(RegistryImageStore):
         return await super().exists(ref)
 
     async def list(self, prefix: str = "") -> list[str]:
-        """Images of this repository; `prefix` filters by full reference or image name."""
+        """Images of this repository; `prefix` filters by full reference or image name.
+
+        Artifact Registry lists through its API (`dockerImages.list`); a `registry` override
+        without an `endpoint_url` (a mirror or stand-in registry) lists through the registry's
+        own catalog instead."""
         await self._ready()
         under = f"{self.address}/{self.namespace}/"
-        refs = [r for r in await super().list() if r.startswith(under)]
-        return [r for r in refs if r.startswith(prefix) or r[len(under):].startswith(prefix)]
+        if self.options["registry"] and not self.options["endpoint_url"]:
+            refs = [r for r in await super().list() if r.startswith(under)]
+        else:
+            refs = await anyio.to_thread.run_sync(self._list_from_api, under)
+        return sorted(r for r in refs if r.startswith(prefix) or r[len(under):].startswith(prefix))
+
+    def _list_from_api(self, under: str) -> list[str]:
+        import json
+        import urllib.error
+        import urllib.parse
+        import urllib.request
+
+        endpoint = str(self.options["endpoint_url"] or API).rstrip("/")
+        headers = {}
+        if self.settings.get("password"):
+            headers["Authorization"] = f"Bearer {self.settings['password']}"
+        refs, token = [], ""
+        for _ in range(10_000):
+            query = urllib.parse.urlencode({"pageSize": 1000, **({"pageToken": token} if token else {})})
+            url = f"{endpoint}/v1/{self.api_path}/dockerImages?{query}"
+            try:
+                with urllib.request.urlopen(
+                    urllib.request.Request(url, headers=headers), timeout=self._timeout
+                ) as response:
+                    page = json.loads(response.read() or b"{}")
+            except urllib.error.HTTPError as exc:
+                raise StoreError(
+                    f"artifactregistry store: cannot list {self.api_path}: HTTP {exc.code} "
+                    f"{exc.read()[:300].decode(errors='replace')}"
+                ) from None
+            except (OSError, ValueError) as exc:
+                raise StoreError(f"artifactregistry store: cannot list {self.api_path}: {exc}") from None
+            for image in page.get("dockerImages") or []:
+                path = str(image.get("uri", "")).split("@", 1)[0]
+                name = path.split(f"/{self.namespace}/", 1)[-1]
+                refs += [f"{under}{name}:{tag}" for tag in image.get("tags") or []]
+            token = page.get("nextPageToken") or ""
+            if not token:
+                return refs
+        raise StoreError(f"artifactregistry store: listing {self.api_path} never ended")
+
+    @property
+    def _timeout(self) -> float:
+        return float(self.options["timeout"] or 60)
