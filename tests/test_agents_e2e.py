@@ -110,3 +110,25 @@ def test_tool_loop_as_an_a2a_agent_in_a_docker_container(tmp_path):
     assert agent_step["status"] == "completed"
     assert sorted(c["tool"] for c in shown["instance"]["outputs"]["ask"]["tool_calls"]) == ["add_note", "list_notes"]
     assert shown["instance"]["verifiers"]["env-state"]["score"] == 1.0
+
+
+@pytest.mark.skipif(not _docker_ready() and os.environ.get("CI") != "true", reason="no docker daemon")
+def test_env_vars_and_config_reach_an_agent_container(tmp_path):
+    from agents_support import notes_bundle
+    from test_agents_behaviour import ECHO_AGENT
+
+    assert _docker_ready(), "CI=true: the docker daemon must be running (scripts/services.sh)"
+    dockerfile = (NOTES_AGENT / "agents" / "tool-loop-a2a" / "Dockerfile").read_text()
+    dockerfile = dockerfile.replace('CMD ["python", "-m", "agentenv_protocol.agent.tool_loop_agent"]',
+                                    'COPY agent.py /agent/agent.py\nCMD ["python", "/agent/agent.py"]')
+    steps = [{"id": "env", "type": "deploy_env", "env_id": "notes"},
+             {"id": "agent", "type": "deploy_agent", "a2a_agent_id": "echo", "env_ids": ["notes"],
+              "env_vars": {"TZ": "America/New_York"}, "system_prompt": "be brief"},
+             {"id": "ask", "type": "prompt_agent", "prompt_id": "ask", "prompt": "hi", "timeout_seconds": 60},
+             {"id": "check", "type": "agent_prompt_response_verifier", "prompt_id": "ask", "verifier_id": "v",
+              "criteria": [{"type": "response_contains", "needles": [
+                  "TZ=America/New_York", "model=m-9", "system=be brief", "servers=gateway+auth"]}]}]
+    bundle = notes_bundle(tmp_path, {"t": steps}, agents={"echo": {
+        "Dockerfile": dockerfile, "agent.py": ECHO_AGENT}})
+    data, stderr = run_json(tmp_path / "home", str(bundle), "--model", "m-9")
+    _passed(data, stderr)

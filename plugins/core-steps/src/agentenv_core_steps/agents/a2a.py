@@ -106,16 +106,30 @@ class A2AAgentKind(AgentKind):
             command = [sys.executable, *command[1:]]
         try:
             existing = spec.sandbox_name and spec.sandbox_name in (ctx.get("sandboxes", default={}) or {})
+            own_cmd = dockerfile and not settings.get("command") and not existing
             if existing:
                 sandbox = await ctx.sandbox(spec.sandbox_name)
+            elif own_cmd:  # the image's CMD is the agent: run it as the container's process
+                image = await self._image(ctx, spec)
+                env["PORT"] = str(AGENT_PORT)
+                sandbox = await ctx.create_sandbox(
+                    spec.sandbox_name, SandboxSpec(image=image, env_vars=env, ports=(AGENT_PORT,),
+                                                   settings={"command": "image"}), provider=provider)
             else:
                 image = await self._image(ctx, spec) if dockerfile else None
                 sandbox = await ctx.create_sandbox(
                     spec.sandbox_name, SandboxSpec(image=image, env_vars=env, ports=(AGENT_PORT,)),
                     provider=provider)
-            if folder is not None and not dockerfile:
-                await sandbox.copy_in(folder, sandbox.workdir)
-            url = await sandbox.start_process(command, env=env, cwd=sandbox.workdir, port=AGENT_PORT)
+            if own_cmd:
+                url_of = getattr(sandbox, "url", None)
+                if url_of is None:
+                    raise SandboxError(f"sandbox provider {provider!r} cannot say where port {AGENT_PORT} "
+                                       "is reachable (no url(port)); set command in agent.toml")
+                url = url_of(AGENT_PORT)
+            else:
+                if folder is not None and not dockerfile:
+                    await sandbox.copy_in(folder, sandbox.workdir)
+                url = await sandbox.start_process(command, env=env, cwd=sandbox.workdir, port=AGENT_PORT)
         except SandboxError as e:
             raise StepFailed(ctx.step_id, f"agent {spec.name!r} could not be started: {e}",
                              failure_class="infrastructure") from None
