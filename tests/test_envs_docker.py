@@ -193,3 +193,17 @@ def test_env_limits_are_enforced_on_docker(docker_client, home, tmp_path):
     out, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, out + err
     assert seen and seen[0] == 256 * 1024 * 1024
+
+
+def test_an_env_container_that_exits_fails_fast_with_its_log(docker_client, home, tmp_path):
+    bundle = write(tmp_path / "b", {
+        "envs/e/env.toml": 'command = "python server.py"\nstartup_timeout_seconds = 300\n',
+        "envs/e/server.py": "import sys\nprint('container-boom-marker', flush=True)\nsys.exit(4)\n",
+        "tasks/t.json": [{"id": "deploy", "type": "deploy_env", "env_id": "e"}],
+    })
+    done = agent_env(home, "run", str(bundle), "--sandbox", "docker", timeout=1200)
+    out = done.stdout + done.stderr
+    assert done.returncode == 1
+    assert "exited with code 4" in out
+    assert "container-boom-marker" in out
+    assert ours(docker_client, home) == []

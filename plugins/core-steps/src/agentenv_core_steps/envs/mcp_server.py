@@ -282,6 +282,7 @@ async def wait_for_card(name: str, url: str, sandbox: Any, timeout: float) -> di
 
     deadline = time.monotonic() + timeout
     last = "no answer yet"
+    polls = 0
     async with httpx.AsyncClient(timeout=httpx.Timeout(5.0, connect=1.0), trust_env=False) as http:
         while True:
             try:
@@ -291,7 +292,8 @@ async def wait_for_card(name: str, url: str, sandbox: Any, timeout: float) -> di
                 last = f"HTTP {response.status_code}"
             except (httpx.HTTPError, ValueError) as e:
                 last = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
-            exited = _exited(sandbox)
+            polls += 1
+            exited = await _exited(sandbox, check_container=polls % 25 == 0)
             if exited is not None or time.monotonic() > deadline:
                 logs = await _logs(sandbox)
                 why = (f"its process exited with code {exited}" if exited is not None
@@ -301,13 +303,25 @@ async def wait_for_card(name: str, url: str, sandbox: Any, timeout: float) -> di
             await anyio.sleep(0.01)
 
 
-def _exited(sandbox: Any) -> int | None:
-    """The exit code of a server the sandbox started that already died (host processes and
-    containers whose own command is the server); None when all run or it cannot tell."""
+async def _exited(sandbox: Any, *, check_container: bool) -> int | None:
+    """The exit code of a server the sandbox runs that already died: host processes it
+    started, or (checked less often, it costs a daemon call) a container whose own command is
+    the server. None when all run or it cannot tell."""
     for popen in list((getattr(sandbox, "_servers", None) or {}).values()):
         code = popen.poll()
         if code is not None:
             return code
+    container_id, client = getattr(sandbox, "container_id", None), getattr(sandbox, "client", None)
+    if check_container and container_id and client is not None:
+        def state() -> dict[str, Any]:
+            return client.api.inspect_container(container_id).get("State") or {}
+
+        try:
+            info = await anyio.to_thread.run_sync(state)
+        except Exception:  # noqa: BLE001 - a gone container is reported by the timeout
+            return None
+        if info.get("Status") in ("exited", "dead"):
+            return int(info.get("ExitCode") or 0)
     return None
 
 
