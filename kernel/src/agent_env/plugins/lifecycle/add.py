@@ -172,8 +172,13 @@ def execute_add(
         lines = plan.lines(preview(plan, before))
         if not confirm(lines):
             return None
-        done = run_command(list(plan.command), echo)
-        after = take(env.python)
+        try:
+            done = run_command(list(plan.command), echo)
+            after = take(env.python)
+        except BaseException:
+            echo("interrupted: restoring the previous distributions")
+            restore(env, before, saved, echo, find_links=plan.find_links)
+            raise
         if done.returncode != 0:
             problems = [f"the installer failed (exit {done.returncode}):\n"
                         f"{(done.stderr or done.stdout).strip()[-2000:]}"]

@@ -142,8 +142,13 @@ def execute_remove(
         saved = {p: p.read_bytes() for p in env.state_files if p.exists()}
         if not confirm(plan.lines()):
             return None
-        done = run_command(list(plan.command), echo)
-        after = take(env.python)
+        try:
+            done = run_command(list(plan.command), echo)
+            after = take(env.python)
+        except BaseException:
+            echo("interrupted: restoring the previous distributions")
+            restore(env, before, saved, echo)
+            raise
         problems = [] if done.returncode == 0 else [
             f"the installer failed (exit {done.returncode}):\n{(done.stderr or done.stdout).strip()[-2000:]}"]
         still = [d for d in plan.dists if d in after.dists]
