@@ -276,3 +276,32 @@ async def test_unreachable_env_fails_gateway_start_naming_it():
     gateway = Gateway({"ghost": "http://127.0.0.1:9"}, startup_timeout=0.3)
     with pytest.raises(GatewayError, match="environment 'ghost' is unreachable at http://127.0.0.1:9"):
         serve_gateway(gateway)
+
+
+async def test_gateway_runs_as_its_own_process(shared_envs, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    import socket
+
+    from agentenv_protocol import EnvClient
+
+    bad = subprocess.run([sys.executable, "-m", "agentenv_protocol.gateway", "--env", "nourl"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "--env expects NAME=URL" in bad.stderr
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "agentenv_protocol.gateway", "--env",
+                             f"echo={shared_envs['echo'].url}", "--role-token", "agent=agent-token",
+                             "--port", str(port), "--trajectory", str(tmp_path / "log.jsonl")],
+                            env={**os.environ, "AGENTENV_GATEWAY_TOKEN": "admin-token"}, stderr=subprocess.PIPE)
+    try:
+        async with EnvClient(f"http://127.0.0.1:{port}", token="agent-token", timeout=10) as client:
+            await client.wait_ready(timeout=60)
+            assert (await client.call_tool("echo", {"text": "from a process"})).text == "from a process"
+        assert json.loads((tmp_path / "log.jsonl").read_text())["role"] == "agent"
+    finally:
+        proc.terminate()
+        proc.wait(10)
