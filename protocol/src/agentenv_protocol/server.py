@@ -282,6 +282,7 @@ class AgentEnvEnvironment:
         host = host or os.environ.get("MCP_HOST") or DEFAULT_HOST
         port = int(port if port is not None else os.environ.get("MCP_PORT") or DEFAULT_PORT)
         app = self.create_app()
-        print(f"agentenv: serving {self.card.name!r} on http://{host}:{port}", file=sys.stderr, flush=True)
+        name = self.environment_app().card.name
+        print(f"agentenv: serving {name!r} on http://{host}:{port}", file=sys.stderr, flush=True)
         uvicorn.run(app, host=host, port=port, log_level=os.environ.get("AGENTENV_LOG_LEVEL", "warning"),
                     access_log=False, proxy_headers=False, server_header=False, date_header=False)
