@@ -363,11 +363,13 @@ class TaskInstance:
         del self.logs[:-MAX_LOG_LINES]
         self.services.reporter.log(self, step_id, message)
 
-    async def _write_record(self) -> None:
+    async def _write_record(self) -> dict[str, Any]:
+        """Store the record (redacted); the redacted copy."""
         self.record["steps"] = {sid: dict(info) for sid, info in self.step_info.items()}
         self.record["log"] = list(self.logs)
         doc = self.services.redactor(self.record)
         await self.services.stores.documents.put(COLLECTION, self.id, doc)
+        return doc
 
     async def _finish(self, seconds: float) -> None:
         status, outcome, scores = decide(
@@ -388,10 +390,11 @@ class TaskInstance:
             finished_at=now_iso(),
             seconds=round(float(self.record.get("seconds") or 0) + seconds, 6),
         )
+        doc = None
         try:
-            await self._write_record()
+            doc = await self._write_record()
         finally:
-            final = self.record = self.services.redactor(self.record)
+            final = self.record = doc if doc is not None else self.services.redactor(self.record)
             try:
                 self.services.plugins.run_finished(final)
             except Exception as exc:

@@ -107,6 +107,10 @@ class TrialRun:
             self.progress.finished(record.get("status") == "passed")
 
 
+#: What a finished `Trial` keeps (its `record`): small, so a run's memory stays flat.
+_SUMMARY = ("instance_id", "task", "trial", "attempt", "status", "failure_class", "score")
+
+
 class Trial:
     """One planned trial: creates (or resumes) its instance when run, retries infrastructure
     failures, and then keeps only its export row (`record`)."""
@@ -189,7 +193,8 @@ class Trial:
         finally:
             if final is None and progress is not None:
                 progress.abandoned()
-        self.record = trial_row(final)
+        row = trial_row(final)
+        self.record = {k: row[k] for k in _SUMMARY}
         run.finished(final)
         return self.record
 

@@ -222,7 +222,7 @@ class LocalSandbox(Sandbox):
         return _APP.sub(lambda _m: folder, text)
 
     def _env(self, env: Mapping[str, str] | None) -> dict[str, str]:
-        merged = dict(os.environ)
+        merged = _host_environ()
         for source in (self.env_vars, env or {}):
             merged.update({k: self.rewrite(str(v)) for k, v in source.items()})
         merged["APP_DIR"] = str(self.folder)
@@ -443,6 +443,16 @@ class LocalSandbox(Sandbox):
 
 
 _EXEC_LIMITER: anyio.CapacityLimiter | None = None
+_ENVIRON: tuple[tuple, dict[str, str]] | None = None
+
+
+def _host_environ() -> dict[str, str]:
+    """A copy of `os.environ`, decoded once per change of the environment (not per command)."""
+    global _ENVIRON
+    raw = tuple(os.environ._data.items())  # type: ignore[attr-defined]
+    if _ENVIRON is None or _ENVIRON[0] != raw:
+        _ENVIRON = (raw, dict(os.environ))
+    return dict(_ENVIRON[1])
 
 
 def _exec_limiter() -> anyio.CapacityLimiter:

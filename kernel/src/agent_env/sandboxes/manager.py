@@ -47,6 +47,7 @@ class SandboxManager:
         self.live: dict[str, Sandbox] = {}
         self.reap_errors: list[str] = []
         self._providers: dict[str, SandboxProvider] = {}
+        self._sandbox_table: Mapping[str, Any] | None = None
         self._create_gate: anyio.Semaphore | None = None
         self.create_limit = create_limit
         #: The most creations seen in flight at once (what the cap is checked against).
@@ -67,9 +68,12 @@ class SandboxManager:
     # -- providers -----------------------------------------------------------------------
 
     def _table(self) -> Mapping[str, Any]:
+        """The `[sandbox]` table (read once: every step's context asks for the default)."""
         if self.config is None:
             return {}
-        return self.config.table("sandbox") or {}
+        if self._sandbox_table is None:
+            self._sandbox_table = self.config.table("sandbox") or {}
+        return self._sandbox_table
 
     def default_provider(self) -> str:
         return self._table().get("default") or DEFAULT_PROVIDER

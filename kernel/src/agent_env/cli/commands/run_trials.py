@@ -151,7 +151,9 @@ async def report(session: Any, trial_run: Any, opts: dict[str, Any], caught: lis
             with open(path, "w", encoding="utf-8") as out:
                 rows = await write_jsonl(documents, run_doc, out)
             _err(f"wrote {rows} trial row(s) to {path}")
-        records = await engine_trials.gather_records(documents, run_doc) if run_doc else []
+        single = not many(opts) and int((run_doc or {}).get("trials") or 1) == 1
+        wanted = run_doc is not None and (opts.get("as_json") or single)
+        records = await engine_trials.gather_records(documents, run_doc) if wanted else []
     evals = [
         {"name": e["name"], "passed": e["passed"], "total": e["trials"]}
         for e in summary["evals"]
@@ -166,7 +168,7 @@ async def report(session: Any, trial_run: Any, opts: dict[str, Any], caught: lis
         }
         click.echo(json.dumps(data, indent=2, default=str))
         return code
-    if not many(opts) and int((run_doc or {}).get("trials") or 1) == 1:
+    if single:
         width = max((len(r["task"]["name"]) for r in records), default=4)
         for r in records:
             seconds = r.get("seconds")
