@@ -16,8 +16,18 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from envs_helpers import (AGENT_ENV, URL, agent_env, answers, cli_env, copy_example,  # noqa: E402
-                          nothing_left, start, wait_for, write)
+from envs_helpers import (
+    AGENT_ENV,
+    URL,
+    agent_env,
+    answers,
+    cli_env,
+    copy_example,
+    nothing_left,
+    start,
+    wait_for,
+    write,
+)
 
 BASE_IMAGE = "python:3.11-slim"
 

@@ -13,8 +13,15 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from envs_helpers import (URL, agent_env, answers, copy_example, env_bundle, nothing_left,  # noqa: E402
-                          write)
+from envs_helpers import (
+    URL,
+    agent_env,
+    answers,
+    copy_example,
+    env_bundle,
+    nothing_left,
+    write,
+)
 
 
 @pytest.fixture

@@ -15,7 +15,6 @@ import threading
 from typing import Any
 
 import anyio
-
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
 
@@ -100,7 +99,7 @@ async def gateway_for(ctx: StepContext) -> RunGateway:
         return existing
     try:
         gateway = await anyio.to_thread.run_sync(RunGateway, key)
-    except Exception as e:  # noqa: BLE001 - any start failure is this step's infrastructure fault
+    except Exception as e:
         raise StepFailed(ctx.step_id, f"the run's gateway did not start: {e}",
                          failure_class="infrastructure") from e
     with _LOCK:

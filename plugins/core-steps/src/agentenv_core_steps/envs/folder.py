@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
 from agent_env.suggest import did_you_mean

@@ -21,7 +21,6 @@ from typing import Any, ClassVar
 
 import anyio
 import attrs
-
 from agent_env.errors import SandboxError
 from agent_env.sandbox import SandboxSpec
 from agent_env.suggest import did_you_mean
@@ -226,7 +225,6 @@ class McpServerEnv:
                 f"env {self.name!r}: building its image needs agentenv-docker-sandbox "
                 f"(pip install agentenv-docker-sandbox): {e}") from e
         from agent_env.paths import cache_dir
-
         from agentenv_docker_sandbox.images import context_digest, image_tag
 
         settings = _docker_settings(ctx)
@@ -248,7 +246,6 @@ class McpServerEnv:
 def _image_config(settings: dict[str, Any], tag: str) -> dict[str, Any] | None:
     """The image's `Config` (workdir, command), or None when the daemon does not have it."""
     import docker.errors
-
     from agentenv_docker_sandbox.client import get_client
 
     try:

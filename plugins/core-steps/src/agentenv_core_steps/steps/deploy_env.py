@@ -8,10 +8,10 @@ from typing import Any, ClassVar
 
 import anyio
 import attrs
-
 from agent_env.context import StepContext
 from agent_env.errors import PluginError, SandboxError, StepFailed
 from agent_env.models import Step
+
 from agentenv_core_steps.envs.folder import env_name, load_env
 from agentenv_core_steps.envs.mcp_server import EnvDeployError
 from agentenv_core_steps.gateway import RunGateway, gateway_for

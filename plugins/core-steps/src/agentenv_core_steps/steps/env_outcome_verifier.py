@@ -20,12 +20,16 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 import attrs
-
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
 from agent_env.models import Step
+
 from agentenv_core_steps.gateway import gateway_for, issue_token
-from agentenv_core_steps.scoring import ScoreAggregator, aggregate_score, random_verifier_id
+from agentenv_core_steps.scoring import (
+    ScoreAggregator,
+    aggregate_score,
+    random_verifier_id,
+)
 from agentenv_core_steps.steps.reset_env import deployed_env
 from agentenv_core_steps.targets import artifact_for
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import ClassVar
 
 import attrs
-
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
 from agent_env.models import Step
+
 from agentenv_core_steps.envs.folder import env_name
 from agentenv_core_steps.gateway import gateway_for
 
