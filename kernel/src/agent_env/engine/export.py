@@ -81,3 +81,33 @@ async def write_jsonl(
         out.write(json.dumps(trial_row(record), default=str) + "\n")
         count += 1
     return count
+
+
+
+async def run_summary(documents: Any, run_doc: Mapping[str, Any]) -> dict[str, Any]:
+    """Counts and results of a recorded run, reading one record at a time (last attempts):
+    `trials` (planned), `passed`, `failed` (failed or scored below 1), `unscored`,
+    `cancelled`, `unfinished` (never started, pending, running), and `results`."""
+    from agent_env.engine.results import Results
+
+    names = list(dict.fromkeys(run_doc.get("tasks", [])))
+    results = Results(names, run_doc.get("eval_tasks") or {})
+    counts = dict.fromkeys(("passed", "failed", "unscored", "cancelled", "unfinished"), 0)
+    started = 0
+    async for record in run_records(documents, run_doc):
+        started += 1
+        results.add(record)
+        status = record.get("status")
+        key = {"scored_below": "failed", "pending": "unfinished", "running": "unfinished"}.get(
+            status, status
+        )
+        if key in counts:
+            counts[key] += 1
+    total = len(run_doc.get("instances", []))
+    counts["unfinished"] += total - started
+    return {
+        "trials": total,
+        "trials_per_task": run_doc.get("trials", 1),
+        **counts,
+        "results": results.summary(),
+    }

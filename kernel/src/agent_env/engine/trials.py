@@ -233,6 +233,7 @@ async def plan_run(
         "trial_index": [i for _, i in order],
         "trials": trials,
         "task_versions": {t.name: task_versions.get(t.name) for t in tasks},
+        "eval_tasks": _eval_tasks(bundle, evals, tasks),
         "seed_table": [dict(e) for e in seeds.entries],
         "seed_source": seeds.source,
         "retry_infra": retry_infra,

@@ -1,4 +1,5 @@
-"""`agent-env runs list|show`: read run and task instance records from the document store."""
+"""`agent-env runs list|show|export`: read run and task instance records from the document
+store (`export` writes one JSON line per trial)."""
 
 from __future__ import annotations
 
@@ -28,26 +29,25 @@ async def _with_documents(fn: Any, *args: Any) -> Any:
 
 
 async def _list(documents: Any, limit: int) -> list[dict[str, Any]]:
-    from agent_env.engine.records import COLLECTION
+    from agent_env.engine.export import run_summary
     from agent_env.engine.run import RUNS
 
     docs = [doc for _, doc in await documents.list(RUNS)]
     docs.sort(key=lambda d: d.get("created_at") or "", reverse=True)
     rows = []
     for doc in docs[:limit]:
-        statuses = []
-        for instance_id in doc.get("instances", []):
-            record = await documents.get(COLLECTION, instance_id)
-            statuses.append(record["status"] if record else "missing")
+        summary = await run_summary(documents, doc)
         rows.append(
             {
                 "id": doc["id"],
                 "created_at": doc.get("created_at"),
                 "bundle": (doc.get("bundle") or {}).get("name"),
-                "instances": len(statuses),
-                "passed": statuses.count("passed"),
-                "failed": sum(s in ("failed", "scored_below") for s in statuses),
-                "unfinished": sum(s in ("pending", "running", "cancelled") for s in statuses),
+                "instances": summary["trials"],
+                "trials_per_task": summary["trials_per_task"],
+                "passed": summary["passed"],
+                "failed": summary["failed"],
+                "unscored": summary["unscored"],
+                "unfinished": summary["unfinished"] + summary["cancelled"],
             }
         )
     return rows
@@ -66,9 +66,11 @@ def list_runs(limit: int, as_json: bool) -> None:
         click.echo("No runs recorded yet. Start one with: agent-env run hello")
         return
     for r in rows:
+        k = r.get("trials_per_task") or 1
+        trials = f" ({k} trials per task)" if k > 1 else ""
         click.echo(
             f"{r['id']}  {r['created_at']}  {r['bundle']}  {r['passed']} of "
-            f"{r['instances']} passed, {r['failed']} failed, {r['unfinished']} unfinished"
+            f"{r['instances']} passed, {r['failed']} failed, {r['unfinished']} unfinished{trials}"
         )
 
 
@@ -108,13 +110,16 @@ async def _show_with_trajectories(stores: Any, ident: str) -> dict[str, Any]:
 
 
 async def _show(documents: Any, ident: str) -> dict[str, Any]:
-    from agent_env.engine.records import COLLECTION
+    from agent_env.engine.export import run_records, run_summary
     from agent_env.engine.run import RUNS, load_record
 
     run = await documents.get(RUNS, ident)
     if run is not None:
-        records = [await documents.get(COLLECTION, i) for i in run.get("instances", [])]
-        return {"run": run, "instances": [r for r in records if r is not None]}
+        summary = await run_summary(documents, run)
+        if int(run.get("trials") or 1) > 1:
+            return {"run": run, "summary": summary}
+        records = [r async for r in run_records(documents, run)]
+        return {"run": run, "summary": summary, "instances": records}
     return {"instance": await load_record(documents, ident)}
 
 
@@ -130,6 +135,18 @@ def show(ident: str, as_json: bool) -> None:
     if "run" in data:
         run = data["run"]
         click.echo(f"run {run['id']}  {run.get('created_at')}  bundle {run['bundle'].get('name')}")
+        if "instances" not in data:
+            from agent_env.engine.results import format_table
+
+            s = data["summary"]
+            click.echo(
+                f"{s['trials']} trials ({s['trials_per_task']} per task): {s['passed']} passed, "
+                f"{s['failed']} failed, {s['unscored']} unscored, {s['cancelled']} cancelled, "
+                f"{s['unfinished']} unfinished"
+            )
+            for line in format_table(s["results"]):
+                click.echo(f"  {line}")
+            return
         for r in data["instances"]:
             secs = r.get("seconds")
             took = f"{secs:.2f}s" if isinstance(secs, (int, float)) else "-"
@@ -180,3 +197,38 @@ def _show_agents_and_verifiers(record: dict[str, Any], trajectories: dict[str, A
             mark = "pass" if row.get("result") else "FAIL"
             why = row.get("justification") or row.get("description") or ""
             click.echo(f"    {mark} {row.get('id')}: {str(why)[:200]}")
+
+
+async def _export(documents: Any, run_id: str, out: Any, attempts: bool) -> int:
+    from agent_env.engine.export import write_jsonl
+    from agent_env.engine.run import RUNS, load_record
+
+    run = await documents.get(RUNS, run_id)
+    if run is None:
+        await load_record(documents, run_id)  # the did-you-mean error
+        raise click.UsageError(f"{run_id!r} is a task instance; export takes a run id (run-...)")
+    return await write_jsonl(documents, run, out, attempts=attempts)
+
+
+@runs.command("export")
+@click.argument("run_id", metavar="RUN_ID")
+@click.option(
+    "-o", "--output", metavar="FILE", help="Write to FILE instead of stdout (JSON lines)."
+)
+@click.option(
+    "--attempts",
+    is_flag=True,
+    help="Also export the attempts that --retry-infra superseded.",
+)
+def export(run_id: str, output: str | None, attempts: bool) -> None:
+    """One JSON line per trial of RUN_ID: task id and version, bundle digest, agent, model,
+    seed, scores, outcome, failure class, durations, task instance id."""
+    import sys
+
+    if output is None:
+        rows = anyio.run(_with_documents, _export, run_id, sys.stdout, attempts)
+        sys.stdout.flush()
+        return
+    with open(output, "w", encoding="utf-8") as out:
+        rows = anyio.run(_with_documents, _export, run_id, out, attempts)
+    click.echo(f"wrote {rows} trial row(s) to {output}", err=True)
