@@ -101,7 +101,67 @@ class TCheck(Step):
         ctx.record_verifier(self.verifier_id, [{"id": "content", "result": ok}], 1.0 if ok else 0.0)
 
 
+@attrs.frozen(kw_only=True)
+class TLightBox(Step):
+    """Creates a local sandbox (no process) and writes `text` into it; sleeps `pause` seconds
+    first so a test can kill a run in the middle of many trials."""
+
+    type: ClassVar[str] = "t_light_box"
+    text: str = "x"
+    pause: float = 0.0
+    trace: str = ""
+
+    async def execute(self, ctx) -> None:
+        _trace(self.trace, self.text)
+        if self.pause:
+            await anyio.sleep(self.pause)
+        box = await ctx.create_sandbox("box", SandboxSpec())
+        await box.write_file("/app/out.txt", self.text.encode())
+
+
+@attrs.frozen(kw_only=True)
+class TCoin(Step):
+    """A verifier whose verdict is data: `value` (e.g. "{trial}") passes when it is in
+    `passing` (comma separated), else scores `low`."""
+
+    type: ClassVar[str] = "t_coin"
+    is_verifier: ClassVar[bool] = True
+    verifier_id: str = "coin"
+    value: str
+    passing: str
+    low: float = 0.0
+    trace: str = ""
+
+    async def execute(self, ctx) -> None:
+        _trace(self.trace, self.value)
+        ok = self.value in self.passing.split(",")
+        ctx.record_verifier(self.verifier_id, [{"id": "coin", "result": ok}], 1.0 if ok else self.low)
+
+
+@attrs.frozen(kw_only=True)
+class TFlaky(Step):
+    """Fails like broken infrastructure (a SandboxError) the first `failures` times it runs
+    for a given `key` (counted in the file `counter`), or with `failure_class` if given."""
+
+    type: ClassVar[str] = "t_flaky"
+    counter: str
+    key: str = "k"
+    failures: int = 1
+    failure_class: str = ""
+
+    async def execute(self, ctx) -> None:
+        from agent_env.errors import SandboxError
+
+        path = Path(f"{self.counter}.{self.key}")
+        seen = int(path.read_text()) if path.exists() else 0
+        path.write_text(str(seen + 1))
+        if seen < self.failures:
+            if self.failure_class:
+                raise StepFailed(self.id, f"failure {seen + 1}", failure_class=self.failure_class)
+            raise SandboxError(f"docker daemon hiccup {seen + 1}")
+
+
 @hookimpl
 def agentenv_register_step_types(registry):
-    for cls in (TBox, TWrite, TWait, TCheck):
+    for cls in (TBox, TWrite, TWait, TCheck, TLightBox, TCoin, TFlaky):
         registry.add(cls)
