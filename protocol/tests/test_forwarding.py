@@ -31,8 +31,19 @@ async def test_pool_retries_a_connection_the_server_closed():
         length = int([x for x in head.split(b"\r\n") if x.lower().startswith(b"content-length")][0].split(b":")[1])
         body = await reader.readexactly(length)
         served += 1
-        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
-                     + str(len(body)).encode() + b"\r\n\r\n" + body)
+        if served == 2:  # chunked, split over several writes
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n")
+            await writer.drain()
+            for piece in (body[:3], body[3:]):
+                writer.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+                await writer.drain()
+                await asyncio.sleep(0.01)
+            writer.write(b"0\r\n\r\n")
+        elif served == 3:  # delimited by closing the connection
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n" + body)
+        else:
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
+                         + str(len(body)).encode() + b"\r\n\r\n" + body)
         await writer.drain()
         writer.close()  # closes without saying so: the pooled connection is stale
 
@@ -40,11 +51,11 @@ async def test_pool_retries_a_connection_the_server_closed():
     port = server.sockets[0].getsockname()[1]
     pool = PostPool(f"http://127.0.0.1:{port}")
     try:
-        for n in range(3):
+        for n in range(4):
             answer = await pool.post("/x", json.dumps({"n": n}).encode())
             await asyncio.sleep(0.05)
             assert answer.status_code == 200 and answer.json() == {"n": n}
-        assert served == 3
+        assert served == 4
     finally:
         await pool.aclose()
         server.close()

@@ -43,6 +43,102 @@ class _Stale(Exception):
     pass
 
 
+def _parse(buf: bytearray) -> tuple[int, dict, bytes, bool] | None:
+    """(status, headers, body, keep_alive) once `buf` holds a whole response, else None."""
+    end = buf.find(b"\r\n\r\n")
+    if end < 0:
+        return None
+    lines = bytes(buf[:end]).decode("latin-1").split("\r\n")
+    status = int(lines[0].split(" ", 2)[1])
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        key, _, value = line.partition(":")
+        headers[key.strip().lower()] = value.strip()
+    keep = headers.get("connection", "").lower() != "close"
+    start = end + 4
+    if "content-length" in headers:
+        size = int(headers["content-length"])
+        if len(buf) < start + size:
+            return None
+        body = bytes(buf[start:start + size])
+        del buf[:start + size]
+        return status, headers, body, keep
+    if headers.get("transfer-encoding", "").lower() == "chunked":
+        chunks, pos = [], start
+        while True:
+            eol = buf.find(b"\r\n", pos)
+            if eol < 0:
+                return None
+            size = int(bytes(buf[pos:eol]).split(b";")[0], 16)
+            if size == 0:
+                if buf.find(b"\r\n", eol + 2) < 0:
+                    return None
+                del buf[:buf.find(b"\r\n", eol + 2) + 2]
+                return status, headers, b"".join(chunks), keep
+            if len(buf) < eol + 2 + size + 2:
+                return None
+            chunks.append(bytes(buf[eol + 2:eol + 2 + size]))
+            pos = eol + 2 + size + 2
+    if status in (204, 304) or 100 <= status < 200:
+        del buf[:start]
+        return status, headers, b"", keep
+    return None  # delimited by the connection closing
+
+
+class _Conn(asyncio.Protocol):
+    """One keep-alive connection; `waiter` resolves with the parsed response."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.buf = bytearray()
+        self.waiter: asyncio.Future | None = None
+        self.closed = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        self.buf += data
+        waiter = self.waiter
+        if waiter is None or waiter.done():
+            return
+        try:
+            parsed = _parse(self.buf)
+        except (ValueError, IndexError) as e:
+            waiter.set_exception(ForwardError(f"malformed HTTP response: {e}"))
+            return
+        if parsed is not None:
+            waiter.set_result(parsed)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        waiter = self.waiter
+        if waiter is None or waiter.done():
+            return
+        if not self.buf:
+            waiter.set_exception(_Stale())
+            return
+        end = self.buf.find(b"\r\n\r\n")
+        try:
+            parsed = _parse(self.buf)
+            if parsed is None and end >= 0:
+                lines = bytes(self.buf[:end]).decode("latin-1").split("\r\n")
+                headers = {k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:])}
+                if "content-length" not in headers and "transfer-encoding" not in headers:
+                    parsed = (int(lines[0].split(" ", 2)[1]), headers, bytes(self.buf[end + 4:]), False)
+        except (ValueError, IndexError):
+            parsed = None
+        if parsed is None:
+            waiter.set_exception(ForwardError("the connection closed in the middle of a response"))
+        else:
+            waiter.set_result(parsed)
+
+    def close(self) -> None:
+        self.closed = True
+        if self.transport is not None:
+            self.transport.close()
+
+
 class PostPool:
     """Keep-alive connections to one origin; `post(path, body, headers)` returns a `RawResponse`."""
 
@@ -58,16 +154,18 @@ class PostPool:
         self.connect_timeout = connect_timeout
         self.timeout = timeout
         self.max_idle = max_idle
-        self._idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+        self._idle: list[_Conn] = []
 
-    async def _connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    async def _connect(self) -> _Conn:
+        loop = asyncio.get_running_loop()
         try:
-            return await asyncio.wait_for(asyncio.open_connection(self.host, self.port, limit=1 << 20),
-                                          self.connect_timeout)
-        except asyncio.TimeoutError:
+            async with asyncio.timeout(self.connect_timeout):
+                _, conn = await loop.create_connection(_Conn, self.host, self.port)
+        except TimeoutError:
             raise ForwardConnectError(f"connecting to {self.base} timed out after {self.connect_timeout:g}s") from None
         except OSError as e:
             raise ForwardConnectError(f"cannot connect to {self.base}: {e.strerror or e}") from None
+        return conn
 
     async def post(self, path: str, body: bytes, headers: dict[str, str] | None = None,
                    timeout: float | None = None) -> RawResponse:
@@ -78,69 +176,42 @@ class PostPool:
         head.append(b"\r\n")
         request = b"".join(head) + body
         limit = timeout if timeout is not None else self.timeout
+        loop = asyncio.get_running_loop()
         for attempt in (0, 1):
-            reused = bool(self._idle)
-            conn = self._idle.pop() if reused else await self._connect()
+            conn = None
+            while self._idle and conn is None:
+                candidate = self._idle.pop()
+                conn = None if candidate.closed else candidate
+            reused = conn is not None
+            if conn is None:
+                conn = await self._connect()
+            conn.buf.clear()
+            conn.waiter = loop.create_future()
             try:
+                conn.transport.write(request)
                 async with asyncio.timeout(limit):
-                    return await self._exchange(conn, request, path)
+                    status, rheaders, content, keep = await conn.waiter
             except _Stale:
-                conn[1].close()
+                conn.close()
                 if reused and attempt == 0:
                     continue
                 raise ForwardError(f"{self.base} closed the connection without answering") from None
-            except asyncio.TimeoutError:
-                conn[1].close()
+            except TimeoutError:
+                conn.close()
                 raise ForwardTimeout(f"{self.base} did not answer within {limit:g}s") from None
-            except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as e:
-                conn[1].close()
-                raise ForwardError(f"{self.base} broke off the exchange: {type(e).__name__}: {e}") from None
             except BaseException:
-                conn[1].close()
+                conn.close()
                 raise
+            finally:
+                conn.waiter = None
+            if keep and not conn.closed and not conn.buf and len(self._idle) < self.max_idle:
+                self._idle.append(conn)
+            else:
+                conn.close()
+            return RawResponse(status, rheaders, content, self.base + path)
         raise AssertionError("unreachable")
-
-    async def _exchange(self, conn, request: bytes, path: str) -> RawResponse:
-        reader, writer = conn
-        writer.write(request)
-        try:
-            await writer.drain()
-            raw = await reader.readuntil(b"\r\n\r\n")
-        except (ConnectionError, asyncio.IncompleteReadError) as e:
-            if isinstance(e, asyncio.IncompleteReadError) and e.partial:
-                raise
-            raise _Stale() from None
-        lines = raw.decode("latin-1").split("\r\n")
-        status = int(lines[0].split(" ", 2)[1])
-        headers: dict[str, str] = {}
-        for line in lines[1:]:
-            if line:
-                key, _, value = line.partition(":")
-                headers[key.strip().lower()] = value.strip()
-        keep = headers.get("connection", "").lower() != "close"
-        if "content-length" in headers:
-            content = await reader.readexactly(int(headers["content-length"]))
-        elif headers.get("transfer-encoding", "").lower() == "chunked":
-            chunks = []
-            while True:
-                size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
-                if size == 0:
-                    await reader.readuntil(b"\r\n")
-                    break
-                chunks.append(await reader.readexactly(size))
-                await reader.readexactly(2)
-            content = b"".join(chunks)
-        elif status in (204, 304) or 100 <= status < 200:
-            content = b""
-        else:
-            content, keep = await reader.read(), False
-        if keep and len(self._idle) < self.max_idle:
-            self._idle.append(conn)
-        else:
-            writer.close()
-        return RawResponse(status, headers, content, self.base + path)
 
     async def aclose(self) -> None:
         idle, self._idle = self._idle, []
-        for _, writer in idle:
-            writer.close()
+        for conn in idle:
+            conn.close()
