@@ -97,6 +97,11 @@ def report_error(exc: BaseException) -> int:
 
 def _reap_orphans() -> None:
     """Tear down sandboxes left by agent-env processes that died (one listdir when none)."""
+    from agent_env.paths import home
+    from agent_env.sandboxes.leases import has_leases
+
+    if not has_leases(home()):
+        return
     from agent_env.sandboxes.manager import reap_orphans_now
 
     try:

@@ -77,5 +77,13 @@ def stale_claim(name: str) -> bool:
     return pid != os.getpid() and not procs.alive(pid)
 
 
+def has_leases(home: Path) -> bool:
+    """Whether any lease file exists under `home` (one `listdir`; what every command pays)."""
+    try:
+        return any(not name.startswith(".") for name in os.listdir(Path(home) / "leases"))
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+
+
 def now() -> float:
     return time.time()

@@ -312,14 +312,6 @@ class SandboxManager:
         return self.lease_dir / f"{sandbox_id}{leases.SUFFIX}"
 
 
-def has_leases(home: Path) -> bool:
-    """Whether any lease file exists under `home` (one `listdir`; what every command pays)."""
-    try:
-        return any(not name.startswith(".") for name in os.listdir(Path(home) / "leases"))
-    except (FileNotFoundError, NotADirectoryError):
-        return False
-
-
 def reap_orphans_now(
     home: Path | None = None, plugins: Any = None, config: Any = None
 ) -> tuple[list[str], list[str]]:
@@ -328,7 +320,7 @@ def reap_orphans_now(
     from agent_env.paths import home as default_home
 
     home = Path(home) if home is not None else default_home()
-    if not has_leases(home):
+    if not leases.has_leases(home):
         return [], []
     if plugins is None:
         from agent_env.plugins import get_plugin_manager
