@@ -185,7 +185,7 @@ def format_table(summary: Mapping[str, Any]) -> list[str]:
     rows = [("task", s) for s in summary["tasks"]] + [("eval", s) for s in summary["evals"]]
     if not rows:
         return []
-    k_max = max((s["trials"] for _, s in rows), default=0)
+    k_max = max((len(s["pass_at_k"]) for _, s in rows), default=0)
     ks = shown_ks(k_max)
     head = ["", "trials", "passed", "pass rate", "95% CI", "mean score", "95% CI"]
     head += [f"pass@{k}" for k in ks]
