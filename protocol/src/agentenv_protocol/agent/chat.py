@@ -52,7 +52,9 @@ class ChatReply:
     finish_reason: str | None = None
 
 
-def endpoint_from_env(base_url: str | None = None, api_key: str | None = None) -> tuple[str | None, str | None]:
+def endpoint_from_env(
+    base_url: str | None = None, api_key: str | None = None
+) -> tuple[str | None, str | None]:
     """The explicit values, else `LITELLM_BASE_URL` / `LITELLM_API_KEY` (then `OPENAI_*`)."""
     base = base_url or os.environ.get("LITELLM_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
     key = api_key or os.environ.get("LITELLM_API_KEY") or os.environ.get("OPENAI_API_KEY")
@@ -62,23 +64,36 @@ def endpoint_from_env(base_url: str | None = None, api_key: str | None = None) -
 class ChatClient:
     """POSTs `{base_url}/chat/completions`; use as `async with ChatClient(url, key) as chat:`."""
 
-    def __init__(self, base_url: str | None, api_key: str | None = None, *, timeout: float = 120.0,
-                 connect_timeout: float = 5.0, max_retries: int = 4, backoff: float = 0.5,
-                 max_backoff: float = 20.0) -> None:
+    def __init__(
+        self,
+        base_url: str | None,
+        api_key: str | None = None,
+        *,
+        timeout: float = 120.0,
+        connect_timeout: float = 5.0,
+        max_retries: int = 4,
+        backoff: float = 0.5,
+        max_backoff: float = 20.0,
+    ) -> None:
         if not base_url:
             raise ModelNotConfigured(
                 "no model endpoint: set [model] base_url in .agentenv/config.toml, or "
-                "LITELLM_BASE_URL (and LITELLM_API_KEY), or the agent's model_base_url")
+                "LITELLM_BASE_URL (and LITELLM_API_KEY), or the agent's model_base_url"
+            )
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key
         self.max_retries = max_retries
         self.backoff = backoff
         self.max_backoff = max_backoff
         headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
-        self.http = httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=connect_timeout),
-                                      headers=headers, trust_env=False, verify=tls_context())
+        self.http = httpx.AsyncClient(
+            timeout=httpx.Timeout(timeout, connect=connect_timeout),
+            headers=headers,
+            trust_env=False,
+            verify=tls_context(),
+        )
 
-    async def __aenter__(self) -> "ChatClient":
+    async def __aenter__(self) -> ChatClient:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
@@ -95,11 +110,16 @@ class ChatClient:
                     return min(self.max_backoff, max(0.0, float(after)))
             except ValueError:
                 pass
-        return min(self.max_backoff, self.backoff * (2 ** attempt)) * (0.5 + random.random() / 2)
+        return min(self.max_backoff, self.backoff * (2**attempt)) * (0.5 + random.random() / 2)
 
-    async def complete(self, *, model: str | None, messages: list[dict[str, Any]],
-                       tools: list[dict[str, Any]] | None = None,
-                       params: dict[str, Any] | None = None) -> ChatReply:
+    async def complete(
+        self,
+        *,
+        model: str | None,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        params: dict[str, Any] | None = None,
+    ) -> ChatReply:
         """One completion. Raises `ModelUnavailable`, `MalformedModelResponse` or `ChatError`."""
         body: dict[str, Any] = {**(params or {}), "messages": messages}
         if model:
@@ -124,31 +144,41 @@ class ChatClient:
                     raise ChatError(f"the model endpoint {url} refused the request: {last}")
             if attempt < self.max_retries:
                 await anyio.sleep(self._delay(attempt, response))
-        raise ModelUnavailable(f"the model endpoint {url} failed {self.max_retries + 1} times; last: {last}")
+        raise ModelUnavailable(
+            f"the model endpoint {url} failed {self.max_retries + 1} times; last: {last}"
+        )
 
     def _parse(self, response: httpx.Response) -> ChatReply:
         try:
             data = response.json()
         except ValueError:
             raise MalformedModelResponse(
-                f"the model endpoint answered with something that is not JSON: {response.text[:200]!r}") from None
+                f"the model endpoint answered with something that is not JSON: {response.text[:200]!r}"
+            ) from None
         try:
             choice = data["choices"][0]
             message = dict(choice["message"])
         except (KeyError, IndexError, TypeError):
             raise MalformedModelResponse(
-                f"the model answer has no choices[0].message: {json.dumps(data)[:300]}") from None
+                f"the model answer has no choices[0].message: {json.dumps(data)[:300]}"
+            ) from None
         calls = message.get("tool_calls") or []
         if not isinstance(calls, list) or any(
-            not isinstance(c, dict) or not isinstance((c.get("function") or {}).get("name"), str) for c in calls
+            not isinstance(c, dict) or not isinstance((c.get("function") or {}).get("name"), str)
+            for c in calls
         ):
-            raise MalformedModelResponse(f"the model answer has malformed tool_calls: {json.dumps(calls)[:300]}")
+            raise MalformedModelResponse(
+                f"the model answer has malformed tool_calls: {json.dumps(calls)[:300]}"
+            )
         if message.get("content") is not None and not isinstance(message["content"], str):
             message["content"] = _flatten(message["content"])
         raw = data.get("usage") or {}
-        usage = Usage(prompt_tokens=int(raw.get("prompt_tokens") or 0),
-                      completion_tokens=int(raw.get("completion_tokens") or 0),
-                      total_tokens=int(raw.get("total_tokens") or 0), model_calls=1)
+        usage = Usage(
+            prompt_tokens=int(raw.get("prompt_tokens") or 0),
+            completion_tokens=int(raw.get("completion_tokens") or 0),
+            total_tokens=int(raw.get("total_tokens") or 0),
+            model_calls=1,
+        )
         return ChatReply(message=message, usage=usage, finish_reason=choice.get("finish_reason"))
 
 

@@ -12,7 +12,13 @@ from typing import Any
 import httpx
 
 from ._http import tls_context
-from .types import AGENT_CARD_PATH, AGENT_CONFIG_URI, LEGACY_CARD_PATH, MCP_CONFIG_URI, TRAJECTORY_URI
+from .types import (
+    AGENT_CARD_PATH,
+    AGENT_CONFIG_URI,
+    LEGACY_CARD_PATH,
+    MCP_CONFIG_URI,
+    TRAJECTORY_URI,
+)
 
 
 class A2AError(Exception):
@@ -22,13 +28,18 @@ class A2AError(Exception):
 class A2AClient:
     """Talks to the agent at `base_url`; use as `async with A2AClient(url) as agent:`."""
 
-    def __init__(self, base_url: str, *, timeout: float = 30.0, connect_timeout: float = 5.0) -> None:
+    def __init__(
+        self, base_url: str, *, timeout: float = 30.0, connect_timeout: float = 5.0
+    ) -> None:
         self.base_url = base_url.rstrip("/")
-        self.http = httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=connect_timeout), trust_env=False,
-                                      verify=tls_context())
+        self.http = httpx.AsyncClient(
+            timeout=httpx.Timeout(timeout, connect=connect_timeout),
+            trust_env=False,
+            verify=tls_context(),
+        )
         self._card: dict[str, Any] | None = None
 
-    async def __aenter__(self) -> "A2AClient":
+    async def __aenter__(self) -> A2AClient:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
@@ -41,16 +52,24 @@ class A2AClient:
         try:
             response = await self.http.request(method, url, **kwargs)
         except httpx.TimeoutException as e:
-            raise A2AError(f"agent at {self.base_url} did not answer {what} in time ({type(e).__name__})") from None
+            raise A2AError(
+                f"agent at {self.base_url} did not answer {what} in time ({type(e).__name__})"
+            ) from None
         except httpx.TransportError as e:
-            raise A2AError(f"agent at {self.base_url} is unreachable ({what}): {type(e).__name__}: {e}") from None
+            raise A2AError(
+                f"agent at {self.base_url} is unreachable ({what}): {type(e).__name__}: {e}"
+            ) from None
         if response.status_code >= 400:
-            raise A2AError(f"agent at {self.base_url} refused {what}: HTTP {response.status_code}: "
-                           f"{response.text[:300]}")
+            raise A2AError(
+                f"agent at {self.base_url} refused {what}: HTTP {response.status_code}: "
+                f"{response.text[:300]}"
+            )
         try:
             return response.json()
         except ValueError:
-            raise A2AError(f"agent at {self.base_url} answered {what} with non-JSON: {response.text[:200]!r}") from None
+            raise A2AError(
+                f"agent at {self.base_url} answered {what} with non-JSON: {response.text[:200]!r}"
+            ) from None
 
     async def card(self) -> dict[str, Any]:
         """The agent card (`/.well-known/agent-card.json`, else the older `agent.json`)."""
@@ -60,7 +79,9 @@ class A2AClient:
             except A2AError as first:
                 if "HTTP 404" not in str(first):
                     raise
-                self._card = await self._request("GET", self.base_url + LEGACY_CARD_PATH, "its card")
+                self._card = await self._request(
+                    "GET", self.base_url + LEGACY_CARD_PATH, "its card"
+                )
             if not isinstance(self._card, dict) or "capabilities" not in self._card:
                 raise A2AError(f"agent at {self.base_url} serves a card without capabilities")
         return self._card
@@ -80,11 +101,15 @@ class A2AClient:
         raise A2AError(f"agent at {self.base_url} did not come up within {timeout:g}s: {last}")
 
     async def supports(self, uri: str) -> bool:
-        return any(e.get("uri") == uri for e in (await self.card())["capabilities"].get("extensions") or [])
+        return any(
+            e.get("uri") == uri for e in (await self.card())["capabilities"].get("extensions") or []
+        )
 
     async def _operation(self, uri: str, name: str, payload: dict[str, Any] | None = None) -> Any:
         card = await self.card()
-        ext = next((e for e in card["capabilities"].get("extensions") or [] if e.get("uri") == uri), None)
+        ext = next(
+            (e for e in card["capabilities"].get("extensions") or [] if e.get("uri") == uri), None
+        )
         if ext is None:
             raise A2AError(f"agent {card.get('name')!r} does not support the extension {uri}")
         params = ext.get("params") or {}
@@ -100,8 +125,9 @@ class A2AClient:
         """Set agent-config fields (model, system_prompt, max_turns, ...); returns the config."""
         return (await self._operation(AGENT_CONFIG_URI, "set", settings))["config"]
 
-    async def add_mcp_server(self, url: str, *, name: str | None = None,
-                             headers: dict[str, str] | None = None) -> str:
+    async def add_mcp_server(
+        self, url: str, *, name: str | None = None, headers: dict[str, str] | None = None
+    ) -> str:
         payload: dict[str, Any] = {"url": url}
         if name:
             payload["name"] = name
@@ -112,8 +138,14 @@ class A2AClient:
     async def remove_mcp_server(self, name: str) -> None:
         await self._operation(MCP_CONFIG_URI, "remove", {"name": name})
 
-    async def send(self, text: str, *, context_id: str | None = None, timeout: float = 600.0,
-                   metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def send(
+        self,
+        text: str,
+        *,
+        context_id: str | None = None,
+        timeout: float = 600.0,
+        metadata: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """Blocking `message/send`; returns the A2A task (status.state, status.message.parts)."""
         card = await self.card()
         url = card.get("url") or (self.base_url + "/a2a")
@@ -121,29 +153,43 @@ class A2AClient:
             from urllib.parse import urlsplit
 
             url = self.base_url + urlsplit(url).path
-        message: dict[str, Any] = {"kind": "message", "messageId": uuid.uuid4().hex, "role": "user",
-                                   "parts": [{"kind": "text", "text": text}]}
+        message: dict[str, Any] = {
+            "kind": "message",
+            "messageId": uuid.uuid4().hex,
+            "role": "user",
+            "parts": [{"kind": "text", "text": text}],
+        }
         if context_id:
             message["contextId"] = context_id
         if metadata:
             message["metadata"] = metadata
-        body = {"jsonrpc": "2.0", "id": uuid.uuid4().hex, "method": "message/send",
-                "params": {"message": message, "configuration": {"blocking": True}}}
-        answer = await self._request("POST", url, "message/send", json=body,
-                                     timeout=httpx.Timeout(timeout, connect=5.0))
+        body = {
+            "jsonrpc": "2.0",
+            "id": uuid.uuid4().hex,
+            "method": "message/send",
+            "params": {"message": message, "configuration": {"blocking": True}},
+        }
+        answer = await self._request(
+            "POST", url, "message/send", json=body, timeout=httpx.Timeout(timeout, connect=5.0)
+        )
         if not isinstance(answer, dict):
             raise A2AError(f"agent at {self.base_url} answered message/send with {answer!r}")
         if "error" in answer:
             raise A2AError(f"agent at {self.base_url} refused message/send: {answer['error']}")
         task = answer.get("result")
         if not isinstance(task, dict) or not isinstance(task.get("status"), dict):
-            raise A2AError(f"agent at {self.base_url} answered message/send without a task: {str(answer)[:300]}")
+            raise A2AError(
+                f"agent at {self.base_url} answered message/send without a task: {str(answer)[:300]}"
+            )
         return task
 
     async def trajectory(self, task_id: str) -> list[dict[str, Any]]:
         if not await self.supports(TRAJECTORY_URI):
             return []
-        return list((await self._operation(TRAJECTORY_URI, "get", {"task_id": task_id})).get("trajectory") or [])
+        return list(
+            (await self._operation(TRAJECTORY_URI, "get", {"task_id": task_id})).get("trajectory")
+            or []
+        )
 
 
 def task_text(task: dict[str, Any]) -> str:
@@ -152,7 +198,9 @@ def task_text(task: dict[str, Any]) -> str:
     texts = [p.get("text", "") for p in message.get("parts") or [] if p.get("kind") == "text"]
     if not texts:
         for artifact in task.get("artifacts") or []:
-            texts = [p.get("text", "") for p in artifact.get("parts") or [] if p.get("kind") == "text"] or texts
+            texts = [
+                p.get("text", "") for p in artifact.get("parts") or [] if p.get("kind") == "text"
+            ] or texts
     return "\n".join(texts)
 
 
@@ -160,6 +208,10 @@ def task_data(task: dict[str, Any], key: str) -> Any:
     """The value under `key` in the data parts of a task's final message, if any."""
     message = (task.get("status") or {}).get("message") or {}
     for part in message.get("parts") or []:
-        if part.get("kind") == "data" and isinstance(part.get("data"), dict) and key in part["data"]:
+        if (
+            part.get("kind") == "data"
+            and isinstance(part.get("data"), dict)
+            and key in part["data"]
+        ):
             return part["data"][key]
     return None

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import anyio
 import attrs
@@ -45,25 +46,38 @@ class McpTools:
         self.owner: dict[str, str] = {}
         self.specs: list[dict[str, Any]] = []
 
-    async def __aenter__(self) -> "McpTools":
+    async def __aenter__(self) -> McpTools:
         import httpx
 
         from ._http import tls_context
 
         for server in self.servers:
             base, path = _split_mcp_url(server.url)
-            http = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, connect=5.0), trust_env=False,
-                                     verify=tls_context(), headers=dict(server.headers))
+            http = httpx.AsyncClient(
+                timeout=httpx.Timeout(self.timeout, connect=5.0),
+                trust_env=False,
+                verify=tls_context(),
+                headers=dict(server.headers),
+            )
             self.https.append(http)
-            self.clients[server.name] = EnvClient(base, mcp_path=path, timeout=self.timeout, http=http)
+            self.clients[server.name] = EnvClient(
+                base, mcp_path=path, timeout=self.timeout, http=http
+            )
         for name, client in self.clients.items():
             for tool in await client.list_tools(timeout=30):
                 if tool.name in self.owner:
                     continue
                 self.owner[tool.name] = name
-                self.specs.append({"type": "function", "function": {
-                    "name": tool.name, "description": tool.description or "",
-                    "parameters": tool.inputSchema or {"type": "object", "properties": {}}}})
+                self.specs.append(
+                    {
+                        "type": "function",
+                        "function": {
+                            "name": tool.name,
+                            "description": tool.description or "",
+                            "parameters": tool.inputSchema or {"type": "object", "properties": {}},
+                        },
+                    }
+                )
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
@@ -76,7 +90,10 @@ class McpTools:
         """(result text, is_error). An unknown tool is an error result the model sees."""
         server = self.owner.get(name)
         if server is None:
-            return f"unknown tool {name!r}; available: {', '.join(sorted(self.owner)) or 'none'}", True
+            return (
+                f"unknown tool {name!r}; available: {', '.join(sorted(self.owner)) or 'none'}",
+                True,
+            )
         result = await self.clients[server].call_tool(name, arguments, timeout=self.timeout)
         text = result.text
         if not text and result.structured is not None:
@@ -96,15 +113,27 @@ def _split_mcp_url(url: str) -> tuple[str, str]:
 class ToolLoop:
     """Runs one prompt through the model and the tools; `history` keeps a conversation going."""
 
-    def __init__(self, chat: ChatClient, *, model: str | None, max_turns: int = 30,
-                 params: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        chat: ChatClient,
+        *,
+        model: str | None,
+        max_turns: int = 30,
+        params: dict[str, Any] | None = None,
+    ) -> None:
         self.chat = chat
         self.model = model
         self.max_turns = max_turns
         self.params = dict(params or {})
 
-    async def run(self, text: str, *, tools: McpTools | None, system_prompt: str | None = None,
-                  history: Sequence[dict[str, Any]] = ()) -> AgentResult:
+    async def run(
+        self,
+        text: str,
+        *,
+        tools: McpTools | None,
+        system_prompt: str | None = None,
+        history: Sequence[dict[str, Any]] = (),
+    ) -> AgentResult:
         messages: list[dict[str, Any]] = list(history)
         if system_prompt and not any(m.get("role") == "system" for m in messages):
             messages.insert(0, {"role": "system", "content": system_prompt})
@@ -114,15 +143,23 @@ class ToolLoop:
         specs = tools.specs if tools is not None else []
 
         def done(answer: str, failure: tuple[str, str] | None = None) -> AgentResult:
-            return AgentResult(text=answer, messages=tuple(messages), usage=usage,
-                               trajectory=tuple(trajectory), failure=failure)
+            return AgentResult(
+                text=answer,
+                messages=tuple(messages),
+                usage=usage,
+                trajectory=tuple(trajectory),
+                failure=failure,
+            )
 
         for turn in range(1, self.max_turns + 1):
             try:
-                reply = await self.chat.complete(model=self.model, messages=messages, tools=specs,
-                                                 params=self.params)
+                reply = await self.chat.complete(
+                    model=self.model, messages=messages, tools=specs, params=self.params
+                )
             except ChatError as e:
-                trajectory.append({"type": "error", "turn": turn, "class": e.failure_class, "message": str(e)})
+                trajectory.append(
+                    {"type": "error", "turn": turn, "class": e.failure_class, "message": str(e)}
+                )
                 return done("", (e.failure_class, str(e)))
             usage = usage + reply.usage
             message = {"role": "assistant", "content": reply.message.get("content")}
@@ -130,16 +167,31 @@ class ToolLoop:
             if calls:
                 message["tool_calls"] = [_normal_call(c, turn, i) for i, c in enumerate(calls)]
             messages.append(message)
-            trajectory.append({"type": "model", "turn": turn, "content": message["content"],
-                               "tool_calls": [{"id": c["id"], "name": c["function"]["name"],
-                                               "arguments": c["function"]["arguments"]}
-                                              for c in message.get("tool_calls", [])],
-                               "usage": reply.usage.to_json(), "finish_reason": reply.finish_reason})
+            trajectory.append(
+                {
+                    "type": "model",
+                    "turn": turn,
+                    "content": message["content"],
+                    "tool_calls": [
+                        {
+                            "id": c["id"],
+                            "name": c["function"]["name"],
+                            "arguments": c["function"]["arguments"],
+                        }
+                        for c in message.get("tool_calls", [])
+                    ],
+                    "usage": reply.usage.to_json(),
+                    "finish_reason": reply.finish_reason,
+                }
+            )
             if not calls:
                 return done(message["content"] or "")
             usage = usage + Usage(tool_call_count=len(calls))
             if tools is None:
-                failure = ("agent", f"the model called {calls[0]['function']['name']!r} but the agent has no tools")
+                failure = (
+                    "agent",
+                    f"the model called {calls[0]['function']['name']!r} but the agent has no tools",
+                )
                 return done(message["content"] or "", failure)
             results: list[Any] = [None] * len(message["tool_calls"])
             async with anyio.create_task_group() as tg:
@@ -147,19 +199,35 @@ class ToolLoop:
                     tg.start_soon(self._one_call, tools, call, results, i)
             broken = next((r[3] for r in results if r[3] is not None), None)
             if broken is not None:
-                trajectory.append({"type": "error", "turn": turn, "class": "env", "message": broken})
+                trajectory.append(
+                    {"type": "error", "turn": turn, "class": "env", "message": broken}
+                )
                 return done("", ("env", f"the tools' MCP server failed: {broken}"))
-            for call, (content, is_error, seconds, _) in zip(message["tool_calls"], results):
+            for call, (content, is_error, seconds, _) in zip(message["tool_calls"], results, strict=True):
                 messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
-                trajectory.append({"type": "tool", "turn": turn, "id": call["id"],
-                                   "name": call["function"]["name"], "arguments": call["function"]["arguments"],
-                                   "result": content, "is_error": is_error, "seconds": round(seconds, 4)})
-        failure = ("agent", f"the model kept calling tools for {self.max_turns} turns (max_turns) "
-                            "without a final answer")
+                trajectory.append(
+                    {
+                        "type": "tool",
+                        "turn": turn,
+                        "id": call["id"],
+                        "name": call["function"]["name"],
+                        "arguments": call["function"]["arguments"],
+                        "result": content,
+                        "is_error": is_error,
+                        "seconds": round(seconds, 4),
+                    }
+                )
+        failure = (
+            "agent",
+            f"the model kept calling tools for {self.max_turns} turns (max_turns) "
+            "without a final answer",
+        )
         trajectory.append({"type": "error", "class": "agent", "message": failure[1]})
         return done("", failure)
 
-    async def _one_call(self, tools: McpTools, call: dict[str, Any], results: list, index: int) -> None:
+    async def _one_call(
+        self, tools: McpTools, call: dict[str, Any], results: list, index: int
+    ) -> None:
         started = time.perf_counter()
         raw = call["function"]["arguments"]
         try:
@@ -167,15 +235,22 @@ class ToolLoop:
             if not isinstance(arguments, dict):
                 raise ValueError("arguments must be a JSON object")
         except ValueError as e:
-            results[index] = (f"invalid arguments for {call['function']['name']!r}: {e}", True,
-                              time.perf_counter() - started, None)
+            results[index] = (
+                f"invalid arguments for {call['function']['name']!r}: {e}",
+                True,
+                time.perf_counter() - started,
+                None,
+            )
             return
         broken = None
         try:
             with anyio.fail_after(tools.timeout):
                 text, is_error = await tools.call(call["function"]["name"], arguments)
         except TimeoutError:
-            text, is_error = f"tool {call['function']['name']!r} timed out after {tools.timeout:g}s", True
+            text, is_error = (
+                f"tool {call['function']['name']!r} timed out after {tools.timeout:g}s",
+                True,
+            )
         except EnvUnavailable as e:
             text, is_error, broken = str(e), True, str(e)
         except ProtocolError as e:
@@ -188,5 +263,8 @@ def _normal_call(call: dict[str, Any], turn: int, index: int) -> dict[str, Any]:
     arguments = function.get("arguments")
     if not isinstance(arguments, str):
         arguments = json.dumps(arguments if arguments is not None else {})
-    return {"id": call.get("id") or f"call_{turn}_{index}", "type": "function",
-            "function": {"name": function["name"], "arguments": arguments}}
+    return {
+        "id": call.get("id") or f"call_{turn}_{index}",
+        "type": "function",
+        "function": {"name": function["name"], "arguments": arguments},
+    }

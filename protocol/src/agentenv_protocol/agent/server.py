@@ -12,31 +12,56 @@ from __future__ import annotations
 import collections
 import os
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import anyio
 
-from .types import (A2A_PATH, AGENT_CARD_PATH, AGENT_CONFIG_URI, DEFAULT_AGENT_PORT, HEALTH_PATH,
-                    LEGACY_CARD_PATH, MCP_CONFIG_URI, TRAJECTORY_URI, AgentConfig, AgentRequest, AgentResult,
-                    McpServer)
+from .types import (
+    A2A_PATH,
+    AGENT_CARD_PATH,
+    AGENT_CONFIG_URI,
+    DEFAULT_AGENT_PORT,
+    HEALTH_PATH,
+    LEGACY_CARD_PATH,
+    MCP_CONFIG_URI,
+    TRAJECTORY_URI,
+    AgentConfig,
+    AgentRequest,
+    AgentResult,
+    McpServer,
+)
 
 MAX_KEPT = 256
 TASK_NOT_FOUND = -32001
 EXTENSIONS = {
-    MCP_CONFIG_URI: ("/ext/mcp-config", "The MCP servers the agent uses (with their auth headers).", {
-        "add": {"method": "POST", "request": {"required": ["url"], "optional": ["headers", "name"]}},
-        "list": {"method": "GET"},
-        "remove": {"method": "DELETE", "request": {"required": ["name"]}}}),
-    AGENT_CONFIG_URI: ("/ext/agent-config", "Model, system prompt and limits of the agent.", {
-        "set": {"method": "POST"}, "get": {"method": "GET"}}),
-    TRAJECTORY_URI: ("/ext/trajectory", "What the agent did for a task (model turns and tool calls).", {
-        "get": {"method": "POST", "request": {"optional": ["task_id", "context_id"]}}}),
+    MCP_CONFIG_URI: (
+        "/ext/mcp-config",
+        "The MCP servers the agent uses (with their auth headers).",
+        {
+            "add": {
+                "method": "POST",
+                "request": {"required": ["url"], "optional": ["headers", "name"]},
+            },
+            "list": {"method": "GET"},
+            "remove": {"method": "DELETE", "request": {"required": ["name"]}},
+        },
+    ),
+    AGENT_CONFIG_URI: (
+        "/ext/agent-config",
+        "Model, system prompt and limits of the agent.",
+        {"set": {"method": "POST"}, "get": {"method": "GET"}},
+    ),
+    TRAJECTORY_URI: (
+        "/ext/trajectory",
+        "What the agent did for a task (model turns and tool calls).",
+        {"get": {"method": "POST", "request": {"optional": ["task_id", "context_id"]}}},
+    ),
 }
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat().replace("+00:00", "Z")
 
 
 class _Bounded(collections.OrderedDict):
@@ -68,14 +93,36 @@ class A2AAgent:
     # --- A2A ----------------------------------------------------------------------------
     def card(self, base_url: str) -> dict[str, Any]:
         return {
-            "name": self.name, "description": self.description, "version": self.version,
-            "protocolVersion": "0.3.0", "url": base_url.rstrip("/") + A2A_PATH, "preferredTransport": "JSONRPC",
-            "capabilities": {"streaming": False, "pushNotifications": False, "stateTransitionHistory": False,
-                             "extensions": [{"uri": uri, "description": text, "required": False,
-                                             "params": {"endpoint": path, "methods": methods}}
-                                            for uri, (path, text, methods) in EXTENSIONS.items()]},
-            "defaultInputModes": ["text"], "defaultOutputModes": ["text"],
-            "skills": [{"id": "solve", "name": "solve", "description": self.description, "tags": ["agentenv"]}],
+            "name": self.name,
+            "description": self.description,
+            "version": self.version,
+            "protocolVersion": "0.3.0",
+            "url": base_url.rstrip("/") + A2A_PATH,
+            "preferredTransport": "JSONRPC",
+            "capabilities": {
+                "streaming": False,
+                "pushNotifications": False,
+                "stateTransitionHistory": False,
+                "extensions": [
+                    {
+                        "uri": uri,
+                        "description": text,
+                        "required": False,
+                        "params": {"endpoint": path, "methods": methods},
+                    }
+                    for uri, (path, text, methods) in EXTENSIONS.items()
+                ],
+            },
+            "defaultInputModes": ["text"],
+            "defaultOutputModes": ["text"],
+            "skills": [
+                {
+                    "id": "solve",
+                    "name": "solve",
+                    "description": self.description,
+                    "tags": ["agentenv"],
+                }
+            ],
         }
 
     async def send(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -83,8 +130,16 @@ class A2AAgent:
         message = params.get("message")
         if not isinstance(message, dict) or not isinstance(message.get("parts"), list):
             raise ValueError("params.message with a parts list is required")
-        text = "\n".join(p.get("text", "") for p in message["parts"] if isinstance(p, dict) and p.get("kind") == "text")
-        data = [p.get("data") for p in message["parts"] if isinstance(p, dict) and p.get("kind") == "data"]
+        text = "\n".join(
+            p.get("text", "")
+            for p in message["parts"]
+            if isinstance(p, dict) and p.get("kind") == "text"
+        )
+        data = [
+            p.get("data")
+            for p in message["parts"]
+            if isinstance(p, dict) and p.get("kind") == "data"
+        ]
         if not text and not data:
             raise ValueError("the message has no text or data part")
         if data and not text:
@@ -95,16 +150,26 @@ class A2AAgent:
         task_id = uuid.uuid4().hex
         lock = self._locks.setdefault(context_id, anyio.Lock())
         async with lock:
-            request = AgentRequest(text=text, context_id=context_id, task_id=task_id, config=self.config,
-                                   mcp_servers=tuple(self.mcp_servers.values()),
-                                   history=tuple(self.histories.get(context_id, ())),
-                                   metadata=dict(message.get("metadata") or {}))
+            request = AgentRequest(
+                text=text,
+                context_id=context_id,
+                task_id=task_id,
+                config=self.config,
+                mcp_servers=tuple(self.mcp_servers.values()),
+                history=tuple(self.histories.get(context_id, ())),
+                metadata=dict(message.get("metadata") or {}),
+            )
             try:
                 with anyio.fail_after(self.config.timeout_seconds):
                     result = await self.run(request)
             except TimeoutError:
-                result = AgentResult(text="", failure=("agent", f"the agent did not finish within "
-                                                                f"{self.config.timeout_seconds:g}s"))
+                result = AgentResult(
+                    text="",
+                    failure=(
+                        "agent",
+                        f"the agent did not finish within {self.config.timeout_seconds:g}s",
+                    ),
+                )
             except Exception as e:  # an agent bug fails its task, not the server
                 result = AgentResult(text="", failure=("agent", f"{type(e).__name__}: {e}"))
             if result.messages:
@@ -113,14 +178,31 @@ class A2AAgent:
         parts: list[dict[str, Any]] = [{"kind": "text", "text": result.text}]
         parts.append({"kind": "data", "data": {"usage": result.usage.to_json()}})
         if result.failure:
-            parts.append({"kind": "data", "data": {"failure": {"class": result.failure[0],
-                                                               "message": result.failure[1]}}})
-        reply = {"kind": "message", "role": "agent", "messageId": uuid.uuid4().hex, "contextId": context_id,
-                 "taskId": task_id, "parts": parts}
-        task = {"kind": "task", "id": task_id, "contextId": context_id,
-                "status": {"state": "failed" if result.failure else "completed", "message": reply,
-                           "timestamp": _now()},
-                "history": [dict(message, contextId=context_id, taskId=task_id), reply]}
+            parts.append(
+                {
+                    "kind": "data",
+                    "data": {"failure": {"class": result.failure[0], "message": result.failure[1]}},
+                }
+            )
+        reply = {
+            "kind": "message",
+            "role": "agent",
+            "messageId": uuid.uuid4().hex,
+            "contextId": context_id,
+            "taskId": task_id,
+            "parts": parts,
+        }
+        task = {
+            "kind": "task",
+            "id": task_id,
+            "contextId": context_id,
+            "status": {
+                "state": "failed" if result.failure else "completed",
+                "message": reply,
+                "timestamp": _now(),
+            },
+            "history": [dict(message, contextId=context_id, taskId=task_id), reply],
+        }
         self.tasks[task_id] = task
         return task
 
@@ -160,9 +242,18 @@ def create_app(agent: A2AAgent) -> Any:
             body = await request.json()
         except ValueError:
             return JSONResponse(_rpc_error(None, -32700, "parse error: the body is not JSON"))
-        if not isinstance(body, dict) or body.get("jsonrpc") != "2.0" or not isinstance(body.get("method"), str):
-            return JSONResponse(_rpc_error(body.get("id") if isinstance(body, dict) else None, -32600,
-                                           "invalid request: a JSON-RPC 2.0 object with a method is required"))
+        if (
+            not isinstance(body, dict)
+            or body.get("jsonrpc") != "2.0"
+            or not isinstance(body.get("method"), str)
+        ):
+            return JSONResponse(
+                _rpc_error(
+                    body.get("id") if isinstance(body, dict) else None,
+                    -32600,
+                    "invalid request: a JSON-RPC 2.0 object with a method is required",
+                )
+            )
         rid, method, params = body.get("id"), body["method"], body.get("params") or {}
         if method == "message/send":
             try:
@@ -173,15 +264,26 @@ def create_app(agent: A2AAgent) -> Any:
         if method == "tasks/get":
             task = agent.tasks.get(params.get("id"))
             if task is None:
-                return JSONResponse(_rpc_error(rid, TASK_NOT_FOUND, f"task not found: {params.get('id')!r}"))
+                return JSONResponse(
+                    _rpc_error(rid, TASK_NOT_FOUND, f"task not found: {params.get('id')!r}")
+                )
             return JSONResponse({"jsonrpc": "2.0", "id": rid, "result": task})
-        return JSONResponse(_rpc_error(rid, -32601, f"method not found: {method!r}; "
-                                                    "supported: message/send, tasks/get"))
+        return JSONResponse(
+            _rpc_error(
+                rid, -32601, f"method not found: {method!r}; supported: message/send, tasks/get"
+            )
+        )
 
     async def mcp_config(request: Request) -> JSONResponse:
         if request.method == "GET":
-            return JSONResponse({"mcp_servers": {n: {"url": s.url, "has_headers": bool(s.headers)}
-                                                 for n, s in agent.mcp_servers.items()}})
+            return JSONResponse(
+                {
+                    "mcp_servers": {
+                        n: {"url": s.url, "has_headers": bool(s.headers)}
+                        for n, s in agent.mcp_servers.items()
+                    }
+                }
+            )
         if request.method == "DELETE":
             body = await _json(request) or {}
             name = body.get("name") if isinstance(body, dict) else None
@@ -194,8 +296,10 @@ def create_app(agent: A2AAgent) -> Any:
         try:
             name = agent.add_mcp_server(body)
         except KeyError as e:
-            return JSONResponse({"error": f"an MCP server named {e.args[0]!r} is already configured"},
-                                status_code=409)
+            return JSONResponse(
+                {"error": f"an MCP server named {e.args[0]!r} is already configured"},
+                status_code=409,
+            )
         except ValueError as e:
             return JSONResponse({"error": str(e)}, status_code=400)
         return JSONResponse({"status": "added", "name": name})
@@ -218,11 +322,17 @@ def create_app(agent: A2AAgent) -> Any:
         task_id, context_id = body.get("task_id"), body.get("context_id")
         if task_id:
             if task_id not in agent.trajectories:
-                return JSONResponse({"error": f"no trajectory for task {task_id!r}"}, status_code=404)
+                return JSONResponse(
+                    {"error": f"no trajectory for task {task_id!r}"}, status_code=404
+                )
             return JSONResponse({"trajectory": agent.trajectories[task_id]})
         if context_id:
-            events = [e for tid, t in agent.tasks.items() if t["contextId"] == context_id
-                      for e in agent.trajectories.get(tid, [])]
+            events = [
+                e
+                for tid, t in agent.tasks.items()
+                if t["contextId"] == context_id
+                for e in agent.trajectories.get(tid, [])
+            ]
             return JSONResponse({"trajectory": events})
         return JSONResponse({"error": "give task_id or context_id"}, status_code=400)
 
@@ -260,6 +370,9 @@ def serve(agent: A2AAgent, *, host: str | None = None, port: int | None = None) 
     import uvicorn
 
     host = host or os.environ.get("A2A_HOST") or "0.0.0.0"
-    port = port if port is not None else int(os.environ.get("PORT") or os.environ.get("A2A_PORT")
-                                             or DEFAULT_AGENT_PORT)
+    port = (
+        port
+        if port is not None
+        else int(os.environ.get("PORT") or os.environ.get("A2A_PORT") or DEFAULT_AGENT_PORT)
+    )
     uvicorn.run(create_app(agent), host=host, port=port, log_level="warning", access_log=False)

@@ -17,7 +17,8 @@ from __future__ import annotations
 import json
 import threading
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import anyio
 
@@ -59,7 +60,7 @@ class ScriptedModelServer:
             self._running.stop()
             self._running = None
 
-    def __enter__(self) -> "ScriptedModelServer":
+    def __enter__(self) -> ScriptedModelServer:
         if self._running is None:
             self.start()
         return self
@@ -96,10 +97,14 @@ class ScriptedModelServer:
                 break
         path = scope["path"].rstrip("/")
         if scope["method"] == "GET" and path.endswith("/models"):
-            await _respond(send, 200, {"object": "list", "data": [{"id": self.model, "object": "model"}]})
+            await _respond(
+                send, 200, {"object": "list", "data": [{"id": self.model, "object": "model"}]}
+            )
             return
         if scope["method"] != "POST" or not path.endswith("/chat/completions"):
-            await _respond(send, 404, {"error": {"message": f"no route {scope['method']} {scope['path']}"}})
+            await _respond(
+                send, 404, {"error": {"message": f"no route {scope['method']} {scope['path']}"}}
+            )
             return
         try:
             request = json.loads(body or b"{}")
@@ -115,7 +120,11 @@ class ScriptedModelServer:
         if reply.get("delay"):
             await anyio.sleep(float(reply["delay"]))
         if "status" in reply:
-            await _respond(send, int(reply["status"]), {"error": {"message": reply.get("message", "scripted error")}})
+            await _respond(
+                send,
+                int(reply["status"]),
+                {"error": {"message": reply.get("message", "scripted error")}},
+            )
             return
         if "raw" in reply:
             await _respond(send, 200, reply["raw"])
@@ -127,19 +136,40 @@ class ScriptedModelServer:
         calls = reply.get("tool_calls") or []
         if calls:
             message["tool_calls"] = [
-                {"id": c.get("id") or f"call_{len(self.requests)}_{i}", "type": "function",
-                 "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments") or {})}}
-                for i, c in enumerate(calls)]
-        return {"id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion", "created": int(time.time()),
-                "model": request.get("model") or self.model,
-                "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
-                "usage": dict(USAGE)}
+                {
+                    "id": c.get("id") or f"call_{len(self.requests)}_{i}",
+                    "type": "function",
+                    "function": {
+                        "name": c["name"],
+                        "arguments": json.dumps(c.get("arguments") or {}),
+                    },
+                }
+                for i, c in enumerate(calls)
+            ]
+        return {
+            "id": f"chatcmpl-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": request.get("model") or self.model,
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}
+            ],
+            "usage": dict(USAGE),
+        }
 
 
 async def _respond(send: Any, status: int, body: Any) -> None:
     data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(data)).encode()),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": data})
 
 

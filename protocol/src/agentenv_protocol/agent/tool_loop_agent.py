@@ -22,20 +22,32 @@ class ToolLoopAgent(A2AAgent):
         except ChatError as e:
             return AgentResult(text="", failure=(e.failure_class, str(e)))
         async with chat:
-            loop = ToolLoop(chat, model=config.model, max_turns=config.max_turns, params=config.model_params)
+            loop = ToolLoop(
+                chat, model=config.model, max_turns=config.max_turns, params=config.model_params
+            )
             if not request.mcp_servers:
-                return await loop.run(request.text, tools=None, system_prompt=config.system_prompt,
-                                      history=request.history)
+                return await loop.run(
+                    request.text,
+                    tools=None,
+                    system_prompt=config.system_prompt,
+                    history=request.history,
+                )
             try:
                 tools = McpTools(request.mcp_servers, timeout=config.tool_timeout_seconds)
                 async with tools:
-                    return await loop.run(request.text, tools=tools, system_prompt=config.system_prompt,
-                                          history=request.history)
+                    return await loop.run(
+                        request.text,
+                        tools=tools,
+                        system_prompt=config.system_prompt,
+                        history=request.history,
+                    )
             except Exception as e:  # listing the tools failed: the env side is down
                 from ..errors import ProtocolError
 
                 if isinstance(e, ProtocolError):
-                    return AgentResult(text="", failure=("env", f"the MCP server could not be used: {e}"))
+                    return AgentResult(
+                        text="", failure=("env", f"the MCP server could not be used: {e}")
+                    )
                 raise
 
 

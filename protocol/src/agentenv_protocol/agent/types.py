@@ -30,17 +30,27 @@ class Usage:
     model_calls: int = 0
     tool_call_count: int = 0
 
-    def __add__(self, other: "Usage") -> "Usage":
-        return Usage(**{f.name: getattr(self, f.name) + getattr(other, f.name)
-                        for f in attrs.fields(Usage)})
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            **{f.name: getattr(self, f.name) + getattr(other, f.name) for f in attrs.fields(Usage)}
+        )
 
     def to_json(self) -> dict[str, int]:
         return attrs.asdict(self)
 
 
 #: The settings `urn:agentenv:agent-config/v1` accepts; anything else is refused.
-CONFIG_FIELDS = ("model", "system_prompt", "max_turns", "timeout_seconds", "role",
-                 "model_base_url", "model_params", "tool_timeout_seconds", "harness")
+CONFIG_FIELDS = (
+    "model",
+    "system_prompt",
+    "max_turns",
+    "timeout_seconds",
+    "role",
+    "model_base_url",
+    "model_params",
+    "tool_timeout_seconds",
+    "harness",
+)
 
 
 @attrs.frozen(kw_only=True)
@@ -57,11 +67,13 @@ class AgentConfig:
     tool_timeout_seconds: float = 120.0
     harness: str | None = None
 
-    def merged(self, changes: dict[str, Any]) -> "AgentConfig":
+    def merged(self, changes: dict[str, Any]) -> AgentConfig:
         """A copy with `changes` applied; ValueError naming an unknown key."""
         unknown = [k for k in changes if k not in CONFIG_FIELDS]
         if unknown:
-            raise ValueError(f"unknown agent-config field {unknown[0]!r}; known: {', '.join(CONFIG_FIELDS)}")
+            raise ValueError(
+                f"unknown agent-config field {unknown[0]!r}; known: {', '.join(CONFIG_FIELDS)}"
+            )
         clean = {k: v for k, v in changes.items() if v is not None}
         if "model_params" in clean and not isinstance(clean["model_params"], dict):
             raise ValueError("model_params must be an object")

@@ -536,7 +536,7 @@ class Gateway:
             if not caller.admin:
                 await self._respond(send, 403, {"error": "/trajectory needs the gateway's admin token"})
                 return
-            await self._respond(send, 200, {"calls": list(self.trajectory.records)})
+            await self._respond(send, 200, {"calls": self.trajectory.records})
         else:
             await self._respond(send, 404, {"error": f"no route {method} {path}"})
 

@@ -59,7 +59,7 @@ class Trajectory:
         self.path = Path(path) if path else None
         self.secrets = {s for s in secrets if s}
         self._secret_list = sorted(self.secrets, key=len, reverse=True)
-        self.records: collections.deque = collections.deque(maxlen=keep)
+        self._raw: collections.deque = collections.deque(maxlen=keep)
         self._lock = threading.Lock()
         self._file = None
         if self.path is not None:
@@ -71,15 +71,23 @@ class Trajectory:
             self.secrets.add(value)
             self._secret_list = sorted(self.secrets, key=len, reverse=True)
 
-    def record(self, entry: dict) -> dict:
+    def record(self, entry: dict) -> None:
+        """Keep one call; with no file the redaction waits until the records are read."""
+        if self._file is None:
+            self._raw.append(entry)
+            return
         clean = _redact(entry, self._secret_list)
         line = json.dumps(clean, default=str, ensure_ascii=False)
         with self._lock:
-            self.records.append(clean)
+            self._raw.append(clean)
             if self._file is not None:
                 self._file.write(line + "\n")
                 self._file.flush()
-        return clean
+
+    @property
+    def records(self) -> list[dict]:
+        """The recent calls, redacted."""
+        return [_redact(entry, self._secret_list) for entry in list(self._raw)]
 
     def close(self) -> None:
         with self._lock:
