@@ -17,7 +17,6 @@ import statistics
 import time
 
 import anyio
-
 from agentenv_protocol.agent import A2AClient, AgentConfig, McpServer, create_app
 from agentenv_protocol.agent.chat import ChatClient
 from agentenv_protocol.agent.loop import McpTools, ToolLoop
@@ -27,9 +26,15 @@ from agentenv_protocol.examples.notes import NotesEnv
 from agentenv_protocol.gateway import Gateway, serve_gateway
 from agentenv_protocol.serving import serve_in_thread
 
-TURN = [{"tool_calls": [{"name": "list_notes", "arguments": {}},
-                        {"name": "read_note", "arguments": {"title": "missing"}}]},
-        {"content": "done"}]
+TURN = [
+    {
+        "tool_calls": [
+            {"name": "list_notes", "arguments": {}},
+            {"name": "read_note", "arguments": {"title": "missing"}},
+        ]
+    },
+    {"content": "done"},
+]
 
 
 def stats(samples: list[float]) -> str:
@@ -41,10 +46,14 @@ async def main(runs: int) -> None:
     env = serve_in_thread(NotesEnv().create_app())
     gateway = serve_gateway(Gateway({"notes": env.url}))
     token = gateway.gateway.issue_token("agent")
-    server = McpServer(name="gateway", url=gateway.mcp_url, headers={"authorization": f"Bearer {token}"})
+    server = McpServer(
+        name="gateway", url=gateway.mcp_url, headers={"authorization": f"Bearer {token}"}
+    )
     model = ScriptedModelServer(TURN * (runs * 2 + 10))
     model.start()
-    agent = serve_in_thread(create_app(ToolLoopAgent(AgentConfig(model="m", model_base_url=model.base_url))))
+    agent = serve_in_thread(
+        create_app(ToolLoopAgent(AgentConfig(model="m", model_base_url=model.base_url)))
+    )
     floor, loop_times, a2a_times = [], [], []
     try:
         async with McpTools([server]) as tools:
@@ -77,9 +86,11 @@ async def main(runs: int) -> None:
     print(f"floor (2 parallel tool calls via gateway)  {stats(floor)}")
     print(f"tool-loop prompt (2 model calls + tools)   {stats(loop_times)}")
     print(f"a2a prompt (same, served over A2A)         {stats(a2a_times)}")
-    print(f"loop overhead per prompt over the floor    "
-          f"{(statistics.median(loop_times) - statistics.median(floor)) * 1000:7.2f} ms (2 scripted model calls, "
-          "tool listing, client setup)")
+    print(
+        f"loop overhead per prompt over the floor    "
+        f"{(statistics.median(loop_times) - statistics.median(floor)) * 1000:7.2f} ms (2 scripted model calls, "
+        "tool listing, client setup)"
+    )
 
 
 if __name__ == "__main__":

@@ -16,21 +16,36 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTES_AGENT = ROOT / "examples" / "notes-agent"
 
 
-def agent_env(home: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items()
-             if not k.startswith(("AGENT_ENV_", "LITELLM_", "OPENAI_"))}
+def agent_env(
+    home: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess:
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("AGENT_ENV_", "LITELLM_", "OPENAI_"))
+    }
     clean["AGENT_ENV_HOME"] = str(home)
     clean.update(env or {})
-    return subprocess.run([str(AGENT_ENV), *args], env=clean, cwd=home.parent, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [str(AGENT_ENV), *args],
+        env=clean,
+        cwd=home.parent,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
-def run_json(home: Path, *args: str, env: dict[str, str] | None = None) -> tuple[dict[str, Any], str]:
+def run_json(
+    home: Path, *args: str, env: dict[str, str] | None = None
+) -> tuple[dict[str, Any], str]:
     done = agent_env(home, "run", *args, "--json", env=env)
     try:
         return json.loads(done.stdout), done.stderr
     except ValueError:
-        raise AssertionError(f"exit {done.returncode}\nstdout: {done.stdout}\nstderr: {done.stderr}") from None
+        raise AssertionError(
+            f"exit {done.returncode}\nstdout: {done.stdout}\nstderr: {done.stderr}"
+        ) from None
 
 
 def show_json(home: Path, ident: str) -> dict[str, Any]:
@@ -39,7 +54,11 @@ def show_json(home: Path, ident: str) -> dict[str, Any]:
     return json.loads(done.stdout)
 
 
-def notes_bundle(tmp: Path, tasks: dict[str, list[dict[str, Any]]], agents: dict[str, dict[str, str]] | None = None) -> Path:
+def notes_bundle(
+    tmp: Path,
+    tasks: dict[str, list[dict[str, Any]]],
+    agents: dict[str, dict[str, str]] | None = None,
+) -> Path:
     """A bundle with the notes-agent env and artifacts, the given tasks and agent folders."""
     root = tmp / "bundle"
     shutil.copytree(NOTES_AGENT / "envs", root / "envs")
@@ -63,7 +82,11 @@ def groceries_steps(**deploy: Any) -> list[dict[str, Any]]:
 
 
 TOOL_THEN_TEXT = [
-    {"tool_calls": [{"name": "list_notes", "arguments": {}},
-                    {"name": "add_note", "arguments": {"title": "groceries", "body": "milk, eggs, bread"}}]},
+    {
+        "tool_calls": [
+            {"name": "list_notes", "arguments": {}},
+            {"name": "add_note", "arguments": {"title": "groceries", "body": "milk, eggs, bread"}},
+        ]
+    },
     {"content": "Done: your list is saved in the note 'groceries'."},
 ]

@@ -10,11 +10,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from agents_support import TOOL_THEN_TEXT, groceries_steps, notes_bundle, run_json, show_json  # noqa: E402
-
 from agentenv_protocol.agent.testing import ScriptedModelServer  # noqa: E402
+from agents_support import groceries_steps, notes_bundle, run_json, show_json  # noqa: E402
 
-ECHO_AGENT = '''
+ECHO_AGENT = """
 import os
 from agentenv_protocol.agent import A2AAgent, AgentResult, serve
 
@@ -30,54 +29,105 @@ class Echo(A2AAgent):
 
 
 serve(Echo())
-'''
+"""
 
 
 def prompt_steps(prompt: str = "hello", **deploy) -> list[dict]:
     return [
         {"id": "agent", "type": "deploy_agent", **deploy},
-        {"id": "ask", "type": "prompt_agent", "prompt_id": "ask", "prompt": prompt, "timeout_seconds": 30},
+        {
+            "id": "ask",
+            "type": "prompt_agent",
+            "prompt_id": "ask",
+            "prompt": prompt,
+            "timeout_seconds": 30,
+        },
     ]
 
 
 def test_a2a_agent_gets_env_vars_model_system_prompt_and_gateway(tmp_path):
-    steps = [{"id": "env", "type": "deploy_env", "env_id": "notes"},
-             *prompt_steps(a2a_agent_id="echo", env_ids=["notes"], env_vars={"TZ": "America/New_York"},
-                           system_prompt="be brief", role="solver"),
-             {"id": "check", "type": "agent_prompt_response_verifier", "prompt_id": "ask", "verifier_id": "v",
-              "criteria": [{"type": "response_contains", "needles": [
-                  "TZ=America/New_York", "model=m-7", "role=solver", "system=be brief", "servers=gateway+auth"]}]}]
-    bundle = notes_bundle(tmp_path, {"t": steps}, agents={"echo": {
-        "agent.toml": 'command = ["python", "agent.py"]\n', "agent.py": ECHO_AGENT}})
+    steps = [
+        {"id": "env", "type": "deploy_env", "env_id": "notes"},
+        *prompt_steps(
+            a2a_agent_id="echo",
+            env_ids=["notes"],
+            env_vars={"TZ": "America/New_York"},
+            system_prompt="be brief",
+            role="solver",
+        ),
+        {
+            "id": "check",
+            "type": "agent_prompt_response_verifier",
+            "prompt_id": "ask",
+            "verifier_id": "v",
+            "criteria": [
+                {
+                    "type": "response_contains",
+                    "needles": [
+                        "TZ=America/New_York",
+                        "model=m-7",
+                        "role=solver",
+                        "system=be brief",
+                        "servers=gateway+auth",
+                    ],
+                }
+            ],
+        },
+    ]
+    bundle = notes_bundle(
+        tmp_path,
+        {"t": steps},
+        agents={
+            "echo": {"agent.toml": 'command = ["python", "agent.py"]\n', "agent.py": ECHO_AGENT}
+        },
+    )
     data, stderr = run_json(tmp_path / "home", str(bundle), "--model", "m-7")
     [record] = data["tasks"]
     assert record["status"] == "passed", record["outcome"] + "\n" + stderr
 
 
 def test_multi_turn_prompts_keep_the_conversation(tmp_path):
-    steps = [*prompt_steps("first question"),
-             {"id": "again", "type": "prompt_agent", "prompt_id": "again", "prompt": "second question"}]
+    steps = [
+        *prompt_steps("first question"),
+        {"id": "again", "type": "prompt_agent", "prompt_id": "again", "prompt": "second question"},
+    ]
     bundle = notes_bundle(tmp_path, {"t": steps})
     with ScriptedModelServer([{"content": "first answer"}, {"content": "second answer"}]) as model:
-        data, stderr = run_json(tmp_path / "home", str(bundle), env={"LITELLM_BASE_URL": model.base_url})
+        data, stderr = run_json(
+            tmp_path / "home", str(bundle), env={"LITELLM_BASE_URL": model.base_url}
+        )
     assert data["tasks"][0]["status"] == "unscored", stderr
     assert [m["content"] for m in model.requests[1]["messages"]] == [
-        "first question", "first answer", "second question"]
+        "first question",
+        "first answer",
+        "second question",
+    ]
     assert data["tasks"][0]["outputs"]["again"]["response"] == "second answer"
 
 
 def test_429_and_503_are_retried(tmp_path):
-    steps = [*prompt_steps(), {"id": "check", "type": "agent_prompt_response_verifier", "prompt_id": "ask",
-                               "criteria": [{"type": "response_regex_present", "pattern": "^fine$"}]}]
+    steps = [
+        *prompt_steps(),
+        {
+            "id": "check",
+            "type": "agent_prompt_response_verifier",
+            "prompt_id": "ask",
+            "criteria": [{"type": "response_regex_present", "pattern": "^fine$"}],
+        },
+    ]
     bundle = notes_bundle(tmp_path, {"t": steps})
     script = [{"status": 429}, {"status": 503}, {"content": "fine"}]
     with ScriptedModelServer(script) as model:
-        data, stderr = run_json(tmp_path / "home", str(bundle), env={"LITELLM_BASE_URL": model.base_url})
+        data, stderr = run_json(
+            tmp_path / "home", str(bundle), env={"LITELLM_BASE_URL": model.base_url}
+        )
     assert data["tasks"][0]["status"] == "passed", stderr
     assert len(model.requests) == 3
 
 
-def _failure(tmp_path: Path, steps: list, script: list | None, **deploy_env) -> tuple[dict, float, str]:
+def _failure(
+    tmp_path: Path, steps: list, script: list | None, **deploy_env
+) -> tuple[dict, float, str]:
     bundle = notes_bundle(tmp_path, {"t": steps})
     env = {}
     started = time.perf_counter()
@@ -96,12 +146,20 @@ def test_missing_model_endpoint_is_an_infrastructure_failure_at_deploy(tmp_path)
     record, _, _ = _failure(tmp_path, prompt_steps(), None)
     assert record["failure"]["step"] == "agent"
     assert record["failure"]["class"] == "infrastructure"
-    assert "no model endpoint" in record["failure"]["message"] and "LITELLM_BASE_URL" in record["failure"]["message"]
+    assert (
+        "no model endpoint" in record["failure"]["message"]
+        and "LITELLM_BASE_URL" in record["failure"]["message"]
+    )
 
 
 def test_unreachable_agent_is_an_agent_failure_quickly(tmp_path):
-    bundle = notes_bundle(tmp_path, {"t": prompt_steps(a2a_agent_id="remote")}, agents={"remote": {
-        "agent.toml": 'url = "http://127.0.0.1:9"\nstartup_timeout_seconds = 2\n'}})
+    bundle = notes_bundle(
+        tmp_path,
+        {"t": prompt_steps(a2a_agent_id="remote")},
+        agents={
+            "remote": {"agent.toml": 'url = "http://127.0.0.1:9"\nstartup_timeout_seconds = 2\n'}
+        },
+    )
     started = time.perf_counter()
     data, _ = run_json(tmp_path / "home", str(bundle))
     [record] = data["tasks"]
@@ -141,37 +199,73 @@ def test_prompt_timeout_is_recorded(tmp_path):
 
 
 def test_rubrics_judge_keeps_its_justification(tmp_path):
-    steps = [*prompt_steps("Say thanks"), {
-        "id": "judge", "type": "rubrics_verifier", "prompt_id": "ask", "verifier_id": "rubric",
-        "default_model": "judge-1", "output_format": "rubric_partial", "score_aggregator": "weighted_average",
-        "criteria": [{"id": "polite", "criterion": "The answer thanks the user"},
-                     {"id": "short", "criterion": "The answer is one sentence", "weight": 1}]}]
+    steps = [
+        *prompt_steps("Say thanks"),
+        {
+            "id": "judge",
+            "type": "rubrics_verifier",
+            "prompt_id": "ask",
+            "verifier_id": "rubric",
+            "default_model": "judge-1",
+            "output_format": "rubric_partial",
+            "score_aggregator": "weighted_average",
+            "criteria": [
+                {"id": "polite", "criterion": "The answer thanks the user"},
+                {"id": "short", "criterion": "The answer is one sentence", "weight": 1},
+            ],
+        },
+    ]
     bundle = notes_bundle(tmp_path, {"t": steps})
-    judge = {"criteria": [{"id": "polite", "score": 1, "justification": "It says thank you."},
-                          {"id": "short", "score": 0.5, "justification": "Two sentences."}]}
-    script = [{"content": "Thank you! Really."}, {"content": "```json\n" + json.dumps(judge) + "\n```"}]
+    judge = {
+        "criteria": [
+            {"id": "polite", "score": 1, "justification": "It says thank you."},
+            {"id": "short", "score": 0.5, "justification": "Two sentences."},
+        ]
+    }
+    script = [
+        {"content": "Thank you! Really."},
+        {"content": "```json\n" + json.dumps(judge) + "\n```"},
+    ]
     with ScriptedModelServer(script) as model:
-        data, stderr = run_json(tmp_path / "home", str(bundle), env={"LITELLM_BASE_URL": model.base_url})
+        data, stderr = run_json(
+            tmp_path / "home", str(bundle), env={"LITELLM_BASE_URL": model.base_url}
+        )
     [record] = data["tasks"]
     assert model.requests[1]["model"] == "judge-1"
     assert "Thank you! Really." in model.requests[1]["messages"][1]["content"]
     rows = {r["id"]: r for r in record["verifiers"]["rubric"]["results"]}
-    assert rows["polite"]["justification"] == "It says thank you." and rows["polite"]["result"] is True
+    assert (
+        rows["polite"]["justification"] == "It says thank you." and rows["polite"]["result"] is True
+    )
     assert rows["short"]["score"] == 0.5 and rows["short"]["result"] is False
     assert record["verifiers"]["rubric"]["score"] == 0.75
     shown = show_json(tmp_path / "home", record["id"])
-    assert shown["instance"]["verifiers"]["rubric"]["results"][1]["justification"] == "Two sentences."
+    assert (
+        shown["instance"]["verifiers"]["rubric"]["results"][1]["justification"] == "Two sentences."
+    )
 
 
 def test_unit_test_verifier_exit_code_and_reward_file(tmp_path):
     steps = [
         {"id": "box", "type": "deploy_sandbox", "sandbox_name": "box", "sandbox_mode": "vm"},
-        {"id": "tests", "type": "run_container_unit_tests_verifier", "sandbox_name": "box",
-         "container_name": "main", "setup_commands": ["echo ok > ready.txt"], "command": "test -f ready.txt",
-         "result_paths": ["ready.txt"]},
-        {"id": "reward", "type": "run_container_unit_tests_verifier", "sandbox_name": "box",
-         "container_name": "main", "command": "echo 0.25 > reward.txt", "reward_path": "/app/reward.txt",
-         "env_vars": {"MODE": "x"}},
+        {
+            "id": "tests",
+            "type": "run_container_unit_tests_verifier",
+            "sandbox_name": "box",
+            "container_name": "main",
+            "setup_commands": ["echo ok > ready.txt"],
+            "command": "test -f ready.txt",
+            "result_paths": ["ready.txt"],
+        },
+        {
+            "id": "reward",
+            "type": "run_container_unit_tests_verifier",
+            "sandbox_name": "box",
+            "container_name": "main",
+            "command": "echo 0.25 > reward.txt",
+            "reward_path": "/app/reward.txt",
+            "env_vars": {"MODE": "x"},
+        },
     ]
     bundle = notes_bundle(tmp_path, {"t": steps})
     data, stderr = run_json(tmp_path / "home", str(bundle))
@@ -186,8 +280,11 @@ def test_secrets_are_redacted_from_answers_and_stored_trajectories(tmp_path):
     bundle = notes_bundle(tmp_path, {"t": prompt_steps()})
     key = "sk-live-0123456789abcdef"
     with ScriptedModelServer([{"content": f"the key is {key}"}]) as model:
-        data, _ = run_json(tmp_path / "home", str(bundle),
-                           env={"LITELLM_BASE_URL": model.base_url, "LITELLM_API_KEY": key})
+        data, _ = run_json(
+            tmp_path / "home",
+            str(bundle),
+            env={"LITELLM_BASE_URL": model.base_url, "LITELLM_API_KEY": key},
+        )
     [record] = data["tasks"]
     shown = show_json(tmp_path / "home", record["id"])
     assert shown["trajectories"]["ask"]["response"].startswith("the key is ")

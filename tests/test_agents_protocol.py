@@ -7,9 +7,20 @@ from __future__ import annotations
 import anyio
 import httpx
 import pytest
-
-from agentenv_protocol.agent import A2AAgent, A2AClient, A2AError, AgentConfig, AgentResult, create_app
-from agentenv_protocol.agent.chat import ChatClient, ChatError, MalformedModelResponse, ModelNotConfigured
+from agentenv_protocol.agent import (
+    A2AAgent,
+    A2AClient,
+    A2AError,
+    AgentConfig,
+    AgentResult,
+    create_app,
+)
+from agentenv_protocol.agent.chat import (
+    ChatClient,
+    ChatError,
+    MalformedModelResponse,
+    ModelNotConfigured,
+)
 from agentenv_protocol.agent.client import task_data, task_text
 from agentenv_protocol.agent.loop import ToolLoop
 from agentenv_protocol.agent.testing import ScriptedModelServer
@@ -28,7 +39,9 @@ class Counter(A2AAgent):
         history = [*request.history, {"role": "user", "content": request.text}]
         answer = f"{len(history)} messages; model {request.config.model}"
         history.append({"role": "assistant", "content": answer})
-        return AgentResult(text=answer, messages=tuple(history), trajectory=({"type": "note", "n": len(history)},))
+        return AgentResult(
+            text=answer, messages=tuple(history), trajectory=({"type": "note", "n": len(history)},)
+        )
 
 
 @pytest.fixture
@@ -38,7 +51,9 @@ def agent_url():
 
 
 def rpc(url, method, params=None, rid=1):
-    return httpx.post(url + "/a2a", json={"jsonrpc": "2.0", "id": rid, "method": method, "params": params or {}}).json()
+    return httpx.post(
+        url + "/a2a", json={"jsonrpc": "2.0", "id": rid, "method": method, "params": params or {}}
+    ).json()
 
 
 def test_card_advertises_the_three_extensions(agent_url):
@@ -47,13 +62,21 @@ def test_card_advertises_the_three_extensions(agent_url):
         assert card["url"] == agent_url + "/a2a" and card["preferredTransport"] == "JSONRPC"
         uris = {e["uri"]: e["params"] for e in card["capabilities"]["extensions"]}
         assert set(uris) == {MCP_CONFIG_URI, AGENT_CONFIG_URI, TRAJECTORY_URI}
-        assert uris[MCP_CONFIG_URI]["methods"]["add"]["request"] == {"required": ["url"], "optional": ["headers", "name"]}
+        assert uris[MCP_CONFIG_URI]["methods"]["add"]["request"] == {
+            "required": ["url"],
+            "optional": ["headers", "name"],
+        }
 
 
 def test_extensions_configure_and_refuse_bad_input(agent_url):
     async def go():
         async with A2AClient(agent_url) as agent:
-            assert await agent.add_mcp_server("http://gw/mcp", name="gateway", headers={"authorization": "Bearer x"}) == "gateway"
+            assert (
+                await agent.add_mcp_server(
+                    "http://gw/mcp", name="gateway", headers={"authorization": "Bearer x"}
+                )
+                == "gateway"
+            )
             generated = await agent.add_mcp_server("http://other/mcp")
             assert generated.startswith("mcp_")
             with pytest.raises(A2AError, match="409"):
@@ -66,6 +89,7 @@ def test_extensions_configure_and_refuse_bad_input(agent_url):
                 await agent.configure(temperature=0.1)
             with pytest.raises(A2AError, match="max_turns must be a positive integer"):
                 await agent.configure(max_turns=0)
+
     anyio.run(go)
     listing = httpx.get(agent_url + "/ext/mcp-config").json()["mcp_servers"]
     assert listing["gateway"] == {"url": "http://gw/mcp", "has_headers": True}
@@ -79,10 +103,14 @@ def test_message_send_keeps_the_conversation_per_context(agent_url):
             other = await agent.send("hi", context_id="c2")
             assert first["status"]["state"] == "completed"
             assert (task_text(first), task_text(second), task_text(other)) == (
-                "1 messages; model m0", "3 messages; model m0", "1 messages; model m0")
+                "1 messages; model m0",
+                "3 messages; model m0",
+                "1 messages; model m0",
+            )
             assert task_data(second, "usage")["total_tokens"] == 0
             assert await agent.trajectory(second["id"]) == [{"type": "note", "n": 4}]
             return second["id"]
+
     task_id = anyio.run(go)
     assert rpc(agent_url, "tasks/get", {"id": task_id})["result"]["id"] == task_id
 
@@ -94,6 +122,7 @@ def test_agent_errors_and_timeouts_fail_the_task_not_the_server(agent_url):
             slow = await agent.send("slow")
             fine = await agent.send("hi")
             return boom, slow, fine
+
     boom, slow, fine = anyio.run(go)
     assert boom["status"]["state"] == "failed"
     assert task_data(boom, "failure") == {"class": "agent", "message": "RuntimeError: kaput"}
@@ -116,6 +145,7 @@ def test_client_names_an_unreachable_agent_quickly():
             async with A2AClient("http://127.0.0.1:9", timeout=2) as agent:
                 with pytest.raises(A2AError, match="did not come up within 1s"):
                     await agent.wait_ready(timeout=1)
+
     anyio.run(go)
 
 
@@ -127,7 +157,9 @@ def test_chat_client_errors():
         with ScriptedModelServer(script) as model:
             async with ChatClient(model.base_url, backoff=0.01) as chat:
                 try:
-                    return await chat.complete(model="m", messages=[{"role": "user", "content": "x"}])
+                    return await chat.complete(
+                        model="m", messages=[{"role": "user", "content": "x"}]
+                    )
                 finally:
                     count = len(model.requests)
         return count
@@ -145,5 +177,6 @@ def test_tool_calls_without_tools_are_an_agent_failure():
         with ScriptedModelServer([{"tool_calls": [{"name": "rm", "arguments": {}}]}]) as model:
             async with ChatClient(model.base_url) as chat:
                 return await ToolLoop(chat, model="m").run("do it", tools=None)
+
     result = anyio.run(go)
     assert result.failure == ("agent", "the model called 'rm' but the agent has no tools")

@@ -3,7 +3,6 @@ adopted, the gateway (in-memory, so new) is handed to the agent again, and the t
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import sqlite3
@@ -13,9 +12,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from agents_support import AGENT_ENV, NOTES_AGENT, TOOL_THEN_TEXT, run_json  # noqa: E402
-
 from agentenv_protocol.agent.testing import ScriptedModelServer  # noqa: E402
+from agents_support import AGENT_ENV, NOTES_AGENT, TOOL_THEN_TEXT, run_json  # noqa: E402
 
 
 def test_sigkill_during_a_prompt_then_resume_passes(tmp_path):
@@ -24,9 +22,14 @@ def test_sigkill_during_a_prompt_then_resume_passes(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_ENV_", "LITELLM_"))}
     with ScriptedModelServer(script) as model:
         env.update(AGENT_ENV_HOME=str(home), LITELLM_BASE_URL=model.base_url)
-        runner = subprocess.Popen([str(AGENT_ENV), "run", str(NOTES_AGENT), "--agent", "a2a_agent", "--json"],
-                                  env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  start_new_session=True)
+        runner = subprocess.Popen(
+            [str(AGENT_ENV), "run", str(NOTES_AGENT), "--agent", "a2a_agent", "--json"],
+            env=env,
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
         try:
             deadline = time.monotonic() + 120
             while not model.requests:
@@ -40,8 +43,12 @@ def test_sigkill_during_a_prompt_then_resume_passes(tmp_path):
                 runner.kill()
             runner.stdout.close()
             runner.stderr.close()
-        with sqlite3.connect(home / "documents.sqlite3") as db:  # no agent-env command: it would reap
-            [(run_id,)] = db.execute("SELECT key FROM documents WHERE collection = 'runs'").fetchall()
+        with sqlite3.connect(
+            home / "documents.sqlite3"
+        ) as db:  # no agent-env command: it would reap
+            [(run_id,)] = db.execute(
+                "SELECT key FROM documents WHERE collection = 'runs'"
+            ).fetchall()
         data, stderr = run_json(home, "--resume", run_id, env={"LITELLM_BASE_URL": model.base_url})
     [record] = data["tasks"]
     assert record["status"] == "passed", record["outcome"] + "\n" + stderr

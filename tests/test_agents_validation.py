@@ -15,28 +15,79 @@ DEPLOY = {"id": "agent", "type": "deploy_agent"}
 ASK = {"id": "ask", "type": "prompt_agent", "prompt_id": "ask", "prompt": "hi"}
 
 CASES = {
-    "env var name": ([{**DEPLOY, "env_vars": {"1TZ": "UTC"}}],
-                     "step 'agent': env_vars: '1TZ' is not a valid environment variable name"),
-    "solution artifact": ([{**DEPLOY, "metadata": {"solution": "check_grocerie"}}],
-                          "metadata.solution: no artifact 'check_grocerie' in the bundle (did you mean 'check_groceries'?)"),
-    "solution shape": ([{**DEPLOY, "metadata": {"solution": {"turns": [{"tool_calls": [{"arguments": {}}]}]}}}],
-                       "turns[0].tool_calls[0]: 'tool' (a tool name) is required"),
-    "prompt and parts": ([DEPLOY, {**ASK, "parts": [{"kind": "text", "text": "x"}]}],
-                         "step 'ask': set exactly one of prompt and parts"),
-    "response criterion": ([DEPLOY, ASK, {"id": "v", "type": "agent_prompt_response_verifier", "prompt_id": "ask",
-                                          "criteria": [{"type": "response_contain", "needles": ["x"]}]}],
-                           "unknown criterion type 'response_contain' (did you mean 'response_contains'?)"),
-    "regex": ([DEPLOY, ASK, {"id": "v", "type": "agent_prompt_response_verifier", "prompt_id": "ask",
-                             "criteria": [{"type": "response_regex_present", "pattern": "(unclosed"}]}],
-              "criteria[0]: pattern: missing ), unterminated subpattern"),
-    "tool criterion": ([DEPLOY, ASK, {"id": "v", "type": "tool_call_verifier", "prompt_id": "ask",
-                                      "criteria": [{"type": "tool_caled", "tool": "add_note"}]}],
-                       "unknown criterion type 'tool_caled' (did you mean 'tool_called'?)"),
-    "rubric ids": ([DEPLOY, ASK, {"id": "v", "type": "rubrics_verifier", "prompt_id": "ask",
-                                  "criteria": [{"id": "a", "criterion": "x"}, {"id": "a", "criterion": "y"}]}],
-                   "criteria[0]: id 'a' is used more than once"),
+    "env var name": (
+        [{**DEPLOY, "env_vars": {"1TZ": "UTC"}}],
+        "step 'agent': env_vars: '1TZ' is not a valid environment variable name",
+    ),
+    "solution artifact": (
+        [{**DEPLOY, "metadata": {"solution": "check_grocerie"}}],
+        "metadata.solution: no artifact 'check_grocerie' in the bundle (did you mean 'check_groceries'?)",
+    ),
+    "solution shape": (
+        [{**DEPLOY, "metadata": {"solution": {"turns": [{"tool_calls": [{"arguments": {}}]}]}}}],
+        "turns[0].tool_calls[0]: 'tool' (a tool name) is required",
+    ),
+    "prompt and parts": (
+        [DEPLOY, {**ASK, "parts": [{"kind": "text", "text": "x"}]}],
+        "step 'ask': set exactly one of prompt and parts",
+    ),
+    "response criterion": (
+        [
+            DEPLOY,
+            ASK,
+            {
+                "id": "v",
+                "type": "agent_prompt_response_verifier",
+                "prompt_id": "ask",
+                "criteria": [{"type": "response_contain", "needles": ["x"]}],
+            },
+        ],
+        "unknown criterion type 'response_contain' (did you mean 'response_contains'?)",
+    ),
+    "regex": (
+        [
+            DEPLOY,
+            ASK,
+            {
+                "id": "v",
+                "type": "agent_prompt_response_verifier",
+                "prompt_id": "ask",
+                "criteria": [{"type": "response_regex_present", "pattern": "(unclosed"}],
+            },
+        ],
+        "criteria[0]: pattern: missing ), unterminated subpattern",
+    ),
+    "tool criterion": (
+        [
+            DEPLOY,
+            ASK,
+            {
+                "id": "v",
+                "type": "tool_call_verifier",
+                "prompt_id": "ask",
+                "criteria": [{"type": "tool_caled", "tool": "add_note"}],
+            },
+        ],
+        "unknown criterion type 'tool_caled' (did you mean 'tool_called'?)",
+    ),
+    "rubric ids": (
+        [
+            DEPLOY,
+            ASK,
+            {
+                "id": "v",
+                "type": "rubrics_verifier",
+                "prompt_id": "ask",
+                "criteria": [{"id": "a", "criterion": "x"}, {"id": "a", "criterion": "y"}],
+            },
+        ],
+        "criteria[0]: id 'a' is used more than once",
+    ),
     "unknown field": ([{**DEPLOY, "agent_nmae": "x"}], "agent_nmae"),
-    "agent ref": ([{**DEPLOY, "a2a_agent_id": "tool-loop-a2"}], "a2a_agent_id: no agent 'tool-loop-a2' in the bundle"),
+    "agent ref": (
+        [{**DEPLOY, "a2a_agent_id": "tool-loop-a2"}],
+        "a2a_agent_id: no agent 'tool-loop-a2' in the bundle",
+    ),
 }
 
 
@@ -63,6 +114,8 @@ def test_unknown_agent_option_suggests_and_writes_nothing(tmp_path):
 def test_oracle_on_a_bundle_without_solutions_is_a_usage_error(tmp_path):
     steps = groceries_steps()
     del steps[1]["metadata"]
-    done = agent_env(tmp_path / "home", "run", str(notes_bundle(tmp_path, {"t": steps})), "--agent", "oracle")
+    done = agent_env(
+        tmp_path / "home", "run", str(notes_bundle(tmp_path, {"t": steps})), "--agent", "oracle"
+    )
     assert done.returncode == 2
     assert "no selected task of bundle 'bundle' ships a solution" in done.stderr

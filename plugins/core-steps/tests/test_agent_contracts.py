@@ -15,8 +15,14 @@ from agentenv_core_steps.steps.agent_steps import (
 
 HOOKS = "agentenv_core_steps.hooks"
 SOLUTION = {"turns": [{"response": "hello there"}]}
-DEPLOY = {"id": "agent", "type": "deploy_agent", "a2a_agent_id": None, "metadata": {"solution": SOLUTION},
-          "env_vars": {"TZ": "UTC"}, "role": "solver"}
+DEPLOY = {
+    "id": "agent",
+    "type": "deploy_agent",
+    "a2a_agent_id": None,
+    "metadata": {"solution": SOLUTION},
+    "env_vars": {"TZ": "UTC"},
+    "role": "solver",
+}
 ASK = {"id": "ask", "type": "prompt_agent", "prompt": "hi", "prompt_id": "p", "timeout_seconds": 30}
 BOX = {"id": "box", "type": "deploy_sandbox", "sandbox_name": "box", "sandbox_mode": "vm"}
 
@@ -44,29 +50,51 @@ class TestAgentPromptResponseVerifier(ScriptedByDefault, StepTypeContract):
     step_class = AgentPromptResponseVerifier
     plugin_module = HOOKS
     before = [{**DEPLOY, "a2a_agent_id": "solver"}, ASK]
-    example = {"id": "v", "type": "agent_prompt_response_verifier", "prompt_id": "p", "verifier_id": "answer",
-               "criteria": [{"type": "response_contains", "needles": ["hello"]}]}
+    example = {
+        "id": "v",
+        "type": "agent_prompt_response_verifier",
+        "prompt_id": "p",
+        "verifier_id": "answer",
+        "criteria": [{"type": "response_contains", "needles": ["hello"]}],
+    }
 
 
 class TestToolCallVerifier(ScriptedByDefault, StepTypeContract):
     step_class = ToolCallVerifier
     plugin_module = HOOKS
     before = [{**DEPLOY, "a2a_agent_id": "solver"}, ASK]
-    example = {"id": "v", "type": "tool_call_verifier", "prompt_id": "p", "verifier_id": "calls",
-               "criteria": [{"type": "tool_call_count", "max": 0}]}
+    example = {
+        "id": "v",
+        "type": "tool_call_verifier",
+        "prompt_id": "p",
+        "verifier_id": "calls",
+        "criteria": [{"type": "tool_call_count", "max": 0}],
+    }
 
 
 class TestRubricsVerifier(StepTypeContract):
     step_class = RubricsVerifier
     plugin_module = HOOKS
-    runs = False  # needs a judge model: tests/test_agents_behaviour.py runs it against a scripted one
-    example = {"id": "v", "type": "rubrics_verifier", "prompt_id": "p",
-               "criteria": [{"id": "c", "criterion": "polite"}]}
+    runs = (
+        False  # needs a judge model: tests/test_agents_behaviour.py runs it against a scripted one
+    )
+    example = {
+        "id": "v",
+        "type": "rubrics_verifier",
+        "prompt_id": "p",
+        "criteria": [{"id": "c", "criterion": "polite"}],
+    }
 
 
 class TestRunContainerUnitTestsVerifier(StepTypeContract):
     step_class = RunContainerUnitTestsVerifier
     plugin_module = HOOKS
     before = [BOX]
-    example = {"id": "tests", "type": "run_container_unit_tests_verifier", "sandbox_name": "box",
-               "container_name": "main", "command": "true", "verifier_id": "unit"}
+    example = {
+        "id": "tests",
+        "type": "run_container_unit_tests_verifier",
+        "sandbox_name": "box",
+        "container_name": "main",
+        "command": "true",
+        "verifier_id": "unit",
+    }

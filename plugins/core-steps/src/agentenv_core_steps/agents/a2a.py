@@ -16,10 +16,10 @@ from typing import Any, ClassVar
 from urllib.parse import urlsplit, urlunsplit
 
 import anyio
-
 from agent_env.context import StepContext
 from agent_env.errors import SandboxError, StepFailed
 from agent_env.sandbox import SandboxSpec
+
 from agentenv_core_steps.agents.base import AgentKind, AgentSpec, PromptRequest
 from agentenv_core_steps.agents.tool_loop import model_endpoint
 
@@ -61,8 +61,15 @@ class A2AAgentKind(AgentKind):
         try:
             async with A2AClient(url) as agent:
                 await agent.wait_ready(timeout=startup)
-                config = {k: v for k, v in {"model": spec.model, "system_prompt": spec.system_prompt,
-                                            "role": spec.role}.items() if v}
+                config = {
+                    k: v
+                    for k, v in {
+                        "model": spec.model,
+                        "system_prompt": spec.system_prompt,
+                        "role": spec.role,
+                    }.items()
+                    if v
+                }
                 base_url = sandbox_view(spec.model_base_url or settings.get("base_url"), provider)
                 if base_url:
                     config["model_base_url"] = base_url
@@ -84,8 +91,12 @@ class A2AAgentKind(AgentKind):
                     logs = (await sandbox.process_logs(tail=40)).strip()
                 except Exception:  # logs are a courtesy
                     logs = ""
-            raise StepFailed(ctx.step_id, f"agent {spec.name!r} is unreachable or refused its setup: {e}"
-                             + (f"\n--- agent output ---\n{logs}" if logs else ""), failure_class="agent") from None
+            raise StepFailed(
+                ctx.step_id,
+                f"agent {spec.name!r} is unreachable or refused its setup: {e}"
+                + (f"\n--- agent output ---\n{logs}" if logs else ""),
+                failure_class="agent",
+            ) from None
         return record
 
     async def _start(self, ctx: StepContext, spec: AgentSpec) -> tuple[Any, str, str | None]:
@@ -96,7 +107,9 @@ class A2AAgentKind(AgentKind):
         command = settings.get("command") or DEFAULT_COMMAND
         if isinstance(command, str):
             command = ["sh", "-c", command]
-        base_url, api_key = await model_endpoint(ctx, spec.model_base_url or settings.get("base_url"))
+        base_url, api_key = await model_endpoint(
+            ctx, spec.model_base_url or settings.get("base_url")
+        )
         env = dict(spec.env_vars)
         if base_url:
             env.setdefault("LITELLM_BASE_URL", sandbox_view(base_url, provider) or base_url)
@@ -105,7 +118,9 @@ class A2AAgentKind(AgentKind):
         if provider in (None, "local") and command[:1] == ["python"]:
             command = [sys.executable, *command[1:]]
         try:
-            existing = spec.sandbox_name and spec.sandbox_name in (ctx.get("sandboxes", default={}) or {})
+            existing = spec.sandbox_name and spec.sandbox_name in (
+                ctx.get("sandboxes", default={}) or {}
+            )
             own_cmd = dockerfile and not settings.get("command") and not existing
             if existing:
                 sandbox = await ctx.sandbox(spec.sandbox_name)
@@ -113,31 +128,48 @@ class A2AAgentKind(AgentKind):
                 image = await self._image(ctx, spec)
                 env["PORT"] = str(AGENT_PORT)
                 sandbox = await ctx.create_sandbox(
-                    spec.sandbox_name, SandboxSpec(image=image, env_vars=env, ports=(AGENT_PORT,),
-                                                   settings={"command": "image"}), provider=provider)
+                    spec.sandbox_name,
+                    SandboxSpec(
+                        image=image,
+                        env_vars=env,
+                        ports=(AGENT_PORT,),
+                        settings={"command": "image"},
+                    ),
+                    provider=provider,
+                )
             else:
                 image = await self._image(ctx, spec) if dockerfile else None
                 sandbox = await ctx.create_sandbox(
-                    spec.sandbox_name, SandboxSpec(image=image, env_vars=env, ports=(AGENT_PORT,)),
-                    provider=provider)
+                    spec.sandbox_name,
+                    SandboxSpec(image=image, env_vars=env, ports=(AGENT_PORT,)),
+                    provider=provider,
+                )
             if own_cmd:
                 url_of = getattr(sandbox, "url", None)
                 if url_of is None:
-                    raise SandboxError(f"sandbox provider {provider!r} cannot say where port {AGENT_PORT} "
-                                       "is reachable (no url(port)); set command in agent.toml")
+                    raise SandboxError(
+                        f"sandbox provider {provider!r} cannot say where port {AGENT_PORT} "
+                        "is reachable (no url(port)); set command in agent.toml"
+                    )
                 url = url_of(AGENT_PORT)
             else:
                 if folder is not None and not dockerfile:
                     await sandbox.copy_in(folder, sandbox.workdir)
-                url = await sandbox.start_process(command, env=env, cwd=sandbox.workdir, port=AGENT_PORT)
+                url = await sandbox.start_process(
+                    command, env=env, cwd=sandbox.workdir, port=AGENT_PORT
+                )
         except SandboxError as e:
-            raise StepFailed(ctx.step_id, f"agent {spec.name!r} could not be started: {e}",
-                             failure_class="infrastructure") from None
+            raise StepFailed(
+                ctx.step_id,
+                f"agent {spec.name!r} could not be started: {e}",
+                failure_class="infrastructure",
+            ) from None
         provider = getattr(sandbox, "provider", provider)
         return sandbox, url.rstrip("/"), provider
 
-    async def _rehand_gateway(self, ctx: StepContext, agent: Any, record: dict[str, Any],
-                              request: PromptRequest) -> None:
+    async def _rehand_gateway(
+        self, ctx: StepContext, agent: Any, record: dict[str, Any], request: PromptRequest
+    ) -> None:
         """The run's gateway was restarted (a resumed run): give the agent the new one."""
         try:
             await agent.remove_mcp_server("gateway")
@@ -178,10 +210,14 @@ class A2AAgentKind(AgentKind):
         try:
             from agentenv_docker_sandbox.images import build_image
         except ImportError:
-            raise StepFailed(ctx.step_id, f"agent {spec.name!r} has a Dockerfile: building it needs the "
-                                          "docker sandbox plugin (pip install agentenv-docker-sandbox)",
-                             failure_class="infrastructure") from None
+            raise StepFailed(
+                ctx.step_id,
+                f"agent {spec.name!r} has a Dockerfile: building it needs the "
+                "docker sandbox plugin (pip install agentenv-docker-sandbox)",
+                failure_class="infrastructure",
+            ) from None
         from agent_env.paths import cache_dir
+
         from agentenv_core_steps.agents.images import build_context
         from agentenv_core_steps.envs.mcp_server import _docker_settings
 
@@ -195,23 +231,38 @@ class A2AAgentKind(AgentKind):
         url = record["url"]
         try:
             async with A2AClient(url, timeout=30) as agent:
-                changes = {k: v for k, v in {"model": request.model, "system_prompt": request.system_prompt,
-                                             "max_turns": request.max_turns,
-                                             "timeout_seconds": request.timeout_seconds}.items() if v}
+                changes = {
+                    k: v
+                    for k, v in {
+                        "model": request.model,
+                        "system_prompt": request.system_prompt,
+                        "max_turns": request.max_turns,
+                        "timeout_seconds": request.timeout_seconds,
+                    }.items()
+                    if v
+                }
                 if changes:
                     await agent.configure(**changes)
                 if request.mcp_url and record.get("gateway_mcp_url") not in (None, request.mcp_url):
                     await self._rehand_gateway(ctx, agent, record, request)
                 with anyio.fail_after(request.timeout_seconds + 15):
-                    task = await agent.send(request.text, context_id=record.get("context_id"),
-                                            timeout=request.timeout_seconds + 10)
+                    task = await agent.send(
+                        request.text,
+                        context_id=record.get("context_id"),
+                        timeout=request.timeout_seconds + 10,
+                    )
                 try:
                     trajectory = await agent.trajectory(task["id"])
                 except A2AError:
                     trajectory = []
         except TimeoutError:
-            return AgentResult(text="", failure=("agent", f"agent at {url} did not answer within "
-                                                          f"{request.timeout_seconds:g}s"))
+            return AgentResult(
+                text="",
+                failure=(
+                    "agent",
+                    f"agent at {url} did not answer within {request.timeout_seconds:g}s",
+                ),
+            )
         except A2AError as e:
             return AgentResult(text="", failure=("agent", str(e)))
         usage = task_data(task, "usage") or {}
@@ -224,5 +275,9 @@ class A2AAgentKind(AgentKind):
             result_failure = ("agent", f"the agent's task ended {state!r}")
         fields = {f.name for f in Usage.__attrs_attrs__}
         known = {k: v for k, v in usage.items() if k in fields and isinstance(v, int)}
-        return AgentResult(text=task_text(task), usage=Usage(**known), trajectory=tuple(trajectory),
-                           failure=result_failure)
+        return AgentResult(
+            text=task_text(task),
+            usage=Usage(**known),
+            trajectory=tuple(trajectory),
+            failure=result_failure,
+        )

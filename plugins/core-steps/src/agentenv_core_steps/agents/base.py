@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import attrs
-
 from agent_env.context import StepContext
 
 
@@ -70,6 +69,8 @@ class AgentKind(abc.ABC):
         """Prompt it; returns `agentenv_protocol.agent.AgentResult` plus `state` updates via
         `record_updates(result)` if the kind needs to remember something between prompts."""
 
-    def record_updates(self, record: dict[str, Any], request: PromptRequest, result: Any) -> dict[str, Any]:
+    def record_updates(
+        self, record: dict[str, Any], request: PromptRequest, result: Any
+    ) -> dict[str, Any]:
         """Changes to `agents.<name>` after a prompt (e.g. the conversation); none by default."""
         return {}

@@ -10,7 +10,7 @@ import threading
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-_RELAYS: dict[tuple[str, int], "Relay"] = {}
+_RELAYS: dict[tuple[str, int], Relay] = {}
 _LOCK = threading.Lock()
 
 
@@ -54,8 +54,12 @@ class Relay:
         self.server = socketserver.ThreadingTCPServer((host, 0), Handler)
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.2},
-                                       name=f"agentenv-relay-{self.port}", daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever,
+            kwargs={"poll_interval": 0.2},
+            name=f"agentenv-relay-{self.port}",
+            daemon=True,
+        )
         self.thread.start()
 
     def stop(self) -> None:
@@ -70,7 +74,9 @@ def bridge_address(settings: dict[str, Any] | None = None) -> str:
 
         network = get_client(settings or {}).networks.get("bridge")
         return network.attrs["IPAM"]["Config"][0]["Gateway"]
-    except Exception:  # no docker SDK or daemon detail: listen everywhere, the gateway authenticates
+    except (
+        Exception
+    ):  # no docker SDK or daemon detail: listen everywhere, the gateway authenticates
         return "0.0.0.0"
 
 

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
+
 from agentenv_core_steps.agents.base import AgentKind, AgentSpec, PromptRequest
 
 
@@ -23,19 +24,27 @@ def parse_solution(raw: Any, where: str) -> list[dict[str, Any]]:
     """The list of turns; ValueError naming `where` and the bad part."""
     turns = raw.get("turns") if isinstance(raw, dict) else raw
     if not isinstance(turns, list) or not turns:
-        raise ValueError(f"{where}: a solution is a non-empty list of turns (or {{'turns': [...]}})")
+        raise ValueError(
+            f"{where}: a solution is a non-empty list of turns (or {{'turns': [...]}})"
+        )
     for i, turn in enumerate(turns):
         if not isinstance(turn, dict):
             raise ValueError(f"{where}: turns[{i}] must be an object")
         unknown = sorted(set(turn) - {"tool_calls", "response", "prompt_id"})
         if unknown:
-            raise ValueError(f"{where}: turns[{i}]: unknown key {unknown[0]!r} (known: tool_calls, response, prompt_id)")
+            raise ValueError(
+                f"{where}: turns[{i}]: unknown key {unknown[0]!r} (known: tool_calls, response, prompt_id)"
+            )
         for j, call in enumerate(turn.get("tool_calls") or []):
             name = call.get("tool", call.get("name")) if isinstance(call, dict) else None
             if not isinstance(name, str) or not name:
-                raise ValueError(f"{where}: turns[{i}].tool_calls[{j}]: 'tool' (a tool name) is required")
+                raise ValueError(
+                    f"{where}: turns[{i}].tool_calls[{j}]: 'tool' (a tool name) is required"
+                )
             if not isinstance(call.get("arguments", {}), dict):
-                raise ValueError(f"{where}: turns[{i}].tool_calls[{j}]: 'arguments' must be an object")
+                raise ValueError(
+                    f"{where}: turns[{i}].tool_calls[{j}]: 'arguments' must be an object"
+                )
     return turns
 
 
@@ -50,10 +59,15 @@ class ScriptedAgent(AgentKind):
             try:
                 script = json.loads(path.read_text())
             except (OSError, ValueError) as e:
-                raise StepFailed(ctx.step_id, f"agent {spec.name!r}: cannot read script {path.name}: {e}") from None
+                raise StepFailed(
+                    ctx.step_id, f"agent {spec.name!r}: cannot read script {path.name}: {e}"
+                ) from None
         if script is None:
-            raise StepFailed(ctx.step_id, f"the {self.type} agent needs a solution: this task ships none "
-                                          "(set deploy_agent metadata.solution, inline or an artifact ref)")
+            raise StepFailed(
+                ctx.step_id,
+                f"the {self.type} agent needs a solution: this task ships none "
+                "(set deploy_agent metadata.solution, inline or an artifact ref)",
+            )
         try:
             turns = parse_solution(script, f"agent {spec.name!r} solution")
         except ValueError as e:
@@ -65,39 +79,72 @@ class ScriptedAgent(AgentKind):
 
         turns, position = record.get("turns") or [], int(record.get("position") or 0)
         if position >= len(turns):
-            return AgentResult(text="", failure=("agent", f"the solution has {len(turns)} turn(s); "
-                                                          f"prompt {request.prompt_id!r} asks for one more"))
+            return AgentResult(
+                text="",
+                failure=(
+                    "agent",
+                    f"the solution has {len(turns)} turn(s); "
+                    f"prompt {request.prompt_id!r} asks for one more",
+                ),
+            )
         turn = turns[position]
         calls = turn.get("tool_calls") or []
         trajectory: list[dict[str, Any]] = [{"type": "user", "content": request.text}]
         if calls and not request.mcp_url:
-            return AgentResult(text="", failure=("agent", "the solution calls tools but no env is deployed "
-                                                          "behind the gateway"))
+            return AgentResult(
+                text="",
+                failure=(
+                    "agent",
+                    "the solution calls tools but no env is deployed behind the gateway",
+                ),
+            )
         if calls:
             from agentenv_protocol.agent.loop import McpTools
             from agentenv_protocol.errors import ProtocolError
 
             headers = {"authorization": f"Bearer {request.token}"} if request.token else {}
             try:
-                async with McpTools([McpServer(name="gateway", url=request.mcp_url, headers=headers)]) as tools:
+                async with McpTools(
+                    [McpServer(name="gateway", url=request.mcp_url, headers=headers)]
+                ) as tools:
                     for call in calls:
                         name = call.get("tool", call.get("name"))
                         started = time.perf_counter()
                         text, is_error = await tools.call(name, dict(call.get("arguments") or {}))
-                        trajectory.append({"type": "tool", "name": name, "arguments": call.get("arguments") or {},
-                                           "result": text, "is_error": is_error,
-                                           "seconds": round(time.perf_counter() - started, 4)})
+                        trajectory.append(
+                            {
+                                "type": "tool",
+                                "name": name,
+                                "arguments": call.get("arguments") or {},
+                                "result": text,
+                                "is_error": is_error,
+                                "seconds": round(time.perf_counter() - started, 4),
+                            }
+                        )
                         if is_error and not call.get("allow_error"):
-                            return AgentResult(text="", trajectory=tuple(trajectory), failure=(
-                                "agent", f"solution tool call {name!r} failed: {text[:300]}"))
+                            return AgentResult(
+                                text="",
+                                trajectory=tuple(trajectory),
+                                failure=(
+                                    "agent",
+                                    f"solution tool call {name!r} failed: {text[:300]}",
+                                ),
+                            )
             except ProtocolError as e:
-                return AgentResult(text="", trajectory=tuple(trajectory),
-                                   failure=("env", f"the gateway failed during the solution: {e}"))
+                return AgentResult(
+                    text="",
+                    trajectory=tuple(trajectory),
+                    failure=("env", f"the gateway failed during the solution: {e}"),
+                )
         response = str(turn.get("response") or "")
         trajectory.append({"type": "model", "content": response})
-        return AgentResult(text=response, trajectory=tuple(trajectory), usage=Usage(tool_call_count=len(calls)))
+        return AgentResult(
+            text=response, trajectory=tuple(trajectory), usage=Usage(tool_call_count=len(calls))
+        )
 
-    def record_updates(self, record: dict[str, Any], request: PromptRequest, result: Any) -> dict[str, Any]:
+    def record_updates(
+        self, record: dict[str, Any], request: PromptRequest, result: Any
+    ) -> dict[str, Any]:
         return {"position": int(record.get("position") or 0) + 1}
 
 

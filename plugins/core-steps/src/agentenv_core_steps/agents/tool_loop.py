@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from agent_env.context import StepContext
+
 from agentenv_core_steps.agents.base import AgentKind, AgentSpec, PromptRequest
 
 DEFAULT_MAX_TURNS = 30
@@ -19,7 +20,9 @@ async def model_endpoint(ctx: StepContext, base_url: str | None) -> tuple[str | 
     from agentenv_protocol.agent.chat import endpoint_from_env
 
     config = getattr(ctx, "config", None)
-    table = await config.resolved_table("model", getattr(ctx.stores, "secrets", None)) if config else {}
+    table = (
+        await config.resolved_table("model", getattr(ctx.stores, "secrets", None)) if config else {}
+    )
     key = table.get("api_key")
     if key:
         add = getattr(ctx, "add_secret", None)
@@ -32,19 +35,22 @@ class ToolLoopAgentKind(AgentKind):
     type: ClassVar[str] = "tool-loop"
 
     async def deploy(self, ctx: StepContext, spec: AgentSpec) -> dict[str, Any]:
-        from agentenv_protocol.agent.chat import ChatError, ChatClient
-
         from agent_env.errors import StepFailed
+        from agentenv_protocol.agent.chat import ChatClient, ChatError
 
-        base_url, _ = await model_endpoint(ctx, spec.model_base_url or spec.settings.get("base_url"))
+        base_url, _ = await model_endpoint(
+            ctx, spec.model_base_url or spec.settings.get("base_url")
+        )
         try:
             await ChatClient(base_url).aclose()
         except ChatError as e:
             raise StepFailed(ctx.step_id, str(e), failure_class=e.failure_class) from None
-        return {"model_base_url": spec.model_base_url or spec.settings.get("base_url"),
-                "max_turns": int(spec.settings.get("max_turns") or DEFAULT_MAX_TURNS),
-                "model_params": dict(spec.settings.get("model_params") or {}),
-                "messages": []}
+        return {
+            "model_base_url": spec.model_base_url or spec.settings.get("base_url"),
+            "max_turns": int(spec.settings.get("max_turns") or DEFAULT_MAX_TURNS),
+            "model_params": dict(spec.settings.get("model_params") or {}),
+            "messages": [],
+        }
 
     async def prompt(self, ctx: StepContext, record: dict[str, Any], request: PromptRequest) -> Any:
         from agentenv_protocol.agent.chat import ChatClient, ChatError
@@ -58,20 +64,33 @@ class ToolLoopAgentKind(AgentKind):
         except ChatError as e:
             return AgentResult(text="", failure=(e.failure_class, str(e)))
         params = {**(record.get("model_params") or {}), **request.model_params}
-        loop = ToolLoop(chat, model=request.model or record.get("model"),
-                        max_turns=request.max_turns or int(record.get("max_turns") or DEFAULT_MAX_TURNS),
-                        params=params)
+        loop = ToolLoop(
+            chat,
+            model=request.model or record.get("model"),
+            max_turns=request.max_turns or int(record.get("max_turns") or DEFAULT_MAX_TURNS),
+            params=params,
+        )
         system = request.system_prompt or record.get("system_prompt")
         history = list(record.get("messages") or [])
         async with chat:
             if not request.mcp_url:
-                return await loop.run(request.text, tools=None, system_prompt=system, history=history)
+                return await loop.run(
+                    request.text, tools=None, system_prompt=system, history=history
+                )
             headers = {"authorization": f"Bearer {request.token}"} if request.token else {}
             try:
-                async with McpTools([McpServer(name="gateway", url=request.mcp_url, headers=headers)]) as tools:
-                    return await loop.run(request.text, tools=tools, system_prompt=system, history=history)
+                async with McpTools(
+                    [McpServer(name="gateway", url=request.mcp_url, headers=headers)]
+                ) as tools:
+                    return await loop.run(
+                        request.text, tools=tools, system_prompt=system, history=history
+                    )
             except ProtocolError as e:
-                return AgentResult(text="", failure=("env", f"the gateway's tools could not be listed: {e}"))
+                return AgentResult(
+                    text="", failure=("env", f"the gateway's tools could not be listed: {e}")
+                )
 
-    def record_updates(self, record: dict[str, Any], request: PromptRequest, result: Any) -> dict[str, Any]:
+    def record_updates(
+        self, record: dict[str, Any], request: PromptRequest, result: Any
+    ) -> dict[str, Any]:
         return {"messages": list(result.messages)} if result.messages else {}

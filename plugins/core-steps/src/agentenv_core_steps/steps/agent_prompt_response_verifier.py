@@ -12,11 +12,11 @@ import re
 from typing import Any, ClassVar
 
 import attrs
-
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
 from agent_env.models import Step
 from agent_env.suggest import did_you_mean
+
 from agentenv_core_steps.scoring import ScoreAggregator, aggregate_score, random_verifier_id
 
 TYPES = ("response_contains", "response_regex_present")
@@ -30,7 +30,9 @@ def _flags(names: Any) -> int:
     for name in names:
         flag = getattr(re, str(name).upper(), None)
         if not isinstance(flag, re.RegexFlag):
-            raise ValueError(f"unknown regex flag {name!r}{did_you_mean(str(name).upper(), [f.name for f in re.RegexFlag])}")
+            raise ValueError(
+                f"unknown regex flag {name!r}{did_you_mean(str(name).upper(), [f.name for f in re.RegexFlag])}"
+            )
         value |= flag
     return value
 
@@ -40,10 +42,16 @@ def criterion_problems(criterion: Any, where: str) -> list[str]:
         return [f"{where}: must be an object"]
     kind = criterion.get("type")
     if kind not in TYPES:
-        return [f"{where}: unknown criterion type {kind!r}{did_you_mean(str(kind), TYPES)}; known: {', '.join(TYPES)}"]
+        return [
+            f"{where}: unknown criterion type {kind!r}{did_you_mean(str(kind), TYPES)}; known: {', '.join(TYPES)}"
+        ]
     if kind == "response_contains":
         needles = criterion.get("needles")
-        if not isinstance(needles, list) or not needles or not all(isinstance(n, str) for n in needles):
+        if (
+            not isinstance(needles, list)
+            or not needles
+            or not all(isinstance(n, str) for n in needles)
+        ):
             return [f"{where}: needles: a non-empty list of strings is required"]
         return []
     try:
@@ -60,8 +68,11 @@ def prompt_record(ctx: StepContext, step_id: str, prompt_id: str) -> dict[str, A
     prompts = ctx.get("prompts", default={}) or {}
     record = prompts.get(prompt_id)
     if not isinstance(record, dict):
-        raise StepFailed(step_id, f"no answer recorded for prompt_id {prompt_id!r}{did_you_mean(prompt_id, prompts)}; "
-                                  f"recorded: {', '.join(sorted(prompts)) or 'none'}")
+        raise StepFailed(
+            step_id,
+            f"no answer recorded for prompt_id {prompt_id!r}{did_you_mean(prompt_id, prompts)}; "
+            f"recorded: {', '.join(sorted(prompts)) or 'none'}",
+        )
     return record
 
 
@@ -76,7 +87,9 @@ class AgentPromptResponseVerifier(Step):
     verifier_id: str = attrs.field(factory=random_verifier_id)
 
     def check(self, bundle: Any) -> list[str]:
-        return [p for i, c in enumerate(self.criteria) for p in criterion_problems(c, f"criteria[{i}]")]
+        return [
+            p for i, c in enumerate(self.criteria) for p in criterion_problems(c, f"criteria[{i}]")
+        ]
 
     async def execute(self, ctx: StepContext) -> None:
         problems = self.check(None)
@@ -93,10 +106,16 @@ class AgentPromptResponseVerifier(Step):
             else:
                 found = re.search(criterion["pattern"], answer, _flags(criterion.get("flags")))
                 passed = found is not None
-                why = f"matched {found.group(0)[:100]!r}" if found else f"no match for {criterion['pattern']!r}"
+                why = (
+                    f"matched {found.group(0)[:100]!r}"
+                    if found
+                    else f"no match for {criterion['pattern']!r}"
+                )
             row.update(result=passed, score=1.0 if passed else 0.0, justification=why)
             results.append(row)
         score = aggregate_score(results, self.score_aggregator)
         ctx.record_verifier(self.verifier_id, results, score)
-        ctx.log(f"{self.verifier_id}: {sum(r['result'] for r in results)}/{len(results)} criteria passed, "
-                f"score {score:g}")
+        ctx.log(
+            f"{self.verifier_id}: {sum(r['result'] for r in results)}/{len(results)} criteria passed, "
+            f"score {score:g}"
+        )

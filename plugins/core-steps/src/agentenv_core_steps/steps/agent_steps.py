@@ -4,8 +4,16 @@ from agentenv_core_steps.steps.agent_prompt_response_verifier import AgentPrompt
 from agentenv_core_steps.steps.deploy_agent import DeployAgent
 from agentenv_core_steps.steps.prompt_agent import PromptAgent
 from agentenv_core_steps.steps.rubrics_verifier import RubricsVerifier
-from agentenv_core_steps.steps.run_container_unit_tests_verifier import RunContainerUnitTestsVerifier
+from agentenv_core_steps.steps.run_container_unit_tests_verifier import (
+    RunContainerUnitTestsVerifier,
+)
 from agentenv_core_steps.steps.tool_call_verifier import ToolCallVerifier
 
-AGENT_STEP_TYPES = [DeployAgent, PromptAgent, AgentPromptResponseVerifier, RubricsVerifier,
-                    RunContainerUnitTestsVerifier, ToolCallVerifier]
+AGENT_STEP_TYPES = [
+    DeployAgent,
+    PromptAgent,
+    AgentPromptResponseVerifier,
+    RubricsVerifier,
+    RunContainerUnitTestsVerifier,
+    ToolCallVerifier,
+]

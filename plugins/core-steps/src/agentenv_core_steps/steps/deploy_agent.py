@@ -14,10 +14,10 @@ import time
 from typing import Any, ClassVar
 
 import attrs
-
 from agent_env.context import StepContext
 from agent_env.errors import PluginError, StepFailed
 from agent_env.models import Step
+
 from agentenv_core_steps.targets import DEFAULT_AGENT, artifact_for
 
 DEFAULT_KIND = "tool-loop"
@@ -69,9 +69,16 @@ class DeployAgent(Step):
     metadata: dict[str, Any] = attrs.field(factory=dict)
 
     def check(self, bundle: Any) -> list[str]:
-        problems = [f"env_vars: {k!r} is not a valid environment variable name"
-                    for k in self.env_vars if not _POSIX_NAME.match(str(k))]
-        problems += [f"env_vars.{k}: must be a string" for k, v in self.env_vars.items() if not isinstance(v, str)]
+        problems = [
+            f"env_vars: {k!r} is not a valid environment variable name"
+            for k in self.env_vars
+            if not _POSIX_NAME.match(str(k))
+        ]
+        problems += [
+            f"env_vars.{k}: must be a string"
+            for k, v in self.env_vars.items()
+            if not isinstance(v, str)
+        ]
         solution = self.metadata.get("solution")
         if isinstance(solution, (list, dict)):
             from agentenv_core_steps.agents.scripted import parse_solution
@@ -86,10 +93,14 @@ class DeployAgent(Step):
             if name not in artifacts:
                 from agent_env.suggest import did_you_mean
 
-                problems.append(f"metadata.solution: no artifact {name!r} in the bundle"
-                                f"{did_you_mean(name, artifacts)}")
+                problems.append(
+                    f"metadata.solution: no artifact {name!r} in the bundle"
+                    f"{did_you_mean(name, artifacts)}"
+                )
         elif solution is not None:
-            problems.append("metadata.solution: a list of turns, {'turns': [...]}, or an artifact name")
+            problems.append(
+                "metadata.solution: a list of turns, {'turns': [...]}, or an artifact name"
+            )
         return problems
 
     def has_solution(self) -> bool:
@@ -98,25 +109,44 @@ class DeployAgent(Step):
 
     async def execute(self, ctx: StepContext) -> None:
         from agentenv_core_steps.agents.base import AgentSpec
-        from agentenv_core_steps.agents.folder import known_agents, load_agent, unknown_agent_message
+        from agentenv_core_steps.agents.folder import (
+            known_agents,
+            load_agent,
+            unknown_agent_message,
+        )
 
         t0 = time.perf_counter()
         name = self.agent_name
         if ctx.get("agents", name) is not None:
             raise StepFailed(self.id, f"agent {name!r} is already deployed in this task")
-        ref = run_setting(ctx, "override") or self.a2a_agent_id or run_setting(ctx, "default") or DEFAULT_KIND
-        stored = await load_agent(ctx, ref, None if ref != self.a2a_agent_id else self.a2a_agent_version)
+        ref = (
+            run_setting(ctx, "override")
+            or self.a2a_agent_id
+            or run_setting(ctx, "default")
+            or DEFAULT_KIND
+        )
+        stored = await load_agent(
+            ctx, ref, None if ref != self.a2a_agent_id else self.a2a_agent_version
+        )
         kind_name = stored.type if stored is not None else ref
         try:
             kind_cls = ctx.plugins.agents.get(kind_name)
         except PluginError:
             kinds = list(ctx.plugins.agents.names())
             if stored is not None:
-                raise StepFailed(self.id, f"agent folder {stored.name!r} has type {kind_name!r}, which no "
-                                          f"plugin registers; agent types: {', '.join(kinds)}") from None
-            raise StepFailed(self.id, unknown_agent_message(ref, await known_agents(ctx), kinds)) from None
+                raise StepFailed(
+                    self.id,
+                    f"agent folder {stored.name!r} has type {kind_name!r}, which no "
+                    f"plugin registers; agent types: {', '.join(kinds)}",
+                ) from None
+            raise StepFailed(
+                self.id, unknown_agent_message(ref, await known_agents(ctx), kinds)
+            ) from None
         kind = kind_cls()
-        settings = {**(stored.config if stored else {}), **{k: v for k, v in self.metadata.items() if k != "solution"}}
+        settings = {
+            **(stored.config if stored else {}),
+            **{k: v for k, v in self.metadata.items() if k != "solution"},
+        }
         role = self.role or name
         mcp_url = token = None
         envs = ctx.get("envs", default={}) or {}
@@ -127,29 +157,52 @@ class DeployAgent(Step):
             mcp_url, token = gateway.mcp_url, issue_token(ctx, gateway, role)
         missing = [e for e in self.env_ids if e.rstrip("/").rsplit("/", 1)[-1] not in envs]
         if missing:
-            raise StepFailed(self.id, f"env_ids names env(s) not deployed in this task: {', '.join(missing)}; "
-                                      f"deployed: {', '.join(sorted(envs)) or 'none'}", failure_class="env")
-        model = run_setting(ctx, "model_override") or settings.get("model") or run_setting(ctx, "default", "model")
+            raise StepFailed(
+                self.id,
+                f"env_ids names env(s) not deployed in this task: {', '.join(missing)}; "
+                f"deployed: {', '.join(sorted(envs)) or 'none'}",
+                failure_class="env",
+            )
+        model = (
+            run_setting(ctx, "model_override")
+            or settings.get("model")
+            or run_setting(ctx, "default", "model")
+        )
         spec = AgentSpec(
-            name=name, role=role, settings=settings,
-            folder=stored.folder if stored else None, folder_id=stored.entity_id if stored else None,
+            name=name,
+            role=role,
+            settings=settings,
+            folder=stored.folder if stored else None,
+            folder_id=stored.entity_id if stored else None,
             env_vars={str(k): str(v) for k, v in self.env_vars.items()},
             system_prompt=self.system_prompt or settings.get("system_prompt"),
-            model=model, model_base_url=self.litellm_base_url,
-            mcp_url=mcp_url, token=token,
+            model=model,
+            model_base_url=self.litellm_base_url,
+            mcp_url=mcp_url,
+            token=token,
             sandbox_name=self.sandbox_name or f"agent:{name}",
             sandbox_provider=self.sandbox_type,
             solution=await self._solution(ctx) if kind.needs_solution else None,
             step_id=self.id,
         )
         record = await kind.deploy(ctx, spec)
-        record.update(type=kind_name, ref=ref, role=role, model=model, system_prompt=spec.system_prompt,
-                      env_vars=spec.env_vars, mcp_url=record.get("mcp_url") or mcp_url,
-                      folder=spec.folder_id, deployed_by=self.id)
+        record.update(
+            type=kind_name,
+            ref=ref,
+            role=role,
+            model=model,
+            system_prompt=spec.system_prompt,
+            env_vars=spec.env_vars,
+            mcp_url=record.get("mcp_url") or mcp_url,
+            folder=spec.folder_id,
+            deployed_by=self.id,
+        )
         ctx.set("agents", name, value=record)
         where = f" at {record['url']}" if record.get("url") else ""
-        ctx.log(f"agent {name!r} ({kind_name}{', ' + ref if ref != kind_name else ''}) ready{where} "
-                f"in {time.perf_counter() - t0:.2f}s; role {role!r}")
+        ctx.log(
+            f"agent {name!r} ({kind_name}{', ' + ref if ref != kind_name else ''}) ready{where} "
+            f"in {time.perf_counter() - t0:.2f}s; role {role!r}"
+        )
 
     async def _solution(self, ctx: StepContext) -> Any:
         solution = self.metadata.get("solution")
@@ -160,9 +213,13 @@ class DeployAgent(Step):
         if handle.kind != "file":
             files = sorted(p for p in path.rglob("*.json") if p.is_file())
             if len(files) != 1:
-                raise StepFailed(self.id, f"solution artifact {handle.name!r} must hold one JSON file")
+                raise StepFailed(
+                    self.id, f"solution artifact {handle.name!r} must hold one JSON file"
+                )
             path = files[0]
         try:
             return json.loads(path.read_text())
         except (OSError, ValueError) as e:
-            raise StepFailed(self.id, f"solution artifact {handle.name!r} is not JSON: {e}") from None
+            raise StepFailed(
+                self.id, f"solution artifact {handle.name!r} is not JSON: {e}"
+            ) from None

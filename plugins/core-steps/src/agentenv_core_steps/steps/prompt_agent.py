@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 import anyio
 import attrs
-
 from agent_env.context import StepContext
 from agent_env.errors import PluginError, StepFailed
 from agent_env.models import Step
 from agent_env.suggest import did_you_mean
+
 from agentenv_core_steps.scoring import random_verifier_id
 from agentenv_core_steps.steps.deploy_agent import run_setting
 from agentenv_core_steps.targets import DEFAULT_AGENT
@@ -30,7 +30,7 @@ MAX_RESULT_CHARS = 2000
 
 
 def _iso(t: float) -> str:
-    return datetime.fromtimestamp(t, timezone.utc).isoformat().replace("+00:00", "Z")
+    return datetime.fromtimestamp(t, UTC).isoformat().replace("+00:00", "Z")
 
 
 @attrs.frozen(kw_only=True)
@@ -66,7 +66,9 @@ class PromptAgent(Step):
         problems = []
         if (self.prompt is None) == (self.parts is None):
             problems.append("set exactly one of prompt and parts")
-        if self.parts is not None and not all(isinstance(p, dict) and p.get("kind") for p in self.parts):
+        if self.parts is not None and not all(
+            isinstance(p, dict) and p.get("kind") for p in self.parts
+        ):
             problems.append("parts: each part is an object with a 'kind' (text, data, file)")
         if self.timeout_seconds <= 0:
             problems.append("timeout_seconds must be positive")
@@ -94,8 +96,11 @@ class PromptAgent(Step):
         agents = ctx.get("agents", default={}) or {}
         record = agents.get(name)
         if not isinstance(record, dict):
-            raise StepFailed(self.id, f"agent {name!r} is not deployed in this task{did_you_mean(name, agents)}; "
-                                      f"deployed: {', '.join(sorted(agents)) or 'none'} (add a deploy_agent step)")
+            raise StepFailed(
+                self.id,
+                f"agent {name!r} is not deployed in this task{did_you_mean(name, agents)}; "
+                f"deployed: {', '.join(sorted(agents)) or 'none'} (add a deploy_agent step)",
+            )
         try:
             kind = ctx.plugins.agents.get(record["type"])()
         except PluginError as e:
@@ -107,11 +112,15 @@ class PromptAgent(Step):
             gateway = await gateway_for(ctx)
             token = issue_token(ctx, gateway, record["role"])
         request = PromptRequest(
-            text=self.text(), prompt_id=self.prompt_id, timeout_seconds=float(self.timeout_seconds),
+            text=self.text(),
+            prompt_id=self.prompt_id,
+            timeout_seconds=float(self.timeout_seconds),
             agent_name=name,
             model=run_setting(ctx, "model_override") or self.model,
-            system_prompt=self.system_prompt, max_turns=self.max_turns,
-            model_params=dict(self.model_params or {}), token=token,
+            system_prompt=self.system_prompt,
+            max_turns=self.max_turns,
+            model_params=dict(self.model_params or {}),
+            token=token,
             mcp_url=gateway.mcp_url if gateway is not None else None,
         )
         started = time.time()
@@ -120,27 +129,45 @@ class PromptAgent(Step):
             result = await kind.prompt(ctx, record, request)
         seconds = time.time() - started
         if result is None:
-            result = AgentResult(text="", failure=("agent", f"agent {name!r} did not answer within "
-                                                            f"{self.timeout_seconds}s (timeout_seconds)"))
+            result = AgentResult(
+                text="",
+                failure=(
+                    "agent",
+                    f"agent {name!r} did not answer within "
+                    f"{self.timeout_seconds}s (timeout_seconds)",
+                ),
+            )
         calls = self._gateway_calls(gateway, record["role"], started) if gateway is not None else []
         for key, value in kind.record_updates(record, request, result).items():
             ctx.set("agents", name, key, value=value)
         key = await self._store_trajectory(ctx, record, request, result, calls, seconds)
         summary = {
-            "agent_name": name, "prompt": request.text, "response": result.text,
+            "agent_name": name,
+            "prompt": request.text,
+            "response": result.text,
             "status": "failed" if result.failure else "completed",
             "usage": result.usage.to_json(),
-            "tool_calls": [{"tool": c.get("tool"), "arguments": c.get("arguments"),
-                            "error": c.get("error"), "duration_ms": c.get("duration_ms")} for c in calls],
-            "trajectory": key, "seconds": round(seconds, 3),
+            "tool_calls": [
+                {
+                    "tool": c.get("tool"),
+                    "arguments": c.get("arguments"),
+                    "error": c.get("error"),
+                    "duration_ms": c.get("duration_ms"),
+                }
+                for c in calls
+            ],
+            "trajectory": key,
+            "seconds": round(seconds, 3),
         }
         if result.failure:
             summary["failure"] = {"class": result.failure[0], "message": result.failure[1]}
         ctx.set("prompts", self.prompt_id, value=summary)
         ctx.set("outputs", self.id, value={"prompt_id": self.prompt_id, **summary})
         usage = result.usage
-        ctx.log(f"{name}: {len(calls)} tool call(s), {usage.model_calls} model call(s), "
-                f"{usage.total_tokens} tokens, {seconds:.2f}s -> {summary['status']}")
+        ctx.log(
+            f"{name}: {len(calls)} tool call(s), {usage.model_calls} model call(s), "
+            f"{usage.total_tokens} tokens, {seconds:.2f}s -> {summary['status']}"
+        )
         if result.failure:
             cls, message = result.failure
             raise StepFailed(self.id, f"{cls} error: {message}", failure_class=cls)
@@ -156,19 +183,40 @@ class PromptAgent(Step):
             result = call.get("result")
             if result is not None:
                 text = json.dumps(result)
-                call["result"] = result if len(text) <= MAX_RESULT_CHARS else text[:MAX_RESULT_CHARS] + "..."
+                call["result"] = (
+                    result if len(text) <= MAX_RESULT_CHARS else text[:MAX_RESULT_CHARS] + "..."
+                )
             out.append(call)
         return out
 
-    async def _store_trajectory(self, ctx: StepContext, record: dict[str, Any], request: Any, result: Any,
-                                calls: list[dict[str, Any]], seconds: float) -> str | None:
-        prefix = (self.trajectory_output_prefix or f"runs/{ctx.run_id}/{ctx.task_instance_id}/trajectories").rstrip("/")
+    async def _store_trajectory(
+        self,
+        ctx: StepContext,
+        record: dict[str, Any],
+        request: Any,
+        result: Any,
+        calls: list[dict[str, Any]],
+        seconds: float,
+    ) -> str | None:
+        prefix = (
+            self.trajectory_output_prefix
+            or f"runs/{ctx.run_id}/{ctx.task_instance_id}/trajectories"
+        ).rstrip("/")
         key = f"{prefix}/{self.prompt_id}.json"
-        doc = {"prompt_id": self.prompt_id, "agent_name": self.agent_name, "agent_type": record.get("type"),
-               "role": record.get("role"), "model": request.model or record.get("model"),
-               "prompt": request.text, "response": result.text, "usage": result.usage.to_json(),
-               "failure": list(result.failure) if result.failure else None, "seconds": round(seconds, 3),
-               "events": list(result.trajectory), "gateway_calls": calls}
+        doc = {
+            "prompt_id": self.prompt_id,
+            "agent_name": self.agent_name,
+            "agent_type": record.get("type"),
+            "role": record.get("role"),
+            "model": request.model or record.get("model"),
+            "prompt": request.text,
+            "response": result.text,
+            "usage": result.usage.to_json(),
+            "failure": list(result.failure) if result.failure else None,
+            "seconds": round(seconds, 3),
+            "events": list(result.trajectory),
+            "gateway_calls": calls,
+        }
         redact = getattr(ctx, "redact", None)
         data = json.dumps(redact(doc) if redact is not None else doc, default=str)
         try:

@@ -15,18 +15,19 @@ import re
 from typing import Any, ClassVar
 
 import attrs
-
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
 from agent_env.models import Step
+
 from agentenv_core_steps.scoring import ScoreAggregator, aggregate_score, random_verifier_id
 from agentenv_core_steps.steps.agent_prompt_response_verifier import prompt_record
 
 FORMATS = ("rubric_binary", "rubric_partial")
 JUDGE_SYSTEM = (
     "You are a strict grader. Grade the agent's work against each rubric criterion independently. "
-    "Answer with JSON only: {\"criteria\": [{\"id\": <criterion id>, \"score\": <number>, "
-    "\"justification\": <one or two sentences citing the evidence>}]}. {scale}")
+    'Answer with JSON only: {"criteria": [{"id": <criterion id>, "score": <number>, '
+    '"justification": <one or two sentences citing the evidence>}]}. {scale}'
+)
 
 
 @attrs.frozen(kw_only=True)
@@ -59,7 +60,7 @@ class RubricsVerifier(Step):
         if not self.criteria:
             problems.append("criteria: at least one rubric criterion is required")
         ids = [c.get("id") if isinstance(c, dict) else None for c in self.criteria]
-        for i, (c, cid) in enumerate(zip(self.criteria, ids)):
+        for i, (c, cid) in enumerate(zip(self.criteria, ids, strict=True)):
             if not isinstance(cid, str) or not cid:
                 problems.append(f"criteria[{i}]: id: a non-empty string is required")
             elif ids.count(cid) > 1 and ids.index(cid) == i:
@@ -67,22 +68,36 @@ class RubricsVerifier(Step):
             if isinstance(c, dict) and not (c.get("criterion") or c.get("description")):
                 problems.append(f"criteria[{i}]: criterion: the rubric text is required")
         if self.output_format not in FORMATS:
-            problems.append(f"output_format: {self.output_format!r} is not one of {', '.join(FORMATS)}")
+            problems.append(
+                f"output_format: {self.output_format!r} is not one of {', '.join(FORMATS)}"
+            )
         return problems
 
     def _judge_prompt(self, record: dict[str, Any]) -> str:
-        lines = [f"## Task given to the agent\n{record.get('prompt', '')}",
-                 f"## The agent's final answer\n{record.get('response', '')}"]
+        lines = [
+            f"## Task given to the agent\n{record.get('prompt', '')}",
+            f"## The agent's final answer\n{record.get('response', '')}",
+        ]
         if self.use_trajectory:
             calls = record.get("tool_calls") or []
-            shown = [{"tool": c.get("tool"), "arguments": c.get("arguments"), "error": c.get("error")}
-                     for c in calls][:100]
-            lines.append(f"## Tool calls the agent made ({len(calls)})\n{json.dumps(shown, indent=1)}")
+            shown = [
+                {"tool": c.get("tool"), "arguments": c.get("arguments"), "error": c.get("error")}
+                for c in calls
+            ][:100]
+            lines.append(
+                f"## Tool calls the agent made ({len(calls)})\n{json.dumps(shown, indent=1)}"
+            )
         if self.context_facts_for_judge:
-            lines.append("## Facts\n" + "\n".join(f"- {k}: {v}" for k, v in self.context_facts_for_judge.items()))
+            lines.append(
+                "## Facts\n"
+                + "\n".join(f"- {k}: {v}" for k, v in self.context_facts_for_judge.items())
+            )
         if self.grading_policy_prompt:
             lines.append(f"## Grading policy\n{self.grading_policy_prompt}")
-        rubric = [{"id": c["id"], "criterion": c.get("criterion") or c.get("description")} for c in self.criteria]
+        rubric = [
+            {"id": c["id"], "criterion": c.get("criterion") or c.get("description")}
+            for c in self.criteria
+        ]
         lines.append(f"## Rubric\n{json.dumps(rubric, indent=1)}")
         return "\n\n".join(lines)
 
@@ -96,10 +111,15 @@ class RubricsVerifier(Step):
             raise StepFailed(self.id, "; ".join(problems))
         record = prompt_record(ctx, self.id, self.prompt_id)
         base_url, api_key = await model_endpoint(ctx, self.default_model_api_base)
-        scale = ("Each score is 1 (met) or 0 (not met)." if self.output_format == "rubric_binary"
-                 else "Each score is a number from 0 (not met) to 1 (fully met).")
-        messages = [{"role": "system", "content": JUDGE_SYSTEM.replace("{scale}", scale)},
-                    {"role": "user", "content": self._judge_prompt(record)}]
+        scale = (
+            "Each score is 1 (met) or 0 (not met)."
+            if self.output_format == "rubric_binary"
+            else "Each score is a number from 0 (not met) to 1 (fully met)."
+        )
+        messages = [
+            {"role": "system", "content": JUDGE_SYSTEM.replace("{scale}", scale)},
+            {"role": "user", "content": self._judge_prompt(record)},
+        ]
         try:
             chat = ChatClient(base_url, api_key, timeout=float(self.judge_timeout_seconds or 1000))
         except ChatError as e:
@@ -111,34 +131,53 @@ class RubricsVerifier(Step):
                 try:
                     reply = await chat.complete(model=self.default_model, messages=messages)
                 except ChatError as e:
-                    raise StepFailed(self.id, f"judge: {e}", failure_class="infrastructure") from None
+                    raise StepFailed(
+                        self.id, f"judge: {e}", failure_class="infrastructure"
+                    ) from None
                 content = reply.message.get("content") or ""
                 try:
                     grades = self._parse(content)
                     break
                 except ValueError as e:
                     problem = str(e)
-                    messages += [{"role": "assistant", "content": content},
-                                 {"role": "user", "content": f"That was not usable ({e}). Answer with the JSON only."}]
+                    messages += [
+                        {"role": "assistant", "content": content},
+                        {
+                            "role": "user",
+                            "content": f"That was not usable ({e}). Answer with the JSON only.",
+                        },
+                    ]
         if grades is None:
-            raise StepFailed(self.id, f"the judge's answer is not a grading: {problem}", failure_class="infrastructure")
+            raise StepFailed(
+                self.id,
+                f"the judge's answer is not a grading: {problem}",
+                failure_class="infrastructure",
+            )
         results = []
         for index, criterion in enumerate(self.criteria):
             grade = grades.get(criterion["id"])
             row = {**criterion, "criterion_index": index, "judge_model": self.default_model}
             if grade is None:
-                row.update(result=False, score=0.0, justification="the judge did not grade this criterion")
+                row.update(
+                    result=False, score=0.0, justification="the judge did not grade this criterion"
+                )
             else:
                 score = max(0.0, min(1.0, float(grade["score"])))
                 if self.output_format == "rubric_binary":
                     score = 1.0 if score >= 0.5 else 0.0
                 threshold = float(criterion.get("pass_threshold", 1.0))
-                row.update(result=score >= threshold, score=score, justification=str(grade.get("justification", "")))
+                row.update(
+                    result=score >= threshold,
+                    score=score,
+                    justification=str(grade.get("justification", "")),
+                )
             results.append(row)
         score = aggregate_score(results, self.score_aggregator)
         ctx.record_verifier(self.verifier_id, results, score)
-        ctx.log(f"{self.verifier_id}: judge {self.default_model} passed {sum(r['result'] for r in results)}/"
-                f"{len(results)}, score {score:g}")
+        ctx.log(
+            f"{self.verifier_id}: judge {self.default_model} passed {sum(r['result'] for r in results)}/"
+            f"{len(results)}, score {score:g}"
+        )
 
     @staticmethod
     def _parse(content: str) -> dict[str, dict[str, Any]]:
@@ -159,6 +198,8 @@ class RubricsVerifier(Step):
             try:
                 float(row.get("score"))
             except (TypeError, ValueError):
-                raise ValueError(f"criterion {row['id']!r}: score {row.get('score')!r} is not a number") from None
+                raise ValueError(
+                    f"criterion {row['id']!r}: score {row.get('score')!r} is not a number"
+                ) from None
             out[row["id"]] = row
         return out

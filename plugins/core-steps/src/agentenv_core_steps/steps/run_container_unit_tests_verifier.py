@@ -12,10 +12,10 @@ import shlex
 from typing import Any, ClassVar
 
 import attrs
-
 from agent_env.context import StepContext
 from agent_env.errors import SandboxError, StepFailed
 from agent_env.models import Step
+
 from agentenv_core_steps.scoring import ScoreAggregator, aggregate_score
 
 _POSIX_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -40,8 +40,11 @@ class RunContainerUnitTestsVerifier(Step):
     score_aggregator: ScoreAggregator = "all_pass"
 
     def check(self, bundle: Any) -> list[str]:
-        problems = [f"env_vars: {k!r} is not a POSIX environment variable name"
-                    for k in self.env_vars if not _POSIX_NAME.match(str(k))]
+        problems = [
+            f"env_vars: {k!r} is not a POSIX environment variable name"
+            for k in self.env_vars
+            if not _POSIX_NAME.match(str(k))
+        ]
         if not self.command.strip():
             problems.append("command: required")
         if self.timeout_sec <= 0:
@@ -65,14 +68,23 @@ class RunContainerUnitTestsVerifier(Step):
                 done = await sandbox.exec(self._wrap(setup), env=env, timeout=self.timeout_sec)
                 if done.timed_out or done.exit_code != 0:
                     why = "timed out" if done.timed_out else f"exited {done.exit_code}"
-                    raise StepFailed(self.id, f"setup command {setup!r} {why}: {done.stderr[-TAIL:]}",
-                                     failure_class="env")
+                    raise StepFailed(
+                        self.id,
+                        f"setup command {setup!r} {why}: {done.stderr[-TAIL:]}",
+                        failure_class="env",
+                    )
             done = await sandbox.exec(self._wrap(self.command), env=env, timeout=self.timeout_sec)
         except SandboxError as e:
             raise StepFailed(self.id, str(e), failure_class="infrastructure") from None
-        row: dict[str, Any] = {"id": "tests", "description": self.command, "container_name": self.container_name,
-                               "exit_code": done.exit_code, "timed_out": done.timed_out,
-                               "stdout": done.stdout[-TAIL:], "stderr": done.stderr[-TAIL:]}
+        row: dict[str, Any] = {
+            "id": "tests",
+            "description": self.command,
+            "container_name": self.container_name,
+            "exit_code": done.exit_code,
+            "timed_out": done.timed_out,
+            "stdout": done.stdout[-TAIL:],
+            "stderr": done.stderr[-TAIL:],
+        }
         passed = done.exit_code == 0 and not done.timed_out
         score = 1.0 if passed else 0.0
         why = f"exit code {done.exit_code}" + (" (timed out)" if done.timed_out else "")
@@ -84,7 +96,10 @@ class RunContainerUnitTestsVerifier(Step):
             except FileNotFoundError:
                 score, why = 0.0, f"no reward file at {self.reward_path}; {why}"
             except ValueError:
-                score, why = 0.0, f"reward file {self.reward_path} holds {raw[:50]!r}, not a number; {why}"
+                score, why = (
+                    0.0,
+                    f"reward file {self.reward_path} holds {raw[:50]!r}, not a number; {why}",
+                )
             passed = score >= 1.0
         row.update(result=passed, score=score, justification=why)
         files = {}

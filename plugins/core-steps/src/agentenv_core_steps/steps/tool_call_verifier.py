@@ -13,11 +13,11 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import attrs
-
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
 from agent_env.models import Step
 from agent_env.suggest import did_you_mean
+
 from agentenv_core_steps.scoring import ScoreAggregator, aggregate_score, random_verifier_id
 from agentenv_core_steps.steps.agent_prompt_response_verifier import prompt_record
 
@@ -51,8 +51,10 @@ class ToolCallVerifier(Step):
             where = f"criteria[{i}]"
             kind = c.get("type") if isinstance(c, dict) else None
             if kind not in TYPES:
-                problems.append(f"{where}: unknown criterion type {kind!r}{did_you_mean(str(kind), TYPES)}; "
-                                f"known: {', '.join(TYPES)}")
+                problems.append(
+                    f"{where}: unknown criterion type {kind!r}{did_you_mean(str(kind), TYPES)}; "
+                    f"known: {', '.join(TYPES)}"
+                )
                 continue
             if kind in ("tool_called", "tool_not_called") and not isinstance(c.get("tool"), str):
                 problems.append(f"{where}: tool: required (a tool name)")
@@ -69,7 +71,10 @@ class ToolCallVerifier(Step):
         if self.agent_name:
             agents = ctx.get("agents", default={}) or {}
             if self.agent_name not in agents:
-                raise StepFailed(self.id, f"agent {self.agent_name!r} is not deployed{did_you_mean(self.agent_name, agents)}")
+                raise StepFailed(
+                    self.id,
+                    f"agent {self.agent_name!r} is not deployed{did_you_mean(self.agent_name, agents)}",
+                )
             prompts = {k: v for k, v in prompts.items() if v.get("agent_name") == self.agent_name}
         return [c for p in prompts.values() for c in p.get("tool_calls") or []]
 
@@ -89,7 +94,11 @@ class ToolCallVerifier(Step):
                 why = f"{len(hits)} matching call(s) of {c['tool']!r} (need {need})"
             elif kind == "tool_not_called":
                 passed = not hits
-                why = "no matching call" if passed else f"{len(hits)} matching call(s): {[h.get('arguments') for h in hits][:3]}"
+                why = (
+                    "no matching call"
+                    if passed
+                    else f"{len(hits)} matching call(s): {[h.get('arguments') for h in hits][:3]}"
+                )
             elif kind == "tool_call_count":
                 low, high = c.get("min"), c.get("max")
                 passed = (low is None or len(hits) >= low) and (high is None or len(hits) <= high)
@@ -97,7 +106,11 @@ class ToolCallVerifier(Step):
             else:
                 errors = [x for x in hits if x.get("error")]
                 passed = not errors
-                why = "no call failed" if passed else f"{len(errors)} failed: {errors[0].get('tool')}: {str(errors[0].get('error'))[:200]}"
+                why = (
+                    "no call failed"
+                    if passed
+                    else f"{len(errors)} failed: {errors[0].get('tool')}: {str(errors[0].get('error'))[:200]}"
+                )
             row.update(result=passed, score=1.0 if passed else 0.0, justification=why)
             results.append(row)
         score = aggregate_score(results, self.score_aggregator)
