@@ -289,3 +289,34 @@ def test_secrets_are_redacted_from_answers_and_stored_trajectories(tmp_path):
     shown = show_json(tmp_path / "home", record["id"])
     assert shown["trajectories"]["ask"]["response"].startswith("the key is ")
     assert key not in json.dumps(shown) and key not in json.dumps(data)
+
+
+def test_scripted_agent_folder_with_parts_prompt_and_agent_scoped_call_checks(tmp_path):
+    script = {"turns": [
+        {"tool_calls": [{"tool": "read_note", "arguments": {"title": "nope"}, "allow_error": True},
+                        {"tool": "add_note", "arguments": {"title": "a", "body": "1"}}],
+         "response": "first"},
+        {"tool_calls": [{"tool": "list_notes"}], "response": "second"}]}
+    steps = [
+        {"id": "env", "type": "deploy_env", "env_id": "notes"},
+        {"id": "agent", "type": "deploy_agent", "a2a_agent_id": "solver", "agent_name": "solver"},
+        {"id": "one", "type": "prompt_agent", "agent_name": "solver", "prompt_id": "one",
+         "parts": [{"kind": "text", "text": "do"}, {"kind": "data", "data": {"n": 1}}]},
+        {"id": "two", "type": "prompt_agent", "agent_name": "solver", "prompt_id": "two", "prompt": "more"},
+        {"id": "calls", "type": "tool_call_verifier", "agent_name": "solver", "verifier_id": "calls",
+         "score_aggregator": "weighted_average",
+         "criteria": [{"id": "count", "type": "tool_call_count", "min": 3, "max": 3},
+                      {"id": "reads", "type": "tool_call_count", "tool": "read_note", "max": 0},
+                      {"id": "clean", "type": "no_tool_errors"},
+                      {"id": "added", "type": "tool_called", "tool": "add_note", "arguments": {"body": "1"}}]},
+    ]
+    bundle = notes_bundle(tmp_path, {"t": steps}, agents={"solver": {
+        "agent.toml": 'type = "scripted"\nscript = "solution.json"\n', "solution.json": json.dumps(script)}})
+    data, stderr = run_json(tmp_path / "home", str(bundle))
+    [record] = data["tasks"]
+    assert record["outputs"]["one"]["prompt"] == 'do\n{"n": 1}'
+    assert (record["outputs"]["one"]["response"], record["outputs"]["two"]["response"]) == ("first", "second")
+    rows = {r["id"]: r for r in record["verifiers"]["calls"]["results"]}
+    assert [rows[k]["result"] for k in ("count", "reads", "clean", "added")] == [True, False, False, True], rows
+    assert "read_note" in rows["clean"]["justification"]
+    assert record["verifiers"]["calls"]["score"] == 0.5
