@@ -29,8 +29,12 @@ from agentenv_core_steps.targets import DEFAULT_AGENT
 MAX_RESULT_CHARS = 2000
 
 
-def _iso(t: float) -> str:
-    return datetime.fromtimestamp(t, UTC).isoformat().replace("+00:00", "Z")
+def _epoch(stamp: Any) -> float:
+    """Seconds since the epoch of a gateway log time (`2026-01-01T00:00:00.5Z`); 0 if unreadable."""
+    try:
+        return datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
 
 
 @attrs.frozen(kw_only=True)
@@ -174,10 +178,10 @@ class PromptAgent(Step):
 
     @staticmethod
     def _gateway_calls(gateway: Any, role: str, started: float) -> list[dict[str, Any]]:
-        since = _iso(started - 0.001)
+        since = started - 0.001
         out = []
         for call in gateway.calls():
-            if call.get("role") != role or str(call.get("time", "")) < since:
+            if call.get("role") != role or _epoch(call.get("time")) < since:
                 continue
             call = dict(call)
             result = call.get("result")
