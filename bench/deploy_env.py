@@ -6,8 +6,9 @@ Run: .venv/bin/python bench/deploy_env.py [--runs 5] [--providers local,docker]
 
 Framework: the real engine runs `examples/echo-docker`'s env in a task of `deploy_env` and an
 `env_outcome_verifier` whose `verify` makes one tool call through the run's gateway; the time
-is from the `deploy_env` step's start to that call's answer (image build and venv creation are
-warmed up once first, as a second run of the same bundle would find them).
+is from the `deploy_env` step's start to that call's answer. One warm-up deploy per provider
+comes first (printed separately): it builds the image, and on `local` starts the fork server
+that every later local deploy of the process forks from (see envs/forkserver.py).
 Floor, docker: `docker run -d -p 127.0.0.1::18765 IMAGE` of the same image, then GETs of the
 card until it answers. Floor, local: start `python server.py` by hand, GET the card until it
 answers. Runs alternate framework/floor so both see the same machine load.
@@ -154,7 +155,9 @@ def main() -> None:
     print(f"deploy-to-first-tool-call, {args.runs} runs each (after one warm-up run)", flush=True)
     try:
         for provider in providers:
-            anyio.run(framework_once, provider, bundle, work / "home", stamp)  # warm-up
+            first = anyio.run(framework_once, provider, bundle, work / "home", stamp)  # warm-up
+            print(f"{provider:7s} first deploy in this process (builds, venvs, fork server): "
+                  f"{first * 1000:.0f} ms", flush=True)
             ours: list[float] = []
             floor: list[float] = []
             image = built_image(work / "home") if provider == "docker" else ""

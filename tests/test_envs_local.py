@@ -31,8 +31,11 @@ def home(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.parametrize("forkserver", ["1", "0"], ids=["warm-start", "plain-process"])
 @pytest.mark.parametrize("example", ["notes-local", "echo-docker"])
-def test_example_passes_as_local_processes_and_leaves_nothing(example, home, tmp_path):
+def test_example_passes_as_local_processes_and_leaves_nothing(example, forkserver, home, tmp_path,
+                                                              monkeypatch):
+    monkeypatch.setenv("AGENTENV_ENV_FORKSERVER", forkserver)
     bundle = copy_example(example, tmp_path / example)
     done = agent_env(home, "run", str(bundle), "--sandbox", "local")
     assert done.returncode == 0, done.stderr
@@ -275,4 +278,33 @@ def test_a_local_env_refuses_limits_it_cannot_enforce(home, tmp_path):
     done = agent_env(home, "run", str(bundle), "--sandbox", "local")
     assert done.returncode == 1
     assert "cannot enforce a memory limit" in done.stdout + done.stderr
+    nothing_left(home)
+
+
+def test_later_local_deploys_fork_from_the_warm_server_and_are_torn_down(tmp_path, monkeypatch):
+    """In one process the second deploy of a local env forks from the fork server (no new
+    interpreter), answers fast, carries its sandbox's marker, and dies with its sandbox."""
+    import anyio
+
+    from agent_env.plugins import PluginManager
+    from agent_env.testing.contracts.steps import run_task
+
+    import agentenv_core_steps.hooks
+
+    monkeypatch.setenv("AGENTENV_ENV_FORKSERVER", "1")
+    home = tmp_path / "home"
+    monkeypatch.setenv("AGENT_ENV_HOME", str(home))
+    bundle = copy_example("notes-local", tmp_path / "b")
+    plugins = PluginManager(autoload=False)
+    plugins.register(agentenv_core_steps.hooks, "core-steps")
+    urls, seconds = [], []
+    for _ in range(2):
+        t0 = time.monotonic()
+        record, state = anyio.run(run_task, plugins, bundle, home, "notes")
+        assert record["status"] == "passed", record["failure"]
+        seconds.append(state and record["steps"]["deploy"]["seconds"])
+        assert state["envs"]["notes"]["warm_start"] is True
+        urls.append(state["envs"]["notes"]["url"])
+    assert not any(answers(u) for u in urls), "a forked env outlived its sandbox"
+    assert seconds[1] < 1.0, seconds
     nothing_left(home)

@@ -157,9 +157,13 @@ class McpServerEnv:
         import os
 
         env["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
-        url = await sandbox.start_process(argv, env=env, port=self.port)
-        card = await wait_for_card(self.name, url, sandbox, self.startup_timeout_seconds)
-        return {"url": url, "card": card, "python": python}
+        started = await _fork(ctx, sandbox, argv, env)
+        if started is not None:
+            url, exited = started
+        else:
+            url, exited = await sandbox.start_process(argv, env=env, port=self.port), None
+        card = await wait_for_card(self.name, url, sandbox, self.startup_timeout_seconds, exited)
+        return {"url": url, "card": card, "python": python, "warm": started is not None}
 
     async def _deploy_image(self, ctx: Any, sandbox_name: str, provider: str,
                             limits: dict[str, Any]) -> dict[str, Any]:
@@ -272,7 +276,41 @@ def _read_requirements(path: Path) -> list[str]:
     return out
 
 
-async def wait_for_card(name: str, url: str, sandbox: Any, timeout: float) -> dict[str, Any]:
+async def _fork(ctx: Any, sandbox: Any, argv: list[str], env: dict[str, str]) -> Any:
+    """Start the env through the warm fork server when it can: (url, exit probe), else None."""
+    from agentenv_core_steps.envs import forkserver
+
+    folder, meta = getattr(sandbox, "folder", None), getattr(sandbox, "meta", None)
+    if not (forkserver.enabled() and forkserver.entry(argv) and folder and meta):
+        return None
+    import os
+    import uuid
+
+    from agent_env.sandboxes.local import free_port
+
+    port = str(free_port())
+    full = {**os.environ, **dict(getattr(sandbox, "env_vars", {}) or {}), **env, "MCP_PORT": port,
+            "PORT": port, "APP_DIR": str(folder), forkserver.MARKER: sandbox.id}
+    log = Path(meta) / f"proc-{uuid.uuid4().hex[:8]}.log"
+    try:
+        server = await anyio.to_thread.run_sync(forkserver.shared)
+        pid = await anyio.to_thread.run_sync(
+            lambda: server.spawn(argv, cwd=Path(folder), env=full, log=log, marker=sandbox.id))
+    except (RuntimeError, ValueError, OSError) as e:
+        ctx.log(f"warm start unavailable ({e}); starting the env as a new process")
+        return None
+
+    async def exited() -> int | None:
+        try:
+            return await anyio.to_thread.run_sync(server.status, pid)
+        except RuntimeError:
+            return None
+
+    return f"http://127.0.0.1:{port}", exited
+
+
+async def wait_for_card(name: str, url: str, sandbox: Any, timeout: float,
+                        exited_probe: Any = None) -> dict[str, Any]:
     """Poll the env's card until it answers 200; `EnvDeployError` with the env's log tail when
     the process exits or `timeout` passes."""
     import httpx
@@ -291,6 +329,8 @@ async def wait_for_card(name: str, url: str, sandbox: Any, timeout: float) -> di
                 last = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
             polls += 1
             exited = await _exited(sandbox, check_container=polls % 25 == 0)
+            if exited is None and exited_probe is not None and polls % 5 == 0:
+                exited = await exited_probe()
             if exited is not None or time.monotonic() > deadline:
                 logs = await _logs(sandbox)
                 why = (f"its process exited with code {exited}" if exited is not None

@@ -106,6 +106,8 @@ class DeployEnv(Step):
         }
         if info.get("image"):
             record["image"] = info["image"]
+        if "warm" in info:
+            record["warm_start"] = bool(info["warm"])
         ctx.set("envs", name, value=record)
         ctx.log(f"env {name!r} up on {provider} at {info['url']} in "
                 f"{time.perf_counter() - t0:.2f}s; tools: {', '.join(tools) or 'none'}")
