@@ -284,5 +284,7 @@ class AgentEnvEnvironment:
         app = self.create_app()
         name = self.environment_app().card.name
         print(f"agentenv: serving {name!r} on http://{host}:{port}", file=sys.stderr, flush=True)
+        from .serving import uvicorn_options
+
         uvicorn.run(app, host=host, port=port, log_level=os.environ.get("AGENTENV_LOG_LEVEL", "warning"),
-                    access_log=False, proxy_headers=False, server_header=False, date_header=False)
+                    **uvicorn_options())

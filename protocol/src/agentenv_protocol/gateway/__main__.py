@@ -45,8 +45,9 @@ def main(argv: list[str] | None = None) -> int:
                       namespacing=args.namespacing, trajectory=args.trajectory)
     if not args.admin_token:
         print(f"agentenv gateway admin token: {gateway.admin_token}", file=sys.stderr, flush=True)
-    uvicorn.run(gateway, host=args.host, port=args.port, log_level="warning", access_log=False,
-                proxy_headers=False, server_header=False, date_header=False)
+    from ..serving import uvicorn_options
+
+    uvicorn.run(gateway, host=args.host, port=args.port, log_level="warning", **uvicorn_options())
     return 1 if gateway.startup_error else 0
 
 
