@@ -320,3 +320,16 @@ def test_scripted_agent_folder_with_parts_prompt_and_agent_scoped_call_checks(tm
     assert [rows[k]["result"] for k in ("count", "reads", "clean", "added")] == [True, False, False, True], rows
     assert "read_note" in rows["clean"]["justification"]
     assert record["verifiers"]["calls"]["score"] == 0.5
+
+
+def test_an_agent_that_crashes_on_start_fails_fast_with_its_output(tmp_path):
+    bundle = notes_bundle(tmp_path, {"t": prompt_steps(a2a_agent_id="broken")}, agents={"broken": {
+        "agent.toml": 'command = ["python", "agent.py"]\n',
+        "agent.py": "raise SystemExit('cannot start: no GPU here')\n"}})
+    started = time.perf_counter()
+    data, _ = run_json(tmp_path / "home", str(bundle))
+    [record] = data["tasks"]
+    assert time.perf_counter() - started < 30
+    assert (record["failure"]["step"], record["failure"]["class"]) == ("agent", "agent")
+    assert "exited with code 1" in record["failure"]["message"]
+    assert "cannot start: no GPU here" in record["failure"]["message"]

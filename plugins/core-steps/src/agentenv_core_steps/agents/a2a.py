@@ -40,6 +40,31 @@ def sandbox_view(url: str | None, provider: str | None) -> str | None:
     return url
 
 
+async def _wait_ready(agent: Any, sandbox: Any, timeout: float) -> None:
+    """Poll the agent's card until it answers; stop early when its process exits."""
+    from agentenv_protocol.agent.client import A2AError
+
+    from agentenv_core_steps.envs.mcp_server import _exited
+
+    deadline = anyio.current_time() + timeout
+    polls = 0
+    while True:
+        try:
+            await agent.card()
+            return
+        except A2AError as e:
+            last = e
+        polls += 1
+        code = None
+        if sandbox is not None:
+            code = await _exited(sandbox, check_container=polls % 25 == 0)
+        if code is not None:
+            raise A2AError(f"agent at {agent.base_url} exited with code {code} before serving its card")
+        if anyio.current_time() > deadline:
+            raise A2AError(f"agent at {agent.base_url} did not come up within {timeout:g}s: {last}")
+        await anyio.sleep(0.02)
+
+
 class A2AAgentKind(AgentKind):
     type: ClassVar[str] = "a2a_agent"
 
@@ -60,7 +85,7 @@ class A2AAgentKind(AgentKind):
         startup = float(settings.get("startup_timeout_seconds") or 60)
         try:
             async with A2AClient(url) as agent:
-                await agent.wait_ready(timeout=startup)
+                await _wait_ready(agent, sandbox, startup)
                 config = {
                     k: v
                     for k, v in {
@@ -87,8 +112,10 @@ class A2AAgentKind(AgentKind):
         except A2AError as e:
             logs = ""
             if sandbox is not None:
+                from agentenv_core_steps.envs.mcp_server import _logs
+
                 try:
-                    logs = (await sandbox.process_logs(tail=40)).strip()
+                    logs = (await _logs(sandbox)).strip()
                 except Exception:  # logs are a courtesy
                     logs = ""
             raise StepFailed(
