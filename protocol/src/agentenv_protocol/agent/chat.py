@@ -61,6 +61,16 @@ def endpoint_from_env(
     return base, key
 
 
+def require_endpoint(base_url: str | None) -> str:
+    """`base_url`, or `ModelNotConfigured` saying where an endpoint can be set."""
+    if not base_url:
+        raise ModelNotConfigured(
+            "no model endpoint: set [model] base_url in .agentenv/config.toml, or "
+            "LITELLM_BASE_URL (and LITELLM_API_KEY), or the agent's model_base_url"
+        )
+    return base_url
+
+
 class ChatClient:
     """POSTs `{base_url}/chat/completions`; use as `async with ChatClient(url, key) as chat:`."""
 
@@ -75,12 +85,7 @@ class ChatClient:
         backoff: float = 0.5,
         max_backoff: float = 20.0,
     ) -> None:
-        if not base_url:
-            raise ModelNotConfigured(
-                "no model endpoint: set [model] base_url in .agentenv/config.toml, or "
-                "LITELLM_BASE_URL (and LITELLM_API_KEY), or the agent's model_base_url"
-            )
-        self.base_url = base_url.rstrip("/")
+        self.base_url = require_endpoint(base_url).rstrip("/")
         self.api_key = api_key
         self.max_retries = max_retries
         self.backoff = backoff

@@ -3,22 +3,19 @@
 process) and `a2a_agent` (an A2A server: a container from an agent folder's Dockerfile, a host
 process from `agent.toml` `command`, or a running agent at `url`).
 
-`base` holds the interface the deploy/prompt steps call; `gateway` finds the run's gateway."""
+`base` holds the interface the deploy/prompt steps call; `folder` reads agent folders from the
+stores; `images` and `relay` serve container agents (build context, reaching the gateway)."""
 
 from agentenv_core_steps.agents.base import AgentKind, AgentSpec, PromptRequest
 
-__all__ = ["AGENT_KINDS", "AgentKind", "AgentSpec", "PromptRequest"]
+__all__ = ["AgentKind", "AgentSpec", "PromptRequest", "agent_kinds"]
 
 
 def agent_kinds() -> list[type]:
+    """The built-in agent kinds (imported when the registry is built, not at plugin load)."""
     from agentenv_core_steps.agents.a2a import A2AAgentKind
     from agentenv_core_steps.agents.scripted import OracleAgent, ScriptedAgent
     from agentenv_core_steps.agents.tool_loop import ToolLoopAgentKind
 
     return [ScriptedAgent, OracleAgent, ToolLoopAgentKind, A2AAgentKind]
 
-
-def __getattr__(name: str):
-    if name == "AGENT_KINDS":
-        return agent_kinds()
-    raise AttributeError(name)

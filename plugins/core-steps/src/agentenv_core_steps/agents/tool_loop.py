@@ -36,13 +36,13 @@ class ToolLoopAgentKind(AgentKind):
 
     async def deploy(self, ctx: StepContext, spec: AgentSpec) -> dict[str, Any]:
         from agent_env.errors import StepFailed
-        from agentenv_protocol.agent.chat import ChatClient, ChatError
+        from agentenv_protocol.agent.chat import ChatError, require_endpoint
 
         base_url, _ = await model_endpoint(
             ctx, spec.model_base_url or spec.settings.get("base_url")
         )
         try:
-            await ChatClient(base_url).aclose()
+            require_endpoint(base_url)
         except ChatError as e:
             raise StepFailed(ctx.step_id, str(e), failure_class=e.failure_class) from None
         return {
