@@ -153,8 +153,10 @@ async def test_envs_can_be_added_and_removed_while_serving():
     echo, notes, echo2 = (serve_in_thread(EchoEnv().create_app()), serve_in_thread(NotesEnv().create_app()),
                           serve_in_thread(EchoEnv().create_app()))
     try:
+        from agentenv_protocol.gateway import start_gateway
+
         gateway = Gateway({"echo": echo.url})
-        with serve_gateway(gateway) as server:
+        with await start_gateway(gateway) as server:
             async with EnvClient(server.url, token=gateway.admin_token) as client:
                 assert await gateway.add_env("notes", notes.url) == ["add_note", "list_notes", "read_note"]
                 assert not (await client.call_tool("add_note", {"title": "a", "body": "b"})).is_error

@@ -14,7 +14,7 @@ from .clock import ClockError, EnvClock
 from .trajectory import Trajectory, redact
 
 __all__ = ["Gateway", "GatewayError", "GatewayServer", "EnvClock", "ClockError", "Trajectory", "redact",
-           "serve_gateway", "gateway_server"]
+           "serve_gateway", "start_gateway", "gateway_server"]
 
 
 @attrs.define
@@ -53,6 +53,14 @@ def serve_gateway(gateway: Gateway, *, host: str = "127.0.0.1", port: int = 0) -
             raise gateway.startup_error from None
         raise GatewayError(f"the gateway did not start: {e}") from e
     return GatewayServer(gateway=gateway, url=running.url, running=running)
+
+
+async def start_gateway(gateway: Gateway, *, host: str = "127.0.0.1", port: int = 0) -> GatewayServer:
+    """`serve_gateway` for async callers: starts it from a worker thread, so the caller's event
+    loop keeps running while the gateway discovers its envs."""
+    import anyio
+
+    return await anyio.to_thread.run_sync(lambda: serve_gateway(gateway, host=host, port=port))
 
 
 @contextlib.asynccontextmanager
