@@ -79,12 +79,17 @@ class LocalProvider(SandboxProvider):
         sandbox_id = f"local-{uuid.uuid4().hex[:12]}"
         folder = self.root / sandbox_id
         meta = self.root / f"{sandbox_id}.meta"
-        folder.mkdir(parents=True)
-        meta.mkdir()
+        # The meta folder (with the owner labels) appears atomically before the work folder,
+        # so a SIGKILL at any point leaves either nothing visible or something `reap` finds.
+        staging = self.root / f".{sandbox_id}.meta.tmp"
+        staging.mkdir(parents=True)
         sandbox = LocalSandbox(
-            sandbox_id, folder, meta, labels=dict(spec.labels), env_vars=dict(spec.env_vars)
+            sandbox_id, folder, staging, labels=dict(spec.labels), env_vars=dict(spec.env_vars)
         )
         sandbox._save()
+        os.rename(staging, meta)
+        sandbox.meta = meta
+        folder.mkdir()
         return sandbox
 
     async def connect(self, info: Mapping[str, Any]) -> LocalSandbox:

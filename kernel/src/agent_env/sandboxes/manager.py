@@ -240,6 +240,19 @@ class SandboxManager:
                 self.reap_errors.append(f"provider {name!r}: {e}")
         return reaped
 
+    async def reap_used(self) -> list[str]:
+        """`reap_orphans`, then the own `reap()` of the providers this manager used: after a
+        resume, also what a killed run created but never leased. Never raises."""
+        reaped = list(await self.reap_orphans())
+        for name, provider in list(self._providers.items()):
+            try:
+                for sandbox_id in await provider.reap():
+                    if sandbox_id not in reaped:
+                        reaped.append(sandbox_id)
+            except Exception as e:  # noqa: BLE001 - reported, never fatal
+                self.reap_errors.append(f"provider {name!r}: {e}")
+        return reaped
+
     def lease_rows(self) -> list[dict[str, Any]]:
         """Every sandbox with a lease: id, provider, run, task instance, owner and liveness."""
         rows = []

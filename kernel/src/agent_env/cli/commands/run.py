@@ -427,7 +427,11 @@ async def _resume_run(session: Any, opts: dict[str, Any], caught: list[int], run
             f"resuming run {run_doc['id']}: {trial_run.kept} trial(s) finished and kept, "
             f"{len(trial_run.trials)} to run"
         )
-    return await _execute_trials(session, trial_run, opts, caught)
+    code = await _execute_trials(session, trial_run, opts, caught)
+    reaped = await session.sandboxes.reap_used()
+    if reaped:
+        _err(f"reaped {len(reaped)} sandbox(es) the interrupted run left and no trial adopted")
+    return code
 
 
 async def _execute(
