@@ -170,3 +170,17 @@ async def test_envs_can_be_added_and_removed_while_serving():
     finally:
         for server in (echo, notes, echo2):
             server.stop()
+
+
+async def test_gateway_can_run_inside_the_callers_event_loop():
+    from agentenv_protocol.examples.echo import EchoEnv
+    from agentenv_protocol.gateway import gateway_server
+
+    echo = serve_in_thread(EchoEnv().create_app())
+    try:
+        gateway = Gateway({"echo": echo.url})
+        async with gateway_server(gateway) as url:
+            async with EnvClient(url, token=gateway.issue_token("agent")) as client:
+                assert (await client.call_tool("whoami", {})).json()["role"] == "agent"
+    finally:
+        echo.stop()
