@@ -31,7 +31,7 @@ RATE = re.compile(r"trials (\d+)/(\d+) done.*?(\d+\.\d+)/s")
 def one(trials: int, concurrency: int, tmp: Path, extra: list[str]) -> dict:
     home = tmp / f"home-{trials}-{time.monotonic_ns()}"
     export = home / "trials.jsonl"
-    env = {**os.environ, "AGENT_ENV_HOME": str(home), "AGENT_ENV_PROGRESS_INTERVAL": "3600"}
+    env = {**os.environ, "AGENT_ENV_HOME": str(home), "AGENT_ENV_RUN_PROGRESS_INTERVAL": "3600"}
     cmd = [
         str(AGENT_ENV),
         "run",

@@ -42,7 +42,7 @@ def test_sigkill_halfway_through_200_trials_then_resume(env, tmp_path):  # noqa:
     export = tmp_path / "trials.jsonl"
     done = subprocess.run(
         [sys.executable, str(LAUNCH), "run", "--resume", run["id"], "--export", str(export)],
-        env={**env["env"], "AGENT_ENV_PROGRESS_INTERVAL": "3600"},
+        env={**env["env"], "AGENT_ENV_RUN_PROGRESS_INTERVAL": "3600"},
         cwd=env["cwd"],
         capture_output=True,
         text=True,

@@ -37,7 +37,13 @@ def test_no_file_and_empty_file_keep_local_defaults(project, agent_env_home):
     path = write(project, "")
     cfg = load_config(project)
     assert cfg.path == path
-    assert cfg.table("run") == {"concurrency": 8, "runner": "local"}
+    assert cfg.table("run") == {
+        "concurrency": 8,
+        "runner": "local",
+        "sandbox_concurrency": 8,
+        "retry_infra": 0,
+        "progress_interval": 10.0,
+    }
     assert cfg.origin("run", "concurrency") == "default"
 
 

@@ -18,7 +18,13 @@ from agent_env.errors import ConfigError
 BUILTIN_SECTIONS: dict[str, dict[str, Any]] = {
     "stores": {"document": "sqlite", "object": "filesystem", "secret": "env", "image": None},
     "sandbox": {"default": "local"},
-    "run": {"concurrency": 8, "runner": "local"},
+    "run": {
+        "concurrency": 8,
+        "runner": "local",
+        "sandbox_concurrency": 8,
+        "retry_infra": 0,
+        "progress_interval": 10.0,
+    },
     "model": {"base_url": None, "api_key": None, "default": None},
 }
 

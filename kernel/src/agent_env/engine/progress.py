@@ -1,11 +1,10 @@
 """The live progress display of a run with trials, on stderr: done / running / not passed,
 elapsed, ETA. On a terminal one line is rewritten in place (5 times a second); otherwise a
-plain line is printed every `AGENT_ENV_PROGRESS_INTERVAL` seconds (default 10), and always a
-last one at the end."""
+plain line is printed every `interval` seconds (`[run] progress_interval`, default 10), and
+always a last one at the end."""
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from typing import IO
@@ -38,9 +37,7 @@ class Progress:
     ):
         self.stream = stream if stream is not None else sys.stderr
         self.tty = self.stream.isatty() if tty is None else tty
-        if interval is None:
-            interval = 0.2 if self.tty else float(os.environ.get("AGENT_ENV_PROGRESS_INTERVAL", 10))
-        self.interval = interval
+        self.interval = 0.2 if self.tty else float(interval or 10.0)
         self.total = total
         self.kept = kept
         self.done = 0

@@ -40,10 +40,11 @@ def many(opts: dict[str, Any]) -> bool:
     return int(opts.get("trials") or 1) > 1
 
 
-def make_progress(total: int, kept: int = 0) -> Any:
+def make_progress(session: Any, total: int, kept: int = 0) -> Any:
     from agent_env.engine.progress import Progress
 
-    return Progress(total, kept=kept)
+    interval = session.config.get("run", "progress_interval", 10.0)
+    return Progress(total, kept=kept, interval=interval)
 
 
 def meta(opts: dict[str, Any]) -> dict[str, Any]:
@@ -67,7 +68,7 @@ async def plan(session, services, opts, bundle, materialized, tasks, evals, spec
     info = engine_run.bundle_info(bundle, spec)
     info["digest"] = await anyio.to_thread.run_sync(engine_trials.bundle_digest, bundle)
     k = int(opts.get("trials") or 1)
-    progress = make_progress(k * len(tasks)) if k > 1 else None
+    progress = make_progress(session, k * len(tasks)) if k > 1 else None
     return await engine_trials.plan_run(
         services,
         run_id=new_id("run"),
@@ -78,7 +79,11 @@ async def plan(session, services, opts, bundle, materialized, tasks, evals, spec
         task_versions=materialized.task_versions,
         trials=k,
         seeds=seeds,
-        retry_infra=int(opts.get("retry_infra") or 0),
+        retry_infra=int(
+            opts["retry_infra"]
+            if opts.get("retry_infra") is not None
+            else session.config.get("run", "retry_infra", 0) or 0
+        ),
         meta=meta(opts),
         progress=progress,
         options={
@@ -104,7 +109,7 @@ async def resume(session, services, opts, run_doc, bundle, materialized) -> Any:
     )
     if int(run_doc.get("trials") or 1) > 1:
         total = len(run_doc.get("instances", []))
-        trial_run.progress = make_progress(total, kept=trial_run.kept)
+        trial_run.progress = make_progress(session, total, kept=trial_run.kept)
     return trial_run
 
 
