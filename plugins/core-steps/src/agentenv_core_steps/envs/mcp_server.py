@@ -167,7 +167,9 @@ class McpServerEnv:
 
     async def _deploy_image(self, ctx: Any, sandbox_name: str, provider: str,
                             limits: dict[str, Any]) -> dict[str, Any]:
+        t0 = time.perf_counter()
         image, workdir = await self.build(ctx)
+        t1 = time.perf_counter()
         spec = SandboxSpec(
             image=image,
             env_vars={"MCP_HOST": "0.0.0.0", "MCP_PORT": str(self.port), "PYTHONUNBUFFERED": "1",
@@ -182,8 +184,10 @@ class McpServerEnv:
             raise EnvDeployError(f"sandbox provider {provider!r} cannot say where port {self.port} "
                                  "of a sandbox is reachable (no url(port))")
         url = url_of(self.port)
+        t2 = time.perf_counter()
         card = await wait_for_card(self.name, url, sandbox, self.startup_timeout_seconds)
-        return {"url": url, "card": card, "image": image}
+        phases = {"image": t1 - t0, "container": t2 - t1, "card": time.perf_counter() - t2}
+        return {"url": url, "card": card, "image": image, "phases": phases}
 
     def build_context(self, out: Path) -> Path:
         """The docker build context: the env's files, the protocol wheel under

@@ -109,8 +109,9 @@ class DeployEnv(Step):
         if "warm" in info:
             record["warm_start"] = bool(info["warm"])
         ctx.set("envs", name, value=record)
+        phases = "".join(f", {k} {v:.2f}s" for k, v in (info.get("phases") or {}).items())
         ctx.log(f"env {name!r} up on {provider} at {info['url']} in "
-                f"{time.perf_counter() - t0:.2f}s; tools: {', '.join(tools) or 'none'}")
+                f"{time.perf_counter() - t0:.2f}s{phases}; tools: {', '.join(tools) or 'none'}")
 
     def _limits(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
