@@ -1,12 +1,12 @@
 """The MCP gateway: one authenticated MCP endpoint in front of N environment servers.
 
 The hot path (`POST /mcp`) is plain ASGI: parse, check the caller's role, forward `tools/call`
-to the owning env over a pooled httpx client at the JSON-RPC level, log, answer.
+to the owning env at the JSON-RPC level over a keep-alive pool (fastpost), log, answer. The
+other routes live in control.py.
 """
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import logging
@@ -25,33 +25,16 @@ from ..dataplane import parse_request, rpc_error
 from ..fastpost import ForwardConnectError, ForwardError, ForwardTimeout, PostPool
 from ..mcp_http import HANDSHAKE_VERSIONS, MODERN_VERSION, McpHttp, McpHttpError
 from ..schema import did_you_mean
-from ..types import (CLOCK_EXTENSION_URI, MCP_PATH, MCP_TRANSPORT, PROTOCOL_VERSION, READY_PATH, RPC_PATH,
-                     WELL_KNOWN_PATH)
+from ..types import MCP_PATH, MCP_TRANSPORT, WELL_KNOWN_PATH
 from .clock import GET_TIME_TOOL, ClockError, EnvClock, iso
+from .control import WILDCARD, ControlRoutes, GatewayError
 from .trajectory import Trajectory
 
 log = logging.getLogger(__name__)
 
-WILDCARD = "*"
 SEPARATOR = "__"
 _JSON = [(b"content-type", b"application/json")]
 _ROLE_HEADER = ROLE_HEADER.lower().encode()
-CLOCK_EXTENSION = {
-    "uri": CLOCK_EXTENSION_URI,
-    "description": "The environment clock: set, read and clear the virtual UTC time agents see via get_time.",
-    "params": {"endpoint": "/clock", "methods": {
-        "set-time": {"method": "PUT", "endpoint": "/clock/set-time",
-                     "request": {"type": "object", "required": ["virtual_time"], "properties": {
-                         "virtual_time": {"type": "string", "format": "date-time"},
-                         "virtual_seconds_per_real_second": {"type": "number", "minimum": 0}}}},
-        "time": {"method": "GET", "endpoint": "/clock/time"},
-        "state": {"method": "GET", "endpoint": "/clock/state"},
-        "clear": {"method": "POST", "endpoint": "/clock/clear"}}},
-}
-
-
-class GatewayError(Exception):
-    """The gateway cannot serve this set of environments (unreachable env, tool-name clash...)."""
 
 
 class _Caller:
@@ -72,7 +55,7 @@ def _now_iso() -> str:
     return datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
 
 
-class Gateway:
+class Gateway(ControlRoutes):
     """ASGI app fronting `envs` (name -> base URL). Every route needs `Authorization: Bearer <token>`:
     `tokens` maps agent tokens to the one role each may act as; `admin_token` (generated when not
     given) may act as any role (`AgentEnv-Role` header) and use the control routes."""
@@ -496,188 +479,6 @@ class Gateway:
         result.pop("_meta", None)
         result.pop("resultType", None)
         return result
-
-    # --- control routes ---------------------------------------------------------------------
-    async def _control(self, scope: dict, receive: Any, send: Any, caller: _Caller, path: str, method: str) -> None:
-        if path == WELL_KNOWN_PATH and method == "GET":
-            await self._respond(send, 200, self.card(caller.role))
-        elif path == READY_PATH and method == "GET":
-            await self._respond(send, 200, await self._health())
-        elif path == RPC_PATH or path.startswith("/svc/"):
-            if not caller.admin:  # the data plane and env REST routes are the harness's, not an agent's
-                await self._respond(send, 403, {"error": f"{path} needs the gateway's admin token"})
-            elif path == RPC_PATH and method == "POST":
-                await self._data_plane(scope, receive, send, caller)
-            elif path == RPC_PATH:
-                await self._respond(send, 405, {"error": f"{method} {RPC_PATH}: POST a JSON-RPC request"})
-            else:
-                await self._proxy(scope, receive, send, caller, path)
-        elif path.startswith("/clock/"):
-            await self._clock_route(receive, send, caller, path, method)
-        elif path in ("/tools/enable", "/tools/disable") and method == "POST":
-            if not caller.admin:
-                await self._respond(send, 403, {"error": f"{path} needs the gateway's admin token"})
-                return
-            body = await self._json_body(receive, send)
-            if body is None:
-                return
-            role, tools = body.get("role"), body.get("tools")
-            if not isinstance(role, str) or not role:
-                await self._respond(send, 400, {"error": "'role' must be a non-empty string (or '*')"})
-            elif tools != WILDCARD and not (isinstance(tools, list) and all(isinstance(t, str) for t in tools)):
-                await self._respond(send, 400, {"error": "'tools' must be a list of tool names or '*'"})
-            else:
-                try:
-                    roles = self.set_tools(role, tools, enabled=path.endswith("enable"))
-                    await self._respond(send, 200, {"ok": True, "roles": roles})
-                except GatewayError as e:
-                    await self._respond(send, 400, {"error": str(e)})
-        elif path == "/trajectory" and method == "GET":
-            if not caller.admin:
-                await self._respond(send, 403, {"error": "/trajectory needs the gateway's admin token"})
-                return
-            await self._respond(send, 200, {"calls": self.trajectory.records})
-        else:
-            await self._respond(send, 404, {"error": f"no route {method} {path}"})
-
-    async def _json_body(self, receive: Any, send: Any) -> dict | None:
-        raw = await self._read(receive)
-        if raw is None:
-            await self._respond(send, 413, {"error": f"request body exceeds {self.max_request_bytes} bytes"})
-            return None
-        try:
-            body = json.loads(raw) if raw else {}
-        except ValueError as e:
-            await self._respond(send, 400, {"ok": False, "error": f"invalid JSON body: {e}"})
-            return None
-        if not isinstance(body, dict):
-            await self._respond(send, 400, {"ok": False, "error": "the body must be a JSON object"})
-            return None
-        return body
-
-    async def _clock_route(self, receive: Any, send: Any, caller: _Caller, path: str, method: str) -> None:
-        try:
-            if path == "/clock/time" and method == "GET":
-                await self._respond(send, 200, self.clock.read())
-                return
-            if path == "/clock/state" and method == "GET":
-                await self._respond(send, 200, self.clock.state())
-                return
-            if path not in ("/clock/set-time", "/clock/clear"):
-                await self._respond(send, 404, {"ok": False, "error": f"no clock route {method} {path}"})
-                return
-            if not caller.admin:
-                await self._respond(send, 403, {"ok": False, "error": f"{path} needs the gateway's admin token"})
-                return
-            if path == "/clock/clear" and method == "POST":
-                await self._respond(send, 200, self.clock.clear())
-            elif path == "/clock/set-time" and method == "PUT":
-                body = await self._json_body(receive, send)
-                if body is None:
-                    return
-                if GET_TIME_TOOL["name"] in self.routes:
-                    owner = self.routes[GET_TIME_TOOL["name"]].env
-                    raise ClockError(f"'get_time' is already served by environment {owner!r}", 409)
-                state = self.clock.set_time(body.get("virtual_time"), body.get("virtual_seconds_per_real_second"))
-                await self._respond(send, 200, state)
-            else:
-                await self._respond(send, 405, {"ok": False, "error": f"{method} is not allowed on {path}"})
-        except ClockError as e:
-            await self._respond(send, e.status, {"ok": False, "error": str(e)})
-
-    def card(self, role: str = DEFAULT_ROLE) -> dict:
-        """The composed card: the gateway's own, each env's nested under `children_environments`."""
-        children = [self._child_card(env, card) for env, card in self.cards.items()]
-        operations = (self.cards[next(iter(self.cards))].get("capabilities") or {}).get("operations") \
-            if len(self.envs) == 1 and self.cards else []
-        return {"name": self.name, "protocolVersion": PROTOCOL_VERSION, "url": RPC_PATH,
-                "preferredTransport": "JSONRPC",
-                "additionalInterfaces": [{"url": MCP_PATH, "transport": MCP_TRANSPORT}],
-                "capabilities": {"extensions": [CLOCK_EXTENSION],
-                                 "tools": [{k: t[k] for k in ("name", "description", "inputSchema") if k in t}
-                                           for t in self.visible_tools(role)],
-                                 "operations": operations or []},
-                "children_environments": children}
-
-    @staticmethod
-    def _child_card(env: str, card: dict) -> dict:
-        card = copy.deepcopy(card)
-
-        def rooted(path: Any) -> Any:
-            return f"/svc/{env}{path}" if isinstance(path, str) and path.startswith("/") else path
-
-        card["url"] = rooted(card.get("url") or RPC_PATH)
-        card["additionalInterfaces"] = []
-        card["children_environments"] = None
-        for ext in (card.get("capabilities") or {}).get("extensions") or []:
-            params = ext.get("params") if isinstance(ext, dict) else None
-            if not isinstance(params, dict):
-                continue
-            if "endpoint" in params:
-                params["endpoint"] = rooted(params["endpoint"])
-            for spec in (params.get("methods") or {}).values():
-                if isinstance(spec, dict) and "endpoint" in spec:
-                    spec["endpoint"] = rooted(spec["endpoint"])
-        return card
-
-    async def _health(self) -> dict:
-        status: dict[str, str] = {}
-
-        async def probe(env: str, url: str) -> None:
-            try:
-                response = await self._http.get(url + WELL_KNOWN_PATH, timeout=2.0)
-                status[env] = "up" if response.status_code == 200 else f"HTTP {response.status_code}"
-            except httpx.HTTPError as e:
-                status[env] = f"down ({type(e).__name__})"
-
-        async with anyio.create_task_group() as tg:
-            for env, url in self.envs.items():
-                tg.start_soon(probe, env, url)
-        ready = all(v == "up" for v in status.values())
-        return {"status": "ready" if ready else "degraded", "envs": status, "tools": len(self.routes)}
-
-    async def _data_plane(self, scope: dict, receive: Any, send: Any, caller: _Caller) -> None:
-        if len(self.envs) != 1:
-            raw = await self._read(receive)
-            req, error = parse_request(raw or b"")
-            rid = req.get("id") if req else None
-            await self._respond(send, 200, error or rpc_error(
-                rid, E.SERVER_ERROR, f"the gateway fronts {len(self.envs)} environments; call "
-                f"/svc/<env>{RPC_PATH} for one of: {', '.join(self.envs)}", {"code": "ambiguous_environment"}))
-            return
-        env = next(iter(self.envs))
-        await self._proxy(scope, receive, send, caller, f"/svc/{env}{RPC_PATH}")
-
-    async def _proxy(self, scope: dict, receive: Any, send: Any, caller: _Caller, path: str) -> None:
-        _, _, rest = path.partition("/svc/")
-        env, _, tail = rest.partition("/")
-        base = self.envs.get(env)
-        if base is None:
-            await self._respond(send, 404, {"error": f"unknown environment {env!r}{did_you_mean(env, self.envs)}"})
-            return
-        body = await self._read(receive)
-        if body is None:
-            await self._respond(send, 413, {"error": f"request body exceeds {self.max_request_bytes} bytes"})
-            return
-        url = f"{base}/{tail}"
-        if scope.get("query_string"):
-            url += "?" + scope["query_string"].decode("latin-1")
-        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]
-                   if k in (b"content-type", b"accept")}
-        headers[ROLE_HEADER] = caller.role
-        try:
-            response = await self._http.request(scope["method"], url, content=body, headers=headers)
-        except httpx.TimeoutException:
-            await self._respond(send, 504, {"error": f"environment {env!r} did not answer within {self.call_timeout:g}s"})
-            return
-        except httpx.HTTPError as e:
-            await self._respond(send, 502, {"error": f"environment {env!r} is not reachable at {base}: {e}"})
-            return
-        ctype = response.headers.get("content-type", "application/json").encode()
-        await send({"type": "http.response.start", "status": response.status_code,
-                    "headers": [(b"content-type", ctype), (b"content-length", str(len(response.content)).encode())]})
-        await send({"type": "http.response.body", "body": response.content})
-
 
 def _check_env_name(env: str) -> None:
     if not isinstance(env, str) or not env or SEPARATOR in env or "/" in env or not env.isprintable():
