@@ -333,3 +333,17 @@ def test_an_agent_that_crashes_on_start_fails_fast_with_its_output(tmp_path):
     assert (record["failure"]["step"], record["failure"]["class"]) == ("agent", "agent")
     assert "exited with code 1" in record["failure"]["message"]
     assert "cannot start: no GPU here" in record["failure"]["message"]
+
+
+def test_envs_deployed_after_the_agent_reach_it_at_the_next_prompt(tmp_path):
+    steps = [
+        {"id": "agent", "type": "deploy_agent", "a2a_agent_id": "echo"},
+        {"id": "env", "type": "deploy_env", "env_id": "notes"},
+        {"id": "ask", "type": "prompt_agent", "prompt_id": "ask", "prompt": "hi"},
+        {"id": "check", "type": "agent_prompt_response_verifier", "prompt_id": "ask",
+         "criteria": [{"type": "response_contains", "needles": ["servers=gateway+auth"]}]},
+    ]
+    bundle = notes_bundle(tmp_path, {"t": steps}, agents={"echo": {
+        "agent.toml": 'command = ["python", "agent.py"]\n', "agent.py": ECHO_AGENT}})
+    data, stderr = run_json(tmp_path / "home", str(bundle))
+    assert data["tasks"][0]["status"] == "passed", data["tasks"][0]["outcome"] + stderr

@@ -197,7 +197,8 @@ class A2AAgentKind(AgentKind):
     async def _rehand_gateway(
         self, ctx: StepContext, agent: Any, record: dict[str, Any], request: PromptRequest
     ) -> None:
-        """The run's gateway was restarted (a resumed run): give the agent the new one."""
+        """Give the agent the run's current gateway: it was restarted (a resumed run), or the
+        envs were deployed after the agent."""
         try:
             await agent.remove_mcp_server("gateway")
         except Exception:  # already gone
@@ -270,7 +271,7 @@ class A2AAgentKind(AgentKind):
                 }
                 if changes:
                     await agent.configure(**changes)
-                if request.mcp_url and record.get("gateway_mcp_url") not in (None, request.mcp_url):
+                if request.mcp_url and record.get("gateway_mcp_url") != request.mcp_url:
                     await self._rehand_gateway(ctx, agent, record, request)
                 with anyio.fail_after(request.timeout_seconds + 15):
                     task = await agent.send(

@@ -110,7 +110,7 @@ class PromptAgent(Step):
         except PluginError as e:
             raise StepFailed(self.id, str(e)) from None
         gateway = token = None
-        if record.get("mcp_url"):
+        if record.get("mcp_url") or ctx.get("envs"):  # envs deployed after the agent count too
             from agentenv_core_steps.gateway import gateway_for, issue_token
 
             gateway = await gateway_for(ctx)
