@@ -57,3 +57,15 @@ def test_sigkill_during_a_prompt_then_resume_passes(tmp_path):
     assert "is gone" not in stderr  # the env and the agent were adopted, not redeployed
     assert [s["status"] for s in record["steps"].values()][:2] == ["completed", "completed"]
     assert len(model.requests) == 3
+
+
+def test_resume_deploys_the_agent_and_model_the_run_started_with(tmp_path):
+    home = tmp_path / "home"
+    first, _ = run_json(home, str(NOTES_AGENT), "--model", "m-first")  # no endpoint: deploy fails
+    [record] = first["tasks"]
+    assert (record["failure"]["step"], record["failure"]["class"]) == ("agent", "infrastructure")
+    with ScriptedModelServer(TOOL_THEN_TEXT) as model:
+        data, stderr = run_json(home, "--resume", first["run_id"], env={"LITELLM_BASE_URL": model.base_url})
+    [record] = data["tasks"]
+    assert record["status"] == "passed", record["outcome"] + "\n" + stderr
+    assert [r["model"] for r in model.requests] == ["m-first", "m-first"]

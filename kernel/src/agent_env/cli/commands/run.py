@@ -319,6 +319,18 @@ async def _execute_trials(session: Any, trial_run: Any, opts: dict[str, Any], ca
     )
 
 
+def _reapply_agent_overrides(session: Any, opts: dict[str, Any], meta: dict[str, Any]) -> None:
+    """A resumed run deploys the `--agent` / `--model` it started with, unless given again."""
+    if opts.get("agent") or opts.get("model") or not (meta.get("agent") or meta.get("model")):
+        return
+    from agent_env.config import configure, load_config
+
+    overrides = {"override": meta.get("agent"), "model_override": meta.get("model")}
+    configure(agents={k: v for k, v in overrides.items() if v})
+    session.config = load_config(plugins=session.plugins)
+    opts.update(agent=meta.get("agent"), model=meta.get("model"))
+
+
 #: Agents that replay a task's shipped solution: `--agent` with one runs only such tasks.
 SOLUTION_AGENTS = ("oracle", "scripted")
 
@@ -410,6 +422,7 @@ async def _resume_run(session: Any, opts: dict[str, Any], caught: list[int], run
     from agent_env.cli.commands import run_trials
 
     _check_provider(session, opts["provider"])
+    _reapply_agent_overrides(session, opts, run_doc.get("meta") or {})
     bundle, materialized, _ = await _load(session, run_doc["bundle"]["spec"])
     trials = int(run_doc.get("trials") or 1)
     opts["trials"] = trials
