@@ -68,3 +68,34 @@ def test_sigkill_halfway_through_200_trials_then_resume(env, tmp_path):  # noqa:
     assert all(verdicts[str(r["trial"])] == 1 for r in kept.values())
     assert all(verdicts[str(t)] >= 1 for t in range(TRIALS))
     nothing_left(env["home"])
+
+
+def test_ctrl_c_during_trials_then_resume(env, tmp_path):  # noqa: F811
+    import signal
+
+    started = tmp_path / "started.txt"
+    task = [
+        {"id": "box", "type": "t_light_box", "text": "{trial}", "pause": 0.05,
+         "trace": str(started)},
+        {"id": "coin", "type": "t_coin", "value": "x", "passing": "x"},
+    ]
+    bundle = write_bundle(tmp_path / "b", {"t": task})
+    proc = start(env, "run", str(bundle), "--trials", "60", "--concurrency", "4")
+    wait_for(lambda: len(lines(started)) >= 12 or proc.poll() is not None, 60)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "excluded" in out and "cancelled" in out  # the partial table says what was cut
+    statuses = Counter(r["status"] for r in stored(env["home"], "task_instances"))
+    assert statuses["cancelled"] >= 1 and statuses["passed"] >= 1
+    nothing_left(env["home"])
+
+    [run] = stored(env["home"], "runs")
+    done = subprocess.run(
+        [sys.executable, str(LAUNCH), "run", "--resume", run["id"], "--json"],
+        env=env["env"], cwd=env["cwd"], capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    [task_result] = json.loads(done.stdout)["results"]["tasks"]
+    assert (task_result["trials"], task_result["passed"], task_result["excluded"]) == (60, 60, {})
+    nothing_left(env["home"])

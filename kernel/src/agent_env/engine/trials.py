@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from agent_env.engine.export import trial_row
 from agent_env.engine.instance import TaskInstance
 from agent_env.engine.records import COLLECTION, now_iso
@@ -179,7 +181,12 @@ class Trial:
         try:
             while True:
                 instance = await self._instance()
-                final = await instance.run()
+                try:
+                    final = await instance.run()
+                except anyio.get_cancelled_exc_class():
+                    if instance.record.get("status") == "cancelled":
+                        run.results.add(instance.record)
+                    raise
                 del instance
                 if (
                     record_failure_class(final) != "infrastructure"

@@ -187,5 +187,11 @@ async def report(session: Any, trial_run: Any, opts: dict[str, Any], caught: lis
             click.echo(line)
     for e in evals:
         click.echo(f"eval {e['name']}: {e['passed']} of {e['total']} passed")
+    if caught:
+        unstarted = sum(1 for t in trial_run.trials if t.record is None)
+        _err(
+            f"interrupted: {unstarted} trial(s) did not finish; resume with: "
+            f"agent-env run --resume {trial_run.run_id}"
+        )
     sys.stdout.flush()
     return code
