@@ -57,6 +57,7 @@ class McpHttp:
         self.legacy_version = LEGACY_VERSION
         self._ids = itertools.count(1)
         self._info = {"name": client_name, "version": "1"}
+        self._envelope = {META_PROTOCOL: MODERN_VERSION, META_CLIENT_INFO: self._info, META_CLIENT_CAPS: {}}
         self._headers = dict(headers or {})
 
     async def request(self, method: str, params: dict | None = None, *, meta: dict | None = None,
@@ -101,8 +102,7 @@ class McpHttp:
     async def _modern(self, method, params, meta, timeout, rid) -> dict | None:
         rid = next(self._ids) if rid is None else rid
         body_params = dict(params or {})
-        envelope = {META_PROTOCOL: MODERN_VERSION, META_CLIENT_INFO: self._info, META_CLIENT_CAPS: {}}
-        body_params["_meta"] = {**envelope, **(meta or {})}
+        body_params["_meta"] = {**self._envelope, **meta} if meta else self._envelope
         headers = {"mcp-protocol-version": MODERN_VERSION, "mcp-method": method}
         if method == "tools/call" and isinstance(body_params.get("name"), str) and body_params["name"].isascii():
             headers["mcp-name"] = body_params["name"]

@@ -91,6 +91,7 @@ class Gateway(ControlRoutes):
         self._http: httpx.AsyncClient | None = None
         self._mcp: dict[str, McpHttp] = {}
         self._pools: dict[str, PostPool] = {}
+        self._sessions: dict[str, str] = {}
         self._lock: anyio.Lock | None = None
 
     # --- setup ------------------------------------------------------------------------------
@@ -326,15 +327,21 @@ class Gateway(ControlRoutes):
                 claimed = value.decode("latin-1").strip() or None
         if not token:
             return 401, "missing bearer token: send 'Authorization: Bearer <token>'"
-        session = "s-" + hashlib.sha256(token.encode()).hexdigest()[:16]
         if pysecrets.compare_digest(token, self.admin_token):
-            return _Caller(claimed or DEFAULT_ROLE, True, session)
+            return _Caller(claimed or DEFAULT_ROLE, True, self._session(token))
         role = self.tokens.get(token)
         if role is None:
             return 401, "invalid bearer token"
         if claimed and claimed != role:
             return 403, f"this token is bound to role {role!r}; it cannot act as {claimed!r}"
-        return _Caller(role, False, session)
+        return _Caller(role, False, self._session(token))
+
+    def _session(self, token: str) -> str:
+        """A stable, non-secret session id per (valid) token, stamped on forwarded calls."""
+        session = self._sessions.get(token)
+        if session is None:
+            session = self._sessions[token] = "s-" + hashlib.sha256(token.encode()).hexdigest()[:16]
+        return session
 
     async def _read(self, receive: Any) -> bytes | None:
         chunks, size = [], 0
