@@ -298,6 +298,9 @@ class LocalSandbox(Sandbox):
         in its group are killed when it exits (use `start_process` for servers)."""
         argv = self._argv(command)
         cwd_path = self._cwd(cwd)
+        answered = _answer_test(argv, cwd_path)
+        if answered is not None:
+            return ExecResult(exit_code=answered, stdout="", stderr="", timed_out=False)
         env_map = self._env(env)
         started: dict[str, int | None] = {}
 
@@ -445,6 +448,21 @@ class LocalSandbox(Sandbox):
         self._tracked.clear()
         shutil.rmtree(self.folder, ignore_errors=True)
         shutil.rmtree(self.meta, ignore_errors=True)
+
+
+_TESTS = {"-e": os.path.exists, "-d": os.path.isdir, "-f": os.path.isfile}
+
+
+def _answer_test(argv: Sequence[str], cwd: Path) -> int | None:
+    """The exit code of `test -e|-d|-f PATH` (the probe verifiers run most), answered without
+    starting a process: a fork and exec costs milliseconds, a stat microseconds. None for
+    any other command."""
+    if len(argv) != 3 or argv[0] not in ("test", "/usr/bin/test", "/bin/test"):
+        return None
+    check = _TESTS.get(argv[1])
+    if check is None or not argv[2]:
+        return None
+    return 0 if check(os.path.join(cwd, argv[2])) else 1
 
 
 _EXEC_LIMITER: anyio.CapacityLimiter | None = None
