@@ -6,9 +6,10 @@ Run: .venv/bin/python bench/evals.py [--trials 250 500 1000] [--concurrency 32] 
 Each row is a fresh `agent-env` process on a fresh AGENT_ENV_HOME (local sandbox, SQLite
 document store). Reported: wall time of the whole command, trials per second over the trial
 phase (the progress line's rate: from the first trial start to the last finish), the peak
-resident memory of the process (ru_maxrss), and a check that the results table says every
-trial passed and the JSONL export has one row per trial. Targets: >= 100 trials/s; peak
-memory flat in the number of trials.
+resident memory of the process (ru_maxrss), the CPU time per trial of the agent-env process
+and of the commands its sandboxes ran (independent of what else loads the machine), and a
+check that the results table says every trial passed and the JSONL export has one row per
+trial. Targets: >= 100 trials/s; peak memory flat in the number of trials.
 """
 
 from __future__ import annotations
@@ -70,7 +71,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("extra", nargs="*", help="more `agent-env run` arguments")
     args = parser.parse_args()
-    print(f"{'trials':>7} {'wall s':>8} {'trials/s':>9} {'peak RSS MB':>12}")
+    print(
+        f"{'trials':>7} {'wall s':>8} {'trials/s':>9} {'peak RSS MB':>12} {'cpu ms/trial':>13}"
+        f"  load"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         for trials in args.trials:
             for _ in range(args.repeat):
@@ -80,11 +84,13 @@ def main() -> None:
                 peak = row.pop("peak_kb", None) or max(before, after)
                 print(
                     f"{row['trials']:>7} {row['wall']:>8.2f} {row['rate']:>9.1f} "
-                    f"{peak / 1024:>12.1f}"
+                    f"{peak / 1024:>12.1f} {row['cpu'] / trials * 1000:>13.2f}  "
+                    f"{os.getloadavg()[0]:.1f}"
                 )
     print(
         f"(python {sys.version.split()[0]}, {os.cpu_count()} cpus, concurrency "
-        f"{args.concurrency}; trials/s over the trial phase; peak RSS of the agent-env process)"
+        f"{args.concurrency}; trials/s over the trial phase; peak RSS of the agent-env process; "
+        "cpu = agent-env plus the commands it ran; load = 1-minute load average after the row)"
     )
 
 
@@ -96,7 +102,9 @@ def measure(trials: int, concurrency: int, tmp: Path, extra: list[str]) -> dict:
         os.close(read)
         try:
             row = one(trials, concurrency, tmp, extra)
-            row["peak_kb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+            usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+            row["peak_kb"] = usage.ru_maxrss
+            row["cpu"] = usage.ru_utime + usage.ru_stime
             os.write(write, json.dumps(row).encode())
         finally:
             os._exit(0)
