@@ -292,40 +292,93 @@ def test_secrets_are_redacted_from_answers_and_stored_trajectories(tmp_path):
 
 
 def test_scripted_agent_folder_with_parts_prompt_and_agent_scoped_call_checks(tmp_path):
-    script = {"turns": [
-        {"tool_calls": [{"tool": "read_note", "arguments": {"title": "nope"}, "allow_error": True},
-                        {"tool": "add_note", "arguments": {"title": "a", "body": "1"}}],
-         "response": "first"},
-        {"tool_calls": [{"tool": "list_notes"}], "response": "second"}]}
+    script = {
+        "turns": [
+            {
+                "tool_calls": [
+                    {"tool": "read_note", "arguments": {"title": "nope"}, "allow_error": True},
+                    {"tool": "add_note", "arguments": {"title": "a", "body": "1"}},
+                ],
+                "response": "first",
+            },
+            {"tool_calls": [{"tool": "list_notes"}], "response": "second"},
+        ]
+    }
     steps = [
         {"id": "env", "type": "deploy_env", "env_id": "notes"},
         {"id": "agent", "type": "deploy_agent", "a2a_agent_id": "solver", "agent_name": "solver"},
-        {"id": "one", "type": "prompt_agent", "agent_name": "solver", "prompt_id": "one",
-         "parts": [{"kind": "text", "text": "do"}, {"kind": "data", "data": {"n": 1}}]},
-        {"id": "two", "type": "prompt_agent", "agent_name": "solver", "prompt_id": "two", "prompt": "more"},
-        {"id": "calls", "type": "tool_call_verifier", "agent_name": "solver", "verifier_id": "calls",
-         "score_aggregator": "weighted_average",
-         "criteria": [{"id": "count", "type": "tool_call_count", "min": 3, "max": 3},
-                      {"id": "reads", "type": "tool_call_count", "tool": "read_note", "max": 0},
-                      {"id": "clean", "type": "no_tool_errors"},
-                      {"id": "added", "type": "tool_called", "tool": "add_note", "arguments": {"body": "1"}}]},
+        {
+            "id": "one",
+            "type": "prompt_agent",
+            "agent_name": "solver",
+            "prompt_id": "one",
+            "parts": [{"kind": "text", "text": "do"}, {"kind": "data", "data": {"n": 1}}],
+        },
+        {
+            "id": "two",
+            "type": "prompt_agent",
+            "agent_name": "solver",
+            "prompt_id": "two",
+            "prompt": "more",
+        },
+        {
+            "id": "calls",
+            "type": "tool_call_verifier",
+            "agent_name": "solver",
+            "verifier_id": "calls",
+            "score_aggregator": "weighted_average",
+            "criteria": [
+                {"id": "count", "type": "tool_call_count", "min": 3, "max": 3},
+                {"id": "reads", "type": "tool_call_count", "tool": "read_note", "max": 0},
+                {"id": "clean", "type": "no_tool_errors"},
+                {
+                    "id": "added",
+                    "type": "tool_called",
+                    "tool": "add_note",
+                    "arguments": {"body": "1"},
+                },
+            ],
+        },
     ]
-    bundle = notes_bundle(tmp_path, {"t": steps}, agents={"solver": {
-        "agent.toml": 'type = "scripted"\nscript = "solution.json"\n', "solution.json": json.dumps(script)}})
+    bundle = notes_bundle(
+        tmp_path,
+        {"t": steps},
+        agents={
+            "solver": {
+                "agent.toml": 'type = "scripted"\nscript = "solution.json"\n',
+                "solution.json": json.dumps(script),
+            }
+        },
+    )
     data, stderr = run_json(tmp_path / "home", str(bundle))
     [record] = data["tasks"]
     assert record["outputs"]["one"]["prompt"] == 'do\n{"n": 1}'
-    assert (record["outputs"]["one"]["response"], record["outputs"]["two"]["response"]) == ("first", "second")
+    assert (record["outputs"]["one"]["response"], record["outputs"]["two"]["response"]) == (
+        "first",
+        "second",
+    )
     rows = {r["id"]: r for r in record["verifiers"]["calls"]["results"]}
-    assert [rows[k]["result"] for k in ("count", "reads", "clean", "added")] == [True, False, False, True], rows
+    assert [rows[k]["result"] for k in ("count", "reads", "clean", "added")] == [
+        True,
+        False,
+        False,
+        True,
+    ], rows
     assert "read_note" in rows["clean"]["justification"]
     assert record["verifiers"]["calls"]["score"] == 0.5
 
 
 def test_an_agent_that_crashes_on_start_fails_fast_with_its_output(tmp_path):
-    bundle = notes_bundle(tmp_path, {"t": prompt_steps(a2a_agent_id="broken")}, agents={"broken": {
-        "agent.toml": 'command = ["python", "agent.py"]\n',
-        "agent.py": "raise SystemExit('cannot start: no GPU here')\n"}})
+    bundle = notes_bundle(
+        tmp_path,
+        {"t": prompt_steps(a2a_agent_id="broken")},
+        agents={
+            "broken": {
+                "agent.toml": 'command = ["python", "agent.py"]\n',
+                "agent.py": "raise SystemExit('cannot start: no GPU here')\n",
+            }
+        },
+    )
     started = time.perf_counter()
     data, _ = run_json(tmp_path / "home", str(bundle))
     [record] = data["tasks"]
@@ -340,10 +393,65 @@ def test_envs_deployed_after_the_agent_reach_it_at_the_next_prompt(tmp_path):
         {"id": "agent", "type": "deploy_agent", "a2a_agent_id": "echo"},
         {"id": "env", "type": "deploy_env", "env_id": "notes"},
         {"id": "ask", "type": "prompt_agent", "prompt_id": "ask", "prompt": "hi"},
-        {"id": "check", "type": "agent_prompt_response_verifier", "prompt_id": "ask",
-         "criteria": [{"type": "response_contains", "needles": ["servers=gateway+auth"]}]},
+        {
+            "id": "check",
+            "type": "agent_prompt_response_verifier",
+            "prompt_id": "ask",
+            "criteria": [{"type": "response_contains", "needles": ["servers=gateway+auth"]}],
+        },
     ]
-    bundle = notes_bundle(tmp_path, {"t": steps}, agents={"echo": {
-        "agent.toml": 'command = ["python", "agent.py"]\n', "agent.py": ECHO_AGENT}})
+    bundle = notes_bundle(
+        tmp_path,
+        {"t": steps},
+        agents={
+            "echo": {"agent.toml": 'command = ["python", "agent.py"]\n', "agent.py": ECHO_AGENT}
+        },
+    )
     data, stderr = run_json(tmp_path / "home", str(bundle))
     assert data["tasks"][0]["status"] == "passed", data["tasks"][0]["outcome"] + stderr
+
+
+JUDGE_AGENT = """
+import json
+from agentenv_protocol.agent import A2AAgent, AgentResult, serve
+
+
+class Judge(A2AAgent):
+    async def run(self, request):
+        met = "thank" in request.text.lower() and "JSON only" in (request.config.system_prompt or "")
+        return AgentResult(text=json.dumps({"criteria": [
+            {"id": "polite", "score": 1 if met else 0, "justification": "graded by the judge agent"}]}))
+
+
+serve(Judge())
+"""
+
+
+def test_rubrics_with_a_judge_agent_from_the_bundle(tmp_path):
+    steps = [
+        *prompt_steps("Say thanks"),
+        {
+            "id": "judge",
+            "type": "rubrics_verifier",
+            "prompt_id": "ask",
+            "verifier_id": "rubric",
+            "judge_a2a_agent_id": "judge",
+            "criteria": [{"id": "polite", "criterion": "thanks the user"}],
+        },
+    ]
+    bundle = notes_bundle(
+        tmp_path,
+        {"t": steps},
+        agents={
+            "judge": {"agent.toml": 'command = ["python", "judge.py"]\n', "judge.py": JUDGE_AGENT}
+        },
+    )
+    with ScriptedModelServer([{"content": "Thank you!"}]) as model:
+        data, stderr = run_json(
+            tmp_path / "home", str(bundle), env={"LITELLM_BASE_URL": model.base_url}
+        )
+    [record] = data["tasks"]
+    assert record["status"] == "passed", record["outcome"] + stderr
+    [row] = record["verifiers"]["rubric"]["results"]
+    assert row["justification"] == "graded by the judge agent"
+    assert len(model.requests) == 1  # the judge agent answered, not the model

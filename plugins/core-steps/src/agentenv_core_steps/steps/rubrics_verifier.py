@@ -5,7 +5,9 @@ tool-loop agent. Each criterion row keeps the judge's justification.
 `output_format`: `rubric_binary` (each criterion passes or not) or `rubric_partial` (a score in
 [0, 1]; passes at >= `pass_threshold` of the criterion, default 1). The judge must answer JSON
 `{"criteria": [{"id", "score", "justification"}]}`; an answer that isn't is asked again once,
-then fails the step (failure class `infrastructure`, the judge is not the agent).
+then fails the step (failure class `infrastructure`, the judge is not the agent). With
+`judge_a2a_agent_id` (and `use_agent_judge`, the default) the judge is that agent folder of the
+bundle, deployed as an A2A agent for this step, given the rubric prompt once.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import json
 import re
 from typing import Any, ClassVar
 
+import anyio
 import attrs
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
@@ -102,15 +105,10 @@ class RubricsVerifier(Step):
         return "\n\n".join(lines)
 
     async def execute(self, ctx: StepContext) -> None:
-        from agentenv_protocol.agent.chat import ChatClient, ChatError
-
-        from agentenv_core_steps.agents.tool_loop import model_endpoint
-
         problems = self.check(None)
         if problems:
             raise StepFailed(self.id, "; ".join(problems))
         record = prompt_record(ctx, self.id, self.prompt_id)
-        base_url, api_key = await model_endpoint(ctx, self.default_model_api_base)
         scale = (
             "Each score is 1 (met) or 0 (not met)."
             if self.output_format == "rubric_binary"
@@ -120,33 +118,10 @@ class RubricsVerifier(Step):
             {"role": "system", "content": JUDGE_SYSTEM.replace("{scale}", scale)},
             {"role": "user", "content": self._judge_prompt(record)},
         ]
-        try:
-            chat = ChatClient(base_url, api_key, timeout=float(self.judge_timeout_seconds or 1000))
-        except ChatError as e:
-            raise StepFailed(self.id, f"judge: {e}", failure_class="infrastructure") from None
-        grades: dict[str, dict[str, Any]] | None = None
-        problem = ""
-        async with chat:
-            for _ in range(2):
-                try:
-                    reply = await chat.complete(model=self.default_model, messages=messages)
-                except ChatError as e:
-                    raise StepFailed(
-                        self.id, f"judge: {e}", failure_class="infrastructure"
-                    ) from None
-                content = reply.message.get("content") or ""
-                try:
-                    grades = self._parse(content)
-                    break
-                except ValueError as e:
-                    problem = str(e)
-                    messages += [
-                        {"role": "assistant", "content": content},
-                        {
-                            "role": "user",
-                            "content": f"That was not usable ({e}). Answer with the JSON only.",
-                        },
-                    ]
+        if self.judge_a2a_agent_id and self.use_agent_judge:
+            grades, problem = await self._grade_with_agent(ctx, messages)
+        else:
+            grades, problem = await self._grade_with_model(ctx, messages)
         if grades is None:
             raise StepFailed(
                 self.id,
@@ -178,6 +153,91 @@ class RubricsVerifier(Step):
             f"{self.verifier_id}: judge {self.default_model} passed {sum(r['result'] for r in results)}/"
             f"{len(results)}, score {score:g}"
         )
+
+    async def _grade_with_model(
+        self, ctx: StepContext, messages: list[dict[str, Any]]
+    ) -> tuple[Any, str]:
+        """Ask `default_model` (asking again once when the answer is not a grading)."""
+        from agentenv_protocol.agent.chat import ChatClient, ChatError
+
+        from agentenv_core_steps.agents.tool_loop import model_endpoint
+
+        base_url, api_key = await model_endpoint(ctx, self.default_model_api_base)
+        try:
+            chat = ChatClient(base_url, api_key, timeout=float(self.judge_timeout_seconds or 1000))
+        except ChatError as e:
+            raise StepFailed(self.id, f"judge: {e}", failure_class="infrastructure") from None
+        problem = ""
+        async with chat:
+            for _ in range(2):
+                try:
+                    reply = await chat.complete(model=self.default_model, messages=messages)
+                except ChatError as e:
+                    raise StepFailed(
+                        self.id, f"judge: {e}", failure_class="infrastructure"
+                    ) from None
+                content = reply.message.get("content") or ""
+                try:
+                    return self._parse(content), ""
+                except ValueError as e:
+                    problem = str(e)
+                    messages = [
+                        *messages,
+                        {"role": "assistant", "content": content},
+                        {
+                            "role": "user",
+                            "content": f"That was not usable ({e}). Answer with the JSON only.",
+                        },
+                    ]
+        return None, problem
+
+    async def _grade_with_agent(
+        self, ctx: StepContext, messages: list[dict[str, Any]]
+    ) -> tuple[Any, str]:
+        """Deploy the bundle's judge agent (`judge_a2a_agent_id`, an A2A agent), ask it once,
+        tear its sandbox down."""
+        from agentenv_protocol.agent.client import A2AClient, A2AError, task_text
+
+        from agentenv_core_steps.agents.a2a import A2AAgentKind
+        from agentenv_core_steps.agents.base import AgentSpec
+        from agentenv_core_steps.agents.folder import load_agent
+
+        stored = await load_agent(ctx, self.judge_a2a_agent_id)
+        if stored is None:
+            raise StepFailed(
+                self.id, f"no judge agent {self.judge_a2a_agent_id!r} among the bundle's agents"
+            )
+        sandbox_name = f"judge:{self.verifier_id}"
+        spec = AgentSpec(
+            name=f"judge-{self.verifier_id}",
+            role="judge",
+            settings=dict(stored.config),
+            folder=stored.folder,
+            folder_id=stored.entity_id,
+            model=self.default_model,
+            system_prompt=messages[0]["content"],
+            sandbox_name=sandbox_name,
+            sandbox_provider=self.judge_sandbox_type,
+            step_id=self.id,
+        )
+        timeout = float(self.judge_timeout_seconds or 1000)
+        try:
+            record = await A2AAgentKind().deploy(ctx, spec)
+            async with A2AClient(record["url"]) as judge:
+                with anyio.fail_after(timeout + 15):
+                    task = await judge.send(messages[1]["content"], timeout=timeout)
+            text = task_text(task)
+        except (A2AError, TimeoutError, StepFailed) as e:
+            raise StepFailed(
+                self.id, f"judge agent {stored.name!r}: {e}", failure_class="infrastructure"
+            ) from None
+        finally:
+            if sandbox_name in (ctx.get("sandboxes", default={}) or {}):
+                await ctx.teardown_sandbox(sandbox_name)
+        try:
+            return self._parse(text), ""
+        except ValueError as e:
+            return None, str(e)
 
     @staticmethod
     def _parse(content: str) -> dict[str, dict[str, Any]]:
