@@ -455,3 +455,18 @@ def test_rubrics_with_a_judge_agent_from_the_bundle(tmp_path):
     [row] = record["verifiers"]["rubric"]["results"]
     assert row["justification"] == "graded by the judge agent"
     assert len(model.requests) == 1  # the judge agent answered, not the model
+
+
+def test_model_endpoint_and_key_from_the_config_file(tmp_path):
+    bundle = notes_bundle(tmp_path, {"t": prompt_steps()})
+    config = tmp_path / "home" / "config.toml"
+    config.parent.mkdir(parents=True)
+    with ScriptedModelServer([{"content": "ok"}]) as model:
+        config.write_text(
+            f'[model]\nbase_url = "{model.base_url}"\napi_key = "env:MY_MODEL_KEY"\ndefault = "cfg-model"\n'
+        )
+        data, stderr = run_json(tmp_path / "home", str(bundle),
+                                env={"AGENT_ENV_CONFIG": str(config), "MY_MODEL_KEY": "sk-from-env-ref-42"})
+    assert data["tasks"][0]["status"] == "unscored", stderr
+    assert model.authorizations == ["Bearer sk-from-env-ref-42"]
+    assert model.requests[0]["model"] == "cfg-model"

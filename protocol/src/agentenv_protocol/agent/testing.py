@@ -36,6 +36,8 @@ class ScriptedModelServer:
             self.script.extend([reply] * int(reply.get("times", 1)))
         self.model = model
         self.requests: list[dict[str, Any]] = []
+        #: The `Authorization` header of each request ("" when absent), in order.
+        self.authorizations: list[str] = []
         self.position = 0
         self._lock = threading.Lock()
         self._running: RunningServer | None = None
@@ -113,6 +115,9 @@ class ScriptedModelServer:
             return
         with self._lock:
             self.requests.append(request)
+            self.authorizations.append(
+                dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
+            )
         reply = self._next()
         if reply is None:
             await _respond(send, 500, {"error": {"message": "script exhausted"}})
