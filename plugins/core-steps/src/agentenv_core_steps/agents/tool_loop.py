@@ -49,6 +49,7 @@ class ToolLoopAgentKind(AgentKind):
             "model_base_url": spec.model_base_url or spec.settings.get("base_url"),
             "max_turns": int(spec.settings.get("max_turns") or DEFAULT_MAX_TURNS),
             "model_params": dict(spec.settings.get("model_params") or {}),
+            "tool_timeout_seconds": float(spec.settings.get("tool_timeout_seconds") or 120),
             "messages": [],
         }
 
@@ -80,7 +81,8 @@ class ToolLoopAgentKind(AgentKind):
             headers = {"authorization": f"Bearer {request.token}"} if request.token else {}
             try:
                 async with McpTools(
-                    [McpServer(name="gateway", url=request.mcp_url, headers=headers)]
+                    [McpServer(name="gateway", url=request.mcp_url, headers=headers)],
+                    timeout=float(record.get("tool_timeout_seconds") or 120),
                 ) as tools:
                     return await loop.run(
                         request.text, tools=tools, system_prompt=system, history=history
