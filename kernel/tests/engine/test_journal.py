@@ -213,6 +213,34 @@ async def test_a_secret_a_step_adds_is_redacted_from_then_on(harness):
     assert "minted-token-xyz" not in str(inst.record)
 
 
+async def test_progress_lines_and_step_errors_reach_the_reporter_redacted(harness):
+    from agent_env.engine.services import Reporter
+    from agent_env.errors import StepFailed
+
+    shown: list[str] = []
+
+    class Capture(Reporter):
+        def log(self, instance, step_id, message):
+            shown.append(message)
+
+        def step_finished(self, instance, step_id, status, seconds, error):
+            shown.append(str(error))
+
+    @attrs.frozen(kw_only=True)
+    class Leak(Step):
+        type = "leak"
+
+        async def execute(self, ctx) -> None:
+            ctx.add_secret("minted-token-xyz")
+            ctx.log("token is minted-token-xyz")
+            raise StepFailed(self.id, "rejected minted-token-xyz")
+
+    harness.services.reporter = Capture()
+    inst = await harness.run([Leak(id="leak")])
+    assert inst.record["outcome"].startswith("failed at step 'leak'")
+    assert shown == [f"token is {REDACTED}", f"rejected {REDACTED}"]
+
+
 async def test_a_value_json_cannot_hold_fails_the_step_that_set_it(harness):
     M = harness.Mark
     inst = await harness.run(

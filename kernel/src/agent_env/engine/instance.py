@@ -285,7 +285,8 @@ class TaskInstance:
         with anyio.CancelScope(shield=True):
             doc = await self.journal.append(self.services.redactor(entry))
         self.entries.append(doc)
-        reporter.step_finished(self, sid, status, seconds, error)
+        shown = None if error is None else self.services.redactor(error)
+        reporter.step_finished(self, sid, status, seconds, shown)
         send.send_nowait((sid, error, fatal, failure_class))
 
     async def _rollback(self, span: Sequence[str], *, reason: str) -> None:
@@ -358,8 +359,8 @@ class TaskInstance:
     # ---- records ------------------------------------------------------------------------
 
     def log(self, step_id: str | None, message: str) -> None:
-        line = f"{step_id}: {message}" if step_id else message
-        self.logs.append(self.services.redactor(line))
+        message = self.services.redactor(message)
+        self.logs.append(f"{step_id}: {message}" if step_id else message)
         del self.logs[:-MAX_LOG_LINES]
         self.services.reporter.log(self, step_id, message)
 
