@@ -32,7 +32,11 @@ RATE = re.compile(r"trials (\d+)/(\d+) done.*?(\d+\.\d+)/s")
 def one(trials: int, concurrency: int, tmp: Path, extra: list[str]) -> dict:
     home = tmp / f"home-{trials}-{time.monotonic_ns()}"
     export = home / "trials.jsonl"
-    env = {**os.environ, "AGENT_ENV_HOME": str(home), "AGENT_ENV_RUN_PROGRESS_INTERVAL": "3600"}
+    env = {
+        **os.environ,
+        "AGENT_ENV_HOME": str(home),
+        "AGENT_ENV_RUN_PROGRESS_INTERVAL": "3600",
+    }
     cmd = [
         str(AGENT_ENV),
         "run",
@@ -47,7 +51,9 @@ def one(trials: int, concurrency: int, tmp: Path, extra: list[str]) -> dict:
     ]
     home.mkdir(parents=True)
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     out, err = proc.communicate(timeout=1800)
     wall = time.perf_counter() - t0
     if proc.returncode != 0:

@@ -10,8 +10,8 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_run_cli import nothing_left, stored, write_bundle  # noqa: E402
-from test_run_resume import LAUNCH, env, lines, start, wait_for  # noqa: E402, F401
+from test_run_cli import nothing_left, stored, write_bundle
+from test_run_resume import LAUNCH, env, lines, start, wait_for  # noqa: F401
 
 TRIALS = 200
 FINAL = ("passed", "scored_below")
@@ -21,14 +21,26 @@ def test_sigkill_halfway_through_200_trials_then_resume(env, tmp_path):  # noqa:
     started, verified = tmp_path / "started.txt", tmp_path / "verified.txt"
     evens = ",".join(str(i) for i in range(0, TRIALS, 2))
     task = [
-        {"id": "box", "type": "t_light_box", "text": "{trial}", "pause": 0.02,
-         "trace": str(started)},
-        {"id": "coin", "type": "t_coin", "value": "{trial}", "passing": evens,
-         "trace": str(verified)},
+        {
+            "id": "box",
+            "type": "t_light_box",
+            "text": "{trial}",
+            "pause": 0.02,
+            "trace": str(started),
+        },
+        {
+            "id": "coin",
+            "type": "t_coin",
+            "value": "{trial}",
+            "passing": evens,
+            "trace": str(verified),
+        },
     ]
     bundle = write_bundle(tmp_path / "b", {"coin": task})
     proc = start(env, "run", str(bundle), "--trials", str(TRIALS), "--concurrency", "8")
-    wait_for(lambda: len(lines(verified)) >= TRIALS // 2 or proc.poll() is not None, 120)
+    wait_for(
+        lambda: len(lines(verified)) >= TRIALS // 2 or proc.poll() is not None, 120
+    )
     proc.kill()
     proc.wait(timeout=10)
     assert proc.returncode == -9
@@ -41,7 +53,15 @@ def test_sigkill_halfway_through_200_trials_then_resume(env, tmp_path):  # noqa:
 
     export = tmp_path / "trials.jsonl"
     done = subprocess.run(
-        [sys.executable, str(LAUNCH), "run", "--resume", run["id"], "--export", str(export)],
+        [
+            sys.executable,
+            str(LAUNCH),
+            "run",
+            "--resume",
+            run["id"],
+            "--export",
+            str(export),
+        ],
         env={**env["env"], "AGENT_ENV_RUN_PROGRESS_INTERVAL": "3600"},
         cwd=env["cwd"],
         capture_output=True,
@@ -49,10 +69,15 @@ def test_sigkill_halfway_through_200_trials_then_resume(env, tmp_path):  # noqa:
         timeout=180,
     )
     assert done.returncode == 1, done.stderr  # the odd trials scored below 1
-    assert f"{len(kept)} trial(s) finished and kept, {TRIALS - len(kept)} to run" in done.stderr
+    assert (
+        f"{len(kept)} trial(s) finished and kept, {TRIALS - len(kept)} to run"
+        in done.stderr
+    )
 
     rows = [json.loads(line) for line in export.read_text().splitlines()]
-    assert sorted(r["trial"] for r in rows) == list(range(TRIALS))  # none lost, none twice
+    assert sorted(r["trial"] for r in rows) == list(
+        range(TRIALS)
+    )  # none lost, none twice
     assert len({r["instance_id"] for r in rows}) == TRIALS
     assert {r["trial"] for r in rows if r["passed"]} == set(range(0, TRIALS, 2))
     assert {r["status"] for r in rows} == set(FINAL)
@@ -75,8 +100,13 @@ def test_ctrl_c_during_trials_then_resume(env, tmp_path):  # noqa: F811
 
     started = tmp_path / "started.txt"
     task = [
-        {"id": "box", "type": "t_light_box", "text": "{trial}", "pause": 0.05,
-         "trace": str(started)},
+        {
+            "id": "box",
+            "type": "t_light_box",
+            "text": "{trial}",
+            "pause": 0.05,
+            "trace": str(started),
+        },
         {"id": "coin", "type": "t_coin", "value": "x", "passing": "x"},
     ]
     bundle = write_bundle(tmp_path / "b", {"t": task})
@@ -85,7 +115,9 @@ def test_ctrl_c_during_trials_then_resume(env, tmp_path):  # noqa: F811
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
-    assert "excluded" in out and "cancelled" in out  # the partial table says what was cut
+    assert (
+        "excluded" in out and "cancelled" in out
+    )  # the partial table says what was cut
     statuses = Counter(r["status"] for r in stored(env["home"], "task_instances"))
     assert statuses["cancelled"] >= 1 and statuses["passed"] >= 1
     nothing_left(env["home"])
@@ -93,9 +125,17 @@ def test_ctrl_c_during_trials_then_resume(env, tmp_path):  # noqa: F811
     [run] = stored(env["home"], "runs")
     done = subprocess.run(
         [sys.executable, str(LAUNCH), "run", "--resume", run["id"], "--json"],
-        env=env["env"], cwd=env["cwd"], capture_output=True, text=True, timeout=120,
+        env=env["env"],
+        cwd=env["cwd"],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     [task_result] = json.loads(done.stdout)["results"]["tasks"]
-    assert (task_result["trials"], task_result["passed"], task_result["excluded"]) == (60, 60, {})
+    assert (task_result["trials"], task_result["passed"], task_result["excluded"]) == (
+        60,
+        60,
+        {},
+    )
     nothing_left(env["home"])

@@ -6,7 +6,12 @@ from typing import ClassVar
 
 import attrs
 import pytest
-from agent_env.engine.seeds import SeedTable, apply_seed, load_seed_table, substitute_text
+from agent_env.engine.seeds import (
+    SeedTable,
+    apply_seed,
+    load_seed_table,
+    substitute_text,
+)
 from agent_env.errors import BundleError
 from agent_env.models import Step
 
@@ -64,7 +69,10 @@ def test_seed_table_trials_cycle_and_defaults(tmp_path):
     ("text", "problem"),
     [
         ("seeds = 3\n", "seeds must be a non-empty list"),
-        ("[[trial]]\nseed = [1]\n", "trial 1: seed must be a number, string or boolean"),
+        (
+            "[[trial]]\nseed = [1]\n",
+            "trial 1: seed must be a number, string or boolean",
+        ),
         ("[[trial]]\ntrial = 2\n", "'trial' is set by the engine"),
         ("seed = [1]\n", "unknown key(s) seed"),
         ("seeds = [1\n", "seeds.toml"),

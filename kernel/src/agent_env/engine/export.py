@@ -31,7 +31,9 @@ def trial_row(record: Mapping[str, Any]) -> dict[str, Any]:
         "agent": record.get("agent"),
         "model": record.get("model"),
         "seed": record.get("seed"),
-        "seed_values": dict(seed_values) if isinstance(seed_values, Mapping) else seed_values,
+        "seed_values": dict(seed_values)
+        if isinstance(seed_values, Mapping)
+        else seed_values,
         "status": record.get("status"),
         "passed": record.get("status") == "passed",
         "outcome": record.get("outcome"),
@@ -83,7 +85,6 @@ async def write_jsonl(
     return count
 
 
-
 async def run_summary(documents: Any, run_doc: Mapping[str, Any]) -> dict[str, Any]:
     """Counts and results of a recorded run, reading one record at a time (last attempts):
     `trials` (planned), `passed`, `failed` (failed or scored below 1), `unscored`,
@@ -92,15 +93,19 @@ async def run_summary(documents: Any, run_doc: Mapping[str, Any]) -> dict[str, A
 
     names = list(dict.fromkeys(run_doc.get("tasks", [])))
     results = Results(names, run_doc.get("eval_tasks") or {})
-    counts = dict.fromkeys(("passed", "failed", "unscored", "cancelled", "unfinished"), 0)
+    counts = dict.fromkeys(
+        ("passed", "failed", "unscored", "cancelled", "unfinished"), 0
+    )
     started = 0
     async for record in run_records(documents, run_doc):
         started += 1
         results.add(record)
         status = record.get("status")
-        key = {"scored_below": "failed", "pending": "unfinished", "running": "unfinished"}.get(
-            status, status
-        )
+        key = {
+            "scored_below": "failed",
+            "pending": "unfinished",
+            "running": "unfinished",
+        }.get(status, status)
         if key in counts:
             counts[key] += 1
     total = len(run_doc.get("instances", []))

@@ -13,7 +13,7 @@ import anyio
 
 
 def _duration(seconds: float) -> str:
-    seconds = max(0, int(round(seconds)))
+    seconds = max(0, round(seconds))
     if seconds < 60:
         return f"{seconds}s"
     minutes, seconds = divmod(seconds, 60)

@@ -23,14 +23,30 @@ from typing import Any
 COLLECTION = "task_instances"
 
 #: Statuses a record may have; the last five are final.
-STATUSES = ("pending", "running", "passed", "scored_below", "unscored", "failed", "cancelled")
+STATUSES = (
+    "pending",
+    "running",
+    "passed",
+    "scored_below",
+    "unscored",
+    "failed",
+    "cancelled",
+)
 FINISHED_OK = ("passed", "unscored")
 
 #: Why a trial did not pass: `verifier` (it ran and scored below 1), `agent` (the agent or its
 #: model misbehaved), `env` (a task step or the environment failed: the default for a step
 #: error), `infrastructure` (sandbox, docker, store or engine: retried by `--retry-infra`),
 #: `timeout`, `cancelled` (interrupted), `unscored` (no verifier recorded a score).
-FAILURE_CLASSES = ("verifier", "agent", "env", "infrastructure", "timeout", "cancelled", "unscored")
+FAILURE_CLASSES = (
+    "verifier",
+    "agent",
+    "env",
+    "infrastructure",
+    "timeout",
+    "cancelled",
+    "unscored",
+)
 #: Step failure classes as steps raise them (`StepFailed(failure_class=...)`) -> report class.
 _STEP_CLASSES = {
     "agent": "agent",
@@ -64,13 +80,17 @@ def owner() -> dict[str, Any]:
 def aggregate_ids(steps: Sequence[Any]) -> set[str]:
     out = set()
     for step in steps:
-        if step.type == "aggregate_verifiers" or getattr(type(step), "is_aggregate", False):
+        if step.type == "aggregate_verifiers" or getattr(
+            type(step), "is_aggregate", False
+        ):
             vid = getattr(step, "verifier_id", None) or step.id
             out.add(vid)
     return out
 
 
-def counted_scores(steps: Sequence[Any], verifiers: Mapping[str, Any]) -> dict[str, float]:
+def counted_scores(
+    steps: Sequence[Any], verifiers: Mapping[str, Any]
+) -> dict[str, float]:
     """The scores that decide the outcome (see the module docstring)."""
     scores = {
         vid: v.get("score")
@@ -101,7 +121,11 @@ def decide(
     if failure is not None:
         if failure.get("step") is None:
             return "failed", f"failed: {failure['message']}", scores
-        return "failed", f"failed at step {failure['step']!r}: {failure['message']}", scores
+        return (
+            "failed",
+            f"failed at step {failure['step']!r}: {failure['message']}",
+            scores,
+        )
     if not scores:
         return "unscored", "unscored", scores
     listed = ", ".join(f"{vid}: {fmt_score(s)}" for vid, s in scores.items())

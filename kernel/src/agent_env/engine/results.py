@@ -40,7 +40,9 @@ def trial_score(record: Mapping[str, Any]) -> float | None:
     status = record.get("status")
     if status == "failed":
         return 0.0
-    scores = [s for s in (record.get("scores") or {}).values() if isinstance(s, (int, float))]
+    scores = [
+        s for s in (record.get("scores") or {}).values() if isinstance(s, (int, float))
+    ]
     if status in ("passed", "scored_below") and scores:
         return float(sum(scores) / len(scores))
     return None
@@ -115,7 +117,11 @@ def _summary(
 class Results:
     """Feed every final trial record once (`add`); `summary()` is the report."""
 
-    def __init__(self, task_names: Iterable[str], evals: Mapping[str, Sequence[str]] | None = None):
+    def __init__(
+        self,
+        task_names: Iterable[str],
+        evals: Mapping[str, Sequence[str]] | None = None,
+    ):
         self.tasks: dict[str, TaskStats] = {n: TaskStats(n) for n in task_names}
         self.evals = {name: list(tasks) for name, tasks in (evals or {}).items()}
 
@@ -129,7 +135,13 @@ class Results:
     def task_summary(self, stats: TaskStats) -> dict[str, Any]:
         at = {k: pass_at_k(stats.n, stats.passes, k) for k in range(1, stats.n + 1)}
         out = _summary(
-            stats.name, stats.n, stats.passes, stats.moments, stats.failures, stats.excluded, at
+            stats.name,
+            stats.n,
+            stats.passes,
+            stats.moments,
+            stats.failures,
+            stats.excluded,
+            at,
         )
         out["seconds_mean"] = _round(stats.seconds / stats.n) if stats.n else None
         return out
@@ -182,7 +194,9 @@ def _ci(pair: Sequence[float] | None) -> str:
 
 def format_table(summary: Mapping[str, Any]) -> list[str]:
     """The results as aligned text lines (tasks, then evals, then failure classes)."""
-    rows = [("task", s) for s in summary["tasks"]] + [("eval", s) for s in summary["evals"]]
+    rows = [("task", s) for s in summary["tasks"]] + [
+        ("eval", s) for s in summary["evals"]
+    ]
     if not rows:
         return []
     k_max = max((len(s["pass_at_k"]) for _, s in rows), default=0)
@@ -206,7 +220,9 @@ def format_table(summary: Mapping[str, Any]) -> list[str]:
     widths = [max(len(r[i]) for r in table) for i in range(len(head))]
     out = []
     for r in table:
-        cells = [r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=True)]
+        cells = [r[0].ljust(widths[0])] + [
+            c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=True)
+        ]
         out.append("  ".join(cells).rstrip())
     out.append(
         "(pass rate: Wilson 95% interval; mean score: Student t 95% interval; "

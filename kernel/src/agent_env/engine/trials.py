@@ -47,7 +47,10 @@ def bundle_digest(bundle: Any) -> str | None:
     h = hashlib.sha256()
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root)
-        if any(p.startswith(".") or p == "__pycache__" for p in rel.parts) or not path.is_file():
+        if (
+            any(p.startswith(".") or p == "__pycache__" for p in rel.parts)
+            or not path.is_file()
+        ):
             continue
         h.update(rel.as_posix().encode() + b"\0")
         with open(path, "rb") as f:
@@ -87,7 +90,9 @@ class TrialRun:
         self.kept = 0
         names = sorted({"trial", "seed", *(k for e in seeds.entries for k in e)})
         self._seeded = {
-            name: uses_placeholders(getattr(t, "raw", None) or [s.id for s in t.steps], names)
+            name: uses_placeholders(
+                getattr(t, "raw", None) or [s.id for s in t.steps], names
+            )
             or not getattr(t, "raw", None)
             for name, t in self.tasks.items()
         }
@@ -110,7 +115,15 @@ class TrialRun:
 
 
 #: What a finished `Trial` keeps (its `record`): small, so a run's memory stays flat.
-_SUMMARY = ("instance_id", "task", "trial", "attempt", "status", "failure_class", "score")
+_SUMMARY = (
+    "instance_id",
+    "task",
+    "trial",
+    "attempt",
+    "status",
+    "failure_class",
+    "score",
+)
 
 
 class Trial:
@@ -261,11 +274,15 @@ async def plan_run(
         results=Results([t.name for t in tasks], _eval_tasks(bundle, evals, tasks)),
         progress=progress,
     )
-    run.trials = [Trial(run, base, name, i) for base, (name, i) in zip(ids, order, strict=True)]
+    run.trials = [
+        Trial(run, base, name, i) for base, (name, i) in zip(ids, order, strict=True)
+    ]
     return run
 
 
-def _eval_tasks(bundle: Any, evals: Sequence[str], tasks: Sequence[Any]) -> dict[str, list[str]]:
+def _eval_tasks(
+    bundle: Any, evals: Sequence[str], tasks: Sequence[Any]
+) -> dict[str, list[str]]:
     chosen = {t.name for t in tasks}
     return {
         name: [t for t in bundle.evals[name].tasks if t in chosen]
@@ -274,7 +291,9 @@ def _eval_tasks(bundle: Any, evals: Sequence[str], tasks: Sequence[Any]) -> dict
     }
 
 
-async def latest_attempt(documents: Any, base: str) -> tuple[dict[str, Any] | None, int]:
+async def latest_attempt(
+    documents: Any, base: str
+) -> tuple[dict[str, Any] | None, int]:
     """The record of a trial's last attempt and its number ((None, 0): never started)."""
     record = await documents.get(COLLECTION, base)
     attempt = 0
@@ -305,7 +324,8 @@ async def resume_run(
     names = list(run_doc.get("tasks", []))
     index = list(run_doc.get("trial_index") or [0] * len(ids))
     seeds = SeedTable(
-        entries=tuple(run_doc.get("seed_table") or ()), source=run_doc.get("seed_source")
+        entries=tuple(run_doc.get("seed_table") or ()),
+        source=run_doc.get("seed_source"),
     )
     evals = list(run_doc.get("evals", []))
     task_names = list(dict.fromkeys(names))
@@ -313,7 +333,10 @@ async def resume_run(
     for name in task_names:
         tasks[name] = task_for_resume(
             bundle,
-            {"id": run_doc["id"], "task": {"name": name, "version": _version(run_doc, name)}},
+            {
+                "id": run_doc["id"],
+                "task": {"name": name, "version": _version(run_doc, name)},
+            },
             task_versions,
         )
     run = TrialRun(
@@ -323,7 +346,9 @@ async def resume_run(
         tasks=tasks,
         task_versions=task_versions,
         seeds=seeds,
-        retry_infra=run_doc.get("retry_infra", 0) if retry_infra is None else retry_infra,
+        retry_infra=run_doc.get("retry_infra", 0)
+        if retry_infra is None
+        else retry_infra,
         meta=run_doc.get("meta") or {},
         results=Results(task_names, _eval_tasks(bundle, evals, list(tasks.values()))),
         progress=progress,
@@ -352,9 +377,10 @@ async def read_run(documents: Any, run_id: str) -> dict[str, Any] | None:
     return await documents.get(RUNS, run_id)
 
 
-async def gather_records(documents: Any, run_doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+async def gather_records(
+    documents: Any, run_doc: Mapping[str, Any]
+) -> list[dict[str, Any]]:
     """Every trial's last record (for `--json`), read back from the store."""
     from agent_env.engine.export import run_records
 
     return [r async for r in run_records(documents, run_doc)]
-
