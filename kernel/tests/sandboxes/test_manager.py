@@ -217,3 +217,64 @@ def test_reap_orphans_now_reaps_a_dead_owners_sandbox(plugins, tmp_path):
     lease_path.write_text(json.dumps(lease))
     assert reap_orphans_now(tmp_path, plugins=plugins, config=Config({})) == ([box.id], [])
     assert not box.folder.exists() and not lease_path.exists()
+
+
+KILLED_MID_CREATE = textwrap.dedent(
+    """
+    import json, sys, anyio
+    from pathlib import Path
+    from agent_env.sandbox import SandboxSpec
+    from agent_env.sandboxes import leases
+    from agent_env.sandboxes.local import LocalProvider
+
+    async def main():
+        home = Path(sys.argv[1])
+        me = leases.me()
+        # what SandboxManager.create does before the provider creates; then "die" before
+        # the real lease is written
+        leases.write_pending(home / "leases", {{"provider": "local", **me}})
+        labels = {{"owner_pid": str(me["owner_pid"]), "owner_host": me["host"],
+                   "owner_start_time": str(me["owner_start_time"])}}
+        box = await LocalProvider(home=home).create(SandboxSpec(labels=labels))
+        await box.start_process("sleep 600")
+        print(json.dumps(box.describe()), flush=True)
+        await anyio.sleep(600)
+
+    anyio.run(main)
+    """
+)
+
+
+async def test_a_creation_killed_before_its_lease_is_reaped_through_the_pending_lease(
+    plugins, tmp_path
+):
+    home = tmp_path / "home"
+    owner = subprocess.Popen(
+        [sys.executable, "-c", KILLED_MID_CREATE.format(), str(home)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        info = json.loads(owner.stdout.readline())
+    finally:
+        owner.send_signal(signal.SIGKILL)
+        owner.wait()
+    [pending] = os.listdir(home / "leases")
+    assert pending.startswith("pending-")
+    assert procs.pids_with_env("AGENTENV_SANDBOX", info["id"])
+
+    manager = SandboxManager(plugins, None, home)
+    assert manager.lease_rows() == []  # a creation under way is not a sandbox yet
+    await manager.reap_orphans()
+    assert manager.reap_errors == []
+    assert os.listdir(home / "leases") == []
+    assert procs.pids_with_env("AGENTENV_SANDBOX", info["id"]) == []
+    assert not Path(info["folder"]).exists()
+
+
+async def test_create_leaves_no_pending_lease_behind(plugins, tmp_path):
+    manager = SandboxManager(plugins, None, tmp_path)
+    box = await manager.create("box", SandboxSpec())
+    assert [p.name for p in (tmp_path / "leases").iterdir()] == [f"{box.id}.json"]
+    await manager.teardown(box)
+    assert list((tmp_path / "leases").iterdir()) == []

@@ -17,6 +17,8 @@ from agent_env.sandboxes import procs
 
 SUFFIX = ".json"
 CLAIM = ".reaping-"
+#: Names a creation under way (written before the provider creates, removed once leased).
+PENDING = "pending-"
 
 
 _ME: tuple[int, dict[str, Any]] | None = None
@@ -37,6 +39,15 @@ def write(path: Path, lease: dict[str, Any]) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(lease, indent=1))
     os.replace(tmp, path)
+
+
+def write_pending(lease_dir: Path, lease: dict[str, Any]) -> Path:
+    """Record a creation under way; returns the file to remove once the real lease exists."""
+    import uuid
+
+    path = Path(lease_dir) / f"{PENDING}{uuid.uuid4().hex}{SUFFIX}"
+    write(path, {**lease, "pending": True})
+    return path
 
 
 def read(path: Path) -> dict[str, Any] | None:

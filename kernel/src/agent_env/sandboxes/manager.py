@@ -111,13 +111,29 @@ class SandboxManager:
             all_labels["owner_start_time"] = str(owner["owner_start_time"])
         spec = attrs.evolve(spec, labels=all_labels)
         provider_obj = self.provider(provider_name)
-        if self._create_limit is None:
-            sandbox = await self._create(provider_obj, spec)
-        else:
-            if self._create_gate is None:
-                self._create_gate = anyio.Semaphore(self._create_limit)
-            async with self._create_gate:
+        # A SIGKILL between the provider's create and the lease below would leave a sandbox
+        # no lease names: the pending lease makes the next reaper ask the provider itself.
+        pending = leases.write_pending(
+            self.lease_dir,
+            {
+                "provider": provider_name,
+                **owner,
+                "run_id": all_labels.get("run_id"),
+                "task_instance_id": all_labels.get("task_instance_id"),
+                "created_at": leases.now(),
+            },
+        )
+        try:
+            if self._create_limit is None:
                 sandbox = await self._create(provider_obj, spec)
+            else:
+                if self._create_gate is None:
+                    self._create_gate = anyio.Semaphore(self._create_limit)
+                async with self._create_gate:
+                    sandbox = await self._create(provider_obj, spec)
+        except BaseException:
+            pending.unlink(missing_ok=True)
+            raise
         self.live[sandbox.id] = sandbox
         try:
             leases.write(
@@ -137,6 +153,8 @@ class SandboxManager:
             with anyio.CancelScope(shield=True):
                 await self.teardown(sandbox)
             raise
+        finally:
+            pending.unlink(missing_ok=True)
         return sandbox
 
     async def _create(self, provider: SandboxProvider, spec: SandboxSpec) -> Sandbox:
@@ -204,6 +222,9 @@ class SandboxManager:
         reaped: list[str] = []
         for name in sorted(names):
             path = self.lease_dir / name
+            if name.startswith(leases.PENDING):
+                await self._reap_pending(path)
+                continue
             if leases.CLAIM in name:
                 if not leases.stale_claim(name):
                     continue
@@ -227,11 +248,12 @@ class SandboxManager:
                 reaped.append(sandbox_id)
         return reaped
 
-    async def prune(self) -> list[str]:
-        """`reap_orphans`, then every installed provider's own `reap()` (label-based, for
-        what a lease never recorded). Problems land in `reap_errors`; never raises."""
+    async def prune(self, providers: Iterable[str] | None = None) -> list[str]:
+        """`reap_orphans`, then the own label-based `reap()` of `providers` (every installed
+        one by default): what a lease never recorded. Problems land in `reap_errors`."""
         reaped = list(await self.reap_orphans())
-        for name in self.plugins.sandbox_providers.names():
+        names = self.plugins.sandbox_providers.names() if providers is None else providers
+        for name in list(names):
             try:
                 for sandbox_id in await self.provider(name).reap():
                     if sandbox_id not in reaped:
@@ -241,17 +263,9 @@ class SandboxManager:
         return reaped
 
     async def reap_used(self) -> list[str]:
-        """`reap_orphans`, then the own `reap()` of the providers this manager used: after a
-        resume, also what a killed run created but never leased. Never raises."""
-        reaped = list(await self.reap_orphans())
-        for name, provider in list(self._providers.items()):
-            try:
-                for sandbox_id in await provider.reap():
-                    if sandbox_id not in reaped:
-                        reaped.append(sandbox_id)
-            except Exception as e:  # noqa: BLE001 - reported, never fatal
-                self.reap_errors.append(f"provider {name!r}: {e}")
-        return reaped
+        """`prune` limited to the providers this manager used (after a resume: also what the
+        killed run created but never leased)."""
+        return await self.prune(list(self._providers))
 
     def lease_rows(self) -> list[dict[str, Any]]:
         """Every sandbox with a lease: id, provider, run, task instance, owner and liveness."""
@@ -261,7 +275,9 @@ class SandboxManager:
         except FileNotFoundError:
             return rows
         for name in names:
-            if not name.endswith(leases.SUFFIX) or name.startswith(".") or leases.CLAIM in name:
+            if not name.endswith(leases.SUFFIX) or name.startswith((".", leases.PENDING)):
+                continue
+            if leases.CLAIM in name:
                 continue
             lease = leases.read(self.lease_dir / name)
             if lease is None:
@@ -277,6 +293,20 @@ class SandboxManager:
                 }
             )
         return rows
+
+    async def _reap_pending(self, path: Path) -> None:
+        """A creation its owner never finished recording: if the owner died, let the
+        provider reap by its own labels whatever that creation left behind."""
+        lease = leases.read(path)
+        if lease is None or leases.owner_alive(lease):
+            return
+        name = lease.get("provider") or ""
+        try:
+            await self.provider(name).reap()
+        except Exception as e:  # noqa: BLE001 - kept for a later attempt
+            self.reap_errors.append(f"provider {name!r}: reaping an unfinished creation: {e}")
+            return
+        path.unlink(missing_ok=True)
 
     async def _reap_one(self, sandbox_id: str, lease: dict[str, Any], claimed: Path) -> bool:
         try:
