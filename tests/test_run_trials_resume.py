@@ -139,3 +139,29 @@ def test_ctrl_c_during_trials_then_resume(env, tmp_path):  # noqa: F811
         {},
     )
     nothing_left(env["home"])
+
+
+def test_resume_refuses_a_run_whose_process_is_alive(env, tmp_path):  # noqa: F811
+    release = tmp_path / "release"
+    task = [{"id": "wait", "type": "t_wait", "release": str(release)}]
+    bundle = write_bundle(tmp_path / "b", {"t": task})
+    proc = start(env, "run", str(bundle), "--trials", "3")
+    try:
+        wait_for(lambda: stored(env["home"], "runs") or proc.poll() is not None, 60)
+        [run] = stored(env["home"], "runs")
+        done = subprocess.run(
+            [sys.executable, str(LAUNCH), "run", "--resume", run["id"]],
+            env=env["env"],
+            cwd=env["cwd"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 1
+        assert (
+            f"run {run['id']!r} is still running in process {proc.pid}" in done.stderr
+        )
+    finally:
+        release.touch()
+        proc.communicate(timeout=60)
+    assert proc.returncode == 0

@@ -201,7 +201,8 @@ def check_not_running(record: Mapping[str, Any]) -> None:
     except PermissionError:
         pass
     raise AgentEnvError(
-        f"task instance {record['id']!r} is still running in process {pid}; "
+        f"{'run' if str(record['id']).startswith('run-') else 'task instance'} "
+        f"{record['id']!r} is still running in process {pid}; "
         "stop it first (Ctrl-C tears its sandboxes down) or wait for it"
     )
 

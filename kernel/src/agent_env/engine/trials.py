@@ -20,7 +20,7 @@ import anyio
 
 from agent_env.engine.export import trial_row
 from agent_env.engine.instance import TaskInstance
-from agent_env.engine.records import COLLECTION, now_iso
+from agent_env.engine.records import COLLECTION, now_iso, owner
 from agent_env.engine.results import Results, record_failure_class
 from agent_env.engine.seeds import SeedTable, apply_seed, uses_placeholders
 
@@ -259,6 +259,7 @@ async def plan_run(
         "retry_infra": retry_infra,
         "meta": {k: v for k, v in (meta or {}).items() if v is not None},
         "options": dict(options or {}),
+        "owner": owner(),
         "created_at": now_iso(),
     }
     await services.stores.documents.put(RUNS, run_id, doc)
@@ -317,9 +318,15 @@ async def resume_run(
 ) -> TrialRun:
     """The unfinished trials of a recorded run, ready to run; finished ones are already counted
     in `results`. `check(record)` may refuse a record (e.g. its owner process is alive)."""
-    from agent_env.engine.run import task_for_resume
+    from agent_env.engine.run import check_not_running, task_for_resume
 
     documents = services.stores.documents
+    if run_doc.get("owner"):
+        # A run whose process still runs would start the same trials twice.
+        check_not_running(
+            {"id": run_doc["id"], "status": "running", "owner": run_doc["owner"]}
+        )
+        await documents.put(RUNS, run_doc["id"], {**run_doc, "owner": owner()})
     ids = list(run_doc.get("instances", []))
     names = list(run_doc.get("tasks", []))
     index = list(run_doc.get("trial_index") or [0] * len(ids))
