@@ -63,7 +63,10 @@ async def test_sqlite_not_a_database_is_a_store_error(tmp_path):
 
 @pytest.mark.parametrize(
     "settings, message",
-    [({"pth": "x"}, "unknown setting(s) pth"), ({"synchronous": "sometimes"}, "use one of")],
+    [
+        ({"pth": "x"}, "unknown setting 'pth' (did you mean 'path'?)"),
+        ({"synchronous": "sometimes"}, "use one of"),
+    ],
 )
 def test_sqlite_bad_settings(tmp_path, settings, message):
     with pytest.raises(ConfigError) as info:

@@ -87,7 +87,7 @@ async def test_config_object_is_accepted(plugins, tmp_path, monkeypatch):
         ({"document": 3}, "must be the name of a document store type"),
         ({"secret": ""}, "must be the name of a secret store type"),
         ({"sqlit": {"path": "x"}}, "[stores.sqlit]: no store type 'sqlit' is installed (did you"),
-        ({"sqlite": {"paht": "x"}}, "unknown setting(s) paht"),
+        ({"sqlite": {"paht": "x"}}, "[stores.sqlite] has unknown setting 'paht' (did you mean 'path'?)"),
         ({"filesystem": {"root": "env:AGENT_ENV_TEST_UNSET_VAR"}}, "AGENT_ENV_TEST_UNSET_VAR is not set"),
         ({"filesystem": {"root": "secret:blob-root"}}, "open_stores_async"),
         ({"document": "filesystem"}, "('filesystem' is an object store)"),

@@ -10,7 +10,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,9 +17,11 @@ from typing import Any
 
 import anyio.to_thread
 
-from agent_env.errors import ConfigError, StoreError
+from agent_env.errors import StoreError
+from agent_env.fsutil import atomic_write
 from agent_env.stores.base import SecretStore
 from agent_env.stores.names import SECRET_RE, check_secret_name
+from agent_env.stores.support import home_path, reject_unknown_settings
 
 ENV_PREFIX = "AGENT_ENV_SECRET_"
 
@@ -38,20 +39,8 @@ class EnvSecretStore(SecretStore):
 
     def __init__(self, settings: Mapping[str, Any] | None = None, *, home: Path | None = None):
         super().__init__(settings, home=home)
-        unknown = set(self.settings) - {"path", "env_prefix"}
-        if unknown:
-            raise ConfigError(
-                f"[stores.env]: unknown setting(s) {', '.join(sorted(unknown))}; "
-                "known: path, env_prefix"
-            )
-        if "path" in self.settings:
-            self.path = Path(self.settings["path"]).expanduser()
-        else:
-            if home is None:
-                from agent_env.paths import home as default_home
-
-                home = default_home()
-            self.path = Path(home) / "secrets.json"
+        reject_unknown_settings("env", self.settings, ("path", "env_prefix"))
+        self.path = home_path(self.settings, "path", home, "secrets.json")
         self.env_prefix = str(self.settings.get("env_prefix", ENV_PREFIX))
 
     def _read(self) -> dict[str, str]:
@@ -81,20 +70,8 @@ class EnvSecretStore(SecretStore):
             os.close(fd)
 
     def _write(self, data: dict[str, str]) -> None:
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".secrets-")
-        try:
-            os.fchmod(fd, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(data, fh, indent=2, sort_keys=True)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        text = json.dumps(data, indent=2, sort_keys=True)
+        atomic_write(self.path, text, mode=0o600, prefix=".secrets-")
 
     def _update(self, name: str, value: str | None) -> None:
         with self._locked():

@@ -15,24 +15,13 @@ from typing import Any
 
 import anyio.to_thread
 
-from agent_env.errors import ConfigError, StoreError
+from agent_env.errors import StoreError
+from agent_env.fsutil import discard, fsync_dir, replacing
 from agent_env.stores.base import ObjectStore
 from agent_env.stores.names import STAGING_DIR, check_object_key, check_object_prefix
+from agent_env.stores.support import home_path, object_bytes, reject_unknown_settings
 
 _CHUNK = 1 << 20
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 class FilesystemObjectStore(ObjectStore):
@@ -43,20 +32,8 @@ class FilesystemObjectStore(ObjectStore):
 
     def __init__(self, settings: Mapping[str, Any] | None = None, *, home: Path | None = None):
         super().__init__(settings, home=home)
-        unknown = set(self.settings) - {"root", "fsync"}
-        if unknown:
-            raise ConfigError(
-                f"[stores.filesystem]: unknown setting(s) {', '.join(sorted(unknown))}; "
-                "known: root, fsync"
-            )
-        if "root" in self.settings:
-            self.root = Path(self.settings["root"]).expanduser()
-        else:
-            if home is None:
-                from agent_env.paths import home as default_home
-
-                home = default_home()
-            self.root = Path(home) / "objects"
+        reject_unknown_settings("filesystem", self.settings, ("root", "fsync"))
+        self.root = home_path(self.settings, "root", home, "objects")
         self.fsync = bool(self.settings.get("fsync", True))
 
     def _path(self, key: str) -> Path:
@@ -83,9 +60,7 @@ class FilesystemObjectStore(ObjectStore):
                 try:
                     target.parent.mkdir(parents=True, exist_ok=True)
                     if target.is_dir():
-                        raise StoreError(
-                            f"cannot put object {key!r}: other objects live under {key + '/'!r}"
-                        )
+                        raise IsADirectoryError(target)
                     os.replace(tmp, target)
                     break
                 except IsADirectoryError:
@@ -99,12 +74,9 @@ class FilesystemObjectStore(ObjectStore):
                             f"cannot put object {key!r}: a parent part is an object ({exc})"
                         ) from None
             if self.fsync:
-                _fsync_dir(target.parent)
+                fsync_dir(target.parent)
         except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+            discard(tmp)
             raise
 
     def _parent_is_object(self, key: str) -> bool:
@@ -135,23 +107,12 @@ class FilesystemObjectStore(ObjectStore):
 
     def _get_file(self, key: str, dest: Path) -> None:
         path = self._path(key)
-        dest = Path(dest)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.")
         try:
-            with os.fdopen(fd, "wb") as out:
-                try:
-                    with open(path, "rb") as src:
-                        shutil.copyfileobj(src, out, _CHUNK)
-                except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-                    raise KeyError(key) from None
-            os.replace(tmp, dest)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+            src = open(path, "rb")
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            raise KeyError(key) from None
+        with src, replacing(dest) as tmp, open(tmp, "wb") as out:
+            shutil.copyfileobj(src, out, _CHUNK)
 
     def _delete(self, key: str) -> None:
         path = self._path(key)
@@ -187,9 +148,7 @@ class FilesystemObjectStore(ObjectStore):
 
     async def put(self, key: str, data: bytes) -> None:
         check_object_key(key)
-        if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise StoreError(f"object {key!r}: data must be bytes, got {type(data).__name__}")
-        await anyio.to_thread.run_sync(self._put, key, bytes(data))
+        await anyio.to_thread.run_sync(self._put, key, object_bytes(key, data))
 
     async def get(self, key: str) -> bytes:
         check_object_key(key)

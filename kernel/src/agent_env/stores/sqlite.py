@@ -26,6 +26,7 @@ import anyio.to_thread
 from agent_env.errors import ConfigError, StoreError
 from agent_env.stores.base import DocumentStore
 from agent_env.stores.names import check_collection, check_document_key
+from agent_env.stores.support import encode_document, home_path, reject_unknown_settings
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -38,15 +39,6 @@ CREATE TABLE IF NOT EXISTS documents (
 _SYNC_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
 
 
-def _encode(doc: Mapping[str, Any]) -> str:
-    if not isinstance(doc, Mapping):
-        raise StoreError(f"a document must be a mapping, got {type(doc).__name__}")
-    try:
-        return json.dumps(doc, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise StoreError(f"document is not JSON-serializable: {exc}") from None
-
-
 class SqliteDocumentStore(DocumentStore):
     """`[stores] document = "sqlite"`; settings: `path` (default `<home>/documents.sqlite3`),
     `busy_timeout` seconds (default 30), `synchronous` (default NORMAL: durable across process
@@ -56,20 +48,8 @@ class SqliteDocumentStore(DocumentStore):
 
     def __init__(self, settings: Mapping[str, Any] | None = None, *, home: Path | None = None):
         super().__init__(settings, home=home)
-        unknown = set(self.settings) - {"path", "busy_timeout", "synchronous"}
-        if unknown:
-            raise ConfigError(
-                f"[stores.sqlite]: unknown setting(s) {', '.join(sorted(unknown))}; "
-                "known: path, busy_timeout, synchronous"
-            )
-        if "path" in self.settings:
-            self.path = Path(self.settings["path"]).expanduser()
-        else:
-            if home is None:
-                from agent_env.paths import home as default_home
-
-                home = default_home()
-            self.path = Path(home) / "documents.sqlite3"
+        reject_unknown_settings("sqlite", self.settings, ("path", "busy_timeout", "synchronous"))
+        self.path = home_path(self.settings, "path", home, "documents.sqlite3")
         self.busy_timeout = float(self.settings.get("busy_timeout", 30))
         self.synchronous = str(self.settings.get("synchronous", "NORMAL")).upper()
         if self.synchronous not in _SYNC_MODES:
@@ -209,7 +189,7 @@ class SqliteDocumentStore(DocumentStore):
     async def put(self, collection: str, key: str, doc: Mapping[str, Any]) -> None:
         check_collection(collection)
         check_document_key(key)
-        text = _encode(doc)
+        text = encode_document(doc)
         await self._execute(
             "INSERT INTO documents (collection, key, doc) VALUES (?, ?, ?) "
             "ON CONFLICT (collection, key) DO UPDATE SET doc=excluded.doc",
@@ -219,7 +199,7 @@ class SqliteDocumentStore(DocumentStore):
     async def create(self, collection: str, key: str, doc: Mapping[str, Any]) -> bool:
         check_collection(collection)
         check_document_key(key)
-        text = _encode(doc)
+        text = encode_document(doc)
         rowcount = await self._execute(
             "INSERT INTO documents (collection, key, doc) VALUES (?, ?, ?) "
             "ON CONFLICT (collection, key) DO NOTHING",

@@ -1,0 +1,71 @@
+"""Atomic file writes: a temp file beside the target, fsynced, then renamed over it, so a
+reader (in any process) sees the old content or the new one, never a torn file."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+
+def fsync_dir(path: Path | str) -> None:
+    """Make a rename inside `path` durable; best effort where folders cannot be opened."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def discard(tmp: str | Path) -> None:
+    """Remove a temp file that never made it into place (already gone is fine)."""
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
+
+
+@contextmanager
+def replacing(dest: Path | str, *, prefix: str | None = None, suffix: str = "") -> Iterator[str]:
+    """Yield the path of an empty temp file beside `dest`; fill it in the block. On a normal
+    exit it is renamed over `dest`, on an exception it is removed and `dest` is untouched."""
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{dest.name}." if prefix is None else prefix, suffix=suffix, dir=dest.parent
+    )
+    os.close(fd)
+    try:
+        yield tmp
+        os.replace(tmp, dest)
+    except BaseException:
+        discard(tmp)
+        raise
+
+
+def atomic_write(
+    path: Path | str,
+    data: bytes | str,
+    *,
+    mode: int | None = None,
+    fsync: bool = True,
+    prefix: str | None = None,
+) -> None:
+    """Write `data` (text is UTF-8) to `path` atomically; `mode` sets the permissions before
+    any byte is written (e.g. 0o600 for secrets), `fsync=False` trades durability for speed."""
+    body = data.encode("utf-8") if isinstance(data, str) else data
+    with replacing(path, prefix=prefix) as tmp:
+        with open(tmp, "wb") as fh:
+            if mode is not None:
+                os.fchmod(fh.fileno(), mode)
+            fh.write(body)
+            if fsync:
+                fh.flush()
+                os.fsync(fh.fileno())
