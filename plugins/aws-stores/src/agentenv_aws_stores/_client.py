@@ -7,41 +7,21 @@ else from boto3's usual chain (environment, shared files, instance roles).
 
 from __future__ import annotations
 
-import os
-import threading
-from collections.abc import Callable
-from typing import Any, TypeVar
-
-import anyio.to_thread
+from typing import Any
 
 from agent_env.errors import ConfigError, StoreError
+from agent_env.stores.client import LazyClient
 
-T = TypeVar("T")
 
-
-class AwsClient:
-    """A boto3 client for `service`, built on first use (never in the constructor) and rebuilt
-    in a forked child, since botocore clients must not cross a fork."""
+class AwsClient(LazyClient):
+    """A boto3 client for `service` (see `LazyClient`: built on first use, rebuilt after a
+    fork)."""
 
     def __init__(self, service: str, type_name: str, settings: dict[str, Any]):
+        super().__init__(type_name, settings)
         self.service = service
-        self.type_name = type_name
-        self.settings = settings
-        self._lock = threading.Lock()
-        self._client: Any = None
-        self._pid = 0
-        self._closed = False
 
-    def get(self) -> Any:
-        with self._lock:
-            if self._closed:
-                raise StoreError(f"the {self.type_name} store is closed")
-            if self._client is None or self._pid != os.getpid():
-                self._client = self._build()
-                self._pid = os.getpid()
-            return self._client
-
-    def _build(self) -> Any:
+    def build(self) -> Any:
         import boto3.session
         import botocore.config
         import botocore.exceptions
@@ -74,31 +54,20 @@ class AwsClient:
                 f"[stores.{self.type_name}] or AWS_REGION / AWS_DEFAULT_REGION"
             ) from None
 
-    def close(self) -> None:
-        with self._lock:
-            client, self._client, self._closed = self._client, None, True
-        if client is not None and self._pid == os.getpid():
-            client.close()
-
-    async def call(self, fn: Callable[[Any], T], what: str) -> T:
-        """Run `fn(client)` in a worker thread; SDK errors become `StoreError` naming `what`."""
-        return await anyio.to_thread.run_sync(self.sync, fn, what)
-
-    def sync(self, fn: Callable[[Any], T], what: str) -> T:
+    def translate(self, exc: Exception, what: str) -> Exception | None:
         import botocore.exceptions
 
-        try:
-            return fn(self.get())
-        except botocore.exceptions.NoCredentialsError:
-            raise ConfigError(
+        if isinstance(exc, botocore.exceptions.NoCredentialsError):
+            return ConfigError(
                 f"{self.type_name} store: no AWS credentials found while trying to {what}; set "
                 f"access_key_id/secret_access_key (or profile) in [stores.{self.type_name}], "
                 "or configure the AWS SDK's usual chain"
-            ) from None
-        except botocore.exceptions.ClientError as exc:
-            raise StoreError(f"{self.type_name} store: cannot {what}: {_describe(exc)}") from None
-        except botocore.exceptions.BotoCoreError as exc:
-            raise StoreError(f"{self.type_name} store: cannot {what}: {exc}") from None
+            )
+        if isinstance(exc, botocore.exceptions.ClientError):
+            return StoreError(f"{self.type_name} store: cannot {what}: {_describe(exc)}")
+        if isinstance(exc, botocore.exceptions.BotoCoreError):
+            return StoreError(f"{self.type_name} store: cannot {what}: {exc}")
+        return None
 
 
 def error_code(exc: BaseException) -> str:

@@ -19,9 +19,9 @@ from typing import Any
 from agent_env.errors import StoreError
 from agent_env.stores.base import DocumentStore
 from agent_env.stores.names import check_collection, check_document_key
+from agent_env.stores.support import decode_document, encode_document
 from agentenv_aws_stores import settings as _settings
 from agentenv_aws_stores._client import AwsClient, error_code
-from agentenv_aws_stores._json import decode, encode
 
 COMPRESS_OVER = 64 * 1024
 MAX_ITEM_BYTES = 400 * 1024 - 2048
@@ -110,7 +110,7 @@ class DynamoDocumentStore(DocumentStore):
 
     def _item(self, collection: str, key: str, doc: Mapping[str, Any]) -> dict[str, Any]:
         item = self._key(collection, key)
-        text = encode(doc)
+        text = encode_document(doc)
         if len(text) > COMPRESS_OVER:
             packed = zlib.compress(text.encode(), 6)
             if len(packed) > MAX_ITEM_BYTES:
@@ -127,11 +127,11 @@ class DynamoDocumentStore(DocumentStore):
     def _doc(item: Mapping[str, Any], where: str) -> dict[str, Any]:
         if "z" in item:
             try:
-                return decode(zlib.decompress(item["z"]["B"]), where)
+                return decode_document(zlib.decompress(item["z"]["B"]), where)
             except zlib.error as exc:
                 raise StoreError(f"{where}: stored document is corrupt: {exc}") from None
         if "doc" in item:
-            return decode(item["doc"]["S"], where)
+            return decode_document(item["doc"]["S"], where)
         raise StoreError(f"{where}: item has neither 'doc' nor 'z' attribute")
 
     async def get(self, collection: str, key: str) -> dict[str, Any] | None:

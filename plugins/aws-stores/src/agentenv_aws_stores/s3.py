@@ -6,15 +6,15 @@ pages through `ListObjectsV2` and strips the configured prefix.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from agent_env.errors import StoreError
 from agent_env.stores.base import ObjectStore
+from agent_env.fsutil import replacing
 from agent_env.stores.names import check_object_key, check_object_prefix
+from agent_env.stores.support import existing_file, object_bytes, object_root
 from agentenv_aws_stores import settings as _settings
 from agentenv_aws_stores._client import AwsClient, error_code
 
@@ -32,12 +32,7 @@ class S3ObjectStore(ObjectStore):
         super().__init__(settings, home=home)
         self.options = _settings.check("s3", self.settings)
         self.bucket = str(_settings.need("s3", self.options, "bucket"))
-        root = str(self.options["prefix"] or "")
-        if root:
-            check_object_prefix(root)
-            if not root.endswith("/"):
-                root += "/"
-        self.root = root
+        self.root = object_root(self.options["prefix"])
         self._client = AwsClient("s3", "s3", self.options)
         self._bucket_checked = False
 
@@ -76,9 +71,7 @@ class S3ObjectStore(ObjectStore):
 
     async def put(self, key: str, data: bytes) -> None:
         full = self.root + check_object_key(key)
-        if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise StoreError(f"object {key!r}: data must be bytes, got {type(data).__name__}")
-        body = bytes(data)
+        body = object_bytes(key, data)
         await self._client.call(
             lambda _: self._s3().put_object(Bucket=self.bucket, Key=full, Body=body),
             f"put {key!r}",
@@ -139,9 +132,7 @@ class S3ObjectStore(ObjectStore):
 
     async def put_file(self, key: str, path: Path) -> None:
         full = self.root + check_object_key(key)
-        source = Path(path)
-        if not source.is_file():
-            raise StoreError(f"object {key!r}: {source} is not a file")
+        source = existing_file(key, path)
         await self._client.call(
             lambda _: self._s3().upload_file(str(source), self.bucket, full),
             f"upload {source} to {key!r}",
@@ -155,20 +146,14 @@ class S3ObjectStore(ObjectStore):
         def download(_: Any) -> bool:
             import botocore.exceptions
 
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", dir=dest.parent)
-            os.close(fd)
             try:
-                self._s3().download_file(self.bucket, full, tmp)
-                os.replace(tmp, dest)
+                with replacing(dest) as tmp:
+                    self._s3().download_file(self.bucket, full, tmp)
                 return True
             except botocore.exceptions.ClientError as exc:
                 if error_code(exc) in _MISSING:
                     return False
                 raise
-            finally:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
 
         if not await self._client.call(download, f"download {key!r}"):
             raise KeyError(key)

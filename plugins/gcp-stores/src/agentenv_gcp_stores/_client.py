@@ -9,15 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
-
-import anyio.to_thread
+from typing import Any
 
 from agent_env.errors import ConfigError, StoreError
-
-T = TypeVar("T")
+from agent_env.stores.client import LazyClient
 
 
 def credentials(type_name: str, settings: dict[str, Any]) -> Any:
@@ -46,33 +42,19 @@ def credentials(type_name: str, settings: dict[str, Any]) -> Any:
         ) from None
 
 
-class GcpClient:
-    """One client per backend instance, built on first use by `build(settings)` and rebuilt
-    in a forked child (gRPC and HTTP sessions must not cross a fork)."""
+class GcpClient(LazyClient):
+    """One client per backend instance, made by `factory()` on first use and rebuilt in a
+    forked child (gRPC and HTTP sessions must not cross a fork); see `LazyClient`."""
 
-    def __init__(self, type_name: str, settings: dict[str, Any], build: Callable[[], Any]):
-        self.type_name = type_name
-        self.settings = settings
-        self._build = build
-        self._lock = threading.Lock()
-        self._client: Any = None
-        self._pid = 0
-        self._closed = False
+    def __init__(self, type_name: str, settings: dict[str, Any], factory: Callable[[], Any]):
+        super().__init__(type_name, settings)
+        self._factory = factory
 
-    def get(self) -> Any:
-        with self._lock:
-            if self._closed:
-                raise StoreError(f"the {self.type_name} store is closed")
-            if self._client is None or self._pid != os.getpid():
-                self._client = self._build_checked()
-                self._pid = os.getpid()
-            return self._client
-
-    def _build_checked(self) -> Any:
+    def build(self) -> Any:
         import google.auth.exceptions
 
         try:
-            return self._build()
+            return self._factory()
         except google.auth.exceptions.DefaultCredentialsError as exc:
             raise ConfigError(
                 f"{self.type_name} store: no Google Cloud credentials ({exc}); set "
@@ -80,40 +62,26 @@ class GcpClient:
                 "configure Application Default Credentials"
             ) from None
 
-    def close(self) -> None:
-        with self._lock:
-            client, self._client, self._closed = self._client, None, True
-        if client is None or self._pid != os.getpid():
-            return
-        for closer in ("close",):
-            fn = getattr(client, closer, None)
-            if callable(fn):
+    def close_client(self, client: Any) -> None:
+        """Best effort: the client, then its transport (gRPC channels hold threads)."""
+        transport = getattr(client, "transport", None) or getattr(client, "_transport", None)
+        for closable in (client, transport):
+            if closable is not None and callable(getattr(closable, "close", None)):
                 try:
-                    fn()
+                    closable.close()
                 except Exception:  # noqa: BLE001 - closing is best effort
                     pass
-        transport = getattr(client, "transport", None) or getattr(client, "_transport", None)
-        if transport is not None and callable(getattr(transport, "close", None)):
-            try:
-                transport.close()
-            except Exception:  # noqa: BLE001
-                pass
 
-    async def call(self, fn: Callable[[Any], T], what: str) -> T:
-        """Run `fn(client)` in a worker thread; SDK errors become `StoreError` naming `what`."""
-        return await anyio.to_thread.run_sync(self.sync, fn, what)
-
-    def sync(self, fn: Callable[[Any], T], what: str) -> T:
+    def translate(self, exc: Exception, what: str) -> Exception | None:
         import google.api_core.exceptions as gexc
         import google.auth.exceptions
 
-        try:
-            return fn(self.get())
-        except gexc.GoogleAPIError as exc:
-            raise StoreError(f"{self.type_name} store: cannot {what}: {exc}") from None
-        except google.auth.exceptions.GoogleAuthError as exc:
-            raise StoreError(
+        if isinstance(exc, gexc.GoogleAPIError):
+            return StoreError(f"{self.type_name} store: cannot {what}: {exc}")
+        if isinstance(exc, google.auth.exceptions.GoogleAuthError):
+            return StoreError(
                 f"{self.type_name} store: cannot {what}: authentication failed ({exc})"
-            ) from None
-        except OSError as exc:
-            raise StoreError(f"{self.type_name} store: cannot {what}: {exc}") from None
+            )
+        if isinstance(exc, OSError):
+            return StoreError(f"{self.type_name} store: cannot {what}: {exc}")
+        return None

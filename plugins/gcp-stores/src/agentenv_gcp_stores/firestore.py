@@ -18,9 +18,9 @@ from typing import Any
 from agent_env.errors import ConfigError, StoreError
 from agent_env.stores.base import DocumentStore
 from agent_env.stores.names import COLLECTION_RE, check_collection, check_document_key
+from agent_env.stores.support import decode_document, encode_document
 from agentenv_gcp_stores import settings as _settings
 from agentenv_gcp_stores._client import GcpClient, credentials
-from agentenv_gcp_stores._json import decode, encode
 
 COMPRESS_OVER = 64 * 1024
 MAX_DOC_BYTES = 1_000_000
@@ -87,7 +87,7 @@ class FirestoreDocumentStore(DocumentStore):
 
     def _data(self, collection: str, key: str, doc: Mapping[str, Any]) -> dict[str, Any]:
         self._check(collection, key)
-        text = encode(doc)
+        text = encode_document(doc)
         if len(text) <= COMPRESS_OVER:
             return {"key": key, "doc": text}
         packed = zlib.compress(text.encode(), 6)
@@ -102,11 +102,11 @@ class FirestoreDocumentStore(DocumentStore):
     def _doc(data: Mapping[str, Any], where: str) -> dict[str, Any]:
         if "z" in data:
             try:
-                return decode(zlib.decompress(data["z"]), where)
+                return decode_document(zlib.decompress(data["z"]), where)
             except zlib.error as exc:
                 raise StoreError(f"{where}: stored document is corrupt: {exc}") from None
         if "doc" in data:
-            return decode(data["doc"], where)
+            return decode_document(data["doc"], where)
         raise StoreError(f"{where}: stored document has neither 'doc' nor 'z'")
 
     async def get(self, collection: str, key: str) -> dict[str, Any] | None:

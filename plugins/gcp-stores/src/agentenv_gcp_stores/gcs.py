@@ -5,15 +5,15 @@ A Cloud Storage upload replaces the object atomically, so readers never see a to
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from agent_env.errors import StoreError
 from agent_env.stores.base import ObjectStore
+from agent_env.fsutil import replacing
 from agent_env.stores.names import check_object_key, check_object_prefix
+from agent_env.stores.support import existing_file, object_bytes, object_root
 from agentenv_gcp_stores import settings as _settings
 from agentenv_gcp_stores._client import GcpClient, credentials
 
@@ -28,12 +28,7 @@ class GcsObjectStore(ObjectStore):
         super().__init__(settings, home=home)
         self.options = _settings.check("gcs", self.settings)
         self.bucket_name = str(_settings.need("gcs", self.options, "bucket"))
-        root = str(self.options["prefix"] or "")
-        if root:
-            check_object_prefix(root)
-            if not root.endswith("/"):
-                root += "/"
-        self.root = root
+        self.root = object_root(self.options["prefix"])
         self._client = GcpClient("gcs", self.options, self._build)
         self._bucket: Any = None
 
@@ -83,9 +78,7 @@ class GcsObjectStore(ObjectStore):
 
     async def put(self, key: str, data: bytes) -> None:
         check_object_key(key)
-        if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise StoreError(f"object {key!r}: data must be bytes, got {type(data).__name__}")
-        body = bytes(data)
+        body = object_bytes(key, data)
         await self._client.call(
             lambda c: self._blob(c, key).upload_from_string(
                 body, content_type="application/octet-stream", timeout=self._timeout
@@ -140,9 +133,7 @@ class GcsObjectStore(ObjectStore):
 
     async def put_file(self, key: str, path: Path) -> None:
         check_object_key(key)
-        source = Path(path)
-        if not source.is_file():
-            raise StoreError(f"object {key!r}: {source} is not a file")
+        source = existing_file(key, path)
         await self._client.call(
             lambda c: self._blob(c, key).upload_from_filename(
                 str(source), content_type="application/octet-stream", timeout=self._timeout
@@ -158,18 +149,12 @@ class GcsObjectStore(ObjectStore):
         def download(client: Any) -> bool:
             import google.api_core.exceptions as gexc
 
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", dir=dest.parent)
             try:
-                with os.fdopen(fd, "wb") as out:
+                with replacing(dest) as tmp, open(tmp, "wb") as out:
                     self._blob(client, key).download_to_file(out, timeout=self._timeout)
-                os.replace(tmp, dest)
                 return True
             except gexc.NotFound:
                 return False
-            finally:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
 
         if not await self._client.call(download, f"download {key!r}"):
             raise KeyError(key)
