@@ -50,6 +50,13 @@ class Registry(Generic[T]):
         self._owners[name] = self._current_plugin
         return cls
 
+    def discard_plugin(self, plugin: str) -> list[str]:
+        """Drop every name `plugin` added (its hook failed half-way); the names dropped."""
+        dropped = [name for name, owner in self._owners.items() if owner == plugin]
+        for name in dropped:
+            del self._entries[name], self._owners[name]
+        return dropped
+
     def get(self, name: str) -> T:
         try:
             return self._entries[name]

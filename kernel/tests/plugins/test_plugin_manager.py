@@ -130,6 +130,20 @@ def test_hook_that_raises_fails_only_that_plugin(plugin_manager, register_plugin
     assert "agentenv_register_step_types raised RuntimeError: boom in hook" in info.errors[0]
 
 
+class HalfRegisteringPlugin:
+    @hookimpl
+    def agentenv_register_step_types(self, registry):
+        registry.add(Whisper)
+        raise RuntimeError("boom after one add")
+
+
+def test_a_plugin_whose_hook_raises_half_way_contributes_nothing(plugin_manager, register_plugin):
+    register_plugin(HalfRegisteringPlugin(), "halfway")
+    register_plugin(ShoutPlugin(), "shouter")
+    assert plugin_manager.step_types.names() == ["shout"]
+    assert plugin_manager.get("halfway").status == "failed"
+
+
 def test_hook_that_raises_is_fatal_when_strict(register_plugin, plugin_manager):
     plugin_manager.strict = True
     register_plugin(RaisingPlugin(), "raiser")

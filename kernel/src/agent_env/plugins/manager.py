@@ -317,6 +317,10 @@ class PluginManager:
                 except PluginError:
                     raise
                 except Exception as exc:
+                    # a failed plugin contributes nothing, not whatever it added before raising
+                    discard = getattr(target, "discard_plugin", None)
+                    if discard is not None:
+                        discard(impl.plugin_name)
                     why = f"{hook} raised {type(exc).__name__}: {exc}"
                     self._plugin_failed(impl.plugin_name, why, exc)
 

@@ -73,6 +73,10 @@ class StoreRegistry:
     def names(self, kind: str) -> list[str]:
         return self._kind(kind, "the lookup").names()
 
+    def discard_plugin(self, plugin: str) -> list[str]:
+        """Drop every backend `plugin` added, of every kind (its hook failed half-way)."""
+        return [n for registry in self._kinds.values() for n in registry.discard_plugin(plugin)]
+
     def owner(self, kind: str, type: str) -> str:
         return self._kinds[kind].owner(type)
 
