@@ -287,7 +287,9 @@ async def _run_bundle(session: Any, opts: dict[str, Any], caught: list[int]) -> 
         session, opts["spec"], dry_run=opts["dry_run"], select=select
     )
     if opts["dry_run"]:
-        return _show_plan(bundle, materialized, tasks, evals, opts["as_json"])
+        return _show_plan(
+            bundle, materialized, tasks, evals, opts["as_json"], int(opts.get("trials") or 1)
+        )
     reaped = await session.sandboxes.reap_orphans()
     if reaped:
         _err(
@@ -539,7 +541,9 @@ def _summarize(run_id: str, records: list, evals: list, as_json: bool, caught: l
     return code
 
 
-def _show_plan(bundle: Any, materialized: Any, tasks: list, evals: list, as_json: bool) -> int:
+def _show_plan(
+    bundle: Any, materialized: Any, tasks: list, evals: list, as_json: bool, trials: int = 1
+) -> int:
     from agent_env.bundles.dag import resolve_dependencies
 
     plan = []
@@ -562,6 +566,7 @@ def _show_plan(bundle: Any, materialized: Any, tasks: list, evals: list, as_json
                     "writes": materialized.lines,
                     "tasks": plan,
                     "evals": list(evals),
+                    "trials": trials,
                 },
                 indent=2,
             )
@@ -572,7 +577,8 @@ def _show_plan(bundle: Any, materialized: Any, tasks: list, evals: list, as_json
     for line in materialized.lines:
         click.echo(f"  {line}")
     for item in plan:
-        click.echo(f"would run task {item['task']} ({len(item['steps'])} steps):")
+        times = f", {trials} trials" if trials > 1 else ""
+        click.echo(f"would run task {item['task']} ({len(item['steps'])} steps{times}):")
         for s in item["steps"]:
             after = ", ".join(s["after"]) or "-"
             click.echo(f"  {s['id']} ({s['type']}) after: {after}")
