@@ -3,6 +3,9 @@ when asked), the agent kinds, and stops a task instance's gateway when the insta
 
 from agent_env import hookimpl
 
+#: The kernel plugin API versions this plugin works with.
+AGENTENV_PLUGIN_API = ">=1.0,<2"
+
 #: `[agents]`: `default` is the agent of a `deploy_agent` that names none (else `tool-loop`);
 #: `override` and `model_override` replace every task's choice (`agent-env run --agent/--model`).
 CONFIG_SECTIONS = {"agents": {"default": None, "override": None, "model_override": None}}

@@ -3,6 +3,9 @@ Imports only stdlib + agent_env (`agent-env sandbox prune` is the kernel's)."""
 
 from agent_env import hookimpl
 
+#: The kernel plugin API versions this plugin works with.
+AGENTENV_PLUGIN_API = ">=1.0,<2"
+
 
 @hookimpl
 def agentenv_register_sandbox_providers(registry):

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from agent_env import hookimpl
 
+#: The kernel plugin API versions this plugin works with.
+AGENTENV_PLUGIN_API = ">=1.0,<2"
+
 
 @hookimpl
 def agentenv_resolve_bundle_source(spec: str):
