@@ -315,6 +315,7 @@ async def resume_run(
     retry_infra: int | None = None,
     progress: Any = None,
     check: Any = None,
+    meta: Mapping[str, Any] | None = None,
 ) -> TrialRun:
     """The unfinished trials of a recorded run, ready to run; finished ones are already counted
     in `results`. `check(record)` may refuse a record (e.g. its owner process is alive)."""
@@ -356,7 +357,7 @@ async def resume_run(
         retry_infra=run_doc.get("retry_infra", 0)
         if retry_infra is None
         else retry_infra,
-        meta=run_doc.get("meta") or {},
+        meta=(run_doc.get("meta") or {}) if meta is None else meta,
         results=Results(task_names, _eval_tasks(bundle, evals, list(tasks.values()))),
         progress=progress,
     )

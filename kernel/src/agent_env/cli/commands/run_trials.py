@@ -110,6 +110,7 @@ async def resume(session, services, opts, run_doc, bundle, materialized) -> Any:
         task_versions=materialized.task_versions,
         retry_infra=None if retry is None else int(retry),
         check=engine_run.check_not_running,
+        meta=meta(opts) if (opts.get("agent") or opts.get("model")) else None,
     )
     if int(run_doc.get("trials") or 1) > 1:
         total = len(run_doc.get("instances", []))
