@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -79,3 +80,33 @@ class LazyClient:
             if ours is None:
                 raise
             raise ours from None
+
+
+class RefreshingCredentials:
+    """Mixin for a store whose credentials expire (e.g. a registry token): before `push`,
+    `pull` and `exists` it calls `_refresh_auth()` in a worker thread, unless the last refresh
+    (`_auth_at`, a `time.monotonic()` the subclass sets) is younger than `token_refresh`
+    seconds. List it before the store class it wraps."""
+
+    token_refresh = 600.0
+    _auth_at: float | None = None
+
+    def _refresh_auth(self) -> None:
+        raise NotImplementedError
+
+    async def _ready(self) -> None:
+        at = self._auth_at
+        if at is None or time.monotonic() - at >= self.token_refresh:
+            await anyio.to_thread.run_sync(self._refresh_auth)
+
+    async def push(self, local_ref: str, name: str) -> str:
+        await self._ready()
+        return await super().push(local_ref, name)  # type: ignore[misc]
+
+    async def pull(self, ref: str) -> str:
+        await self._ready()
+        return await super().pull(ref)  # type: ignore[misc]
+
+    async def exists(self, ref: str) -> bool:
+        await self._ready()
+        return await super().exists(ref)  # type: ignore[misc]

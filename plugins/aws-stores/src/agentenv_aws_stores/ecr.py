@@ -22,6 +22,7 @@ from typing import Any
 import anyio.to_thread
 
 from agent_env.errors import ConfigError, StoreError
+from agent_env.stores.client import RefreshingCredentials
 from agentenv_aws_stores import settings as _settings
 from agentenv_aws_stores._client import AwsClient, error_code
 from agentenv_docker_sandbox.store import RegistryImageStore, split_ref
@@ -30,12 +31,13 @@ TOKEN_REFRESH = 3600.0
 _REPO_RE = re.compile(r"[a-z0-9]+(?:[._-][a-z0-9]+)*(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*")
 
 
-class EcrImageStore(RegistryImageStore):
+class EcrImageStore(RefreshingCredentials, RegistryImageStore):
     """Settings: `registry` (host override; default ECR's endpoint for the account and
     region), `repository_prefix`, `create_repositories` (default true), `insecure_registry`
     (plain http to `registry`), plus the AWS connection settings."""
 
     type = "ecr"
+    token_refresh = TOKEN_REFRESH
 
     def __init__(self, settings: Mapping[str, Any] | None = None, *, home: Path | None = None):
         super().__init__(settings, home=home)
@@ -48,7 +50,6 @@ class EcrImageStore(RegistryImageStore):
             )
         self._client = AwsClient("ecr", "ecr", self.options)
         self._auth_lock = threading.Lock()
-        self._auth_at: float | None = None
         self._repos: set[str] = set()
         self.settings = {"address": self.options.get("registry") or "", "namespace": self.prefix}
 
@@ -75,9 +76,6 @@ class EcrImageStore(RegistryImageStore):
             self.settings = registry_settings
             self._token = None
             self._auth_at = time.monotonic()
-
-    async def _ready(self) -> None:
-        await anyio.to_thread.run_sync(self._refresh_auth)
 
     def repository(self, ref: str) -> str:
         """The ECR repository name of `ref` (a name like "tools/app:v1" or a full reference)."""
@@ -123,14 +121,6 @@ class EcrImageStore(RegistryImageStore):
 
         await anyio.to_thread.run_sync(check_then_create)
         return await super().push(local_ref, name)
-
-    async def pull(self, ref: str) -> str:
-        await self._ready()
-        return await super().pull(ref)
-
-    async def exists(self, ref: str) -> bool:
-        await self._ready()
-        return await super().exists(ref)
 
     async def list(self, prefix: str = "") -> list[str]:
         """Repositories from the ECR API (ECR has no registry catalog), tags from the registry;

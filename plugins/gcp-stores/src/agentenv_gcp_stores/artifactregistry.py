@@ -20,6 +20,7 @@ from typing import Any
 import anyio.to_thread
 
 from agent_env.errors import ConfigError, StoreError
+from agent_env.stores.client import RefreshingCredentials
 from agentenv_docker_sandbox.store import RegistryImageStore
 from agentenv_gcp_stores import settings as _settings
 from agentenv_gcp_stores._client import credentials
@@ -29,12 +30,13 @@ API = "https://artifactregistry.googleapis.com"
 _PART_RE = re.compile(r"[a-z0-9]+(?:[._-][a-z0-9]+)*")
 
 
-class ArtifactRegistryImageStore(RegistryImageStore):
+class ArtifactRegistryImageStore(RefreshingCredentials, RegistryImageStore):
     """Settings: `project` (required), `location` (default "us"), `repository` (default
     "agentenv"), `registry` (host override), `insecure_registry`, plus the credential
     settings (`anonymous = true` sends no credentials)."""
 
     type = "artifactregistry"
+    token_refresh = TOKEN_REFRESH
 
     def __init__(self, settings: Mapping[str, Any] | None = None, *, home: Path | None = None):
         super().__init__(settings, home=home)
@@ -58,7 +60,6 @@ class ArtifactRegistryImageStore(RegistryImageStore):
         if self.options["insecure_registry"]:
             self.settings["insecure"] = True
         self._auth_lock = threading.Lock()
-        self._auth_at: float | None = None
         self._credentials: Any = None
 
     def _refresh_auth(self) -> None:
@@ -93,21 +94,6 @@ class ArtifactRegistryImageStore(RegistryImageStore):
             }
             self._token = None
             self._auth_at = time.monotonic()
-
-    async def _ready(self) -> None:
-        await anyio.to_thread.run_sync(self._refresh_auth)
-
-    async def push(self, local_ref: str, name: str) -> str:
-        await self._ready()
-        return await super().push(local_ref, name)
-
-    async def pull(self, ref: str) -> str:
-        await self._ready()
-        return await super().pull(ref)
-
-    async def exists(self, ref: str) -> bool:
-        await self._ready()
-        return await super().exists(ref)
 
     async def list(self, prefix: str = "") -> list[str]:
         """Images of this repository; `prefix` filters by full reference or image name.
