@@ -4,7 +4,6 @@ against moto's AWS API server."""
 from __future__ import annotations
 
 import functools
-import uuid
 
 import pytest
 
@@ -14,14 +13,11 @@ from agent_env.testing.contracts import (
     SecretStoreContract,
     VersionedEntitiesContract,
 )
+from agent_env.testing.stores import unique_name
 from agentenv_aws_stores.dynamodb import DynamoDocumentStore
 from agentenv_aws_stores.s3 import S3ObjectStore
 from agentenv_aws_stores.secretsmanager import SecretsManagerStore
 from agentenv_aws_stores.testing import settings
-
-
-def _name(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:10]}"
 
 
 class TestS3Objects(ObjectStoreContract):
@@ -29,13 +25,13 @@ class TestS3Objects(ObjectStoreContract):
     def store_factory(self, moto_endpoint):
         return functools.partial(
             S3ObjectStore,
-            settings(moto_endpoint, bucket=_name("contract"), create_bucket=True),
+            settings(moto_endpoint, bucket=unique_name("contract"), create_bucket=True),
         )
 
 
 @pytest.fixture(scope="module")
 def table():
-    return _name("docs")
+    return unique_name("docs")
 
 
 class TestDynamoDocuments(DocumentStoreContract):
@@ -54,5 +50,5 @@ class TestSecretsManagerSecrets(SecretStoreContract):
     @pytest.fixture
     def store_factory(self, moto_endpoint):
         return functools.partial(
-            SecretsManagerStore, settings(moto_endpoint, prefix=_name("contract") + "/")
+            SecretsManagerStore, settings(moto_endpoint, prefix=unique_name("contract") + "/")
         )

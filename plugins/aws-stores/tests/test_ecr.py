@@ -5,8 +5,6 @@ ECR's registry endpoint."""
 from __future__ import annotations
 
 import functools
-import io
-import tarfile
 import uuid
 
 import pytest
@@ -14,30 +12,12 @@ import pytest
 from agent_env.testing.contracts import ImageStoreContract
 from agentenv_aws_stores.ecr import EcrImageStore
 from agentenv_aws_stores.testing import settings
-from agentenv_docker_sandbox.testing import REGISTRY, require_docker, require_registry
-
-TINY = "agentenv-test/tiny:1"
-
-
-def tiny_image() -> str:
-    """A one-file image made locally (no registry involved); pushes take milliseconds."""
-    import docker
-
-    client = docker.from_env(timeout=60)
-    try:
-        client.images.get(TINY)
-        return TINY
-    except docker.errors.ImageNotFound:
-        pass
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        data = b"agent-env tiny test image\n"
-        info = tarfile.TarInfo("hello.txt")
-        info.size = len(data)
-        tar.addfile(info, io.BytesIO(data))
-    repo, tag = TINY.split(":")
-    client.api.import_image_from_data(buf.getvalue(), repository=repo, tag=tag)
-    return TINY
+from agentenv_docker_sandbox.testing import (
+    REGISTRY,
+    require_docker,
+    require_registry,
+    tiny_image,
+)
 
 
 @pytest.fixture(scope="session")

@@ -3,24 +3,18 @@ nothing; behaviour beyond the contract (prefixes, compression, DynamoDB's key li
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import uuid
-from pathlib import Path
 
 import boto3
 import pytest
 
 from agent_env.errors import ConfigError, StoreError
+from agent_env.testing.stores import run_with_config
 from agentenv_aws_stores.dynamodb import DynamoDocumentStore
 from agentenv_aws_stores.ecr import EcrImageStore
 from agentenv_aws_stores.s3 import S3ObjectStore
 from agentenv_aws_stores.secretsmanager import SecretsManagerStore
 from agentenv_aws_stores.testing import settings
-
-AGENT_ENV = Path(sys.executable).with_name("agent-env")
-
 
 def _tag() -> str:
     return uuid.uuid4().hex[:10]
@@ -31,15 +25,6 @@ def _boto(service: str, endpoint: str):
                         aws_access_key_id="testing", aws_secret_access_key="testing")
 
 
-def cli(tmp_path: Path, config: str, *args: str, **env: str) -> subprocess.CompletedProcess:
-    path = tmp_path / "config.toml"
-    path.write_text(config)
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_ENV_")}
-    environ.update(AGENT_ENV_HOME=str(tmp_path / "home"), AGENT_ENV_CONFIG=str(path), **env)
-    return subprocess.run([str(AGENT_ENV), *args], env=environ, capture_output=True, text=True,
-                          timeout=120)
-
-
 @pytest.mark.parametrize("cls", [S3ObjectStore, DynamoDocumentStore, SecretsManagerStore,
                                  EcrImageStore])
 def test_unknown_setting_is_a_config_error_with_a_suggestion(cls):
@@ -48,15 +33,16 @@ def test_unknown_setting_is_a_config_error_with_a_suggestion(cls):
 
 
 def test_a_typo_in_the_config_file_fails_before_anything_runs(tmp_path):
-    proc = cli(tmp_path, '[stores]\nobject = "s3"\n[stores.s3]\nbuckett = "b"\n', "run", "hello")
+    config = '[stores]\nobject = "s3"\n[stores.s3]\nbuckett = "b"\n'
+    proc = run_with_config(tmp_path, config, "run", "hello")
     assert proc.returncode != 0
     assert "[stores.s3] has unknown key 'buckett' (did you mean 'bucket'?)" in proc.stderr
     assert not (tmp_path / "home" / "documents.sqlite3").exists()
 
 
 def test_without_the_plugin_the_error_names_the_extra_to_install(tmp_path):
-    proc = cli(tmp_path, '[stores]\ndocument = "dynamodb"\n', "run", "hello",
-               AGENT_ENV_DISABLE_PLUGINS="aws-stores")
+    proc = run_with_config(tmp_path, '[stores]\ndocument = "dynamodb"\n', "run", "hello",
+                           AGENT_ENV_DISABLE_PLUGINS="aws-stores")
     assert proc.returncode != 0
     assert "agentenv-framework[aws]" in proc.stderr
 

@@ -4,39 +4,19 @@ from scripts/services.sh standing in for `<location>-docker.pkg.dev`."""
 from __future__ import annotations
 
 import functools
-import io
-import tarfile
 
 import pytest
 
 from agent_env.errors import ConfigError
 from agent_env.testing.contracts import ImageStoreContract
-from agentenv_docker_sandbox.testing import REGISTRY, require_docker, require_registry
+from agentenv_docker_sandbox.testing import (
+    REGISTRY,
+    require_docker,
+    require_registry,
+    tiny_image,
+)
 from agentenv_gcp_stores.artifactregistry import ArtifactRegistryImageStore
 from agentenv_gcp_stores.testing import PROJECT
-
-TINY = "agentenv-test/tiny:1"
-
-
-def tiny_image() -> str:
-    """A one-file image made locally (no registry involved); pushes take milliseconds."""
-    import docker
-
-    client = docker.from_env(timeout=60)
-    try:
-        client.images.get(TINY)
-        return TINY
-    except docker.errors.ImageNotFound:
-        pass
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        data = b"agent-env tiny test image\n"
-        info = tarfile.TarInfo("hello.txt")
-        info.size = len(data)
-        tar.addfile(info, io.BytesIO(data))
-    repo, tag = TINY.split(":")
-    client.api.import_image_from_data(buf.getvalue(), repository=repo, tag=tag)
-    return TINY
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,6 @@ unchanged, with the real Google clients against local emulators."""
 from __future__ import annotations
 
 import functools
-import uuid
 
 import pytest
 
@@ -14,21 +13,18 @@ from agent_env.testing.contracts import (
     SecretStoreContract,
     VersionedEntitiesContract,
 )
+from agent_env.testing.stores import unique_name
 from agentenv_gcp_stores.firestore import FirestoreDocumentStore
 from agentenv_gcp_stores.gcs import GcsObjectStore
 from agentenv_gcp_stores.secretmanager import SecretManagerStore
 from agentenv_gcp_stores.testing import settings
 
 
-def _name(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:10]}"
-
-
 class TestGcsObjects(ObjectStoreContract):
     @pytest.fixture
     def store_factory(self, gcs_endpoint):
         return functools.partial(
-            GcsObjectStore, settings(gcs_endpoint, bucket=_name("contract"), create_bucket=True)
+            GcsObjectStore, settings(gcs_endpoint, bucket=unique_name("contract"), create_bucket=True)
         )
 
 
@@ -49,5 +45,5 @@ class TestSecretManagerSecrets(SecretStoreContract):
     def store_factory(self, secretmanager_server):
         return functools.partial(
             SecretManagerStore,
-            settings(secretmanager_server.url, prefix=_name("contract").replace("-", "_") + "-"),
+            settings(secretmanager_server.url, prefix=unique_name("contract").replace("-", "_") + "-"),
         )

@@ -3,35 +3,20 @@ nothing; behaviour beyond the contract (prefixes, compression, odd keys in Fires
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import uuid
-from pathlib import Path
 
 import pytest
 
 from agent_env.errors import ConfigError, StoreError
+from agent_env.testing.stores import run_with_config
 from agentenv_gcp_stores.artifactregistry import ArtifactRegistryImageStore
 from agentenv_gcp_stores.firestore import FirestoreDocumentStore
 from agentenv_gcp_stores.gcs import GcsObjectStore
 from agentenv_gcp_stores.secretmanager import SecretManagerStore
 from agentenv_gcp_stores.testing import settings
 
-AGENT_ENV = Path(sys.executable).with_name("agent-env")
-
-
 def _tag() -> str:
     return uuid.uuid4().hex[:10]
-
-
-def cli(tmp_path: Path, config: str, *args: str, **env: str) -> subprocess.CompletedProcess:
-    path = tmp_path / "config.toml"
-    path.write_text(config)
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_ENV_")}
-    environ.update(AGENT_ENV_HOME=str(tmp_path / "home"), AGENT_ENV_CONFIG=str(path), **env)
-    return subprocess.run([str(AGENT_ENV), *args], env=environ, capture_output=True, text=True,
-                          timeout=120)
 
 
 @pytest.mark.parametrize(
@@ -43,15 +28,15 @@ def test_unknown_setting_is_a_config_error_with_a_suggestion(cls):
 
 
 def test_a_typo_in_the_config_file_fails_before_anything_runs(tmp_path):
-    proc = cli(tmp_path, '[stores]\ndocument = "firestore"\n[stores.firestore]\ndatabse = "x"\n',
-               "run", "hello")
+    config = '[stores]\ndocument = "firestore"\n[stores.firestore]\ndatabse = "x"\n'
+    proc = run_with_config(tmp_path, config, "run", "hello")
     assert proc.returncode != 0
     assert "[stores.firestore] has unknown key 'databse' (did you mean 'database'?)" in proc.stderr
 
 
 def test_without_the_plugin_the_error_names_the_extra_to_install(tmp_path):
-    proc = cli(tmp_path, '[stores]\nobject = "gcs"\n', "run", "hello",
-               AGENT_ENV_DISABLE_PLUGINS="gcp-stores")
+    proc = run_with_config(tmp_path, '[stores]\nobject = "gcs"\n', "run", "hello",
+                           AGENT_ENV_DISABLE_PLUGINS="gcp-stores")
     assert proc.returncode != 0
     assert "agentenv-framework[gcp]" in proc.stderr
 

@@ -92,3 +92,31 @@ def ours(client, sandbox_id: str | None = None, *, run: str | None = None,
     if sandbox_id is None and home is None:
         names += [n.name for n in client.networks.list(filters={"label": label})]
     return names
+
+
+TINY_IMAGE = "agentenv-test/tiny:1"
+
+
+def tiny_image(ref: str = TINY_IMAGE) -> str:
+    """A one-file image made in the local daemon (no registry involved), for image-store
+    tests whose pushes should take milliseconds; returns `ref`."""
+    import io
+    import tarfile
+
+    import docker
+
+    client = docker.from_env(timeout=60)
+    try:
+        client.images.get(ref)
+        return ref
+    except docker.errors.ImageNotFound:
+        pass
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        data = b"agent-env tiny test image\n"
+        info = tarfile.TarInfo("hello.txt")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    repo, tag = ref.rsplit(":", 1)
+    client.api.import_image_from_data(buf.getvalue(), repository=repo, tag=tag)
+    return ref
