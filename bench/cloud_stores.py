@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import time
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
 
+from _timing import elapsed
 from agent_env.stores.versioned import Entities
 
 SMALL = {"step": "deploy", "status": "ok", "context": {"sandbox": "sbx-1", "n": 3}}
@@ -25,16 +25,8 @@ BLOB = bytes(range(256)) * 4
 
 
 async def timed(label: str, n: int, op: Callable[[int], Awaitable[object]], workers: int = 1) -> None:
-    async def worker(w: int) -> None:
-        for i in range(w, n, workers):
-            await op(i)
-
-    start = time.perf_counter()
-    async with anyio.create_task_group() as tg:
-        for w in range(workers):
-            tg.start_soon(worker, w)
-    elapsed = time.perf_counter() - start
-    print(f"  {label:<36} {n / elapsed:>9,.0f} ops/s  {elapsed / n * 1e3:>7.2f} ms/op", flush=True)
+    took = await elapsed(n, op, workers)
+    print(f"  {label:<36} {n / took:>9,.0f} ops/s  {took / n * 1e3:>7.2f} ms/op", flush=True)
 
 
 async def bench_documents(name: str, docs: Any, n: int) -> None:

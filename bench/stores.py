@@ -8,36 +8,24 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
 
+from _timing import elapsed
 from agent_env.stores.filesystem import FilesystemObjectStore
 from agent_env.stores.sqlite import SqliteDocumentStore
 from agent_env.stores.versioned import Entities
 
 
 async def timed(label: str, n: int, op: Callable[[int], Awaitable[object]]) -> None:
-    start = time.perf_counter()
-    for i in range(n):
-        await op(i)
-    elapsed = time.perf_counter() - start
-    print(f"{label:<34} {n / elapsed:>10,.0f} ops/s  {elapsed / n * 1e6:>8.1f} us/op")
+    await concurrent(label, n, 1, op)
 
 
 async def concurrent(label: str, n: int, workers: int, op: Callable[[int], Awaitable[object]]) -> None:
-    async def worker(w: int) -> None:
-        for i in range(w, n, workers):
-            await op(i)
-
-    start = time.perf_counter()
-    async with anyio.create_task_group() as tg:
-        for w in range(workers):
-            tg.start_soon(worker, w)
-    elapsed = time.perf_counter() - start
-    print(f"{label:<34} {n / elapsed:>10,.0f} ops/s  {elapsed / n * 1e6:>8.1f} us/op")
+    took = await elapsed(n, op, workers)
+    print(f"{label:<34} {n / took:>10,.0f} ops/s  {took / n * 1e6:>8.1f} us/op")
 
 
 async def main(n: int) -> None:
