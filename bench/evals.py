@@ -51,9 +51,7 @@ def one(trials: int, concurrency: int, tmp: Path, extra: list[str]) -> dict:
     ]
     home.mkdir(parents=True)
     t0 = time.perf_counter()
-    proc = subprocess.Popen(
-        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out, err = proc.communicate(timeout=1800)
     wall = time.perf_counter() - t0
     if proc.returncode != 0:

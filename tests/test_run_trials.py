@@ -69,9 +69,7 @@ def test_trials_table_json_and_export(run_cli, agent_env_home, tmp_path):
     nothing_left(agent_env_home)
 
     data = json.loads(
-        run_cli.invoke(
-            ["run", str(bundle), "--trials", "4", "--task", "coin", "--json"]
-        ).stdout
+        run_cli.invoke(["run", str(bundle), "--trials", "4", "--task", "coin", "--json"]).stdout
     )
     [task] = data["results"]["tasks"]
     assert task["pass_at_k"] == {"1": 0.5, "2": 0.833333, "3": 1.0, "4": 1.0}
@@ -80,21 +78,13 @@ def test_trials_table_json_and_export(run_cli, agent_env_home, tmp_path):
     assert len(data["tasks"]) == 4 and data["exit_code"] == 1
 
 
-def test_seed_file_values_reach_the_steps_and_the_records(
-    run_cli, agent_env_home, tmp_path
-):
+def test_seed_file_values_reach_the_steps_and_the_records(run_cli, agent_env_home, tmp_path):
     bundle = write_bundle(tmp_path / "b", {"city": coin_task("Paris", "{city}")})
     seeds = tmp_path / "cities.toml"
-    seeds.write_text(
-        '[[trial]]\nseed = 7\ncity = "Paris"\n\n[[trial]]\nseed = 8\ncity = "Rome"\n'
-    )
-    result = run_cli.invoke(
-        ["run", str(bundle), "--trials", "3", "--seeds", str(seeds), "--json"]
-    )
+    seeds.write_text('[[trial]]\nseed = 7\ncity = "Paris"\n\n[[trial]]\nseed = 8\ncity = "Rome"\n')
+    result = run_cli.invoke(["run", str(bundle), "--trials", "3", "--seeds", str(seeds), "--json"])
     data = json.loads(result.stdout)
-    got = sorted(
-        (r["trial"], r["seed"], r["seed_values"]["city"]) for r in data["tasks"]
-    )
+    got = sorted((r["trial"], r["seed"], r["seed_values"]["city"]) for r in data["tasks"])
     assert got == [(0, 7, "Paris"), (1, 8, "Rome"), (2, 7, "Paris")]
     assert data["results"]["tasks"][0]["passed"] == 2
 
@@ -103,9 +93,7 @@ def test_seed_file_values_reach_the_steps_and_the_records(
     assert bad.exit_code == 2 and "seeds.toml" in bad.stderr
 
 
-def test_retry_infra_reruns_infrastructure_failures_only(
-    run_cli, agent_env_home, tmp_path
-):
+def test_retry_infra_reruns_infrastructure_failures_only(run_cli, agent_env_home, tmp_path):
     counter = str(tmp_path / "count")
     flaky = [
         {"id": "box", "type": "t_light_box"},
@@ -113,9 +101,7 @@ def test_retry_infra_reruns_infrastructure_failures_only(
         {"id": "coin", "type": "t_coin", "value": "x", "passing": "x"},
     ]
     bundle = write_bundle(tmp_path / "b", {"flaky": flaky})
-    result = run_cli.invoke(
-        ["run", str(bundle), "--trials", "3", "--retry-infra", "1", "--json"]
-    )
+    result = run_cli.invoke(["run", str(bundle), "--trials", "3", "--retry-infra", "1", "--json"])
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
     [task] = data["results"]["tasks"]
@@ -149,16 +135,12 @@ def test_failure_classes_reach_the_record(run_cli, agent_env_home, tmp_path, cls
         },
     ]
     bundle = write_bundle(tmp_path / "b", {"t": steps})
-    data = json.loads(
-        run_cli.invoke(["run", str(bundle), "--trials", "2", "--json"]).stdout
-    )
+    data = json.loads(run_cli.invoke(["run", str(bundle), "--trials", "2", "--json"]).stdout)
     assert {r["failure_class"] for r in data["tasks"]} == {cls}
     assert data["results"]["tasks"][0]["failures"] == {cls: 2}
 
 
-def test_sandbox_concurrency_caps_creations_in_flight(
-    run_cli, register_plugin, tmp_path
-):
+def test_sandbox_concurrency_caps_creations_in_flight(run_cli, register_plugin, tmp_path):
     from agent_env import hookimpl
     from agent_env.sandboxes.local import LocalProvider
 
@@ -202,12 +184,10 @@ def test_sandbox_concurrency_caps_creations_in_flight(
 
 
 def test_runs_list_show_export_of_a_trials_run(run_cli, agent_env_home, tmp_path):
-    bundle = write_bundle(
-        tmp_path / "b", {"coin": coin_task("0,2")}, evals={"e": ["coin"]}
-    )
-    run_id = json.loads(
-        run_cli.invoke(["run", str(bundle), "--trials", "4", "--json"]).stdout
-    )["run_id"]
+    bundle = write_bundle(tmp_path / "b", {"coin": coin_task("0,2")}, evals={"e": ["coin"]})
+    run_id = json.loads(run_cli.invoke(["run", str(bundle), "--trials", "4", "--json"]).stdout)[
+        "run_id"
+    ]
     [row] = json.loads(run_cli.invoke(["runs", "list", "--json"]).stdout)
     assert (row["instances"], row["trials_per_task"], row["passed"], row["failed"]) == (
         4,
@@ -217,12 +197,8 @@ def test_runs_list_show_export_of_a_trials_run(run_cli, agent_env_home, tmp_path
     )
     shown = run_cli.invoke(["runs", "show", run_id]).stdout
     assert "4 trials (4 per task): 2 passed, 2 failed" in shown
-    assert any(
-        ln.split()[:4] == ["coin", "4", "2", "0.500"] for ln in shown.splitlines()
-    )
-    assert any(
-        ln.split()[:5] == ["eval", "e", "4", "2", "0.500"] for ln in shown.splitlines()
-    )
+    assert any(ln.split()[:4] == ["coin", "4", "2", "0.500"] for ln in shown.splitlines())
+    assert any(ln.split()[:5] == ["eval", "e", "4", "2", "0.500"] for ln in shown.splitlines())
     out = tmp_path / "x.jsonl"
     result = run_cli.invoke(["runs", "export", run_id, "-o", str(out)])
     assert "wrote 4 trial row(s)" in result.stderr

@@ -38,9 +38,7 @@ def test_sigkill_halfway_through_200_trials_then_resume(env, tmp_path):  # noqa:
     ]
     bundle = write_bundle(tmp_path / "b", {"coin": task})
     proc = start(env, "run", str(bundle), "--trials", str(TRIALS), "--concurrency", "8")
-    wait_for(
-        lambda: len(lines(verified)) >= TRIALS // 2 or proc.poll() is not None, 120
-    )
+    wait_for(lambda: len(lines(verified)) >= TRIALS // 2 or proc.poll() is not None, 120)
     proc.kill()
     proc.wait(timeout=10)
     assert proc.returncode == -9
@@ -69,15 +67,10 @@ def test_sigkill_halfway_through_200_trials_then_resume(env, tmp_path):  # noqa:
         timeout=180,
     )
     assert done.returncode == 1, done.stderr  # the odd trials scored below 1
-    assert (
-        f"{len(kept)} trial(s) finished and kept, {TRIALS - len(kept)} to run"
-        in done.stderr
-    )
+    assert f"{len(kept)} trial(s) finished and kept, {TRIALS - len(kept)} to run" in done.stderr
 
     rows = [json.loads(line) for line in export.read_text().splitlines()]
-    assert sorted(r["trial"] for r in rows) == list(
-        range(TRIALS)
-    )  # none lost, none twice
+    assert sorted(r["trial"] for r in rows) == list(range(TRIALS))  # none lost, none twice
     assert len({r["instance_id"] for r in rows}) == TRIALS
     assert {r["trial"] for r in rows if r["passed"]} == set(range(0, TRIALS, 2))
     assert {r["status"] for r in rows} == set(FINAL)
@@ -115,9 +108,7 @@ def test_ctrl_c_during_trials_then_resume(env, tmp_path):  # noqa: F811
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
-    assert (
-        "excluded" in out and "cancelled" in out
-    )  # the partial table says what was cut
+    assert "excluded" in out and "cancelled" in out  # the partial table says what was cut
     statuses = Counter(r["status"] for r in stored(env["home"], "task_instances"))
     assert statuses["cancelled"] >= 1 and statuses["passed"] >= 1
     nothing_left(env["home"])
@@ -158,9 +149,7 @@ def test_resume_refuses_a_run_whose_process_is_alive(env, tmp_path):  # noqa: F8
             timeout=60,
         )
         assert done.returncode == 1
-        assert (
-            f"run {run['id']!r} is still running in process {proc.pid}" in done.stderr
-        )
+        assert f"run {run['id']!r} is still running in process {proc.pid}" in done.stderr
     finally:
         release.touch()
         proc.communicate(timeout=60)

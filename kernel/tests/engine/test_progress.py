@@ -20,9 +20,7 @@ def test_terminal_rewrites_one_line_and_ends_it():
     text = out.getvalue()
     assert text.count("\r") == 2 and text.endswith("\n") and text.count("\n") == 1
     first = text.split("\r")[1]
-    assert (
-        first.startswith("trials 1/10 done, 1 running, 0 not passed") and "ETA" in first
-    )
+    assert first.startswith("trials 1/10 done, 1 running, 0 not passed") and "ETA" in first
     assert "\x1b[K" in first
     assert "trials 2/10 done, 0 running, 1 not passed" in text.split("\r")[2]
 

@@ -74,9 +74,7 @@ def test_t_quantiles_and_merge():
     assert (a.n, a.mean, a.m2) == pytest.approx((both.n, both.mean, both.m2))
 
 
-def record(
-    task: str, status: str, score: float | None = None, cls: str | None = None
-) -> dict:
+def record(task: str, status: str, score: float | None = None, cls: str | None = None) -> dict:
     return {
         "task": {"name": task},
         "status": status,

@@ -31,9 +31,7 @@ def trial_row(record: Mapping[str, Any]) -> dict[str, Any]:
         "agent": record.get("agent"),
         "model": record.get("model"),
         "seed": record.get("seed"),
-        "seed_values": dict(seed_values)
-        if isinstance(seed_values, Mapping)
-        else seed_values,
+        "seed_values": dict(seed_values) if isinstance(seed_values, Mapping) else seed_values,
         "status": record.get("status"),
         "passed": record.get("status") == "passed",
         "outcome": record.get("outcome"),
@@ -93,9 +91,7 @@ async def run_summary(documents: Any, run_doc: Mapping[str, Any]) -> dict[str, A
 
     names = list(dict.fromkeys(run_doc.get("tasks", [])))
     results = Results(names, run_doc.get("eval_tasks") or {})
-    counts = dict.fromkeys(
-        ("passed", "failed", "unscored", "cancelled", "unfinished"), 0
-    )
+    counts = dict.fromkeys(("passed", "failed", "unscored", "cancelled", "unfinished"), 0)
     started = 0
     async for record in run_records(documents, run_doc):
         started += 1

@@ -80,17 +80,13 @@ def owner() -> dict[str, Any]:
 def aggregate_ids(steps: Sequence[Any]) -> set[str]:
     out = set()
     for step in steps:
-        if step.type == "aggregate_verifiers" or getattr(
-            type(step), "is_aggregate", False
-        ):
+        if step.type == "aggregate_verifiers" or getattr(type(step), "is_aggregate", False):
             vid = getattr(step, "verifier_id", None) or step.id
             out.add(vid)
     return out
 
 
-def counted_scores(
-    steps: Sequence[Any], verifiers: Mapping[str, Any]
-) -> dict[str, float]:
+def counted_scores(steps: Sequence[Any], verifiers: Mapping[str, Any]) -> dict[str, float]:
     """The scores that decide the outcome (see the module docstring)."""
     scores = {
         vid: v.get("score")

@@ -40,9 +40,7 @@ def trial_score(record: Mapping[str, Any]) -> float | None:
     status = record.get("status")
     if status == "failed":
         return 0.0
-    scores = [
-        s for s in (record.get("scores") or {}).values() if isinstance(s, (int, float))
-    ]
+    scores = [s for s in (record.get("scores") or {}).values() if isinstance(s, (int, float))]
     if status in ("passed", "scored_below") and scores:
         return float(sum(scores) / len(scores))
     return None
@@ -194,9 +192,7 @@ def _ci(pair: Sequence[float] | None) -> str:
 
 def format_table(summary: Mapping[str, Any]) -> list[str]:
     """The results as aligned text lines (tasks, then evals, then failure classes)."""
-    rows = [("task", s) for s in summary["tasks"]] + [
-        ("eval", s) for s in summary["evals"]
-    ]
+    rows = [("task", s) for s in summary["tasks"]] + [("eval", s) for s in summary["evals"]]
     if not rows:
         return []
     k_max = max((len(s["pass_at_k"]) for _, s in rows), default=0)

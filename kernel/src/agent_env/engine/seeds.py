@@ -23,9 +23,7 @@ from agent_env.errors import BundleError
 FILE_NAME = "seeds.toml"
 _SCALARS = (str, int, float, bool)
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_PLACEHOLDER = re.compile(
-    r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}"
-)
+_PLACEHOLDER = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SKIP_FIELDS = frozenset({"id", "depends_on", "retry_config", "fail_task_on_error"})
 
 
@@ -73,31 +71,21 @@ def load_seed_table(path: Path | None, bundle_root: Path | None = None) -> SeedT
         else:
             for i, value in enumerate(raw):
                 if not isinstance(value, _SCALARS):
-                    problems.append(
-                        f"seeds[{i}]: must be a number or a string, got {value!r}"
-                    )
+                    problems.append(f"seeds[{i}]: must be a number or a string, got {value!r}")
                 entries.append({"seed": value})
     if "trial" in data:
         raw = data["trial"]
-        if (
-            not isinstance(raw, list)
-            or not raw
-            or not all(isinstance(t, dict) for t in raw)
-        ):
+        if not isinstance(raw, list) or not raw or not all(isinstance(t, dict) for t in raw):
             problems.append("[[trial]] must be one or more tables")
         else:
             for i, table in enumerate(raw):
                 for key, value in table.items():
                     if not _NAME.fullmatch(key):
-                        problems.append(
-                            f"trial {i + 1}: {key!r} is not a placeholder name"
-                        )
+                        problems.append(f"trial {i + 1}: {key!r} is not a placeholder name")
                     elif key == "trial":
                         problems.append(f"trial {i + 1}: 'trial' is set by the engine")
                     elif not isinstance(value, _SCALARS):
-                        problems.append(
-                            f"trial {i + 1}: {key} must be a number, string or boolean"
-                        )
+                        problems.append(f"trial {i + 1}: {key} must be a number, string or boolean")
                 entries.append(dict(table))
     if problems:
         raise BundleError(f"seed table {path} is invalid", problems)
@@ -132,9 +120,7 @@ def _substitute(value: Any, values: Mapping[str, Any]) -> Any:
         return value if all(a is b for a, b in zip(new, value, strict=True)) else new
     if isinstance(value, tuple):
         new_t = tuple(_substitute(v, values) for v in value)
-        return (
-            value if all(a is b for a, b in zip(new_t, value, strict=True)) else new_t
-        )
+        return value if all(a is b for a, b in zip(new_t, value, strict=True)) else new_t
     if isinstance(value, dict):
         new_d = {k: _substitute(v, values) for k, v in value.items()}
         return value if all(new_d[k] is value[k] for k in value) else new_d

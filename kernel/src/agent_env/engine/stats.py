@@ -24,9 +24,7 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     """The chance that at least one of k trials drawn without replacement from n trials with c
     passes passes: 1 - C(n-c, k) / C(n, k) (Chen et al. 2021). Needs 1 <= k <= n."""
     if not 0 <= c <= n or not 1 <= k <= n:
-        raise ValueError(
-            f"pass@k needs 0 <= c <= n and 1 <= k <= n, got n={n} c={c} k={k}"
-        )
+        raise ValueError(f"pass@k needs 0 <= c <= n and 1 <= k <= n, got n={n} c={c} k={k}")
     if n - c < k:
         return 1.0
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
@@ -55,8 +53,7 @@ def t_quantile_975(df: int) -> float:
         + (z**3 + z) / (4 * v)
         + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * v**2)
         + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * v**3)
-        + (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z)
-        / (92160 * v**4)
+        + (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / (92160 * v**4)
     )
 
 

@@ -47,10 +47,7 @@ def bundle_digest(bundle: Any) -> str | None:
     h = hashlib.sha256()
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root)
-        if (
-            any(p.startswith(".") or p == "__pycache__" for p in rel.parts)
-            or not path.is_file()
-        ):
+        if any(p.startswith(".") or p == "__pycache__" for p in rel.parts) or not path.is_file():
             continue
         h.update(rel.as_posix().encode() + b"\0")
         with open(path, "rb") as f:
@@ -90,9 +87,7 @@ class TrialRun:
         self.kept = 0
         names = sorted({"trial", "seed", *(k for e in seeds.entries for k in e)})
         self._seeded = {
-            name: uses_placeholders(
-                getattr(t, "raw", None) or [s.id for s in t.steps], names
-            )
+            name: uses_placeholders(getattr(t, "raw", None) or [s.id for s in t.steps], names)
             or not getattr(t, "raw", None)
             for name, t in self.tasks.items()
         }
@@ -201,10 +196,7 @@ class Trial:
                         run.results.add(instance.record)
                     raise
                 del instance
-                if (
-                    record_failure_class(final) != "infrastructure"
-                    or retries >= run.retry_infra
-                ):
+                if record_failure_class(final) != "infrastructure" or retries >= run.retry_infra:
                     break
                 retries += 1
                 self.attempt += 1
@@ -275,15 +267,11 @@ async def plan_run(
         results=Results([t.name for t in tasks], _eval_tasks(bundle, evals, tasks)),
         progress=progress,
     )
-    run.trials = [
-        Trial(run, base, name, i) for base, (name, i) in zip(ids, order, strict=True)
-    ]
+    run.trials = [Trial(run, base, name, i) for base, (name, i) in zip(ids, order, strict=True)]
     return run
 
 
-def _eval_tasks(
-    bundle: Any, evals: Sequence[str], tasks: Sequence[Any]
-) -> dict[str, list[str]]:
+def _eval_tasks(bundle: Any, evals: Sequence[str], tasks: Sequence[Any]) -> dict[str, list[str]]:
     chosen = {t.name for t in tasks}
     return {
         name: [t for t in bundle.evals[name].tasks if t in chosen]
@@ -292,9 +280,7 @@ def _eval_tasks(
     }
 
 
-async def latest_attempt(
-    documents: Any, base: str
-) -> tuple[dict[str, Any] | None, int]:
+async def latest_attempt(documents: Any, base: str) -> tuple[dict[str, Any] | None, int]:
     """The record of a trial's last attempt and its number ((None, 0): never started)."""
     record = await documents.get(COLLECTION, base)
     attempt = 0
@@ -324,9 +310,7 @@ async def resume_run(
     documents = services.stores.documents
     if run_doc.get("owner"):
         # A run whose process still runs would start the same trials twice.
-        check_not_running(
-            {"id": run_doc["id"], "status": "running", "owner": run_doc["owner"]}
-        )
+        check_not_running({"id": run_doc["id"], "status": "running", "owner": run_doc["owner"]})
         await documents.put(RUNS, run_doc["id"], {**run_doc, "owner": owner()})
     ids = list(run_doc.get("instances", []))
     names = list(run_doc.get("tasks", []))
@@ -354,9 +338,7 @@ async def resume_run(
         tasks=tasks,
         task_versions=task_versions,
         seeds=seeds,
-        retry_infra=run_doc.get("retry_infra", 0)
-        if retry_infra is None
-        else retry_infra,
+        retry_infra=run_doc.get("retry_infra", 0) if retry_infra is None else retry_infra,
         meta=(run_doc.get("meta") or {}) if meta is None else meta,
         results=Results(task_names, _eval_tasks(bundle, evals, list(tasks.values()))),
         progress=progress,
@@ -385,9 +367,7 @@ async def read_run(documents: Any, run_id: str) -> dict[str, Any] | None:
     return await documents.get(RUNS, run_id)
 
 
-async def gather_records(
-    documents: Any, run_doc: Mapping[str, Any]
-) -> list[dict[str, Any]]:
+async def gather_records(documents: Any, run_doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every trial's last record (for `--json`), read back from the store."""
     from agent_env.engine.export import run_records
 

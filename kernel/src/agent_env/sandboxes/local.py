@@ -28,11 +28,16 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 import anyio
-import anyio.abc
 
 from agent_env.errors import SandboxError
 from agent_env.sandbox import ExecResult, Sandbox, SandboxProvider, SandboxSpec
 from agent_env.sandboxes import procs
+from agent_env.sandboxes.local_exec import (
+    answer_test,
+    collect,
+    exec_limiter,
+    host_environ,
+)
 from agent_env.suggest import did_you_mean
 
 MARKER_ENV = "AGENTENV_SANDBOX"
@@ -84,7 +89,11 @@ class LocalProvider(SandboxProvider):
         staging = self.root / f".{sandbox_id}.meta.tmp"
         staging.mkdir(parents=True)
         sandbox = LocalSandbox(
-            sandbox_id, folder, staging, labels=dict(spec.labels), env_vars=dict(spec.env_vars)
+            sandbox_id,
+            folder,
+            staging,
+            labels=dict(spec.labels),
+            env_vars=dict(spec.env_vars),
         )
         sandbox._save()
         os.rename(staging, meta)
@@ -161,7 +170,11 @@ def _refuse_unenforceable(spec: SandboxSpec) -> None:
             f"the local sandbox runs host processes and cannot run image {spec.image!r}; "
             "use a provider that runs images (e.g. --sandbox docker) or drop `image`"
         )
-    for field, value in (("cpus", spec.cpus), ("memory", spec.memory), ("pids", spec.pids)):
+    for field, value in (
+        ("cpus", spec.cpus),
+        ("memory", spec.memory),
+        ("pids", spec.pids),
+    ):
         if value is not None:
             raise SandboxError(
                 f"the local sandbox cannot enforce a {field} limit ({value!r}); "
@@ -227,7 +240,7 @@ class LocalSandbox(Sandbox):
         return _APP.sub(lambda _m: folder, text)
 
     def _env(self, env: Mapping[str, str] | None) -> dict[str, str]:
-        merged = _host_environ()
+        merged = host_environ()
         for source in (self.env_vars, env or {}):
             merged.update({k: self.rewrite(str(v)) for k, v in source.items()})
         merged["APP_DIR"] = str(self.folder)
@@ -298,7 +311,7 @@ class LocalSandbox(Sandbox):
         in its group are killed when it exits (use `start_process` for servers)."""
         argv = self._argv(command)
         cwd_path = self._cwd(cwd)
-        answered = _answer_test(argv, cwd_path)
+        answered = answer_test(argv, cwd_path)
         if answered is not None:
             return ExecResult(exit_code=answered, stdout="", stderr="", timed_out=False)
         env_map = self._env(env)
@@ -320,11 +333,11 @@ class LocalSandbox(Sandbox):
             self._track(popen.pid, "exec", command)
             started["pid"] = popen.pid
             started["started"] = self._tracked[popen.pid]["started"]
-            return _collect(popen, timeout, started["started"])
+            return collect(popen, timeout, started["started"], _DRAIN_AFTER_KILL, MAX_OUTPUT)
 
         try:
             code, out, err, timed_out = await anyio.to_thread.run_sync(
-                run, abandon_on_cancel=True, limiter=_exec_limiter()
+                run, abandon_on_cancel=True, limiter=exec_limiter()
             )
         finally:
             pid = started.get("pid")
@@ -448,138 +461,6 @@ class LocalSandbox(Sandbox):
         self._tracked.clear()
         shutil.rmtree(self.folder, ignore_errors=True)
         shutil.rmtree(self.meta, ignore_errors=True)
-
-
-_TESTS = {"-e": os.path.exists, "-d": os.path.isdir, "-f": os.path.isfile}
-
-
-def _answer_test(argv: Sequence[str], cwd: Path) -> int | None:
-    """The exit code of `test -e|-d|-f PATH` (the probe verifiers run most), answered without
-    starting a process: a fork and exec costs milliseconds, a stat microseconds. None for
-    any other command."""
-    if len(argv) != 3 or argv[0] not in ("test", "/usr/bin/test", "/bin/test"):
-        return None
-    check = _TESTS.get(argv[1])
-    if check is None or not argv[2]:
-        return None
-    return 0 if check(os.path.join(cwd, argv[2])) else 1
-
-
-_EXEC_LIMITER: anyio.CapacityLimiter | None = None
-_ENVIRON: tuple[tuple, dict[str, str]] | None = None
-
-
-def _host_environ() -> dict[str, str]:
-    """A copy of `os.environ`, decoded once per change of the environment (not per command)."""
-    global _ENVIRON
-    raw = tuple(os.environ._data.items())  # type: ignore[attr-defined]
-    if _ENVIRON is None or _ENVIRON[0] != raw:
-        _ENVIRON = (raw, dict(os.environ))
-    return dict(_ENVIRON[1])
-
-
-def _exec_limiter() -> anyio.CapacityLimiter:
-    """Commands wait in their own worker threads, outside the default pool that store calls
-    share, so long-running commands never starve the journal."""
-    global _EXEC_LIMITER
-    if _EXEC_LIMITER is None:
-        _EXEC_LIMITER = anyio.CapacityLimiter(100_000)
-    return _EXEC_LIMITER
-
-
-def _collect(
-    popen: subprocess.Popen, timeout: float | None, started: int | None
-) -> tuple[int | None, bytes, bytes, bool]:
-    """In a worker thread: read both pipes (keeping `MAX_OUTPUT` bytes of each) until the
-    command exits, killing its group when it exits or times out; then drain what is left for
-    at most `_DRAIN_AFTER_KILL` seconds. (exit code, stdout, stderr, timed out)."""
-    import selectors
-    import time
-
-    sinks: dict[Any, list[bytes]] = {popen.stdout: [], popen.stderr: []}
-    kept = dict.fromkeys(sinks, 0)
-    now = time.monotonic()
-    deadline = None if timeout is None else now + timeout
-    drain_until: float | None = None
-    timed_out = False
-    with selectors.DefaultSelector() as sel:
-        for stream in sinks:
-            os.set_blocking(stream.fileno(), False)
-            sel.register(stream, selectors.EVENT_READ)
-        while sel.get_map():
-            now = time.monotonic()
-            if drain_until is None:
-                if popen.poll() is not None:
-                    procs.kill_group(popen.pid, started)
-                    drain_until = now + _DRAIN_AFTER_KILL
-                elif deadline is not None and now >= deadline:
-                    timed_out = True
-                    procs.kill_group(popen.pid, None)
-                    drain_until = now + _DRAIN_AFTER_KILL
-            if drain_until is not None and now >= drain_until:
-                break
-            limit = drain_until if drain_until is not None else deadline
-            wait = 0.05 if limit is None else max(0.0, min(0.05, limit - now))
-            for key, _ in sel.select(wait):
-                stream = key.fileobj
-                try:
-                    chunk = os.read(key.fd, 65536)
-                except BlockingIOError:
-                    continue
-                if not chunk:
-                    sel.unregister(stream)
-                    continue
-                if kept[stream] < MAX_OUTPUT:
-                    sinks[stream].append(chunk[: MAX_OUTPUT - kept[stream]])
-                    kept[stream] += len(chunk)
-                    if kept[stream] >= MAX_OUTPUT:
-                        sinks[stream].append(b"\n[output truncated]\n")
-    if drain_until is None:
-        try:
-            popen.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            procs.kill_group(popen.pid, None)
-        else:
-            procs.kill_group(popen.pid, started)
-    try:
-        popen.wait(_DRAIN_AFTER_KILL)
-    except subprocess.TimeoutExpired:
-        pass
-    for stream in sinks:
-        stream.close()
-    return popen.returncode, b"".join(sinks[popen.stdout]), b"".join(sinks[popen.stderr]), timed_out
-
-
-class _Countdown:
-    def __init__(self, n: int):
-        self.n = n
-        self.event = anyio.Event()
-
-    def done(self) -> None:
-        self.n -= 1
-        if self.n <= 0:
-            self.event.set()
-
-
-async def _drain(
-    stream: anyio.abc.ByteReceiveStream | None, sink: list[bytes], countdown: _Countdown
-) -> None:
-    """Collect up to `MAX_OUTPUT` bytes of `stream`, then keep reading (and dropping) to EOF
-    so the command never blocks on a full pipe."""
-    kept = 0
-    try:
-        if stream is not None:
-            async for chunk in stream:
-                if kept < MAX_OUTPUT:
-                    sink.append(chunk[: MAX_OUTPUT - kept])
-                    kept += len(chunk)
-                    if kept >= MAX_OUTPUT:
-                        sink.append(b"\n[output truncated]\n")
-    except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-        pass
-    finally:
-        countdown.done()
 
 
 def _copy(source: Path, target: Path) -> None:

@@ -29,9 +29,7 @@ class QuietReporter(Reporter):
     def step_finished(self, instance, step_id, status, seconds, error) -> None:
         if error and status == "failed" and self.shown < self.limit:
             self.shown += 1
-            more = (
-                "" if self.shown < self.limit else " (further failures: see the table)"
-            )
+            more = "" if self.shown < self.limit else " (further failures: see the table)"
             _err(
                 f"[{instance.task_name} #{instance.record.get('trial', 0)}] {step_id}: "
                 f"{instance.services.redactor(error)}{more}"
@@ -60,9 +58,7 @@ def load_seeds(opts: dict[str, Any], bundle: Any) -> Any:
     return load_seed_table(path, bundle.root)
 
 
-async def plan(
-    session, services, opts, bundle, materialized, tasks, evals, spec
-) -> Any:
+async def plan(session, services, opts, bundle, materialized, tasks, evals, spec) -> Any:
     """Write the run document and return the `TrialRun` (its `trials` go to the runner)."""
     from agent_env.engine import run as engine_run
     from agent_env.engine import trials as engine_trials
@@ -138,16 +134,13 @@ def exit_code(summary: dict[str, Any], caught: list[int]) -> int:
     if caught:
         return EXIT_SIGNAL.get(caught[0], 130)
     bad = any(
-        any(c != "unscored" for c in s["failures"])
-        or s["excluded"].get("infrastructure")
+        any(c != "unscored" for c in s["failures"]) or s["excluded"].get("infrastructure")
         for s in summary["tasks"]
     )
     return EXIT_FAILED if bad else EXIT_OK
 
 
-async def report(
-    session: Any, trial_run: Any, opts: dict[str, Any], caught: list[int]
-) -> int:
+async def report(session: Any, trial_run: Any, opts: dict[str, Any], caught: list[int]) -> int:
     """Print the summary (per-trial lines for single-trial runs, the results table otherwise),
     write `--export`; the exit code."""
     from agent_env.engine import trials as engine_trials
@@ -166,12 +159,9 @@ async def report(
             _err(f"wrote {rows} trial row(s) to {path}")
         single = not many(opts) and int((run_doc or {}).get("trials") or 1) == 1
         wanted = run_doc is not None and (opts.get("as_json") or single)
-        records = (
-            await engine_trials.gather_records(documents, run_doc) if wanted else []
-        )
+        records = await engine_trials.gather_records(documents, run_doc) if wanted else []
     evals = [
-        {"name": e["name"], "passed": e["passed"], "total": e["trials"]}
-        for e in summary["evals"]
+        {"name": e["name"], "passed": e["passed"], "total": e["trials"]} for e in summary["evals"]
     ]
     if opts.get("as_json"):
         data = {
