@@ -7,6 +7,7 @@ front with a `StoreError` naming the offending value.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from agent_env.errors import StoreError
 
@@ -75,6 +76,13 @@ def check_object_prefix(prefix: object) -> str:
             "empty parts or backslashes"
         )
     return prefix
+
+
+def secret_names_under(prefix: str, ids: Iterable[str]) -> list[str]:
+    """The secret names a backend lists: of the ids it holds (e.g. "agentenv/openai-key"),
+    those under `prefix`, without it, that follow the secret name rules; sorted."""
+    names = (i[len(prefix):] for i in ids if i.startswith(prefix))
+    return sorted(n for n in names if SECRET_RE.fullmatch(n))
 
 
 def check_secret_name(name: object) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 from agent_env.errors import ConfigError, StoreError
 from agent_env.stores.base import SecretStore
-from agent_env.stores.names import SECRET_RE, check_secret_name
+from agent_env.stores.names import check_secret_name, secret_names_under
 from agentenv_aws_stores import settings as _settings
 from agentenv_aws_stores._client import AwsClient, error_code
 
@@ -113,18 +113,12 @@ class SecretsManagerStore(SecretStore):
             kwargs: dict[str, Any] = {}
             if self.prefix:
                 kwargs["Filters"] = [{"Key": "name", "Values": [self.prefix]}]
-            names = []
-            for page in client.get_paginator("list_secrets").paginate(**kwargs):
-                for entry in page.get("SecretList", []):
-                    full = entry.get("Name", "")
-                    if entry.get("DeletedDate") or not full.startswith(self.prefix):
-                        continue
-                    name = full[len(self.prefix):]
-                    if SECRET_RE.fullmatch(name):
-                        names.append(name)
-            return names
+            pages = client.get_paginator("list_secrets").paginate(**kwargs)
+            entries = [e for page in pages for e in page.get("SecretList", [])]
+            live = [e.get("Name", "") for e in entries if not e.get("DeletedDate")]
+            return secret_names_under(self.prefix, live)
 
-        return sorted(await self._client.call(scan, "list secrets"))
+        return await self._client.call(scan, "list secrets")
 
     async def close(self) -> None:
         self._client.close()

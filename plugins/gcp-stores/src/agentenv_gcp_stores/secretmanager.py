@@ -14,7 +14,7 @@ from typing import Any
 
 from agent_env.errors import ConfigError, StoreError
 from agent_env.stores.base import SecretStore
-from agent_env.stores.names import SECRET_RE, check_secret_name
+from agent_env.stores.names import check_secret_name, secret_names_under
 from agentenv_gcp_stores import settings as _settings
 from agentenv_gcp_stores._client import GcpClient, credentials
 
@@ -139,16 +139,10 @@ class SecretManagerStore(SecretStore):
             request: dict[str, Any] = {"parent": f"projects/{self.project}"}
             if self.prefix:
                 request["filter"] = f"name:{self.prefix}"
-            names = []
-            for secret in client.list_secrets(request=request, timeout=self._timeout):
-                secret_id = secret.name.rpartition("/")[2]
-                if secret_id.startswith(self.prefix):
-                    name = secret_id[len(self.prefix):]
-                    if SECRET_RE.fullmatch(name):
-                        names.append(name)
-            return names
+            secrets = client.list_secrets(request=request, timeout=self._timeout)
+            return secret_names_under(self.prefix, (s.name.rpartition("/")[2] for s in secrets))
 
-        return sorted(await self._client.call(scan, "list secrets"))
+        return await self._client.call(scan, "list secrets")
 
     async def close(self) -> None:
         self._client.close()
