@@ -12,19 +12,12 @@ import pytest
 from agent_env.testing.contracts import ImageStoreContract
 from agentenv_aws_stores.ecr import EcrImageStore
 from agentenv_aws_stores.testing import settings
-from agentenv_docker_sandbox.testing import (
-    REGISTRY,
-    require_docker,
-    require_registry,
-    tiny_image,
-)
+from agentenv_docker_sandbox.testing import REGISTRY, registry_test_image
 
 
 @pytest.fixture(scope="session")
 def local_tiny_image():
-    require_docker(None)
-    require_registry()
-    return tiny_image()
+    return registry_test_image()
 
 
 def ecr_factory(endpoint: str, **extra):

@@ -9,21 +9,14 @@ import pytest
 
 from agent_env.errors import ConfigError
 from agent_env.testing.contracts import ImageStoreContract
-from agentenv_docker_sandbox.testing import (
-    REGISTRY,
-    require_docker,
-    require_registry,
-    tiny_image,
-)
+from agentenv_docker_sandbox.testing import REGISTRY, registry_test_image
 from agentenv_gcp_stores.artifactregistry import ArtifactRegistryImageStore
 from agentenv_gcp_stores.testing import PROJECT
 
 
 @pytest.fixture(scope="session")
 def local_tiny_image():
-    require_docker(None)
-    require_registry()
-    return tiny_image()
+    return registry_test_image()
 
 
 def ar_settings(**extra):

@@ -120,3 +120,11 @@ def tiny_image(ref: str = TINY_IMAGE) -> str:
     repo, tag = ref.rsplit(":", 1)
     client.api.import_image_from_data(buf.getvalue(), repository=repo, tag=tag)
     return ref
+
+
+def registry_test_image() -> str:
+    """`tiny_image()` once Docker and the local registry answer (skip, or fail on CI, if
+    not): the image an image-store test pushes."""
+    require_docker(None)
+    require_registry()
+    return tiny_image()
