@@ -8,23 +8,16 @@ downloaded into a staging folder and moved into place, so a file present is a co
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import attrs
 
+from agent_env.fsutil import atomic_write
 from agent_env.paths import cache_dir
 
 
 def _write_json(path: Path, data: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-    with os.fdopen(fd, "w") as fh:
-        json.dump(data, fh, indent=1, sort_keys=True)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps(data, indent=1, sort_keys=True), prefix=".tmp-")
 
 
 def _read_json(path: Path) -> dict | None:
