@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-NEEDED_STEPS = ("deploy_sandbox", "load_artifact", "verify_sandbox", "teardown_sandboxes")
 TASK = [
     {"id": "box", "type": "deploy_sandbox", "sandbox_name": "box", "sandbox_mode": "vm"},
     {"id": "greet", "type": "load_artifact", "artifact_id": "greeting", "sandbox_name": "box",
@@ -23,27 +22,6 @@ TASK = [
 CARD = "---\nagentenv:\n  bundles:\n    hello:\n      plugins: [agentenv-hf-hub>=1]\n---\n# hello on the Hub\n"
 
 
-def _missing_pieces() -> str | None:
-    """What `agent-env run` still lacks to run the hello-like bundle, or None when it can."""
-    agent_env = Path(sys.executable).with_name("agent-env")
-    if not agent_env.exists() and shutil.which("agent-env") is None:
-        return "the agent-env console script is not installed"
-    try:
-        import agent_env.cli.commands.run  # noqa: F401
-        from agent_env.plugins import PluginManager
-    except ImportError as exc:
-        return f"agent-env run is not available ({exc})"
-    manager = PluginManager()
-    try:
-        known = set(manager.step_types.names())
-    except Exception as exc:  # a plugin still being written may fail to register
-        return f"the step-type registry does not build ({exc})"
-    missing = [s for s in NEEDED_STEPS if s not in known]
-    if missing:
-        return "core step types not registered yet: " + ", ".join(missing)
-    return None
-
-
 def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
     exe = Path(sys.executable).with_name("agent-env")
     cmd = [str(exe) if exe.exists() else "agent-env", *args]
@@ -51,9 +29,6 @@ def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
 
 
 def test_agent_env_run_hf_spec_twice(hub, cache, endpoint, tmp_path):
-    missing = _missing_pieces()
-    if missing:
-        pytest.skip(f"needs `agent-env run` with the core steps: {missing}")
     repo = hub.create_repo("org/hello")
     commit = repo.commit({
         "README.md": CARD,
@@ -95,3 +70,29 @@ def test_agent_env_run_reports_unmet_card_plugins(hub, cache, endpoint, tmp_path
     assert "agentenv-example>=1.2: agentenv-example is not installed" in result.stderr
     assert "setup: agent-env example setup" in result.stderr
     assert {r.file for r in hub.downloads()} == {"README.md"}
+
+
+def test_resume_loads_the_recorded_commit_even_after_the_branch_moved(hub, cache, endpoint, tmp_path):
+    broken = [dict(s) for s in TASK]
+    broken[1]["destination_path"] = "/outside-the-sandbox"  # the local provider refuses it
+    files = {
+        "README.md": CARD,
+        "bundles/hello/tasks/hello.json": json.dumps(broken),
+        "bundles/hello/artifacts/greeting/greeting.txt": "hello from the Hub\n",
+    }
+    repo = hub.create_repo("org/moving")
+    first_commit = repo.commit(files)
+    env = {**os.environ, "AGENT_ENV_HOME": str(tmp_path / "home"), "HF_ENDPOINT": endpoint}
+    env.pop("AGENT_ENV_CONFIG", None)
+    failed = _run(["run", "hf://org/moving", "--json"], env)
+    assert failed.returncode == 1, failed.stderr
+    (record,) = json.loads(failed.stdout)["tasks"]
+    assert record["status"] == "failed", record["outcome"]
+    assert record["bundle"]["provenance"]["commit"] == first_commit
+
+    repo.commit({**files, "bundles/hello/tasks/hello.json": json.dumps(TASK)})  # main moves on
+    resumed = _run(["run", "--resume", record["id"], "--json"], env)
+    assert f"commit {first_commit}" in resumed.stderr, resumed.stderr
+    (again,) = json.loads(resumed.stdout)["tasks"]
+    assert again["status"] == "failed", "the resume ran the branch's new commit"
+    assert again["bundle"]["provenance"]["commit"] == first_commit

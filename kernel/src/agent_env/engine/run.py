@@ -85,6 +85,13 @@ def bundle_info(bundle: Any, spec: str) -> dict[str, Any]:
     }
 
 
+def resume_spec(info: Mapping[str, Any]) -> str:
+    """The spec that loads a recorded bundle again: the source's pinned form when it gave one
+    (an `hf://` spec at the exact commit, so a moved branch cannot change a resumed run)."""
+    pinned = (info.get("provenance") or {}).get("pinned_spec")
+    return pinned if isinstance(pinned, str) and pinned else info["spec"]
+
+
 def select_tasks(
     bundle: Any, tasks: Sequence[str] = (), evals: Sequence[str] = ()
 ) -> tuple[list[Any], list[str]]:

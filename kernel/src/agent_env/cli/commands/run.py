@@ -243,7 +243,10 @@ async def _load(session: Any, spec: str, *, dry_run: bool = False, select: Any =
     """Load and validate the bundle, let `select` check the selection, then materialize."""
     from agent_env.bundles import load_bundle, materialize
 
-    bundle = load_bundle(spec, session.plugins)
+    import anyio
+
+    # a source plugin may download (hf://): keep the event loop free while it does
+    bundle = await anyio.to_thread.run_sync(load_bundle, spec, session.plugins)
     selected = select(bundle) if select is not None else None
     materialized = await materialize(bundle, session.stores, dry_run=dry_run)
     for line in materialized.lines:
@@ -381,7 +384,8 @@ async def _resume(session: Any, opts: dict[str, Any], caught: list[int]) -> int:
     if run_doc is not None:
         return await _resume_run(session, opts, caught, run_doc)
     records = [await engine_run.load_record(documents, opts["resume"])]
-    run_id, evals, spec = records[0]["run_id"], [], records[0]["bundle"]["spec"]
+    run_id, evals = records[0]["run_id"], []
+    spec = engine_run.resume_spec(records[0]["bundle"])
     todo = [r for r in records if r["status"] not in engine_run.FINAL_OK]
     if not todo:
         _err(
@@ -425,7 +429,9 @@ async def _resume_run(session: Any, opts: dict[str, Any], caught: list[int], run
 
     _check_provider(session, opts["provider"])
     _reapply_agent_overrides(session, opts, run_doc.get("meta") or {})
-    bundle, materialized, _ = await _load(session, run_doc["bundle"]["spec"])
+    from agent_env.engine import run as engine_run
+
+    bundle, materialized, _ = await _load(session, engine_run.resume_spec(run_doc["bundle"]))
     trials = int(run_doc.get("trials") or 1)
     opts["trials"] = trials
     services = await session.services(
