@@ -35,6 +35,7 @@ def test_tool_loop_changes_env_state_and_run_record_shows_it(tmp_path):
         )
     record = _passed(data, stderr)
     assert record["verifiers"]["env-state"]["score"] == 1.0
+    assert (record["agent"], record["model"]) == ("tool-loop", "scripted-1")  # for exports
     first, second = model.requests
     assert first["model"] == "scripted-1"
     assert {t["function"]["name"] for t in first["tools"]} == {
