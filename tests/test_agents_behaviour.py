@@ -194,7 +194,7 @@ def test_prompt_timeout_is_recorded(tmp_path):
     steps = prompt_steps()
     steps[1]["timeout_seconds"] = 1
     record, seconds, _ = _failure(tmp_path, steps, [{"content": "late", "delay": 5}])
-    assert record["failure"]["class"] == "agent"
+    assert record["failure"]["class"] == "timeout"
     assert "did not answer within 1s" in record["failure"]["message"]
 
 

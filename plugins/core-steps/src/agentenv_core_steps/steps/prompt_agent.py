@@ -136,7 +136,7 @@ class PromptAgent(Step):
             result = AgentResult(
                 text="",
                 failure=(
-                    "agent",
+                    "timeout",
                     f"agent {name!r} did not answer within "
                     f"{self.timeout_seconds}s (timeout_seconds)",
                 ),
