@@ -19,7 +19,9 @@ from agent_env.stores.support import (
     decode_document,
     encode_document,
     object_root,
+    pack_document,
     require_setting,
+    unpack_document,
 )
 
 DEFAULTS = {"bucket": None, "prefix": "", "timeout": 60.0}
@@ -46,6 +48,17 @@ def test_documents_round_trip_as_compact_json():
         decode_document("[1]", "c/k")
     with pytest.raises(StoreError, match="not JSON-serializable"):
         encode_document({"x": float("nan")})
+
+
+def test_large_documents_are_compressed_and_limited():
+    small, big = {"a": 1}, {"log": "ok\n" * 1000}
+    assert pack_document(small, "c/k", compress_over=100, limit=50, limit_name="L") == '{"a":1}'
+    packed = pack_document(big, "c/k", compress_over=100, limit=500, limit_name="L")
+    assert isinstance(packed, bytes) and unpack_document(packed, "c/k") == big
+    with pytest.raises(StoreError, match="document c/k: .* bytes compressed, over X's limit of 5"):
+        pack_document(big, "c/k", compress_over=100, limit=5, limit_name="X's limit")
+    with pytest.raises(StoreError, match="c/k: stored document is corrupt"):
+        unpack_document(b"not zlib", "c/k")
 
 
 def test_object_root_gets_one_trailing_slash_and_is_checked():

@@ -40,6 +40,22 @@ def check_document_key(key: object) -> str:
     return key
 
 
+def check_document_key_bytes(key: str, limit: int, why: str) -> str:
+    """A backend's tighter key limit in UTF-8 bytes (e.g. an index limit), `why` saying whose."""
+    if len(key.encode()) > limit:
+        raise StoreError(
+            f"bad document key {key[:40]!r}...: longer than {limit} bytes in UTF-8 ({why})"
+        )
+    return key
+
+
+def check_document_prefix(prefix: object) -> str:
+    """A document listing prefix: any string."""
+    if not isinstance(prefix, str):
+        raise StoreError(f"bad document prefix {prefix!r}: must be a string")
+    return prefix
+
+
 def check_object_key(key: object) -> str:
     """Object keys are relative slash-separated paths: no `..`/`.` segments, no absolute path,
     no backslash, no empty segment, and not under the reserved `.staging/` folder."""

@@ -25,7 +25,7 @@ import anyio.to_thread
 
 from agent_env.errors import ConfigError, StoreError
 from agent_env.stores.base import DocumentStore
-from agent_env.stores.names import check_collection, check_document_key
+from agent_env.stores.names import check_collection, check_document_key, check_document_prefix
 from agent_env.stores.support import encode_document, home_path, reject_unknown_settings
 
 _SCHEMA = """
@@ -216,8 +216,7 @@ class SqliteDocumentStore(DocumentStore):
 
     async def list(self, collection: str, prefix: str = "") -> list[tuple[str, dict[str, Any]]]:
         check_collection(collection)
-        if not isinstance(prefix, str):
-            raise StoreError(f"bad prefix {prefix!r}: must be a string")
+        check_document_prefix(prefix)
         return await anyio.to_thread.run_sync(self._list, collection, prefix)
 
     async def close(self) -> None:

@@ -5,6 +5,7 @@ table (unknown keys get a did-you-mean), required settings, documents as compact
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,9 @@ from agent_env.stores.names import check_object_prefix
 from agent_env.suggest import did_you_mean
 
 
-def reject_unknown_settings(type_name: str, settings: Mapping[str, Any], known: Collection[str]) -> None:
+def reject_unknown_settings(
+    type_name: str, settings: Mapping[str, Any], known: Collection[str]
+) -> None:
     """A `ConfigError` naming the first unknown key of `[stores.<type_name>]`, with a
     did-you-mean and the known keys."""
     unknown = sorted(set(settings) - set(known))
@@ -79,6 +82,33 @@ def decode_document(text: str | bytes, where: str) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise StoreError(f"{where}: stored document is not a JSON object")
     return doc
+
+
+def pack_document(
+    doc: Mapping[str, Any], where: str, *, compress_over: int, limit: int, limit_name: str
+) -> str | bytes:
+    """A document for a backend with a size limit: its JSON text, or the text zlib-compressed
+    (bytes) when longer than `compress_over`; compressed bytes over `limit` are a `StoreError`
+    naming `limit_name` (e.g. "DynamoDB's item limit")."""
+    text = encode_document(doc)
+    if len(text) <= compress_over:
+        return text
+    packed = zlib.compress(text.encode(), 6)
+    if len(packed) > limit:
+        raise StoreError(
+            f"document {where}: {len(packed)} bytes compressed, over {limit_name} of {limit} bytes"
+        )
+    return packed
+
+
+def unpack_document(stored: str | bytes, where: str) -> dict[str, Any]:
+    """A document back from `pack_document`'s text or compressed bytes."""
+    if isinstance(stored, (bytes, bytearray, memoryview)):
+        try:
+            stored = zlib.decompress(stored)
+        except zlib.error as exc:
+            raise StoreError(f"{where}: stored document is corrupt: {exc}") from None
+    return decode_document(stored, where)
 
 
 def object_bytes(key: str, data: object) -> bytes:

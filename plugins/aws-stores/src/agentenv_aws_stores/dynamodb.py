@@ -11,15 +11,19 @@ from __future__ import annotations
 
 import threading
 import time
-import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from agent_env.errors import StoreError
 from agent_env.stores.base import DocumentStore
-from agent_env.stores.names import check_collection, check_document_key
-from agent_env.stores.support import decode_document, encode_document
+from agent_env.stores.names import (
+    check_collection,
+    check_document_key,
+    check_document_key_bytes,
+    check_document_prefix,
+)
+from agent_env.stores.support import pack_document, unpack_document
 from agentenv_aws_stores import settings as _settings
 from agentenv_aws_stores._client import AwsClient, error_code
 
@@ -101,37 +105,25 @@ class DynamoDocumentStore(DocumentStore):
     def _key(self, collection: str, key: str) -> dict[str, Any]:
         check_collection(collection)
         check_document_key(key)
-        if len(key.encode()) > MAX_SORT_KEY_BYTES:
-            raise StoreError(
-                f"bad document key {key[:40]!r}...: longer than {MAX_SORT_KEY_BYTES} bytes in "
-                "UTF-8 (DynamoDB's sort key limit)"
-            )
+        check_document_key_bytes(key, MAX_SORT_KEY_BYTES, "DynamoDB's sort key limit")
         return {"collection": {"S": collection}, "key": {"S": key}}
 
     def _item(self, collection: str, key: str, doc: Mapping[str, Any]) -> dict[str, Any]:
         item = self._key(collection, key)
-        text = encode_document(doc)
-        if len(text) > COMPRESS_OVER:
-            packed = zlib.compress(text.encode(), 6)
-            if len(packed) > MAX_ITEM_BYTES:
-                raise StoreError(
-                    f"document {collection}/{key}: {len(packed)} bytes compressed, over "
-                    f"DynamoDB's item limit of {MAX_ITEM_BYTES} bytes"
-                )
+        packed = pack_document(doc, f"{collection}/{key}", compress_over=COMPRESS_OVER,
+                               limit=MAX_ITEM_BYTES, limit_name="DynamoDB's item limit")
+        if isinstance(packed, bytes):
             item["z"] = {"B": packed}
         else:
-            item["doc"] = {"S": text}
+            item["doc"] = {"S": packed}
         return item
 
     @staticmethod
     def _doc(item: Mapping[str, Any], where: str) -> dict[str, Any]:
         if "z" in item:
-            try:
-                return decode_document(zlib.decompress(item["z"]["B"]), where)
-            except zlib.error as exc:
-                raise StoreError(f"{where}: stored document is corrupt: {exc}") from None
+            return unpack_document(item["z"]["B"], where)
         if "doc" in item:
-            return decode_document(item["doc"]["S"], where)
+            return unpack_document(item["doc"]["S"], where)
         raise StoreError(f"{where}: item has neither 'doc' nor 'z' attribute")
 
     async def get(self, collection: str, key: str) -> dict[str, Any] | None:
@@ -181,8 +173,7 @@ class DynamoDocumentStore(DocumentStore):
 
     async def list(self, collection: str, prefix: str = "") -> list[tuple[str, dict[str, Any]]]:
         check_collection(collection)
-        if not isinstance(prefix, str):
-            raise StoreError(f"bad document prefix {prefix!r}: must be a string")
+        check_document_prefix(prefix)
         condition = "#c = :c"
         values: dict[str, Any] = {":c": {"S": collection}}
         if prefix:

@@ -10,15 +10,20 @@ its JSON text (zlib compressed when large), exactly as written.
 from __future__ import annotations
 
 import hashlib
-import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from agent_env.errors import ConfigError, StoreError
 from agent_env.stores.base import DocumentStore
-from agent_env.stores.names import COLLECTION_RE, check_collection, check_document_key
-from agent_env.stores.support import decode_document, encode_document
+from agent_env.stores.names import (
+    COLLECTION_RE,
+    check_collection,
+    check_document_key,
+    check_document_key_bytes,
+    check_document_prefix,
+)
+from agent_env.stores.support import pack_document, unpack_document
 from agentenv_gcp_stores import settings as _settings
 from agentenv_gcp_stores._client import GcpClient, credentials
 
@@ -76,37 +81,25 @@ class FirestoreDocumentStore(DocumentStore):
     def _check(collection: str, key: str) -> None:
         check_collection(collection)
         check_document_key(key)
-        if len(key.encode()) > MAX_KEY_BYTES:
-            raise StoreError(
-                f"bad document key {key[:40]!r}...: longer than {MAX_KEY_BYTES} bytes in UTF-8 "
-                "(Firestore indexes only that much of a field, so prefix listings would break)"
-            )
+        check_document_key_bytes(
+            key, MAX_KEY_BYTES,
+            "Firestore indexes only that much of a field, so prefix listings would break",
+        )
 
     def _ref(self, client: Any, collection: str, key: str) -> Any:
         return self._docs(client, collection).document(hashlib.sha256(key.encode()).hexdigest())
 
     def _data(self, collection: str, key: str, doc: Mapping[str, Any]) -> dict[str, Any]:
         self._check(collection, key)
-        text = encode_document(doc)
-        if len(text) <= COMPRESS_OVER:
-            return {"key": key, "doc": text}
-        packed = zlib.compress(text.encode(), 6)
-        if len(packed) > MAX_DOC_BYTES:
-            raise StoreError(
-                f"document {collection}/{key}: {len(packed)} bytes compressed, over "
-                f"Firestore's document limit of {MAX_DOC_BYTES} bytes"
-            )
-        return {"key": key, "z": packed}
+        packed = pack_document(doc, f"{collection}/{key}", compress_over=COMPRESS_OVER,
+                               limit=MAX_DOC_BYTES, limit_name="Firestore's document limit")
+        return {"key": key, ("z" if isinstance(packed, bytes) else "doc"): packed}
 
     @staticmethod
     def _doc(data: Mapping[str, Any], where: str) -> dict[str, Any]:
-        if "z" in data:
-            try:
-                return decode_document(zlib.decompress(data["z"]), where)
-            except zlib.error as exc:
-                raise StoreError(f"{where}: stored document is corrupt: {exc}") from None
-        if "doc" in data:
-            return decode_document(data["doc"], where)
+        for field in ("z", "doc"):
+            if field in data:
+                return unpack_document(data[field], where)
         raise StoreError(f"{where}: stored document has neither 'doc' nor 'z'")
 
     async def get(self, collection: str, key: str) -> dict[str, Any] | None:
@@ -148,8 +141,7 @@ class FirestoreDocumentStore(DocumentStore):
 
     async def list(self, collection: str, prefix: str = "") -> list[tuple[str, dict[str, Any]]]:
         check_collection(collection)
-        if not isinstance(prefix, str):
-            raise StoreError(f"bad document prefix {prefix!r}: must be a string")
+        check_document_prefix(prefix)
 
         def query(client: Any) -> list[tuple[str, dict[str, Any]]]:
             from google.cloud.firestore_v1.base_query import FieldFilter
