@@ -9,7 +9,7 @@ import boto3
 import pytest
 
 from agent_env.errors import ConfigError, StoreError
-from agent_env.testing.stores import run_with_config
+from agent_env.testing.stores import assert_run_hello_fails
 from agentenv_aws_stores.dynamodb import DynamoDocumentStore
 from agentenv_aws_stores.ecr import EcrImageStore
 from agentenv_aws_stores.s3 import S3ObjectStore
@@ -32,19 +32,15 @@ def test_unknown_setting_is_a_config_error_with_a_suggestion(cls):
         cls({"bucket": "b", "regoin": "eu-west-1"} if cls is S3ObjectStore else {"regoin": "x"})
 
 
-def test_a_typo_in_the_config_file_fails_before_anything_runs(tmp_path):
-    config = '[stores]\nobject = "s3"\n[stores.s3]\nbuckett = "b"\n'
-    proc = run_with_config(tmp_path, config, "run", "hello")
-    assert proc.returncode != 0
-    assert "[stores.s3] has unknown key 'buckett' (did you mean 'bucket'?)" in proc.stderr
-    assert not (tmp_path / "home" / "documents.sqlite3").exists()
-
-
-def test_without_the_plugin_the_error_names_the_extra_to_install(tmp_path):
-    proc = run_with_config(tmp_path, '[stores]\ndocument = "dynamodb"\n', "run", "hello",
-                           AGENT_ENV_DISABLE_PLUGINS="aws-stores")
-    assert proc.returncode != 0
-    assert "agentenv-framework[aws]" in proc.stderr
+@pytest.mark.parametrize("config,message,env", [
+    pytest.param('[stores]\nobject = "s3"\n[stores.s3]\nbuckett = "b"\n',
+                 "[stores.s3] has unknown key 'buckett' (did you mean 'bucket'?)", {},
+                 id="typo"),
+    pytest.param('[stores]\ndocument = "dynamodb"\n', "agentenv-framework[aws]",
+                 {"AGENT_ENV_DISABLE_PLUGINS": "aws-stores"}, id="plugin-missing"),
+])
+def test_config_mistakes_fail_before_anything_runs(tmp_path, config, message, env):
+    assert_run_hello_fails(tmp_path, config, message, **env)
 
 
 def test_s3_needs_a_bucket():

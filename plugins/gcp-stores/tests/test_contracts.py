@@ -23,8 +23,9 @@ from agentenv_gcp_stores.testing import settings
 class TestGcsObjects(ObjectStoreContract):
     @pytest.fixture
     def store_factory(self, gcs_endpoint):
+        bucket = unique_name("contract")
         return functools.partial(
-            GcsObjectStore, settings(gcs_endpoint, bucket=unique_name("contract"), create_bucket=True)
+            GcsObjectStore, settings(gcs_endpoint, bucket=bucket, create_bucket=True)
         )
 
 
@@ -43,7 +44,5 @@ class TestFirestoreVersionedEntities(VersionedEntitiesContract):
 class TestSecretManagerSecrets(SecretStoreContract):
     @pytest.fixture
     def store_factory(self, secretmanager_server):
-        return functools.partial(
-            SecretManagerStore,
-            settings(secretmanager_server.url, prefix=unique_name("contract").replace("-", "_") + "-"),
-        )
+        prefix = unique_name("contract").replace("-", "_") + "-"
+        return functools.partial(SecretManagerStore, settings(secretmanager_server.url, prefix=prefix))

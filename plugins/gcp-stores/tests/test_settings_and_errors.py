@@ -8,7 +8,7 @@ import uuid
 import pytest
 
 from agent_env.errors import ConfigError, StoreError
-from agent_env.testing.stores import run_with_config
+from agent_env.testing.stores import assert_run_hello_fails
 from agentenv_gcp_stores.artifactregistry import ArtifactRegistryImageStore
 from agentenv_gcp_stores.firestore import FirestoreDocumentStore
 from agentenv_gcp_stores.gcs import GcsObjectStore
@@ -27,18 +27,15 @@ def test_unknown_setting_is_a_config_error_with_a_suggestion(cls):
         cls({"bucket": "b", "projet": "p"} if cls is GcsObjectStore else {"projet": "p"})
 
 
-def test_a_typo_in_the_config_file_fails_before_anything_runs(tmp_path):
-    config = '[stores]\ndocument = "firestore"\n[stores.firestore]\ndatabse = "x"\n'
-    proc = run_with_config(tmp_path, config, "run", "hello")
-    assert proc.returncode != 0
-    assert "[stores.firestore] has unknown key 'databse' (did you mean 'database'?)" in proc.stderr
-
-
-def test_without_the_plugin_the_error_names_the_extra_to_install(tmp_path):
-    proc = run_with_config(tmp_path, '[stores]\nobject = "gcs"\n', "run", "hello",
-                           AGENT_ENV_DISABLE_PLUGINS="gcp-stores")
-    assert proc.returncode != 0
-    assert "agentenv-framework[gcp]" in proc.stderr
+@pytest.mark.parametrize("config,message,env", [
+    pytest.param('[stores]\ndocument = "firestore"\n[stores.firestore]\ndatabse = "x"\n',
+                 "[stores.firestore] has unknown key 'databse' (did you mean 'database'?)", {},
+                 id="typo"),
+    pytest.param('[stores]\nobject = "gcs"\n', "agentenv-framework[gcp]",
+                 {"AGENT_ENV_DISABLE_PLUGINS": "gcp-stores"}, id="plugin-missing"),
+])
+def test_config_mistakes_fail_before_anything_runs(tmp_path, config, message, env):
+    assert_run_hello_fails(tmp_path, config, message, **env)
 
 
 @pytest.mark.parametrize("cls,key", [(GcsObjectStore, "bucket"), (SecretManagerStore, "project"),

@@ -59,7 +59,9 @@ def run_agent_env(
                           capture_output=True, text=True, timeout=timeout)
 
 
-def run_with_config(tmp_path: Path, config: str, *args: str, **env: str) -> subprocess.CompletedProcess:
+def run_with_config(
+    tmp_path: Path, config: str, *args: str, **env: str
+) -> subprocess.CompletedProcess:
     """`run_agent_env` with `config` written to `tmp_path/config.toml` and the home at
     `tmp_path/home`."""
     path = tmp_path / "config.toml"
@@ -119,3 +121,12 @@ async def assert_hello_stored(documents: Any, objects: Any, home: Path) -> None:
     assert [key.rpartition("/")[0] for key in blobs] == ["blobs/sha256"]
     assert not (home / "documents.sqlite3").exists()
     assert not (home / "objects").exists()
+
+
+def assert_run_hello_fails(tmp_path: Path, config: str, message: str, **env: str) -> None:
+    """`agent-env run hello` with `config` fails with `message` on stderr before anything
+    runs: no local document store appears under the home."""
+    proc = run_with_config(tmp_path, config, "run", "hello", **env)
+    assert proc.returncode != 0
+    assert message in proc.stderr
+    assert not (tmp_path / "home" / "documents.sqlite3").exists()
