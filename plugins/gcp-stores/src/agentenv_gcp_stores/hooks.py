@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 from agent_env import hookimpl
+
+#: The kernel plugin API versions this plugin works with.
+AGENTENV_PLUGIN_API = ">=1.0,<2"
 from agentenv_gcp_stores.settings import SECTIONS
 
 CONFIG_SECTIONS = {f"stores.{name}": dict(keys) for name, keys in SECTIONS.items()}
