@@ -12,7 +12,25 @@ from agent_env.suggest import did_you_mean
 T = TypeVar("T")
 
 
-class Registry(Generic[T]):
+class PluginAttribution:
+    """Remembers which plugin is registering right now, so what it adds can name its owner.
+
+    The plugin manager calls each plugin's hook inside `registering(plugin_name)`.
+    """
+
+    _current_plugin: str | None = None
+
+    @contextmanager
+    def registering(self, plugin: str) -> Iterator[None]:
+        """Attribute everything added inside the block to `plugin`."""
+        previous, self._current_plugin = self._current_plugin, plugin
+        try:
+            yield
+        finally:
+            self._current_plugin = previous
+
+
+class Registry(PluginAttribution, Generic[T]):
     """Maps a name (the class attribute `key`, `type` by default) to a registered class.
 
     A duplicate name is an error naming both plugins; an unknown name lists the known ones.
@@ -24,15 +42,6 @@ class Registry(Generic[T]):
         self._entries: dict[str, T] = {}
         self._owners: dict[str, str] = {}
         self._current_plugin = "<direct>"
-
-    @contextmanager
-    def registering(self, plugin: str) -> Iterator[None]:
-        """Attribute every `add` inside the block to `plugin` (used by the plugin manager)."""
-        previous, self._current_plugin = self._current_plugin, plugin
-        try:
-            yield
-        finally:
-            self._current_plugin = previous
 
     def add(self, cls: T) -> T:
         name = getattr(cls, self.key, None)

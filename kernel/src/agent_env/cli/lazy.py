@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import click
 
 from agent_env.errors import PluginError
+from agent_env.registry import PluginAttribution
 from agent_env.suggest import did_you_mean
 
 KERNEL = "agent-env"
 
 
-class LazyGroup(click.Group):
+class LazyGroup(PluginAttribution, click.Group):
     """`add_lazy_command(name, "module:attr", short_help)` registers a command by import path.
 
     `--help` lists lazy commands from their short help without importing them; a command whose
@@ -27,15 +26,6 @@ class LazyGroup(click.Group):
         self.lazy_commands: dict[str, tuple[str, str | None]] = {}
         self.owners: dict[str, str] = {}
         self._current_plugin: str | None = None
-
-    @contextmanager
-    def registering(self, plugin: str) -> Iterator[None]:
-        """Attribute commands added inside the block to `plugin` (the plugin manager uses it)."""
-        previous, self._current_plugin = self._current_plugin, plugin
-        try:
-            yield
-        finally:
-            self._current_plugin = previous
 
     def _claim(self, name: str) -> None:
         if name in self.commands or name in self.lazy_commands:

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from agent_env.errors import PluginError
 from agent_env.plugins.known import install_hint
-from agent_env.registry import Registry
+from agent_env.registry import PluginAttribution, Registry
 from agent_env.suggest import did_you_mean
 
 STORE_KIND_NAMES = ("document", "object", "image", "secret")
@@ -28,21 +26,12 @@ class HintedRegistry(Registry):
         return super().get(name)
 
 
-class StoreRegistry:
+class StoreRegistry(PluginAttribution):
     """Store backends keyed by `(cls.kind, cls.type)`; one `Registry` per kind underneath."""
 
     def __init__(self) -> None:
         self._kinds = {k: HintedRegistry(f"{k} store") for k in STORE_KIND_NAMES}
         self._current_plugin = "<direct>"
-
-    @contextmanager
-    def registering(self, plugin: str) -> Iterator[None]:
-        """Attribute every `add` inside the block to `plugin` (used by the plugin manager)."""
-        previous, self._current_plugin = self._current_plugin, plugin
-        try:
-            yield
-        finally:
-            self._current_plugin = previous
 
     def _kind(self, kind: Any, what: str) -> Registry:
         if kind not in self._kinds:
