@@ -14,12 +14,15 @@ from typing import Any
 import anyio
 import click
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-EXIT_SIGNAL = {signal.SIGINT: 130, signal.SIGTERM: 143}
-
-
-def _err(message: str) -> None:
-    click.echo(message, err=True)
+from agent_env.cli.commands.run_output import (  # noqa: F401 - the exit codes are API
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_SIGNAL,
+    EXIT_USAGE,
+    ProgressReporter,
+    err as _err,
+    show_plan as _show_plan,
+)
 
 
 @click.command("run")
@@ -233,7 +236,9 @@ async def _main(opts: dict[str, Any], caught: list[int]) -> int:
     session = await Session.open()
     try:
         if opts["resume"]:
-            return await _resume(session, opts, caught)
+            from agent_env.cli.commands.run_resume import resume
+
+            return await resume(session, opts, caught)
         return await _run_bundle(session, opts, caught)
     finally:
         await session.close()
@@ -324,18 +329,6 @@ async def _execute_trials(session: Any, trial_run: Any, opts: dict[str, Any], ca
     )
 
 
-def _reapply_agent_overrides(session: Any, opts: dict[str, Any], meta: dict[str, Any]) -> None:
-    """A resumed run deploys the `--agent` / `--model` it started with, unless given again."""
-    if opts.get("agent") or opts.get("model") or not (meta.get("agent") or meta.get("model")):
-        return
-    from agent_env.config import configure, load_config
-
-    overrides = {"override": meta.get("agent"), "model_override": meta.get("model")}
-    configure(agents={k: v for k, v in overrides.items() if v})
-    session.config = load_config(plugins=session.plugins)
-    opts.update(agent=meta.get("agent"), model=meta.get("model"))
-
-
 #: Agents that replay a task's shipped solution: `--agent` with one runs only such tasks.
 SOLUTION_AGENTS = ("oracle", "scripted")
 
@@ -372,87 +365,6 @@ def _with_solution(bundle: Any, tasks: list, agent: str) -> list:
         _err(f"--agent {agent}: skipping {len(skipped)} task(s) without a solution: "
              + ", ".join(skipped))
     return kept
-
-
-async def _resume(session: Any, opts: dict[str, Any], caught: list[int]) -> int:
-    """Resume one task instance, or every unfinished instance of a run (`run-...`)."""
-    from agent_env.engine import run as engine_run
-    from agent_env.engine.instance import TaskInstance
-
-    documents = session.stores.documents
-    run_doc = await documents.get(engine_run.RUNS, opts["resume"])
-    if run_doc is not None:
-        return await _resume_run(session, opts, caught, run_doc)
-    records = [await engine_run.load_record(documents, opts["resume"])]
-    run_id, evals = records[0]["run_id"], []
-    spec = engine_run.resume_spec(records[0]["bundle"])
-    todo = [r for r in records if r["status"] not in engine_run.FINAL_OK]
-    if not todo:
-        _err(
-            f"task instance {records[0]['id']} already finished: {records[0]['outcome']}; "
-            "nothing to resume"
-        )
-        return _summarize(run_id, records, [], opts["as_json"], caught)
-    for record in todo:
-        engine_run.check_not_running(record)
-    _check_provider(session, opts["provider"])
-    bundle, materialized, _ = await _load(session, spec)
-    tasks = [engine_run.task_for_resume(bundle, r, materialized.task_versions) for r in todo]
-    services = await session.services(
-        artifacts=materialized.artifacts,
-        reporter=ProgressReporter(),
-        default_provider=opts["provider"],
-        keep=opts["keep"],
-    )
-    from agent_env.engine.seeds import apply_seed
-
-    instances = []
-    for record, task in zip(todo, tasks, strict=True):
-        values = record.get("seed_values")
-        steps = apply_seed(task.steps, values) if values else task.steps
-        instances.append(await TaskInstance.load(services, record, steps))
-        _err(f"resuming {record['id']} (task {task.name}, status {record['status']})")
-    resumed = {inst.id: inst for inst in instances}
-
-    def report() -> int:
-        final = [resumed[r["id"]].record if r["id"] in resumed else r for r in records]
-        return _summarize(
-            run_id, final, engine_run.eval_summary(bundle, evals, final), opts["as_json"], caught
-        )
-
-    return await _execute(session, instances, opts, report)
-
-
-async def _resume_run(session: Any, opts: dict[str, Any], caught: list[int], run_doc) -> int:
-    """Resume a run: finished trials kept, unfinished ones resumed or started."""
-    from agent_env.cli.commands import run_trials
-
-    _check_provider(session, opts["provider"])
-    _reapply_agent_overrides(session, opts, run_doc.get("meta") or {})
-    from agent_env.engine import run as engine_run
-
-    bundle, materialized, _ = await _load(session, engine_run.resume_spec(run_doc["bundle"]))
-    trials = int(run_doc.get("trials") or 1)
-    opts["trials"] = trials
-    services = await session.services(
-        artifacts=materialized.artifacts,
-        reporter=run_trials.QuietReporter() if trials > 1 else ProgressReporter(),
-        default_provider=opts["provider"],
-        keep=opts["keep"],
-    )
-    trial_run = await run_trials.resume(session, services, opts, run_doc, bundle, materialized)
-    if not trial_run.trials:
-        _err(f"run {run_doc['id']}: every trial already finished; nothing to resume")
-    else:
-        _err(
-            f"resuming run {run_doc['id']}: {trial_run.kept} trial(s) finished and kept, "
-            f"{len(trial_run.trials)} to run"
-        )
-    code = await _execute_trials(session, trial_run, opts, caught)
-    reaped = await session.sandboxes.reap_used()
-    if reaped:
-        _err(f"reaped {len(reaped)} sandbox(es) the interrupted run left and no trial adopted")
-    return code
 
 
 async def _execute(
@@ -495,102 +407,6 @@ async def _execute(
         )
         await anyio.sleep_forever()
     return code
-
-
-class ProgressReporter:
-    """Per-step progress lines on stderr: `[task] step: ok (0.02s)`."""
-
-    def _tag(self, instance: Any) -> str:
-        return f"[{instance.task_name}]"
-
-    def step_started(self, instance: Any, step_id: str) -> None:
-        pass
-
-    def step_finished(
-        self, instance: Any, step_id: str, status: str, seconds: float, error: str | None
-    ) -> None:
-        word = {"completed": "ok", "tolerated": "failed (tolerated)"}.get(status, status)
-        tail = f": {instance.services.redactor(error)}" if error else ""
-        _err(f"{self._tag(instance)} {step_id}: {word} ({seconds:.2f}s){tail}")
-
-    def log(self, instance: Any, step_id: str | None, message: str) -> None:
-        where = f" {step_id}:" if step_id else ""
-        _err(f"{self._tag(instance)}{where} {instance.services.redactor(message)}")
-
-    def instance_finished(self, instance: Any, record: dict[str, Any]) -> None:
-        pass
-
-
-def _summarize(run_id: str, records: list, evals: list, as_json: bool, caught: list[int]) -> int:
-    failed = any(r["status"] in ("failed", "scored_below") for r in records)
-    code = EXIT_FAILED if failed else EXIT_OK
-    if caught:
-        code = EXIT_SIGNAL.get(caught[0], 130)
-    if as_json:
-        click.echo(
-            json.dumps(
-                {"run_id": run_id, "exit_code": code, "tasks": records, "evals": evals},
-                indent=2,
-                default=str,
-            )
-        )
-        return code
-    width = max((len(r["task"]["name"]) for r in records), default=4)
-    for r in records:
-        seconds = r.get("seconds")
-        took = f"{seconds:.2f}s" if isinstance(seconds, (int, float)) else "-"
-        click.echo(
-            f"{r['task']['name']:<{width}}  {r['outcome'] or r['status']}  {took}  {r['id']}"
-        )
-    for e in evals:
-        click.echo(f"eval {e['name']}: {e['passed']} of {e['total']} passed")
-    return code
-
-
-def _show_plan(
-    bundle: Any, materialized: Any, tasks: list, evals: list, as_json: bool, trials: int = 1
-) -> int:
-    from agent_env.bundles.dag import resolve_dependencies
-
-    plan = []
-    for task in tasks:
-        deps = resolve_dependencies(task.steps)
-        plan.append(
-            {
-                "task": task.name,
-                "id": task.id,
-                "version": materialized.task_versions.get(task.name),
-                "steps": [{"id": s.id, "type": s.type, "after": deps[s.id]} for s in task.steps],
-            }
-        )
-    if as_json:
-        click.echo(
-            json.dumps(
-                {
-                    "dry_run": True,
-                    "bundle": bundle.name,
-                    "writes": materialized.lines,
-                    "tasks": plan,
-                    "evals": list(evals),
-                    "trials": trials,
-                },
-                indent=2,
-            )
-        )
-        return EXIT_OK
-    click.echo(f"dry run of bundle {bundle.name!r}: nothing was written or run")
-    click.echo("would write:")
-    for line in materialized.lines:
-        click.echo(f"  {line}")
-    for item in plan:
-        times = f", {trials} trials" if trials > 1 else ""
-        click.echo(f"would run task {item['task']} ({len(item['steps'])} steps{times}):")
-        for s in item["steps"]:
-            after = ", ".join(s["after"]) or "-"
-            click.echo(f"  {s['id']} ({s['type']}) after: {after}")
-    for name in evals:
-        click.echo(f"eval {name}")
-    return EXIT_OK
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -129,7 +129,7 @@ async def execute_with_progress(runner: Any, trials: list, progress: Any) -> Non
 
 
 def exit_code(summary: dict[str, Any], caught: list[int]) -> int:
-    from agent_env.cli.commands.run import EXIT_FAILED, EXIT_OK, EXIT_SIGNAL
+    from agent_env.cli.commands.run_output import EXIT_FAILED, EXIT_OK, EXIT_SIGNAL
 
     if caught:
         return EXIT_SIGNAL.get(caught[0], 130)

@@ -1,0 +1,114 @@
+"""What `agent-env run` prints: progress lines on stderr, the summary and the dry-run plan on
+stdout, and the exit codes (0 nothing failed; 1 a task failed or scored below 1; 2 usage error
+or invalid bundle; 130 Ctrl-C; 143 SIGTERM)."""
+
+from __future__ import annotations
+
+import json
+import signal
+from typing import Any
+
+import click
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_SIGNAL = {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+
+def err(message: str) -> None:
+    click.echo(message, err=True)
+
+
+class ProgressReporter:
+    """Per-step progress lines on stderr: `[task] step: ok (0.02s)`."""
+
+    def _tag(self, instance: Any) -> str:
+        return f"[{instance.task_name}]"
+
+    def step_started(self, instance: Any, step_id: str) -> None:
+        pass
+
+    def step_finished(
+        self, instance: Any, step_id: str, status: str, seconds: float, error: str | None
+    ) -> None:
+        word = {"completed": "ok", "tolerated": "failed (tolerated)"}.get(status, status)
+        tail = f": {error}" if error else ""
+        err(f"{self._tag(instance)} {step_id}: {word} ({seconds:.2f}s){tail}")
+
+    def log(self, instance: Any, step_id: str | None, message: str) -> None:
+        where = f" {step_id}:" if step_id else ""
+        err(f"{self._tag(instance)}{where} {message}")
+
+    def instance_finished(self, instance: Any, record: dict[str, Any]) -> None:
+        pass
+
+
+def summarize(run_id: str, records: list, evals: list, as_json: bool, caught: list[int]) -> int:
+    failed = any(r["status"] in ("failed", "scored_below") for r in records)
+    code = EXIT_FAILED if failed else EXIT_OK
+    if caught:
+        code = EXIT_SIGNAL.get(caught[0], 130)
+    if as_json:
+        click.echo(
+            json.dumps(
+                {"run_id": run_id, "exit_code": code, "tasks": records, "evals": evals},
+                indent=2,
+                default=str,
+            )
+        )
+        return code
+    width = max((len(r["task"]["name"]) for r in records), default=4)
+    for r in records:
+        seconds = r.get("seconds")
+        took = f"{seconds:.2f}s" if isinstance(seconds, (int, float)) else "-"
+        click.echo(
+            f"{r['task']['name']:<{width}}  {r['outcome'] or r['status']}  {took}  {r['id']}"
+        )
+    for e in evals:
+        click.echo(f"eval {e['name']}: {e['passed']} of {e['total']} passed")
+    return code
+
+
+def show_plan(
+    bundle: Any, materialized: Any, tasks: list, evals: list, as_json: bool, trials: int = 1
+) -> int:
+    from agent_env.bundles.dag import resolve_dependencies
+
+    plan = []
+    for task in tasks:
+        deps = resolve_dependencies(task.steps)
+        plan.append(
+            {
+                "task": task.name,
+                "id": task.id,
+                "version": materialized.task_versions.get(task.name),
+                "steps": [{"id": s.id, "type": s.type, "after": deps[s.id]} for s in task.steps],
+            }
+        )
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "dry_run": True,
+                    "bundle": bundle.name,
+                    "writes": materialized.lines,
+                    "tasks": plan,
+                    "evals": list(evals),
+                    "trials": trials,
+                },
+                indent=2,
+            )
+        )
+        return EXIT_OK
+    click.echo(f"dry run of bundle {bundle.name!r}: nothing was written or run")
+    click.echo("would write:")
+    for line in materialized.lines:
+        click.echo(f"  {line}")
+    for item in plan:
+        times = f", {trials} trials" if trials > 1 else ""
+        click.echo(f"would run task {item['task']} ({len(item['steps'])} steps{times}):")
+        for s in item["steps"]:
+            after = ", ".join(s["after"]) or "-"
+            click.echo(f"  {s['id']} ({s['type']}) after: {after}")
+    for name in evals:
+        click.echo(f"eval {name}")
+    return EXIT_OK
