@@ -272,6 +272,40 @@ def test_two_envs_with_the_same_tool_fail_closed_naming_both(home, tmp_path):
     nothing_left(home)
 
 
+VERIFY_TOOLS = """
+import asyncio
+from agentenv_protocol.client import EnvClient
+
+def verify(mcp_url):
+    base = mcp_url[: -len("/mcp")]
+    async def names():
+        async with EnvClient(base, mcp_path="/mcp") as env:
+            return sorted(t.name for t in await env.list_tools())
+    tools = asyncio.run(names())
+    return [{"id": "notes-gone", "result": "add_note" not in tools, "description": str(tools)},
+            {"id": "echo-kept", "result": "echo" in tools, "description": str(tools)}]
+"""
+
+
+def test_an_env_torn_down_mid_task_leaves_the_gateway(home, tmp_path):
+    echo = (Path(__file__).parents[1] / "protocol/src/agentenv_protocol/examples/echo.py").read_text()
+    steps = [
+        {"id": "deploy-e", "type": "deploy_env", "env_id": "e"},
+        {"id": "deploy-f", "type": "deploy_env", "env_id": "f"},
+        {"id": "down", "type": "teardown_sandboxes", "env_ids": ["e"]},
+        {"id": "check", "type": "env_outcome_verifier", "env_id": "f", "file_artifact_id": "v",
+         "verifier_id": "tools"},
+    ]
+    bundle = env_bundle(tmp_path / "b", 'command = "python server.py"\n', steps=steps, extra={
+        "envs/f/env.toml": 'command = "python server.py"\n', "envs/f/server.py": echo,
+        "artifacts/v/v.py": VERIFY_TOOLS})
+    done = agent_env(home, "run", str(bundle), "--sandbox", "local", "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    [record] = json.loads(done.stdout)["tasks"]
+    assert record["outcome"] == "passed (tools: 1)", record["verifiers"]
+    nothing_left(home)
+
+
 def test_a_local_env_refuses_limits_it_cannot_enforce(home, tmp_path):
     steps = [{"id": "deploy", "type": "deploy_env", "env_id": "e", "memory_mb": 256}]
     bundle = env_bundle(tmp_path / "b", 'command = "python server.py"\n', steps=steps)
