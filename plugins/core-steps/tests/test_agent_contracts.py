@@ -3,6 +3,10 @@ model or an env, so each example runs for real)."""
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
 from agent_env.testing.contracts import StepTypeContract
 from agentenv_core_steps.steps.agent_steps import (
     AgentPromptResponseVerifier,
@@ -72,18 +76,27 @@ class TestToolCallVerifier(ScriptedByDefault, StepTypeContract):
     }
 
 
-class TestRubricsVerifier(StepTypeContract):
+class TestRubricsVerifier(ScriptedByDefault, StepTypeContract):
     step_class = RubricsVerifier
     plugin_module = HOOKS
-    runs = (
-        False  # needs a judge model: tests/test_agents_behaviour.py runs it against a scripted one
-    )
+    before = [{**DEPLOY, "a2a_agent_id": "solver"}, ASK]
     example = {
         "id": "v",
         "type": "rubrics_verifier",
         "prompt_id": "p",
+        "verifier_id": "rubric",
         "criteria": [{"id": "c", "criterion": "polite"}],
     }
+
+    @pytest.fixture(autouse=True)
+    def judge(self, monkeypatch):
+        """A scripted judge model that grades every criterion as met."""
+        from agentenv_protocol.agent.testing import ScriptedModelServer
+
+        verdict = {"criteria": [{"id": "c", "score": 1, "justification": "polite enough"}]}
+        with ScriptedModelServer([{"content": json.dumps(verdict)}] * 4) as model:
+            monkeypatch.setenv("LITELLM_BASE_URL", model.base_url)
+            yield model
 
 
 class TestRunContainerUnitTestsVerifier(StepTypeContract):
