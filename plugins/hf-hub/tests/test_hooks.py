@@ -10,10 +10,8 @@ from agentenv_hf_hub import hooks
 
 
 def _resolved_source_class():
-    try:
-        from agent_env.bundles import ResolvedSource
-    except ImportError:
-        pytest.skip("agent_env.bundles.ResolvedSource is not available yet (bundles issue)")
+    from agent_env.bundles import ResolvedSource
+
     return ResolvedSource
 
 
