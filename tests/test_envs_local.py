@@ -333,7 +333,6 @@ def test_later_local_deploys_fork_from_the_warm_server_and_are_torn_down(tmp_pat
     plugins.register(agentenv_core_steps.hooks, "core-steps")
     urls, seconds = [], []
     for _ in range(2):
-        t0 = time.monotonic()
         record, state = anyio.run(run_task, plugins, bundle, home, "notes")
         assert record["status"] == "passed", record["failure"]
         seconds.append(state and record["steps"]["deploy"]["seconds"])

@@ -8,7 +8,7 @@ import httpx
 import pytest
 from pydantic import Field
 
-from agentenv_protocol import (AgentEnvEnvironment, AgentEnvError, DataPart, EnvClient, TextPart, ToolContext,
+from agentenv_protocol import (AgentEnvEnvironment, DataPart, EnvClient, TextPart, ToolContext,
                                environment_card, extension, get_data, tool)
 from agentenv_protocol.errors import (EnvUnavailable, HandlerFailed, InvalidParams, InvalidRequest, MethodNotFound,
                                       ParseError, ToolCallError)

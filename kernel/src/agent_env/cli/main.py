@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-__all__ = ["main", "cli", "build_cli"]
+__all__ = ["main", "cli", "build_cli"]  # noqa: F822 - cli, build_cli load lazily (__getattr__)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import httpx
@@ -17,6 +17,9 @@ from ..schema import did_you_mean
 from ..types import (CLOCK_EXTENSION_URI, MCP_PATH, MCP_TRANSPORT, PROTOCOL_VERSION, READY_PATH, RPC_PATH,
                      WELL_KNOWN_PATH)
 from .clock import GET_TIME_TOOL, ClockError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .app import _Caller
 
 WILDCARD = "*"
 

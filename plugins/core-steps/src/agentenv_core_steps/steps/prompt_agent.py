@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, ClassVar
 
 import anyio
