@@ -56,6 +56,18 @@ def start(env, *args) -> subprocess.Popen:
     )
 
 
+def finish(env, *args, timeout: float = 60) -> subprocess.CompletedProcess:
+    """Run `agent-env ARGS` to completion in the test's home; its output captured."""
+    return subprocess.run(
+        [sys.executable, str(LAUNCH), *args],
+        env=env["env"],
+        cwd=env["cwd"],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def wait_for(predicate, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
@@ -88,14 +100,7 @@ def test_sigkill_then_resume_finishes_without_rerunning_completed_steps(env, tmp
     assert alive(pid), "the sandbox's server outlives a SIGKILL of agent-env"
 
     release.touch()
-    done = subprocess.run(
-        [sys.executable, str(LAUNCH), "run", "--resume", record["id"]],
-        env=env["env"],
-        cwd=env["cwd"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = finish(env, "run", "--resume", record["id"])
     assert done.returncode == 0, done.stderr
     assert "slow  passed (check: 1)" in done.stdout and record["id"] in done.stdout
     # box and write ran once; the wait step that was killed ran again, then check
@@ -113,14 +118,7 @@ def test_sigkill_then_any_command_reaps_what_the_dead_run_left(env, tmp_path, co
     proc.wait(timeout=10)
     pid = stored(env["home"], "journal")[0]["ops"][-1]["value"]["pid"]
     assert alive(pid)
-    done = subprocess.run(
-        [sys.executable, str(LAUNCH), *command],
-        env=env["env"],
-        cwd=env["cwd"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = finish(env, *command)
     assert done.returncode == 0, done.stderr
     assert "reaped 1 sandbox(es) left by agent-env processes that died" in done.stderr
     assert not alive(pid)
@@ -136,14 +134,7 @@ def test_resume_when_the_sandbox_is_gone_reruns_from_the_step_that_made_it(env, 
     for path in (env["home"] / "sandboxes").iterdir():
         shutil.rmtree(path)
     release.touch()
-    done = subprocess.run(
-        [sys.executable, str(LAUNCH), "run", "--resume", record["id"], "--json"],
-        env=env["env"],
-        cwd=env["cwd"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = finish(env, "run", "--resume", record["id"], "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["tasks"][0]["outcome"] == "passed (check: 1)"
     assert "sandbox 'box' is gone" in done.stderr
@@ -227,14 +218,7 @@ def test_resume_a_whole_run_keeps_finished_instances(env, tmp_path):
     [run] = stored(env["home"], "runs")
     assert len(run["instances"]) == 2
     release.touch()
-    done = subprocess.run(
-        [sys.executable, str(LAUNCH), "run", "--resume", run["id"]],
-        env=env["env"],
-        cwd=env["cwd"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = finish(env, "run", "--resume", run["id"])
     assert done.returncode == 1, done.stderr  # quick scored 0
     assert "quick  scored below 1 (check: 0)" in done.stdout
     assert "slow   passed (check: 1)" in done.stdout
@@ -265,14 +249,7 @@ def test_the_next_run_reaps_what_a_killed_run_left(env, tmp_path):
             ]
         },
     )
-    done = subprocess.run(
-        [sys.executable, str(LAUNCH), "run", str(other)],
-        env=env["env"],
-        cwd=env["cwd"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = finish(env, "run", str(other))
     assert "reaped 1 sandbox(es)" in done.stderr, done.stderr
     assert not alive(pid)
     nothing_left(env["home"])

@@ -11,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_run_cli import nothing_left, stored, write_bundle
-from test_run_resume import LAUNCH, env, lines, start, wait_for  # noqa: F401
+from test_run_resume import LAUNCH, env, finish, lines, start, wait_for  # noqa: F401
 
 TRIALS = 200
 FINAL = ("passed", "scored_below")
@@ -114,14 +114,7 @@ def test_ctrl_c_during_trials_then_resume(env, tmp_path):  # noqa: F811
     nothing_left(env["home"])
 
     [run] = stored(env["home"], "runs")
-    done = subprocess.run(
-        [sys.executable, str(LAUNCH), "run", "--resume", run["id"], "--json"],
-        env=env["env"],
-        cwd=env["cwd"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = finish(env, "run", "--resume", run["id"], "--json", timeout=120)
     assert done.returncode == 0, done.stderr
     [task_result] = json.loads(done.stdout)["results"]["tasks"]
     assert (task_result["trials"], task_result["passed"], task_result["excluded"]) == (
@@ -140,14 +133,7 @@ def test_resume_refuses_a_run_whose_process_is_alive(env, tmp_path):  # noqa: F8
     try:
         wait_for(lambda: stored(env["home"], "runs") or proc.poll() is not None, 60)
         [run] = stored(env["home"], "runs")
-        done = subprocess.run(
-            [sys.executable, str(LAUNCH), "run", "--resume", run["id"]],
-            env=env["env"],
-            cwd=env["cwd"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        done = finish(env, "run", "--resume", run["id"])
         assert done.returncode == 1
         assert f"run {run['id']!r} is still running in process {proc.pid}" in done.stderr
     finally:
