@@ -60,7 +60,8 @@ def card_answers(url: str) -> bool:
 
 async def framework_once(provider: str, bundle: Path, home: Path, stamp: Path) -> float:
     from agent_env.bundles import load_bundle, materialize
-    from agent_env.engine.instance import EngineServices, Reporter, TaskInstance
+    from agent_env.engine.instance import TaskInstance
+    from agent_env.engine.services import EngineServices, Reporter
     from agent_env.engine.records import new_id
     from agent_env.plugins import get_plugin_manager
     from agent_env.sandboxes.manager import SandboxManager
@@ -125,8 +126,6 @@ def local_floor(server: Path) -> float:
 
 
 def built_image(home: Path) -> str:
-    from agent_env.stores import open_stores  # noqa: F401 - same process state as the runs
-
     out = subprocess.check_output(["docker", "images", "--format", "{{.Repository}}:{{.Tag}} {{.CreatedAt}}",
                                    "agentenv/env-echo"], text=True).splitlines()
     return sorted(out, key=lambda line: line.split(" ", 1)[1])[-1].split(" ", 1)[0]

@@ -30,7 +30,7 @@ from agent_env.engine.records import (
     failure_class as classify_failure,
 )
 from agent_env.engine.sandboxes import InstanceSandboxes
-from agent_env.engine.services import EngineServices, Reporter  # noqa: F401 - re-exported
+from agent_env.engine.services import EngineServices
 from agent_env.engine.state import live_entries, replay
 from agent_env.errors import AgentEnvError, SandboxError, StepFailed, StoreError
 

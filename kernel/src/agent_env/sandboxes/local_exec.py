@@ -30,16 +30,11 @@ def answer_test(argv: Sequence[str], cwd: Path) -> int | None:
 
 
 _EXEC_LIMITER: anyio.CapacityLimiter | None = None
-_ENVIRON: tuple[tuple, dict[str, str]] | None = None
 
 
 def host_environ() -> dict[str, str]:
-    """A copy of `os.environ`, decoded once per change of the environment (not per command)."""
-    global _ENVIRON
-    raw = tuple(os.environ._data.items())  # type: ignore[attr-defined]
-    if _ENVIRON is None or _ENVIRON[0] != raw:
-        _ENVIRON = (raw, dict(os.environ))
-    return dict(_ENVIRON[1])
+    """A copy of this process's environment, the base of every command's environment."""
+    return dict(os.environ)
 
 
 def exec_limiter() -> anyio.CapacityLimiter:

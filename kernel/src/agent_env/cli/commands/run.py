@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 import click
 
-from agent_env.cli.commands.run_output import (  # noqa: F401 - the exit codes are API
+from agent_env.cli.commands.run_output import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_SIGNAL,
