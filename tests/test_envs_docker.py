@@ -11,6 +11,7 @@ import json
 import signal
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -104,8 +105,9 @@ def test_the_second_deploy_of_the_same_env_builds_nothing(docker_client, home, t
     assert second.returncode == 0, second.stderr
     assert "reused (same build context)" in second.stderr
     assert " built in " not in second.stderr
+    # a change no earlier run on this machine made: content-addressed images outlive test runs
     (bundle / "envs/echo/server.py").write_text(
-        (bundle / "envs/echo/server.py").read_text() + "\n# changed\n")
+        (bundle / "envs/echo/server.py").read_text() + f"\n# changed {uuid.uuid4().hex}\n")
     third = agent_env(home, "run", str(bundle), "--sandbox", "docker", timeout=1200)
     assert third.returncode == 0, third.stderr
     assert " built in " in third.stderr
