@@ -56,7 +56,7 @@ class Registry(PluginAttribution, Generic[T]):
                 f"{self._owners[name]!r} and by plugin {self._current_plugin!r}"
             )
         self._entries[name] = cls
-        self._owners[name] = self._current_plugin
+        self._owners[name] = self._current_plugin or "<direct>"
         return cls
 
     def discard_plugin(self, plugin: str) -> list[str]:
