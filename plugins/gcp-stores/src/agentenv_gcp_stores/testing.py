@@ -23,16 +23,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from agent_env.testing.require import on_ci
+
+__all__ = ["on_ci"]
+
 PROJECT = "agentenv-test"
 FIRESTORE_EMULATOR = Path(
     "/usr/lib/google-cloud-sdk/platform/cloud-firestore-emulator/cloud_firestore_emulator"
 )
 FIRESTORE_START_TIMEOUT = 60.0
-
-
-def on_ci() -> bool:
-    """On CI a missing emulator must fail the tests instead of skipping them."""
-    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
 
 
 def settings(endpoint: str, **extra: Any) -> dict[str, Any]:
