@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agent_env.fsutil import atomic_write
 from agent_env.sandboxes import procs
 
 SUFFIX = ".json"
@@ -28,10 +29,8 @@ def me() -> dict[str, Any]:
 
 
 def write(path: Path, lease: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(lease, indent=1))
-    os.replace(tmp, path)
+    # No fsync: a lease only has to outlive its process, not a power cut (every create pays it).
+    atomic_write(path, json.dumps(lease, indent=1), fsync=False)
 
 
 def write_pending(lease_dir: Path, lease: dict[str, Any]) -> Path:
