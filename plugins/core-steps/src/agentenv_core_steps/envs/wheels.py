@@ -12,6 +12,7 @@ import base64
 import hashlib
 import importlib.metadata
 import importlib.util
+import os
 import zipfile
 from pathlib import Path
 
@@ -65,4 +66,5 @@ def protocol_wheel(out_dir: Path) -> Path:
             zi.external_attr = 0o644 << 16
             zi.compress_type = zipfile.ZIP_DEFLATED
             zf.writestr(zi, data)
+        os.chmod(tmp, 0o644)  # mkstemp makes it 0600; sandboxes may read it as another user
     return target
