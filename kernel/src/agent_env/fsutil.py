@@ -1,9 +1,11 @@
 """Atomic file writes: a temp file beside the target, fsynced, then renamed over it, so a
-reader (in any process) sees the old content or the new one, never a torn file."""
+reader (in any process) sees the old content or the new one, never a torn file. Folders are
+staged beside their target the same way (`replacing_dir`)."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -69,3 +71,32 @@ def atomic_write(
             if fsync:
                 fh.flush()
                 os.fsync(fh.fileno())
+
+
+@contextmanager
+def replacing_dir(dest: Path | str) -> Iterator[Path]:
+    """Yield a path in a fresh staging folder beside `dest`; create the new folder (or file)
+    there in the block. On a normal exit it is renamed onto `dest` (an old `dest` is moved
+    aside first and removed after), so `dest` is never half written; on an exception, or
+    if nothing was created, `dest` is untouched. The staging folder is always removed."""
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+    staged = staging / "new"
+    try:
+        yield staged
+        if not (staged.exists() or staged.is_symlink()):
+            raise FileNotFoundError(f"replacing_dir: nothing was staged for {dest}")
+        old = staging / "old"
+        had_old = dest.exists() or dest.is_symlink()
+        if had_old:
+            os.rename(dest, old)
+        try:
+            os.rename(staged, dest)
+        except BaseException:
+            if had_old:
+                os.rename(old, dest)
+            raise
+        fsync_dir(dest.parent)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentenv_aws_stores.testing import moto_server, require_emulators
+from agent_env.testing.require import require
+from agentenv_aws_stores.testing import moto_server
 
 
 @pytest.fixture(scope="session")
@@ -12,9 +13,7 @@ def moto_endpoint():
     try:
         import moto.server  # noqa: F401
     except ImportError as exc:
-        if require_emulators():
-            pytest.fail(f"moto[server] is not installed (uv sync --all-groups): {exc}")
-        pytest.skip("moto[server] is not installed")
+        require(f"moto[server] is not installed (uv sync --all-groups): {exc}")
     with moto_server() as url:
         yield url
 

@@ -5,13 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from agent_env.testing.require import require as _unavailable
 from agentenv_gcp_stores import testing
-
-
-def _unavailable(reason: str) -> None:
-    if testing.on_ci():
-        pytest.fail(f"CI=true and {reason}", pytrace=False)
-    pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")

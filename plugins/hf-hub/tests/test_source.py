@@ -196,8 +196,8 @@ def test_card_plugins_unmet_stop_before_the_bundle_downloads(endpoint, hub):
     with pytest.raises(BundleError) as err:
         fetch("hf://org/needs")
     text = str(err.value)
-    assert "agentenv-example>=1.2: agentenv-example is not installed" in text
-    assert "agentenv-hf-hub>=99: agentenv-hf-hub 1.0.0 is installed" in text
+    assert "needs plugin 'agentenv-example>=1.2', which is not installed" in text
+    assert "needs plugin 'agentenv-hf-hub>=99'; installed: agentenv-hf-hub 1.0.0" in text
     assert "setup: agent-env example setup" in text and "the dataset card" in text
     assert downloaded_files(hub) == {"README.md"}
 
@@ -216,7 +216,7 @@ def test_bundle_toml_requirements_win_over_the_card(endpoint, hub):
     hub.create_repo("org/toml").commit(files)
     with pytest.raises(BundleError) as err:
         fetch("hf://org/toml")
-    assert "agentenv-missing-thing>=2: agentenv-missing-thing is not installed" in str(err.value)
+    assert "needs plugin 'agentenv-missing-thing>=2', which is not installed" in str(err.value)
     assert "bundles/hello/bundle.toml" in str(err.value) and "setup: pip install x" in str(err.value)
     assert downloaded_files(hub) == {"README.md", "bundles/hello/bundle.toml"}
 
@@ -227,6 +227,13 @@ def test_bundle_toml_requirements_met_override_unmet_card_plugins(endpoint, hub)
     hub.create_repo("org/toml").commit(files)
     got = fetch("hf://org/toml")
     assert (got.path / "bundle.toml").exists() and (got.path / "tasks" / "hello.json").exists()
+
+
+def test_bundle_toml_requirements_honour_markers(endpoint, hub):
+    toml = 'plugins = ["agentenv-missing-thing; python_version < \'3\'", "agentenv-hf-hub>=1"]\n'
+    files = {"README.md": card(), **bundle("hello"), "bundles/hello/bundle.toml": toml}
+    hub.create_repo("org/marker").commit(files)
+    assert (fetch("hf://org/marker").path / "tasks" / "hello.json").exists()
 
 
 def test_pinned_spec_reloads_the_same_commit_after_the_branch_moves(endpoint, hub, demo):

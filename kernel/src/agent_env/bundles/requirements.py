@@ -2,9 +2,48 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from agent_env.errors import BundleError
+
+
+def declared_requirements(data: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """(the requirements, one message per malformed part) of a parsed `bundle.toml`:
+    `plugins = [...]` plus `[requires] plugins = [...]` (or `requires = [...]`)."""
+    from agent_env.suggest import did_you_mean
+
+    problems: list[str] = []
+    raw: Any = data.get("plugins", [])
+    requires = data.get("requires")
+    if isinstance(requires, dict):
+        for key in requires:
+            if key != "plugins":
+                problems.append(f"requires: unknown key {key!r}{did_you_mean(key, ['plugins'])}")
+        raw = [*raw, *requires.get("plugins", [])] if isinstance(raw, list) else raw
+    elif isinstance(requires, list):
+        raw = [*raw, *requires] if isinstance(raw, list) else raw
+    elif requires is not None:
+        problems.append("requires: expected a table with plugins = [...]")
+    if not isinstance(raw, list) or not all(isinstance(r, str) for r in raw):
+        problems.append("plugins: expected a list of requirement strings")
+        return [], problems
+    return list(dict.fromkeys(raw)), problems
+
+
+def bundle_toml_requirements(text: str, *, where: str) -> list[str]:
+    """The requirements a `bundle.toml` text declares, for callers that have only that file
+    (e.g. a remote source checking before it downloads the rest); `BundleError` if malformed."""
+    import tomllib
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise BundleError(f"{where}: invalid TOML: {exc}") from None
+    requirements, problems = declared_requirements(data)
+    if problems:
+        raise BundleError(f"{where}: invalid bundle.toml", problems)
+    return requirements
 
 
 def unmet_requirements(requirements: Iterable[str]) -> tuple[list[str], list[str]]:
@@ -36,9 +75,10 @@ def unmet_requirements(requirements: Iterable[str]) -> tuple[list[str], list[str
 
 
 def check_requirements(
-    requirements: Iterable[str], *, bundle: str, setup: str | None = None
+    requirements: Iterable[str], *, bundle: str, setup: str | None = None, where: str | None = None
 ) -> None:
-    """Raise one `BundleError` naming every unmet requirement and the `pip install` line."""
+    """Raise one `BundleError` naming every unmet requirement and the `pip install` line
+    (`where` says which file or card declared them, when that is not the bundle's own)."""
     problems, to_install = unmet_requirements(requirements)
     if not problems:
         return
@@ -47,4 +87,5 @@ def check_requirements(
         problems.append(f"install with: pip install {quoted}")
     if setup:
         problems.append(f"setup: {setup}")
-    raise BundleError(f"bundle {bundle!r} needs plugins that are not installed", problems)
+    origin = f" (from {where})" if where else ""
+    raise BundleError(f"bundle {bundle!r} needs plugins that are not installed{origin}", problems)

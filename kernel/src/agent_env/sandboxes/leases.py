@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agent_env.fsutil import atomic_write
 from agent_env.sandboxes import procs
 
 SUFFIX = ".json"
@@ -21,24 +22,15 @@ CLAIM = ".reaping-"
 PENDING = "pending-"
 
 
-_ME: tuple[int, dict[str, Any]] | None = None
-
-
 def me() -> dict[str, Any]:
-    """This process as a lease owner (computed once per process: it never changes)."""
-    global _ME
-    pid = os.getpid()
-    if _ME is None or _ME[0] != pid:
-        owner = {"owner_pid": pid, "owner_start_time": procs.start_time(pid)}
-        _ME = (pid, {**owner, "host": procs.hostname()})
-    return dict(_ME[1])
+    """This process as a lease owner (its `ProcessIdentity` in the lease's field names)."""
+    ident = procs.ProcessIdentity.current()
+    return {"owner_pid": ident.pid, "owner_start_time": ident.start_time, "host": ident.host}
 
 
 def write(path: Path, lease: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(lease, indent=1))
-    os.replace(tmp, path)
+    # No fsync: a lease only has to outlive its process, not a power cut (every create pays it).
+    atomic_write(path, json.dumps(lease, indent=1), fsync=False)
 
 
 def write_pending(lease_dir: Path, lease: dict[str, Any]) -> Path:
@@ -59,12 +51,15 @@ def read(path: Path) -> dict[str, Any] | None:
 
 def owner_alive(lease: dict[str, Any]) -> bool:
     """Alive, or on another host (not ours to judge)."""
-    if lease.get("host") not in (None, procs.hostname()):
-        return True
     pid = lease.get("owner_pid")
     if not isinstance(pid, int):
-        return False
-    return procs.alive(pid, lease.get("owner_start_time"))
+        return lease.get("host") not in (None, procs.hostname())
+    started = lease.get("owner_start_time")
+    return procs.ProcessIdentity(
+        pid=pid,
+        start_time=started if isinstance(started, int) else None,
+        host=lease.get("host") or procs.hostname(),
+    ).alive()
 
 
 def claim(path: Path) -> Path | None:

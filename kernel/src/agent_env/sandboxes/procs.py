@@ -7,12 +7,16 @@ clock ticks since boot (field 22 of `/proc/<pid>/stat`), or None where there is 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
+
+import attrs
 
 _PROC = Path("/proc")
 
@@ -60,6 +64,83 @@ def _is_zombie(pid: int) -> bool:
 
 def hostname() -> str:
     return socket.gethostname()
+
+
+_VALUE = re.compile(r"^(?P<pid>\d+):(?P<start>\d*)@(?P<host>.*)$")
+
+
+@attrs.frozen(kw_only=True)
+class ProcessIdentity:
+    """One process, told apart from a later one that reuses its pid: `(pid, start_time, host)`.
+
+    The one form in which leases, container labels and run records name their owner.
+    """
+
+    pid: int
+    start_time: int | None
+    host: str
+
+    @classmethod
+    def current(cls) -> ProcessIdentity:
+        """This process (computed once per pid: it never changes)."""
+        global _CURRENT
+        pid = os.getpid()
+        if _CURRENT is None or _CURRENT.pid != pid:
+            _CURRENT = cls(pid=pid, start_time=start_time(pid), host=hostname())
+        return _CURRENT
+
+    def on_this_host(self) -> bool:
+        return self.host == hostname()
+
+    def alive(self) -> bool:
+        """Runs and is the same process (a reused pid with another start time is not).
+
+        An owner on another host counts as alive: not ours to judge.
+        """
+        if not self.on_this_host():
+            return True
+        return alive(self.pid, self.start_time)
+
+    def to_labels(self) -> dict[str, str]:
+        """`owner_pid`/`owner_start_time`/`owner_host` labels (start time left out if unknown)."""
+        labels = {"owner_pid": str(self.pid), "owner_host": self.host}
+        if self.start_time is not None:
+            labels["owner_start_time"] = str(self.start_time)
+        return labels
+
+    @classmethod
+    def from_labels(cls, labels: Mapping[str, Any]) -> ProcessIdentity | None:
+        """The owner named by `to_labels()` labels; None without a usable `owner_pid`.
+
+        A missing `owner_host` means this host (labels written before hosts were recorded).
+        """
+        try:
+            pid = int(labels["owner_pid"])
+        except (KeyError, TypeError, ValueError):
+            return None
+        started = labels.get("owner_start_time")
+        try:
+            start = int(started) if started not in (None, "") else None
+        except (TypeError, ValueError):
+            start = None
+        return cls(pid=pid, start_time=start, host=str(labels.get("owner_host") or hostname()))
+
+    def to_label_value(self) -> str:
+        """The one-string form `pid:start_time@host` (start time empty if unknown)."""
+        start = "" if self.start_time is None else str(self.start_time)
+        return f"{self.pid}:{start}@{self.host}"
+
+    @classmethod
+    def from_label_value(cls, value: str | None) -> ProcessIdentity | None:
+        """Parse `to_label_value()`; None for anything else."""
+        match = _VALUE.match(value or "")
+        if not match:
+            return None
+        start = int(match["start"]) if match["start"] else None
+        return cls(pid=int(match["pid"]), start_time=start, host=match["host"])
+
+
+_CURRENT: ProcessIdentity | None = None
 
 
 def kill_group(pgid: int, leader_started: int | None, *, grace: float = 0.0) -> None:

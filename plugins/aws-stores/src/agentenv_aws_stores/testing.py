@@ -4,7 +4,6 @@ our backends at it. Used by our tests and by `bench/cloud_stores.py`; needs `mot
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -65,5 +64,8 @@ def settings(endpoint: str, **extra: Any) -> dict[str, Any]:
 
 
 def require_emulators() -> bool:
-    """True on CI, where a missing emulator must fail the tests instead of skipping them."""
-    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+    """True on CI, where a missing emulator must fail the tests instead of skipping them
+    (kept for callers; `agent_env.testing.require.require(problem)` does the skip-or-fail)."""
+    from agent_env.testing.require import on_ci
+
+    return on_ci()

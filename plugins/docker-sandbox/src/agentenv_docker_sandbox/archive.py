@@ -5,15 +5,13 @@ target (absolute names, `..`, links pointing out, devices) rejects the whole cop
 from __future__ import annotations
 
 import io
-import os
 import posixpath
-import shutil
 import tarfile
-import tempfile
 import time
 from pathlib import Path, PurePosixPath
 
 from agent_env.errors import SandboxError
+from agent_env.fsutil import replacing_dir
 
 
 def sandbox_path(path: str, workdir: str = "/app") -> str:
@@ -90,24 +88,13 @@ def extract(data: bytes, target: Path, *, strip: int = 1) -> None:
         if not top.isdir():
             if len(members) != 1 or not top.isfile():
                 raise SandboxError(f"archive entry {top.name!r} is not a regular file or folder")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-        try:
+        with replacing_dir(target) as produced:
             if top.isdir():
-                produced = staging / "tree"
                 produced.mkdir()
                 for member, rel in plan:
                     tar.extract(_renamed(member, str(rel), strip), produced, filter="data")
             else:
-                produced = staging / "file"
-                tar.extract(top.replace(name="file", deep=False), staging, filter="data")
-            if target.is_dir() and not target.is_symlink():
-                shutil.rmtree(target)
-            elif target.exists() or target.is_symlink():
-                target.unlink()
-            os.replace(produced, target)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+                tar.extract(top.replace(name=produced.name, deep=False), produced.parent, filter="data")
 
 
 def _renamed(member: tarfile.TarInfo, name: str, strip: int) -> tarfile.TarInfo:

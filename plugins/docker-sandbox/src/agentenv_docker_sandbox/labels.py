@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -22,32 +20,19 @@ NETWORK = PREFIX + "network"
 USER = PREFIX + "label."
 
 _OWNER_KEYS = {"owner_pid", "owner_host", "owner_start_time"}
-_OWNER = re.compile(r"^(?P<pid>\d+):(?P<start>\d*)@(?P<host>.*)$")
 
 
 def owner_value(labels: Mapping[str, str]) -> str:
     """`pid:start_time@host` from the engine's owner labels, else this process."""
-    if labels.get("owner_pid"):
-        pid = str(labels["owner_pid"])
-        start = str(labels.get("owner_start_time") or "")
-        host = str(labels.get("owner_host") or procs.hostname())
-    else:
-        pid = str(os.getpid())
-        start = str(procs.start_time(os.getpid()) or "")
-        host = procs.hostname()
-    return f"{pid}:{start}@{host}"
+    owner = procs.ProcessIdentity.from_labels(labels) or procs.ProcessIdentity.current()
+    return owner.to_label_value()
 
 
 def owner_alive(value: str | None) -> bool:
     """Whether the owner named by an `io.agentenv.owner` label still runs (another host's
     owner counts as alive: not ours to judge)."""
-    match = _OWNER.match(value or "")
-    if not match:
-        return False
-    if match["host"] != procs.hostname():
-        return True
-    started = int(match["start"]) if match["start"] else None
-    return procs.alive(int(match["pid"]), started)
+    owner = procs.ProcessIdentity.from_label_value(value)
+    return owner is not None and owner.alive()
 
 
 def lease_alive(path: str | None) -> bool:

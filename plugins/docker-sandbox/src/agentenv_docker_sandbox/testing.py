@@ -10,12 +10,13 @@ from __future__ import annotations
 import functools
 import os
 
+from agent_env.testing.require import on_ci, require
+
 BASE_IMAGE = os.environ.get("AGENTENV_TEST_BASE_IMAGE", "agentenv/base:py3.11")
 REGISTRY = os.environ.get("AGENTENV_TEST_REGISTRY", "127.0.0.1:5000")
 
 
-def on_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+__all__ = ["on_ci", "require_docker", "require_registry"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -52,26 +53,14 @@ def registry_problem(address: str = REGISTRY) -> str | None:
         return f"no OCI registry on {address} ({e}); run scripts/services.sh"
 
 
-def _unavailable(reason: str) -> None:
-    import pytest
-
-    if on_ci():
-        pytest.fail(f"CI=true and {reason}", pytrace=False)
-    pytest.skip(reason)
-
-
 def require_docker(image: str | None = BASE_IMAGE) -> None:
     """Skip (locally) or fail (CI) the current test unless Docker and `image` are usable."""
-    problem = docker_problem(image)
-    if problem:
-        _unavailable(problem)
+    require(docker_problem(image))
 
 
 def require_registry(address: str = REGISTRY) -> None:
     """Skip (locally) or fail (CI) the current test unless the local OCI registry answers."""
-    problem = registry_problem(address)
-    if problem:
-        _unavailable(problem)
+    require(registry_problem(address))
 
 
 def ours(client, sandbox_id: str | None = None, *, run: str | None = None,

@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import threading
 import time
@@ -23,6 +22,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from agent_env.net import free_port
+from agent_env.testing.require import on_ci
+
+__all__ = ["on_ci"]
+
 PROJECT = "agentenv-test"
 FIRESTORE_EMULATOR = Path(
     "/usr/lib/google-cloud-sdk/platform/cloud-firestore-emulator/cloud_firestore_emulator"
@@ -30,20 +34,9 @@ FIRESTORE_EMULATOR = Path(
 FIRESTORE_START_TIMEOUT = 60.0
 
 
-def on_ci() -> bool:
-    """On CI a missing emulator must fail the tests instead of skipping them."""
-    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
-
-
 def settings(endpoint: str, **extra: Any) -> dict[str, Any]:
     """Backend settings that reach an emulator at `endpoint` without credentials."""
     return {"project": PROJECT, "endpoint_url": endpoint, "anonymous": True, **extra}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @contextlib.contextmanager
@@ -80,7 +73,7 @@ def firestore_emulator(log: Path | None = None) -> Iterator[str]:
             f"the Firestore emulator is not installed ({FIRESTORE_EMULATOR}); install the "
             "Debian package google-cloud-cli-firestore-emulator"
         )
-    port = _free_port()
+    port = free_port()
     out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
         [str(binary), "start", "--host=127.0.0.1", f"--port={port}", f"--project_id={PROJECT}"],

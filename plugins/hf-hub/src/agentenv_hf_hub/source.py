@@ -17,7 +17,6 @@ import attrs
 
 from agent_env.errors import BundleError
 
-from agentenv_hf_hub import requirements
 from agentenv_hf_hub.cache import RepoCache
 from agentenv_hf_hub.card import parse_card
 from agentenv_hf_hub.hub import Hub, HubUnreachable, endpoint, offline
@@ -149,15 +148,16 @@ class _Resolver:
         """The bundle's bundle.toml requirements, else the card's: checked before the bundle downloads."""
         meta = card.meta(selected.name)
         toml = f"{selected.path}/bundle.toml" if selected.path else "bundle.toml"
-        bundle = f"bundle {selected.name!r} of {self.spec.spec}"
+        from agent_env.bundles.requirements import bundle_toml_requirements, check_requirements
+
         if toml in siblings:
             self.fetch(commit, [toml])
             text = (self.cache.commit_dir(commit) / toml).read_text(encoding="utf-8")
-            where = f"{toml} at commit {commit[:12]}"
-            plugins = requirements.bundle_toml_requirements(text, where=where)
-            requirements.check(plugins, setup=meta.setup, where=where, bundle=bundle)
+            where = f"{toml} at commit {commit[:12]} of {self.spec.spec}"
+            plugins = bundle_toml_requirements(text, where=where)
         else:
-            requirements.check(meta.plugins, setup=meta.setup, where="the dataset card", bundle=bundle)
+            plugins, where = list(meta.plugins), f"the dataset card of {self.spec.spec}"
+        check_requirements(plugins, bundle=selected.name, setup=meta.setup, where=where)
 
     def result(self, commit: str, selected: Selected, card) -> Fetched:
         spec = self.spec

@@ -4,24 +4,17 @@ and `agent_env.plugins.scaffold`)."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import click
 
+from agent_env.cli.output import emit_json, err, table
 from agent_env.errors import PluginError
 from agent_env.plugins import PluginInfo, get_plugin_manager
 
 
 def _registered(info: PluginInfo) -> str:
     return "; ".join(f"{kind}: {', '.join(names)}" for kind, names in sorted(info.registered.items()))
-
-
-def _table(rows: list[tuple[str, ...]]) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join(
-        "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows
-    )
 
 
 def _describe() -> tuple[list[PluginInfo], dict[str, str]]:
@@ -39,17 +32,17 @@ def list_plugins(as_json: bool) -> None:
     """Every plugin: distribution, version, status (ok/failed/disabled) and what it registered."""
     infos, problems = _describe()
     if as_json:
-        click.echo(json.dumps([i.to_dict() for i in infos], indent=2))
+        emit_json([i.to_dict() for i in infos])
     else:
         rows = [("NAME", "DISTRIBUTION", "VERSION", "STATUS", "REGISTERED")]
         for i in infos:
             rows.append((i.name, i.dist or "-", i.version or "-", i.status, _registered(i)))
-        click.echo(_table(rows))
+        click.echo(table(rows))
         for i in infos:
             for error in i.errors:
                 click.echo(f"{i.name}: {error}")
     for attr, problem in problems.items():
-        click.echo(f"registry {attr}: {problem}", err=True)
+        err(f"registry {attr}: {problem}")
 
 
 @plugin.command("show")
@@ -60,7 +53,7 @@ def show_plugin(name: str, as_json: bool) -> None:
     _describe()
     info = get_plugin_manager().get(name)
     if as_json:
-        click.echo(json.dumps(info.to_dict(), indent=2))
+        emit_json(info.to_dict())
         return
     fields: list[tuple[str, Any]] = [
         ("name", info.name),
@@ -97,7 +90,7 @@ def check_plugins(as_json: bool) -> None:
         problems.append(f"unknown hooks: {exc}")
     counts = {s: sum(1 for i in infos if i.status == s) for s in ("ok", "failed", "disabled", "incompatible")}
     if as_json:
-        click.echo(json.dumps({"ok": not problems, "counts": counts, "problems": problems}, indent=2))
+        emit_json({"ok": not problems, "counts": counts, "problems": problems})
     else:
         for problem in problems:
             click.echo(problem)
@@ -124,10 +117,6 @@ def _asker(dry_run: bool, yes: bool) -> Any:
     return confirm
 
 
-def _err(message: str) -> None:
-    click.echo(message, err=True)
-
-
 _dry_run = click.option("--dry-run", is_flag=True, help="Show the plan; change nothing.")
 _yes = click.option("-y", "--yes", is_flag=True, help="Do not ask before changing anything.")
 _lock_timeout = click.option("--lock-timeout", type=float, default=600.0, show_default=True,
@@ -149,7 +138,7 @@ def add_plugins(specs: tuple[str, ...], dry_run: bool, yes: bool, find_links: tu
     from agent_env.plugins.lifecycle import execute_add, plan_add
 
     plan = plan_add(list(specs), find_links=find_links, no_index=no_index)
-    result = execute_add(plan, confirm=_asker(dry_run, yes), echo=_err, lock_timeout=lock_timeout)
+    result = execute_add(plan, confirm=_asker(dry_run, yes), echo=err, lock_timeout=lock_timeout)
     if result is None:
         return
     for kind, items in result.changes.items():
@@ -174,7 +163,7 @@ def remove_plugins(names: tuple[str, ...], force: bool, dry_run: bool, yes: bool
         for user in plan.users:
             click.echo(f"in use: {user}")
     result = execute_remove(plan, force=force or dry_run, confirm=_asker(dry_run, yes),
-                            echo=_err, lock_timeout=lock_timeout)
+                            echo=err, lock_timeout=lock_timeout)
     if result is None:
         return
     for kind, items in result.items():

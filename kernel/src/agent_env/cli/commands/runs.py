@@ -58,20 +58,18 @@ async def _list(documents: Any, limit: int) -> list[dict[str, Any]]:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def list_runs(limit: int, as_json: bool) -> None:
     """The newest runs: id, when, bundle, and how their task instances ended."""
-    rows = anyio.run(_with_documents, _list, limit)
-    if as_json:
-        click.echo(json.dumps(rows, indent=2))
-        return
-    if not rows:
-        click.echo("No runs recorded yet. Start one with: agent-env run hello")
-        return
-    for r in rows:
+    from agent_env.cli.output import emit_rows
+
+    def line(r: dict[str, Any]) -> str:
         k = r.get("trials_per_task") or 1
         trials = f" ({k} trials per task)" if k > 1 else ""
-        click.echo(
+        return (
             f"{r['id']}  {r['created_at']}  {r['bundle']}  {r['passed']} of "
             f"{r['instances']} passed, {r['failed']} failed, {r['unfinished']} unfinished{trials}"
         )
+
+    rows = anyio.run(_with_documents, _list, limit)
+    emit_rows(rows, as_json, empty="No runs recorded yet. Start one with: agent-env run hello", fmt=line)
 
 
 async def _with_stores(fn: Any, *args: Any) -> Any:
@@ -128,9 +126,11 @@ async def _show(documents: Any, ident: str) -> dict[str, Any]:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def show(ident: str, as_json: bool) -> None:
     """A run (`run-...`: its task instances) or a task instance (`ti-...`: its steps)."""
+    from agent_env.cli.output import emit_json
+
     data = anyio.run(_with_stores, _show_with_trajectories, ident)
     if as_json:
-        click.echo(json.dumps(data, indent=2))
+        emit_json(data)
         return
     if "run" in data:
         run = data["run"]
@@ -231,4 +231,6 @@ def export(run_id: str, output: str | None, attempts: bool) -> None:
         return
     with open(output, "w", encoding="utf-8") as out:
         rows = anyio.run(_with_documents, _export, run_id, out, attempts)
-    click.echo(f"wrote {rows} trial row(s) to {output}", err=True)
+    from agent_env.cli.output import err
+
+    err(f"wrote {rows} trial row(s) to {output}")

@@ -3,9 +3,9 @@ processes left behind (lease files first, then every provider's own label-based 
 
 from __future__ import annotations
 
-import json
-
 import click
+
+from agent_env.cli.output import emit_json, emit_rows, err
 
 
 def _manager():
@@ -27,19 +27,14 @@ def sandbox() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def list_(as_json: bool) -> None:
     """List the sandboxes agent-env processes hold, with their owner and whether it is alive."""
-    rows = _manager().lease_rows()
-    if as_json:
-        click.echo(json.dumps(rows, indent=2))
-        return
-    if not rows:
-        click.echo("no sandboxes")
-        return
-    for row in rows:
+    def line(row: dict) -> str:
         owner = f"pid {row['owner_pid']} ({'alive' if row['owner_alive'] else 'dead'})"
-        click.echo(
+        return (
             f"{row['id']}  {row['provider']}  run {row['run_id'] or '-'}  "
             f"instance {row['task_instance_id'] or '-'}  {owner}"
         )
+
+    emit_rows(_manager().lease_rows(), as_json, empty="no sandboxes", fmt=line)
 
 
 @sandbox.command()
@@ -55,11 +50,11 @@ def prune(as_json: bool) -> int:
     reaped = anyio.run(manager.prune)
     problems = list(manager.reap_errors)
     if as_json:
-        click.echo(json.dumps({"removed": reaped, "problems": problems}, indent=2))
+        emit_json({"removed": reaped, "problems": problems})
     else:
         for sandbox_id in reaped:
             click.echo(f"removed {sandbox_id}")
         click.echo(f"pruned {len(reaped)} sandbox(es)")
         for problem in problems:
-            click.echo(f"agent-env: warning: {problem}", err=True)
+            err(f"agent-env: warning: {problem}")
     return 1 if problems else 0

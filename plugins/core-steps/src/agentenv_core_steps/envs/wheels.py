@@ -16,6 +16,8 @@ import os
 import zipfile
 from pathlib import Path
 
+from agent_env.fsutil import replacing
+
 DISTRIBUTION = "agentenv-framework-protocol"
 PACKAGE = "agentenv_protocol"
 _EPOCH = (1980, 1, 1, 0, 0, 0)
@@ -52,17 +54,17 @@ def protocol_wheel(out_dir: Path) -> Path:
     target = Path(out_dir) / digest.hexdigest()[:16] / f"{stem}-py3-none-any.whl"
     if target.exists():
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
     info = f"{stem}.dist-info"
     entries = [*files, (f"{info}/METADATA", metadata), (f"{info}/WHEEL", _WHEEL.encode())]
     record = "".join(f"{arc},{_record_hash(data)}\n" for arc, data in entries) + f"{info}/RECORD,,\n"
     entries.append((f"{info}/RECORD", record.encode()))
-    tmp = target.with_suffix(f".{os.getpid()}.tmp")
-    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+    with replacing(target, suffix=".tmp") as tmp, zipfile.ZipFile(
+        tmp, "w", compression=zipfile.ZIP_DEFLATED
+    ) as zf:
         for arc, data in entries:
             zi = zipfile.ZipInfo(arc, date_time=_EPOCH)
             zi.external_attr = 0o644 << 16
             zi.compress_type = zipfile.ZIP_DEFLATED
             zf.writestr(zi, data)
-    os.replace(tmp, target)
+        os.chmod(tmp, 0o644)  # mkstemp makes it 0600; sandboxes may read it as another user
     return target
