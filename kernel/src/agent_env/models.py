@@ -15,6 +15,7 @@ the step-type registry holds for its `"type"` (unknown keys are errors)::
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
@@ -36,8 +37,15 @@ class Step:
     """Base class of every step type (the common fields of DESIGN.md §3.5)."""
 
     type: ClassVar[str] = ""
-    #: True for verifier steps: the engine reads their `verifier_id` scores into the outcome.
+    #: True for verifier steps (they record scores under `verifiers.<verifier_id>`); the
+    #: `StepTypeContract` checks that such a step has a `verifier_id`.
     is_verifier: ClassVar[bool] = False
+    #: True for a step whose score combines other verifiers' scores: when a task has one, only
+    #: the aggregates decide the outcome (`engine.records.counted_scores`).
+    is_aggregate: ClassVar[bool] = False
+    #: Which fields name bundle entities, by kind ("artifact", "env", "agent") -> field paths
+    #: such as `"artifacts[].id"`; None applies the field names of the core step types.
+    bundle_refs: ClassVar[Mapping[str, tuple[str, ...]] | None] = None
 
     id: str
     depends_on: list[str] | None = None
@@ -47,6 +55,10 @@ class Step:
     async def execute(self, ctx: StepContext) -> None:
         """Do the step's work; record results through `ctx`; raise `StepFailed` on failure."""
         raise NotImplementedError(f"step type {self.type!r} does not implement execute()")
+
+    def has_solution(self) -> bool:
+        """True when this step ships the task's solution (what an oracle agent replays)."""
+        return False
 
     def check(self, bundle: Any) -> list[str]:
         """Static checks against the parsed bundle (e.g. a missing artifact); one message each."""

@@ -17,6 +17,7 @@ from agentenv_core_steps.scoring import ScoreAggregator, aggregate_score, random
 class AggregateVerifiers(Step):
     type: ClassVar[str] = "aggregate_verifiers"
     is_verifier: ClassVar[bool] = True
+    is_aggregate: ClassVar[bool] = True
 
     verifier_ids: list[str] = attrs.field(factory=list)
     score_aggregator: ScoreAggregator = "weighted_average"

@@ -94,7 +94,7 @@ class PromptAgent(Step):
     async def execute(self, ctx: StepContext) -> None:
         from agentenv_protocol.agent.types import AgentResult
 
-        from agentenv_core_steps.agents.base import PromptRequest
+        from agent_env.agents import PromptRequest
 
         name = self.agent_name
         agents = ctx.get("agents", default={}) or {}

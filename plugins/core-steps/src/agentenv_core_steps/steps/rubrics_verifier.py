@@ -199,7 +199,7 @@ class RubricsVerifier(Step):
         from agentenv_protocol.agent.client import A2AClient, A2AError, task_text
 
         from agentenv_core_steps.agents.a2a import A2AAgentKind
-        from agentenv_core_steps.agents.base import AgentSpec
+        from agent_env.agents import AgentSpec
         from agentenv_core_steps.agents.folder import load_agent
 
         stored = await load_agent(ctx, self.judge_a2a_agent_id)
