@@ -76,3 +76,9 @@ def install_hint(kind: str, name: str) -> str | None:
             if known == name and known_kind in BACKEND_KINDS:
                 return install_command(candidate)
     return None if dist is None else install_command(dist)
+
+
+#: The in-tree type of a bundle folder that names none, used only when no installed type
+#: declares `default_for` that kind: the folder then parses, and using it fails with the
+#: install hint above instead of a parse error.
+FOLDER_DEFAULTS: dict[str, str] = {"env": "mcp_server", "agent": "a2a_agent"}
