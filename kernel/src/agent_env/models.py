@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
+from agent_env.scoring import ScoreAggregator, aggregate_score, random_verifier_id
+
 if TYPE_CHECKING:  # pragma: no cover
     from agent_env.context import StepContext
 
@@ -63,3 +65,30 @@ class Step:
     def check(self, bundle: Any) -> list[str]:
         """Static checks against the parsed bundle (e.g. a missing artifact); one message each."""
         return []
+
+
+@attrs.frozen(kw_only=True)
+class VerifierStep(Step):
+    """Base of a step that scores the task: its result rows and score go under
+    `verifiers.<verifier_id>`. Subclasses compute rows and end with `self.record(ctx, rows, ...)`;
+    a subclass may redeclare `score_aggregator` with another default."""
+
+    is_verifier: ClassVar[bool] = True
+
+    score_aggregator: ScoreAggregator = "all_pass"
+    verifier_id: str = attrs.field(factory=random_verifier_id)
+
+    def record(
+        self,
+        ctx: StepContext,
+        results: list[dict[str, Any]],
+        summary: str,
+        *,
+        counted: list[dict[str, Any]] | None = None,
+    ) -> float:
+        """Aggregate `counted` (default: all `results`) with `score_aggregator`, record the rows
+        and the score, log `"<verifier_id>: <summary>, score <s>"`; returns the score."""
+        score = aggregate_score(results if counted is None else counted, self.score_aggregator)
+        ctx.record_verifier(self.verifier_id, results, score)
+        ctx.log(f"{self.verifier_id}: {summary}, score {score:g}")
+        return score
