@@ -362,25 +362,20 @@ def structure_step(data: Any, step_types: Any, *, index: int | None = None) -> S
     return structure(normalize_step_dict(data, cls), cls, where=label)
 
 
-#: The step types of DESIGN.md §3.5, provided by the agentenv-core-steps plugin.
-CORE_STEP_TYPES = frozenset({
-    "deploy_sandbox", "load_artifact", "verify_sandbox", "deploy_env", "env_outcome_verifier",
-    "deploy_agent", "prompt_agent", "agent_prompt_response_verifier", "rubrics_verifier",
-    "run_container_unit_tests_verifier", "aggregate_verifiers", "run_code", "reset_env",
-    "teardown_sandboxes", "sync_env_clock", "register_env_triggers", "collect_artifacts",
-})
-
-
 def _core_hint(step_type: str) -> str:
-    if step_type not in CORE_STEP_TYPES:
+    """Where a known step type comes from (`plugins.known`), when its plugin is missing."""
+    from agent_env.plugins.known import distribution, install_command
+
+    dist = distribution("step type", step_type)
+    if dist is None:
         return ""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        installed = version("agentenv-core-steps")
+        installed = version(dist)
     except PackageNotFoundError:
-        return " (a core step type: pip install agentenv-core-steps)"
-    return f" (a core step type that agentenv-core-steps {installed} does not provide yet)"
+        return f" (a step type of {dist}: {install_command(dist)})"
+    return f" (a step type that {dist} {installed} does not provide yet, or it is disabled)"
 
 
 def _step_label(data: Any, index: int | None) -> str:

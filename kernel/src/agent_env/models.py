@@ -15,9 +15,12 @@ the step-type registry holds for its `"type"` (unknown keys are errors)::
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
+
+from agent_env.scoring import ScoreAggregator, aggregate_score, random_verifier_id
 
 if TYPE_CHECKING:  # pragma: no cover
     from agent_env.context import StepContext
@@ -36,8 +39,15 @@ class Step:
     """Base class of every step type (the common fields of DESIGN.md §3.5)."""
 
     type: ClassVar[str] = ""
-    #: True for verifier steps: the engine reads their `verifier_id` scores into the outcome.
+    #: True for verifier steps (they record scores under `verifiers.<verifier_id>`); the
+    #: `StepTypeContract` checks that such a step has a `verifier_id`.
     is_verifier: ClassVar[bool] = False
+    #: True for a step whose score combines other verifiers' scores: when a task has one, only
+    #: the aggregates decide the outcome (`engine.records.counted_scores`).
+    is_aggregate: ClassVar[bool] = False
+    #: Which fields name bundle entities, by kind ("artifact", "env", "agent") -> field paths
+    #: such as `"artifacts[].id"`; None applies the field names of the core step types.
+    bundle_refs: ClassVar[Mapping[str, tuple[str, ...]] | None] = None
 
     id: str
     depends_on: list[str] | None = None
@@ -48,6 +58,37 @@ class Step:
         """Do the step's work; record results through `ctx`; raise `StepFailed` on failure."""
         raise NotImplementedError(f"step type {self.type!r} does not implement execute()")
 
+    def has_solution(self) -> bool:
+        """True when this step ships the task's solution (what an oracle agent replays)."""
+        return False
+
     def check(self, bundle: Any) -> list[str]:
         """Static checks against the parsed bundle (e.g. a missing artifact); one message each."""
         return []
+
+
+@attrs.frozen(kw_only=True)
+class VerifierStep(Step):
+    """Base of a step that scores the task: its result rows and score go under
+    `verifiers.<verifier_id>`. Subclasses compute rows and end with `self.record(ctx, rows, ...)`;
+    a subclass may redeclare `score_aggregator` with another default."""
+
+    is_verifier: ClassVar[bool] = True
+
+    score_aggregator: ScoreAggregator = "all_pass"
+    verifier_id: str = attrs.field(factory=random_verifier_id)
+
+    def record(
+        self,
+        ctx: StepContext,
+        results: list[dict[str, Any]],
+        summary: str,
+        *,
+        counted: list[dict[str, Any]] | None = None,
+    ) -> float:
+        """Aggregate `counted` (default: all `results`) with `score_aggregator`, record the rows
+        and the score, log `"<verifier_id>: <summary>, score <s>"`; returns the score."""
+        score = aggregate_score(results if counted is None else counted, self.score_aggregator)
+        ctx.record_verifier(self.verifier_id, results, score)
+        ctx.log(f"{self.verifier_id}: {summary}, score {score:g}")
+        return score

@@ -103,6 +103,8 @@ def test_core_step_type_missing_from_registry_says_where_it_comes_from(registry:
     found = problems({"id": "a", "type": "rubrics_verifier"}, registry)[0]
     try:
         installed = version("agentenv-core-steps")
-        assert found.endswith(f"(a core step type that agentenv-core-steps {installed} does not provide yet)")
+        assert found.endswith(
+            f"(a step type that agentenv-core-steps {installed} does not provide yet, or it is disabled)"
+        )
     except PackageNotFoundError:
-        assert found.endswith("(a core step type: pip install agentenv-core-steps)")
+        assert found.endswith("(a step type of agentenv-core-steps: pip install agentenv-core-steps)")

@@ -69,7 +69,10 @@ class Score(Step):
 
 @attrs.frozen(kw_only=True)
 class Aggregate(Score):
-    type: ClassVar[str] = "aggregate_verifiers"
+    """A third-party aggregate: the declared `is_aggregate`, not a type name, makes it count."""
+
+    type: ClassVar[str] = "my_total"
+    is_aggregate: ClassVar[bool] = True
 
 
 @attrs.frozen(kw_only=True)

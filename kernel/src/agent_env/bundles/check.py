@@ -1,7 +1,7 @@
 """Checks across a parsed bundle: step fields that name artifacts, envs or agents, and each
 step type's own `check(bundle)`.
 
-A step class says which of its fields are references with a class attribute, e.g.
+A step class says which of its fields are references with the class attribute `Step.bundle_refs`, e.g.
 `bundle_refs = {"artifact": ("script_artifact_id",), "env": ("env_ids[]",)}`; without one,
 the field names the core step types use apply (`DEFAULT_REFS`). A value is a bundle name or
 a full id; a name (or this bundle's id) that matches nothing is a problem.
@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from agent_env.bundles.files import Problems
+from agent_env.models import Step
 from agent_env.suggest import did_you_mean
 
 DEFAULT_REFS: dict[str, tuple[str, ...]] = {
@@ -60,7 +61,7 @@ def ref_values(step: Any, path: str) -> Iterator[tuple[str, Any]]:
 
 
 def step_refs(step: Any) -> dict[str, tuple[str, ...]]:
-    declared = getattr(type(step), "bundle_refs", None)
+    declared = type(step).bundle_refs if isinstance(step, Step) else None
     if declared is not None:
         return dict(declared)
     names = {f.name for f in attrs.fields(type(step))} if attrs.has(type(step)) else set()

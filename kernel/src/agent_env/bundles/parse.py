@@ -25,7 +25,8 @@ from agent_env.bundles.model import (
 from agent_env.bundles.requirements import check_requirements
 from agent_env.bundles.source import folder_id_prefix
 from agent_env.bundles.tasks import read_task
-from agent_env.errors import BundleError
+from agent_env.errors import BundleError, PluginError
+from agent_env.plugins.known import FOLDER_DEFAULTS
 from agent_env.suggest import did_you_mean
 
 KINDS = ("tasks", "evals", "envs", "agents", "artifacts", "skills")
@@ -33,7 +34,10 @@ DOCKERFILE = "Dockerfile"
 SKILL_MD = "SKILL.md"
 EVAL_KEYS = ("tasks", "type", "id", "description")
 BUNDLE_TOML_KEYS = ("requires", "plugins", "name", "description")
-DEFAULT_TYPE = {"env": "mcp_server", "agent": "a2a_agent", "skill": "skill"}
+#: Skills are kernel-owned (a folder with SKILL.md); their one type is this.
+SKILL_TYPE = "skill"
+#: Folder kind -> the registry whose types may declare `default_for` that kind.
+DEFAULT_TYPE_REGISTRY = {"env": "env_types", "agent": "agents"}
 CONFIG_FILE = {"env": "env.toml", "agent": "agent.toml", "artifact": "artifact.toml"}
 
 
@@ -58,6 +62,7 @@ class _Parser:
         self.id_prefix = (source.id_prefix or folder_id_prefix(self.root)).rstrip("/")
         self.problems = Problems(self.root)
         self.structured: list[tuple[Path, list[Any]]] = []
+        self.default_types: dict[str, list[str]] = {}
         self.task_names: set[str] = set()  # every tasks/<name>.json, parsed or not
         self.eval_names: set[str] = set()
 
@@ -262,6 +267,31 @@ class _Parser:
             return self.eid(name)
         return declared
 
+    def _default_type(self, kind: str, path: Path) -> str:
+        """The type a `kind` folder gets when its config names none: the one registered type
+        that declares `default_for = kind` (else the in-tree default, see `plugins.known`)."""
+        if kind == "skill":
+            return SKILL_TYPE
+        if kind not in self.default_types:
+            self.default_types[kind] = self._claimed_default(kind)
+        claimed = self.default_types[kind]
+        if len(claimed) > 1:
+            self.problems.add(
+                path / CONFIG_FILE[kind],
+                f"type: not set, and several installed {kind} types declare themselves the "
+                f"default ({', '.join(claimed)}); set type",
+            )
+        return claimed[0] if claimed else FOLDER_DEFAULTS.get(kind, kind)
+
+    def _claimed_default(self, kind: str) -> list[str]:
+        try:
+            registry = getattr(self.plugins, DEFAULT_TYPE_REGISTRY.get(kind, ""))
+        except (AttributeError, PluginError):
+            return []
+        return sorted(
+            name for name in registry if getattr(registry.get(name), "default_for", None) == kind
+        )
+
     def _folders(self, kind: str, folder: Path | None) -> dict[str, FolderSpec]:
         out: dict[str, FolderSpec] = {}
         for name, path, entry in self._entries(folder):
@@ -284,10 +314,12 @@ class _Parser:
                     hint = f" (found {near[0]!r}; names are case-sensitive)" if near else ""
                     self.problems.add(path, f"needs a {DOCKERFILE} or an {toml_name}{hint}")
                     continue
-            entity_type = config.get("type", DEFAULT_TYPE[kind])
-            if not isinstance(entity_type, str) or not entity_type:
+            entity_type = config.get("type")
+            if entity_type is None:
+                entity_type = self._default_type(kind, path)
+            elif not isinstance(entity_type, str) or not entity_type:
                 self.problems.add(path / CONFIG_FILE.get(kind, ""), "type: expected a non-empty string")
-                entity_type = DEFAULT_TYPE[kind]
+                entity_type = self._default_type(kind, path)
             out[name] = FolderSpec(
                 kind=kind, name=name, id=self._declared_id(config, name, path), type=entity_type,
                 path=path, files=files, config=config,

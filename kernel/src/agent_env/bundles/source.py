@@ -137,10 +137,13 @@ def resolve_source(spec: str, plugins: Any) -> ResolvedSource:
             claimed = ResolvedSource(path=Path(claimed), provenance={"source": "plugin", "spec": spec})
         return claimed
     if "://" in spec:
+        from agent_env.plugins.known import distribution
+
         scheme = spec.split("://", 1)[0]
+        dist = distribution("bundle source", scheme)
         raise BundleError(
             f"{spec!r}: no installed plugin handles {scheme}:// bundle specs"
-            + (" (install agentenv-hf-hub)" if scheme == "hf" else "")
+            + (f" (install {dist})" if dist else "")
         )
     if "/" in spec or spec.startswith((".", "~")):
         raise BundleError(f"{spec}: no such folder")

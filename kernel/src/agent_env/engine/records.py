@@ -1,8 +1,8 @@
 """Task instance records (collection `task_instances`) and the outcome rule.
 
 Outcome: `cancelled` if the DAG was interrupted; `failed at step 'x': ...` on a fatal step
-failure; otherwise the verifier scores decide. When an aggregating verifier (step type
-`aggregate_verifiers`, or a step class with `is_aggregate = True`) recorded a score, only
+failure; otherwise the verifier scores decide. When an aggregating verifier (a step class
+with `Step.is_aggregate = True`, such as core-steps' `aggregate_verifiers`) recorded a score, only
 aggregate scores count (they already summarize the verifiers they read); otherwise every
 recorded non-null score counts. No score: `unscored`; every score >= 1: `passed (id: 1)`;
 else `scored below 1 (id: 0.5, ...)`.
@@ -80,7 +80,7 @@ def owner() -> dict[str, Any]:
 def aggregate_ids(steps: Sequence[Any]) -> set[str]:
     out = set()
     for step in steps:
-        if step.type == "aggregate_verifiers" or getattr(type(step), "is_aggregate", False):
+        if type(step).is_aggregate:
             vid = getattr(step, "verifier_id", None) or step.id
             out.add(vid)
     return out

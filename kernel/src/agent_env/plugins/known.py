@@ -1,13 +1,40 @@
-"""In-tree backends and where they come from, so a missing plugin fails with the exact install."""
+"""Where each in-tree feature comes from, so a missing plugin fails with the exact install.
+
+One table, as data: (kind, name) -> the distribution that provides it. The kinds are the
+registry kinds ("step type", "env type", "agent", "sandbox provider", the store kinds
+"object"/"document"/"secret"/"image") plus "bundle source" for a bundle spec's URI scheme.
+It lives in the kernel because a hint is needed exactly when the plugin is *not* installed.
+"""
 
 from __future__ import annotations
 
-#: (registry kind, name) -> the pip command that installs the plugin providing it.
-_AWS = "pip install 'agentenv-framework[aws]'"
-_GCP = "pip install 'agentenv-framework[gcp]'"
-_DOCKER = "pip install agentenv-docker-sandbox  (included in: pip install agentenv-framework)"
+_CORE = "agentenv-core-steps"
+_AWS = "agentenv-aws-stores"
+_GCP = "agentenv-gcp-stores"
+_DOCKER = "agentenv-docker-sandbox"
+_HF = "agentenv-hf-hub"
 
-KNOWN_BACKENDS: dict[tuple[str, str], str] = {
+#: Distribution -> the pip command that installs it (default: `pip install <dist>`).
+INSTALL_COMMANDS: dict[str, str] = {
+    _AWS: "pip install 'agentenv-framework[aws]'",
+    _GCP: "pip install 'agentenv-framework[gcp]'",
+    _DOCKER: f"pip install {_DOCKER}  (included in: pip install agentenv-framework)",
+}
+
+_CORE_STEP_TYPES = (
+    "deploy_sandbox", "load_artifact", "verify_sandbox", "deploy_env", "env_outcome_verifier",
+    "deploy_agent", "prompt_agent", "agent_prompt_response_verifier", "rubrics_verifier",
+    "run_container_unit_tests_verifier", "tool_call_verifier", "aggregate_verifiers", "run_code",
+    "reset_env", "teardown_sandboxes", "sync_env_clock", "register_env_triggers",
+    "collect_artifacts",
+)
+
+#: (kind, name) -> distribution.
+KNOWN: dict[tuple[str, str], str] = {
+    **{("step type", name): _CORE for name in _CORE_STEP_TYPES},
+    ("env type", "mcp_server"): _CORE,
+    **{("agent", name): _CORE for name in ("scripted", "oracle", "tool-loop", "a2a_agent")},
+    ("bundle source", "hf"): _HF,
     ("object", "s3"): _AWS,
     ("document", "dynamodb"): _AWS,
     ("secret", "secretsmanager"): _AWS,
@@ -20,12 +47,38 @@ KNOWN_BACKENDS: dict[tuple[str, str], str] = {
     ("sandbox provider", "docker"): _DOCKER,
 }
 
+#: Kinds whose names are configured in `[stores]`/`[sandbox]` settings (see `install_hint`).
+BACKEND_KINDS = ("object", "document", "secret", "image", "sandbox provider")
+
+
+def install_command(dist: str) -> str:
+    """The pip command that installs distribution `dist`."""
+    return INSTALL_COMMANDS.get(dist, f"pip install {dist}")
+
+
+#: (backend kind, name) -> pip command, for the store and sandbox error messages.
+KNOWN_BACKENDS: dict[tuple[str, str], str] = {
+    key: install_command(dist) for key, dist in KNOWN.items() if key[0] in BACKEND_KINDS
+}
+
+
+def distribution(kind: str, name: str) -> str | None:
+    """The distribution that provides `name` of `kind`, or None when no in-tree plugin does."""
+    return KNOWN.get((kind, name))
+
 
 def install_hint(kind: str, name: str) -> str | None:
-    """The pip command for an in-tree backend `name` of `kind`, or None when we don't ship it."""
-    hint = KNOWN_BACKENDS.get((kind, name))
-    if hint is None:
-        for (_, known), cmd in KNOWN_BACKENDS.items():
-            if known == name:
-                return cmd
-    return hint
+    """The pip command for an in-tree `name` of `kind`, or None when we don't ship it. A kind
+    that is not in the table (e.g. "" from a settings table) matches a backend of any kind."""
+    dist = distribution(kind, name)
+    if dist is None and kind not in {k for k, _ in KNOWN}:
+        for (known_kind, known), candidate in KNOWN.items():
+            if known == name and known_kind in BACKEND_KINDS:
+                return install_command(candidate)
+    return None if dist is None else install_command(dist)
+
+
+#: The in-tree type of a bundle folder that names none, used only when no installed type
+#: declares `default_for` that kind: the folder then parses, and using it fails with the
+#: install hint above instead of a parse error.
+FOLDER_DEFAULTS: dict[str, str] = {"env": "mcp_server", "agent": "a2a_agent"}

@@ -3,12 +3,10 @@
 process) and `a2a_agent` (an A2A server: a container from an agent folder's Dockerfile, a host
 process from `agent.toml` `command`, or a running agent at `url`).
 
-`base` holds the interface the deploy/prompt steps call; `folder` reads agent folders from the
-stores; `images` and `relay` serve container agents (build context, reaching the gateway)."""
+The interface they implement is the kernel's `agent_env.agents`; `folder` reads agent folders
+from the stores; `images` and `relay` serve container agents (build context, reaching the gateway)."""
 
-from agentenv_core_steps.agents.base import AgentKind, AgentSpec, PromptRequest
-
-__all__ = ["AgentKind", "AgentSpec", "PromptRequest", "agent_kinds"]
+__all__ = ["agent_kinds"]
 
 
 def agent_kinds() -> list[type]:

@@ -20,7 +20,7 @@ from agent_env.context import StepContext
 from agent_env.errors import SandboxError, StepFailed
 from agent_env.sandbox import SandboxSpec
 
-from agentenv_core_steps.agents.base import AgentKind, AgentSpec, PromptRequest
+from agent_env.agents import AgentKind, AgentSpec, PromptRequest
 from agentenv_core_steps.agents.tool_loop import model_endpoint
 
 AGENT_PORT = 8000
@@ -67,6 +67,7 @@ async def _wait_ready(agent: Any, sandbox: Any, timeout: float) -> None:
 
 class A2AAgentKind(AgentKind):
     type: ClassVar[str] = "a2a_agent"
+    default_for: ClassVar[str | None] = "agent"
 
     async def deploy(self, ctx: StepContext, spec: AgentSpec) -> dict[str, Any]:
         from agentenv_protocol.agent.client import A2AClient, A2AError

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
 
-from agentenv_core_steps.agents.base import AgentKind, AgentSpec, PromptRequest
+from agent_env.agents import AgentKind, AgentSpec, PromptRequest
 
 
 def parse_solution(raw: Any, where: str) -> list[dict[str, Any]]:
@@ -51,6 +51,7 @@ def parse_solution(raw: Any, where: str) -> list[dict[str, Any]]:
 class ScriptedAgent(AgentKind):
     type: ClassVar[str] = "scripted"
     needs_solution: ClassVar[bool] = True
+    replays_solution: ClassVar[bool] = True
 
     async def deploy(self, ctx: StepContext, spec: AgentSpec) -> dict[str, Any]:
         script = spec.solution

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 from agent_env.context import StepContext
 
-from agentenv_core_steps.agents.base import AgentKind, AgentSpec, PromptRequest
+from agent_env.agents import AgentKind, AgentSpec, PromptRequest
 
 DEFAULT_MAX_TURNS = 30
 

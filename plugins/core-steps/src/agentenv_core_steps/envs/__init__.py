@@ -1,4 +1,4 @@
-"""Env types (`mcp_server`), where their files come from (the stores), the interpreter or image
+"""Env types (`mcp_server`, an `agent_env.envs.EnvType`), where their files come from (the stores), the interpreter or image
 they run with, and the protocol wheel built from the checkout; `ENV_TYPES` is what the hook
 registers."""
 

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 import anyio
 import attrs
+from agent_env.envs import EnvType
 from agent_env.errors import SandboxError
 from agent_env.sandbox import SandboxSpec
 from agent_env.suggest import did_you_mean
@@ -39,10 +40,11 @@ class EnvDeployError(Exception):
 
 
 @attrs.frozen(kw_only=True)
-class McpServerEnv:
+class McpServerEnv(EnvType):
     """A parsed `mcp_server` env folder (see the module docstring for env.toml's keys)."""
 
     type: ClassVar[str] = "mcp_server"
+    default_for: ClassVar[str | None] = "env"
 
     name: str
     folder: Path

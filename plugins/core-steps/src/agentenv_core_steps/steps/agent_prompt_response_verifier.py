@@ -14,10 +14,9 @@ from typing import Any, ClassVar
 import attrs
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
-from agent_env.models import Step
+from agent_env.models import VerifierStep
 from agent_env.suggest import did_you_mean
 
-from agentenv_core_steps.scoring import ScoreAggregator, aggregate_score, random_verifier_id
 
 TYPES = ("response_contains", "response_regex_present")
 
@@ -77,14 +76,11 @@ def prompt_record(ctx: StepContext, step_id: str, prompt_id: str) -> dict[str, A
 
 
 @attrs.frozen(kw_only=True)
-class AgentPromptResponseVerifier(Step):
+class AgentPromptResponseVerifier(VerifierStep):
     type: ClassVar[str] = "agent_prompt_response_verifier"
-    is_verifier: ClassVar[bool] = True
 
     prompt_id: str
     criteria: list[dict[str, Any]] = attrs.field(factory=list)
-    score_aggregator: ScoreAggregator = "all_pass"
-    verifier_id: str = attrs.field(factory=random_verifier_id)
 
     def check(self, bundle: Any) -> list[str]:
         return [
@@ -113,9 +109,5 @@ class AgentPromptResponseVerifier(Step):
                 )
             row.update(result=passed, score=1.0 if passed else 0.0, justification=why)
             results.append(row)
-        score = aggregate_score(results, self.score_aggregator)
-        ctx.record_verifier(self.verifier_id, results, score)
-        ctx.log(
-            f"{self.verifier_id}: {sum(r['result'] for r in results)}/{len(results)} criteria passed, "
-            f"score {score:g}"
-        )
+        passed = sum(r["result"] for r in results)
+        self.record(ctx, results, f"{passed}/{len(results)} criteria passed")

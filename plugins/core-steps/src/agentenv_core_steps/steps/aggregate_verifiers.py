@@ -8,19 +8,18 @@ import attrs
 
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
-from agent_env.models import Step
+from agent_env.models import VerifierStep
 from agent_env.suggest import did_you_mean
-from agentenv_core_steps.scoring import ScoreAggregator, aggregate_score, random_verifier_id
+from agent_env.scoring import ScoreAggregator
 
 
 @attrs.frozen(kw_only=True)
-class AggregateVerifiers(Step):
+class AggregateVerifiers(VerifierStep):
     type: ClassVar[str] = "aggregate_verifiers"
-    is_verifier: ClassVar[bool] = True
+    is_aggregate: ClassVar[bool] = True
 
     verifier_ids: list[str] = attrs.field(factory=list)
     score_aggregator: ScoreAggregator = "weighted_average"
-    verifier_id: str = attrs.field(factory=random_verifier_id)
 
     def check(self, bundle: Any) -> list[str]:
         return [] if self.verifier_ids else ["verifier_ids is empty"]
@@ -39,10 +38,5 @@ class AggregateVerifiers(Step):
         for vid in self.verifier_ids:
             rows.extend(recorded[vid].get("results") or [])
         counted = [r for r in rows if not r.get("skipped")]
-        score = aggregate_score(counted, self.score_aggregator)
-        ctx.record_verifier(self.verifier_id, counted, score)
+        self.record(ctx, counted, f"{len(counted)} results from {len(self.verifier_ids)} verifiers")
         ctx.set("verifiers", self.verifier_id, "source_verifier_ids", value=list(self.verifier_ids))
-        ctx.log(
-            f"{self.verifier_id}: {len(counted)} results from {len(self.verifier_ids)} verifiers, "
-            f"score {score:g}"
-        )

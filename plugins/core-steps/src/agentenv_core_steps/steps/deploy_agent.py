@@ -108,7 +108,7 @@ class DeployAgent(Step):
         return self.metadata.get("solution") is not None
 
     async def execute(self, ctx: StepContext) -> None:
-        from agentenv_core_steps.agents.base import AgentSpec
+        from agent_env.agents import AgentSpec
         from agentenv_core_steps.agents.folder import (
             known_agents,
             load_agent,

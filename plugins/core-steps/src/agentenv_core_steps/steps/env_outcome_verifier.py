@@ -22,14 +22,9 @@ import anyio.lowlevel
 import attrs
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
-from agent_env.models import Step
+from agent_env.models import VerifierStep
 
 from agentenv_core_steps.gateway import gateway_for, issue_token
-from agentenv_core_steps.scoring import (
-    ScoreAggregator,
-    aggregate_score,
-    random_verifier_id,
-)
 from agentenv_core_steps.steps.reset_env import deployed_env
 from agentenv_core_steps.targets import artifact_for
 
@@ -38,15 +33,12 @@ ROLE = "verifier"
 
 
 @attrs.frozen(kw_only=True)
-class EnvOutcomeVerifier(Step):
+class EnvOutcomeVerifier(VerifierStep):
     type: ClassVar[str] = "env_outcome_verifier"
-    is_verifier: ClassVar[bool] = True
 
     env_id: str
     file_artifact_id: str
     file_artifact_version: int | None = None
-    score_aggregator: ScoreAggregator = "all_pass"
-    verifier_id: str = attrs.field(factory=random_verifier_id)
 
     async def execute(self, ctx: StepContext) -> None:
         name, _ = deployed_env(ctx, self.env_id)
@@ -71,10 +63,8 @@ class EnvOutcomeVerifier(Step):
             tail = "".join(traceback.format_exception(e)[-3:]).strip()
             raise StepFailed(self.id, f"verify() raised {type(e).__name__}: {e}\n{tail}") from None
         results = _check_rows(self.id, rows)
-        score = aggregate_score(results, self.score_aggregator)
-        ctx.record_verifier(self.verifier_id, results, score)
         passed = sum(1 for r in results if r["result"] is True)
-        ctx.log(f"{passed}/{len(results)} checks passed on env {name!r}; score {score:g}")
+        self.record(ctx, results, f"{passed}/{len(results)} checks passed on env {name!r}")
 
 
 async def _in_daemon_thread(fn: Any, arg: Any) -> Any:

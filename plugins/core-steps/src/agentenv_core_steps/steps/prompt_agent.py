@@ -22,7 +22,7 @@ from agent_env.errors import PluginError, StepFailed
 from agent_env.models import Step
 from agent_env.suggest import did_you_mean
 
-from agentenv_core_steps.scoring import random_verifier_id
+from agent_env.scoring import random_verifier_id
 from agentenv_core_steps.steps.deploy_agent import run_setting
 from agentenv_core_steps.targets import DEFAULT_AGENT
 
@@ -94,7 +94,7 @@ class PromptAgent(Step):
     async def execute(self, ctx: StepContext) -> None:
         from agentenv_protocol.agent.types import AgentResult
 
-        from agentenv_core_steps.agents.base import PromptRequest
+        from agent_env.agents import PromptRequest
 
         name = self.agent_name
         agents = ctx.get("agents", default={}) or {}

@@ -20,9 +20,8 @@ import anyio
 import attrs
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
-from agent_env.models import Step
+from agent_env.models import VerifierStep
 
-from agentenv_core_steps.scoring import ScoreAggregator, aggregate_score, random_verifier_id
 from agentenv_core_steps.steps.agent_prompt_response_verifier import prompt_record
 
 FORMATS = ("rubric_binary", "rubric_partial")
@@ -34,16 +33,13 @@ JUDGE_SYSTEM = (
 
 
 @attrs.frozen(kw_only=True)
-class RubricsVerifier(Step):
+class RubricsVerifier(VerifierStep):
     type: ClassVar[str] = "rubrics_verifier"
-    is_verifier: ClassVar[bool] = True
 
     criteria: list[dict[str, Any]]
     prompt_id: str
     default_model: str = "claude-sonnet-4-6"
     default_model_api_base: str | None = None
-    score_aggregator: ScoreAggregator = "all_pass"
-    verifier_id: str = attrs.field(factory=random_verifier_id)
     agent_name: str | None = None
     trajectory_filter: dict[str, Any] | None = None
     max_thinking_tokens: int | None = None
@@ -147,12 +143,8 @@ class RubricsVerifier(Step):
                     justification=str(grade.get("justification", "")),
                 )
             results.append(row)
-        score = aggregate_score(results, self.score_aggregator)
-        ctx.record_verifier(self.verifier_id, results, score)
-        ctx.log(
-            f"{self.verifier_id}: judge {self.default_model} passed {sum(r['result'] for r in results)}/"
-            f"{len(results)}, score {score:g}"
-        )
+        passed = sum(r["result"] for r in results)
+        self.record(ctx, results, f"judge {self.default_model} passed {passed}/{len(results)}")
 
     async def _grade_with_model(
         self, ctx: StepContext, messages: list[dict[str, Any]]
@@ -199,7 +191,7 @@ class RubricsVerifier(Step):
         from agentenv_protocol.agent.client import A2AClient, A2AError, task_text
 
         from agentenv_core_steps.agents.a2a import A2AAgentKind
-        from agentenv_core_steps.agents.base import AgentSpec
+        from agent_env.agents import AgentSpec
         from agentenv_core_steps.agents.folder import load_agent
 
         stored = await load_agent(ctx, self.judge_a2a_agent_id)

@@ -16,7 +16,7 @@ from agent_env.context import StepContext
 from agent_env.errors import SandboxError, StepFailed
 from agent_env.models import Step
 
-from agentenv_core_steps.scoring import ScoreAggregator, aggregate_score
+from agent_env.scoring import ScoreAggregator, aggregate_score
 
 _POSIX_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 TAIL = 2000

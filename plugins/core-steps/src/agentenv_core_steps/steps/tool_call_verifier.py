@@ -15,10 +15,9 @@ from typing import Any, ClassVar
 import attrs
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
-from agent_env.models import Step
+from agent_env.models import VerifierStep
 from agent_env.suggest import did_you_mean
 
-from agentenv_core_steps.scoring import ScoreAggregator, aggregate_score, random_verifier_id
 from agentenv_core_steps.steps.agent_prompt_response_verifier import prompt_record
 
 TYPES = ("tool_called", "tool_not_called", "tool_call_count", "no_tool_errors")
@@ -33,15 +32,12 @@ def _matches(call: dict[str, Any], criterion: dict[str, Any]) -> bool:
 
 
 @attrs.frozen(kw_only=True)
-class ToolCallVerifier(Step):
+class ToolCallVerifier(VerifierStep):
     type: ClassVar[str] = "tool_call_verifier"
-    is_verifier: ClassVar[bool] = True
 
     criteria: list[dict[str, Any]] = attrs.field(factory=list)
     prompt_id: str | None = None
     agent_name: str | None = None
-    score_aggregator: ScoreAggregator = "all_pass"
-    verifier_id: str = attrs.field(factory=random_verifier_id)
 
     def check(self, bundle: Any) -> list[str]:
         problems = []
@@ -113,6 +109,4 @@ class ToolCallVerifier(Step):
                 )
             row.update(result=passed, score=1.0 if passed else 0.0, justification=why)
             results.append(row)
-        score = aggregate_score(results, self.score_aggregator)
-        ctx.record_verifier(self.verifier_id, results, score)
-        ctx.log(f"{self.verifier_id}: {len(calls)} tool call(s) checked, score {score:g}")
+        self.record(ctx, results, f"{len(calls)} tool call(s) checked")

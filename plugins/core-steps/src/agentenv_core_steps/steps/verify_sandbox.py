@@ -17,7 +17,7 @@ import attrs
 from agent_env.context import StepContext
 from agent_env.errors import SandboxError
 from agent_env.models import Step
-from agentenv_core_steps.scoring import ScoreAggregator, aggregate_score, random_verifier_id
+from agent_env.scoring import ScoreAggregator, aggregate_score, random_verifier_id
 from agentenv_core_steps.targets import sandbox_for
 
 HANDLED = ("probe_file_exists", "probe_dir_exists", "probe_file_contains", "bash_cmd_succeeds")

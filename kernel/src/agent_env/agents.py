@@ -1,6 +1,7 @@
-"""The interface between the agent steps and an agent kind.
+"""The agent interface: what a kind of agent implements so the agent steps can deploy and prompt it.
 
-`deploy_agent` builds an `AgentSpec` and calls `deploy`, which returns the JSON the step keeps
+Public API: a third-party agent kind subclasses `AgentKind` and registers it through
+`agentenv_register_agents`. In the core steps, `deploy_agent` builds an `AgentSpec` and calls `deploy`, which returns the JSON the step keeps
 under `agents.<name>` (journaled, so it must hold no secret). Each `prompt_agent` calls
 `prompt` with that record and a `PromptRequest`; the returned `AgentResult` carries the answer,
 the conversation to keep, usage and trajectory, or a classified failure.
@@ -59,6 +60,12 @@ class AgentKind(abc.ABC):
     type: ClassVar[str] = ""
     #: True when a deployment needs the task's shipped solution.
     needs_solution: ClassVar[bool] = False
+    #: True when the kind replays the task's solution instead of solving it (an oracle): a run
+    #: with it proves the task is solvable, and tasks without a solution are skipped.
+    replays_solution: ClassVar[bool] = False
+    #: The bundle folder kind ("agent") this type is the default for, when a folder's
+    #: `agent.toml` names no `type`; at most one installed agent kind should claim it.
+    default_for: ClassVar[str | None] = None
 
     @abc.abstractmethod
     async def deploy(self, ctx: StepContext, spec: AgentSpec) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Score aggregation shared by the verifier steps (`all_pass`, `any_pass`, `weighted_average`)."""
+"""Score aggregation shared by the verifier steps (`models.VerifierStep.record`) (`all_pass`, `any_pass`, `weighted_average`)."""
 
 from __future__ import annotations
 
@@ -37,4 +37,5 @@ def aggregate_score(results: list[dict[str, Any]], aggregator: ScoreAggregator) 
 
 
 def random_verifier_id() -> str:
+    """The default `verifier_id`: unique, so two unnamed verifiers never share results."""
     return uuid.uuid4().hex

@@ -1,0 +1,68 @@
+"""The env type interface: what a kind of env folder implements so `deploy_env` can run it.
+
+Public API: a third-party env type subclasses `EnvType` and registers it through
+`agentenv_register_env_types`. The deploy step parses the bundle's env folder with
+`from_folder`, calls `deploy` in a sandbox of the chosen provider, fronts the returned `url`
+with the run's gateway and records the rest under `envs.<name>` (so it must hold no secret)::
+
+    @attrs.frozen(kw_only=True)
+    class EchoEnv(EnvType):
+        type: ClassVar[str] = "echo"
+        name: str
+        folder: Path
+
+        @classmethod
+        def from_folder(cls, name, folder, config):
+            return cls(name=name, folder=folder)
+
+        async def deploy(self, ctx, *, sandbox_name, provider, **limits):
+            sandbox = await ctx.sandbox(sandbox_name, provider=provider)  # your provider calls
+            ...
+            return {"url": url, "card": card}
+"""
+
+from __future__ import annotations
+
+import abc
+from pathlib import Path
+from typing import Any, ClassVar, NotRequired, Self, TypedDict
+
+
+class EnvDeployment(TypedDict):
+    """What `EnvType.deploy` returns: the env's MCP URL (host view) and its card, plus
+    optional facts the deploy step records (`image`, `phases` timings, `warm`, `python`)."""
+
+    url: str
+    card: dict[str, Any]
+    image: NotRequired[str]
+    phases: NotRequired[dict[str, float]]
+    warm: NotRequired[bool]
+    python: NotRequired[str]
+
+
+class EnvType(abc.ABC):
+    """A kind of env folder (`env.toml` `type`), parsed into one instance per deployment."""
+
+    type: ClassVar[str] = ""
+    #: The bundle folder kind ("env") this type is the default for, when a folder's `env.toml`
+    #: names no `type`; at most one installed env type should claim it.
+    default_for: ClassVar[str | None] = None
+
+    @staticmethod
+    def problems(config: dict[str, Any], files: list[str]) -> list[str]:
+        """Static checks of an env folder (its `env.toml` config and file names), one message
+        each; `from_folder` should raise on the same problems. None by default."""
+        return []
+
+    @classmethod
+    @abc.abstractmethod
+    def from_folder(cls, name: str, folder: Path, config: dict[str, Any]) -> Self:
+        """Parse the materialized env folder; `ValueError` listing every problem."""
+
+    @abc.abstractmethod
+    async def deploy(
+        self, ctx: Any, *, sandbox_name: str, provider: str, **limits: Any
+    ) -> EnvDeployment:
+        """Bring the env up in a sandbox named `sandbox_name` of `provider` (`limits` such as
+        `cpus`/`memory` enforced or refused); the sandbox belongs to the run, whose teardown
+        stops the env."""
