@@ -172,19 +172,13 @@ class A2AAgentKind(AgentKind):
                     provider=provider,
                 )
             if own_cmd:
-                url_of = getattr(sandbox, "url", None)
-                if url_of is None:
-                    raise SandboxError(
-                        f"sandbox provider {provider!r} cannot say where port {AGENT_PORT} "
-                        "is reachable (no url(port)); set command in agent.toml"
-                    )
-                url = url_of(AGENT_PORT)
+                url = sandbox.url(AGENT_PORT)
             else:
                 if folder is not None and not dockerfile:
                     await sandbox.copy_in(folder, sandbox.workdir)
-                url = await sandbox.start_process(
+                url = (await sandbox.start_process(
                     command, env=env, cwd=sandbox.workdir, port=AGENT_PORT
-                )
+                )).url
         except SandboxError as e:
             raise StepFailed(
                 ctx.step_id,

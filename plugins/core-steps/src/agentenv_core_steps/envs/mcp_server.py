@@ -161,7 +161,7 @@ class McpServerEnv:
         if started is not None:
             url, exited = started
         else:
-            url, exited = await sandbox.start_process(argv, env=env, port=self.port), None
+            url, exited = (await sandbox.start_process(argv, env=env, port=self.port)).url, None
         card = await wait_for_card(self.name, url, sandbox, self.startup_timeout_seconds, exited)
         return {"url": url, "card": card, "python": python, "warm": started is not None}
 
@@ -179,11 +179,7 @@ class McpServerEnv:
             **limits,
         )
         sandbox = await ctx.create_sandbox(sandbox_name, spec, provider=provider)
-        url_of = getattr(sandbox, "url", None)
-        if url_of is None:
-            raise EnvDeployError(f"sandbox provider {provider!r} cannot say where port {self.port} "
-                                 "of a sandbox is reachable (no url(port))")
-        url = url_of(self.port)
+        url = sandbox.url(self.port)
         t2 = time.perf_counter()
         card = await wait_for_card(self.name, url, sandbox, self.startup_timeout_seconds)
         phases = {"image": t1 - t0, "container": t2 - t1, "card": time.perf_counter() - t2}
