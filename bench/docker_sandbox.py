@@ -76,9 +76,9 @@ async def _use(box, out: dict[str, float], started: float, copy: bool) -> dict[s
         t = time.perf_counter()
         await box.write_file("/app/server.py", SERVER.encode())
         out["write_file"] = time.perf_counter() - t
-        url = await box.start_process(["python3", "/app/server.py"], port=8080)
+        url = (await box.start_process(["python3", "/app/server.py"], port=8080)).url
     else:
-        url = await box.start_process(["python3", "-c", SERVER], port=8080)
+        url = (await box.start_process(["python3", "-c", SERVER], port=8080)).url
     await anyio.to_thread.run_sync(wait, url)
     out["deploy"] = time.perf_counter() - started
     t = time.perf_counter()

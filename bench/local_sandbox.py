@@ -59,7 +59,7 @@ async def main(runs: int) -> None:
         t = time.perf_counter()
         box = await provider.create(SandboxSpec())
         await box.write_file("/app/server.py", SERVER.encode())
-        url = await box.start_process(["python3", "/app/server.py"], port=0)
+        url = (await box.start_process(["python3", "/app/server.py"], port=0)).url
         while not await anyio.to_thread.run_sync(get, url):
             await anyio.sleep(0.005)
         t = add("deploy to first response", t)

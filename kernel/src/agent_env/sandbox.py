@@ -14,6 +14,8 @@ from typing import Any, ClassVar
 
 import attrs
 
+from agent_env.errors import SandboxError
+
 
 @attrs.frozen(kw_only=True)
 class SandboxSpec:
@@ -36,6 +38,25 @@ class ExecResult:
     stdout: str
     stderr: str
     timed_out: bool = False
+
+
+class Process(abc.ABC):
+    """A long-running process a sandbox started (`Sandbox.start_process`) or the sandbox's own
+    command (`Sandbox.main_process`). `url` is the host URL of its port ("" without one)."""
+
+    url: str = ""
+
+    @abc.abstractmethod
+    async def exit_code(self) -> int | None:
+        """Its exit code once it exited, None while it runs (or when it cannot tell)."""
+
+    @abc.abstractmethod
+    async def logs(self, *, tail: int = 200) -> str:
+        """The last `tail` lines of its output (stdout and stderr); "" when none are kept."""
+
+    @abc.abstractmethod
+    async def stop(self) -> None:
+        """Stop it (a short grace, then a kill); idempotent. Teardown stops it anyway."""
 
 
 class Sandbox(abc.ABC):
@@ -79,12 +100,23 @@ class Sandbox(abc.ABC):
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         port: int | None = None,
-    ) -> str:
-        """Start a long-running process (a server); returns the host URL of `port` if given.
+    ) -> Process:
+        """Start a long-running process (a server); its handle's `url` is the host URL of
+        `port` if given.
 
         The process lives until teardown. For host processes the provider may pick a free
-        port and pass it as `MCP_PORT`/`PORT`; the returned URL is what the host reaches.
+        port and pass it as `MCP_PORT`/`PORT`; `Process.url` is what the host reaches.
         """
+
+    @abc.abstractmethod
+    def url(self, port: int) -> str:
+        """The host URL (`http://host:port`) where port `port` of the sandbox is reachable;
+        SandboxError when the host cannot reach it."""
+
+    async def main_process(self) -> Process | None:
+        """The sandbox's own command (an image's CMD run as the sandbox), None when the
+        sandbox has none (the default)."""
+        return None
 
     @abc.abstractmethod
     def describe(self) -> dict[str, Any]:
@@ -120,3 +152,27 @@ class SandboxProvider(abc.ABC):
     async def reap(self, *, adopt: Sequence[str] = ()) -> list[str]:
         """Tear down sandboxes whose owner process is dead, except those with an id in
         `adopt` (which now belong to this process). Returns the ids torn down."""
+
+    # -- optional capabilities (check with `can_build_images` before calling) ------------
+
+    can_build_images: ClassVar[bool] = False
+
+    async def build_image(self, context_dir: Path, name: str) -> ImageInfo:
+        """Build (or reuse, content-addressed) the image of build context `context_dir`;
+        only providers with `can_build_images` implement it."""
+        raise SandboxError(f"sandbox provider {self.type!r} cannot build images")
+
+    def host_address(self) -> str | None:
+        """The address the host has as seen from inside this provider's sandboxes (where a
+        host server must listen to be reachable by them); None when they share the host's
+        loopback (the default)."""
+        return None
+
+
+@attrs.frozen(kw_only=True)
+class ImageInfo:
+    """A built image: its tag, its working dir, and whether this build reused it."""
+
+    tag: str
+    workdir: str = "/"
+    reused: bool = False

@@ -147,7 +147,7 @@ async def test_huge_output_is_capped_not_buffered_whole(box, monkeypatch):
 async def test_servers_get_the_port_and_a_loopback_host(box):
     import anyio
 
-    url = await box.start_process('echo "$MCP_HOST $MCP_PORT $PORT"', port=9000)
+    url = (await box.start_process('echo "$MCP_HOST $MCP_PORT $PORT"', port=9000)).url
     port = url.rsplit(":", 1)[1]
     for _ in range(100):
         if await box.process_logs():

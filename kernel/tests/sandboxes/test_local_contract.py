@@ -16,6 +16,11 @@ class TestLocalProvider(SandboxProviderContract):
     def provider(self, tmp_path: Path) -> LocalProvider:
         return LocalProvider({}, home=tmp_path / "home")
 
+    def url_port(self) -> int:
+        from agent_env.net import free_port
+
+        return free_port()
+
     def leftovers(self, provider, info):
         left = []
         if Path(info["folder"]).exists():

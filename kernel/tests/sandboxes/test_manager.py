@@ -122,7 +122,7 @@ OWNER = textwrap.dedent(
         manager = SandboxManager(builtin_plugins(), None, {home!r})
         box = await manager.create("srv", SandboxSpec(env_vars={{"GREETING": "hi"}}))
         await box.write_file("/app/server.py", SERVER.encode())
-        url = await box.start_process(["python3", "/app/server.py"], port=0)
+        url = (await box.start_process(["python3", "/app/server.py"], port=0)).url
         adopted = await manager.create("adopted", SandboxSpec())
         async with anyio.create_task_group() as tg:
             tg.start_soon(box.exec, "echo running > /app/exec.txt; sleep 300")

@@ -33,7 +33,7 @@ async def test_containers_carry_our_labels_and_ports_bind_loopback_only(provider
         bindings = container.attrs["NetworkSettings"]["Ports"]["8080/tcp"]
         assert {b["HostIp"] for b in bindings} == {"127.0.0.1"}
         await box.write_file("/app/server.py", SERVER.encode())
-        url = await box.start_process(["python3", "server.py"], port=8080)
+        url = (await box.start_process(["python3", "server.py"], port=8080)).url
         assert url == f"http://127.0.0.1:{bindings[0]['HostPort']}"
         assert await wait_http(url) == "pong "
     finally:

@@ -14,7 +14,7 @@ from agent_env.suggest import did_you_mean
 
 if TYPE_CHECKING:  # pragma: no cover
     from agent_env.engine.instance import TaskInstance
-    from agent_env.sandbox import Sandbox, SandboxSpec
+    from agent_env.sandbox import Sandbox, SandboxProvider, SandboxSpec
 
 
 class EngineStepContext(StepContext):
@@ -79,6 +79,16 @@ class EngineStepContext(StepContext):
 
     async def teardown_sandbox(self, name: str) -> None:
         await self._instance.teardown_sandbox(self, name)
+
+    def sandbox_provider(self, name: str | None = None) -> SandboxProvider:
+        """The run's provider instance `name` (default: the run's default provider), for its
+        optional capabilities (`can_build_images`/`build_image`, `host_address`)."""
+        manager = self._instance.services.sandboxes
+        if manager is None:
+            from agent_env.errors import SandboxError
+
+            raise SandboxError("this run has no sandbox manager")
+        return manager.provider(name or self.default_provider)
 
     def record_verifier(
         self, verifier_id: str, results: list[dict[str, Any]], score: float | None

@@ -20,7 +20,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import uuid
 from collections.abc import Mapping, Sequence
@@ -30,7 +29,8 @@ from typing import Any
 import anyio
 
 from agent_env.errors import SandboxError
-from agent_env.sandbox import ExecResult, Sandbox, SandboxProvider, SandboxSpec
+from agent_env.net import free_port
+from agent_env.sandbox import ExecResult, Process, Sandbox, SandboxProvider, SandboxSpec
 from agent_env.sandboxes import procs
 from agent_env.sandboxes.local_exec import (
     answer_test,
@@ -52,11 +52,40 @@ _STOP_GRACE = 1.0
 _DRAIN_AFTER_KILL = 2.0
 
 
-def free_port() -> int:
-    """A port free on loopback right now (racy by nature; a loser fails at bind)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+class LocalProcess(Process):
+    """A host process `LocalSandbox.start_process` started; output in its log file."""
+
+    def __init__(self, popen: subprocess.Popen, log: Path, url: str, started: int | None):
+        self.popen = popen
+        self.pid = popen.pid
+        self.log = log
+        self.url = url
+        self._started = started
+
+    async def exit_code(self) -> int | None:
+        return self.popen.poll()
+
+    async def logs(self, *, tail: int = 200) -> str:
+        return await anyio.to_thread.run_sync(tail_file, self.log, tail)
+
+    async def stop(self) -> None:
+        def go() -> None:
+            procs.kill_group(self.pid, self._started, grace=_STOP_GRACE)
+            try:
+                self.popen.wait(timeout=_DRAIN_AFTER_KILL)
+            except subprocess.TimeoutExpired:
+                pass
+
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(go)
+
+
+def tail_file(path: Path, tail: int) -> str:
+    """The last `tail` lines of a log file ("" when it is gone)."""
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-tail:])
+    except OSError:
+        return ""
 
 
 class LocalProvider(SandboxProvider):
@@ -381,12 +410,12 @@ class LocalSandbox(Sandbox):
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         port: int | None = None,
-    ) -> str:
+    ) -> LocalProcess:
         """Start a server in its own process group; output goes to `<id>.meta/proc-<pid>.log`.
 
         When `port` is given (any value, since host processes share the host's ports) a free
         loopback port is picked, passed as `MCP_PORT` and `PORT` (with `MCP_HOST=127.0.0.1`
-        unless `env` sets it), and its URL returned; otherwise the result is "".
+        unless `env` sets it), and its URL is the handle's `url`; otherwise `url` is "".
         """
         self._require_live()
         extra = dict(env or {})
@@ -396,7 +425,7 @@ class LocalSandbox(Sandbox):
             extra.update(MCP_PORT=str(chosen), PORT=str(chosen))
             extra.setdefault("MCP_HOST", "127.0.0.1")  # a host process: stay off the network
             url = f"http://127.0.0.1:{chosen}"
-        log_path = self.meta / f"proc-{uuid.uuid4().hex[:8]}.log"
+        log_path = self.new_log_path()
         with open(log_path, "wb") as log:
             try:
                 popen = subprocess.Popen(
@@ -414,7 +443,22 @@ class LocalSandbox(Sandbox):
         self._track(popen.pid, "server", command)
         self._tracked[popen.pid]["log"] = str(log_path)
         self._save()
-        return url
+        return LocalProcess(popen, log_path, url, self._tracked[popen.pid]["started"])
+
+    def url(self, port: int) -> str:
+        """Host processes share the host's ports: `port` on loopback."""
+        return f"http://127.0.0.1:{port}"
+
+    # -- for fast paths that start servers by other means (the core-steps fork server) -----
+
+    def new_log_path(self) -> Path:
+        """A fresh log file path in the sandbox's meta folder; `process_logs` includes it."""
+        return self.meta / f"proc-{uuid.uuid4().hex[:8]}.log"
+
+    def process_environment(self, env: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The environment `start_process` gives a server (host env, spec env vars, `env`,
+        `APP_DIR`, and the marker that lets teardown find it)."""
+        return self._env(env)
 
     async def process_logs(self, *, tail: int = 200) -> str:
         def read() -> str:

@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 
 from agent_env.errors import SandboxError
-from agent_env.sandbox import ExecResult, Sandbox, SandboxProvider, SandboxSpec
+from agent_env.sandbox import ExecResult, ImageInfo, Process, Sandbox, SandboxProvider, SandboxSpec
 from agent_env.suggest import did_you_mean
 from agentenv_docker_sandbox import archive, labels
 from agentenv_docker_sandbox.client import enforceable, get_client, run, swap_limit
@@ -50,6 +50,76 @@ def _network_name(run_id: str, sandbox_id: str) -> str:
     if run_id:
         return "agentenv-run-" + re.sub(r"[^a-zA-Z0-9_.-]", "-", run_id)[:100]
     return f"{sandbox_id}-net"
+
+
+class DockerProcess(Process):
+    """A process `start_process` runs through `docker exec`; output in a log file in the
+    container, its pid in `<log>.pid` (for `stop`)."""
+
+    def __init__(self, sandbox: DockerSandbox, exec_id: str, log: str, url: str):
+        self.sandbox = sandbox
+        self.exec_id = exec_id
+        self.log = log
+        self.url = url
+
+    async def exit_code(self) -> int | None:
+        api = self.sandbox.client.api
+        try:
+            info = await run(api.exec_inspect, self.exec_id)
+        except _errors().APIError:
+            return None
+        if info.get("Running") or info.get("ExitCode") is None:
+            return None
+        return int(info["ExitCode"])
+
+    async def logs(self, *, tail: int = 200) -> str:
+        result = await self.sandbox.exec(
+            f"tail -n {int(tail)} {shlex.quote(self.log)} 2>/dev/null", timeout=30)
+        return result.stdout.rstrip("\n")
+
+    async def stop(self) -> None:
+        pid = shlex.quote(self.log + ".pid")
+        with anyio.CancelScope(shield=True):
+            try:
+                await self.sandbox.exec(
+                    f"p=$(cat {pid} 2>/dev/null) || exit 0; kill $p 2>/dev/null || exit 0; "
+                    f"for i in 1 2 3 4 5 6 7 8 9 10; do kill -0 $p 2>/dev/null || exit 0; "
+                    f"sleep 0.1; done; kill -9 $p 2>/dev/null; exit 0", timeout=10)
+            except SandboxError:
+                pass  # the container is gone: so is the process
+
+
+class ContainerProcess(Process):
+    """The container's own command (an image's CMD): exit code and logs from the daemon."""
+
+    def __init__(self, sandbox: DockerSandbox):
+        self.sandbox = sandbox
+
+    async def exit_code(self) -> int | None:
+        api, cid = self.sandbox.client.api, self.sandbox.container_id
+        try:
+            info = await run(lambda: api.inspect_container(cid).get("State") or {})
+        except _errors().APIError:
+            return None
+        if info.get("Status") in ("exited", "dead"):
+            return int(info.get("ExitCode") or 0)
+        return None
+
+    async def logs(self, *, tail: int = 200) -> str:
+        api, cid = self.sandbox.client.api, self.sandbox.container_id
+        try:
+            raw = await run(api.logs, cid, tail=int(tail))
+        except _errors().APIError:
+            return ""
+        return raw.decode("utf-8", "replace").rstrip("\n")
+
+    async def stop(self) -> None:
+        api, cid = self.sandbox.client.api, self.sandbox.container_id
+        with anyio.CancelScope(shield=True):
+            try:
+                await run(api.stop, cid, timeout=1)
+            except _errors().APIError:
+                pass
 
 
 class DockerSandbox(Sandbox):
@@ -163,16 +233,17 @@ class DockerSandbox(Sandbox):
 
     # -- servers -------------------------------------------------------------------------
 
-    async def start_process(self, command, *, env=None, cwd=None, port=None) -> str:
+    async def start_process(self, command, *, env=None, cwd=None, port=None) -> DockerProcess:
         env = dict(env or {})
         if port is not None:
             env.setdefault("PORT", str(port))
             env.setdefault("MCP_PORT", str(port))
         log = f"{LOG_DIR}/proc-{len(self._proc_logs) + 1}-{uuid.uuid4().hex[:6]}.log"
-        argv = ["sh", "-c", f'mkdir -p {LOG_DIR} && exec "$@" >>{log} 2>&1', "sh", *_sh(command)]
+        argv = ["sh", "-c", f'mkdir -p {LOG_DIR} && echo $$ >{log}.pid && exec "$@" >>{log} 2>&1',
+                "sh", *_sh(command)]
         url = self.url(port) if port is not None else ""
 
-        def go() -> None:
+        def go() -> str:
             try:
                 created = self.client.api.exec_create(
                     self.container_id, argv, environment=env or None,
@@ -181,10 +252,16 @@ class DockerSandbox(Sandbox):
                 self.client.api.exec_start(created["Id"], detach=True)
             except _errors().APIError as e:
                 raise SandboxError(f"start_process in sandbox {self.id} failed: {e.explanation or e}") from e
+            return created["Id"]
 
-        await run(go)
+        exec_id = await run(go)
         self._proc_logs.append(log)
-        return url
+        return DockerProcess(self, exec_id, log, url)
+
+    async def main_process(self) -> Process | None:
+        """The container's own command: the image's CMD with `command="image"`, else the
+        provider's idle command (which only exits with the container)."""
+        return ContainerProcess(self)
 
     def url(self, port: int) -> str:
         """The host URL of container port `port`: its 127.0.0.1 binding when the port was
@@ -399,6 +476,36 @@ class DockerProvider(SandboxProvider):
 
     async def reap(self, *, adopt: Sequence[str] = ()) -> list[str]:
         return await run(reap_orphans, self.client, set(adopt))
+
+    can_build_images = True
+
+    async def build_image(self, context_dir: Path, name: str) -> ImageInfo:
+        """Build `context_dir` content-addressed (`<name>:<digest>`); a second build of the
+        same context only looks the image up."""
+        from agentenv_docker_sandbox.images import build_image, context_digest, image_tag
+
+        expected = image_tag(name, await run(context_digest, context_dir))
+        existed = await run(self._image_config, expected)
+        tag = await build_image(context_dir, name, settings=self.settings)
+        config = existed if existed is not None and tag == expected else \
+            await run(self._image_config, tag)
+        return ImageInfo(tag=tag, workdir=(config or {}).get("WorkingDir") or "/",
+                         reused=existed is not None)
+
+    def _image_config(self, tag: str) -> dict[str, Any] | None:
+        try:
+            return self.client.images.get(tag).attrs.get("Config") or {}
+        except _errors().ImageNotFound:
+            return None
+
+    def host_address(self) -> str | None:
+        """The host's address on the docker bridge (what `host.docker.internal` resolves
+        to); "0.0.0.0" when the daemon does not say (a host server then listens everywhere)."""
+        try:
+            network = self.client.networks.get("bridge")
+            return str(network.attrs["IPAM"]["Config"][0]["Gateway"])
+        except Exception:  # noqa: BLE001 - no daemon detail: listen everywhere
+            return "0.0.0.0"
 
 
 def _create(client: Any, image: str, kwargs: dict[str, Any], pull: bool) -> Any:

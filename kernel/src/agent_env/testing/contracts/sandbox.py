@@ -84,6 +84,11 @@ class SandboxProviderContract:
     def sandbox_spec(self, **kw: Any) -> SandboxSpec:
         return SandboxSpec(**kw)
 
+    def url_port(self) -> int:
+        """A sandbox port the host can reach through `url(port)` (the docker subclass's spec
+        publishes 8080; the local one picks a free host port)."""
+        return 8080
+
     def leftovers(self, provider: SandboxProvider, info: dict[str, Any]) -> list[str]:
         """What a torn-down sandbox left behind (processes, folders, containers...)."""
         return []
@@ -182,9 +187,39 @@ class SandboxProviderContract:
 
     async def test_start_process_is_reachable_from_the_host(self, sandbox: Sandbox):
         await sandbox.write_file("/app/server.py", SERVER.encode())
-        url = await sandbox.start_process(["python3", "/app/server.py"], port=8080)
+        process = await sandbox.start_process(["python3", "/app/server.py"], port=8080)
+        assert process.url.startswith("http://")
+        assert await wait_http(process.url) == "pong hello"
+        assert await process.exit_code() is None
+
+    async def test_url_of_a_port_reaches_a_server_listening_on_it(self, sandbox: Sandbox):
+        """`url(port)` is where the host reaches sandbox port `port` (here a server that
+        picks its port itself, through `PORT`)."""
+        port = self.url_port()
+        await sandbox.write_file("/app/server.py", SERVER.encode())
+        await sandbox.start_process(["python3", "/app/server.py"], env={"PORT": str(port)})
+        url = sandbox.url(port)
         assert url.startswith("http://")
         assert await wait_http(url) == "pong hello"
+
+    async def test_process_handle_reports_exit_code_and_logs(self, sandbox: Sandbox):
+        process = await sandbox.start_process("echo first line; echo second >&2; exit 3")
+        deadline = time.monotonic() + 15
+        while (code := await process.exit_code()) is None and time.monotonic() < deadline:
+            await anyio.sleep(0.05)
+        assert code == 3
+        assert (await process.logs()).splitlines() == ["first line", "second"]
+        assert (await process.logs(tail=1)).splitlines() == ["second"]
+
+    async def test_process_stop_stops_it(self, sandbox: Sandbox):
+        await sandbox.write_file("/app/server.py", SERVER.encode())
+        process = await sandbox.start_process(["python3", "/app/server.py"], port=8080)
+        await wait_http(process.url)
+        await process.stop()
+        await process.stop()
+        with pytest.raises((urllib.error.URLError, ConnectionError, OSError)):
+            await anyio.to_thread.run_sync(
+                lambda: urllib.request.urlopen(process.url, timeout=2).read())
 
     # -- reconnect and teardown ----------------------------------------------------------
 
@@ -199,7 +234,7 @@ class SandboxProviderContract:
     async def test_teardown_leaves_nothing_and_is_idempotent(self, provider):
         box = await provider.create(self.sandbox_spec())
         await box.write_file("/app/server.py", SERVER.encode())
-        url = await box.start_process(["python3", "/app/server.py"], port=8080)
+        url = (await box.start_process(["python3", "/app/server.py"], port=8080)).url
         await wait_http(url)
         info = box.describe()
         await box.teardown()
@@ -226,7 +261,7 @@ class SandboxProviderContract:
         kept = await provider.create(self.sandbox_spec(labels=mine))
         try:
             await orphan.write_file("/app/server.py", SERVER.encode())
-            url = await orphan.start_process(["python3", "/app/server.py"], port=8080)
+            url = (await orphan.start_process(["python3", "/app/server.py"], port=8080)).url
             await wait_http(url)
             info = orphan.describe()
             reaped = await provider.reap(adopt=[adopted.id])

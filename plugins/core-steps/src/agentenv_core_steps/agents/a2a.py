@@ -40,11 +40,12 @@ def sandbox_view(url: str | None, provider: str | None) -> str | None:
     return url
 
 
-async def _wait_ready(agent: Any, sandbox: Any, timeout: float) -> None:
-    """Poll the agent's card until it answers; stop early when its process exits."""
+async def _wait_ready(agent: Any, process: Any, timeout: float, every: int) -> None:
+    """Poll the agent's card until it answers; stop early when its `Process` exits (asked
+    every `every` polls)."""
     from agentenv_protocol.agent.client import A2AError
 
-    from agentenv_core_steps.envs.mcp_server import _exited
+    from agentenv_core_steps.envs.mcp_server import exit_code
 
     deadline = anyio.current_time() + timeout
     polls = 0
@@ -55,9 +56,7 @@ async def _wait_ready(agent: Any, sandbox: Any, timeout: float) -> None:
         except A2AError as e:
             last = e
         polls += 1
-        code = None
-        if sandbox is not None:
-            code = await _exited(sandbox, check_container=polls % 25 == 0)
+        code = await exit_code(process, polls, every)
         if code is not None:
             raise A2AError(f"agent at {agent.base_url} exited with code {code} before serving its card")
         if anyio.current_time() > deadline:
@@ -74,19 +73,20 @@ class A2AAgentKind(AgentKind):
 
         settings = spec.settings
         record: dict[str, Any] = {"context_id": uuid.uuid4().hex}
-        sandbox = None
+        process = None
         provider = spec.sandbox_provider
         if settings.get("url"):
             url = str(settings["url"]).rstrip("/")
         else:
-            sandbox, url, provider = await self._start(ctx, spec)
+            process, url, provider = await self._start(ctx, spec)
             record["sandbox"] = spec.sandbox_name
             record["provider"] = provider
         record["url"] = url
         startup = float(settings.get("startup_timeout_seconds") or 60)
         try:
             async with A2AClient(url) as agent:
-                await _wait_ready(agent, sandbox, startup)
+                # a host process's exit is a cheap poll; a container's costs a daemon call
+                await _wait_ready(agent, process, startup, 1 if provider in (None, "local") else 25)
                 config = {
                     k: v
                     for k, v in {
@@ -112,11 +112,11 @@ class A2AAgentKind(AgentKind):
                     record["gateway_mcp_url"] = spec.mcp_url
         except A2AError as e:
             logs = ""
-            if sandbox is not None:
-                from agentenv_core_steps.envs.mcp_server import _logs
+            if process is not None:
+                from agentenv_core_steps.envs.mcp_server import process_tail
 
                 try:
-                    logs = (await _logs(sandbox)).strip()
+                    logs = (await process_tail(process)).strip()
                 except Exception:  # logs are a courtesy
                     logs = ""
             raise StepFailed(
@@ -153,7 +153,7 @@ class A2AAgentKind(AgentKind):
             if existing:
                 sandbox = await ctx.sandbox(spec.sandbox_name)
             elif own_cmd:  # the image's CMD is the agent: run it as the container's process
-                image = await self._image(ctx, spec)
+                image = await self._image(ctx, spec, provider)
                 env["PORT"] = str(AGENT_PORT)
                 sandbox = await ctx.create_sandbox(
                     spec.sandbox_name,
@@ -166,26 +166,22 @@ class A2AAgentKind(AgentKind):
                     provider=provider,
                 )
             else:
-                image = await self._image(ctx, spec) if dockerfile else None
+                image = await self._image(ctx, spec, provider) if dockerfile else None
                 sandbox = await ctx.create_sandbox(
                     spec.sandbox_name,
                     SandboxSpec(image=image, env_vars=env, ports=(AGENT_PORT,)),
                     provider=provider,
                 )
             if own_cmd:
-                url_of = getattr(sandbox, "url", None)
-                if url_of is None:
-                    raise SandboxError(
-                        f"sandbox provider {provider!r} cannot say where port {AGENT_PORT} "
-                        "is reachable (no url(port)); set command in agent.toml"
-                    )
-                url = url_of(AGENT_PORT)
+                url = sandbox.url(AGENT_PORT)
+                process = await sandbox.main_process()
             else:
                 if folder is not None and not dockerfile:
                     await sandbox.copy_in(folder, sandbox.workdir)
-                url = await sandbox.start_process(
+                process = await sandbox.start_process(
                     command, env=env, cwd=sandbox.workdir, port=AGENT_PORT
                 )
+                url = process.url
         except SandboxError as e:
             raise StepFailed(
                 ctx.step_id,
@@ -193,7 +189,7 @@ class A2AAgentKind(AgentKind):
                 failure_class="infrastructure",
             ) from None
         provider = getattr(sandbox, "provider", provider)
-        return sandbox, url.rstrip("/"), provider
+        return process, url.rstrip("/"), provider
 
     async def _rehand_gateway(
         self, ctx: StepContext, agent: Any, record: dict[str, Any], request: PromptRequest
@@ -214,12 +210,12 @@ class A2AAgentKind(AgentKind):
         """The gateway's MCP URL as the agent's sandbox reaches it (a relay for containers)."""
         if provider in (None, "local"):
             return mcp_url
-        from agentenv_core_steps.agents.relay import bridge_address, relay_url, stop_relays
-        from agentenv_core_steps.envs.mcp_server import _docker_settings
+        from agentenv_core_steps.agents.relay import relay_url, stop_relays
         from agentenv_core_steps.gateway import live_gateway
 
         key = ctx.task_instance_id
-        host = await anyio.to_thread.run_sync(bridge_address, _docker_settings(ctx))
+        where = ctx.sandbox_provider(provider).host_address
+        host = await anyio.to_thread.run_sync(where) or "0.0.0.0"
         url = relay_url(mcp_url, key, host=host)
         gateway = live_gateway(key)
         if gateway is not None and not getattr(gateway, "_agent_relays", False):
@@ -235,23 +231,22 @@ class A2AAgentKind(AgentKind):
             gateway._agent_relays = True
         return url
 
-    async def _image(self, ctx: StepContext, spec: AgentSpec) -> str:
-        try:
-            from agentenv_docker_sandbox.images import build_image
-        except ImportError:
+    async def _image(self, ctx: StepContext, spec: AgentSpec, provider: str) -> str:
+        builder = ctx.sandbox_provider(provider)
+        if not getattr(builder, "can_build_images", False):
             raise StepFailed(
                 ctx.step_id,
-                f"agent {spec.name!r} has a Dockerfile: building it needs the "
-                "docker sandbox plugin (pip install agentenv-docker-sandbox)",
+                f"agent {spec.name!r} has a Dockerfile: building it needs a sandbox provider "
+                f"that builds images, not {provider!r} (e.g. docker: pip install "
+                "agentenv-docker-sandbox)",
                 failure_class="infrastructure",
-            ) from None
+            )
         from agent_env.paths import cache_dir
 
         from agentenv_core_steps.agents.images import build_context
-        from agentenv_core_steps.envs.mcp_server import _docker_settings
 
         context = await anyio.to_thread.run_sync(build_context, spec.folder, cache_dir())
-        return await build_image(context, f"agent-{spec.name}", settings=_docker_settings(ctx))
+        return (await builder.build_image(context, f"agent-{spec.name}")).tag
 
     async def prompt(self, ctx: StepContext, record: dict[str, Any], request: PromptRequest) -> Any:
         from agentenv_protocol.agent.client import A2AClient, A2AError, task_data, task_text

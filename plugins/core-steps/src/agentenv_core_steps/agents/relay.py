@@ -7,7 +7,6 @@ from __future__ import annotations
 import socket
 import socketserver
 import threading
-from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 _RELAYS: dict[tuple[str, int], Relay] = {}
@@ -65,19 +64,6 @@ class Relay:
     def stop(self) -> None:
         self.server.shutdown()
         self.server.server_close()
-
-
-def bridge_address(settings: dict[str, Any] | None = None) -> str:
-    """The host's address on the docker bridge (what `host.docker.internal` resolves to)."""
-    try:
-        from agentenv_docker_sandbox.client import get_client
-
-        network = get_client(settings or {}).networks.get("bridge")
-        return network.attrs["IPAM"]["Config"][0]["Gateway"]
-    except (
-        Exception
-    ):  # no docker SDK or daemon detail: listen everywhere, the gateway authenticates
-        return "0.0.0.0"
 
 
 def relay_url(url: str, key: str, *, host: str) -> str:

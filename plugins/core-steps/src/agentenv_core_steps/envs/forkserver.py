@@ -22,6 +22,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import anyio
+from agent_env.sandbox import Process
+
 MARKER = "AGENTENV_SANDBOX"
 PLACEHOLDER = "local-" + "X" * 12  # the shape of a local sandbox id
 PRELOAD = ("agentenv_protocol", "agentenv_protocol.server", "uvicorn", "uvicorn.config",
@@ -111,6 +114,47 @@ class ForkServer:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+
+class ForkedProcess(Process):
+    """A child of the fork server as the kernel's `Process` handle: its exit code from the
+    helper, its output from its log file in the sandbox's meta folder."""
+
+    def __init__(self, server: ForkServer, pid: int, log: Path, url: str) -> None:
+        self.server = server
+        self.pid = pid
+        self.log = log
+        self.url = url
+        self._code: int | None = None
+
+    async def exit_code(self) -> int | None:
+        if self._code is None:
+            try:
+                self._code = await anyio.to_thread.run_sync(self.server.status, self.pid)
+            except RuntimeError:
+                return None
+        return self._code
+
+    async def logs(self, *, tail: int = 200) -> str:
+        def read() -> str:
+            try:
+                return "\n".join(self.log.read_text(errors="replace").splitlines()[-tail:])
+            except OSError:
+                return ""
+
+        return await anyio.to_thread.run_sync(read)
+
+    async def stop(self) -> None:
+        with anyio.CancelScope(shield=True):
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                try:
+                    os.killpg(self.pid, sig)
+                except (ProcessLookupError, PermissionError):
+                    return
+                for _ in range(20):
+                    if await self.exit_code() is not None:
+                        return
+                    await anyio.sleep(0.05)
 
 
 def shared() -> ForkServer:

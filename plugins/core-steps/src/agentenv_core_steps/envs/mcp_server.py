@@ -159,18 +159,17 @@ class McpServerEnv(EnvType):
         import os
 
         env["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
-        started = await _fork(ctx, sandbox, argv, env)
-        if started is not None:
-            url, exited = started
-        else:
-            url, exited = await sandbox.start_process(argv, env=env, port=self.port), None
-        card = await wait_for_card(self.name, url, sandbox, self.startup_timeout_seconds, exited)
-        return {"url": url, "card": card, "python": python, "warm": started is not None}
+        forked = await _fork(ctx, sandbox, argv, env)
+        process = forked or await sandbox.start_process(argv, env=env, port=self.port)
+        # a host process's exit is a cheap poll; the fork server's costs it a round trip
+        card = await wait_for_card(self.name, process.url, process, self.startup_timeout_seconds,
+                                   check_every=5 if forked else 1)
+        return {"url": process.url, "card": card, "python": python, "warm": forked is not None}
 
     async def _deploy_image(self, ctx: Any, sandbox_name: str, provider: str,
                             limits: dict[str, Any]) -> dict[str, Any]:
         t0 = time.perf_counter()
-        image, workdir = await self.build(ctx)
+        image, workdir = await self.build(ctx, provider)
         t1 = time.perf_counter()
         spec = SandboxSpec(
             image=image,
@@ -181,13 +180,11 @@ class McpServerEnv(EnvType):
             **limits,
         )
         sandbox = await ctx.create_sandbox(sandbox_name, spec, provider=provider)
-        url_of = getattr(sandbox, "url", None)
-        if url_of is None:
-            raise EnvDeployError(f"sandbox provider {provider!r} cannot say where port {self.port} "
-                                 "of a sandbox is reachable (no url(port))")
-        url = url_of(self.port)
+        url = sandbox.url(self.port)
         t2 = time.perf_counter()
-        card = await wait_for_card(self.name, url, sandbox, self.startup_timeout_seconds)
+        # the container's own command is the server; asking the daemon about it costs a call
+        card = await wait_for_card(self.name, url, await sandbox.main_process(),
+                                   self.startup_timeout_seconds, check_every=25)
         phases = {"image": t1 - t0, "container": t2 - t1, "card": time.perf_counter() - t2}
         return {"url": url, "card": card, "image": image, "phases": phases}
 
@@ -226,51 +223,24 @@ class McpServerEnv(EnvType):
             f"CMD {json.dumps(self.command)}\n"
         )
 
-    async def build(self, ctx: Any) -> tuple[str, str]:
-        """(image tag, its working dir); the second build of the same context builds nothing."""
-        try:
-            from agentenv_docker_sandbox.images import build_image
-        except ImportError as e:
-            raise EnvDeployError(
-                f"env {self.name!r}: building its image needs agentenv-docker-sandbox "
-                f"(pip install agentenv-docker-sandbox): {e}") from e
+    async def build(self, ctx: Any, provider: str) -> tuple[str, str]:
+        """(image tag, its working dir), built by `provider` (an image-building one); the
+        second build of the same context builds nothing."""
         from agent_env.paths import cache_dir
-        from agentenv_docker_sandbox.images import context_digest, image_tag
 
-        settings = _docker_settings(ctx)
+        builder = ctx.sandbox_provider(provider)
+        if not getattr(builder, "can_build_images", False):
+            raise EnvDeployError(
+                f"env {self.name!r}: sandbox provider {provider!r} cannot build images "
+                "(use one that can, e.g. --sandbox docker with agentenv-docker-sandbox)")
         context = await anyio.to_thread.run_sync(self.build_context, cache_dir())
-        name = f"env-{self.name}"
-        expected = image_tag(name, await anyio.to_thread.run_sync(context_digest, context))
-        existed = await anyio.to_thread.run_sync(_image_config, settings, expected)
         t0 = time.perf_counter()
-        tag = await build_image(context, name, settings=settings)
-        config = existed if existed is not None and tag == expected else \
-            await anyio.to_thread.run_sync(_image_config, settings, tag)
-        if existed is None:
-            ctx.log(f"image {tag} built in {time.perf_counter() - t0:.1f}s")
+        image = await builder.build_image(context, f"env-{self.name}")
+        if image.reused:
+            ctx.log(f"image {image.tag} reused (same build context)")
         else:
-            ctx.log(f"image {tag} reused (same build context)")
-        return tag, (config or {}).get("WorkingDir") or "/"
-
-
-def _image_config(settings: dict[str, Any], tag: str) -> dict[str, Any] | None:
-    """The image's `Config` (workdir, command), or None when the daemon does not have it."""
-    import docker.errors
-    from agentenv_docker_sandbox.client import get_client
-
-    try:
-        return get_client(settings).images.get(tag).attrs.get("Config") or {}
-    except docker.errors.ImageNotFound:
-        return None
-
-
-def _docker_settings(ctx: Any) -> dict[str, Any]:
-    config = getattr(ctx, "config", None)
-    if config is None:
-        return {}
-    table = config.table("sandbox") or {}
-    settings = table.get("docker", {})
-    return dict(settings) if isinstance(settings, dict) else {}
+            ctx.log(f"image {image.tag} built in {time.perf_counter() - t0:.1f}s")
+        return image.tag, image.workdir
 
 
 def _read_requirements(path: Path) -> list[str]:
@@ -283,42 +253,32 @@ def _read_requirements(path: Path) -> list[str]:
 
 
 async def _fork(ctx: Any, sandbox: Any, argv: list[str], env: dict[str, str]) -> Any:
-    """Start the env through the warm fork server when it can: (url, exit probe), else None."""
+    """Start the env through the warm fork server when it can (a `Process`), else None."""
     from agentenv_core_steps.envs import forkserver
 
-    folder, meta = getattr(sandbox, "folder", None), getattr(sandbox, "meta", None)
-    if not (forkserver.enabled() and forkserver.entry(argv) and folder and meta):
+    if not (forkserver.enabled() and forkserver.entry(argv)
+            and hasattr(sandbox, "process_environment") and hasattr(sandbox, "new_log_path")):
         return None
-    import os
-    import uuid
-
-    from agent_env.sandboxes.local import free_port
+    from agent_env.net import free_port
 
     port = str(free_port())
-    full = {**os.environ, **dict(getattr(sandbox, "env_vars", {}) or {}), **env, "MCP_PORT": port,
-            "PORT": port, "APP_DIR": str(folder), forkserver.MARKER: sandbox.id}
-    log = Path(meta) / f"proc-{uuid.uuid4().hex[:8]}.log"
+    full = sandbox.process_environment({**env, "MCP_PORT": port, "PORT": port})
+    log = sandbox.new_log_path()
     try:
         server = await anyio.to_thread.run_sync(forkserver.shared)
         pid = await anyio.to_thread.run_sync(
-            lambda: server.spawn(argv, cwd=Path(folder), env=full, log=log, marker=sandbox.id))
+            lambda: server.spawn(argv, cwd=Path(full["APP_DIR"]), env=full, log=log,
+                                 marker=sandbox.id))
     except (RuntimeError, ValueError, OSError) as e:
         ctx.log(f"warm start unavailable ({e}); starting the env as a new process")
         return None
-
-    async def exited() -> int | None:
-        try:
-            return await anyio.to_thread.run_sync(server.status, pid)
-        except RuntimeError:
-            return None
-
-    return f"http://127.0.0.1:{port}", exited
+    return forkserver.ForkedProcess(server, pid, log, f"http://127.0.0.1:{port}")
 
 
-async def wait_for_card(name: str, url: str, sandbox: Any, timeout: float,
-                        exited_probe: Any = None) -> dict[str, Any]:
+async def wait_for_card(name: str, url: str, process: Any, timeout: float, *,
+                        check_every: int = 1) -> dict[str, Any]:
     """Poll the env's card until it answers 200; `EnvDeployError` with the env's log tail when
-    the process exits or `timeout` passes."""
+    its `process` (a `Process`, asked every `check_every` polls) exits or `timeout` passes."""
     import httpx
 
     deadline = time.monotonic() + timeout
@@ -334,11 +294,9 @@ async def wait_for_card(name: str, url: str, sandbox: Any, timeout: float,
             except (httpx.HTTPError, ValueError) as e:
                 last = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
             polls += 1
-            exited = await _exited(sandbox, check_container=polls % 25 == 0)
-            if exited is None and exited_probe is not None and polls % 5 == 0:
-                exited = await exited_probe()
+            exited = await exit_code(process, polls, check_every)
             if exited is not None or time.monotonic() > deadline:
-                logs = await _logs(sandbox)
+                logs = await process_tail(process)
                 why = (f"its process exited with code {exited}" if exited is not None
                        else f"its card ({CARD_PATH}) did not answer within {timeout:g}s ({last})")
                 raise EnvDeployError(f"env {name!r} did not come up at {url}: {why}\n"
@@ -346,41 +304,23 @@ async def wait_for_card(name: str, url: str, sandbox: Any, timeout: float,
             await anyio.sleep(0.01)
 
 
-async def _exited(sandbox: Any, *, check_container: bool) -> int | None:
-    """The exit code of a server the sandbox runs that already died: host processes it
-    started, or (checked less often, it costs a daemon call) a container whose own command is
-    the server. None when all run or it cannot tell."""
-    for popen in list((getattr(sandbox, "_servers", None) or {}).values()):
-        code = popen.poll()
-        if code is not None:
-            return code
-    container_id, client = getattr(sandbox, "container_id", None), getattr(sandbox, "client", None)
-    if check_container and container_id and client is not None:
-        def state() -> dict[str, Any]:
-            return client.api.inspect_container(container_id).get("State") or {}
-
-        try:
-            info = await anyio.to_thread.run_sync(state)
-        except Exception:  # noqa: BLE001 - a gone container is reported by the timeout
-            return None
-        if info.get("Status") in ("exited", "dead"):
-            return int(info.get("ExitCode") or 0)
-    return None
-
-
-async def _logs(sandbox: Any) -> str:
-    text = ""
+async def exit_code(process: Any, polls: int, every: int) -> int | None:
+    """The exit code of a server `Process` that already died, asked on every `every`-th poll;
+    None while it runs, when it cannot tell, or when there is no process."""
+    if process is None or polls % every:
+        return None
     try:
-        text = await sandbox.process_logs(tail=LOG_TAIL)
+        return await process.exit_code()
+    except (SandboxError, OSError):
+        return None
+
+
+async def process_tail(process: Any) -> str:
+    """The last LOG_TAIL lines a server `Process` printed ("" when it cannot say)."""
+    if process is None:
+        return ""
+    try:
+        text = await process.logs(tail=LOG_TAIL)
     except (SandboxError, OSError):
         text = ""
-    if not text and getattr(sandbox, "container_id", None) and getattr(sandbox, "client", None):
-        def container_logs() -> str:
-            raw = sandbox.client.api.logs(sandbox.container_id, tail=LOG_TAIL)
-            return raw.decode("utf-8", "replace")
-
-        try:
-            text = await anyio.to_thread.run_sync(container_logs)
-        except Exception:  # noqa: BLE001 - logs are a courtesy in an error message
-            text = ""
     return "\n".join(text.rstrip().splitlines()[-LOG_TAIL:])
