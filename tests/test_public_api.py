@@ -30,6 +30,7 @@ PUBLIC_MODULES = {
     "agent_env.net",
     "agent_env.paths",
     "agent_env.redact",
+    "agent_env.scoring",
     "agent_env.registry",
     "agent_env.sandbox",
     "agent_env.sandboxes.leases",

@@ -67,7 +67,8 @@ def test_agent_env_run_reports_unmet_card_plugins(hub, cache, endpoint, tmp_path
     env = {**os.environ, "AGENT_ENV_HOME": str(tmp_path / "home"), "HF_ENDPOINT": endpoint}
     result = _run(["run", "hf://org/needs"], env)
     assert result.returncode == 2, result.stderr
-    assert "agentenv-example>=1.2: agentenv-example is not installed" in result.stderr
+    assert "needs plugins that are not installed" in result.stderr
+    assert "install with: pip install 'agentenv-example>=1.2'" in result.stderr
     assert "setup: agent-env example setup" in result.stderr
     assert {r.file for r in hub.downloads()} == {"README.md"}
 

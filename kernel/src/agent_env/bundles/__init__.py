@@ -14,7 +14,7 @@ from agent_env.bundles.dag import dependency_problems, resolve_dependencies
 
 # Imported eagerly: importing the submodule `materialize` later would otherwise replace the
 # package attribute `materialize` (this function) with the module.
-from agent_env.bundles.materialize import materialize
+from agent_env.bundles.materialize import fetch_files, materialize
 from agent_env.bundles.model import (
     ArtifactSpec,
     Bundle,
@@ -25,7 +25,7 @@ from agent_env.bundles.model import (
     ResolvedSource,
     Task,
 )
-from agent_env.bundles.requirements import check_requirements
+from agent_env.bundles.requirements import bundle_toml_requirements, check_requirements
 from agent_env.bundles.source import InstalledBundle, list_installed_bundles, resolve_source
 
 __all__ = [
@@ -38,8 +38,10 @@ __all__ = [
     "MaterializedArtifact",
     "ResolvedSource",
     "Task",
+    "bundle_toml_requirements",
     "check_requirements",
     "dependency_problems",
+    "fetch_files",
     "list_installed_bundles",
     "load_bundle",
     "materialize",

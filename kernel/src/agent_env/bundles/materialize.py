@@ -66,6 +66,15 @@ async def _store_blobs(objects: Any, files: dict[str, Path], digests: dict[str, 
             await objects.put_file(key, path)
 
 
+async def fetch_files(objects: Any, files: dict[str, str], folder: Path) -> None:
+    """Write a stored entity's files (relative path -> content digest) under `folder`: the read
+    side of `materialize`, so plugins never depend on how blobs are laid out in the store."""
+    for rel, digest in files.items():
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        await objects.get_file(blob_key(digest), path)
+
+
 async def _preview(entities: Entities, kind: str, entity_id: str, digest: str,
                    files: dict[str, str] | None) -> PutResult:
     latest = await entities.latest(kind, entity_id)

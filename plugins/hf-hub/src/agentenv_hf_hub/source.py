@@ -148,7 +148,7 @@ class _Resolver:
         """The bundle's bundle.toml requirements, else the card's: checked before the bundle downloads."""
         meta = card.meta(selected.name)
         toml = f"{selected.path}/bundle.toml" if selected.path else "bundle.toml"
-        from agent_env.bundles.requirements import bundle_toml_requirements, check_requirements
+        from agent_env.bundles import bundle_toml_requirements, check_requirements
 
         if toml in siblings:
             self.fetch(commit, [toml])

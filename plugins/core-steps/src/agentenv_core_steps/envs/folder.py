@@ -77,7 +77,7 @@ async def load_env(ctx: StepContext, ref: str, version: int | None = None) -> St
 
 
 async def _fetch_files(ctx: StepContext, files: dict[str, str], digest: str) -> Path:
-    from agent_env.bundles.materialize import blob_key
+    from agent_env.bundles import fetch_files
     from agent_env.paths import cache_dir
 
     target = cache_dir() / "envs" / digest[:32]
@@ -86,10 +86,7 @@ async def _fetch_files(ctx: StepContext, files: dict[str, str], digest: str) -> 
     staging = target.parent / f".{target.name}.{uuid.uuid4().hex[:8]}"
     staging.mkdir(parents=True)
     try:
-        for rel, file_digest in files.items():
-            path = staging / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            await ctx.stores.objects.get_file(blob_key(file_digest), path)
+        await fetch_files(ctx.stores.objects, files, staging)
         try:
             os.replace(staging, target)
         except OSError:
