@@ -9,17 +9,12 @@ from typing import Any
 import anyio
 import attrs
 
-from agent_env.engine.instance import TaskInstance
-from agent_env.engine.records import COLLECTION, new_id
+from agent_env.engine.records import COLLECTION, RUNS
 from agent_env.engine.services import EngineServices, Reporter
 from agent_env.errors import AgentEnvError, BundleError
 from agent_env.redact import Redactor
 from agent_env.suggest import did_you_mean
 
-#: Record statuses a resume refuses: the instance already finished.
-FINAL_OK = ("passed", "scored_below", "unscored")
-#: One document per run: what was asked for and which task instances it made.
-RUNS = "runs"
 
 
 @attrs.define
@@ -121,58 +116,6 @@ def eval_summary(bundle: Any, eval_names: Iterable[str], records: Sequence[Mappi
         passed = sum(1 for r in recs if r["status"] == "passed")
         out.append({"name": name, "passed": passed, "total": len(recs)})
     return out
-
-
-async def create_instances(
-    services: EngineServices,
-    bundle: Any,
-    tasks: Sequence[Any],
-    *,
-    run_id: str,
-    spec: str,
-    task_versions: Mapping[str, int] | None = None,
-    trials: int = 1,
-) -> list[TaskInstance]:
-    """One pending instance (record written) per task and trial."""
-    info = bundle_info(bundle, spec)
-    out = []
-    for task in tasks:
-        for trial in range(trials):
-            out.append(
-                await TaskInstance.create(
-                    services,
-                    task=task,
-                    instance_id=new_id("ti"),
-                    run_id=run_id,
-                    bundle=info,
-                    task_version=(task_versions or {}).get(task.name),
-                    trial=trial,
-                )
-            )
-    return out
-
-
-async def save_run(
-    documents: Any,
-    run_id: str,
-    *,
-    bundle: Mapping[str, Any],
-    evals: Sequence[str],
-    instances: Sequence[TaskInstance],
-) -> dict[str, Any]:
-    """Write the run document (`runs/<run_id>`): enough to report or resume the whole run."""
-    from agent_env.engine.records import now_iso
-
-    doc = {
-        "id": run_id,
-        "bundle": dict(bundle),
-        "evals": list(evals),
-        "instances": [inst.id for inst in instances],
-        "tasks": [inst.task_name for inst in instances],
-        "created_at": now_iso(),
-    }
-    await documents.put(RUNS, run_id, doc)
-    return doc
 
 
 async def load_record(documents: Any, instance_id: str) -> dict[str, Any]:

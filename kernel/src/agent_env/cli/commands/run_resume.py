@@ -13,15 +13,16 @@ async def resume(session: Any, opts: dict[str, Any], caught: list[int]) -> int:
     """Resume one task instance, or every unfinished instance of a run (`run-...`)."""
     from agent_env.engine import run as engine_run
     from agent_env.engine.instance import TaskInstance
+    from agent_env.engine.records import DECIDED, RUNS
 
     documents = session.stores.documents
-    run_doc = await documents.get(engine_run.RUNS, opts["resume"])
+    run_doc = await documents.get(RUNS, opts["resume"])
     if run_doc is not None:
         return await resume_run(session, opts, caught, run_doc)
     records = [await engine_run.load_record(documents, opts["resume"])]
     run_id, evals = records[0]["run_id"], []
     spec = engine_run.resume_spec(records[0]["bundle"])
-    todo = [r for r in records if r["status"] not in engine_run.FINAL_OK]
+    todo = [r for r in records if r["status"] not in DECIDED]
     if not todo:
         err(
             f"task instance {records[0]['id']} already finished: {records[0]['outcome']}; "

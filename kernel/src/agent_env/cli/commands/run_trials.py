@@ -145,12 +145,13 @@ async def report(session: Any, trial_run: Any, opts: dict[str, Any], caught: lis
     write `--export`; the exit code."""
     from agent_env.engine import trials as engine_trials
     from agent_env.engine.export import write_jsonl
+    from agent_env.engine.records import RUNS
     from agent_env.engine.results import format_table
 
     documents = session.stores.documents
     summary = trial_run.results.summary()
     code = exit_code(summary, caught)
-    run_doc = await documents.get(engine_trials.RUNS, trial_run.run_id)
+    run_doc = await documents.get(RUNS, trial_run.run_id)
     with anyio.CancelScope(shield=True):
         if opts.get("export") and run_doc is not None:
             path = Path(opts["export"]).expanduser()
