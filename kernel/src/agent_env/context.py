@@ -45,6 +45,9 @@ class StepContext(abc.ABC):
     #: The provider `create_sandbox` uses when none is given (the run's `--sandbox`, else the
     #: config's `[sandbox] default`), for steps whose work differs per provider.
     default_provider: str = "local"
+    #: The run's `--agent` / `--model` (None when not given): they replace every task's choice.
+    agent_override: str | None = None
+    model_override: str | None = None
 
     @property
     @abc.abstractmethod

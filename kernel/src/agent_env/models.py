@@ -39,6 +39,9 @@ class Step:
     #: True for verifier steps: the engine reads their `verifier_id` scores into the outcome.
     is_verifier: ClassVar[bool] = False
 
+    def has_solution(self) -> bool:
+        return False
+
     id: str
     depends_on: list[str] | None = None
     fail_task_on_error: bool = True

@@ -30,6 +30,8 @@ class EngineStepContext(StepContext):
         self.config = services.config
         self.plugins = services.plugins
         self.stores = services.stores
+        self.agent_override = services.agent
+        self.model_override = services.model
         manager = services.sandboxes
         self.default_provider = services.default_provider or (
             manager.default_provider() if manager is not None else "local"

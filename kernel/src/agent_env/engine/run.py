@@ -1,5 +1,6 @@
-"""A whole run: open the services once, turn selected tasks into instances, run them through a
-runner, tear down. The `agent-env run` command is a thin shell around this module."""
+"""The parts of a run below the CLI: the `Session` (plugins, config, stores, sandbox manager,
+opened once per command), task selection, what a record keeps about the bundle, and the checks
+a resume makes. Executing instances is `agent_env.runs.service`; the trials are `trials`."""
 
 from __future__ import annotations
 
@@ -46,6 +47,8 @@ class Session:
         reporter: Reporter | None = None,
         default_provider: str | None = None,
         keep: bool = False,
+        agent: str | None = None,
+        model: str | None = None,
     ) -> EngineServices:
         return EngineServices(
             plugins=self.plugins,
@@ -57,6 +60,8 @@ class Session:
             reporter=reporter or Reporter(),
             default_provider=default_provider,
             keep=keep,
+            agent=agent,
+            model=model,
         )
 
     async def close(self) -> None:
