@@ -91,6 +91,12 @@ class StepContext(abc.ABC):
     def log(self, message: str) -> None:
         """A progress line for this step (stderr in the CLI, the run record's log)."""
 
+    def record_fields(self, **fields: str | None) -> None:
+        """Report fields of the run record that only a step knows: `agent` and `model` (what
+        the deployed agents were; the trial export and `runs show` read them). None is ignored;
+        a field the run already set (its `--agent` / `--model`) is kept. The default does
+        nothing; the engine's context implements it."""
+
     def add_secret(self, value: str) -> None:
         """Make the run's redaction replace `value` wherever it would be persisted (a token a
         step minted, say). The default does nothing; the engine's context implements it."""

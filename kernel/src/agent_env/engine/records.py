@@ -45,6 +45,11 @@ DECIDED = frozenset({Status.PASSED, Status.SCORED_BELOW, Status.UNSCORED})
 #: excepted, they are retried by the caller before this is checked).
 FINISHED = DECIDED | {Status.FAILED}
 
+#: Record fields a step may report (`ctx.record_fields`); they are journaled in the state
+#: under `STEP_RECORD_KEY`, so a resumed instance keeps what its finished steps reported.
+STEP_RECORD_FIELDS = ("agent", "model")
+STEP_RECORD_KEY = "record"
+
 #: Why a trial did not pass: `verifier` (it ran and scored below 1), `agent` (the agent or its
 #: model misbehaved), `env` (a task step or the environment failed: the default for a step
 #: error), `infrastructure` (sandbox, docker, store or engine: retried by `--retry-infra`),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import attrs
@@ -38,6 +39,23 @@ def agent_override(ctx: StepContext) -> str | None:
 def model_override(ctx: StepContext) -> str | None:
     """The run's `--model`, else the config's `[agents] model_override`."""
     return ctx.model_override or run_setting(ctx, "model_override")
+
+
+def agent_and_model(agents: Mapping[str, Any]) -> dict[str, str | None]:
+    """`agent` and `model` for the run record (and the trial export): what the deployed agents
+    were (`kind` or `kind:ref`, comma-joined when several)."""
+    kinds: list[str] = []
+    models: list[str] = []
+    for info in agents.values():
+        if not isinstance(info, Mapping):
+            continue
+        kind, ref = info.get("type"), info.get("ref")
+        label = f"{kind}:{ref}" if kind and ref and ref != kind else kind
+        if label and label not in kinds:
+            kinds.append(label)
+        if info.get("model") and info["model"] not in models:
+            models.append(info["model"])
+    return {"agent": ", ".join(kinds) or None, "model": ", ".join(models) or None}
 
 
 @attrs.frozen(kw_only=True)
@@ -203,6 +221,7 @@ class DeployAgent(Step):
             deployed_by=self.id,
         )
         ctx.set("agents", name, value=record)
+        ctx.record_fields(**agent_and_model(ctx.get("agents", default={}) or {}))
         where = f" at {record['url']}" if record.get("url") else ""
         ctx.log(
             f"agent {name!r} ({kind_name}{', ' + ref if ref != kind_name else ''}) ready{where} "
