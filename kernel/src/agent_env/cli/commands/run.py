@@ -7,7 +7,6 @@ or an invalid bundle (nothing ran); 130 interrupted by Ctrl-C; 143 terminated by
 from __future__ import annotations
 
 import json
-import signal
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -194,36 +193,15 @@ def _list_bundles(as_json: bool) -> int:
 
 
 async def _guarded(options: RunOptions) -> int:
-    """Run `_main` in a scope that SIGINT/SIGTERM cancel; clean-up runs shielded inside."""
-    caught: list[int] = []
+    """`_main` in a scope SIGINT/SIGTERM cancel; the exit code."""
+    from agent_env.cli.signals import guarded
+
     held: list[int] = []
-    code = EXIT_FAILED
-    error: Exception | None = None
-    async with anyio.create_task_group() as tg:
-        scope = anyio.CancelScope()
 
-        async def watch() -> None:
-            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                async for signum in signals:
-                    if not caught:
-                        _err(
-                            f"\n{signal.Signals(signum).name}: stopping; tearing down sandboxes..."
-                        )
-                    else:
-                        _err("still tearing down sandboxes (each teardown has a time limit)...")
-                    caught.append(signum)
-                    scope.cancel()
+    async def main(caught: list[int]) -> int:
+        return await _main(options, caught, held)
 
-        tg.start_soon(watch)
-        try:
-            with scope:
-                code = await _main(options, caught, held)
-        except Exception as exc:  # re-raised below, outside the task group's exception group
-            error = exc
-        finally:
-            tg.cancel_scope.cancel()
-    if error is not None:
-        raise error
+    code, caught = await guarded(main, default=EXIT_FAILED)
     if caught and held:  # --keep: the signal only ended the hold
         return held[0]
     if caught:
