@@ -45,6 +45,9 @@ class StepContext(abc.ABC):
     #: The provider `create_sandbox` uses when none is given (the run's `--sandbox`, else the
     #: config's `[sandbox] default`), for steps whose work differs per provider.
     default_provider: str = "local"
+    #: The run's `--agent` / `--model` (None when not given): they replace every task's choice.
+    agent_override: str | None = None
+    model_override: str | None = None
 
     @property
     @abc.abstractmethod
@@ -87,6 +90,12 @@ class StepContext(abc.ABC):
     @abc.abstractmethod
     def log(self, message: str) -> None:
         """A progress line for this step (stderr in the CLI, the run record's log)."""
+
+    def record_fields(self, **fields: str | None) -> None:
+        """Report fields of the run record that only a step knows: `agent` and `model` (what
+        the deployed agents were; the trial export and `runs show` read them). None is ignored;
+        a field the run already set (its `--agent` / `--model`) is kept. The default does
+        nothing; the engine's context implements it."""
 
     def add_secret(self, value: str) -> None:
         """Make the run's redaction replace `value` wherever it would be persisted (a token a

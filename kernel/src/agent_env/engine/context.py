@@ -8,6 +8,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from agent_env.context import ArtifactHandle, StepContext
+from agent_env.engine.records import STEP_RECORD_FIELDS, STEP_RECORD_KEY
 from agent_env.engine.state import StateError, apply_op, get_path
 from agent_env.errors import StepFailed
 from agent_env.suggest import did_you_mean
@@ -30,6 +31,8 @@ class EngineStepContext(StepContext):
         self.config = services.config
         self.plugins = services.plugins
         self.stores = services.stores
+        self.agent_override = services.agent
+        self.model_override = services.model
         manager = services.sandboxes
         self.default_provider = services.default_provider or (
             manager.default_provider() if manager is not None else "local"
@@ -94,6 +97,17 @@ class EngineStepContext(StepContext):
         self, verifier_id: str, results: list[dict[str, Any]], score: float | None
     ) -> None:
         self.set("verifiers", verifier_id, value={"results": list(results), "score": score})
+
+    def record_fields(self, **fields: str | None) -> None:
+        unknown = sorted(set(fields) - set(STEP_RECORD_FIELDS))
+        if unknown:
+            raise ValueError(
+                f"record_fields: unknown field(s) {', '.join(unknown)}; "
+                f"known: {', '.join(STEP_RECORD_FIELDS)}"
+            )
+        for key, value in fields.items():
+            if value is not None:
+                self.set(STEP_RECORD_KEY, key, value=value)
 
     def add_secret(self, value: str) -> None:
         """Redact `value` from now on in everything this run persists or prints."""

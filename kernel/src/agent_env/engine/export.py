@@ -8,7 +8,7 @@ import json
 from collections.abc import AsyncIterator, Mapping
 from typing import IO, Any
 
-from agent_env.engine.records import COLLECTION
+from agent_env.engine.records import COLLECTION, attempt_id
 from agent_env.engine.results import record_failure_class, trial_score
 
 
@@ -57,8 +57,6 @@ async def run_records(
 ) -> AsyncIterator[dict[str, Any]]:
     """The records of a run's trials in plan order: the last attempt of each trial (every
     attempt with `attempts`); trials that never started are skipped."""
-    from agent_env.engine.trials import attempt_id
-
     for base in run_doc.get("instances", []):
         attempt, record = 0, await documents.get(COLLECTION, base)
         while record is not None:

@@ -21,6 +21,7 @@ from agent_env.engine.context import EngineStepContext
 from agent_env.engine.journal import Journal
 from agent_env.engine.records import (
     COLLECTION,
+    STEP_RECORD_KEY,
     decide,
     now_iso,
     owner,
@@ -380,7 +381,10 @@ class TaskInstance:
             if info["status"] in ("pending", "rolled_back"):
                 info["status"] = "skipped"
         verifiers = self.state.get("verifiers") or {}
-        self.record.update(_agent_and_model(self.state.get("agents") or {}, self.record))
+        reported = self.state.get(STEP_RECORD_KEY) or {}
+        self.record.update(
+            {k: v for k, v in reported.items() if v is not None and not self.record.get(k)}
+        )
         self.record.update(
             status=status,
             outcome=outcome,
@@ -409,19 +413,3 @@ def _describe(exc: BaseException) -> str:
         exc = exc.exceptions[0]
     return f"{type(exc).__name__}: {exc}"
 
-
-def _agent_and_model(agents: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str, Any]:
-    """`agent` and `model` for the record (and the trial export): what the deployed agents
-    were (`kind` or `kind:ref`, comma-joined when several), unless the run already set them."""
-    kinds, models = [], []
-    for info in agents.values():
-        if not isinstance(info, Mapping):
-            continue
-        kind, ref = info.get("type"), info.get("ref")
-        label = f"{kind}:{ref}" if kind and ref and ref != kind else kind
-        if label and label not in kinds:
-            kinds.append(label)
-        if info.get("model") and info["model"] not in models:
-            models.append(info["model"])
-    found = {"agent": ", ".join(kinds) or None, "model": ", ".join(models) or None}
-    return {k: v for k, v in found.items() if v is not None and not record.get(k)}

@@ -18,21 +18,37 @@ import secrets
 import socket
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any
 
 COLLECTION = "task_instances"
 
-#: Statuses a record may have; the last five are final.
-STATUSES = (
-    "pending",
-    "running",
-    "passed",
-    "scored_below",
-    "unscored",
-    "failed",
-    "cancelled",
-)
-FINISHED_OK = ("passed", "unscored")
+#: One document per run (collection `runs`): what was asked for and which instances it made.
+RUNS = "runs"
+
+
+class Status(StrEnum):
+    """The status of a task instance record (stored as its string value)."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    PASSED = "passed"
+    SCORED_BELOW = "scored_below"
+    UNSCORED = "unscored"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+#: Finished with a verdict from the verifiers: resuming such an instance has nothing to do.
+DECIDED = frozenset({Status.PASSED, Status.SCORED_BELOW, Status.UNSCORED})
+#: Finished for good: a run resume keeps these trials as they are (infrastructure failures
+#: excepted, they are retried by the caller before this is checked).
+FINISHED = DECIDED | {Status.FAILED}
+
+#: Record fields a step may report (`ctx.record_fields`); they are journaled in the state
+#: under `STEP_RECORD_KEY`, so a resumed instance keeps what its finished steps reported.
+STEP_RECORD_FIELDS = ("agent", "model")
+STEP_RECORD_KEY = "record"
 
 #: Why a trial did not pass: `verifier` (it ran and scored below 1), `agent` (the agent or its
 #: model misbehaved), `env` (a task step or the environment failed: the default for a step
@@ -71,6 +87,16 @@ def new_id(prefix: str) -> str:
     """A short, time-sortable id such as `ti-20261202163512-a1b2c3`."""
     stamp = datetime.now(UTC).strftime("%Y%m%d%H%M%S")
     return f"{prefix}-{stamp}-{secrets.token_hex(3)}"
+
+
+def slot_id(run_id: str, index: int) -> str:
+    """The instance id of trial `index`'s first attempt: `ti-<run stamp>-<index>`."""
+    return f"ti-{run_id.removeprefix('run-')}-{index:05d}"
+
+
+def attempt_id(base: str, attempt: int) -> str:
+    """The instance id of retry `attempt` of the trial whose first attempt is `base`."""
+    return base if attempt == 0 else f"{base}-r{attempt}"
 
 
 def owner() -> dict[str, Any]:

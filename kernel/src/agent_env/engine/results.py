@@ -16,10 +16,11 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from agent_env.engine.records import failure_class
+from agent_env.engine.records import FINISHED, Status, failure_class
 from agent_env.engine.stats import Moments, pass_at_k, wilson_interval
 
-FINAL = ("passed", "scored_below", "unscored", "failed", "cancelled")
+#: Statuses a result counts (cancelled trials are counted, then excluded).
+FINAL = FINISHED | {Status.CANCELLED}
 EXCLUDED = ("infrastructure", "cancelled")
 INTERVALS = {
     "pass_rate": "Wilson score interval, 95%",

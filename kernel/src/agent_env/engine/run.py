@@ -1,5 +1,6 @@
-"""A whole run: open the services once, turn selected tasks into instances, run them through a
-runner, tear down. The `agent-env run` command is a thin shell around this module."""
+"""The parts of a run below the CLI: the `Session` (plugins, config, stores, sandbox manager,
+opened once per command), task selection, what a record keeps about the bundle, and the checks
+a resume makes. Executing instances is `agent_env.runs.service`; the trials are `trials`."""
 
 from __future__ import annotations
 
@@ -9,17 +10,12 @@ from typing import Any
 import anyio
 import attrs
 
-from agent_env.engine.instance import TaskInstance
-from agent_env.engine.records import COLLECTION, new_id
+from agent_env.engine.records import COLLECTION, RUNS
 from agent_env.engine.services import EngineServices, Reporter
 from agent_env.errors import AgentEnvError, BundleError
 from agent_env.redact import Redactor
 from agent_env.suggest import did_you_mean
 
-#: Record statuses a resume refuses: the instance already finished.
-FINAL_OK = ("passed", "scored_below", "unscored")
-#: One document per run: what was asked for and which task instances it made.
-RUNS = "runs"
 
 
 @attrs.define
@@ -51,6 +47,8 @@ class Session:
         reporter: Reporter | None = None,
         default_provider: str | None = None,
         keep: bool = False,
+        agent: str | None = None,
+        model: str | None = None,
     ) -> EngineServices:
         return EngineServices(
             plugins=self.plugins,
@@ -62,6 +60,8 @@ class Session:
             reporter=reporter or Reporter(),
             default_provider=default_provider,
             keep=keep,
+            agent=agent,
+            model=model,
         )
 
     async def close(self) -> None:
@@ -121,58 +121,6 @@ def eval_summary(bundle: Any, eval_names: Iterable[str], records: Sequence[Mappi
         passed = sum(1 for r in recs if r["status"] == "passed")
         out.append({"name": name, "passed": passed, "total": len(recs)})
     return out
-
-
-async def create_instances(
-    services: EngineServices,
-    bundle: Any,
-    tasks: Sequence[Any],
-    *,
-    run_id: str,
-    spec: str,
-    task_versions: Mapping[str, int] | None = None,
-    trials: int = 1,
-) -> list[TaskInstance]:
-    """One pending instance (record written) per task and trial."""
-    info = bundle_info(bundle, spec)
-    out = []
-    for task in tasks:
-        for trial in range(trials):
-            out.append(
-                await TaskInstance.create(
-                    services,
-                    task=task,
-                    instance_id=new_id("ti"),
-                    run_id=run_id,
-                    bundle=info,
-                    task_version=(task_versions or {}).get(task.name),
-                    trial=trial,
-                )
-            )
-    return out
-
-
-async def save_run(
-    documents: Any,
-    run_id: str,
-    *,
-    bundle: Mapping[str, Any],
-    evals: Sequence[str],
-    instances: Sequence[TaskInstance],
-) -> dict[str, Any]:
-    """Write the run document (`runs/<run_id>`): enough to report or resume the whole run."""
-    from agent_env.engine.records import now_iso
-
-    doc = {
-        "id": run_id,
-        "bundle": dict(bundle),
-        "evals": list(evals),
-        "instances": [inst.id for inst in instances],
-        "tasks": [inst.task_name for inst in instances],
-        "created_at": now_iso(),
-    }
-    await documents.put(RUNS, run_id, doc)
-    return doc
 
 
 async def load_record(documents: Any, instance_id: str) -> dict[str, Any]:

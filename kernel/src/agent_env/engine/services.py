@@ -30,7 +30,9 @@ class Reporter:
 
 @attrs.define
 class EngineServices:
-    """Shared by every task instance of a run; `keep` defers every sandbox teardown."""
+    """Shared by every task instance of a run; `keep` defers every sandbox teardown; `agent` and
+    `model` are the run's `--agent` / `--model` (steps read them as `ctx.agent_override` /
+    `ctx.model_override`)."""
 
     plugins: Any
     config: Any
@@ -41,3 +43,5 @@ class EngineServices:
     reporter: Reporter = attrs.field(factory=Reporter)
     default_provider: str | None = None
     keep: bool = False
+    agent: str | None = None
+    model: str | None = None

@@ -20,23 +20,17 @@ import anyio
 
 from agent_env.engine.export import trial_row
 from agent_env.engine.instance import TaskInstance
-from agent_env.engine.records import COLLECTION, now_iso, owner
+from agent_env.engine.records import (
+    COLLECTION,
+    FINISHED,
+    RUNS,
+    attempt_id,
+    now_iso,
+    owner,
+    slot_id,
+)
 from agent_env.engine.results import Results, record_failure_class
 from agent_env.engine.seeds import SeedTable, apply_seed, uses_placeholders
-
-RUNS = "runs"
-#: Record statuses a run resume keeps as they are (a failure other than infrastructure too).
-KEPT = ("passed", "scored_below", "unscored", "failed")
-
-
-def slot_id(run_id: str, index: int) -> str:
-    """The instance id of trial `index`'s first attempt: `ti-<run stamp>-<index>`."""
-    return f"ti-{run_id.removeprefix('run-')}-{index:05d}"
-
-
-def attempt_id(base: str, attempt: int) -> str:
-    return base if attempt == 0 else f"{base}-r{attempt}"
-
 
 def bundle_digest(bundle: Any) -> str | None:
     """sha256 over the bundle folder's files (relative path and content), hidden files and
@@ -349,7 +343,7 @@ async def resume_run(
             run.trials.append(Trial(run, base, name, i, attempt=0))
         elif record_failure_class(record) == "infrastructure":
             run.trials.append(Trial(run, base, name, i, attempt=attempt + 1))
-        elif record["status"] in KEPT:
+        elif record["status"] in FINISHED:
             run.keep(record)
         else:
             if check is not None:
@@ -361,10 +355,6 @@ async def resume_run(
 
 def _version(run_doc: Mapping[str, Any], name: str) -> int | None:
     return (run_doc.get("task_versions") or {}).get(name)
-
-
-async def read_run(documents: Any, run_id: str) -> dict[str, Any] | None:
-    return await documents.get(RUNS, run_id)
 
 
 async def gather_records(documents: Any, run_doc: Mapping[str, Any]) -> list[dict[str, Any]]:

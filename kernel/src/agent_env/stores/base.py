@@ -123,10 +123,3 @@ class ImageStore(_Backend):
     @abc.abstractmethod
     async def list(self, prefix: str = "") -> list[str]: ...
 
-
-STORE_KINDS: dict[str, type[_Backend]] = {
-    "document": DocumentStore,
-    "object": ObjectStore,
-    "secret": SecretStore,
-    "image": ImageStore,
-}

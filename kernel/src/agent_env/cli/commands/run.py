@@ -7,9 +7,8 @@ or an invalid bundle (nothing ran); 130 interrupted by Ctrl-C; 143 terminated by
 from __future__ import annotations
 
 import json
-import signal
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import click
@@ -20,9 +19,13 @@ from agent_env.cli.commands.run_output import (
     EXIT_SIGNAL,
     EXIT_USAGE,
     ProgressReporter,
+    check_provider,
     err as _err,
     show_plan as _show_plan,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from agent_env.runs.options import RunOptions
 
 
 @click.command("run")
@@ -133,13 +136,9 @@ def run(
             )
         return _list_bundles(as_json)
     from agent_env.errors import BundleError
+    from agent_env.runs.options import RunOptions
 
-    if agent or model:
-        from agent_env.config import configure
-
-        overrides = {"override": agent, "model_override": model}
-        configure(agents={k: v for k, v in overrides.items() if v})
-    opts = dict(
+    options = RunOptions(
         spec=spec,
         task_names=task_names,
         eval_names=eval_names,
@@ -158,7 +157,7 @@ def run(
         export=export_file,
     )
     try:
-        return anyio.run(_guarded, opts)
+        return anyio.run(_guarded, options)
     except BundleError as exc:
         _err(f"Error: {exc}")
         return EXIT_USAGE
@@ -193,80 +192,46 @@ def _list_bundles(as_json: bool) -> int:
     return EXIT_OK
 
 
-async def _guarded(opts: dict[str, Any]) -> int:
-    """Run `_main` in a scope that SIGINT/SIGTERM cancel; clean-up runs shielded inside."""
-    caught: list[int] = []
-    code = EXIT_FAILED
-    error: Exception | None = None
-    async with anyio.create_task_group() as tg:
-        scope = anyio.CancelScope()
+async def _guarded(options: RunOptions) -> int:
+    """`_main` in a scope SIGINT/SIGTERM cancel; the exit code."""
+    from agent_env.cli.signals import guarded
 
-        async def watch() -> None:
-            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                async for signum in signals:
-                    if not caught:
-                        _err(
-                            f"\n{signal.Signals(signum).name}: stopping; tearing down sandboxes..."
-                        )
-                    else:
-                        _err("still tearing down sandboxes (each teardown has a time limit)...")
-                    caught.append(signum)
-                    scope.cancel()
+    held: list[int] = []
 
-        tg.start_soon(watch)
-        try:
-            with scope:
-                code = await _main(opts, caught)
-        except Exception as exc:  # re-raised below, outside the task group's exception group
-            error = exc
-        finally:
-            tg.cancel_scope.cancel()
-    if error is not None:
-        raise error
-    if caught and "held_code" in opts:  # --keep: the signal only ended the hold
-        return opts["held_code"]
+    async def main(caught: list[int]) -> int:
+        return await _main(options, caught, held)
+
+    code, caught = await guarded(main, default=EXIT_FAILED)
+    if caught and held:  # --keep: the signal only ended the hold
+        return held[0]
     if caught:
         return EXIT_SIGNAL.get(caught[0], 130)
     return code
 
 
-async def _main(opts: dict[str, Any], caught: list[int]) -> int:
+async def _main(options: RunOptions, caught: list[int], held: list[int]) -> int:
     from agent_env.engine.run import Session
 
     session = await Session.open()
     try:
-        if opts["resume"]:
+        if options.resume:
             from agent_env.cli.commands.run_resume import resume
 
-            return await resume(session, opts, caught)
-        return await _run_bundle(session, opts, caught)
+            code = await resume(session, options, caught)
+        else:
+            code = await _run_bundle(session, options, caught)
+        live = list(session.sandboxes.live.values())
+        if options.keep and live and not caught:
+            held.append(code)
+            _err(
+                f"keeping {len(live)} sandbox(es): "
+                + ", ".join(f"{s.provider}:{s.id}" for s in live)
+                + "; press Ctrl-C to tear them down"
+            )
+            await anyio.sleep_forever()
+        return code
     finally:
         await session.close()
-
-
-async def _load(session: Any, spec: str, *, dry_run: bool = False, select: Any = None):
-    """Load and validate the bundle, let `select` check the selection, then materialize."""
-    from agent_env.bundles import load_bundle, materialize
-
-    import anyio
-
-    # a source plugin may download (hf://): keep the event loop free while it does
-    bundle = await anyio.to_thread.run_sync(load_bundle, spec, session.plugins)
-    selected = select(bundle) if select is not None else None
-    materialized = await materialize(bundle, session.stores, dry_run=dry_run)
-    for line in materialized.lines:
-        _err(line)
-    return bundle, materialized, selected
-
-
-def _check_provider(session: Any, provider: str | None) -> None:
-    from agent_env.errors import PluginError
-
-    if provider is not None:
-        try:
-            session.plugins.sandbox_providers.get(provider)
-        except PluginError as exc:
-            raise click.BadParameter(str(exc), param_hint="--sandbox") from None
 
 
 def _spec_for_record(spec: str) -> str:
@@ -276,65 +241,55 @@ def _spec_for_record(spec: str) -> str:
     return str(path.resolve()) if path.is_dir() else spec
 
 
-async def _run_bundle(session: Any, opts: dict[str, Any], caught: list[int]) -> int:
+async def _run_bundle(session: Any, options: RunOptions, caught: list[int]) -> int:
+    from agent_env.cli.commands import run_trials
     from agent_env.engine import run as engine_run
+    from agent_env.runs import service
 
-    _check_provider(session, opts["provider"])
+    check_provider(session, options.provider)
 
     def select(bundle: Any) -> tuple[list, list]:
-        tasks, evals = engine_run.select_tasks(bundle, opts["task_names"], opts["eval_names"])
+        tasks, evals = engine_run.select_tasks(bundle, options.task_names, options.eval_names)
         if not tasks:
             raise click.UsageError(f"bundle {bundle.name!r} has no tasks to run")
-        if opts.get("agent"):
-            _check_agent(session, bundle, opts["agent"])
-        if opts.get("agent") in SOLUTION_AGENTS:
-            tasks = _with_solution(bundle, tasks, opts["agent"])
+        if options.agent:
+            agent_cls = _check_agent(session, bundle, options.agent)
+            if getattr(agent_cls, "replays_solution", False):
+                tasks = _with_solution(bundle, tasks, options.agent)
         return tasks, evals
 
-    bundle, materialized, (tasks, evals) = await _load(
-        session, opts["spec"], dry_run=opts["dry_run"], select=select
+    assert options.spec is not None
+    bundle, materialized, (tasks, evals) = await service.load_bundle(
+        session, options.spec, dry_run=options.dry_run, select=select
     )
-    if opts["dry_run"]:
-        return _show_plan(
-            bundle, materialized, tasks, evals, opts["as_json"], int(opts.get("trials") or 1)
-        )
+    for line in materialized.lines:
+        _err(line)
+    if options.dry_run:
+        return _show_plan(bundle, materialized, tasks, evals, options.as_json, options.trials)
     reaped = await session.sandboxes.reap_orphans()
     if reaped:
         _err(
             f"reaped {len(reaped)} sandbox(es) left by agent-env processes that died: "
             + ", ".join(reaped)
         )
-    from agent_env.cli.commands import run_trials
-
     services = await session.services(
         artifacts=materialized.artifacts,
-        reporter=run_trials.QuietReporter() if run_trials.many(opts) else ProgressReporter(),
-        default_provider=opts["provider"],
-        keep=opts["keep"],
+        reporter=run_trials.QuietReporter() if options.many else ProgressReporter(),
+        default_provider=options.provider,
+        keep=options.keep,
+        agent=options.agent,
+        model=options.model,
     )
     trial_run = await run_trials.plan(
-        session, services, opts, bundle, materialized, tasks, evals, _spec_for_record(opts["spec"])
+        session, services, options, bundle, materialized, tasks, evals,
+        _spec_for_record(options.spec),
     )
-    return await _execute_trials(session, trial_run, opts, caught)
+    return await run_trials.execute(session, trial_run, options, caught)
 
 
-async def _execute_trials(session: Any, trial_run: Any, opts: dict[str, Any], caught: list[int]):
-    from agent_env.cli.commands import run_trials
-
-    async def report() -> int:
-        return await run_trials.report(session, trial_run, opts, caught)
-
-    return await _execute(
-        session, trial_run.trials, opts, report, progress=trial_run.progress
-    )
-
-
-#: Agents that replay a task's shipped solution: `--agent` with one runs only such tasks.
-SOLUTION_AGENTS = ("oracle", "scripted")
-
-
-def _check_agent(session: Any, bundle: Any, agent: str) -> None:
-    """`--agent` must name an agent folder of the bundle or a registered agent type."""
+def _check_agent(session: Any, bundle: Any, agent: str) -> Any:
+    """`--agent` must name an agent folder of the bundle or a registered agent type; the
+    agent type's class when it names one (None for a bundle agent folder)."""
     from agent_env.errors import PluginError
     from agent_env.suggest import did_you_mean
 
@@ -342,8 +297,10 @@ def _check_agent(session: Any, bundle: Any, agent: str) -> None:
         kinds = list(session.plugins.agents.names())
     except PluginError:
         kinds = []
-    if agent in bundle.agents or agent in kinds:
-        return
+    if agent in kinds:
+        return session.plugins.agents.get(agent)
+    if agent in bundle.agents:
+        return None
     names = sorted({*bundle.agents, *kinds})
     raise click.BadParameter(
         f"no agent {agent!r}{did_you_mean(agent, names)}; bundle agents: "
@@ -353,8 +310,9 @@ def _check_agent(session: Any, bundle: Any, agent: str) -> None:
 
 
 def _with_solution(bundle: Any, tasks: list, agent: str) -> list:
-    """The tasks that ship a solution (a step whose `has_solution()` is true)."""
-    kept = [t for t in tasks if any(getattr(s, "has_solution", lambda: False)() for s in t.steps)]
+    """The tasks that ship a solution (a step whose `has_solution()` is true), for an agent
+    whose kind `replays_solution`."""
+    kept = [t for t in tasks if any(s.has_solution() for s in t.steps)]
     skipped = [t.name for t in tasks if t not in kept]
     if not kept:
         raise click.UsageError(
@@ -365,48 +323,6 @@ def _with_solution(bundle: Any, tasks: list, agent: str) -> list:
         _err(f"--agent {agent}: skipping {len(skipped)} task(s) without a solution: "
              + ", ".join(skipped))
     return kept
-
-
-async def _execute(
-    session: Any, instances: list, opts: dict[str, Any], report: Any, progress: Any = None
-) -> int:
-    """Run the instances and print the summary (also when interrupted); with --keep, then
-    hold their sandboxes until Ctrl-C."""
-    import inspect
-
-    from agent_env.cli.commands.run_trials import execute_with_progress
-
-    concurrency = opts.get("concurrency") or session.config.get("run", "concurrency", 8) or 8
-    limit = opts.get("sandbox_concurrency") or session.config.get(
-        "run", "sandbox_concurrency", 8
-    )
-    session.sandboxes.create_limit = int(limit) if limit else None
-    runner_cls = session.plugins.runners.get(
-        session.config.get("run", "runner", "local") or "local"
-    )
-    runner = runner_cls(concurrency=int(concurrency))
-
-    async def summary() -> int:
-        code = report()
-        return await code if inspect.isawaitable(code) else code
-
-    try:
-        await execute_with_progress(runner, instances, progress)
-    except anyio.get_cancelled_exc_class():
-        with anyio.CancelScope(shield=True):
-            await summary()
-        raise
-    code = await summary()
-    live = list(session.sandboxes.live.values())
-    if opts["keep"] and live:
-        opts["held_code"] = code
-        _err(
-            f"keeping {len(live)} sandbox(es): "
-            + ", ".join(f"{s.provider}:{s.id}" for s in live)
-            + "; press Ctrl-C to tear them down"
-        )
-        await anyio.sleep_forever()
-    return code
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -42,6 +42,17 @@ class ProgressReporter:
         pass
 
 
+def check_provider(session: Any, provider: str | None) -> None:
+    """The run service's provider check as a usage error on `--sandbox`."""
+    from agent_env.errors import PluginError
+    from agent_env.runs.service import check_provider as check
+
+    try:
+        check(session, provider)
+    except PluginError as exc:
+        raise click.BadParameter(str(exc), param_hint="--sandbox") from None
+
+
 def summarize(run_id: str, records: list, evals: list, as_json: bool, caught: list[int]) -> int:
     failed = any(r["status"] in ("failed", "scored_below") for r in records)
     code = EXIT_FAILED if failed else EXIT_OK

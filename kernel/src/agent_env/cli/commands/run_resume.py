@@ -5,39 +5,46 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_env.cli.commands.run import _check_provider, _execute, _execute_trials, _load
-from agent_env.cli.commands.run_output import ProgressReporter, err, summarize
+import attrs
+
+from agent_env.cli.commands.run_output import ProgressReporter, check_provider, err, summarize
+from agent_env.runs import service
+from agent_env.runs.options import RunOptions
 
 
-async def resume(session: Any, opts: dict[str, Any], caught: list[int]) -> int:
+async def resume(session: Any, options: RunOptions, caught: list[int]) -> int:
     """Resume one task instance, or every unfinished instance of a run (`run-...`)."""
     from agent_env.engine import run as engine_run
     from agent_env.engine.instance import TaskInstance
+    from agent_env.engine.records import DECIDED, RUNS
 
+    assert options.resume is not None
     documents = session.stores.documents
-    run_doc = await documents.get(engine_run.RUNS, opts["resume"])
+    run_doc = await documents.get(RUNS, options.resume)
     if run_doc is not None:
-        return await resume_run(session, opts, caught, run_doc)
-    records = [await engine_run.load_record(documents, opts["resume"])]
+        return await resume_run(session, options, caught, run_doc)
+    records = [await engine_run.load_record(documents, options.resume)]
     run_id, evals = records[0]["run_id"], []
     spec = engine_run.resume_spec(records[0]["bundle"])
-    todo = [r for r in records if r["status"] not in engine_run.FINAL_OK]
+    todo = [r for r in records if r["status"] not in DECIDED]
     if not todo:
         err(
             f"task instance {records[0]['id']} already finished: {records[0]['outcome']}; "
             "nothing to resume"
         )
-        return summarize(run_id, records, [], opts["as_json"], caught)
+        return summarize(run_id, records, [], options.as_json, caught)
     for record in todo:
         engine_run.check_not_running(record)
-    _check_provider(session, opts["provider"])
+    check_provider(session, options.provider)
     bundle, materialized, _ = await _load(session, spec)
     tasks = [engine_run.task_for_resume(bundle, r, materialized.task_versions) for r in todo]
     services = await session.services(
         artifacts=materialized.artifacts,
         reporter=ProgressReporter(),
-        default_provider=opts["provider"],
-        keep=opts["keep"],
+        default_provider=options.provider,
+        keep=options.keep,
+        agent=options.agent,
+        model=options.model,
     )
     from agent_env.engine.seeds import apply_seed
 
@@ -52,29 +59,30 @@ async def resume(session: Any, opts: dict[str, Any], caught: list[int]) -> int:
     def report() -> int:
         final = [resumed[r["id"]].record if r["id"] in resumed else r for r in records]
         return summarize(
-            run_id, final, engine_run.eval_summary(bundle, evals, final), opts["as_json"], caught
+            run_id, final, engine_run.eval_summary(bundle, evals, final), options.as_json, caught
         )
 
-    return await _execute(session, instances, opts, report)
+    return await service.execute(session, instances, options, report)
 
 
-async def resume_run(session: Any, opts: dict[str, Any], caught: list[int], run_doc) -> int:
+async def resume_run(session: Any, options: RunOptions, caught: list[int], run_doc) -> int:
     """Resume a run: finished trials kept, unfinished ones resumed or started."""
     from agent_env.cli.commands import run_trials
     from agent_env.engine import run as engine_run
 
-    _check_provider(session, opts["provider"])
-    reapply_agent_overrides(session, opts, run_doc.get("meta") or {})
+    check_provider(session, options.provider)
+    options = reapply_agent_overrides(options, run_doc.get("meta") or {})
     bundle, materialized, _ = await _load(session, engine_run.resume_spec(run_doc["bundle"]))
-    trials = int(run_doc.get("trials") or 1)
-    opts["trials"] = trials
+    options = attrs.evolve(options, trials=int(run_doc.get("trials") or 1))
     services = await session.services(
         artifacts=materialized.artifacts,
-        reporter=run_trials.QuietReporter() if trials > 1 else ProgressReporter(),
-        default_provider=opts["provider"],
-        keep=opts["keep"],
+        reporter=run_trials.QuietReporter() if options.many else ProgressReporter(),
+        default_provider=options.provider,
+        keep=options.keep,
+        agent=options.agent,
+        model=options.model,
     )
-    trial_run = await run_trials.resume(session, services, opts, run_doc, bundle, materialized)
+    trial_run = await run_trials.resume(session, services, options, run_doc, bundle, materialized)
     if not trial_run.trials:
         err(f"run {run_doc['id']}: every trial already finished; nothing to resume")
     else:
@@ -82,20 +90,22 @@ async def resume_run(session: Any, opts: dict[str, Any], caught: list[int], run_
             f"resuming run {run_doc['id']}: {trial_run.kept} trial(s) finished and kept, "
             f"{len(trial_run.trials)} to run"
         )
-    code = await _execute_trials(session, trial_run, opts, caught)
+    code = await run_trials.execute(session, trial_run, options, caught)
     reaped = await session.sandboxes.reap_used()
     if reaped:
         err(f"reaped {len(reaped)} sandbox(es) the interrupted run left and no trial adopted")
     return code
 
 
-def reapply_agent_overrides(session: Any, opts: dict[str, Any], meta: dict[str, Any]) -> None:
+def reapply_agent_overrides(options: RunOptions, meta: dict[str, Any]) -> RunOptions:
     """A resumed run deploys the `--agent` / `--model` it started with, unless given again."""
-    if opts.get("agent") or opts.get("model") or not (meta.get("agent") or meta.get("model")):
-        return
-    from agent_env.config import configure, load_config
+    if options.agent or options.model or not (meta.get("agent") or meta.get("model")):
+        return options
+    return attrs.evolve(options, agent=meta.get("agent"), model=meta.get("model"))
 
-    overrides = {"override": meta.get("agent"), "model_override": meta.get("model")}
-    configure(agents={k: v for k, v in overrides.items() if v})
-    session.config = load_config(plugins=session.plugins)
-    opts.update(agent=meta.get("agent"), model=meta.get("model"))
+
+async def _load(session: Any, spec: str) -> tuple[Any, Any, Any]:
+    loaded = await service.load_bundle(session, spec)
+    for line in loaded[1].lines:
+        err(line)
+    return loaded

@@ -12,6 +12,7 @@ import anyio
 import click
 
 from agent_env.engine.services import Reporter
+from agent_env.runs.options import RunOptions
 
 
 def _err(message: str) -> None:
@@ -36,10 +37,6 @@ class QuietReporter(Reporter):
             )
 
 
-def many(opts: dict[str, Any]) -> bool:
-    return int(opts.get("trials") or 1) > 1
-
-
 def make_progress(session: Any, total: int, kept: int = 0) -> Any:
     from agent_env.engine.progress import Progress
 
@@ -47,27 +44,27 @@ def make_progress(session: Any, total: int, kept: int = 0) -> Any:
     return Progress(total, kept=kept, interval=interval)
 
 
-def meta(opts: dict[str, Any]) -> dict[str, Any]:
-    return {"agent": opts.get("agent"), "model": opts.get("model")}
+def meta(options: RunOptions) -> dict[str, Any]:
+    return {"agent": options.agent, "model": options.model}
 
 
-def load_seeds(opts: dict[str, Any], bundle: Any) -> Any:
+def load_seeds(options: RunOptions, bundle: Any) -> Any:
     from agent_env.engine.seeds import load_seed_table
 
-    path = Path(opts["seeds"]).expanduser() if opts.get("seeds") else None
+    path = Path(options.seeds).expanduser() if options.seeds else None
     return load_seed_table(path, bundle.root)
 
 
-async def plan(session, services, opts, bundle, materialized, tasks, evals, spec) -> Any:
+async def plan(session, services, options: RunOptions, bundle, materialized, tasks, evals, spec) -> Any:
     """Write the run document and return the `TrialRun` (its `trials` go to the runner)."""
     from agent_env.engine import run as engine_run
     from agent_env.engine import trials as engine_trials
     from agent_env.engine.records import new_id
 
-    seeds = load_seeds(opts, bundle)
+    seeds = load_seeds(options, bundle)
     info = engine_run.bundle_info(bundle, spec)
     info["digest"] = await anyio.to_thread.run_sync(engine_trials.bundle_digest, bundle)
-    k = int(opts.get("trials") or 1)
+    k = options.trials
     progress = make_progress(session, k * len(tasks)) if k > 1 else None
     return await engine_trials.plan_run(
         services,
@@ -80,25 +77,25 @@ async def plan(session, services, opts, bundle, materialized, tasks, evals, spec
         trials=k,
         seeds=seeds,
         retry_infra=int(
-            opts["retry_infra"]
-            if opts.get("retry_infra") is not None
+            options.retry_infra
+            if options.retry_infra is not None
             else session.config.get("run", "retry_infra", 0) or 0
         ),
-        meta=meta(opts),
+        meta=meta(options),
         progress=progress,
         options={
-            "concurrency": opts.get("concurrency"),
-            "sandbox_concurrency": opts.get("sandbox_concurrency"),
-            "seeds": opts.get("seeds"),
+            "concurrency": options.concurrency,
+            "sandbox_concurrency": options.sandbox_concurrency,
+            "seeds": options.seeds,
         },
     )
 
 
-async def resume(session, services, opts, run_doc, bundle, materialized) -> Any:
+async def resume(session, services, options: RunOptions, run_doc, bundle, materialized) -> Any:
     from agent_env.engine import run as engine_run
     from agent_env.engine import trials as engine_trials
 
-    retry = opts.get("retry_infra")
+    retry = options.retry_infra
     trial_run = await engine_trials.resume_run(
         services,
         run_doc,
@@ -106,7 +103,7 @@ async def resume(session, services, opts, run_doc, bundle, materialized) -> Any:
         task_versions=materialized.task_versions,
         retry_infra=None if retry is None else int(retry),
         check=engine_run.check_not_running,
-        meta=meta(opts) if (opts.get("agent") or opts.get("model")) else None,
+        meta=meta(options) if (options.agent or options.model) else None,
     )
     if int(run_doc.get("trials") or 1) > 1:
         total = len(run_doc.get("instances", []))
@@ -114,18 +111,16 @@ async def resume(session, services, opts, run_doc, bundle, materialized) -> Any:
     return trial_run
 
 
-async def execute_with_progress(runner: Any, trials: list, progress: Any) -> None:
-    """`runner.run(trials)` with the progress ticker beside it; the last line at the end."""
-    if progress is None:
-        await runner.run(trials)
-        return
-    try:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(progress.ticker)
-            await runner.run(trials)
-            tg.cancel_scope.cancel()
-    finally:
-        progress.close()
+async def execute(session: Any, trial_run: Any, options: RunOptions, caught: list[int]) -> int:
+    """Run the trials of `trial_run` through the run service, then `report` them."""
+    from agent_env.runs import service
+
+    async def summary() -> int:
+        return await report(session, trial_run, options, caught)
+
+    return await service.execute(
+        session, trial_run.trials, options, summary, progress=trial_run.progress
+    )
 
 
 def exit_code(summary: dict[str, Any], caught: list[int]) -> int:
@@ -140,30 +135,31 @@ def exit_code(summary: dict[str, Any], caught: list[int]) -> int:
     return EXIT_FAILED if bad else EXIT_OK
 
 
-async def report(session: Any, trial_run: Any, opts: dict[str, Any], caught: list[int]) -> int:
+async def report(session: Any, trial_run: Any, options: RunOptions, caught: list[int]) -> int:
     """Print the summary (per-trial lines for single-trial runs, the results table otherwise),
     write `--export`; the exit code."""
     from agent_env.engine import trials as engine_trials
     from agent_env.engine.export import write_jsonl
+    from agent_env.engine.records import RUNS
     from agent_env.engine.results import format_table
 
     documents = session.stores.documents
     summary = trial_run.results.summary()
     code = exit_code(summary, caught)
-    run_doc = await documents.get(engine_trials.RUNS, trial_run.run_id)
+    run_doc = await documents.get(RUNS, trial_run.run_id)
     with anyio.CancelScope(shield=True):
-        if opts.get("export") and run_doc is not None:
-            path = Path(opts["export"]).expanduser()
+        if options.export and run_doc is not None:
+            path = Path(options.export).expanduser()
             with open(path, "w", encoding="utf-8") as out:
                 rows = await write_jsonl(documents, run_doc, out)
             _err(f"wrote {rows} trial row(s) to {path}")
-        single = not many(opts) and int((run_doc or {}).get("trials") or 1) == 1
-        wanted = run_doc is not None and (opts.get("as_json") or single)
+        single = not options.many and int((run_doc or {}).get("trials") or 1) == 1
+        wanted = run_doc is not None and (options.as_json or single)
         records = await engine_trials.gather_records(documents, run_doc) if wanted else []
     evals = [
         {"name": e["name"], "passed": e["passed"], "total": e["trials"]} for e in summary["evals"]
     ]
-    if opts.get("as_json"):
+    if options.as_json:
         data = {
             "run_id": trial_run.run_id,
             "exit_code": code,

@@ -30,7 +30,7 @@ async def _with_documents(fn: Any, *args: Any) -> Any:
 
 async def _list(documents: Any, limit: int) -> list[dict[str, Any]]:
     from agent_env.engine.export import run_summary
-    from agent_env.engine.run import RUNS
+    from agent_env.engine.records import RUNS
 
     docs = [doc for _, doc in await documents.list(RUNS)]
     docs.sort(key=lambda d: d.get("created_at") or "", reverse=True)
@@ -109,7 +109,8 @@ async def _show_with_trajectories(stores: Any, ident: str) -> dict[str, Any]:
 
 async def _show(documents: Any, ident: str) -> dict[str, Any]:
     from agent_env.engine.export import run_records, run_summary
-    from agent_env.engine.run import RUNS, load_record
+    from agent_env.engine.records import RUNS
+    from agent_env.engine.run import load_record
 
     run = await documents.get(RUNS, ident)
     if run is not None:
@@ -201,7 +202,8 @@ def _show_agents_and_verifiers(record: dict[str, Any], trajectories: dict[str, A
 
 async def _export(documents: Any, run_id: str, out: Any, attempts: bool) -> int:
     from agent_env.engine.export import write_jsonl
-    from agent_env.engine.run import RUNS, load_record
+    from agent_env.engine.records import RUNS
+    from agent_env.engine.run import load_record
 
     run = await documents.get(RUNS, run_id)
     if run is None:

@@ -153,3 +153,4 @@ class OracleAgent(ScriptedAgent):
     """The scripted agent under the name `agent-env run --agent oracle` uses."""
 
     type: ClassVar[str] = "oracle"
+    replays_solution: ClassVar[bool] = True

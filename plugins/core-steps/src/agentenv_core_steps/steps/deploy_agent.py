@@ -1,7 +1,7 @@
 """`deploy_agent`: deploy an agent for the task and record it under `agents.<agent_name>`.
 
-Which agent: `agent-env run --agent NAME` (config `[agents] override`) wins, else the step's
-`a2a_agent_id`, else `[agents] default`, else `tool-loop`. A name is an agent folder of the
+Which agent: `agent-env run --agent NAME` (`ctx.agent_override`, else config `[agents]
+override`) wins, else the step's `a2a_agent_id`, else `[agents] default`, else `tool-loop`. A name is an agent folder of the
 bundle (its `agent.toml` `type`, default `a2a_agent`) or a registered agent type (`scripted`,
 `oracle`, `tool-loop`, `a2a_agent`, ...). The agent gets the run gateway's MCP endpoint with a
 token bound to its `role` (default: the agent name), its `env_vars`, system prompt and model.
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import attrs
@@ -25,14 +26,36 @@ _POSIX_NAME = __import__("re").compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def run_setting(ctx: StepContext, key: str, section: str = "agents") -> Any:
-    """`[agents] <key>` (the run's `--agent` / `--model` land there), None when unset."""
+    """`[agents] <key>` from the config, None when unset."""
     config = getattr(ctx, "config", None)
-    if config is None:
-        return None
-    try:
-        return config.get(section, key)
-    except Exception:  # a config without the section (e.g. core-steps not loaded as a plugin)
-        return None
+    return None if config is None else config.get(section, key)
+
+
+def agent_override(ctx: StepContext) -> str | None:
+    """The run's `--agent`, else the config's `[agents] override`."""
+    return ctx.agent_override or run_setting(ctx, "override")
+
+
+def model_override(ctx: StepContext) -> str | None:
+    """The run's `--model`, else the config's `[agents] model_override`."""
+    return ctx.model_override or run_setting(ctx, "model_override")
+
+
+def agent_and_model(agents: Mapping[str, Any]) -> dict[str, str | None]:
+    """`agent` and `model` for the run record (and the trial export): what the deployed agents
+    were (`kind` or `kind:ref`, comma-joined when several)."""
+    kinds: list[str] = []
+    models: list[str] = []
+    for info in agents.values():
+        if not isinstance(info, Mapping):
+            continue
+        kind, ref = info.get("type"), info.get("ref")
+        label = f"{kind}:{ref}" if kind and ref and ref != kind else kind
+        if label and label not in kinds:
+            kinds.append(label)
+        if info.get("model") and info["model"] not in models:
+            models.append(info["model"])
+    return {"agent": ", ".join(kinds) or None, "model": ", ".join(models) or None}
 
 
 @attrs.frozen(kw_only=True)
@@ -120,7 +143,7 @@ class DeployAgent(Step):
         if ctx.get("agents", name) is not None:
             raise StepFailed(self.id, f"agent {name!r} is already deployed in this task")
         ref = (
-            run_setting(ctx, "override")
+            agent_override(ctx)
             or self.a2a_agent_id
             or run_setting(ctx, "default")
             or DEFAULT_KIND
@@ -164,7 +187,7 @@ class DeployAgent(Step):
                 failure_class="env",
             )
         model = (
-            run_setting(ctx, "model_override")
+            model_override(ctx)
             or settings.get("model")
             or run_setting(ctx, "default", "model")
         )
@@ -198,6 +221,7 @@ class DeployAgent(Step):
             deployed_by=self.id,
         )
         ctx.set("agents", name, value=record)
+        ctx.record_fields(**agent_and_model(ctx.get("agents", default={}) or {}))
         where = f" at {record['url']}" if record.get("url") else ""
         ctx.log(
             f"agent {name!r} ({kind_name}{', ' + ref if ref != kind_name else ''}) ready{where} "

@@ -23,7 +23,7 @@ from agent_env.models import Step
 from agent_env.suggest import did_you_mean
 
 from agent_env.scoring import random_verifier_id
-from agentenv_core_steps.steps.deploy_agent import run_setting
+from agentenv_core_steps.steps.deploy_agent import model_override
 from agentenv_core_steps.targets import DEFAULT_AGENT
 
 MAX_RESULT_CHARS = 2000
@@ -120,7 +120,7 @@ class PromptAgent(Step):
             prompt_id=self.prompt_id,
             timeout_seconds=float(self.timeout_seconds),
             agent_name=name,
-            model=run_setting(ctx, "model_override") or self.model,
+            model=model_override(ctx) or self.model,
             system_prompt=self.system_prompt,
             max_turns=self.max_turns,
             model_params=dict(self.model_params or {}),

@@ -1,0 +1,37 @@
+"""`RunOptions`: the options of one `agent-env run`, built once by the front end."""
+
+from __future__ import annotations
+
+import attrs
+
+
+@attrs.frozen(kw_only=True)
+class RunOptions:
+    """What a run was asked to do; every part of the run pipeline reads this typed value."""
+
+    spec: str | None = None
+    task_names: tuple[str, ...] = ()
+    eval_names: tuple[str, ...] = ()
+    keep: bool = False
+    dry_run: bool = False
+    as_json: bool = False
+    #: A task instance (`ti-...`) or run (`run-...`) id to resume.
+    resume: str | None = None
+    #: The sandbox provider for steps that name none (`--sandbox`).
+    provider: str | None = None
+    #: `--agent` / `--model`: deployed in every `deploy_agent` step instead of the task's choice.
+    agent: str | None = None
+    model: str | None = None
+    trials: int = 1
+    concurrency: int | None = None
+    sandbox_concurrency: int | None = None
+    retry_infra: int | None = None
+    #: A seed table file (`--seeds`), else the bundle's `seeds.toml`.
+    seeds: str | None = None
+    #: Also write one JSON line per trial to this file (`--export`).
+    export: str | None = None
+
+    @property
+    def many(self) -> bool:
+        """More than one trial per task: the quiet reporter and the results table."""
+        return self.trials > 1
