@@ -3,19 +3,22 @@ shared state at once and are kept as ops for the step's journal entry."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agent_env.context import ArtifactHandle, StepContext
 from agent_env.engine.records import STEP_RECORD_FIELDS, STEP_RECORD_KEY
 from agent_env.engine.state import StateError, apply_op, get_path
 from agent_env.errors import StepFailed
+from agent_env.resources import InstanceKey
 from agent_env.suggest import did_you_mean
 
 if TYPE_CHECKING:  # pragma: no cover
     from agent_env.engine.instance import TaskInstance
     from agent_env.sandbox import Sandbox, SandboxProvider, SandboxSpec
+
+T = TypeVar("T")
 
 
 class EngineStepContext(StepContext):
@@ -82,6 +85,21 @@ class EngineStepContext(StepContext):
 
     async def teardown_sandbox(self, name: str) -> None:
         await self._instance.teardown_sandbox(self, name)
+
+    async def instance_resource(
+        self,
+        key: InstanceKey[T],
+        *,
+        start: Callable[[], T | Awaitable[T]],
+        close: Callable[[T], Any] | None = None,
+    ) -> T:
+        """The task instance's resource under `key`, started on first use; `close` runs when
+        the instance ends, in the shielded teardown that also tears down its sandboxes."""
+        return await self._instance.sandboxes.resources.get_or_start(key, start, close)
+
+    def instance_resource_if_started(self, key: InstanceKey[T]) -> T | None:
+        """The resource under `key` if some step started it, else None (never starts it)."""
+        return self._instance.sandboxes.resources.get(key)
 
     def sandbox_provider(self, name: str | None = None) -> SandboxProvider:
         """The run's provider instance `name` (default: the run's default provider), for its

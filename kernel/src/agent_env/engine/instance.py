@@ -175,6 +175,7 @@ class TaskInstance:
             }
         finally:
             with anyio.CancelScope(shield=True), anyio.move_on_after(CLEANUP_TIMEOUT):
+                await self.sandboxes.close_resources()
                 if not self.services.keep:
                     await self.sandboxes.teardown_owned()
                 await self._finish(time.perf_counter() - started)

@@ -9,6 +9,7 @@ from typing import Any
 import anyio
 
 from agent_env.errors import SandboxError, StepFailed
+from agent_env.resources import InstanceResources
 from agent_env.suggest import did_you_mean
 
 
@@ -31,6 +32,12 @@ class InstanceSandboxes:
         self.default_provider = default_provider
         self.live: dict[str, Any] = {}
         self.owned: list[Any] = []
+        #: instance-scoped resources (`ctx.instance_resource`), closed with the instance
+        self.resources = InstanceResources()
+
+    async def close_resources(self) -> None:
+        """Close the instance's resources (before its sandboxes go; even with `keep`)."""
+        await self.resources.aclose(lambda message: self.log(None, message))
 
     async def create(
         self, step_id: str, name: str, spec: Any, provider: str | None

@@ -1,7 +1,7 @@
 """The run's gateway: one MCP gateway per task instance, in the runner's process.
 
 The first `deploy_env` starts it (`gateway_for(ctx)`); every deployed env is registered with it;
-it stops when the instance finishes (the `agentenv_run_finished` hook). Tokens live only in
+it is an instance resource (`GATEWAY`), stopped in the instance's teardown. Tokens live only in
 memory and in the run's redactor: the state records URLs, never a token. After a resume the
 first step that needs the gateway starts a new one and re-registers the envs the state lists.
 
@@ -17,8 +17,12 @@ from typing import Any
 import anyio
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
+from agent_env.resources import InstanceKey
 
-#: task_instance_id -> RunGateway, for every gateway this process serves.
+#: The instance resource that stops the instance's gateway when the instance ends.
+GATEWAY: InstanceKey[RunGateway] = InstanceKey("core-steps.gateway")
+#: task_instance_id -> RunGateway, for lookups by id (`live_gateway`); entries leave when
+#: the instance's teardown closes `GATEWAY`.
 _GATEWAYS: dict[str, RunGateway] = {}
 _LOCK = threading.Lock()
 CAPABILITY_PREFIX = "/k/"
@@ -109,6 +113,9 @@ async def gateway_for(ctx: StepContext) -> RunGateway:
     if raced is not None:
         await anyio.to_thread.run_sync(gateway.stop)
         return raced
+    await ctx.instance_resource(  # type: ignore[attr-defined]
+        GATEWAY, start=lambda: gateway,
+        close=lambda _g: anyio.to_thread.run_sync(stop_gateway, key))
     _add_secret(ctx, gateway.admin_token)
     for name, entry in sorted((ctx.get("envs", default={}) or {}).items()):
         if isinstance(entry, dict) and entry.get("url"):

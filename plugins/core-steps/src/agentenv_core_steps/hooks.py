@@ -35,12 +35,3 @@ def agentenv_register_env_types(registry):
 
     for cls in ENV_TYPES:
         registry.add(cls)
-
-
-@hookimpl
-def agentenv_run_finished(record):
-    import sys
-
-    gateway = sys.modules.get("agentenv_core_steps.gateway")
-    if gateway is not None and isinstance(record, dict) and record.get("id"):
-        gateway.stop_gateway(record["id"])

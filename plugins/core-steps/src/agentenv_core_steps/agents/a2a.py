@@ -210,25 +210,13 @@ class A2AAgentKind(AgentKind):
         """The gateway's MCP URL as the agent's sandbox reaches it (a relay for containers)."""
         if provider in (None, "local"):
             return mcp_url
-        from agentenv_core_steps.agents.relay import relay_url, stop_relays
-        from agentenv_core_steps.gateway import live_gateway
+        from agentenv_core_steps.agents.relay import RELAYS, relay_url, stop_relays
 
-        key = ctx.task_instance_id
         where = ctx.sandbox_provider(provider).host_address
         host = await anyio.to_thread.run_sync(where) or "0.0.0.0"
-        url = relay_url(mcp_url, key, host=host)
-        gateway = live_gateway(key)
-        if gateway is not None and not getattr(gateway, "_agent_relays", False):
-            original = gateway.stop
-
-            def stop() -> None:
-                try:
-                    original()
-                finally:
-                    stop_relays(key)
-
-            gateway.stop = stop
-            gateway._agent_relays = True
+        relays = await ctx.instance_resource(
+            RELAYS, start=dict, close=lambda r: anyio.to_thread.run_sync(stop_relays, r))
+        url = relay_url(mcp_url, relays, host=host)
         return url
 
     async def _image(self, ctx: StepContext, spec: AgentSpec, provider: str) -> str:

@@ -1,6 +1,7 @@
 """A TCP relay that makes a loopback-only server (the run's gateway) reachable from containers:
 it listens on the docker bridge's host address and forwards to `127.0.0.1:<port>`. The gateway
-still authenticates every call; the relay only moves bytes. It stops with the gateway."""
+still authenticates every call; the relay only moves bytes. The relays are an instance
+resource (`RELAYS`): they stop when the task instance ends."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import socketserver
 import threading
 from urllib.parse import urlsplit, urlunsplit
 
-_RELAYS: dict[tuple[str, int], Relay] = {}
+from agent_env.resources import InstanceKey
+
 _LOCK = threading.Lock()
 
 
@@ -66,20 +68,26 @@ class Relay:
         self.server.server_close()
 
 
-def relay_url(url: str, key: str, *, host: str) -> str:
-    """`url` (loopback) as reachable through a relay on `host`; one relay per (key, port)."""
+#: the relays of one task instance, by the loopback port they forward to
+RELAYS: InstanceKey[dict[int, Relay]] = InstanceKey("core-steps.relays")
+
+
+def relay_url(url: str, relays: dict[int, Relay], *, host: str) -> str:
+    """`url` (loopback) as reachable through a relay on `host`; one relay per port in
+    `relays` (the instance's, see `RELAYS`)."""
     parts = urlsplit(url)
     port = parts.port or 80
     with _LOCK:
-        relay = _RELAYS.get((key, port))
+        relay = relays.get(port)
         if relay is None:
-            relay = _RELAYS[(key, port)] = Relay(host, ("127.0.0.1", port))
+            relay = relays[port] = Relay(host, ("127.0.0.1", port))
     return urlunsplit(parts._replace(netloc=f"host.docker.internal:{relay.port}"))
 
 
-def stop_relays(key: str) -> None:
+def stop_relays(relays: dict[int, Relay]) -> None:
+    """Stop every relay in `relays` (the instance's teardown does, via `RELAYS`)."""
     with _LOCK:
-        mine = [k for k in _RELAYS if k[0] == key]
-        relays = [_RELAYS.pop(k) for k in mine]
-    for relay in relays:
+        stopping = list(relays.values())
+        relays.clear()
+    for relay in stopping:
         relay.stop()
