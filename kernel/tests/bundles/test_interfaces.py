@@ -102,3 +102,11 @@ def test_env_type_contract_is_abstract() -> None:
         EnvType()  # type: ignore[abstract]
     assert EchoEnv.problems({}, []) == []
     assert AgentKind.replays_solution is False and ParrotAgent.default_for == "agent"
+
+
+def test_public_names_are_lazy_exports() -> None:
+    import agent_env
+
+    for name in agent_env.__all__:
+        assert getattr(agent_env, name) is not None
+    assert agent_env.EnvType is EnvType and agent_env.AgentKind is AgentKind
