@@ -12,9 +12,7 @@ import attrs
 from agent_env.errors import PluginError
 from agent_env.plugins.lifecycle import installers
 from agent_env.plugins.lifecycle.environment import PIPX, SYSTEM, VENV, Environment, Refused, detect
-from agent_env.plugins.lifecycle.lock import environment_lock
-from agent_env.plugins.lifecycle.rollback import restore, run_command
-from agent_env.plugins.lifecycle.snapshot import Snapshot, changes, take
+from agent_env.plugins.lifecycle.snapshot import Snapshot, changes
 from agent_env.plugins.lifecycle.specs import (
     OWN_DISTRIBUTIONS,
     Spec,
@@ -22,6 +20,7 @@ from agent_env.plugins.lifecycle.specs import (
     own_distributions,
     parse_spec,
 )
+from agent_env.plugins.lifecycle.transaction import installer_problems, transaction
 
 
 @attrs.frozen(kw_only=True)
@@ -165,29 +164,17 @@ def execute_add(
 ) -> AddResult | None:
     """Under the environment lock: snapshot, preview, ask `confirm(plan lines)`, install, verify,
     roll back on any problem. Returns None when `confirm` says no."""
-    env = plan.env
-    with environment_lock(env.prefix, timeout=lock_timeout, waiting=echo):
-        before = take(env.python)
-        saved = {p: p.read_bytes() for p in env.state_files if p.exists()}
+    with transaction(plan, echo=echo, lock_timeout=lock_timeout) as tx:
+        before = tx.before
         lines = plan.lines(preview(plan, before))
         if not confirm(lines):
             return None
-        try:
-            done = run_command(list(plan.command), echo)
-            after = take(env.python)
-        except BaseException:
-            echo("interrupted: restoring the previous distributions")
-            restore(env, before, saved, echo, find_links=plan.find_links)
-            raise
-        if done.returncode != 0:
-            problems = [f"the installer failed (exit {done.returncode}):\n"
-                        f"{(done.stderr or done.stdout).strip()[-2000:]}"]
-        else:
-            problems = verify(before, after, plan.specs, env)
+        done, after = tx.run(plan.command)
+        problems = installer_problems(done) or verify(before, after, plan.specs, plan.env)
         if problems:
-            if after.dists != before.dists or any(p.read_bytes() != b for p, b in saved.items()):
+            if tx.changed(after):
                 echo("rolling back: " + "; ".join(p.splitlines()[0] for p in problems))
-                restore(env, before, saved, echo, find_links=plan.find_links)
+                tx.rollback()
                 problems.append("rolled back: the environment has exactly the distributions "
                                 "it had before")
             raise PluginError("plugin add failed: " + "\n  ".join(problems))

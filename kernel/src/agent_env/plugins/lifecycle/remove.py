@@ -11,10 +11,9 @@ from agent_env.errors import PluginError
 from agent_env.plugins.lifecycle import installers
 from agent_env.plugins.lifecycle.add import verify
 from agent_env.plugins.lifecycle.environment import Environment, Refused, detect
-from agent_env.plugins.lifecycle.lock import environment_lock
-from agent_env.plugins.lifecycle.rollback import restore, run_command
 from agent_env.plugins.lifecycle.snapshot import Snapshot, changes, take
 from agent_env.plugins.lifecycle.specs import OWN_DISTRIBUTIONS, normalize
+from agent_env.plugins.lifecycle.transaction import installer_problems, transaction
 from agent_env.plugins.lifecycle.usage import find_users, provided_names
 from agent_env.suggest import did_you_mean
 
@@ -136,21 +135,12 @@ def execute_remove(
             + "\nchange those first, or run `agent-env plugin remove --force "
             + " ".join(plan.dists) + "`"
         )
-    env = plan.env
-    with environment_lock(env.prefix, timeout=lock_timeout, waiting=echo):
-        before = take(env.python)
-        saved = {p: p.read_bytes() for p in env.state_files if p.exists()}
+    with transaction(plan, echo=echo, lock_timeout=lock_timeout) as tx:
+        before = tx.before
         if not confirm(plan.lines()):
             return None
-        try:
-            done = run_command(list(plan.command), echo)
-            after = take(env.python)
-        except BaseException:
-            echo("interrupted: restoring the previous distributions")
-            restore(env, before, saved, echo)
-            raise
-        problems = [] if done.returncode == 0 else [
-            f"the installer failed (exit {done.returncode}):\n{(done.stderr or done.stdout).strip()[-2000:]}"]
+        done, after = tx.run(plan.command)
+        problems = installer_problems(done)
         still = [d for d in plan.dists if d in after.dists]
         if not problems and still:
             problems.append(f"still installed after removal: {', '.join(still)}")
@@ -159,8 +149,8 @@ def execute_remove(
                             entry_points=before.entry_points, requires=before.requires,
                             plugins=[p for p in before.plugins if p["name"] not in plan.plugins],
                             registry_problems=before.registry_problems)
-            problems = [p for p in verify(kept, after, (), env) if "was removed" not in p]
+            problems = [p for p in verify(kept, after, (), plan.env) if "was removed" not in p]
         if problems:
-            restore(env, before, saved, echo)
+            tx.rollback()
             raise PluginError("plugin remove failed and was rolled back: " + "\n  ".join(problems))
         return changes(before.dists, after.dists)
