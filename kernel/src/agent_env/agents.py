@@ -58,11 +58,10 @@ class AgentKind(abc.ABC):
     """A kind of agent. One instance per call; keep state in the returned records."""
 
     type: ClassVar[str] = ""
-    #: True when a deployment needs the task's shipped solution.
+    #: True when the kind replays the task's shipped solution instead of solving it (an
+    #: oracle): its deployment spec carries the solution, a run with it proves the task is
+    #: solvable, and `run --agent` skips the tasks that ship none.
     needs_solution: ClassVar[bool] = False
-    #: True when the kind replays the task's solution instead of solving it (an oracle): a run
-    #: with it proves the task is solvable, and tasks without a solution are skipped.
-    replays_solution: ClassVar[bool] = False
     #: The bundle folder kind ("agent") this type is the default for, when a folder's
     #: `agent.toml` names no `type`; at most one installed agent kind should claim it.
     default_for: ClassVar[str | None] = None

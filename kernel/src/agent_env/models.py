@@ -49,9 +49,6 @@ class Step:
     #: such as `"artifacts[].id"`; None applies the field names of the core step types.
     bundle_refs: ClassVar[Mapping[str, tuple[str, ...]] | None] = None
 
-    def has_solution(self) -> bool:
-        return False
-
     id: str
     depends_on: list[str] | None = None
     fail_task_on_error: bool = True

@@ -101,7 +101,7 @@ def test_env_type_contract_is_abstract() -> None:
     with pytest.raises(TypeError):
         EnvType()  # type: ignore[abstract]
     assert EchoEnv.problems({}, []) == []
-    assert AgentKind.replays_solution is False and ParrotAgent.default_for == "agent"
+    assert AgentKind.needs_solution is False and ParrotAgent.default_for == "agent"
 
 
 def test_public_names_are_lazy_exports() -> None:

@@ -254,7 +254,7 @@ async def _run_bundle(session: Any, options: RunOptions, caught: list[int]) -> i
             raise click.UsageError(f"bundle {bundle.name!r} has no tasks to run")
         if options.agent:
             agent_cls = _check_agent(session, bundle, options.agent)
-            if getattr(agent_cls, "replays_solution", False):
+            if agent_cls.needs_solution:
                 tasks = _with_solution(bundle, tasks, options.agent)
         return tasks, evals
 
@@ -311,7 +311,7 @@ def _check_agent(session: Any, bundle: Any, agent: str) -> Any:
 
 def _with_solution(bundle: Any, tasks: list, agent: str) -> list:
     """The tasks that ship a solution (a step whose `has_solution()` is true), for an agent
-    whose kind `replays_solution`."""
+    whose kind `needs_solution`."""
     kept = [t for t in tasks if any(s.has_solution() for s in t.steps)]
     skipped = [t.name for t in tasks if t not in kept]
     if not kept:

@@ -51,7 +51,6 @@ def parse_solution(raw: Any, where: str) -> list[dict[str, Any]]:
 class ScriptedAgent(AgentKind):
     type: ClassVar[str] = "scripted"
     needs_solution: ClassVar[bool] = True
-    replays_solution: ClassVar[bool] = True
 
     async def deploy(self, ctx: StepContext, spec: AgentSpec) -> dict[str, Any]:
         script = spec.solution
@@ -153,4 +152,3 @@ class OracleAgent(ScriptedAgent):
     """The scripted agent under the name `agent-env run --agent oracle` uses."""
 
     type: ClassVar[str] = "oracle"
-    replays_solution: ClassVar[bool] = True
