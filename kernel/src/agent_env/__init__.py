@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from agent_env.agents import AgentKind, AgentSpec, PromptRequest
     from agent_env.envs import EnvDeployment, EnvType
     from agent_env.hookspecs import hookimpl
+    from agent_env.engine.runner import Runner
     from agent_env.models import Step, VerifierStep
     from agent_env.plugins.api import PLUGIN_API_VERSION
 
@@ -27,6 +28,7 @@ _LAZY = {
     "EnvDeployment": "agent_env.envs",
     "Step": "agent_env.models",
     "VerifierStep": "agent_env.models",
+    "Runner": "agent_env.engine.runner",
 }
 
 __all__ = [
@@ -36,6 +38,7 @@ __all__ = [
     "EnvDeployment",
     "EnvType",
     "PromptRequest",
+    "Runner",
     "Step",
     "VerifierStep",
     "__version__",

@@ -13,13 +13,13 @@ one of `FAILURE_CLASSES`, so reports can tell whose fault a failure was.
 
 from __future__ import annotations
 
-import os
 import secrets
-import socket
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
+
+import attrs
 
 COLLECTION = "task_instances"
 
@@ -100,7 +100,11 @@ def attempt_id(base: str, attempt: int) -> str:
 
 
 def owner() -> dict[str, Any]:
-    return {"pid": os.getpid(), "host": socket.gethostname()}
+    """The running process as a record's `owner`: pid, start time (so a reused pid is not taken
+    for it) and host."""
+    from agent_env.sandboxes.procs import ProcessIdentity
+
+    return attrs.asdict(ProcessIdentity.current())
 
 
 def aggregate_ids(steps: Sequence[Any]) -> set[str]:

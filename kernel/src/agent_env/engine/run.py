@@ -141,20 +141,18 @@ async def load_record(documents: Any, instance_id: str) -> dict[str, Any]:
 def check_not_running(record: Mapping[str, Any]) -> None:
     """Refuse to resume an instance whose owner process is still alive on this host."""
     import os
-    import socket
+
+    from agent_env.sandboxes.procs import ProcessIdentity, hostname
 
     owner = record.get("owner") or {}
-    if record.get("status") != "running" or owner.get("host") != socket.gethostname():
+    if record.get("status") != "running" or owner.get("host") != hostname():
         return
     pid = owner.get("pid")
     if not isinstance(pid, int) or pid == os.getpid():
         return
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+    started = owner.get("start_time")  # absent in records written before it was recorded
+    if not ProcessIdentity(pid=pid, start_time=started, host=owner["host"]).alive():
         return
-    except PermissionError:
-        pass
     raise AgentEnvError(
         f"{'run' if str(record['id']).startswith('run-') else 'task instance'} "
         f"{record['id']!r} is still running in process {pid}; "

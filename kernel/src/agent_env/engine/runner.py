@@ -1,17 +1,40 @@
-"""`LocalRunner`: task instances as anyio tasks in this process, at most N at once.
+"""The `Runner` contract and `LocalRunner`: task instances as anyio tasks in this process.
 
 The runner is the seam a distributed runner plugin replaces (`[run] runner = "<type>"`): a
-class registered through `agentenv_register_runners` with a `type`, constructed as
-`cls(concurrency=N)`, whose `await runner.run(instances)` runs prepared `TaskInstance` objects
-(records already written; `await instance.run()` does one) and returns their final records.
+class registered through `agentenv_register_runners` that satisfies `Runner`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import anyio
+
+
+@runtime_checkable
+class Runner(Protocol):
+    """Runs prepared task instances (records already written; `await instance.run()` does one)
+    and returns their final records in input order. Constructed as `cls(concurrency=N,
+    **settings)` with the `[run]` settings; cancellation must let every started instance tear
+    down and write its record.
+
+    Example::
+
+        class InlineRunner:
+            type = "inline"
+
+            def __init__(self, concurrency: int = 1, **settings): ...
+
+            async def run(self, instances):
+                for instance in instances:
+                    await instance.run()
+                return [instance.record for instance in instances]
+    """
+
+    type: ClassVar[str]
+
+    async def run(self, instances: Sequence[Any]) -> list[dict[str, Any]]: ...
 
 
 class LocalRunner:

@@ -185,12 +185,8 @@ def owner_alive(labels: Mapping[str, str]) -> bool:
 
     A sandbox without an owner, or owned on another host, counts as alive (not ours to judge).
     """
-    if "owner_pid" not in labels:
-        return True
-    if labels.get("owner_host") not in (None, procs.hostname()):
-        return True
-    started = labels.get("owner_start_time")
-    return procs.alive(int(labels["owner_pid"]), int(started) if started else None)
+    owner = procs.ProcessIdentity.from_labels(labels)
+    return owner is None or owner.alive()
 
 
 def _refuse_unenforceable(spec: SandboxSpec) -> None:
