@@ -19,6 +19,7 @@ from typing import Any, Iterable, Mapping
 import anyio
 import httpx
 
+from .. import _http
 from .. import errors as E
 from ..context import DEFAULT_ROLE, ROLE_HEADER, ROLE_META_KEY, SESSION_META_KEY
 from ..dataplane import parse_request, rpc_error
@@ -104,8 +105,7 @@ class Gateway(ControlRoutes):
 
     def _client(self) -> httpx.AsyncClient:
         limits = httpx.Limits(max_connections=512, max_keepalive_connections=256, keepalive_expiry=30)
-        return httpx.AsyncClient(timeout=httpx.Timeout(self.call_timeout, connect=self.connect_timeout),
-                                 limits=limits, trust_env=False)
+        return _http.client(self.call_timeout, connect=self.connect_timeout, limits=limits)
 
     async def discover(self) -> None:
         """Read every env's card and tools, retrying unreachable envs for `startup_timeout` seconds;
