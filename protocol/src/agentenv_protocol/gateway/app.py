@@ -19,10 +19,10 @@ from typing import Any, Iterable, Mapping
 import anyio
 import httpx
 
-from .. import _http
+from .. import _http, jsonrpc
 from .. import errors as E
 from ..context import DEFAULT_ROLE, ROLE_HEADER, ROLE_META_KEY, SESSION_META_KEY
-from ..dataplane import parse_request, rpc_error
+from ..jsonrpc import error as rpc_error, parse_request
 from ..fastpost import ForwardConnectError, ForwardError, ForwardTimeout, PostPool
 from ..mcp_http import HANDSHAKE_VERSIONS, MODERN_VERSION, McpHttp, McpHttpError
 from ..schema import did_you_mean
@@ -94,6 +94,7 @@ class Gateway(ControlRoutes):
         self._pools: dict[str, PostPool] = {}
         self._sessions: dict[str, str] = {}
         self._lock: anyio.Lock | None = None
+        self._methods = self._dispatcher()
 
     # --- setup ------------------------------------------------------------------------------
     def issue_token(self, role: str) -> str:
@@ -377,7 +378,7 @@ class Gateway(ControlRoutes):
             await send({"type": "http.response.start", "status": 202, "headers": []})
             await send({"type": "http.response.body", "body": b""})
             return
-        rid, method = req["id"], req["method"]
+        rid = req["id"]
         params = req.get("params") if isinstance(req.get("params"), dict) else {}
         meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
         claimed = meta.get(ROLE_META_KEY)
@@ -388,35 +389,46 @@ class Gateway(ControlRoutes):
                 return
             caller = _Caller(claimed.strip(), True, caller.session)
         modern = any(k == b"mcp-protocol-version" and v == MODERN_VERSION.encode() for k, v in scope["headers"])
-        if method == "tools/call":
-            result = await self._call_tool(params, caller)
-        elif method == "tools/list":
+        answer = await self._methods.dispatch(req, caller, modern)
+        if "result" in answer:
+            if modern:
+                answer["result"]["resultType"] = "complete"
+            await self._respond(send, 200, answer)
+        else:
+            await self._respond(send, 404 if modern and answer["error"]["code"] == E.METHOD_NOT_FOUND else 200, answer)
+
+    def _dispatcher(self) -> jsonrpc.Dispatcher:
+        async def tools_call(params: dict, caller: _Caller, modern: bool) -> dict:
+            answer = await self._call_tool(params, caller)
+            if "error" in answer and "jsonrpc" in answer:
+                raise jsonrpc.Fault.of(answer["error"])
+            return answer
+
+        async def tools_list(params: dict, caller: _Caller, modern: bool) -> dict:
             result = {"tools": self.visible_tools(caller.role)}
             if modern:
                 result.update(ttlMs=0, cacheScope="private")
-        elif method == "server/discover":
-            result = {"supportedVersions": [MODERN_VERSION], "capabilities": {"tools": {"listChanged": False}},
-                      "ttlMs": 0, "cacheScope": "private",
-                      "_meta": {"io.modelcontextprotocol/serverInfo": {"name": self.name, "version": "1"}}}
-        elif method == "initialize":
+            return result
+
+        async def discover(params: dict, caller: _Caller, modern: bool) -> dict:
+            return {"supportedVersions": [MODERN_VERSION], "capabilities": {"tools": {"listChanged": False}},
+                    "ttlMs": 0, "cacheScope": "private",
+                    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": self.name, "version": "1"}}}
+
+        async def initialize(params: dict, caller: _Caller, modern: bool) -> dict:
             asked = params.get("protocolVersion")
-            result = {"protocolVersion": asked if asked in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1],
-                      "capabilities": {"tools": {"listChanged": False}},
-                      "serverInfo": {"name": self.name, "version": "1"}}
-        elif method == "ping":
-            result = {}
-        else:
-            await self._respond(send, 200 if not modern else 404, rpc_error(
-                rid, E.METHOD_NOT_FOUND, f"method not found: {method!r} (the gateway serves initialize, "
-                                         "server/discover, ping, tools/list, tools/call)"))
-            return
-        if isinstance(result, dict) and "error" in result and "jsonrpc" in result:
-            result["id"] = rid
-            await self._respond(send, 200, result)
-            return
-        if modern:
-            result["resultType"] = "complete"
-        await self._respond(send, 200, {"jsonrpc": "2.0", "id": rid, "result": result})
+            return {"protocolVersion": asked if asked in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1],
+                    "capabilities": {"tools": {"listChanged": False}},
+                    "serverInfo": {"name": self.name, "version": "1"}}
+
+        async def ping(params: dict, caller: _Caller, modern: bool) -> dict:
+            return {}
+
+        return jsonrpc.Dispatcher(
+            {"tools/call": tools_call, "tools/list": tools_list, "server/discover": discover,
+             "initialize": initialize, "ping": ping}, lenient_params=True,
+            not_found=lambda m: f"method not found: {m!r} (the gateway serves initialize, "
+                                "server/discover, ping, tools/list, tools/call)")
 
     async def _call_tool(self, params: dict, caller: _Caller) -> dict:
         name = params.get("name")

@@ -12,7 +12,7 @@ import httpx
 
 from .. import errors as E
 from ..context import DEFAULT_ROLE, ROLE_HEADER
-from ..dataplane import parse_request, rpc_error
+from ..jsonrpc import error as rpc_error, parse_request
 from ..schema import did_you_mean
 from ..types import (CLOCK_EXTENSION_URI, MCP_PATH, MCP_TRANSPORT, PROTOCOL_VERSION, READY_PATH, RPC_PATH,
                      WELL_KNOWN_PATH)
