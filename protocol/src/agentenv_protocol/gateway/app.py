@@ -28,8 +28,9 @@ from ..schema import did_you_mean
 from ..types import MCP_PATH, MCP_TRANSPORT, WELL_KNOWN_PATH
 from .asgi import read_body, respond
 from .auth import Auth, Caller
+from .roles import RoleRules
 from .clock import GET_TIME_TOOL, ClockError, EnvClock, iso
-from .control import WILDCARD, ControlRoutes, GatewayError
+from .control import ControlRoutes, GatewayError
 from .trajectory import Trajectory
 
 log = logging.getLogger(__name__)
@@ -80,7 +81,7 @@ class Gateway(ControlRoutes):
         self.env_tools: dict[str, list[dict]] = {}
         self.cards: dict[str, dict] = {}
         self.mcp_paths: dict[str, str] = {}
-        self.rules: dict[str, dict[str, bool]] = {}
+        self.roles = RoleRules()
         self.discovered = False
         self.startup_error: BaseException | None = None
         self._http: httpx.AsyncClient | None = None
@@ -213,38 +214,17 @@ class Gateway(ControlRoutes):
     # --- roles ------------------------------------------------------------------------------
     def set_tools(self, role: str, tools: list[str] | str, *, enabled: bool) -> dict:
         """Enable or disable `tools` (or `*`) for `role` (or `*`); returns the rules per role."""
-        targets = [WILDCARD] if tools == WILDCARD else list(tools)
-        known = set(self.routes) | {GET_TIME_TOOL["name"]}
-        for tool in targets:
-            if tool != WILDCARD and tool not in known:
-                raise GatewayError(f"unknown tool {tool!r}{did_you_mean(tool, known)}")
-        disabled = not enabled
-        for tool in targets:
-            if role == WILDCARD and tool == WILDCARD:
-                self.rules = {WILDCARD: {WILDCARD: disabled}}
-            elif role == WILDCARD:
-                for rules in self.rules.values():
-                    rules[tool] = disabled
-                self.rules.setdefault(WILDCARD, {})[tool] = disabled
-            elif tool == WILDCARD:
-                self.rules[role] = {WILDCARD: disabled}
-            else:
-                self.rules.setdefault(role, {})[tool] = disabled
-        return self.role_rules()
+        return self.roles.set(role, tools, enabled=enabled, known=[*self.routes, GET_TIME_TOOL["name"]])
 
     def role_rules(self) -> dict:
-        return {role: {"disabled": sorted(t for t, v in rules.items() if v),
-                       "enabled": sorted(t for t, v in rules.items() if not v)} for role, rules in self.rules.items()}
+        return self.roles.describe()
+
+    @property
+    def rules(self) -> dict[str, dict[str, bool]]:
+        return self.roles.rules
 
     def is_disabled(self, role: str, tool: str) -> bool:
-        for r in (role, WILDCARD):
-            rules = self.rules.get(r)
-            if rules:
-                if tool in rules:
-                    return rules[tool]
-                if WILDCARD in rules:
-                    return rules[WILDCARD]
-        return False
+        return self.roles.is_disabled(role, tool)
 
     def visible_tools(self, role: str) -> list[dict]:
         tools = [r.descriptor for n, r in self.routes.items() if not self.is_disabled(role, n)]

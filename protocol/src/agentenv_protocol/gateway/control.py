@@ -17,10 +17,9 @@ from ..schema import did_you_mean
 from ..types import (CLOCK_EXTENSION_URI, MCP_PATH, MCP_TRANSPORT, PROTOCOL_VERSION, READY_PATH, RPC_PATH,
                      WELL_KNOWN_PATH)
 from .auth import Caller
+from .errors import WILDCARD, GatewayError
 from .clock import GET_TIME_TOOL, ClockError
 
-
-WILDCARD = "*"
 
 CLOCK_EXTENSION = {
     "uri": CLOCK_EXTENSION_URI,
@@ -34,10 +33,6 @@ CLOCK_EXTENSION = {
         "state": {"method": "GET", "endpoint": "/clock/state"},
         "clear": {"method": "POST", "endpoint": "/clock/clear"}}},
 }
-
-
-class GatewayError(Exception):
-    """The gateway cannot serve this set of environments (unreachable env, tool-name clash...)."""
 
 
 class ControlRoutes:
