@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 import anyio
-import attrs
 import httpx
 
 from .. import _http, jsonrpc
@@ -29,20 +28,13 @@ from ..types import MCP_PATH, MCP_TRANSPORT, WELL_KNOWN_PATH
 from .asgi import read_body, respond
 from .auth import Auth, Caller
 from .roles import RoleRules
+from .routing import Route, build_routes, check_env_name
 from .clock import GET_TIME_TOOL, ClockError, EnvClock, iso
 from .control import ControlRoutes, GatewayError
 from .trajectory import Trajectory
 
 log = logging.getLogger(__name__)
 
-SEPARATOR = "__"
-
-
-@attrs.define(slots=True)
-class _Route:
-    env: str
-    tool: str
-    descriptor: dict
 
 
 def _now_iso() -> str:
@@ -50,6 +42,9 @@ def _now_iso() -> str:
 
 
 _Caller = Caller  # the name before gateway/auth.py
+
+
+_Route = Route  # the name before gateway/routing.py
 
 
 class Gateway(ControlRoutes):
@@ -64,7 +59,7 @@ class Gateway(ControlRoutes):
                  max_request_bytes: int = 8 * 1024 * 1024, clock: EnvClock | None = None,
                  startup_timeout: float = 30.0) -> None:
         for env in envs:
-            _check_env_name(env)
+            check_env_name(env)
         self.name = name
         self.envs = {k: v.rstrip("/") for k, v in envs.items()}
         self.namespacing = namespacing
@@ -77,7 +72,7 @@ class Gateway(ControlRoutes):
         self.auth = Auth(admin_token, dict(tokens or {}), self.trajectory.add_secret)
         for secret in [self.admin_token, *self.tokens, *secrets]:
             self.trajectory.add_secret(secret)
-        self.routes: dict[str, _Route] = {}
+        self.routes: dict[str, Route] = {}
         self.env_tools: dict[str, list[dict]] = {}
         self.cards: dict[str, dict] = {}
         self.mcp_paths: dict[str, str] = {}
@@ -139,7 +134,7 @@ class Gateway(ControlRoutes):
     async def add_env(self, name: str, url: str) -> list[str]:
         """Front one more env while serving; returns the names its tools are exposed under.
         A name clash (or an unreachable env) raises GatewayError and changes nothing."""
-        _check_env_name(name)
+        check_env_name(name)
         if name in self.envs:
             raise GatewayError(f"environment {name!r} is already fronted (at {self.envs[name]})")
         url = url.rstrip("/")
@@ -191,25 +186,8 @@ class Gateway(ControlRoutes):
             raise GatewayError(f"environment {env!r} refused tools/list: {answer['error']}")
         return list((answer.get("result") or {}).get("tools") or [])
 
-    def _build_routes(self, envs: Mapping[str, str], found: dict[str, list[dict]]) -> dict[str, _Route]:
-        routes: dict[str, _Route] = {}
-        owners: dict[str, str] = {}
-        clashes = []
-        for env in envs:
-            for tool in found.get(env, []):
-                exposed = f"{env}{SEPARATOR}{tool['name']}" if self.namespacing else tool["name"]
-                if exposed in owners:
-                    clashes.append(f"tool {tool['name']!r} is served by both {owners[exposed]!r} and {env!r}")
-                    continue
-                owners[exposed] = env
-                descriptor = {k: v for k, v in tool.items() if k in ("name", "title", "description", "inputSchema",
-                                                                     "annotations", "outputSchema")}
-                descriptor["name"] = exposed
-                routes[exposed] = _Route(env, tool["name"], descriptor)
-        if clashes:
-            raise GatewayError("; ".join(clashes) + " (rename one, or turn on namespacing so tools are "
-                               "exposed as '<env>__<tool>')")
-        return routes
+    def _build_routes(self, envs: Mapping[str, str], found: dict[str, list[dict]]) -> dict[str, Route]:
+        return build_routes(envs, found, namespacing=self.namespacing)
 
     # --- roles ------------------------------------------------------------------------------
     def set_tools(self, role: str, tools: list[str] | str, *, enabled: bool) -> dict:
@@ -416,7 +394,7 @@ class Gateway(ControlRoutes):
     def visible_tools_names(self, role: str) -> list[str]:
         return [t["name"] for t in self.visible_tools(role)]
 
-    async def _forward(self, route: _Route, arguments: dict, caller: Caller) -> dict:
+    async def _forward(self, route: Route, arguments: dict, caller: Caller) -> dict:
         mcp = self._mcp[route.env]
         meta = {ROLE_META_KEY: caller.role, SESSION_META_KEY: caller.session}
         url = self.envs[route.env]
@@ -438,11 +416,6 @@ class Gateway(ControlRoutes):
         result.pop("_meta", None)
         result.pop("resultType", None)
         return result
-
-def _check_env_name(env: str) -> None:
-    if not isinstance(env, str) or not env or SEPARATOR in env or "/" in env or not env.isprintable():
-        raise GatewayError(f"invalid environment name {env!r}: use letters, digits, '-' or a single '_'")
-
 
 def _error_result(text: str) -> dict:
     return {"content": [{"type": "text", "text": text}], "isError": True}
