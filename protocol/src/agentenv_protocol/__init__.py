@@ -31,10 +31,10 @@ _EXPORTS = {
     "ResetDataResponse": "types", "AddDataResponse": "types", "error_body": "types",
     "PROTOCOL_VERSION": "types", "WELL_KNOWN_PATH": "types", "RPC_PATH": "types", "MCP_PATH": "types",
     "MCP_TRANSPORT": "types", "READY_PATH": "types", "METHOD_RESET": "types", "METHOD_ADD": "types",
-    "METHOD_GET": "types", "CLOCK_EXTENSION_URI": "types",
+    "METHOD_GET": "types", "CLOCK_EXTENSION_URI": "types", "DEFAULT_PORT": "types", "DEFAULT_HOST": "types",
 }
 _SUBMODULES = {"client", "gateway", "types", "errors", "context", "server", "authoring", "schema", "serving",
-               "dataplane", "examples", "agent_env_environment", "tool_context", "fastpost", "mcp_http"}
+               "dataplane", "examples", "agent_env_environment", "tool_context", "fastpost", "mcp_http", "jsonrpc"}
 
 __all__ = sorted(_EXPORTS)
 

@@ -16,6 +16,7 @@ from pydantic import TypeAdapter
 
 from .context import ROLE_HEADER, ROLE_META_KEY
 from .errors import EnvUnavailable, ProtocolError, ToolCallError, rpc_error_from
+from . import _http
 from .mcp_http import McpHttp, McpHttpError
 from .types import (METHOD_ADD, METHOD_GET, METHOD_RESET, READY_PATH, RPC_PATH, WELL_KNOWN_PATH, EnvironmentCard,
                     EnvironmentTool, Part)
@@ -59,8 +60,7 @@ class EnvClient:
         if role:
             extra[ROLE_HEADER] = role
         self._own_http = http is None
-        self.http = http or httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=connect_timeout),
-                                              headers=extra, trust_env=False)
+        self.http = http or _http.client(timeout, connect=connect_timeout, headers=extra)
         self._mcp_path = mcp_path
         self._mcp: McpHttp | None = None
 

@@ -12,6 +12,8 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
+import attrs
+
 
 class ForwardError(Exception):
     """Base class: the exchange with the upstream failed."""
@@ -25,11 +27,12 @@ class ForwardTimeout(ForwardError):
     """The upstream did not answer in time."""
 
 
+@attrs.define(slots=True)
 class RawResponse:
-    __slots__ = ("status_code", "headers", "content", "url")
-
-    def __init__(self, status_code: int, headers: dict[str, str], content: bytes, url: str) -> None:
-        self.status_code, self.headers, self.content, self.url = status_code, headers, content, url
+    status_code: int
+    headers: dict[str, str]
+    content: bytes
+    url: str
 
     @property
     def text(self) -> str:

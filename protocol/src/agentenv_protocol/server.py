@@ -23,7 +23,8 @@ from starlette.routing import Route
 from . import errors as E
 from .authoring import CARD_ATTR, EXT_ATTR, OP_ATTR, TOOL_ATTR
 from .context import bound, caller_from_request, new_context
-from .dataplane import OP_METHODS, dispatch, rpc_error
+from .dataplane import OP_METHODS, dispatch
+from .jsonrpc import error as rpc_error
 from .errors import AgentEnvError
 from .schema import Signature, did_you_mean
 from .types import (DEFAULT_HOST, DEFAULT_PORT, MCP_PATH, MCP_TRANSPORT, READY_PATH, RPC_PATH, WELL_KNOWN_PATH,

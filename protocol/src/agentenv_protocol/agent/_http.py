@@ -1,12 +1,7 @@
-"""One TLS context per process: building one loads the CA bundle, which costs tens of ms, and
-every httpx client would otherwise build its own (per prompt, per tool listing)."""
+"""Kept for old imports: the TLS context and client factory live in `agentenv_protocol._http`."""
 
 from __future__ import annotations
 
-import functools
-import ssl
+from .._http import client, tls_context
 
-
-@functools.lru_cache(maxsize=1)
-def tls_context() -> ssl.SSLContext:
-    return ssl.create_default_context()
+__all__ = ["client", "tls_context"]

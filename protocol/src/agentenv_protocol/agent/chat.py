@@ -17,7 +17,7 @@ import anyio
 import attrs
 import httpx
 
-from ._http import tls_context
+from .. import _http
 from .types import Usage
 
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
@@ -91,12 +91,7 @@ class ChatClient:
         self.backoff = backoff
         self.max_backoff = max_backoff
         headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
-        self.http = httpx.AsyncClient(
-            timeout=httpx.Timeout(timeout, connect=connect_timeout),
-            headers=headers,
-            trust_env=False,
-            verify=tls_context(),
-        )
+        self.http = _http.client(timeout, connect=connect_timeout, headers=headers)
 
     async def __aenter__(self) -> ChatClient:
         return self

@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 
-from ._http import tls_context
+from .. import _http
 from .types import (
     AGENT_CARD_PATH,
     AGENT_CONFIG_URI,
@@ -32,11 +32,7 @@ class A2AClient:
         self, base_url: str, *, timeout: float = 30.0, connect_timeout: float = 5.0
     ) -> None:
         self.base_url = base_url.rstrip("/")
-        self.http = httpx.AsyncClient(
-            timeout=httpx.Timeout(timeout, connect=connect_timeout),
-            trust_env=False,
-            verify=tls_context(),
-        )
+        self.http = _http.client(timeout, connect=connect_timeout)
         self._card: dict[str, Any] | None = None
 
     async def __aenter__(self) -> A2AClient:

@@ -47,18 +47,11 @@ class McpTools:
         self.specs: list[dict[str, Any]] = []
 
     async def __aenter__(self) -> McpTools:
-        import httpx
-
-        from ._http import tls_context
+        from .. import _http
 
         for server in self.servers:
             base, path = _split_mcp_url(server.url)
-            http = httpx.AsyncClient(
-                timeout=httpx.Timeout(self.timeout, connect=5.0),
-                trust_env=False,
-                verify=tls_context(),
-                headers=dict(server.headers),
-            )
+            http = _http.client(self.timeout, connect=5.0, headers=server.headers)
             self.https.append(http)
             self.clients[server.name] = EnvClient(
                 base, mcp_path=path, timeout=self.timeout, http=http

@@ -17,6 +17,8 @@ from typing import Any
 
 import anyio
 
+from .. import jsonrpc
+
 from .types import (
     A2A_PATH,
     AGENT_CARD_PATH,
@@ -237,42 +239,26 @@ def create_app(agent: A2AAgent) -> Any:
     async def health(request: Request) -> JSONResponse:
         return JSONResponse({"status": "ok"})
 
-    async def rpc(request: Request) -> JSONResponse:
+    async def send(params: dict) -> Any:
         try:
-            body = await request.json()
-        except ValueError:
-            return JSONResponse(_rpc_error(None, -32700, "parse error: the body is not JSON"))
-        if (
-            not isinstance(body, dict)
-            or body.get("jsonrpc") != "2.0"
-            or not isinstance(body.get("method"), str)
-        ):
-            return JSONResponse(
-                _rpc_error(
-                    body.get("id") if isinstance(body, dict) else None,
-                    -32600,
-                    "invalid request: a JSON-RPC 2.0 object with a method is required",
-                )
-            )
-        rid, method, params = body.get("id"), body["method"], body.get("params") or {}
-        if method == "message/send":
-            try:
-                task = await agent.send(params)
-            except ValueError as e:
-                return JSONResponse(_rpc_error(rid, -32602, f"invalid params: {e}"))
-            return JSONResponse({"jsonrpc": "2.0", "id": rid, "result": task})
-        if method == "tasks/get":
-            task = agent.tasks.get(params.get("id"))
-            if task is None:
-                return JSONResponse(
-                    _rpc_error(rid, TASK_NOT_FOUND, f"task not found: {params.get('id')!r}")
-                )
-            return JSONResponse({"jsonrpc": "2.0", "id": rid, "result": task})
-        return JSONResponse(
-            _rpc_error(
-                rid, -32601, f"method not found: {method!r}; supported: message/send, tasks/get"
-            )
-        )
+            return await agent.send(params)
+        except ValueError as e:
+            raise jsonrpc.Fault(jsonrpc.INVALID_PARAMS, f"invalid params: {e}") from None
+
+    async def get_task(params: dict) -> Any:
+        task = agent.tasks.get(params.get("id"))
+        if task is None:
+            raise jsonrpc.Fault(TASK_NOT_FOUND, f"task not found: {params.get('id')!r}")
+        return task
+
+    methods = jsonrpc.Dispatcher(
+        {"message/send": send, "tasks/get": get_task},
+        not_found=lambda m: f"method not found: {m!r}; supported: message/send, tasks/get",
+    )
+
+    async def rpc(request: Request) -> JSONResponse:
+        req, answer = jsonrpc.parse_request(await request.body())
+        return JSONResponse(answer or await methods.dispatch(req))
 
     async def mcp_config(request: Request) -> JSONResponse:
         if request.method == "GET":
@@ -358,10 +344,6 @@ async def _json(request: Any) -> Any:
         return json.loads(raw)
     except ValueError:
         return None
-
-
-def _rpc_error(rid: Any, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}}
 
 
 def serve(agent: A2AAgent, *, host: str | None = None, port: int | None = None) -> None:

@@ -10,10 +10,11 @@ import attrs
 
 from ..serving import RunningServer, serve_in_thread, serving
 from .app import Gateway, GatewayError
+from .auth import CAPABILITY_PREFIX, Caller, TokenInPath
 from .clock import ClockError, EnvClock
 from .trajectory import Trajectory, redact
 
-__all__ = ["Gateway", "GatewayError", "GatewayServer", "EnvClock", "ClockError", "Trajectory", "redact",
+__all__ = ["Gateway", "GatewayError", "Caller", "TokenInPath", "CAPABILITY_PREFIX", "GatewayServer", "EnvClock", "ClockError", "Trajectory", "redact",
            "serve_gateway", "start_gateway", "gateway_server"]
 
 

@@ -7,10 +7,8 @@ other routes live in control.py.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-import secrets as pysecrets
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -19,40 +17,34 @@ from typing import Any, Iterable, Mapping
 import anyio
 import httpx
 
+from .. import _http, jsonrpc
 from .. import errors as E
-from ..context import DEFAULT_ROLE, ROLE_HEADER, ROLE_META_KEY, SESSION_META_KEY
-from ..dataplane import parse_request, rpc_error
+from ..context import ROLE_META_KEY, SESSION_META_KEY
+from ..jsonrpc import error as rpc_error, parse_request
 from ..fastpost import ForwardConnectError, ForwardError, ForwardTimeout, PostPool
 from ..mcp_http import HANDSHAKE_VERSIONS, MODERN_VERSION, McpHttp, McpHttpError
 from ..schema import did_you_mean
 from ..types import MCP_PATH, MCP_TRANSPORT, WELL_KNOWN_PATH
+from .asgi import read_body, respond
+from .auth import Auth, Caller
+from .roles import RoleRules
+from .routing import Route, build_routes, check_env_name
 from .clock import GET_TIME_TOOL, ClockError, EnvClock, iso
-from .control import WILDCARD, ControlRoutes, GatewayError
+from .control import ControlRoutes, GatewayError
 from .trajectory import Trajectory
 
 log = logging.getLogger(__name__)
 
-SEPARATOR = "__"
-_JSON = [(b"content-type", b"application/json")]
-_ROLE_HEADER = ROLE_HEADER.lower().encode()
-
-
-class _Caller:
-    __slots__ = ("role", "admin", "session")
-
-    def __init__(self, role: str, admin: bool, session: str) -> None:
-        self.role, self.admin, self.session = role, admin, session
-
-
-class _Route:
-    __slots__ = ("env", "tool", "descriptor")
-
-    def __init__(self, env: str, tool: str, descriptor: dict) -> None:
-        self.env, self.tool, self.descriptor = env, tool, descriptor
 
 
 def _now_iso() -> str:
     return datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+_Caller = Caller  # the name before gateway/auth.py
+
+
+_Route = Route  # the name before gateway/routing.py
 
 
 class Gateway(ControlRoutes):
@@ -67,45 +59,48 @@ class Gateway(ControlRoutes):
                  max_request_bytes: int = 8 * 1024 * 1024, clock: EnvClock | None = None,
                  startup_timeout: float = 30.0) -> None:
         for env in envs:
-            _check_env_name(env)
+            check_env_name(env)
         self.name = name
         self.envs = {k: v.rstrip("/") for k, v in envs.items()}
         self.namespacing = namespacing
-        self.admin_token = admin_token or pysecrets.token_urlsafe(32)
-        self.tokens: dict[str, str] = dict(tokens or {})
         self.call_timeout = call_timeout
         self.startup_timeout = startup_timeout
         self.connect_timeout = connect_timeout
         self.max_request_bytes = max_request_bytes
         self.clock = clock or EnvClock()
         self.trajectory = trajectory if isinstance(trajectory, Trajectory) else Trajectory(trajectory, secrets=secrets)
+        self.auth = Auth(admin_token, dict(tokens or {}), self.trajectory.add_secret)
         for secret in [self.admin_token, *self.tokens, *secrets]:
             self.trajectory.add_secret(secret)
-        self.routes: dict[str, _Route] = {}
+        self.routes: dict[str, Route] = {}
         self.env_tools: dict[str, list[dict]] = {}
         self.cards: dict[str, dict] = {}
         self.mcp_paths: dict[str, str] = {}
-        self.rules: dict[str, dict[str, bool]] = {}
+        self.roles = RoleRules()
         self.discovered = False
         self.startup_error: BaseException | None = None
         self._http: httpx.AsyncClient | None = None
         self._mcp: dict[str, McpHttp] = {}
         self._pools: dict[str, PostPool] = {}
-        self._sessions: dict[str, str] = {}
         self._lock: anyio.Lock | None = None
+        self._methods = self._dispatcher()
 
     # --- setup ------------------------------------------------------------------------------
     def issue_token(self, role: str) -> str:
         """A new random bearer token bound to `role`."""
-        token = pysecrets.token_urlsafe(32)
-        self.tokens[token] = role
-        self.trajectory.add_secret(token)
-        return token
+        return self.auth.issue_token(role)
+
+    @property
+    def admin_token(self) -> str:
+        return self.auth.admin_token
+
+    @property
+    def tokens(self) -> dict[str, str]:
+        return self.auth.tokens
 
     def _client(self) -> httpx.AsyncClient:
         limits = httpx.Limits(max_connections=512, max_keepalive_connections=256, keepalive_expiry=30)
-        return httpx.AsyncClient(timeout=httpx.Timeout(self.call_timeout, connect=self.connect_timeout),
-                                 limits=limits, trust_env=False)
+        return _http.client(self.call_timeout, connect=self.connect_timeout, limits=limits)
 
     async def discover(self) -> None:
         """Read every env's card and tools, retrying unreachable envs for `startup_timeout` seconds;
@@ -139,7 +134,7 @@ class Gateway(ControlRoutes):
     async def add_env(self, name: str, url: str) -> list[str]:
         """Front one more env while serving; returns the names its tools are exposed under.
         A name clash (or an unreachable env) raises GatewayError and changes nothing."""
-        _check_env_name(name)
+        check_env_name(name)
         if name in self.envs:
             raise GatewayError(f"environment {name!r} is already fronted (at {self.envs[name]})")
         url = url.rstrip("/")
@@ -191,61 +186,23 @@ class Gateway(ControlRoutes):
             raise GatewayError(f"environment {env!r} refused tools/list: {answer['error']}")
         return list((answer.get("result") or {}).get("tools") or [])
 
-    def _build_routes(self, envs: Mapping[str, str], found: dict[str, list[dict]]) -> dict[str, _Route]:
-        routes: dict[str, _Route] = {}
-        owners: dict[str, str] = {}
-        clashes = []
-        for env in envs:
-            for tool in found.get(env, []):
-                exposed = f"{env}{SEPARATOR}{tool['name']}" if self.namespacing else tool["name"]
-                if exposed in owners:
-                    clashes.append(f"tool {tool['name']!r} is served by both {owners[exposed]!r} and {env!r}")
-                    continue
-                owners[exposed] = env
-                descriptor = {k: v for k, v in tool.items() if k in ("name", "title", "description", "inputSchema",
-                                                                     "annotations", "outputSchema")}
-                descriptor["name"] = exposed
-                routes[exposed] = _Route(env, tool["name"], descriptor)
-        if clashes:
-            raise GatewayError("; ".join(clashes) + " (rename one, or turn on namespacing so tools are "
-                               "exposed as '<env>__<tool>')")
-        return routes
+    def _build_routes(self, envs: Mapping[str, str], found: dict[str, list[dict]]) -> dict[str, Route]:
+        return build_routes(envs, found, namespacing=self.namespacing)
 
     # --- roles ------------------------------------------------------------------------------
     def set_tools(self, role: str, tools: list[str] | str, *, enabled: bool) -> dict:
         """Enable or disable `tools` (or `*`) for `role` (or `*`); returns the rules per role."""
-        targets = [WILDCARD] if tools == WILDCARD else list(tools)
-        known = set(self.routes) | {GET_TIME_TOOL["name"]}
-        for tool in targets:
-            if tool != WILDCARD and tool not in known:
-                raise GatewayError(f"unknown tool {tool!r}{did_you_mean(tool, known)}")
-        disabled = not enabled
-        for tool in targets:
-            if role == WILDCARD and tool == WILDCARD:
-                self.rules = {WILDCARD: {WILDCARD: disabled}}
-            elif role == WILDCARD:
-                for rules in self.rules.values():
-                    rules[tool] = disabled
-                self.rules.setdefault(WILDCARD, {})[tool] = disabled
-            elif tool == WILDCARD:
-                self.rules[role] = {WILDCARD: disabled}
-            else:
-                self.rules.setdefault(role, {})[tool] = disabled
-        return self.role_rules()
+        return self.roles.set(role, tools, enabled=enabled, known=[*self.routes, GET_TIME_TOOL["name"]])
 
     def role_rules(self) -> dict:
-        return {role: {"disabled": sorted(t for t, v in rules.items() if v),
-                       "enabled": sorted(t for t, v in rules.items() if not v)} for role, rules in self.rules.items()}
+        return self.roles.describe()
+
+    @property
+    def rules(self) -> dict[str, dict[str, bool]]:
+        return self.roles.rules
 
     def is_disabled(self, role: str, tool: str) -> bool:
-        for r in (role, WILDCARD):
-            rules = self.rules.get(r)
-            if rules:
-                if tool in rules:
-                    return rules[tool]
-                if WILDCARD in rules:
-                    return rules[WILDCARD]
-        return False
+        return self.roles.is_disabled(role, tool)
 
     def visible_tools(self, role: str) -> list[dict]:
         tools = [r.descriptor for n, r in self.routes.items() if not self.is_disabled(role, n)]
@@ -308,6 +265,14 @@ class Gateway(ControlRoutes):
             self._mcp = {env: McpHttp(url + self.mcp_paths.get(env, MCP_PATH), pool=self._pools[env],
                                       client_name=self.name) for env, url in self.envs.items()}
 
+    def _authenticate(self, scope: dict) -> Caller | tuple[int, str]:
+        return self.auth.authenticate(scope)
+
+    async def _read(self, receive: Any) -> bytes | None:
+        return await read_body(receive, self.max_request_bytes)
+
+    _respond = staticmethod(respond)
+
     async def aclose(self) -> None:
         for pool in self._pools.values():
             await pool.aclose()
@@ -316,54 +281,8 @@ class Gateway(ControlRoutes):
             self._http = None
         self.trajectory.close()
 
-    def _authenticate(self, scope: dict) -> _Caller | tuple[int, str]:
-        token = claimed = None
-        for key, value in scope["headers"]:
-            if key == b"authorization":
-                raw = value.decode("latin-1")
-                if raw[:7].lower() == "bearer ":
-                    token = raw[7:].strip()
-            elif key == _ROLE_HEADER:
-                claimed = value.decode("latin-1").strip() or None
-        if not token:
-            return 401, "missing bearer token: send 'Authorization: Bearer <token>'"
-        if pysecrets.compare_digest(token, self.admin_token):
-            return _Caller(claimed or DEFAULT_ROLE, True, self._session(token))
-        role = self.tokens.get(token)
-        if role is None:
-            return 401, "invalid bearer token"
-        if claimed and claimed != role:
-            return 403, f"this token is bound to role {role!r}; it cannot act as {claimed!r}"
-        return _Caller(role, False, self._session(token))
-
-    def _session(self, token: str) -> str:
-        """A stable, non-secret session id per (valid) token, stamped on forwarded calls."""
-        session = self._sessions.get(token)
-        if session is None:
-            session = self._sessions[token] = "s-" + hashlib.sha256(token.encode()).hexdigest()[:16]
-        return session
-
-    async def _read(self, receive: Any) -> bytes | None:
-        chunks, size = [], 0
-        while True:
-            message = await receive()
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.max_request_bytes:
-                return None
-            chunks.append(chunk)
-            if not message.get("more_body"):
-                return b"".join(chunks)
-
-    @staticmethod
-    async def _respond(send: Any, status: int, body: Any, headers: list | None = None) -> None:
-        data = body if isinstance(body, bytes) else json.dumps(body, default=str).encode()
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [*_JSON, (b"content-length", str(len(data)).encode()), *(headers or [])]})
-        await send({"type": "http.response.body", "body": data})
-
     # --- MCP --------------------------------------------------------------------------------
-    async def _mcp_post(self, scope: dict, receive: Any, send: Any, caller: _Caller) -> None:
+    async def _mcp_post(self, scope: dict, receive: Any, send: Any, caller: Caller) -> None:
         body = await self._read(receive)
         if body is None:
             await self._respond(send, 413, rpc_error(None, E.INVALID_REQUEST,
@@ -377,7 +296,7 @@ class Gateway(ControlRoutes):
             await send({"type": "http.response.start", "status": 202, "headers": []})
             await send({"type": "http.response.body", "body": b""})
             return
-        rid, method = req["id"], req["method"]
+        rid = req["id"]
         params = req.get("params") if isinstance(req.get("params"), dict) else {}
         meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
         claimed = meta.get(ROLE_META_KEY)
@@ -386,39 +305,50 @@ class Gateway(ControlRoutes):
                 await self._respond(send, 403, rpc_error(rid, E.INVALID_REQUEST,
                                     f"this token is bound to role {caller.role!r}; it cannot act as {claimed!r}"))
                 return
-            caller = _Caller(claimed.strip(), True, caller.session)
+            caller = Caller(claimed.strip(), True, caller.session)
         modern = any(k == b"mcp-protocol-version" and v == MODERN_VERSION.encode() for k, v in scope["headers"])
-        if method == "tools/call":
-            result = await self._call_tool(params, caller)
-        elif method == "tools/list":
+        answer = await self._methods.dispatch(req, caller, modern)
+        if "result" in answer:
+            if modern:
+                answer["result"]["resultType"] = "complete"
+            await self._respond(send, 200, answer)
+        else:
+            await self._respond(send, 404 if modern and answer["error"]["code"] == E.METHOD_NOT_FOUND else 200, answer)
+
+    def _dispatcher(self) -> jsonrpc.Dispatcher:
+        async def tools_call(params: dict, caller: Caller, modern: bool) -> dict:
+            answer = await self._call_tool(params, caller)
+            if "error" in answer and "jsonrpc" in answer:
+                raise jsonrpc.Fault.of(answer["error"])
+            return answer
+
+        async def tools_list(params: dict, caller: Caller, modern: bool) -> dict:
             result = {"tools": self.visible_tools(caller.role)}
             if modern:
                 result.update(ttlMs=0, cacheScope="private")
-        elif method == "server/discover":
-            result = {"supportedVersions": [MODERN_VERSION], "capabilities": {"tools": {"listChanged": False}},
-                      "ttlMs": 0, "cacheScope": "private",
-                      "_meta": {"io.modelcontextprotocol/serverInfo": {"name": self.name, "version": "1"}}}
-        elif method == "initialize":
-            asked = params.get("protocolVersion")
-            result = {"protocolVersion": asked if asked in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1],
-                      "capabilities": {"tools": {"listChanged": False}},
-                      "serverInfo": {"name": self.name, "version": "1"}}
-        elif method == "ping":
-            result = {}
-        else:
-            await self._respond(send, 200 if not modern else 404, rpc_error(
-                rid, E.METHOD_NOT_FOUND, f"method not found: {method!r} (the gateway serves initialize, "
-                                         "server/discover, ping, tools/list, tools/call)"))
-            return
-        if isinstance(result, dict) and "error" in result and "jsonrpc" in result:
-            result["id"] = rid
-            await self._respond(send, 200, result)
-            return
-        if modern:
-            result["resultType"] = "complete"
-        await self._respond(send, 200, {"jsonrpc": "2.0", "id": rid, "result": result})
+            return result
 
-    async def _call_tool(self, params: dict, caller: _Caller) -> dict:
+        async def discover(params: dict, caller: Caller, modern: bool) -> dict:
+            return {"supportedVersions": [MODERN_VERSION], "capabilities": {"tools": {"listChanged": False}},
+                    "ttlMs": 0, "cacheScope": "private",
+                    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": self.name, "version": "1"}}}
+
+        async def initialize(params: dict, caller: Caller, modern: bool) -> dict:
+            asked = params.get("protocolVersion")
+            return {"protocolVersion": asked if asked in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1],
+                    "capabilities": {"tools": {"listChanged": False}},
+                    "serverInfo": {"name": self.name, "version": "1"}}
+
+        async def ping(params: dict, caller: Caller, modern: bool) -> dict:
+            return {}
+
+        return jsonrpc.Dispatcher(
+            {"tools/call": tools_call, "tools/list": tools_list, "server/discover": discover,
+             "initialize": initialize, "ping": ping}, lenient_params=True,
+            not_found=lambda m: f"method not found: {m!r} (the gateway serves initialize, "
+                                "server/discover, ping, tools/list, tools/call)")
+
+    async def _call_tool(self, params: dict, caller: Caller) -> dict:
         name = params.get("name")
         arguments = params.get("arguments") or {}
         started, stamp = time.perf_counter(), _now_iso()
@@ -464,7 +394,7 @@ class Gateway(ControlRoutes):
     def visible_tools_names(self, role: str) -> list[str]:
         return [t["name"] for t in self.visible_tools(role)]
 
-    async def _forward(self, route: _Route, arguments: dict, caller: _Caller) -> dict:
+    async def _forward(self, route: Route, arguments: dict, caller: Caller) -> dict:
         mcp = self._mcp[route.env]
         meta = {ROLE_META_KEY: caller.role, SESSION_META_KEY: caller.session}
         url = self.envs[route.env]
@@ -486,11 +416,6 @@ class Gateway(ControlRoutes):
         result.pop("_meta", None)
         result.pop("resultType", None)
         return result
-
-def _check_env_name(env: str) -> None:
-    if not isinstance(env, str) or not env or SEPARATOR in env or "/" in env or not env.isprintable():
-        raise GatewayError(f"invalid environment name {env!r}: use letters, digits, '-' or a single '_'")
-
 
 def _error_result(text: str) -> dict:
     return {"content": [{"type": "text", "text": text}], "isError": True}

@@ -5,23 +5,21 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 import httpx
 
 from .. import errors as E
 from ..context import DEFAULT_ROLE, ROLE_HEADER
-from ..dataplane import parse_request, rpc_error
+from ..jsonrpc import error as rpc_error, parse_request
 from ..schema import did_you_mean
 from ..types import (CLOCK_EXTENSION_URI, MCP_PATH, MCP_TRANSPORT, PROTOCOL_VERSION, READY_PATH, RPC_PATH,
                      WELL_KNOWN_PATH)
+from .auth import Caller
+from .errors import WILDCARD, GatewayError
 from .clock import GET_TIME_TOOL, ClockError
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .app import _Caller
-
-WILDCARD = "*"
 
 CLOCK_EXTENSION = {
     "uri": CLOCK_EXTENSION_URI,
@@ -37,14 +35,10 @@ CLOCK_EXTENSION = {
 }
 
 
-class GatewayError(Exception):
-    """The gateway cannot serve this set of environments (unreachable env, tool-name clash...)."""
-
-
 class ControlRoutes:
     """Everything but `POST /mcp`; expects the attributes `Gateway` sets up."""
 
-    async def _control(self, scope: dict, receive: Any, send: Any, caller: _Caller, path: str, method: str) -> None:
+    async def _control(self, scope: dict, receive: Any, send: Any, caller: Caller, path: str, method: str) -> None:
         if path == WELL_KNOWN_PATH and method == "GET":
             await self._respond(send, 200, self.card(caller.role))
         elif path == READY_PATH and method == "GET":
@@ -101,7 +95,7 @@ class ControlRoutes:
             return None
         return body
 
-    async def _clock_route(self, receive: Any, send: Any, caller: _Caller, path: str, method: str) -> None:
+    async def _clock_route(self, receive: Any, send: Any, caller: Caller, path: str, method: str) -> None:
         try:
             if path == "/clock/time" and method == "GET":
                 await self._respond(send, 200, self.clock.read())
@@ -182,7 +176,7 @@ class ControlRoutes:
         ready = all(v == "up" for v in status.values())
         return {"status": "ready" if ready else "degraded", "envs": status, "tools": len(self.routes)}
 
-    async def _data_plane(self, scope: dict, receive: Any, send: Any, caller: _Caller) -> None:
+    async def _data_plane(self, scope: dict, receive: Any, send: Any, caller: Caller) -> None:
         if len(self.envs) != 1:
             raw = await self._read(receive)
             req, error = parse_request(raw or b"")
@@ -194,7 +188,7 @@ class ControlRoutes:
         env = next(iter(self.envs))
         await self._proxy(scope, receive, send, caller, f"/svc/{env}{RPC_PATH}")
 
-    async def _proxy(self, scope: dict, receive: Any, send: Any, caller: _Caller, path: str) -> None:
+    async def _proxy(self, scope: dict, receive: Any, send: Any, caller: Caller, path: str) -> None:
         _, _, rest = path.partition("/svc/")
         env, _, tail = rest.partition("/")
         base = self.envs.get(env)
