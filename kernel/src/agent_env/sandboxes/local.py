@@ -456,6 +456,13 @@ class LocalSandbox(Sandbox):
         `APP_DIR`, and the marker that lets teardown find it)."""
         return self._env(env)
 
+    def adopt_server(self, pid: int, argv: Sequence[str], log: Path) -> None:
+        """Track a server a fast path started (its own process group), so teardown kills it by
+        pid like `start_process`'s servers instead of relying on the marker scan alone."""
+        self._track(pid, "server", argv)
+        self._tracked[pid]["log"] = str(log)
+        self._save()
+
     async def process_logs(self, *, tail: int = 200) -> str:
         def read() -> str:
             chunks = []

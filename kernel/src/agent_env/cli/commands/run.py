@@ -254,7 +254,7 @@ async def _run_bundle(session: Any, options: RunOptions, caught: list[int]) -> i
             raise click.UsageError(f"bundle {bundle.name!r} has no tasks to run")
         if options.agent:
             agent_cls = _check_agent(session, bundle, options.agent)
-            if agent_cls.needs_solution:
+            if agent_cls is not None and agent_cls.needs_solution:
                 tasks = _with_solution(bundle, tasks, options.agent)
         return tasks, evals
 

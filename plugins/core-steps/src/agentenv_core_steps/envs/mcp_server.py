@@ -257,7 +257,7 @@ async def _fork(ctx: Any, sandbox: Any, argv: list[str], env: dict[str, str]) ->
     from agentenv_core_steps.envs import forkserver
 
     if not (forkserver.enabled() and forkserver.entry(argv)
-            and hasattr(sandbox, "process_environment") and hasattr(sandbox, "new_log_path")):
+            and hasattr(sandbox, "process_environment") and hasattr(sandbox, "adopt_server")):
         return None
     from agent_env.net import free_port
 
@@ -272,6 +272,7 @@ async def _fork(ctx: Any, sandbox: Any, argv: list[str], env: dict[str, str]) ->
     except (RuntimeError, ValueError, OSError) as e:
         ctx.log(f"warm start unavailable ({e}); starting the env as a new process")
         return None
+    sandbox.adopt_server(pid, argv, log)
     return forkserver.ForkedProcess(server, pid, log, f"http://127.0.0.1:{port}")
 
 
