@@ -18,7 +18,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from agent_env.sandbox import Sandbox, SandboxSpec
+    from collections.abc import Awaitable, Callable
+
+    from agent_env.resources import InstanceKey
+    from agent_env.sandbox import Sandbox, SandboxProvider, SandboxSpec
 
 
 class ArtifactHandle(abc.ABC):
@@ -80,6 +83,26 @@ class StepContext(abc.ABC):
     @abc.abstractmethod
     async def teardown_sandbox(self, name: str) -> None:
         """Tear a sandbox down now instead of at the end of the run."""
+
+    @abc.abstractmethod
+    def sandbox_provider(self, name: str | None = None) -> SandboxProvider:
+        """The run's provider instance `name` (default: the run's default provider), for its
+        optional capabilities (`can_build_images`/`build_image`, `host_address`)."""
+
+    @abc.abstractmethod
+    async def instance_resource(
+        self,
+        key: InstanceKey[Any],
+        *,
+        start: Callable[[], Any | Awaitable[Any]],
+        close: Callable[[Any], Any | Awaitable[Any]] | None = None,
+    ) -> Any:
+        """The task instance's resource under `key`, started once by `start` (later callers
+        get the same value) and closed by `close` in the instance's teardown."""
+
+    @abc.abstractmethod
+    def instance_resource_if_started(self, key: InstanceKey[Any]) -> Any:
+        """The resource under `key` if some step started it, else None (never starts it)."""
 
     @abc.abstractmethod
     def record_verifier(

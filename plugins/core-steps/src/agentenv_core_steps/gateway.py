@@ -113,7 +113,7 @@ async def gateway_for(ctx: StepContext) -> RunGateway:
     if raced is not None:
         await anyio.to_thread.run_sync(gateway.stop)
         return raced
-    await ctx.instance_resource(  # type: ignore[attr-defined]
+    await ctx.instance_resource(
         GATEWAY, start=lambda: gateway,
         close=lambda _g: anyio.to_thread.run_sync(stop_gateway, key))
     _add_secret(ctx, gateway.admin_token)
