@@ -17,6 +17,7 @@ import statistics
 import time
 
 import anyio
+
 from agentenv_protocol.agent import A2AClient, AgentConfig, McpServer, create_app
 from agentenv_protocol.agent.chat import ChatClient
 from agentenv_protocol.agent.loop import McpTools, ToolLoop

@@ -16,15 +16,17 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
-
 from _timing import elapsed
+
 from agent_env.stores.versioned import Entities
 
 SMALL = {"step": "deploy", "status": "ok", "context": {"sandbox": "sbx-1", "n": 3}}
 BLOB = bytes(range(256)) * 4
 
 
-async def timed(label: str, n: int, op: Callable[[int], Awaitable[object]], workers: int = 1) -> None:
+async def timed(
+    label: str, n: int, op: Callable[[int], Awaitable[object]], workers: int = 1
+) -> None:
     took = await elapsed(n, op, workers)
     print(f"  {label:<36} {n / took:>9,.0f} ops/s  {took / n * 1e3:>7.2f} ms/op", flush=True)
 
@@ -40,8 +42,12 @@ async def bench_documents(name: str, docs: Any, n: int) -> None:
     await timed(f"list (prefix, 10 of {n})", 50, lambda i: docs.list(c, "k0000001"))
     entities = Entities(docs)
     eid = uuid.uuid4().hex
-    await timed("entities put (changed, 1 id)", 50, lambda i: entities.put("b", eid, {}, digest=str(i)))
-    await timed("entities put (unchanged)", 50, lambda i: entities.put("b", eid + "u", {}, digest="s"))
+    await timed(
+        "entities put (changed, 1 id)", 50, lambda i: entities.put("b", eid, {}, digest=str(i))
+    )
+    await timed(
+        "entities put (unchanged)", 50, lambda i: entities.put("b", eid + "u", {}, digest="s")
+    )
     await docs.close()
 
 
@@ -74,8 +80,12 @@ async def aws(n: int) -> None:
     from agentenv_aws_stores.testing import moto_server, settings
 
     with moto_server() as url:
-        await bench_documents("dynamodb @ moto", DynamoDocumentStore(settings(url, table="bench")), n)
-        await bench_objects("s3 @ moto", S3ObjectStore(settings(url, bucket="bench", create_bucket=True)), n)
+        await bench_documents(
+            "dynamodb @ moto", DynamoDocumentStore(settings(url, table="bench")), n
+        )
+        await bench_objects(
+            "s3 @ moto", S3ObjectStore(settings(url, bucket="bench", create_bucket=True)), n
+        )
         await bench_secrets("secretsmanager @ moto", SecretsManagerStore(settings(url)), n)
 
 
@@ -89,12 +99,17 @@ async def gcp(n: int) -> None:
         fs = stack.enter_context(testing.firestore_emulator())
         gcs = stack.enter_context(testing.gcs_emulator())
         sm = stack.enter_context(testing.SecretManagerServer().serve())
-        await bench_documents("firestore @ emulator", FirestoreDocumentStore(testing.settings(fs)), n)
+        await bench_documents(
+            "firestore @ emulator", FirestoreDocumentStore(testing.settings(fs)), n
+        )
         await bench_objects(
             "gcs @ gcp-storage-emulator",
-            GcsObjectStore(testing.settings(gcs, bucket="bench", create_bucket=True)), n,
+            GcsObjectStore(testing.settings(gcs, bucket="bench", create_bucket=True)),
+            n,
         )
-        await bench_secrets("secretmanager @ test server", SecretManagerStore(testing.settings(sm)), n)
+        await bench_secrets(
+            "secretmanager @ test server", SecretManagerStore(testing.settings(sm)), n
+        )
 
 
 def main() -> None:

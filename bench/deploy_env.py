@@ -61,8 +61,8 @@ def card_answers(url: str) -> bool:
 async def framework_once(provider: str, bundle: Path, home: Path, stamp: Path) -> float:
     from agent_env.bundles import load_bundle, materialize
     from agent_env.engine.instance import TaskInstance
-    from agent_env.engine.services import EngineServices, Reporter
     from agent_env.engine.records import new_id
+    from agent_env.engine.services import EngineServices, Reporter
     from agent_env.plugins import get_plugin_manager
     from agent_env.sandboxes.manager import SandboxManager
     from agent_env.stores import open_stores
@@ -78,24 +78,42 @@ async def framework_once(provider: str, bundle: Path, home: Path, stamp: Path) -
     stores = open_stores({}, plugins, home=home)
     try:
         materialized = await materialize(loaded, stores)
-        services = EngineServices(plugins=plugins, config=None, stores=stores,
-                                  sandboxes=SandboxManager(plugins, None, home),
-                                  artifacts=materialized.artifacts, reporter=Clock())
-        instance = await TaskInstance.create(services, task=loaded.tasks[provider], instance_id=new_id("ti"),
-                                             run_id="bench", bundle={"spec": str(bundle), "name": "bench"})
+        services = EngineServices(
+            plugins=plugins,
+            config=None,
+            stores=stores,
+            sandboxes=SandboxManager(plugins, None, home),
+            artifacts=materialized.artifacts,
+            reporter=Clock(),
+        )
+        instance = await TaskInstance.create(
+            services,
+            task=loaded.tasks[provider],
+            instance_id=new_id("ti"),
+            run_id="bench",
+            bundle={"spec": str(bundle), "name": "bench"},
+        )
         record = await instance.run()
     finally:
         await stores.close()
     if record["status"] != "passed":
-        raise SystemExit(f"{provider}: the bench task did not pass: {record['failure'] or record['outcome']}")
+        raise SystemExit(
+            f"{provider}: the bench task did not pass: {record['failure'] or record['outcome']}"
+        )
     return float(stamp.read_text()) - started["deploy"]
 
 
 def docker_floor(image: str) -> float:
     t0 = time.perf_counter()
-    cid = subprocess.check_output(["docker", "run", "-d", "-p", "127.0.0.1::18765", image], text=True).strip()
+    cid = subprocess.check_output(
+        ["docker", "run", "-d", "-p", "127.0.0.1::18765", image], text=True
+    ).strip()
     try:
-        port = subprocess.check_output(["docker", "port", cid, "18765/tcp"], text=True).split(":")[-1].strip()
+        port = (
+            subprocess.check_output(["docker", "port", cid, "18765/tcp"], text=True)
+            .split(":")[-1]
+            .strip()
+        )
         url = f"http://127.0.0.1:{port}"
         while not card_answers(url):
             time.sleep(0.01)
@@ -112,8 +130,13 @@ def local_floor(server: Path) -> float:
         port = s.getsockname()[1]
     env = {**os.environ, "MCP_HOST": "127.0.0.1", "MCP_PORT": str(port)}
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, str(server)], env=env, cwd=server.parent,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, str(server)],
+        env=env,
+        cwd=server.parent,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         while not card_answers(f"http://127.0.0.1:{port}"):
             if proc.poll() is not None:
@@ -126,8 +149,16 @@ def local_floor(server: Path) -> float:
 
 
 def built_image(home: Path) -> str:
-    out = subprocess.check_output(["docker", "images", "--format", "{{.Repository}}:{{.Tag}} {{.CreatedAt}}",
-                                   "agentenv/env-echo"], text=True).splitlines()
+    out = subprocess.check_output(
+        [
+            "docker",
+            "images",
+            "--format",
+            "{{.Repository}}:{{.Tag}} {{.CreatedAt}}",
+            "agentenv/env-echo",
+        ],
+        text=True,
+    ).splitlines()
     return sorted(out, key=lambda line: line.split(" ", 1)[1])[-1].split(" ", 1)[0]
 
 
@@ -155,15 +186,21 @@ def main() -> None:
     try:
         for provider in providers:
             first = anyio.run(framework_once, provider, bundle, work / "home", stamp)  # warm-up
-            print(f"{provider:7s} first deploy in this process (builds, venvs, fork server): "
-                  f"{first * 1000:.0f} ms", flush=True)
+            print(
+                f"{provider:7s} first deploy in this process (builds, venvs, fork server): "
+                f"{first * 1000:.0f} ms",
+                flush=True,
+            )
             ours: list[float] = []
             floor: list[float] = []
             image = built_image(work / "home") if provider == "docker" else ""
             for _ in range(args.runs):
                 ours.append(anyio.run(framework_once, provider, bundle, work / "home", stamp))
-                floor.append(docker_floor(image) if provider == "docker"
-                             else local_floor(bundle / "envs" / "echo" / "server.py"))
+                floor.append(
+                    docker_floor(image)
+                    if provider == "docker"
+                    else local_floor(bundle / "envs" / "echo" / "server.py")
+                )
             ratio = statistics.median(ours) / statistics.median(floor)
             what = "docker run + card" if provider == "docker" else "python server.py + card"
             print(f"{provider:7s} agent-env deploy_env -> tool call: {ms(ours)}")

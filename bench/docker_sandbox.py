@@ -48,7 +48,10 @@ def wait(url: str, timeout: float = 30) -> None:
 def floor_once(client, image: str) -> tuple[float, float]:
     started = time.perf_counter()
     container = client.containers.run(
-        image, ["python3", "-c", SERVER], detach=True, ports={"8080/tcp": ("127.0.0.1", None)},
+        image,
+        ["python3", "-c", SERVER],
+        detach=True,
+        ports={"8080/tcp": ("127.0.0.1", None)},
         environment={"PORT": "8080"},
     )
     container.reload()
@@ -119,7 +122,9 @@ async def main(runs: int, image: str) -> None:
     floor = statistics.median(floors)
     for label, rows in (("server in image", ours), ("server copied in", copied)):
         ratio = statistics.median(o["deploy"] for o in rows) / floor
-        print(f"  provider, {label:<17} until 200 {fmt([o['deploy'] for o in rows])}   {ratio:.2f}x floor")
+        print(
+            f"  provider, {label:<17} until 200 {fmt([o['deploy'] for o in rows])}   {ratio:.2f}x floor"
+        )
     print("  (target: provider within 1.3x of the floor)")
     for key in ("create", "write_file", "exec", "read_file", "teardown"):
         rows = copied if key == "write_file" else ours

@@ -22,6 +22,7 @@ from typing import ClassVar
 
 import anyio
 import attrs
+
 from agent_env.engine.instance import TaskInstance
 from agent_env.engine.records import new_id
 from agent_env.engine.runner import LocalRunner

@@ -18,6 +18,7 @@ import sys
 import time
 
 import anyio
+
 from agentenv_protocol.client import EnvClient
 from agentenv_protocol.fastpost import PostPool
 from agentenv_protocol.mcp_http import McpHttp
@@ -30,8 +31,12 @@ def free_port() -> int:
 
 
 def start(args: list[str], env: dict) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, *args], env={**os.environ, **env}, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, *args],
+        env={**os.environ, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
 
 
 async def wait_ready(url: str, token: str | None = None) -> None:
@@ -42,7 +47,8 @@ async def wait_ready(url: str, token: str | None = None) -> None:
 def cpu_seconds(pid: int) -> float:
     """User+system CPU time of a process (Linux /proc), 0 where unavailable."""
     try:
-        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, IndexError, ValueError):
         return 0.0
@@ -66,7 +72,9 @@ async def sequential(url: str, headers: dict, calls: int) -> list[float]:
         out = []
         for i in range(calls):
             t = time.perf_counter()
-            answer = await mcp.request("tools/call", {"name": "echo", "arguments": {"text": f"hi {i}"}})
+            answer = await mcp.request(
+                "tools/call", {"name": "echo", "arguments": {"text": f"hi {i}"}}
+            )
             out.append(time.perf_counter() - t)
             assert "result" in answer and not answer["result"].get("isError"), answer
         return out
@@ -83,7 +91,9 @@ async def throughput(url: str, headers: dict, clients: int, seconds: float) -> t
         async def worker(n: int) -> None:
             nonlocal done
             while time.perf_counter() < deadline:
-                answer = await mcp.request("tools/call", {"name": "echo", "arguments": {"text": f"w{n}"}})
+                answer = await mcp.request(
+                    "tools/call", {"name": "echo", "arguments": {"text": f"w{n}"}}
+                )
                 assert "result" in answer, answer
                 done += 1
 
@@ -99,11 +109,27 @@ async def throughput(url: str, headers: dict, clients: int, seconds: float) -> t
 async def run(args: argparse.Namespace) -> None:
     env_port, gw_port, token = free_port(), free_port(), "bench-admin-token"
     env_url, gw_url = f"http://127.0.0.1:{env_port}", f"http://127.0.0.1:{gw_port}"
-    procs = [start(["-m", "agentenv_protocol.examples.echo"], {"MCP_HOST": "127.0.0.1", "MCP_PORT": str(env_port)})]
+    procs = [
+        start(
+            ["-m", "agentenv_protocol.examples.echo"],
+            {"MCP_HOST": "127.0.0.1", "MCP_PORT": str(env_port)},
+        )
+    ]
     try:
         await wait_ready(env_url)
-        procs.append(start(["-m", "agentenv_protocol.gateway", "--env", f"echo={env_url}", "--port", str(gw_port)],
-                           {"AGENTENV_GATEWAY_TOKEN": token}))
+        procs.append(
+            start(
+                [
+                    "-m",
+                    "agentenv_protocol.gateway",
+                    "--env",
+                    f"echo={env_url}",
+                    "--port",
+                    str(gw_port),
+                ],
+                {"AGENTENV_GATEWAY_TOKEN": token},
+            )
+        )
         await wait_ready(gw_url, token)
         auth = {"authorization": f"Bearer {token}"}
         paths = (("direct", env_url, {}), ("gateway", gw_url, auth))
@@ -114,25 +140,48 @@ async def run(args: argparse.Namespace) -> None:
             for label, url, headers in paths:
                 lat[label] += await sequential(url, headers, args.calls // args.rounds)
                 before = [cpu_seconds(p.pid) for p in procs]
-                tput, calls = await throughput(url, headers, args.clients, args.seconds / args.rounds)
-                cpu[label].append([(cpu_seconds(p.pid) - b) * 1e6 / calls for p, b in zip(procs, before)])
+                tput, calls = await throughput(
+                    url, headers, args.clients, args.seconds / args.rounds
+                )
+                cpu[label].append(
+                    [
+                        (cpu_seconds(p.pid) - b) * 1e6 / calls
+                        for p, b in zip(procs, before, strict=False)
+                    ]
+                )
                 tputs[label].append(tput)
         rows = []
         for label, *_ in paths:
             used = [statistics.median(c[i] for c in cpu[label]) for i in range(len(procs))]
-            rows.append((label, pct(lat[label], 0.5) * 1e3, pct(lat[label], 0.99) * 1e3,
-                         statistics.mean(lat[label]) * 1e3, statistics.median(tputs[label]), used[0],
-                         used[1] if label == "gateway" else 0.0))
-        print(f"\ntool call 'echo' ({args.calls} sequential calls; {args.clients} concurrent clients for "
-              f"{args.seconds:g}s; {args.rounds} interleaved rounds, median throughput; {os.cpu_count()} CPUs)")
-        print(f"{'path':<10}{'p50 ms':>10}{'p99 ms':>10}{'mean ms':>10}{'calls/s':>12}{'env us/call':>14}"
-              f"{'gw us/call':>12}")
+            rows.append(
+                (
+                    label,
+                    pct(lat[label], 0.5) * 1e3,
+                    pct(lat[label], 0.99) * 1e3,
+                    statistics.mean(lat[label]) * 1e3,
+                    statistics.median(tputs[label]),
+                    used[0],
+                    used[1] if label == "gateway" else 0.0,
+                )
+            )
+        print(
+            f"\ntool call 'echo' ({args.calls} sequential calls; {args.clients} concurrent clients for "
+            f"{args.seconds:g}s; {args.rounds} interleaved rounds, median throughput; {os.cpu_count()} CPUs)"
+        )
+        print(
+            f"{'path':<10}{'p50 ms':>10}{'p99 ms':>10}{'mean ms':>10}{'calls/s':>12}{'env us/call':>14}"
+            f"{'gw us/call':>12}"
+        )
         for label, p50, p99, mean, tput, env_cpu, gw_cpu in rows:
-            print(f"{label:<10}{p50:>10.3f}{p99:>10.3f}{mean:>10.3f}{tput:>12.0f}{env_cpu:>14.0f}"
-                  f"{(f'{gw_cpu:.0f}' if gw_cpu else '-'):>12}")
+            print(
+                f"{label:<10}{p50:>10.3f}{p99:>10.3f}{mean:>10.3f}{tput:>12.0f}{env_cpu:>14.0f}"
+                f"{(f'{gw_cpu:.0f}' if gw_cpu else '-'):>12}"
+            )
         (_, d50, _, _, dt, _, _), (_, g50, _, _, gt, _, _) = rows
-        print(f"\ngateway adds {g50 - d50:.3f} ms at p50 (target < 1 ms); keeps {100 * gt / dt:.0f}% of direct "
-              f"throughput (target >= 70%)")
+        print(
+            f"\ngateway adds {g50 - d50:.3f} ms at p50 (target < 1 ms); keeps {100 * gt / dt:.0f}% of direct "
+            f"throughput (target >= 70%)"
+        )
     finally:
         for proc in procs:
             proc.terminate()
@@ -144,7 +193,9 @@ async def run(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=6.0)

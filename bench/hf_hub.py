@@ -35,16 +35,20 @@ def main() -> None:
     print(f"bundle of {args.files} files, {args.other} other repo files")
     with hub.serve() as endpoint:
         os.environ["HF_ENDPOINT"] = endpoint
-        for label, spec in [("first run (main)", "hf://bench/bundles"),
-                            ("rerun (main)", "hf://bench/bundles"),
-                            ("rerun (pinned commit)", f"hf://bench/bundles@{commit}")]:
+        for label, spec in [
+            ("first run (main)", "hf://bench/bundles"),
+            ("rerun (main)", "hf://bench/bundles"),
+            ("rerun (pinned commit)", f"hf://bench/bundles@{commit}"),
+        ]:
             before = len(hub.log)
             start = time.perf_counter()
             with contextlib.redirect_stderr(io.StringIO()):
                 got = fetch(spec)
             ms = (time.perf_counter() - start) * 1000
-            print(f"{label:24s} {ms:8.1f} ms  requests {len(hub.log) - before:4d}  "
-                  f"downloaded {got.downloaded} files")
+            print(
+                f"{label:24s} {ms:8.1f} ms  requests {len(hub.log) - before:4d}  "
+                f"downloaded {got.downloaded} files"
+            )
 
 
 if __name__ == "__main__":

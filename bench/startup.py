@@ -47,23 +47,30 @@ def main() -> int:
         ("agent-env --help", [script, "--help"]),
         ("... --no-plugins --help", [script, "--no-plugins", "--help"]),
     ]
-    plugins = sorted(f"{ep.name} ({ep.dist.name if ep.dist else '?'})"
-                     for ep in entry_points(group="agent_env"))
-    print(f"python {sys.version.split()[0]}, {opts.runs} runs each, "
-          f"{len(plugins)} entry-point plugins: {', '.join(plugins) or 'none'}")
+    plugins = sorted(
+        f"{ep.name} ({ep.dist.name if ep.dist else '?'})" for ep in entry_points(group="agent_env")
+    )
+    print(
+        f"python {sys.version.split()[0]}, {opts.runs} runs each, "
+        f"{len(plugins)} entry-point plugins: {', '.join(plugins) or 'none'}"
+    )
     medians = {}
     print(f"{'command':<22}{'median ms':>10}{'min ms':>9}{'max ms':>9}{'vs python':>11}")
     for label, cmd in cases:
         samples = _time(cmd, opts.runs)
         medians[label] = statistics.median(samples)
         delta = medians[label] - medians["python -c pass"]
-        print(f"{label:<22}{medians[label]:>10.1f}{min(samples):>9.1f}{max(samples):>9.1f}"
-              f"{delta:>+11.1f}")
+        print(
+            f"{label:<22}{medians[label]:>10.1f}{min(samples):>9.1f}{max(samples):>9.1f}"
+            f"{delta:>+11.1f}"
+        )
     over = medians["agent-env --version"] - medians["python -c pass"]
     scan = medians["agent-env --help"] - medians["... --no-plugins --help"]
     print(f"loading entry-point plugins for --help costs {scan:.1f} ms")
     verdict = "within" if over <= TARGET_MS else "OVER"
-    print(f"--version costs {over:.1f} ms over a bare interpreter ({verdict} the {TARGET_MS:.0f} ms target)")
+    print(
+        f"--version costs {over:.1f} ms over a bare interpreter ({verdict} the {TARGET_MS:.0f} ms target)"
+    )
     return 0
 
 

@@ -12,8 +12,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
-
 from _timing import elapsed
+
 from agent_env.stores.filesystem import FilesystemObjectStore
 from agent_env.stores.sqlite import SqliteDocumentStore
 from agent_env.stores.versioned import Entities
@@ -23,7 +23,9 @@ async def timed(label: str, n: int, op: Callable[[int], Awaitable[object]]) -> N
     await concurrent(label, n, 1, op)
 
 
-async def concurrent(label: str, n: int, workers: int, op: Callable[[int], Awaitable[object]]) -> None:
+async def concurrent(
+    label: str, n: int, workers: int, op: Callable[[int], Awaitable[object]]
+) -> None:
     took = await elapsed(n, op, workers)
     print(f"{label:<34} {n / took:>10,.0f} ops/s  {took / n * 1e6:>8.1f} us/op")
 
@@ -36,20 +38,34 @@ async def main(n: int) -> None:
         await timed("sqlite put (small doc)", n, lambda i: docs.put("journal", f"k{i:08d}", small))
         await timed("sqlite get", n, lambda i: docs.get("journal", f"k{i:08d}"))
         await timed("sqlite create (new key)", n, lambda i: docs.create("c", f"k{i:08d}", small))
-        await timed("sqlite create (existing key)", n, lambda i: docs.create("c", f"k{i:08d}", small))
-        await concurrent("sqlite put, 8 concurrent tasks", n, 8, lambda i: docs.put("p", f"k{i}", small))
-        await timed("sqlite list (prefix, 10 of %d)" % n, 200, lambda i: docs.list("journal", "k0000010"))
+        await timed(
+            "sqlite create (existing key)", n, lambda i: docs.create("c", f"k{i:08d}", small)
+        )
+        await concurrent(
+            "sqlite put, 8 concurrent tasks", n, 8, lambda i: docs.put("p", f"k{i}", small)
+        )
+        await timed(
+            f"sqlite list (prefix, 10 of {n})", 200, lambda i: docs.list("journal", "k0000010")
+        )
         entities = Entities(docs)
-        await timed("entities put (changed, 1 id)", 300, lambda i: entities.put("b", "e", {}, digest=str(i)))
-        await timed("entities put (unchanged)", 300, lambda i: entities.put("b", "u", {}, digest="same"))
+        await timed(
+            "entities put (changed, 1 id)", 300, lambda i: entities.put("b", "e", {}, digest=str(i))
+        )
+        await timed(
+            "entities put (unchanged)", 300, lambda i: entities.put("b", "u", {}, digest="same")
+        )
         await docs.close()
         fast = SqliteDocumentStore({"path": str(home / "full.sqlite3"), "synchronous": "FULL"})
-        await timed("sqlite put (synchronous=FULL)", min(n, 500), lambda i: fast.put("j", f"k{i}", small))
+        await timed(
+            "sqlite put (synchronous=FULL)", min(n, 500), lambda i: fast.put("j", f"k{i}", small)
+        )
         await fast.close()
 
         objects = FilesystemObjectStore(home=home)
         blob = b"x" * 4096
-        await timed("filesystem put 4 KiB (fsync)", min(n, 500), lambda i: objects.put(f"o/{i}", blob))
+        await timed(
+            "filesystem put 4 KiB (fsync)", min(n, 500), lambda i: objects.put(f"o/{i}", blob)
+        )
         await timed("filesystem get 4 KiB", n, lambda i: objects.get(f"o/{i % min(n, 500)}"))
         nosync = FilesystemObjectStore({"root": str(home / "nosync"), "fsync": False})
         await timed("filesystem put 4 KiB (fsync off)", n, lambda i: nosync.put(f"o/{i}", blob))

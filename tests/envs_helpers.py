@@ -26,15 +26,28 @@ def cli_env(home: Path) -> dict[str, str]:
     return env
 
 
-def agent_env(home: Path, *args: str, timeout: float = 600, cwd: Path | None = None
-              ) -> subprocess.CompletedProcess:
-    return subprocess.run([AGENT_ENV, *args], env=cli_env(home), cwd=cwd or home.parent,
-                          capture_output=True, text=True, timeout=timeout)
+def agent_env(
+    home: Path, *args: str, timeout: float = 600, cwd: Path | None = None
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [AGENT_ENV, *args],
+        env=cli_env(home),
+        cwd=cwd or home.parent,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def start(home: Path, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([AGENT_ENV, *args], env=cli_env(home), cwd=home.parent,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [AGENT_ENV, *args],
+        env=cli_env(home),
+        cwd=home.parent,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def copy_example(name: str, dest: Path) -> Path:
@@ -50,8 +63,13 @@ def write(root: Path, files: dict[str, Any]) -> Path:
     return root
 
 
-def env_bundle(root: Path, env_toml: str, extra: dict[str, Any] | None = None,
-               steps: list | None = None, server: str | None = None) -> Path:
+def env_bundle(
+    root: Path,
+    env_toml: str,
+    extra: dict[str, Any] | None = None,
+    steps: list | None = None,
+    server: str | None = None,
+) -> Path:
     """A bundle with env `e` (the notes example's server unless `server` is given)."""
     files = {
         "envs/e/env.toml": env_toml,
@@ -74,7 +92,11 @@ def nothing_left(home: Path) -> None:
     """No sandbox folder and no lease of ours remain under `home`."""
     for sub in ("sandboxes", "leases"):
         folder = home / sub
-        left = [p.name for p in folder.iterdir() if not p.name.startswith(".")] if folder.exists() else []
+        left = (
+            [p.name for p in folder.iterdir() if not p.name.startswith(".")]
+            if folder.exists()
+            else []
+        )
         assert left == [], f"{sub} left behind: {left}"
 
 

@@ -10,8 +10,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from agentenv_protocol.agent.testing import ScriptedModelServer  # noqa: E402
 from agents_support import groceries_steps, notes_bundle, run_json, show_json  # noqa: E402
+
+from agentenv_protocol.agent.testing import ScriptedModelServer  # noqa: E402
 
 ECHO_AGENT = """
 import os
@@ -465,8 +466,11 @@ def test_model_endpoint_and_key_from_the_config_file(tmp_path):
         config.write_text(
             f'[model]\nbase_url = "{model.base_url}"\napi_key = "env:MY_MODEL_KEY"\ndefault = "cfg-model"\n'
         )
-        data, stderr = run_json(tmp_path / "home", str(bundle),
-                                env={"AGENT_ENV_CONFIG": str(config), "MY_MODEL_KEY": "sk-from-env-ref-42"})
+        data, stderr = run_json(
+            tmp_path / "home",
+            str(bundle),
+            env={"AGENT_ENV_CONFIG": str(config), "MY_MODEL_KEY": "sk-from-env-ref-42"},
+        )
     assert data["tasks"][0]["status"] == "unscored", stderr
     assert model.authorizations == ["Bearer sk-from-env-ref-42"]
     assert model.requests[0]["model"] == "cfg-model"

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from agentenv_protocol.agent.testing import ScriptedModelServer  # noqa: E402
 from agents_support import NOTES_AGENT, TOOL_THEN_TEXT, run_json, show_json  # noqa: E402
+
+from agentenv_protocol.agent.testing import ScriptedModelServer  # noqa: E402
 
 
 def _passed(data: dict, stderr: str) -> dict:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import anyio
 import httpx
 import pytest
+
 from agentenv_protocol.agent import (
     A2AAgent,
     A2AClient,

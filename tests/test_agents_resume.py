@@ -12,8 +12,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from agentenv_protocol.agent.testing import ScriptedModelServer  # noqa: E402
 from agents_support import AGENT_ENV, NOTES_AGENT, TOOL_THEN_TEXT, run_json  # noqa: E402
+
+from agentenv_protocol.agent.testing import ScriptedModelServer  # noqa: E402
 
 
 def test_sigkill_during_a_prompt_then_resume_passes(tmp_path):
@@ -65,7 +66,9 @@ def test_resume_deploys_the_agent_and_model_the_run_started_with(tmp_path):
     [record] = first["tasks"]
     assert (record["failure"]["step"], record["failure"]["class"]) == ("agent", "infrastructure")
     with ScriptedModelServer(TOOL_THEN_TEXT) as model:
-        data, stderr = run_json(home, "--resume", first["run_id"], env={"LITELLM_BASE_URL": model.base_url})
+        data, stderr = run_json(
+            home, "--resume", first["run_id"], env={"LITELLM_BASE_URL": model.base_url}
+        )
     [record] = data["tasks"]
     assert record["status"] == "passed", record["outcome"] + "\n" + stderr
     assert [r["model"] for r in model.requests] == ["m-first", "m-first"]

@@ -35,7 +35,9 @@ def _command_paths() -> list[str]:
             except PluginError:
                 continue  # a command whose module does not exist yet: its name is still checked
             if isinstance(command, click.Group):
-                walk(command, click.Context(command, info_name=name, parent=ctx), f"{prefix} {name}")
+                walk(
+                    command, click.Context(command, info_name=name, parent=ctx), f"{prefix} {name}"
+                )
 
     walk(root, ctx, "agent-env")
     return paths
@@ -48,7 +50,9 @@ def _mentioned(phrase: str, text: str) -> bool:
 
 @pytest.mark.parametrize("path", _command_paths())
 def test_every_command_is_documented(path):
-    assert _mentioned(path, _docs_text()), f"`{path}` is not documented under docs/ (see docs/cli.md)"
+    assert _mentioned(path, _docs_text()), (
+        f"`{path}` is not documented under docs/ (see docs/cli.md)"
+    )
 
 
 HOOKS = sorted(n for n in dir(hookspecs) if n.startswith("agentenv_"))
@@ -57,10 +61,17 @@ HOOKS = sorted(n for n in dir(hookspecs) if n.startswith("agentenv_"))
 @pytest.mark.parametrize("hook", HOOKS)
 def test_every_hookspec_is_documented(hook):
     text = (DOCS / "plugins.md").read_text(encoding="utf-8")
-    assert re.search(rf"^### `{hook}\(", text, re.M), f"hook {hook} has no section in docs/plugins.md"
+    assert re.search(rf"^### `{hook}\(", text, re.M), (
+        f"hook {hook} has no section in docs/plugins.md"
+    )
 
 
 def test_the_walk_finds_the_kernel_commands():
     paths = _command_paths()
-    for path in ("agent-env run", "agent-env plugin list", "agent-env plugin check", "agent-env config show"):
+    for path in (
+        "agent-env run",
+        "agent-env plugin list",
+        "agent-env plugin check",
+        "agent-env config show",
+    ):
         assert path in paths

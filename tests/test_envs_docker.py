@@ -58,11 +58,17 @@ def _ours(client, keep) -> list[str]:
     from agentenv_docker_sandbox import labels
 
     flt = {"label": labels.MANAGED}
-    names = [(c.get("Names") or ["?"])[0].lstrip("/") for c in client.api.containers(all=True, filters=flt)
-             if keep(c.get("Labels") or {})]
+    names = [
+        (c.get("Names") or ["?"])[0].lstrip("/")
+        for c in client.api.containers(all=True, filters=flt)
+        if keep(c.get("Labels") or {})
+    ]
     names += [n["Name"] for n in client.api.networks(filters=flt) if keep(n.get("Labels") or {})]
-    names += [v["Name"] for v in (client.api.volumes(filters=flt).get("Volumes") or [])
-              if keep(v.get("Labels") or {})]
+    names += [
+        v["Name"]
+        for v in (client.api.volumes(filters=flt).get("Volumes") or [])
+        if keep(v.get("Labels") or {})
+    ]
     return names
 
 
@@ -72,10 +78,18 @@ def ours(client, home: Path) -> list[str]:
     from agentenv_docker_sandbox import labels
 
     mine = str(home)
-    owners = {c["Labels"].get(labels.OWNER) for c in client.api.containers(all=True, filters={"label": labels.MANAGED})
-              if (c.get("Labels") or {}).get(labels.LEASE, "").startswith(mine)}
-    return _ours(client, lambda tags: tags.get(labels.LEASE, "").startswith(mine)
-                 or (tags.get(labels.OWNER) in owners and labels.LEASE not in tags))
+    owners = {
+        c["Labels"].get(labels.OWNER)
+        for c in client.api.containers(all=True, filters={"label": labels.MANAGED})
+        if (c.get("Labels") or {}).get(labels.LEASE, "").startswith(mine)
+    }
+    return _ours(
+        client,
+        lambda tags: (
+            tags.get(labels.LEASE, "").startswith(mine)
+            or (tags.get(labels.OWNER) in owners and labels.LEASE not in tags)
+        ),
+    )
 
 
 def owned_by(client, pid: int) -> list[str]:
@@ -107,17 +121,21 @@ def test_the_second_deploy_of_the_same_env_builds_nothing(docker_client, home, t
     assert " built in " not in second.stderr
     # a change no earlier run on this machine made: content-addressed images outlive test runs
     (bundle / "envs/echo/server.py").write_text(
-        (bundle / "envs/echo/server.py").read_text() + f"\n# changed {uuid.uuid4().hex}\n")
+        (bundle / "envs/echo/server.py").read_text() + f"\n# changed {uuid.uuid4().hex}\n"
+    )
     third = agent_env(home, "run", str(bundle), "--sandbox", "docker", timeout=1200)
     assert third.returncode == 0, third.stderr
     assert " built in " in third.stderr
 
 
 def test_a_failed_build_shows_its_log_and_leaves_nothing(docker_client, home, tmp_path):
-    bundle = write(tmp_path / "b", {
-        "envs/e/Dockerfile": f"FROM {BASE_IMAGE}\nRUN echo build-marker-42 && exit 7\n",
-        "tasks/t.json": [{"id": "deploy", "type": "deploy_env", "env_id": "e"}],
-    })
+    bundle = write(
+        tmp_path / "b",
+        {
+            "envs/e/Dockerfile": f"FROM {BASE_IMAGE}\nRUN echo build-marker-42 && exit 7\n",
+            "tasks/t.json": [{"id": "deploy", "type": "deploy_env", "env_id": "e"}],
+        },
+    )
     done = agent_env(home, "run", str(bundle), "--sandbox", "docker")
     out = done.stdout + done.stderr
     assert done.returncode == 1
@@ -132,7 +150,9 @@ def failing_bundle(tmp_path: Path, verify: str) -> Path:
 
 
 def test_a_failing_run_leaves_nothing(docker_client, home, tmp_path):
-    bundle = failing_bundle(tmp_path, "def verify(mcp_url):\n    raise RuntimeError('verifier broke')\n")
+    bundle = failing_bundle(
+        tmp_path, "def verify(mcp_url):\n    raise RuntimeError('verifier broke')\n"
+    )
     done = agent_env(home, "run", str(bundle), "--sandbox", "docker", timeout=1200)
     assert done.returncode == 1
     assert "verifier broke" in done.stdout + done.stderr
@@ -153,11 +173,19 @@ def _start_and_wait_for_deploy(docker_client, home, tmp_path):
     bundle = failing_bundle(tmp_path, SLOW_VERIFY)
     log = tmp_path / "stderr.txt"
     with open(log, "w") as err:
-        proc = subprocess.Popen([AGENT_ENV, "run", str(bundle), "--sandbox", "docker"],
-                                env=cli_env(home), cwd=tmp_path, stdout=subprocess.DEVNULL,
-                                stderr=err, text=True)
-    wait_for(lambda: "deploy: ok" in log.read_text() or proc.poll() is not None, timeout=1200,
-             what="deploy_env to finish")
+        proc = subprocess.Popen(
+            [AGENT_ENV, "run", str(bundle), "--sandbox", "docker"],
+            env=cli_env(home),
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            text=True,
+        )
+    wait_for(
+        lambda: "deploy: ok" in log.read_text() or proc.poll() is not None,
+        timeout=1200,
+        what="deploy_env to finish",
+    )
     assert proc.poll() is None, log.read_text()
     assert owned_by(docker_client, proc.pid)
     return proc
@@ -208,11 +236,14 @@ def test_env_limits_are_enforced_on_docker(docker_client, home, tmp_path):
 
 
 def test_an_env_container_that_exits_fails_fast_with_its_log(docker_client, home, tmp_path):
-    bundle = write(tmp_path / "b", {
-        "envs/e/env.toml": 'command = "python server.py"\nstartup_timeout_seconds = 300\n',
-        "envs/e/server.py": "import sys\nprint('container-boom-marker', flush=True)\nsys.exit(4)\n",
-        "tasks/t.json": [{"id": "deploy", "type": "deploy_env", "env_id": "e"}],
-    })
+    bundle = write(
+        tmp_path / "b",
+        {
+            "envs/e/env.toml": 'command = "python server.py"\nstartup_timeout_seconds = 300\n',
+            "envs/e/server.py": "import sys\nprint('container-boom-marker', flush=True)\nsys.exit(4)\n",
+            "tasks/t.json": [{"id": "deploy", "type": "deploy_env", "env_id": "e"}],
+        },
+    )
     done = agent_env(home, "run", str(bundle), "--sandbox", "docker", timeout=1200)
     out = done.stdout + done.stderr
     assert done.returncode == 1

@@ -33,8 +33,9 @@ def home(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("forkserver", ["1", "0"], ids=["warm-start", "plain-process"])
 @pytest.mark.parametrize("example", ["notes-local", "echo-docker"])
-def test_example_passes_as_local_processes_and_leaves_nothing(example, forkserver, home, tmp_path,
-                                                              monkeypatch):
+def test_example_passes_as_local_processes_and_leaves_nothing(
+    example, forkserver, home, tmp_path, monkeypatch
+):
     monkeypatch.setenv("AGENTENV_ENV_FORKSERVER", forkserver)
     bundle = copy_example(example, tmp_path / example)
     done = agent_env(home, "run", str(bundle), "--sandbox", "local")
@@ -47,8 +48,11 @@ def test_example_passes_as_local_processes_and_leaves_nothing(example, forkserve
 
 
 def test_an_env_that_exits_fails_fast_with_its_log(home, tmp_path):
-    bundle = env_bundle(tmp_path / "b", 'command = "python server.py"\n',
-                        server="import sys\nprint('boom-marker: bad config', flush=True)\nsys.exit(3)\n")
+    bundle = env_bundle(
+        tmp_path / "b",
+        'command = "python server.py"\n',
+        server="import sys\nprint('boom-marker: bad config', flush=True)\nsys.exit(3)\n",
+    )
     t0 = time.monotonic()
     done = agent_env(home, "run", str(bundle), "--sandbox", "local")
     assert done.returncode == 1
@@ -59,8 +63,11 @@ def test_an_env_that_exits_fails_fast_with_its_log(home, tmp_path):
 
 
 def test_an_env_that_never_answers_times_out_with_its_log(home, tmp_path):
-    bundle = env_bundle(tmp_path / "b", 'command = "python server.py"\nstartup_timeout_seconds = 1\n',
-                        server="import time\nprint('still warming up', flush=True)\ntime.sleep(120)\n")
+    bundle = env_bundle(
+        tmp_path / "b",
+        'command = "python server.py"\nstartup_timeout_seconds = 1\n',
+        server="import time\nprint('still warming up', flush=True)\ntime.sleep(120)\n",
+    )
     done = agent_env(home, "run", str(bundle), "--sandbox", "local")
     out = done.stdout + done.stderr
     assert done.returncode == 1
@@ -81,10 +88,13 @@ def test_env_toml_mistakes_are_reported_before_anything_runs(home, tmp_path):
 
 
 def test_a_dockerfile_only_env_on_local_says_what_to_add(home, tmp_path):
-    bundle = write(tmp_path / "b", {
-        "envs/e/Dockerfile": "FROM python:3.11-slim\n",
-        "tasks/t.json": [{"id": "deploy", "type": "deploy_env", "env_id": "e"}],
-    })
+    bundle = write(
+        tmp_path / "b",
+        {
+            "envs/e/Dockerfile": "FROM python:3.11-slim\n",
+            "tasks/t.json": [{"id": "deploy", "type": "deploy_env", "env_id": "e"}],
+        },
+    )
     done = agent_env(home, "run", str(bundle), "--sandbox", "local")
     assert done.returncode == 1
     assert "has only a Dockerfile" in done.stdout + done.stderr
@@ -97,11 +107,16 @@ def test_steps_on_an_env_that_is_not_deployed_name_the_deployed_ones(home, tmp_p
         {"id": "reset", "type": "reset_env", "env_id": "e", "fail_task_on_error": True},
         {"id": "check", "type": "env_outcome_verifier", "env_id": "f", "file_artifact_id": "v"},
     ]
-    bundle = env_bundle(tmp_path / "b", 'command = "python server.py"\n', steps=steps, extra={
-        "envs/f/env.toml": 'command = "python server.py"\n',
-        "envs/f/server.py": "",
-        "artifacts/v/v.py": "def verify(mcp_url):\n    return []\n",
-    })
+    bundle = env_bundle(
+        tmp_path / "b",
+        'command = "python server.py"\n',
+        steps=steps,
+        extra={
+            "envs/f/env.toml": 'command = "python server.py"\n',
+            "envs/f/server.py": "",
+            "artifacts/v/v.py": "def verify(mcp_url):\n    return []\n",
+        },
+    )
     done = agent_env(home, "run", str(bundle), "--sandbox", "local")
     assert done.returncode == 1
     assert "env 'f' is not deployed in this task" in done.stdout + done.stderr
@@ -123,11 +138,21 @@ def test_tokens_are_never_persisted_and_the_gateway_stops_with_the_run(home, tmp
     spy = tmp_path / "spy.json"
     steps = [
         {"id": "deploy", "type": "deploy_env", "env_id": "e"},
-        {"id": "check", "type": "env_outcome_verifier", "env_id": "e", "file_artifact_id": "v",
-         "verifier_id": "spy", "score_aggregator": "weighted_average"},
+        {
+            "id": "check",
+            "type": "env_outcome_verifier",
+            "env_id": "e",
+            "file_artifact_id": "v",
+            "verifier_id": "spy",
+            "score_aggregator": "weighted_average",
+        },
     ]
-    bundle = env_bundle(tmp_path / "b", 'command = "python server.py"\n', steps=steps,
-                        extra={"artifacts/v/v.py": VERIFY_SPY % "False"})
+    bundle = env_bundle(
+        tmp_path / "b",
+        'command = "python server.py"\n',
+        steps=steps,
+        extra={"artifacts/v/v.py": VERIFY_SPY % "False"},
+    )
     monkeypatch.setenv("SPY_FILE", str(spy))
     done = agent_env(home, "run", str(bundle), "--sandbox", "local")
     assert done.returncode == 1, done.stderr  # scored below 1: one row fails
@@ -147,8 +172,14 @@ def test_verifier_rows_of_the_wrong_shape_fail_the_step_clearly(home, tmp_path):
         {"id": "deploy", "type": "deploy_env", "env_id": "e"},
         {"id": "check", "type": "env_outcome_verifier", "env_id": "e", "file_artifact_id": "v"},
     ]
-    bundle = env_bundle(tmp_path / "b", 'command = "python server.py"\n', steps=steps, extra={
-        "artifacts/v/v.py": "def verify(mcp_url):\n    return [{'id': 'x', 'result': 'yes'}]\n"})
+    bundle = env_bundle(
+        tmp_path / "b",
+        'command = "python server.py"\n',
+        steps=steps,
+        extra={
+            "artifacts/v/v.py": "def verify(mcp_url):\n    return [{'id': 'x', 'result': 'yes'}]\n"
+        },
+    )
     done = agent_env(home, "run", str(bundle), "--sandbox", "local")
     assert done.returncode == 1
     assert "'result' must be true or false, got 'yes'" in done.stdout + done.stderr
@@ -172,9 +203,16 @@ def test_a_sigkilled_run_resumes_through_a_new_gateway(home, tmp_path):
     copy_example("notes-local", tmp_path / "b")
     marker, pid_file = tmp_path / "killed", tmp_path / "runner.pid"
     steps = json.loads((tmp_path / "b/tasks/notes.json").read_text())
-    steps.insert(2, {"id": "crash", "type": "run_code", "script_artifact_id": "killer",
-                     "sandbox_name": "env:notes",
-                     "args": {"marker": str(marker), "runner_pid_file": str(pid_file)}})
+    steps.insert(
+        2,
+        {
+            "id": "crash",
+            "type": "run_code",
+            "script_artifact_id": "killer",
+            "sandbox_name": "env:notes",
+            "args": {"marker": str(marker), "runner_pid_file": str(pid_file)},
+        },
+    )
     write(tmp_path / "b", {"tasks/notes.json": steps, "artifacts/killer/killer.py": KILLER})
     from envs_helpers import start
 
@@ -242,12 +280,18 @@ def test_requirements_the_interpreter_lacks_get_a_cached_venv(home, tmp_path):
         {"id": "check", "type": "env_outcome_verifier", "env_id": "e", "file_artifact_id": "v"},
     ]
     toml = 'command = "python server.py"\nrequirements = ["agentenv-framework-protocol>=0.1.372", "six==1.16.0"]\n'
-    bundle = env_bundle(tmp_path / "b", toml, steps=steps, server=SIX_SERVER,
-                        extra={"artifacts/v/v.py": VERIFY_SIX})
+    bundle = env_bundle(
+        tmp_path / "b", toml, steps=steps, server=SIX_SERVER, extra={"artifacts/v/v.py": VERIFY_SIX}
+    )
     first = agent_env(home, "run", str(bundle), "--sandbox", "local")
     assert first.returncode == 0, first.stdout + first.stderr
-    venvs = [p for p in (Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "agentenv/venvs").iterdir()
-             if p.is_dir()]
+    venvs = [
+        p
+        for p in (
+            Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "agentenv/venvs"
+        ).iterdir()
+        if p.is_dir()
+    ]
     assert venvs
     t0 = time.monotonic()
     second = agent_env(home, "run", str(bundle), "--sandbox", "local")
@@ -262,8 +306,12 @@ def test_two_envs_with_the_same_tool_fail_closed_naming_both(home, tmp_path):
         {"id": "deploy-e", "type": "deploy_env", "env_id": "e"},
         {"id": "deploy-f", "type": "deploy_env", "env_id": "f"},
     ]
-    bundle = env_bundle(tmp_path / "b", 'command = "python server.py"\n', steps=steps, extra={
-        "envs/f/env.toml": 'command = "python server.py"\n', "envs/f/server.py": notes})
+    bundle = env_bundle(
+        tmp_path / "b",
+        'command = "python server.py"\n',
+        steps=steps,
+        extra={"envs/f/env.toml": 'command = "python server.py"\n', "envs/f/server.py": notes},
+    )
     done = agent_env(home, "run", str(bundle), "--sandbox", "local")
     out = done.stdout + done.stderr
     assert done.returncode == 1
@@ -288,17 +336,31 @@ def verify(mcp_url):
 
 
 def test_an_env_torn_down_mid_task_leaves_the_gateway(home, tmp_path):
-    echo = (Path(__file__).parents[1] / "protocol/src/agentenv_protocol/examples/echo.py").read_text()
+    echo = (
+        Path(__file__).parents[1] / "protocol/src/agentenv_protocol/examples/echo.py"
+    ).read_text()
     steps = [
         {"id": "deploy-e", "type": "deploy_env", "env_id": "e"},
         {"id": "deploy-f", "type": "deploy_env", "env_id": "f"},
         {"id": "down", "type": "teardown_sandboxes", "env_ids": ["e"]},
-        {"id": "check", "type": "env_outcome_verifier", "env_id": "f", "file_artifact_id": "v",
-         "verifier_id": "tools"},
+        {
+            "id": "check",
+            "type": "env_outcome_verifier",
+            "env_id": "f",
+            "file_artifact_id": "v",
+            "verifier_id": "tools",
+        },
     ]
-    bundle = env_bundle(tmp_path / "b", 'command = "python server.py"\n', steps=steps, extra={
-        "envs/f/env.toml": 'command = "python server.py"\n', "envs/f/server.py": echo,
-        "artifacts/v/v.py": VERIFY_TOOLS})
+    bundle = env_bundle(
+        tmp_path / "b",
+        'command = "python server.py"\n',
+        steps=steps,
+        extra={
+            "envs/f/env.toml": 'command = "python server.py"\n',
+            "envs/f/server.py": echo,
+            "artifacts/v/v.py": VERIFY_TOOLS,
+        },
+    )
     done = agent_env(home, "run", str(bundle), "--sandbox", "local", "--json")
     assert done.returncode == 0, done.stdout + done.stderr
     [record] = json.loads(done.stdout)["tasks"]
@@ -320,10 +382,9 @@ def test_later_local_deploys_fork_from_the_warm_server_and_are_torn_down(tmp_pat
     interpreter), answers fast, carries its sandbox's marker, and dies with its sandbox."""
     import anyio
 
+    import agentenv_core_steps.hooks
     from agent_env.plugins import PluginManager
     from agent_env.testing.contracts.steps import run_task
-
-    import agentenv_core_steps.hooks
 
     monkeypatch.setenv("AGENTENV_ENV_FORKSERVER", "1")
     home = tmp_path / "home"

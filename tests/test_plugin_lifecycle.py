@@ -17,6 +17,7 @@ from pathlib import Path
 
 import attrs
 import pytest
+
 from agent_env.plugins.scaffold import scaffold
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,8 +26,9 @@ pytestmark = pytest.mark.skipif(UV is None, reason="uv is required (scripts/test
 
 
 def _run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=300,
-                          **kwargs)
+    return subprocess.run(
+        [str(c) for c in cmd], capture_output=True, text=True, timeout=300, **kwargs
+    )
 
 
 def _ok(done: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
@@ -81,23 +83,42 @@ def wheels(tmp_path_factory) -> Wheels:
 
     base = tmp_path_factory.mktemp("lifecycle")
     out, future_dir = base / "wheels", base / "future"
-    roots = {n: scaffold(f"agentenv-{n}", base).root for n in ("greet", "hi", "oops", "needs", "later", "future")}
-    _edit(roots["oops"] / "src" / "agentenv_oops" / "hooks.py", "registry.add(Oops)\n",
-          'registry.add(Oops)\n\n\nraise RuntimeError("oops on purpose")\n')
-    _edit(roots["needs"] / "pyproject.toml", '"agentenv-kernel>=1.0"', '"agentenv-kernel>=1.0", "lc-helper"')
+    roots = {
+        n: scaffold(f"agentenv-{n}", base).root
+        for n in ("greet", "hi", "oops", "needs", "later", "future")
+    }
+    _edit(
+        roots["oops"] / "src" / "agentenv_oops" / "hooks.py",
+        "registry.add(Oops)\n",
+        'registry.add(Oops)\n\n\nraise RuntimeError("oops on purpose")\n',
+    )
+    _edit(
+        roots["needs"] / "pyproject.toml",
+        '"agentenv-kernel>=1.0"',
+        '"agentenv-kernel>=1.0", "lc-helper"',
+    )
     _edit(roots["later"] / "src" / "agentenv_later" / "hooks.py", '">=1.0,<2"', '">=2,<3"')
     _edit(roots["future"] / "pyproject.toml", '"agentenv-kernel>=1.0"', '"agentenv-kernel>=99"')
     jobs = {
         "kernel": (ROOT / "kernel", out, "agentenv-kernel"),
         "helper": (_project(base / "lc-helper", "lc-helper", "1.0", [], "lc_helper"), out, None),
-        "fake": (_project(base / "fake-kernel", "agentenv-kernel", "99.0", [], "fake_kernel"),
-                 future_dir, "agentenv-kernel"),
+        "fake": (
+            _project(base / "fake-kernel", "agentenv-kernel", "99.0", [], "fake_kernel"),
+            future_dir,
+            "agentenv-kernel",
+        ),
         **{n: (root, future_dir if n == "future" else out, None) for n, root in roots.items()},
     }
     with ThreadPoolExecutor(max_workers=4) as pool:
-        built = dict(zip(jobs, pool.map(lambda job: _build(*job), jobs.values())))
-    return Wheels(dir=out, future_dir=future_dir,
-                  **{n: built[n] for n in ("kernel", "greet", "hi", "oops", "helper", "needs", "later", "future")})
+        built = dict(zip(jobs, pool.map(lambda job: _build(*job), jobs.values()), strict=False))
+    return Wheels(
+        dir=out,
+        future_dir=future_dir,
+        **{
+            n: built[n]
+            for n in ("kernel", "greet", "hi", "oops", "helper", "needs", "later", "future")
+        },
+    )
 
 
 @attrs.frozen
@@ -113,26 +134,44 @@ class Env:
         return _run([self.agent_env, *args], env=self.vars, cwd=self.cwd, input=stdin or "")
 
     def dists(self) -> list[str]:
-        code = ("import importlib.metadata as m, json; print(json.dumps(sorted("
-                "f\"{d.metadata['Name'].lower()}=={d.version}\" for d in m.distributions())))")
+        code = (
+            "import importlib.metadata as m, json; print(json.dumps(sorted("
+            "f\"{d.metadata['Name'].lower()}=={d.version}\" for d in m.distributions())))"
+        )
         return json.loads(_ok(_run([self.python, "-c", code], env=self.vars)).stdout)
 
     def files(self) -> dict[str, bytes]:
         """Every file of the environment's site-packages and the installer's own files."""
-        site = Path(_ok(_run([self.python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"])).stdout.strip())
-        out = {str(p): p.read_bytes() for p in site.rglob("*")
-               if p.is_file() and "__pycache__" not in p.parts}
+        site = Path(
+            _ok(
+                _run([self.python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"])
+            ).stdout.strip()
+        )
+        out = {
+            str(p): p.read_bytes()
+            for p in site.rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts
+        }
         out.update({str(p): p.read_bytes() for p in self.state_files})
         return out
 
 
 def _vars(tmp: Path, wheels: Wheels) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("AGENT_ENV_", "VIRTUAL_ENV", "UV_", "PIP_", "PYTHON"))}
-    env.update(AGENT_ENV_HOME=str(tmp / "home"), PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheels.dir),
-               PIP_DISABLE_PIP_VERSION_CHECK="1", UV_OFFLINE="1", UV_FIND_LINKS=str(wheels.dir),
-               UV_TOOL_DIR=str(tmp / "tools"),
-               UV_TOOL_BIN_DIR=str(tmp / "bin"))
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("AGENT_ENV_", "VIRTUAL_ENV", "UV_", "PIP_", "PYTHON"))
+    }
+    env.update(
+        AGENT_ENV_HOME=str(tmp / "home"),
+        PIP_NO_INDEX="1",
+        PIP_FIND_LINKS=str(wheels.dir),
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+        UV_OFFLINE="1",
+        UV_FIND_LINKS=str(wheels.dir),
+        UV_TOOL_DIR=str(tmp / "tools"),
+        UV_TOOL_BIN_DIR=str(tmp / "bin"),
+    )
     env["PATH"] = f"{Path(UV).parent}{os.pathsep}{env.get('PATH', '')}"
     return env
 
@@ -147,8 +186,9 @@ def pipx_bin(tmp_path_factory) -> Path | None:
     if _run([UV, "venv", "--quiet", "--python", sys.executable, venv]).returncode != 0:
         return None
     for offline in (["--offline"], []):
-        done = _run([UV, "pip", "install", "--quiet", *offline, "--python", venv / "bin" / "python",
-                     "pipx"])
+        done = _run(
+            [UV, "pip", "install", "--quiet", *offline, "--python", venv / "bin" / "python", "pipx"]
+        )
         if done.returncode == 0:
             return venv / "bin" / "pipx"
     return None
@@ -162,10 +202,29 @@ def make_env(kind: str, tmp: Path, wheels: Wheels, pipx: Path | None = None) -> 
     if kind in ("pip", "uv pip"):
         venv = tmp / "venv"
         _ok(_run([UV, "venv", "--quiet", "--python", sys.executable, venv], env=env))
-        extra = [next(Path(p).glob("pip-*.whl")) for p in
-                 [Path(os.__file__).parent / "ensurepip" / "_bundled"]] if kind == "pip" else []
-        _ok(_run([UV, "pip", "install", "--quiet", "--python", venv / "bin" / "python",
-                  wheels.kernel, *extra], env=env))
+        extra = (
+            [
+                next(Path(p).glob("pip-*.whl"))
+                for p in [Path(os.__file__).parent / "ensurepip" / "_bundled"]
+            ]
+            if kind == "pip"
+            else []
+        )
+        _ok(
+            _run(
+                [
+                    UV,
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--python",
+                    venv / "bin" / "python",
+                    wheels.kernel,
+                    *extra,
+                ],
+                env=env,
+            )
+        )
         return Env(kind, venv / "bin" / "agent-env", venv / "bin" / "python", (), env, work)
     if kind == "pipx":
         if pipx is None:
@@ -174,21 +233,48 @@ def make_env(kind: str, tmp: Path, wheels: Wheels, pipx: Path | None = None) -> 
         env["PATH"] = f"{pipx.parent}{os.pathsep}{env['PATH']}"
         _ok(_run([pipx, "install", "--python", sys.executable, wheels.kernel], env=env))
         prefix = tmp / "pipx" / "venvs" / "agentenv-kernel"
-        return Env(kind, tmp / "bin" / "agent-env", prefix / "bin" / "python",
-                   (prefix / "pipx_metadata.json",), env, work)
+        return Env(
+            kind,
+            tmp / "bin" / "agent-env",
+            prefix / "bin" / "python",
+            (prefix / "pipx_metadata.json",),
+            env,
+            work,
+        )
     if kind == "uv tool":
-        _ok(_run([UV, "tool", "install", "--quiet", "--python", sys.executable, wheels.kernel],
-                 env=env))
+        _ok(
+            _run(
+                [UV, "tool", "install", "--quiet", "--python", sys.executable, wheels.kernel],
+                env=env,
+            )
+        )
         prefix = tmp / "tools" / "agentenv-kernel"
-        return Env(kind, tmp / "bin" / "agent-env", prefix / "bin" / "python",
-                   (prefix / "uv-receipt.toml",), env, work)
+        return Env(
+            kind,
+            tmp / "bin" / "agent-env",
+            prefix / "bin" / "python",
+            (prefix / "uv-receipt.toml",),
+            env,
+            work,
+        )
     project = tmp / "lab"
     project.mkdir()
-    _ok(_run([UV, "init", "--bare", "--quiet", "--name", "lab", "--python", sys.executable],
-             env=env, cwd=project))
+    _ok(
+        _run(
+            [UV, "init", "--bare", "--quiet", "--name", "lab", "--python", sys.executable],
+            env=env,
+            cwd=project,
+        )
+    )
     _ok(_run([UV, "add", "--quiet", wheels.kernel], env=env, cwd=project))
-    return Env(kind, project / ".venv" / "bin" / "agent-env", project / ".venv" / "bin" / "python",
-               (project / "pyproject.toml", project / "uv.lock"), env, work)
+    return Env(
+        kind,
+        project / ".venv" / "bin" / "agent-env",
+        project / ".venv" / "bin" / "python",
+        (project / "pyproject.toml", project / "uv.lock"),
+        env,
+        work,
+    )
 
 
 KINDS = ["pip", "uv tool", "uv project", "pipx"]
@@ -212,7 +298,9 @@ def test_add_use_and_remove_a_scaffolded_plugin(kind, wheels, tmp_path, pipx_bin
 
     bundle = env.cwd / "bundle"
     (bundle / "tasks").mkdir(parents=True)
-    (bundle / "tasks" / "t.json").write_text(json.dumps([{"id": "hi", "type": "greet", "name": "you"}]))
+    (bundle / "tasks" / "t.json").write_text(
+        json.dumps([{"id": "hi", "type": "greet", "name": "you"}])
+    )
     ran = env.run("run", str(bundle))
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "passed" in ran.stdout
@@ -233,7 +321,9 @@ def test_a_plugin_that_fails_to_import_is_rolled_back_exactly(kind, wheels, tmp_
     assert result.returncode == 1, result.stdout + result.stderr
     assert "plugin 'oops' (agentenv-oops) is failed: installed but broken" in result.stderr
     assert "oops on purpose" in result.stderr
-    assert "rolled back: the environment has exactly the distributions it had before" in result.stderr
+    assert (
+        "rolled back: the environment has exactly the distributions it had before" in result.stderr
+    )
     assert env.dists() == dists
     after = env.files()
     assert sorted(after) == sorted(files)
@@ -250,7 +340,9 @@ def test_dry_run_shows_the_plan_and_changes_nothing(pip_env, wheels):
     before = pip_env.dists()
     result = pip_env.run("plugin", "add", "--dry-run", str(wheels.greet))
     assert result.returncode == 0, result.stderr
-    assert f"environment: the virtualenv environment {pip_env.python.parent.parent}" in result.stdout
+    assert (
+        f"environment: the virtualenv environment {pip_env.python.parent.parent}" in result.stdout
+    )
     assert "would install agentenv-greet==0.1.0" in result.stdout
     assert f"run: {pip_env.python} -m pip install" in result.stdout
     assert "dry run: nothing changed" in result.stdout
@@ -269,12 +361,17 @@ def test_refusals_name_the_command_to_run_and_change_nothing(pip_env, wheels):
     wheel = pip_env.run("plugin", "add", "-y", str(wheels.helper))
     assert wheel.returncode == 1
     assert "lc-helper registers nothing under the `agent_env` entry-point group" in wheel.stderr
-    assert f"To install it anyway, run: {pip_env.python} -m pip install {wheels.helper}" in wheel.stderr
+    assert (
+        f"To install it anyway, run: {pip_env.python} -m pip install {wheels.helper}"
+        in wheel.stderr
+    )
     by_name = pip_env.run("plugin", "add", "-y", "lc-helper")  # found only after installing it
     assert by_name.returncode == 1, by_name.stdout
     assert "lc-helper registers nothing under the `agent_env` entry-point group" in by_name.stderr
     assert "rolled back" in by_name.stderr
-    future = pip_env.run("plugin", "add", "-y", "--find-links", str(wheels.future_dir), str(wheels.future))
+    future = pip_env.run(
+        "plugin", "add", "-y", "--find-links", str(wheels.future_dir), str(wheels.future)
+    )
     assert future.returncode == 1, future.stdout
     assert "would replace agentenv-kernel 1.0.0 with 99.0" in future.stderr
     assert pip_env.dists() == before
@@ -285,11 +382,13 @@ def test_remove_refuses_while_the_config_or_stored_tasks_use_the_plugin(wheels, 
     _ok(pip_env.run("plugin", "add", "-y", str(wheels.greet)))
     bundle = pip_env.cwd / "bundle"
     (bundle / "tasks").mkdir(parents=True)
-    (bundle / "tasks" / "t.json").write_text(json.dumps([{"id": "hi", "type": "greet", "name": "x"}]))
+    (bundle / "tasks" / "t.json").write_text(
+        json.dumps([{"id": "hi", "type": "greet", "name": "x"}])
+    )
     _ok(pip_env.run("run", str(bundle)))
     (pip_env.cwd / ".agentenv").mkdir()
     config = pip_env.cwd / ".agentenv" / "config.toml"
-    config.write_text('[plugins.agentenv-greet]\nloud = true\n')
+    config.write_text("[plugins.agentenv-greet]\nloud = true\n")
     refused = pip_env.run("plugin", "remove", "-y", "agentenv-greet")
     assert refused.returncode == 1
     assert "agentenv-greet is in use:" in refused.stderr
@@ -302,7 +401,10 @@ def test_remove_refuses_while_the_config_or_stored_tasks_use_the_plugin(wheels, 
     assert forced.returncode == 0, forced.stderr
     assert "agentenv-greet==0.1.0" not in pip_env.dists()
     unknown = pip_env.run("plugin", "remove", "-y", "gret")
-    assert unknown.returncode == 1 and "no installed plugin or distribution named 'gret'" in unknown.stderr
+    assert (
+        unknown.returncode == 1
+        and "no installed plugin or distribution named 'gret'" in unknown.stderr
+    )
 
 
 def test_concurrent_adds_are_serialised_by_the_environment_lock(wheels, tmp_path):
@@ -316,9 +418,17 @@ def test_concurrent_adds_are_serialised_by_the_environment_lock(wheels, tmp_path
         fcntl.flock(held, fcntl.LOCK_UN)
     assert blocked.returncode == 1
     assert "another plugin add/remove (pid 4242) holds" in blocked.stderr
-    procs = [subprocess.Popen([str(env.agent_env), "plugin", "add", "-y", str(w)], env=env.vars,
-                              cwd=env.cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for w in (wheels.greet, wheels.hi)]
+    procs = [
+        subprocess.Popen(
+            [str(env.agent_env), "plugin", "add", "-y", str(w)],
+            env=env.vars,
+            cwd=env.cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for w in (wheels.greet, wheels.hi)
+    ]
     outs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
     assert {"agentenv-greet==0.1.0", "agentenv-hi==0.1.0"} <= set(env.dists())
@@ -327,14 +437,45 @@ def test_concurrent_adds_are_serialised_by_the_environment_lock(wheels, tmp_path
 
 def test_an_externally_managed_python_is_refused_with_the_right_suggestion(wheels, tmp_path):
     system = Path("/usr/bin/python3")
-    marker = system.parent.parent / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "EXTERNALLY-MANAGED"
+    marker = (
+        system.parent.parent
+        / "lib"
+        / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+        / "EXTERNALLY-MANAGED"
+    )
     if not system.exists() or not marker.exists():
         pytest.skip("no PEP 668 system Python of this version here")
     target = tmp_path / "target"
     env = _vars(tmp_path, wheels)
-    _ok(_run([UV, "pip", "install", "--quiet", "--python", system, "--target", target, wheels.kernel], env=env))
-    result = _run([system, "-c", "from agent_env.cli.main import main; main()", "plugin", "add",
-                   "-y", wheels.greet], env={**env, "PYTHONPATH": str(target)}, cwd=tmp_path)
+    _ok(
+        _run(
+            [
+                UV,
+                "pip",
+                "install",
+                "--quiet",
+                "--python",
+                system,
+                "--target",
+                target,
+                wheels.kernel,
+            ],
+            env=env,
+        )
+    )
+    result = _run(
+        [
+            system,
+            "-c",
+            "from agent_env.cli.main import main; main()",
+            "plugin",
+            "add",
+            "-y",
+            wheels.greet,
+        ],
+        env={**env, "PYTHONPATH": str(target)},
+        cwd=tmp_path,
+    )
     assert result.returncode == 1, result.stdout + result.stderr
     assert f"{system} is an externally managed Python ({marker}, PEP 668)" in result.stderr
     assert "pipx install agentenv-kernel && pipx inject agentenv-kernel SPEC" in result.stderr
@@ -351,19 +492,37 @@ def test_a_read_only_environment_is_refused(wheels):
         env = _vars(base, wheels)
         venv = base / "venv"
         _ok(_run([UV, "venv", "--quiet", "--python", "/usr/bin/python3", venv], env=env))
-        _ok(_run([UV, "pip", "install", "--quiet", "--python", venv / "bin" / "python", wheels.kernel], env=env))
+        _ok(
+            _run(
+                [
+                    UV,
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--python",
+                    venv / "bin" / "python",
+                    wheels.kernel,
+                ],
+                env=env,
+            )
+        )
         for path in [base, *base.rglob("*")]:
             if path.is_dir() and not path.is_symlink():
                 path.chmod(0o755)
         wheel = base / wheels.greet.name
         shutil.copy(wheels.greet, wheel)
         wheel.chmod(0o644)
-        result = _run([venv / "bin" / "agent-env", "plugin", "add", "-y", wheel], cwd="/",
-                      env={**env, "HOME": "/tmp", "AGENT_ENV_HOME": "/tmp/agentenv-ro-home"},
-                      user=65534)
+        result = _run(
+            [venv / "bin" / "agent-env", "plugin", "add", "-y", wheel],
+            cwd="/",
+            env={**env, "HOME": "/tmp", "AGENT_ENV_HOME": "/tmp/agentenv-ro-home"},
+            user=65534,
+        )
         assert result.returncode == 1, result.stdout + result.stderr
         assert f"the environment {venv} is read-only for this user" in result.stderr
-        assert "python3 -m venv .venv && .venv/bin/pip install agentenv-kernel SPEC" in result.stderr
+        assert (
+            "python3 -m venv .venv && .venv/bin/pip install agentenv-kernel SPEC" in result.stderr
+        )
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
@@ -372,7 +531,9 @@ def test_a_read_only_environment_is_refused(wheels):
 def test_a_plugin_needing_another_agent_env_changes_nothing(kind, wheels, tmp_path):
     env = make_env(kind, tmp_path, wheels)
     dists, files = env.dists(), env.files()
-    result = env.run("plugin", "add", "-y", "--find-links", str(wheels.future_dir), str(wheels.future))
+    result = env.run(
+        "plugin", "add", "-y", "--find-links", str(wheels.future_dir), str(wheels.future)
+    )
     assert result.returncode == 1, result.stdout + result.stderr
     assert "plugin add failed: the installer failed" in result.stderr
     assert "agentenv-kernel" in result.stderr
@@ -398,8 +559,10 @@ def test_a_plugin_for_another_plugin_api_is_rolled_back(wheels, tmp_path):
     before = env.dists()
     result = env.run("plugin", "add", "-y", str(wheels.later))
     assert result.returncode == 1, result.stdout + result.stderr
-    assert ("plugin 'later' (agentenv-later) is incompatible: supports plugin API >=2,<3 but this "
-            "agent-env offers plugin API 1.0") in result.stderr
+    assert (
+        "plugin 'later' (agentenv-later) is incompatible: supports plugin API >=2,<3 but this "
+        "agent-env offers plugin API 1.0"
+    ) in result.stderr
     assert "rolled back" in result.stderr
     assert env.dists() == before
 

@@ -74,8 +74,10 @@ def _imports(path: Path):
                 yield node.lineno, alias.name, []
 
 
-IN_TREE = {_import_name(tomllib.loads((p / "pyproject.toml").read_text())["project"]["name"])
-           for p in _plugins()}
+IN_TREE = {
+    _import_name(tomllib.loads((p / "pyproject.toml").read_text())["project"]["name"])
+    for p in _plugins()
+}
 
 
 @pytest.mark.parametrize("plugin", _plugins(), ids=lambda p: p.name)
@@ -89,9 +91,11 @@ def test_plugins_import_only_public_kernel_names_and_declared_plugins(plugin: Pa
             top = module.split(".")[0]
             if top == "agent_env":
                 # `from agent_env.sandboxes import procs` names a public submodule.
-                targets = [module] if module in PUBLIC_MODULES or not names else [
-                    f"{module}.{n}" for n in names
-                ]
+                targets = (
+                    [module]
+                    if module in PUBLIC_MODULES or not names
+                    else [f"{module}.{n}" for n in names]
+                )
                 public = all(t in PUBLIC_MODULES or t.startswith(PUBLIC_PREFIXES) for t in targets)
                 if not public:
                     problems.append(f"{where}:{line}: imports kernel internals {module}")
@@ -106,7 +110,8 @@ def test_plugins_import_only_public_kernel_names_and_declared_plugins(plugin: Pa
 def test_the_public_module_list_names_modules_that_exist() -> None:
     src = ROOT / "kernel" / "src"
     missing = [
-        m for m in PUBLIC_MODULES
+        m
+        for m in PUBLIC_MODULES
         if not (src / m.replace(".", "/")).with_suffix(".py").exists()
         and not (src / m.replace(".", "/") / "__init__.py").exists()
     ]

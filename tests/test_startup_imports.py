@@ -28,7 +28,10 @@ def test_cheap_commands_import_no_heavy_module(args, tmp_path):
     out = tmp_path / "modules.json"
     result = subprocess.run(
         [sys.executable, "-c", PROBE.format(args=args, out=str(out))],
-        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip(), "the command printed nothing"

@@ -28,7 +28,9 @@ def venv(tmp_path_factory) -> Path:
     base = tmp_path_factory.mktemp("third-party")
     wheels = base / "wheels"
     for source in (ROOT / "kernel", FIXTURES / "agentenv-shout", FIXTURES / "agentenv-broken"):
-        built = _run([uv, "build", "--wheel", "--offline", "--quiet", str(source), "-o", str(wheels)])
+        built = _run(
+            [uv, "build", "--wheel", "--offline", "--quiet", str(source), "-o", str(wheels)]
+        )
         assert built.returncode == 0, built.stderr
     venv = base / "venv"
     created = _run([uv, "venv", "--quiet", "--python", sys.executable, str(venv)])
@@ -36,8 +38,16 @@ def venv(tmp_path_factory) -> Path:
     # Our wheels are given as files, so the index can never substitute another package of
     # the same name; their dependencies come from uv's cache.
     installed = _run(
-        [uv, "pip", "install", "--quiet", "--offline", "--python", str(venv / "bin" / "python"),
-         *map(str, sorted(wheels.glob("*.whl")))]
+        [
+            uv,
+            "pip",
+            "install",
+            "--quiet",
+            "--offline",
+            "--python",
+            str(venv / "bin" / "python"),
+            *map(str, sorted(wheels.glob("*.whl"))),
+        ]
     )
     assert installed.returncode == 0, installed.stderr
     return venv
@@ -51,7 +61,9 @@ def agent_env(venv, tmp_path):
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
 
     def run(*args: str, **extra_env: str) -> subprocess.CompletedProcess:
-        return _run([str(venv / "bin" / "agent-env"), *args], cwd=tmp_path, env={**env, **extra_env})
+        return _run(
+            [str(venv / "bin" / "agent-env"), *args], cwd=tmp_path, env={**env, **extra_env}
+        )
 
     return run
 
@@ -75,7 +87,9 @@ def test_plugin_command_works(agent_env):
 def test_plugin_step_type_runs_in_a_task(agent_env, tmp_path):
     bundle = tmp_path / "bundle"
     (bundle / "tasks").mkdir(parents=True)
-    (bundle / "tasks" / "t.json").write_text(json.dumps([{"id": "s", "type": "shout", "text": "hi"}]))
+    (bundle / "tasks" / "t.json").write_text(
+        json.dumps([{"id": "s", "type": "shout", "text": "hi"}])
+    )
     result = agent_env("run", str(bundle))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "shouted HI!" in result.stderr

@@ -24,11 +24,20 @@ class EnvProcess:
     def __init__(self, module: str, name: str | None = None, extra_env: dict | None = None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "MCP_HOST": "127.0.0.1", "MCP_PORT": str(self.port), **(extra_env or {})}
+        env = {
+            **os.environ,
+            "MCP_HOST": "127.0.0.1",
+            "MCP_PORT": str(self.port),
+            **(extra_env or {}),
+        }
         if name:
             env["ENVIRONMENT_NAME"] = name
-        self.proc = subprocess.Popen([sys.executable, "-m", f"agentenv_protocol.examples.{module}"], env=env,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", f"agentenv_protocol.examples.{module}"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         deadline = time.monotonic() + 30
         while True:
             try:

@@ -45,10 +45,16 @@ def test_rewinding_needs_a_clear():
     assert clock.read()["virtual_time"] == "2026-03-08T06:00:00Z"
 
 
-@pytest.mark.parametrize("value, words", [
-    ("2026-03-08", "expected YYYY-MM-DD"), ("2026-03-08T07:00Z", "expected"), ("tomorrow", "expected"),
-    (1741417200, "RFC 3339 string"), ("2026-13-01T00:00:00Z", "month must be in 1..12"),
-])
+@pytest.mark.parametrize(
+    "value, words",
+    [
+        ("2026-03-08", "expected YYYY-MM-DD"),
+        ("2026-03-08T07:00Z", "expected"),
+        ("tomorrow", "expected"),
+        (1741417200, "RFC 3339 string"),
+        ("2026-13-01T00:00:00Z", "month must be in 1..12"),
+    ],
+)
 def test_malformed_times_are_clear_errors(value, words):
     with pytest.raises(ClockError, match=words):
         EnvClock().set_time(value)
@@ -68,9 +74,11 @@ def test_get_time_in_new_york_across_both_dst_changes():
     clock.set_time("2026-03-08T06:59:59Z", 1)
     assert clock.get_time("America/New_York")["local_time"] == "2026-03-08T01:59:59-05:00"
     tick.now += 1
-    assert clock.get_time("America/New_York") == {"current_time": "2026-03-08T07:00:00Z",
-                                                  "time_zone": "America/New_York",
-                                                  "local_time": "2026-03-08T03:00:00-04:00"}
+    assert clock.get_time("America/New_York") == {
+        "current_time": "2026-03-08T07:00:00Z",
+        "time_zone": "America/New_York",
+        "local_time": "2026-03-08T03:00:00-04:00",
+    }
     clock.set_time("2026-11-01T05:59:59Z", 1)
     assert clock.get_time("America/New_York")["local_time"] == "2026-11-01T01:59:59-04:00"
     tick.now += 1

@@ -28,11 +28,17 @@ async def test_pool_retries_a_connection_the_server_closed():
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         nonlocal served
         head = await reader.readuntil(b"\r\n\r\n")
-        length = int([x for x in head.split(b"\r\n") if x.lower().startswith(b"content-length")][0].split(b":")[1])
+        length = int(
+            [x for x in head.split(b"\r\n") if x.lower().startswith(b"content-length")][0].split(
+                b":"
+            )[1]
+        )
         body = await reader.readexactly(length)
         served += 1
         if served == 2:  # chunked, split over several writes
-            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n")
+            writer.write(
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n"
+            )
             await writer.drain()
             for piece in (body[:3], body[3:]):
                 writer.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
@@ -40,10 +46,17 @@ async def test_pool_retries_a_connection_the_server_closed():
                 await asyncio.sleep(0.01)
             writer.write(b"0\r\n\r\n")
         elif served == 3:  # delimited by closing the connection
-            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n" + body)
+            writer.write(
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n"
+                + body
+            )
         else:
-            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
-                         + str(len(body)).encode() + b"\r\n\r\n" + body)
+            writer.write(
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
+                + str(len(body)).encode()
+                + b"\r\n\r\n"
+                + body
+            )
         await writer.drain()
         writer.close()  # closes without saying so: the pooled connection is stale
 
@@ -68,34 +81,75 @@ def legacy_server() -> Starlette:
     sessions: set[str] = set()
 
     def sse(message: dict) -> Response:
-        return Response(f"event: message\ndata: {json.dumps(message)}\n\n", media_type="text/event-stream")
+        return Response(
+            f"event: message\ndata: {json.dumps(message)}\n\n", media_type="text/event-stream"
+        )
 
     async def mcp(request: Request) -> Response:
         message = await request.json()
         if request.headers.get("mcp-protocol-version") == "2026-07-28":
-            return JSONResponse({"jsonrpc": "2.0", "id": message.get("id"),
-                                 "error": {"code": -32600, "message": "Bad Request: Unsupported protocol version"}},
-                                status_code=400)
+            return JSONResponse(
+                {
+                    "jsonrpc": "2.0",
+                    "id": message.get("id"),
+                    "error": {
+                        "code": -32600,
+                        "message": "Bad Request: Unsupported protocol version",
+                    },
+                },
+                status_code=400,
+            )
         if message.get("method") == "initialize":
             sid = uuid.uuid4().hex
             sessions.add(sid)
-            return JSONResponse({"jsonrpc": "2.0", "id": message["id"], "result": {
-                "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
-                "serverInfo": {"name": "legacy", "version": "0"}}}, headers={"mcp-session-id": sid})
+            return JSONResponse(
+                {
+                    "jsonrpc": "2.0",
+                    "id": message["id"],
+                    "result": {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "legacy", "version": "0"},
+                    },
+                },
+                headers={"mcp-session-id": sid},
+            )
         if request.headers.get("mcp-session-id") not in sessions:
-            return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "no session"}},
-                                status_code=400)
+            return JSONResponse(
+                {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "no session"}},
+                status_code=400,
+            )
         if "id" not in message:
             return Response(status_code=202)
         if message["method"] == "tools/list":
-            return sse({"jsonrpc": "2.0", "id": message["id"], "result": {"tools": [
-                {"name": "shout", "description": "Upper-case.", "inputSchema": {"type": "object"}}]}})
+            return sse(
+                {
+                    "jsonrpc": "2.0",
+                    "id": message["id"],
+                    "result": {
+                        "tools": [
+                            {
+                                "name": "shout",
+                                "description": "Upper-case.",
+                                "inputSchema": {"type": "object"},
+                            }
+                        ]
+                    },
+                }
+            )
         if message["method"] == "tools/call":
             role = (message["params"].get("_meta") or {}).get("agentenv.io/role")
             text = message["params"]["arguments"]["text"].upper() + f" ({role})"
-            return sse({"jsonrpc": "2.0", "id": message["id"],
-                        "result": {"content": [{"type": "text", "text": text}], "isError": False}})
-        return sse({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "nope"}})
+            return sse(
+                {
+                    "jsonrpc": "2.0",
+                    "id": message["id"],
+                    "result": {"content": [{"type": "text", "text": text}], "isError": False},
+                }
+            )
+        return sse(
+            {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "nope"}}
+        )
 
     return Starlette(routes=[Route("/mcp", mcp, methods=["POST"])])
 
@@ -111,7 +165,9 @@ async def test_client_and_gateway_fall_back_to_the_handshake():
         token = gateway.issue_token("agent")
         with serve_gateway(gateway) as server:
             async with EnvClient(server.url, token=token) as client:
-                assert (await client.call_tool("shout", {"text": "via gateway"})).text == "VIA GATEWAY (agent)"
+                assert (
+                    await client.call_tool("shout", {"text": "via gateway"})
+                ).text == "VIA GATEWAY (agent)"
         pool = PostPool(legacy.url)
         mcp = McpHttp(legacy.url + "/mcp", pool=pool)
         answer = await mcp.request("tools/call", {"name": "shout", "arguments": {"text": "x"}})
@@ -136,9 +192,15 @@ async def test_an_env_that_serves_get_time_keeps_it_and_the_clock_refuses_to_sha
             import httpx
 
             admin = {"authorization": f"Bearer {gateway.admin_token}"}
-            clash = httpx.put(server.url + "/clock/set-time", headers=admin,
-                              json={"virtual_time": "2026-01-01T00:00:00Z"})
-            assert clash.status_code == 409 and "already served by environment 'timely'" in clash.json()["error"]
+            clash = httpx.put(
+                server.url + "/clock/set-time",
+                headers=admin,
+                json={"virtual_time": "2026-01-01T00:00:00Z"},
+            )
+            assert (
+                clash.status_code == 409
+                and "already served by environment 'timely'" in clash.json()["error"]
+            )
             async with EnvClient(server.url, token=gateway.admin_token) as client:
                 assert (await client.call_tool("get_time", {})).text == "env time"
     finally:
@@ -150,17 +212,28 @@ async def test_envs_can_be_added_and_removed_while_serving():
     from agentenv_protocol.examples.notes import NotesEnv
     from agentenv_protocol.gateway import GatewayError
 
-    echo, notes, echo2 = (serve_in_thread(EchoEnv().create_app()), serve_in_thread(NotesEnv().create_app()),
-                          serve_in_thread(EchoEnv().create_app()))
+    echo, notes, echo2 = (
+        serve_in_thread(EchoEnv().create_app()),
+        serve_in_thread(NotesEnv().create_app()),
+        serve_in_thread(EchoEnv().create_app()),
+    )
     try:
         from agentenv_protocol.gateway import start_gateway
 
         gateway = Gateway({"echo": echo.url})
         with await start_gateway(gateway) as server:
             async with EnvClient(server.url, token=gateway.admin_token) as client:
-                assert await gateway.add_env("notes", notes.url) == ["add_note", "list_notes", "read_note"]
-                assert not (await client.call_tool("add_note", {"title": "a", "body": "b"})).is_error
-                with pytest.raises(GatewayError, match="'echo' is served by both 'echo' and 'echo2'"):
+                assert await gateway.add_env("notes", notes.url) == [
+                    "add_note",
+                    "list_notes",
+                    "read_note",
+                ]
+                assert not (
+                    await client.call_tool("add_note", {"title": "a", "body": "b"})
+                ).is_error
+                with pytest.raises(
+                    GatewayError, match="'echo' is served by both 'echo' and 'echo2'"
+                ):
                     await gateway.add_env("echo2", echo2.url)
                 assert "echo2" not in gateway.envs
                 gateway.remove_env("notes")

@@ -31,14 +31,21 @@ def texts(result) -> str:
 
 
 def start_gateway(envs, tmp_path):
-    gateway = Gateway({name: proc.url for name, proc in envs.items()}, trajectory=tmp_path / "calls.jsonl",
-                      secrets=["hunter2"], call_timeout=10)
+    gateway = Gateway(
+        {name: proc.url for name, proc in envs.items()},
+        trajectory=tmp_path / "calls.jsonl",
+        secrets=["hunter2"],
+        call_timeout=10,
+    )
     return gateway, serve_gateway(gateway)
 
 
 @pytest.fixture
 def running(shared_envs, tmp_path):
-    httpx.post(shared_envs["notes"].url + "/agentenv", json={"jsonrpc": "2.0", "id": 0, "method": "data/reset"})
+    httpx.post(
+        shared_envs["notes"].url + "/agentenv",
+        json={"jsonrpc": "2.0", "id": 0, "method": "data/reset"},
+    )
     gateway, server = start_gateway(shared_envs, tmp_path)
     yield gateway, server
     server.stop()
@@ -62,10 +69,20 @@ async def test_union_of_tools_and_routed_calls(running):
     for mode in ("auto", "legacy"):
         async with mcp_client(server.mcp_url, alice, mode=mode) as client:
             names = [t.name for t in (await client.list_tools()).tools]
-            assert sorted(names) == ["add", "add_note", "echo", "fail", "list_notes", "read_note", "whoami"]
+            assert sorted(names) == [
+                "add",
+                "add_note",
+                "echo",
+                "fail",
+                "list_notes",
+                "read_note",
+                "whoami",
+            ]
             assert texts(await client.call_tool("echo", {"text": "hi"})) == "hi"
             who = await client.call_tool("whoami", {})
-            assert who.structured_content["role"] == "alice" and who.structured_content["session"].startswith("s-")
+            assert who.structured_content["role"] == "alice" and who.structured_content[
+                "session"
+            ].startswith("s-")
             created = await client.call_tool("add_note", {"title": f"t-{mode}", "body": "b"})
             assert not created.is_error
             note = await client.call_tool("read_note", {"title": f"t-{mode}"})
@@ -80,13 +97,20 @@ async def test_union_of_tools_and_routed_calls(running):
 
 async def test_every_route_needs_a_valid_token(running):
     gateway, server = running
-    for path in ("/mcp", "/.well-known/agent-env.json", "/clock/state", "/healthz", "/svc/notes/agentenv",
-                 "/tools/disable", "/trajectory"):
+    for path in (
+        "/mcp",
+        "/.well-known/agent-env.json",
+        "/clock/state",
+        "/healthz",
+        "/svc/notes/agentenv",
+        "/tools/disable",
+        "/trajectory",
+    ):
         for headers in ({}, {"authorization": "Bearer wrong"}, {"authorization": "Basic abc"}):
             response = httpx.post(server.url + path, json={}, headers=headers)
             assert response.status_code == 401, (path, headers)
             assert response.headers["www-authenticate"].startswith("Bearer")
-    with pytest.raises(Exception):
+    with pytest.raises(Exception):  # noqa: B017 (the mcp client wraps the 401 its own way)
         async with mcp_client(server.mcp_url, "wrong-token") as client:
             await client.list_tools()
     from agentenv_protocol import EnvClient, ProtocolError
@@ -94,7 +118,9 @@ async def test_every_route_needs_a_valid_token(running):
     async with EnvClient(server.url, token="wrong", mcp_path="/mcp") as client:
         with pytest.raises(ProtocolError, match="HTTP 401 .*invalid bearer token"):
             await client.list_tools()
-    ok = httpx.get(server.url + "/healthz", headers={"authorization": f"Bearer {gateway.admin_token}"})
+    ok = httpx.get(
+        server.url + "/healthz", headers={"authorization": f"Bearer {gateway.admin_token}"}
+    )
     assert ok.json() == {"status": "ready", "envs": {"echo": "up", "notes": "up"}, "tools": 7}
 
 
@@ -103,20 +129,41 @@ async def test_tokens_are_bound_to_roles_and_roles_filter_tools(running):
     alice, bob = gateway.issue_token("alice"), gateway.issue_token("bob")
     admin = {"authorization": f"Bearer {gateway.admin_token}"}
     # a token cannot claim another role, by header or by _meta
-    claimed = httpx.post(server.mcp_url, headers={"authorization": f"Bearer {alice}", "AgentEnv-Role": "bob"},
-                         json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    claimed = httpx.post(
+        server.mcp_url,
+        headers={"authorization": f"Bearer {alice}", "AgentEnv-Role": "bob"},
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+    )
     assert claimed.status_code == 403 and "bound to role 'alice'" in claimed.json()["error"]
-    meta = httpx.post(server.mcp_url, headers={"authorization": f"Bearer {alice}"}, json={
-        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": "whoami", "arguments": {}, "_meta": {"agentenv.io/role": "bob"}}})
+    meta = httpx.post(
+        server.mcp_url,
+        headers={"authorization": f"Bearer {alice}"},
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "whoami", "arguments": {}, "_meta": {"agentenv.io/role": "bob"}},
+        },
+    )
     assert meta.status_code == 403
     # only the admin token changes rules; unknown tools are named
-    assert httpx.post(server.url + "/tools/disable", json={"role": "bob", "tools": ["echo"]},
-                      headers={"authorization": f"Bearer {alice}"}).status_code == 403
-    typo = httpx.post(server.url + "/tools/disable", json={"role": "bob", "tools": ["ecoh"]}, headers=admin)
+    assert (
+        httpx.post(
+            server.url + "/tools/disable",
+            json={"role": "bob", "tools": ["echo"]},
+            headers={"authorization": f"Bearer {alice}"},
+        ).status_code
+        == 403
+    )
+    typo = httpx.post(
+        server.url + "/tools/disable", json={"role": "bob", "tools": ["ecoh"]}, headers=admin
+    )
     assert typo.status_code == 400 and "did you mean 'echo'" in typo.json()["error"]
-    rules = httpx.post(server.url + "/tools/disable", json={"role": "bob", "tools": ["echo", "add_note"]},
-                       headers=admin).json()
+    rules = httpx.post(
+        server.url + "/tools/disable",
+        json={"role": "bob", "tools": ["echo", "add_note"]},
+        headers=admin,
+    ).json()
     assert rules["roles"]["bob"]["disabled"] == ["add_note", "echo"]
     async with mcp_client(server.mcp_url, bob) as client:
         names = {t.name for t in (await client.list_tools()).tools}
@@ -157,21 +204,44 @@ async def test_composed_card_nests_children_with_rewritten_endpoints(running):
     assert set(children) == {"echo", "notes"}
     notes = children["notes"]
     assert notes["url"] == "/svc/notes/agentenv" and notes["additionalInterfaces"] == []
-    assert notes["capabilities"]["extensions"][0]["params"]["endpoint"] == "/svc/notes/agentenv/ext/stats"
+    assert (
+        notes["capabilities"]["extensions"][0]["params"]["endpoint"]
+        == "/svc/notes/agentenv/ext/stats"
+    )
     # the rewritten endpoints work through the gateway
-    added = httpx.post(server.url + notes["url"], headers=admin, json={
-        "jsonrpc": "2.0", "id": 1, "method": "data/add",
-        "params": {"parts": [{"kind": "data", "data": {"notes": [{"title": "n1"}]}}]}})
+    added = httpx.post(
+        server.url + notes["url"],
+        headers=admin,
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "data/add",
+            "params": {"parts": [{"kind": "data", "data": {"notes": [{"title": "n1"}]}}]},
+        },
+    )
     assert added.json()["result"] == {}
-    stats = httpx.get(server.url + notes["capabilities"]["extensions"][0]["params"]["endpoint"], headers=admin)
+    stats = httpx.get(
+        server.url + notes["capabilities"]["extensions"][0]["params"]["endpoint"], headers=admin
+    )
     assert stats.json() == {"count": 1}
     agent = {"authorization": f"Bearer {gateway.issue_token('agent')}"}
-    for path in (notes["url"], "/agentenv"):  # an agent cannot reset or read env state behind the task's back
-        refused = httpx.post(server.url + path, headers=agent, json={"jsonrpc": "2.0", "id": 1, "method": "data/get"})
+    for path in (
+        notes["url"],
+        "/agentenv",
+    ):  # an agent cannot reset or read env state behind the task's back
+        refused = httpx.post(
+            server.url + path, headers=agent, json={"jsonrpc": "2.0", "id": 1, "method": "data/get"}
+        )
         assert refused.status_code == 403
-    ambiguous = httpx.post(server.url + "/agentenv", headers=admin,
-                           json={"jsonrpc": "2.0", "id": 3, "method": "data/get"}).json()
-    assert ambiguous["error"]["code"] == -32000 and "/svc/<env>/agentenv" in ambiguous["error"]["message"]
+    ambiguous = httpx.post(
+        server.url + "/agentenv",
+        headers=admin,
+        json={"jsonrpc": "2.0", "id": 3, "method": "data/get"},
+    ).json()
+    assert (
+        ambiguous["error"]["code"] == -32000
+        and "/svc/<env>/agentenv" in ambiguous["error"]["message"]
+    )
 
 
 async def test_clock_and_get_time_across_new_york_dst(running):
@@ -179,48 +249,91 @@ async def test_clock_and_get_time_across_new_york_dst(running):
     admin = {"authorization": f"Bearer {gateway.admin_token}"}
     agent = gateway.issue_token("agent")
     async with mcp_client(server.mcp_url, agent) as client:
-        assert "get_time" not in {t.name for t in (await client.list_tools()).tools}  # unarmed: no tool
+        assert "get_time" not in {
+            t.name for t in (await client.list_tools()).tools
+        }  # unarmed: no tool
     assert httpx.get(server.url + "/clock/time", headers=admin).status_code == 404
     # agents cannot set the clock; malformed input is a clear 400
-    assert httpx.put(server.url + "/clock/set-time", headers={"authorization": f"Bearer {agent}"},
-                     json={"virtual_time": "2026-03-08T06:59:30Z"}).status_code == 403
-    for body, words in [({"virtual_time": "March 8th"}, "expected YYYY-MM-DD"),
-                        ({"virtual_time": "2026-03-08T06:59:30"}, "expected YYYY-MM-DD"),
-                        ({"virtual_time": "2026-02-30T00:00:00Z"}, "day is out of range"),
-                        ({"virtual_time": "2026-03-08T06:59:30Z", "virtual_seconds_per_real_second": -1},
-                         "never runs backwards")]:
+    assert (
+        httpx.put(
+            server.url + "/clock/set-time",
+            headers={"authorization": f"Bearer {agent}"},
+            json={"virtual_time": "2026-03-08T06:59:30Z"},
+        ).status_code
+        == 403
+    )
+    for body, words in [
+        ({"virtual_time": "March 8th"}, "expected YYYY-MM-DD"),
+        ({"virtual_time": "2026-03-08T06:59:30"}, "expected YYYY-MM-DD"),
+        ({"virtual_time": "2026-02-30T00:00:00Z"}, "day is out of range"),
+        (
+            {"virtual_time": "2026-03-08T06:59:30Z", "virtual_seconds_per_real_second": -1},
+            "never runs backwards",
+        ),
+    ]:
         bad = httpx.put(server.url + "/clock/set-time", headers=admin, json=body)
         assert bad.status_code == 400 and words in bad.json()["error"], bad.text
     # one second before the spring-forward gap (02:00 EST -> 03:00 EDT), frozen
-    state = httpx.put(server.url + "/clock/set-time", headers=admin,
-                      json={"virtual_time": "2026-03-08T06:59:59Z", "virtual_seconds_per_real_second": 0}).json()
-    assert state == {"armed": True, "t0": "2026-03-08T06:59:59Z", "virtual_seconds_per_real_second": 0.0,
-                     "virtual_time": "2026-03-08T06:59:59Z"}
+    state = httpx.put(
+        server.url + "/clock/set-time",
+        headers=admin,
+        json={"virtual_time": "2026-03-08T06:59:59Z", "virtual_seconds_per_real_second": 0},
+    ).json()
+    assert state == {
+        "armed": True,
+        "t0": "2026-03-08T06:59:59Z",
+        "virtual_seconds_per_real_second": 0.0,
+        "virtual_time": "2026-03-08T06:59:59Z",
+    }
     async with mcp_client(server.mcp_url, agent) as client:
         assert "get_time" in {t.name for t in (await client.list_tools()).tools}
-        before = (await client.call_tool("get_time", {"time_zone": "America/New_York"})).structured_content
-        assert before == {"current_time": "2026-03-08T06:59:59Z", "time_zone": "America/New_York",
-                          "local_time": "2026-03-08T01:59:59-05:00"}
-        assert (await client.call_tool("get_time", {})).structured_content == {"current_time": "2026-03-08T06:59:59Z"}
+        before = (
+            await client.call_tool("get_time", {"time_zone": "America/New_York"})
+        ).structured_content
+        assert before == {
+            "current_time": "2026-03-08T06:59:59Z",
+            "time_zone": "America/New_York",
+            "local_time": "2026-03-08T01:59:59-05:00",
+        }
+        assert (await client.call_tool("get_time", {})).structured_content == {
+            "current_time": "2026-03-08T06:59:59Z"
+        }
         typo = await client.call_tool("get_time", {"time_zone": "America/New_Yrok"})
         assert typo.is_error and "unknown time zone 'America/New_Yrok'" in texts(typo)
         assert "did you mean 'America/New_York'" in texts(typo)
         # advance by running the clock: 1 real second = 1 virtual hour
-        httpx.put(server.url + "/clock/set-time", headers=admin,
-                  json={"virtual_time": "2026-03-08T06:59:59Z", "virtual_seconds_per_real_second": 3600})
+        httpx.put(
+            server.url + "/clock/set-time",
+            headers=admin,
+            json={"virtual_time": "2026-03-08T06:59:59Z", "virtual_seconds_per_real_second": 3600},
+        )
         time.sleep(0.5)
-        after = (await client.call_tool("get_time", {"time_zone": "America/New_York"})).structured_content
+        after = (
+            await client.call_tool("get_time", {"time_zone": "America/New_York"})
+        ).structured_content
         assert after["local_time"].endswith("-04:00") and after["local_time"] >= "2026-03-08T03:29"
         assert after["current_time"] > before["current_time"]
     # the clock never runs backwards: re-arming earlier than now is refused until cleared
-    back = httpx.put(server.url + "/clock/set-time", headers=admin, json={"virtual_time": "2026-03-08T06:00:00Z"})
+    back = httpx.put(
+        server.url + "/clock/set-time", headers=admin, json={"virtual_time": "2026-03-08T06:00:00Z"}
+    )
     assert back.status_code == 409 and "never runs backwards" in back.json()["error"]
-    assert httpx.post(server.url + "/clock/clear", headers=admin).json() == {"ok": True, "armed": False}
-    assert httpx.put(server.url + "/clock/set-time", headers=admin,
-                     json={"virtual_time": "2026-11-01T05:30:00Z", "virtual_seconds_per_real_second": 0}
-                     ).status_code == 200
-    reads = [httpx.get(server.url + "/clock/time", headers={"authorization": f"Bearer {agent}"}).json()
-             for _ in range(3)]
+    assert httpx.post(server.url + "/clock/clear", headers=admin).json() == {
+        "ok": True,
+        "armed": False,
+    }
+    assert (
+        httpx.put(
+            server.url + "/clock/set-time",
+            headers=admin,
+            json={"virtual_time": "2026-11-01T05:30:00Z", "virtual_seconds_per_real_second": 0},
+        ).status_code
+        == 200
+    )
+    reads = [
+        httpx.get(server.url + "/clock/time", headers={"authorization": f"Bearer {agent}"}).json()
+        for _ in range(3)
+    ]
     assert reads == [{"virtual_time": "2026-11-01T05:30:00Z"}] * 3
 
 
@@ -228,7 +341,9 @@ async def test_calls_are_logged_with_secrets_redacted(running, tmp_path):
     gateway, server = running
     alice = gateway.issue_token("alice")
     async with mcp_client(server.mcp_url, alice) as client:
-        await client.call_tool("add_note", {"title": "creds", "body": "password is hunter2", "api_key": "k-1"})
+        await client.call_tool(
+            "add_note", {"title": "creds", "body": "password is hunter2", "api_key": "k-1"}
+        )
         await client.call_tool("echo", {"text": f"my token is {alice}"})
         await client.call_tool("fail", {})
     raw = (tmp_path / "calls.jsonl").read_text()
@@ -241,11 +356,15 @@ async def test_calls_are_logged_with_secrets_redacted(running, tmp_path):
     assert first["arguments"] == {"title": "creds", "body": "password is ***", "api_key": "***"}
     assert lines[1]["result"]["content"][0]["text"] == "my token is ***"
     assert lines[2]["error"] == "boom: failed on purpose" and lines[2]["result"]["isError"] is True
-    served = httpx.get(server.url + "/trajectory", headers={"authorization": f"Bearer {gateway.admin_token}"})
+    served = httpx.get(
+        server.url + "/trajectory", headers={"authorization": f"Bearer {gateway.admin_token}"}
+    )
     assert [x["tool"] for x in served.json()["calls"]] == ["add_note", "echo", "fail"]
 
 
-async def test_a_dead_env_gives_a_quick_clear_error_and_the_rest_keeps_working(running_own, own_envs):
+async def test_a_dead_env_gives_a_quick_clear_error_and_the_rest_keeps_working(
+    running_own, own_envs
+):
     gateway, server = running_own
     own_envs["notes"].stop()
     async with mcp_client(server.mcp_url, gateway.admin_token) as client:
@@ -254,19 +373,35 @@ async def test_a_dead_env_gives_a_quick_clear_error_and_the_rest_keeps_working(r
         assert time.monotonic() - started < 5
         assert result.is_error and "environment 'notes' is not reachable" in texts(result)
         assert texts(await client.call_tool("echo", {"text": "alive"})) == "alive"
-    health = httpx.get(server.url + "/healthz", headers={"authorization": f"Bearer {gateway.admin_token}"}).json()
+    health = httpx.get(
+        server.url + "/healthz", headers={"authorization": f"Bearer {gateway.admin_token}"}
+    ).json()
     assert health["status"] == "degraded" and health["envs"]["notes"].startswith("down")
 
 
 async def test_malformed_requests_to_the_gateway_get_json_rpc_errors(running):
     gateway, server = running
     auth = {"authorization": f"Bearer {gateway.admin_token}", "content-type": "application/json"}
-    assert httpx.post(server.mcp_url, content=b"{oops", headers=auth).json()["error"]["code"] == -32700
-    assert httpx.post(server.mcp_url, json={"id": 1}, headers=auth).json()["error"]["code"] == -32600
-    unknown = httpx.post(server.mcp_url, json={"jsonrpc": "2.0", "id": 2, "method": "resources/nope"}, headers=auth)
+    assert (
+        httpx.post(server.mcp_url, content=b"{oops", headers=auth).json()["error"]["code"] == -32700
+    )
+    assert (
+        httpx.post(server.mcp_url, json={"id": 1}, headers=auth).json()["error"]["code"] == -32600
+    )
+    unknown = httpx.post(
+        server.mcp_url, json={"jsonrpc": "2.0", "id": 2, "method": "resources/nope"}, headers=auth
+    )
     assert unknown.json()["error"]["code"] == -32601
-    huge = httpx.post(server.mcp_url, headers=auth, json={"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-                      "params": {"name": "echo", "arguments": {"text": "x" * (9 * 1024 * 1024)}}})
+    huge = httpx.post(
+        server.mcp_url,
+        headers=auth,
+        json={
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "x" * (9 * 1024 * 1024)}},
+        },
+    )
     assert huge.status_code == 413 and huge.json()["error"]["code"] == -32600
     async with mcp_client(server.mcp_url, gateway.admin_token) as client:
         assert texts(await client.call_tool("echo", {"text": "fine"})) == "fine"
@@ -274,33 +409,52 @@ async def test_malformed_requests_to_the_gateway_get_json_rpc_errors(running):
 
 async def test_unreachable_env_fails_gateway_start_naming_it():
     gateway = Gateway({"ghost": "http://127.0.0.1:9"}, startup_timeout=0.3)
-    with pytest.raises(GatewayError, match="environment 'ghost' is unreachable at http://127.0.0.1:9"):
+    with pytest.raises(
+        GatewayError, match="environment 'ghost' is unreachable at http://127.0.0.1:9"
+    ):
         serve_gateway(gateway)
 
 
 async def test_gateway_runs_as_its_own_process(shared_envs, tmp_path):
     import os
+    import socket
     import subprocess
     import sys
 
-    import socket
-
     from agentenv_protocol import EnvClient
 
-    bad = subprocess.run([sys.executable, "-m", "agentenv_protocol.gateway", "--env", "nourl"],
-                         capture_output=True, text=True)
+    bad = subprocess.run(
+        [sys.executable, "-m", "agentenv_protocol.gateway", "--env", "nourl"],
+        capture_output=True,
+        text=True,
+    )
     assert bad.returncode == 2 and "--env expects NAME=URL" in bad.stderr
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "agentenv_protocol.gateway", "--env",
-                             f"echo={shared_envs['echo'].url}", "--role-token", "agent=agent-token",
-                             "--port", str(port), "--trajectory", str(tmp_path / "log.jsonl")],
-                            env={**os.environ, "AGENTENV_GATEWAY_TOKEN": "admin-token"}, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "agentenv_protocol.gateway",
+            "--env",
+            f"echo={shared_envs['echo'].url}",
+            "--role-token",
+            "agent=agent-token",
+            "--port",
+            str(port),
+            "--trajectory",
+            str(tmp_path / "log.jsonl"),
+        ],
+        env={**os.environ, "AGENTENV_GATEWAY_TOKEN": "admin-token"},
+        stderr=subprocess.PIPE,
+    )
     try:
         async with EnvClient(f"http://127.0.0.1:{port}", token="agent-token", timeout=10) as client:
             await client.wait_ready(timeout=60)
-            assert (await client.call_tool("echo", {"text": "from a process"})).text == "from a process"
+            assert (
+                await client.call_tool("echo", {"text": "from a process"})
+            ).text == "from a process"
         assert json.loads((tmp_path / "log.jsonl").read_text())["role"] == "agent"
     finally:
         proc.terminate()

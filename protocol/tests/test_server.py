@@ -8,15 +8,34 @@ import httpx
 import pytest
 from pydantic import Field
 
-from agentenv_protocol import (AgentEnvEnvironment, DataPart, EnvClient, TextPart, ToolContext,
-                               environment_card, extension, get_data, tool)
-from agentenv_protocol.errors import (EnvUnavailable, HandlerFailed, InvalidParams, InvalidRequest, MethodNotFound,
-                                      ParseError, ToolCallError)
+from agentenv_protocol import (
+    AgentEnvEnvironment,
+    DataPart,
+    EnvClient,
+    TextPart,
+    ToolContext,
+    environment_card,
+    extension,
+    get_data,
+    tool,
+)
+from agentenv_protocol.errors import (
+    EnvUnavailable,
+    HandlerFailed,
+    InvalidParams,
+    InvalidRequest,
+    MethodNotFound,
+    ParseError,
+    ToolCallError,
+)
 from agentenv_protocol.examples.notes import NotesEnv
 from agentenv_protocol.serving import serve_in_thread
 
 MODERN = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28"}
-ENVELOPE = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
 
 
 class Small(NotesEnv):
@@ -32,13 +51,21 @@ def notes():
 
 def rpc(url: str, body, **kw) -> httpx.Response:
     if isinstance(body, (bytes, str)):
-        return httpx.post(url + "/agentenv", content=body, headers={"content-type": "application/json"}, **kw)
+        return httpx.post(
+            url + "/agentenv", content=body, headers={"content-type": "application/json"}, **kw
+        )
     return httpx.post(url + "/agentenv", json=body, **kw)
 
 
-def mcp_call(url: str, name: str, arguments: dict, meta: dict | None = None, headers: dict | None = None) -> dict:
-    body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-            "params": {"name": name, "arguments": arguments, "_meta": {**ENVELOPE, **(meta or {})}}}
+def mcp_call(
+    url: str, name: str, arguments: dict, meta: dict | None = None, headers: dict | None = None
+) -> dict:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments, "_meta": {**ENVELOPE, **(meta or {})}},
+    }
     routing = {"mcp-method": "tools/call", "mcp-name": name}
     response = httpx.post(url + "/mcp", json=body, headers={**MODERN, **routing, **(headers or {})})
     assert response.status_code == 200, response.text
@@ -54,8 +81,13 @@ def test_card_has_the_published_shape(notes):
     assert caps["operations"] == ["data/reset", "data/add", "data/get"]
     add_note = next(t for t in caps["tools"] if t["name"] == "add_note")
     assert add_note["description"] == "Create a note; fails if the title is taken."
-    assert add_note["inputSchema"]["properties"]["title"] == {"type": "string", "description": "Unique title"}
-    assert "ctx" not in add_note["inputSchema"]["properties"]  # ToolContext is injected, not a wire parameter
+    assert add_note["inputSchema"]["properties"]["title"] == {
+        "type": "string",
+        "description": "Unique title",
+    }
+    assert (
+        "ctx" not in add_note["inputSchema"]["properties"]
+    )  # ToolContext is injected, not a wire parameter
     assert add_note["inputSchema"]["required"] == ["title", "body"]
     [ext] = caps["extensions"]
     assert ext["uri"] == "urn:agentenv:example-stats/v1"
@@ -69,29 +101,68 @@ def test_environment_name_overrides_the_card_name(monkeypatch):
 
 
 def test_data_plane_round_trip(notes):
-    assert rpc(notes, {"jsonrpc": "2.0", "id": 1, "method": "data/add", "params": {"parts": [
-        {"kind": "data", "data": {"notes": [{"title": "a", "body": "x"}]}}]}}).json() == \
-        {"jsonrpc": "2.0", "id": 1, "result": {}}
+    assert rpc(
+        notes,
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "data/add",
+            "params": {
+                "parts": [{"kind": "data", "data": {"notes": [{"title": "a", "body": "x"}]}}]
+            },
+        },
+    ).json() == {"jsonrpc": "2.0", "id": 1, "result": {}}
     got = rpc(notes, {"jsonrpc": "2.0", "id": 2, "method": "data/get"}).json()
     assert got["result"]["parts"][0]["data"]["notes"][0]["title"] == "a"
-    assert rpc(notes, {"jsonrpc": "2.0", "id": 3, "method": "data/reset", "params": {}}).json()["result"] == {}
-    assert rpc(notes, {"jsonrpc": "2.0", "id": 4, "method": "data/get"}).json()["result"] == \
-        {"parts": [{"kind": "data", "data": {"notes": []}}]}
+    assert (
+        rpc(notes, {"jsonrpc": "2.0", "id": 3, "method": "data/reset", "params": {}}).json()[
+            "result"
+        ]
+        == {}
+    )
+    assert rpc(notes, {"jsonrpc": "2.0", "id": 4, "method": "data/get"}).json()["result"] == {
+        "parts": [{"kind": "data", "data": {"notes": []}}]
+    }
 
 
-@pytest.mark.parametrize("body, code, status, words", [
-    (b"{not json", -32700, 200, "parse error"),
-    ({"id": 1, "method": "data/get"}, -32600, 200, "jsonrpc"),
-    ([{"jsonrpc": "2.0", "id": 1, "method": "data/get"}], -32600, 200, "batch"),
-    ({"jsonrpc": "2.0", "id": 1, "method": 5}, -32600, 200, "method"),
-    ({"jsonrpc": "2.0", "id": 1, "method": "data/delete"}, -32601, 200, "data/delete"),
-    ({"jsonrpc": "2.0", "id": 1, "method": "data/add", "params": {"parts": []}}, -32602, 200, "parts"),
-    ({"jsonrpc": "2.0", "id": 1, "method": "data/add", "params": {"parts": [{"kind": "video"}]}}, -32602, 200,
-     "parts"),
-    (b'{"jsonrpc": "2.0", "id": 1, "method": "data/add", "params": {"parts": [{"kind": "text", "text": "'
-     + b"x" * 4096 + b'"}]}}', -32600, 413, "exceeds"),
-])
-def test_bad_requests_get_the_documented_error_and_the_server_keeps_serving(notes, body, code, status, words):
+@pytest.mark.parametrize(
+    "body, code, status, words",
+    [
+        (b"{not json", -32700, 200, "parse error"),
+        ({"id": 1, "method": "data/get"}, -32600, 200, "jsonrpc"),
+        ([{"jsonrpc": "2.0", "id": 1, "method": "data/get"}], -32600, 200, "batch"),
+        ({"jsonrpc": "2.0", "id": 1, "method": 5}, -32600, 200, "method"),
+        ({"jsonrpc": "2.0", "id": 1, "method": "data/delete"}, -32601, 200, "data/delete"),
+        (
+            {"jsonrpc": "2.0", "id": 1, "method": "data/add", "params": {"parts": []}},
+            -32602,
+            200,
+            "parts",
+        ),
+        (
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "data/add",
+                "params": {"parts": [{"kind": "video"}]},
+            },
+            -32602,
+            200,
+            "parts",
+        ),
+        (
+            b'{"jsonrpc": "2.0", "id": 1, "method": "data/add", "params": {"parts": [{"kind": "text", "text": "'
+            + b"x" * 4096
+            + b'"}]}}',
+            -32600,
+            413,
+            "exceeds",
+        ),
+    ],
+)
+def test_bad_requests_get_the_documented_error_and_the_server_keeps_serving(
+    notes, body, code, status, words
+):
     response = rpc(notes, body)
     assert response.status_code == status
     error = response.json()["error"]
@@ -100,18 +171,36 @@ def test_bad_requests_get_the_documented_error_and_the_server_keeps_serving(note
 
 
 def test_handler_failure_is_32000_with_the_authors_code(notes):
-    response = rpc(notes, {"jsonrpc": "2.0", "id": 1, "method": "data/add", "params": {"parts": [
-        {"kind": "text", "text": "hello"}]}}).json()
+    response = rpc(
+        notes,
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "data/add",
+            "params": {"parts": [{"kind": "text", "text": "hello"}]},
+        },
+    ).json()
     assert response["error"]["code"] == -32000
     assert response["error"]["data"] == {"code": "unsupported_part"}
     assert "data parts" in response["error"]["message"]
 
 
 def test_oversize_mcp_body_is_refused_and_server_keeps_serving(notes):
-    big = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-           "params": {"name": "add_note", "arguments": {"title": "t", "body": "x" * 10_000}, "_meta": ENVELOPE}}
-    response = httpx.post(notes + "/mcp", json=big, headers={**MODERN, "mcp-method": "tools/call",
-                                                               "mcp-name": "add_note"})
+    big = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": "add_note",
+            "arguments": {"title": "t", "body": "x" * 10_000},
+            "_meta": ENVELOPE,
+        },
+    }
+    response = httpx.post(
+        notes + "/mcp",
+        json=big,
+        headers={**MODERN, "mcp-method": "tools/call", "mcp-name": "add_note"},
+    )
     assert response.status_code == 413
     assert mcp_call(notes, "list_notes", {})["isError"] is False
 
@@ -131,20 +220,48 @@ def test_tools_validate_arguments_with_named_fields(notes):
 def test_agentenv_error_becomes_code_colon_message(notes):
     assert mcp_call(notes, "add_note", {"title": "a", "body": "b"})["isError"] is False
     again = mcp_call(notes, "add_note", {"title": "a", "body": "b"})
-    assert again["isError"] and again["content"][0]["text"] == "conflict: a note titled 'a' already exists"
+    assert (
+        again["isError"]
+        and again["content"][0]["text"] == "conflict: a note titled 'a' already exists"
+    )
 
 
 def test_tool_context_carries_the_role_from_meta_over_header(notes):
-    mcp_call(notes, "add_note", {"title": "by-meta", "body": ""}, meta={"agentenv.io/role": "alice"},
-             headers={"AgentEnv-Role": "mallory"})
-    mcp_call(notes, "add_note", {"title": "by-header", "body": ""}, headers={"AgentEnv-Role": "bob"})
-    assert mcp_call(notes, "read_note", {"title": "by-meta"})["structuredContent"]["author"] == "alice"
-    assert mcp_call(notes, "read_note", {"title": "by-header"})["structuredContent"]["author"] == "bob"
+    mcp_call(
+        notes,
+        "add_note",
+        {"title": "by-meta", "body": ""},
+        meta={"agentenv.io/role": "alice"},
+        headers={"AgentEnv-Role": "mallory"},
+    )
+    mcp_call(
+        notes, "add_note", {"title": "by-header", "body": ""}, headers={"AgentEnv-Role": "bob"}
+    )
+    assert (
+        mcp_call(notes, "read_note", {"title": "by-meta"})["structuredContent"]["author"] == "alice"
+    )
+    assert (
+        mcp_call(notes, "read_note", {"title": "by-header"})["structuredContent"]["author"] == "bob"
+    )
 
 
 def test_extension_binds_query_params_and_rejects_bad_ones(notes):
-    rpc(notes, {"jsonrpc": "2.0", "id": 1, "method": "data/add", "params": {"parts": [
-        {"kind": "data", "data": {"notes": [{"title": "ab"}, {"title": "ac"}, {"title": "b"}]}}]}})
+    rpc(
+        notes,
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "data/add",
+            "params": {
+                "parts": [
+                    {
+                        "kind": "data",
+                        "data": {"notes": [{"title": "ab"}, {"title": "ac"}, {"title": "b"}]},
+                    }
+                ]
+            },
+        },
+    )
     assert httpx.get(notes + "/agentenv/ext/stats", params={"prefix": "a"}).json() == {"count": 2}
     bad = httpx.get(notes + "/agentenv/ext/stats", params={"prefx": "a"})
     assert bad.status_code == 200  # unknown query keys are ignored when nothing required is missing
@@ -217,9 +334,17 @@ async def test_client_raises_one_class_per_json_rpc_code(notes):
 def test_every_json_rpc_code_maps_to_its_class():
     from agentenv_protocol.errors import RpcError, rpc_error_from
 
-    for code, cls in [(-32700, ParseError), (-32600, InvalidRequest), (-32601, MethodNotFound),
-                      (-32602, InvalidParams), (-32000, HandlerFailed), (-31999, RpcError)]:
-        error = rpc_error_from({"code": code, "message": "m", "data": {"code": "x"}}, method="data/get")
+    for code, cls in [
+        (-32700, ParseError),
+        (-32600, InvalidRequest),
+        (-32601, MethodNotFound),
+        (-32602, InvalidParams),
+        (-32000, HandlerFailed),
+        (-31999, RpcError),
+    ]:
+        error = rpc_error_from(
+            {"code": code, "message": "m", "data": {"code": "x"}}, method="data/get"
+        )
         assert type(error) is cls and error.code == code
         assert str(error).startswith("data/get: m [JSON-RPC")
 
@@ -249,12 +374,26 @@ def test_an_env_written_against_the_existing_import_paths_runs(tmp_path):
         "    @get_data\n"
         "    def get(self): return [DataPart(data=dict(self.items))]\n"
         "if __name__ == '__main__':\n"
-        "    Inventory().serve()\n")
-    code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import legacy_env\n"
-            "print(json.dumps(legacy_env.Inventory().card.model_dump(exclude_none=True)))")
-    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
+        "    Inventory().serve()\n"
+    )
+    code = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]); import legacy_env\n"
+        "print(json.dumps(legacy_env.Inventory().card.model_dump(exclude_none=True)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True
+    )
     card = __import__("json").loads(out.stdout)
     assert card["name"] == "inventory"
-    assert card["capabilities"]["tools"] == [{"name": "count", "description": "Count an item.", "inputSchema": {
-        "type": "object", "properties": {"sku": {"type": "string", "description": "SKU"}}, "required": ["sku"]}}]
+    assert card["capabilities"]["tools"] == [
+        {
+            "name": "count",
+            "description": "Count an item.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"sku": {"type": "string", "description": "SKU"}},
+                "required": ["sku"],
+            },
+        }
+    ]
     assert card["capabilities"]["operations"] == ["data/reset", "data/add", "data/get"]

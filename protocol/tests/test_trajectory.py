@@ -6,11 +6,26 @@ from agentenv_protocol.gateway import Trajectory, redact
 
 
 def test_redaction_masks_secret_keys_and_known_values():
-    entry = {"arguments": {"Password": "p", "api-key": "k", "note": "token=abc123 and abc123", "empty_token": ""},
-             "result": {"content": [{"type": "text", "text": "abc123"}]}, "n": 3}
+    entry = {
+        "arguments": {
+            "Password": "p",
+            "api-key": "k",
+            "note": "token=abc123 and abc123",
+            "empty_token": "",
+        },
+        "result": {"content": [{"type": "text", "text": "abc123"}]},
+        "n": 3,
+    }
     assert redact(entry, ["abc123"]) == {
-        "arguments": {"Password": "***", "api-key": "***", "note": "token=*** and ***", "empty_token": ""},
-        "result": {"content": [{"type": "text", "text": "***"}]}, "n": 3}
+        "arguments": {
+            "Password": "***",
+            "api-key": "***",
+            "note": "token=*** and ***",
+            "empty_token": "",
+        },
+        "result": {"content": [{"type": "text", "text": "***"}]},
+        "n": 3,
+    }
 
 
 def test_records_are_redacted_in_memory_and_on_disk(tmp_path):
@@ -21,5 +36,7 @@ def test_records_are_redacted_in_memory_and_on_disk(tmp_path):
     disk = Trajectory(tmp_path / "log.jsonl", secrets=["s3cret"])
     disk.record({"tool": "t", "arguments": {"secret_value": "v", "x": "s3cret"}})
     disk.close()
-    assert json.loads((tmp_path / "log.jsonl").read_text()) == {"tool": "t", "arguments": {"secret_value": "***",
-                                                                                          "x": "***"}}
+    assert json.loads((tmp_path / "log.jsonl").read_text()) == {
+        "tool": "t",
+        "arguments": {"secret_value": "***", "x": "***"},
+    }

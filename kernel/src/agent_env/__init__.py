@@ -11,9 +11,9 @@ from agent_env._version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover
     from agent_env.agents import AgentKind, AgentSpec, PromptRequest
+    from agent_env.engine.runner import Runner
     from agent_env.envs import EnvDeployment, EnvType
     from agent_env.hookspecs import hookimpl
-    from agent_env.engine.runner import Runner
     from agent_env.models import Step, VerifierStep
     from agent_env.plugins.api import PLUGIN_API_VERSION
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import attrs
+
 from agent_env.context import StepContext
 
 

@@ -143,10 +143,12 @@ def make_converter() -> cattrs.Converter:
     def list_hook_factory(tp: Any) -> Any:
         args = typing.get_args(tp)
         if tp in (list, tuple) or not args:
+
             def plain(value: Any, _: Any) -> Any:
                 if not isinstance(value, list):
                     raise _WrongType("a list", value)
                 return list(value) if tp is not tuple else tuple(value)
+
             return plain
         item_type = args[0]
         origin = typing.get_origin(tp)
@@ -160,9 +162,12 @@ def make_converter() -> cattrs.Converter:
                 try:
                     out.append(hook(item, item_type))
                 except Exception as e:  # noqa: BLE001 - collected into the group
-                    e.__notes__ = [*getattr(e, "__notes__", []),
-                                   IterableValidationNote(f"Structuring {tp} @ index {index}",
-                                                          index, item_type)]
+                    e.__notes__ = [
+                        *getattr(e, "__notes__", []),
+                        IterableValidationNote(
+                            f"Structuring {tp} @ index {index}", index, item_type
+                        ),
+                    ]
                     errors.append(e)
             if errors:
                 raise cattrs.IterableValidationError(f"While structuring {tp!r}", errors, tp)
@@ -189,9 +194,12 @@ def make_converter() -> cattrs.Converter:
                 try:
                     out[key] = hook(item, value_type)
                 except Exception as e:  # noqa: BLE001
-                    e.__notes__ = [*getattr(e, "__notes__", []),
-                                   AttributeValidationNote(f"Structuring {tp} @ key {key!r}",
-                                                           str(key), value_type)]
+                    e.__notes__ = [
+                        *getattr(e, "__notes__", []),
+                        AttributeValidationNote(
+                            f"Structuring {tp} @ key {key!r}", str(key), value_type
+                        ),
+                    ]
                     errors.append(e)
             if errors:
                 raise cattrs.ClassValidationError(f"While structuring {tp!r}", errors, dict)
@@ -302,13 +310,13 @@ def structure(data: Any, cls: type, *, where: str = "") -> Any:
     """Structure `data` into `cls`; `StructureProblems` listing every problem, each prefixed
     with `where` (e.g. "step 'box'") and the field path."""
     if attrs.has(cls) and not isinstance(data, dict):
-        raise StructureProblems("invalid data", [_prefix(where, f"expected an object, got {data!r}")])
+        raise StructureProblems(
+            "invalid data", [_prefix(where, f"expected an object, got {data!r}")]
+        )
     try:
         return converter().structure(data, cls)
     except Exception as e:  # noqa: BLE001 - every cattrs failure is turned into messages
-        problems = [
-            _prefix(where, f"{_join(p)}: {m}" if p else m) for p, m in _messages(e, [])
-        ]
+        problems = [_prefix(where, f"{_join(p)}: {m}" if p else m) for p, m in _messages(e, [])]
         raise StructureProblems("invalid data", problems) from None
 
 
@@ -322,8 +330,13 @@ def normalize_step_dict(data: Mapping[str, Any], cls: type) -> dict[str, Any]:
     out = dict(data)
     out.pop("type", None)
     fields = set(_field_names(cls))
-    if "version" in out and "version" not in fields and (
-        out["version"] is None or (isinstance(out["version"], int) and not isinstance(out["version"], bool))
+    if (
+        "version" in out
+        and "version" not in fields
+        and (
+            out["version"] is None
+            or (isinstance(out["version"], int) and not isinstance(out["version"], bool))
+        )
     ):
         out.pop("version")
     deps = out.get("depends_on")
@@ -345,18 +358,24 @@ def structure_step(data: Any, step_types: Any, *, index: int | None = None) -> S
     `"type"`; `StructureProblems` naming the step and each bad field."""
     label = _step_label(data, index)
     if not isinstance(data, dict):
-        raise StructureProblems("invalid step", [f"{label}: a step must be a JSON object, got {data!r}"])
+        raise StructureProblems(
+            "invalid step", [f"{label}: a step must be a JSON object, got {data!r}"]
+        )
     step_type = data.get("type")
     if step_type is None:
         raise StructureProblems("invalid step", [f"{label}: type: required"])
     if not isinstance(step_type, str):
-        raise StructureProblems("invalid step", [f"{label}: type: expected a string, got {step_type!r}"])
+        raise StructureProblems(
+            "invalid step", [f"{label}: type: expected a string, got {step_type!r}"]
+        )
     if step_type not in step_types:
         known = list(step_types.names())
         raise StructureProblems(
             "invalid step",
-            [f"{label}: unknown step type {step_type!r}{did_you_mean(step_type, known)}"
-             f"; known: {', '.join(known) or 'none'}{_core_hint(step_type)}"],
+            [
+                f"{label}: unknown step type {step_type!r}{did_you_mean(step_type, known)}"
+                f"; known: {', '.join(known) or 'none'}{_core_hint(step_type)}"
+            ],
         )
     cls = step_types.get(step_type)
     return structure(normalize_step_dict(data, cls), cls, where=label)

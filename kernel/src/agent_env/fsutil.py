@@ -63,14 +63,13 @@ def atomic_write(
     """Write `data` (text is UTF-8) to `path` atomically; `mode` sets the permissions before
     any byte is written (e.g. 0o600 for secrets), `fsync=False` trades durability for speed."""
     body = data.encode("utf-8") if isinstance(data, str) else data
-    with replacing(path, prefix=prefix) as tmp:
-        with open(tmp, "wb") as fh:
-            if mode is not None:
-                os.fchmod(fh.fileno(), mode)
-            fh.write(body)
-            if fsync:
-                fh.flush()
-                os.fsync(fh.fileno())
+    with replacing(path, prefix=prefix) as tmp, open(tmp, "wb") as fh:
+        if mode is not None:
+            os.fchmod(fh.fileno(), mode)
+        fh.write(body)
+        if fsync:
+            fh.flush()
+            os.fsync(fh.fileno())
 
 
 @contextmanager

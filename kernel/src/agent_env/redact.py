@@ -107,8 +107,12 @@ def _walk(value: Any, pattern: re.Pattern[str] | None) -> Any:
     if isinstance(value, dict):
         out = {}
         for k, v in value.items():
-            if v is not None and v != "" and v is not True and v is not False and (
-                _secret_key(k) if type(k) is str else is_secret_key(k)
+            if (
+                v is not None
+                and v != ""
+                and v is not True
+                and v is not False
+                and (_secret_key(k) if type(k) is str else is_secret_key(k))
             ):
                 out[k] = REDACTED
             else:

@@ -72,8 +72,7 @@ class Registry(PluginAttribution, Generic[T]):
         except KeyError:
             known = ", ".join(sorted(self._entries)) or "none"
             raise PluginError(
-                f"unknown {self.kind} {name!r}{did_you_mean(name, self._entries)}; "
-                f"known: {known}"
+                f"unknown {self.kind} {name!r}{did_you_mean(name, self._entries)}; known: {known}"
             ) from None
 
     def owner(self, name: str) -> str:

@@ -80,10 +80,20 @@ def plugins(plugin_manager: Any, register_plugin: Any) -> Any:
 
 HELLO_STEPS = [
     {"id": "box", "type": "deploy_sandbox", "sandbox_name": "box", "sandbox_mode": "container"},
-    {"id": "load", "type": "load_artifact", "artifact_id": "greeting", "sandbox_name": "box",
-     "destination_path": "/app"},
-    {"id": "check", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "hello",
-     "criteria": [{"type": "probe_file_exists", "paths": ["greeting.txt"]}]},
+    {
+        "id": "load",
+        "type": "load_artifact",
+        "artifact_id": "greeting",
+        "sandbox_name": "box",
+        "destination_path": "/app",
+    },
+    {
+        "id": "check",
+        "type": "verify_sandbox",
+        "sandbox_name": "box",
+        "verifier_id": "hello",
+        "criteria": [{"type": "probe_file_exists", "paths": ["greeting.txt"]}],
+    },
 ]
 
 

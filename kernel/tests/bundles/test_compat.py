@@ -13,34 +13,82 @@ from agent_env.bundles import load_bundle, resolve_dependencies
 core_hooks = pytest.importorskip("agentenv_core_steps.hooks")
 
 EXISTING_TASK = [
-    {"id": "deploy", "type": "deploy_sandbox", "version": None, "sandbox_name": "work",
-     "sandbox_mode": "vm", "cpu": 2.0, "memory_mb": 8192, "ttl_seconds": 7200,
-     "fail_task_on_error": True},
-    {"id": "load", "type": "load_artifact", "version": None, "sandbox_name": "work",
-     "artifacts": [{"id": "repo", "version": None}], "destination_path": "/app",
-     "depends_on": [{"task_step_id": "deploy"}]},
-    {"id": "script", "type": "run_code", "script_artifact_id": "checker", "args": {"n": 1},
-     "sandbox_name": "work", "depends_on": ["load"]},
-    {"id": "verify", "type": "verify_sandbox", "sandbox_name": "work", "base_dir": "/app",
-     "score_aggregator": "weighted_average", "verifier_id": "files",
-     "retry_config": {"go_to_step_id": "load", "max_retries": 1},
-     "depends_on": [{"task_step_id": "script"}],
-     "criteria": [
-         {"id": "c1", "type": "probe_file_exists", "criterion": "README exists",
-          "paths": ["README.md"], "weight": 2.0},
-         {"id": "c2", "type": "probe_file_contains", "criterion": "says hi",
-          "paths": ["README.md"], "expected": "^hi"},
-         {"id": "c3", "type": "rubric", "criterion": "judged elsewhere"},
-     ]},
-    {"id": "total", "type": "aggregate_verifiers", "verifier_ids": ["files"],
-     "score_aggregator": "all_pass", "verifier_id": "total", "depends_on": ["verify"]},
-    {"id": "cleanup", "type": "teardown_sandboxes", "sandbox_names": ["work"],
-     "fail_task_on_error": False, "depends_on": [{"task_step_id": "total"}]},
+    {
+        "id": "deploy",
+        "type": "deploy_sandbox",
+        "version": None,
+        "sandbox_name": "work",
+        "sandbox_mode": "vm",
+        "cpu": 2.0,
+        "memory_mb": 8192,
+        "ttl_seconds": 7200,
+        "fail_task_on_error": True,
+    },
+    {
+        "id": "load",
+        "type": "load_artifact",
+        "version": None,
+        "sandbox_name": "work",
+        "artifacts": [{"id": "repo", "version": None}],
+        "destination_path": "/app",
+        "depends_on": [{"task_step_id": "deploy"}],
+    },
+    {
+        "id": "script",
+        "type": "run_code",
+        "script_artifact_id": "checker",
+        "args": {"n": 1},
+        "sandbox_name": "work",
+        "depends_on": ["load"],
+    },
+    {
+        "id": "verify",
+        "type": "verify_sandbox",
+        "sandbox_name": "work",
+        "base_dir": "/app",
+        "score_aggregator": "weighted_average",
+        "verifier_id": "files",
+        "retry_config": {"go_to_step_id": "load", "max_retries": 1},
+        "depends_on": [{"task_step_id": "script"}],
+        "criteria": [
+            {
+                "id": "c1",
+                "type": "probe_file_exists",
+                "criterion": "README exists",
+                "paths": ["README.md"],
+                "weight": 2.0,
+            },
+            {
+                "id": "c2",
+                "type": "probe_file_contains",
+                "criterion": "says hi",
+                "paths": ["README.md"],
+                "expected": "^hi",
+            },
+            {"id": "c3", "type": "rubric", "criterion": "judged elsewhere"},
+        ],
+    },
+    {
+        "id": "total",
+        "type": "aggregate_verifiers",
+        "verifier_ids": ["files"],
+        "score_aggregator": "all_pass",
+        "verifier_id": "total",
+        "depends_on": ["verify"],
+    },
+    {
+        "id": "cleanup",
+        "type": "teardown_sandboxes",
+        "sandbox_names": ["work"],
+        "fail_task_on_error": False,
+        "depends_on": [{"task_step_id": "total"}],
+    },
 ]
 
 
-def test_existing_format_bundle_loads(tmp_path: Path, plugin_manager: Any, register_plugin: Any,
-                                      writer: Any) -> None:
+def test_existing_format_bundle_loads(
+    tmp_path: Path, plugin_manager: Any, register_plugin: Any, writer: Any
+) -> None:
     register_plugin(core_hooks, "core-steps")
     root = tmp_path / "existing"
     writer(root / "README.md", "---\ntitle: x\n---\n[![badge](x)](y)\n# Existing bundle\n")
@@ -56,14 +104,22 @@ def test_existing_format_bundle_loads(tmp_path: Path, plugin_manager: Any, regis
     assert bundle.description == "Existing bundle"
     steps = bundle.tasks["solve"].steps
     assert [type(s).type for s in steps] == [
-        "deploy_sandbox", "load_artifact", "run_code", "verify_sandbox", "aggregate_verifiers",
+        "deploy_sandbox",
+        "load_artifact",
+        "run_code",
+        "verify_sandbox",
+        "aggregate_verifiers",
         "teardown_sandboxes",
     ]
     assert steps[1].depends_on == ["deploy"]
     assert steps[3].retry_config.retry_from_step_id == "load"
     assert resolve_dependencies(steps) == {
-        "deploy": [], "load": ["deploy"], "script": ["load"], "verify": ["script"],
-        "total": ["verify"], "cleanup": ["total"],
+        "deploy": [],
+        "load": ["deploy"],
+        "script": ["load"],
+        "verify": ["script"],
+        "total": ["verify"],
+        "cleanup": ["total"],
     }
     assert bundle.artifacts["repo"].kind == "fileset"
     assert bundle.artifacts["checker"].kind == "file"

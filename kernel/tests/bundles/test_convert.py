@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from agent_env.convert import StructureProblems, structure, structure_step
 from agent_env.models import RetryConfig
 from agent_env.registry import Registry
@@ -43,8 +44,15 @@ def test_unknown_field_gets_did_you_mean(registry: Registry) -> None:
 
 
 def test_values_are_never_coerced(registry: Registry) -> None:
-    data = {**BOX, "sandbox_name": 5, "cpu": "2", "fail_task_on_error": "false",
-            "exposed_ports": [80, "81"], "env_vars": {"A": 1}, "depends_on": "x"}
+    data = {
+        **BOX,
+        "sandbox_name": 5,
+        "cpu": "2",
+        "fail_task_on_error": "false",
+        "exposed_ports": [80, "81"],
+        "env_vars": {"A": 1},
+        "depends_on": "x",
+    }
     found = problems(data, registry)
     assert "step 'box': sandbox_name: expected a string, got 5" in found
     assert "step 'box': cpu: expected a number, got '2'" in found
@@ -76,8 +84,12 @@ def test_step_without_type_or_object(registry: Registry) -> None:
 
 def test_existing_bundle_spellings_are_accepted(registry: Registry) -> None:
     """depends_on objects, retry_config.go_to_step_id and a stored `version` load unchanged."""
-    data = {**BOX, "version": 3, "depends_on": [{"task_step_id": "a"}, "b"],
-            "retry_config": {"go_to_step_id": "a", "max_retries": 2}}
+    data = {
+        **BOX,
+        "version": 3,
+        "depends_on": [{"task_step_id": "a"}, "b"],
+        "retry_config": {"go_to_step_id": "a", "max_retries": 2},
+    }
     step = structure_step(data, registry)
     assert step.depends_on == ["a", "b"]
     assert step.retry_config == RetryConfig(retry_from_step_id="a", max_retries=2)
@@ -91,7 +103,9 @@ def test_nested_model_errors_have_paths(registry: Registry) -> None:
 
 
 def test_structure_plain_model() -> None:
-    assert structure({"retry_from_step_id": "a"}, RetryConfig) == RetryConfig(retry_from_step_id="a")
+    assert structure({"retry_from_step_id": "a"}, RetryConfig) == RetryConfig(
+        retry_from_step_id="a"
+    )
     with pytest.raises(StructureProblems) as info:
         structure({"retry_from_step_id": 1}, RetryConfig, where="x")
     assert info.value.problems == ["x: retry_from_step_id: expected a string, got 1"]
@@ -107,4 +121,6 @@ def test_core_step_type_missing_from_registry_says_where_it_comes_from(registry:
             f"(a step type that agentenv-core-steps {installed} does not provide yet, or it is disabled)"
         )
     except PackageNotFoundError:
-        assert found.endswith("(a step type of agentenv-core-steps: pip install agentenv-core-steps)")
+        assert found.endswith(
+            "(a step type of agentenv-core-steps: pip install agentenv-core-steps)"
+        )

@@ -16,7 +16,10 @@ def steps(*specs: tuple) -> list[SimpleNamespace]:
 
 def test_no_depends_on_anywhere_is_a_chain() -> None:
     assert resolve_dependencies(steps(("a", None), ("b", None), ("c", None))) == {
-        "a": [], "b": ["a"], "c": ["b"]}
+        "a": [],
+        "b": ["a"],
+        "c": ["b"],
+    }
 
 
 def test_once_declared_a_step_without_it_waits_for_all_earlier() -> None:

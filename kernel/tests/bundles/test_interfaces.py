@@ -90,8 +90,11 @@ def test_without_a_claimed_default_the_in_tree_type_is_named_and_hinted(
     _folders(hello_bundle, writer)
     bundle = load_bundle(str(hello_bundle), plugins)
     assert (bundle.envs["shop"].type, bundle.agents["bot"].type) == ("mcp_server", "a2a_agent")
-    with pytest.raises(PluginError, match=r"env type 'mcp_server' is provided by a plugin .*"
-                                          r"pip install agentenv-core-steps"):
+    with pytest.raises(
+        PluginError,
+        match=r"env type 'mcp_server' is provided by a plugin .*"
+        r"pip install agentenv-core-steps",
+    ):
         plugins.env_types.get("mcp_server")
     with pytest.raises(PluginError, match=r"agent 'oracle' is provided by a plugin"):
         plugins.agents.get("oracle")

@@ -33,14 +33,20 @@ def test_hello_bundle_parses(hello_bundle: Path, plugins: Any) -> None:
     assert [s.id for s in task.steps] == ["box", "load", "check"]
     assert type(task.steps[0]).type == "deploy_sandbox"
     greeting = bundle.artifacts["greeting"]
-    assert (greeting.kind, greeting.id, list(greeting.files)) == ("file", f"{prefix}/greeting", ["greeting.txt"])
+    assert (greeting.kind, greeting.id, list(greeting.files)) == (
+        "file",
+        f"{prefix}/greeting",
+        ["greeting.txt"],
+    )
     assert greeting.content_path == hello_bundle.resolve() / "artifacts/greeting/greeting.txt"
     assert bundle.evals["smoke"].tasks == ["hello"]
     assert bundle.eval("smoke") == [task]
     assert bundle.provenance == {"source": "folder", "path": str(hello_bundle.resolve())}
 
 
-def test_relative_folder_spec_gets_absolute_ids(hello_bundle: Path, plugins: Any, monkeypatch: Any) -> None:
+def test_relative_folder_spec_gets_absolute_ids(
+    hello_bundle: Path, plugins: Any, monkeypatch: Any
+) -> None:
     monkeypatch.chdir(hello_bundle.parent)
     bundle = load_bundle("./hello-bundle", plugins)
     assert bundle.tasks["hello"].id == "@local/" + str(hello_bundle.resolve() / "hello").lstrip("/")
@@ -60,7 +66,9 @@ def test_artifact_kinds_are_inferred(hello_bundle: Path, plugins: Any, writer: A
 
 def test_envs_agents_skills_and_aliases(hello_bundle: Path, plugins: Any, writer: Any) -> None:
     writer(hello_bundle / "envs/shop/Dockerfile", "FROM python:3.11-slim\n")
-    writer(hello_bundle / "envs/calc/env.toml", 'type = "mcp_server"\ncommand = "python server.py"\n')
+    writer(
+        hello_bundle / "envs/calc/env.toml", 'type = "mcp_server"\ncommand = "python server.py"\n'
+    )
     writer(hello_bundle / "agents/oracle/agent.toml", 'type = "scripted"\n')
     writer(hello_bundle / "skills/greet/SKILL.md", "---\nname: greet\n---\nSay hi.\n")
     writer(hello_bundle / "aliases.toml", 'hi = "hello"\nall = "smoke"\n')
@@ -92,8 +100,9 @@ def test_every_problem_is_reported_at_once(hello_bundle: Path, plugins: Any, wri
     ]
 
 
-def test_missing_artifact_is_reported_with_did_you_mean(hello_bundle: Path, plugins: Any, writer: Any,
-                                                       hello_steps: list) -> None:
+def test_missing_artifact_is_reported_with_did_you_mean(
+    hello_bundle: Path, plugins: Any, writer: Any, hello_steps: list
+) -> None:
     hello_steps[1]["artifact_id"] = "greting"
     writer(hello_bundle / "tasks/hello.json", json.dumps(hello_steps))
     assert problems_of(hello_bundle, plugins) == [
@@ -102,19 +111,31 @@ def test_missing_artifact_is_reported_with_did_you_mean(hello_bundle: Path, plug
     ]
 
 
-def test_artifact_list_refs_and_full_ids(hello_bundle: Path, plugins: Any, writer: Any,
-                                         hello_steps: list) -> None:
+def test_artifact_list_refs_and_full_ids(
+    hello_bundle: Path, plugins: Any, writer: Any, hello_steps: list
+) -> None:
     prefix = "@local/" + str(hello_bundle.resolve()).lstrip("/")
-    hello_steps[1] = {"id": "load", "type": "load_artifact", "sandbox_name": "box",
-                      "artifacts": [{"id": f"{prefix}/greeting"}, {"id": "@local/elsewhere/x"},
-                                    {"id": f"{prefix}/nothing"}]}
+    hello_steps[1] = {
+        "id": "load",
+        "type": "load_artifact",
+        "sandbox_name": "box",
+        "artifacts": [
+            {"id": f"{prefix}/greeting"},
+            {"id": "@local/elsewhere/x"},
+            {"id": f"{prefix}/nothing"},
+        ],
+    }
     writer(hello_bundle / "tasks/hello.json", json.dumps(hello_steps))
     found = problems_of(hello_bundle, plugins)
-    assert found == ["tasks/hello.json: step 'load': artifacts[2].id: no artifact 'nothing' in "
-                     "the bundle; artifacts: greeting"]
+    assert found == [
+        "tasks/hello.json: step 'load': artifacts[2].id: no artifact 'nothing' in "
+        "the bundle; artifacts: greeting"
+    ]
 
 
-def test_bad_json_is_reported_with_line_and_column(hello_bundle: Path, plugins: Any, writer: Any) -> None:
+def test_bad_json_is_reported_with_line_and_column(
+    hello_bundle: Path, plugins: Any, writer: Any
+) -> None:
     writer(hello_bundle / "tasks/broken.json", '[\n  {"id": "a",\n   "type": }\n]\n')
     assert problems_of(hello_bundle, plugins) == [
         "tasks/broken.json: not valid JSON: Expecting value (line 3, column 12)"
@@ -122,9 +143,11 @@ def test_bad_json_is_reported_with_line_and_column(hello_bundle: Path, plugins: 
 
 
 def test_duplicate_keys_are_errors(hello_bundle: Path, plugins: Any, writer: Any) -> None:
-    writer(hello_bundle / "tasks/dup.json",
-           '[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "a", "sandbox_name": "b",'
-           ' "sandbox_mode": "vm", "env_vars": {"A": "1", "A": "2"}}]')
+    writer(
+        hello_bundle / "tasks/dup.json",
+        '[{"id": "box", "type": "deploy_sandbox", "sandbox_name": "a", "sandbox_name": "b",'
+        ' "sandbox_mode": "vm", "env_vars": {"A": "1", "A": "2"}}]',
+    )
     assert problems_of(hello_bundle, plugins) == [
         "tasks/dup.json: step 'box': duplicate key 'sandbox_name'",
         "tasks/dup.json: step 'box': env_vars: duplicate key 'A'",
@@ -152,15 +175,18 @@ def test_duplicate_ids_and_bad_depends_on(hello_bundle: Path, plugins: Any, writ
     writer(hello_bundle / "tasks/dag.json", json.dumps(steps))
     found = problems_of(hello_bundle, plugins)
     assert "tasks/dag.json: step 'a': duplicate step id" in found
-    assert ("tasks/dag.json: step 'b': depends_on: 'c' comes later in the task; "
-            "a step may only depend on earlier steps") in found
+    assert (
+        "tasks/dag.json: step 'b': depends_on: 'c' comes later in the task; "
+        "a step may only depend on earlier steps"
+    ) in found
     assert "tasks/dag.json: step 'c': depends_on: unknown step 'zz'" in found
     assert "tasks/dag.json: step 'd': depends_on: a step cannot depend on itself" in found
     assert len(found) == 4
 
 
-def test_retry_config_must_point_backwards(hello_bundle: Path, plugins: Any, writer: Any,
-                                           hello_steps: list) -> None:
+def test_retry_config_must_point_backwards(
+    hello_bundle: Path, plugins: Any, writer: Any, hello_steps: list
+) -> None:
     hello_steps[0]["retry_config"] = {"retry_from_step_id": "check"}
     hello_steps[2]["retry_config"] = {"retry_from_step_id": "lod"}
     hello_steps[1]["retry_config"] = {"retry_from_step_id": "load", "max_retries": -1}
@@ -175,8 +201,9 @@ def test_retry_config_must_point_backwards(hello_bundle: Path, plugins: Any, wri
     ]
 
 
-def test_step_check_messages_are_reported(hello_bundle: Path, plugins: Any, writer: Any,
-                                          hello_steps: list) -> None:
+def test_step_check_messages_are_reported(
+    hello_bundle: Path, plugins: Any, writer: Any, hello_steps: list
+) -> None:
     hello_steps[2]["criteria"].append({"type": "probe_file_existz", "paths": ["x"]})
     writer(hello_bundle / "tasks/hello.json", json.dumps(hello_steps))
     assert problems_of(hello_bundle, plugins) == [
@@ -214,12 +241,15 @@ def test_not_a_bundle(tmp_path: Path, plugins: Any) -> None:
         load_bundle(str(tmp_path), plugins)
 
 
-def test_symlinks_out_of_the_bundle_are_rejected(hello_bundle: Path, plugins: Any, tmp_path: Path,
-                                                 writer: Any) -> None:
+def test_symlinks_out_of_the_bundle_are_rejected(
+    hello_bundle: Path, plugins: Any, tmp_path: Path, writer: Any
+) -> None:
     secret = writer(tmp_path / "outside" / "secret.txt", "s3cret")
     os.symlink(secret, hello_bundle / "artifacts/greeting/leak.txt")
     os.symlink(tmp_path / "outside", hello_bundle / "artifacts/outdir")
-    os.symlink(hello_bundle / "artifacts/greeting/greeting.txt", hello_bundle / "artifacts/greeting/ok.txt")
+    os.symlink(
+        hello_bundle / "artifacts/greeting/greeting.txt", hello_bundle / "artifacts/greeting/ok.txt"
+    )
     found = problems_of(hello_bundle, plugins)
     outside = (tmp_path / "outside").resolve()
     assert found == [
@@ -262,7 +292,9 @@ def test_unknown_task_name_suggests(hello_bundle: Path, plugins: Any) -> None:
         bundle.task("helo")
 
 
-def test_artifact_and_skill_names_must_differ(hello_bundle: Path, plugins: Any, writer: Any) -> None:
+def test_artifact_and_skill_names_must_differ(
+    hello_bundle: Path, plugins: Any, writer: Any
+) -> None:
     writer(hello_bundle / "skills/greeting/SKILL.md", "x")
     assert problems_of(hello_bundle, plugins) == [
         "artifacts/greeting and skills/greeting: share a name; steps name artifacts and skills "
@@ -270,8 +302,9 @@ def test_artifact_and_skill_names_must_differ(hello_bundle: Path, plugins: Any, 
     ]
 
 
-def test_a_linked_out_task_is_reported_once(hello_bundle: Path, plugins: Any, tmp_path: Path,
-                                            writer: Any) -> None:
+def test_a_linked_out_task_is_reported_once(
+    hello_bundle: Path, plugins: Any, tmp_path: Path, writer: Any
+) -> None:
     outside = writer(tmp_path / "elsewhere.json", "[]")
     os.symlink(outside, hello_bundle / "tasks/linked.json")
     found = problems_of(hello_bundle, plugins)
@@ -294,8 +327,9 @@ def test_file_name_case_mistakes(hello_bundle: Path, plugins: Any, writer: Any) 
     ]
 
 
-def test_step_classes_can_declare_their_reference_fields(hello_bundle: Path, plugins: Any,
-                                                         register_plugin: Any, writer: Any) -> None:
+def test_step_classes_can_declare_their_reference_fields(
+    hello_bundle: Path, plugins: Any, register_plugin: Any, writer: Any
+) -> None:
     @attrs.frozen(kw_only=True)
     class Probe(Step):
         type: ClassVar[str] = "probe_env"
@@ -311,10 +345,20 @@ def test_step_classes_can_declare_their_reference_fields(hello_bundle: Path, plu
 
     register_plugin(Plugin(), "probe")
     writer(hello_bundle / "envs/shop/env.toml", "")
-    writer(hello_bundle / "tasks/p.json", json.dumps([
-        {"id": "p", "type": "probe_env", "target": "shpo", "inputs": ["greeting", "nope"],
-         "artifact_id": "anything"},
-    ]))
+    writer(
+        hello_bundle / "tasks/p.json",
+        json.dumps(
+            [
+                {
+                    "id": "p",
+                    "type": "probe_env",
+                    "target": "shpo",
+                    "inputs": ["greeting", "nope"],
+                    "artifact_id": "anything",
+                },
+            ]
+        ),
+    )
     assert problems_of(hello_bundle, plugins) == [
         "tasks/p.json: step 'p': target: no env 'shpo' in the bundle (did you mean 'shop'?); envs: shop",
         "tasks/p.json: step 'p': inputs[1]: no artifact 'nope' in the bundle; artifacts: greeting",

@@ -18,14 +18,15 @@ from agent_env.errors import BundleError
 def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, writer: Any, hello_steps: list) -> Path:
     """A tiny installed distribution, `My_Bundles` 1.2, shipping bundles `demo` and `broken`."""
     site = tmp_path / "site"
-    writer(site / "mybundles/__init__.py", "raise RuntimeError('bundle lookup must not import me')\n")
+    writer(
+        site / "mybundles/__init__.py", "raise RuntimeError('bundle lookup must not import me')\n"
+    )
     writer(site / "mybundles/demo/README.md", "Demo bundle\n")
     writer(site / "mybundles/demo/tasks/hello.json", json.dumps(hello_steps))
     writer(site / "mybundles/demo/artifacts/greeting/greeting.txt", "hello\n")
     info = site / "My_Bundles-1.2.dist-info"
     writer(info / "METADATA", "Metadata-Version: 2.1\nName: My_Bundles\nVersion: 1.2\n")
-    writer(info / "entry_points.txt",
-           "[agent_env.bundles]\ndemo = mybundles\nbroken = mybundles\n")
+    writer(info / "entry_points.txt", "[agent_env.bundles]\ndemo = mybundles\nbroken = mybundles\n")
     monkeypatch.syspath_prepend(str(site))
     return site
 
@@ -69,18 +70,27 @@ def test_missing_folder(plugins: Any, tmp_path: Path) -> None:
 
 
 def test_unclaimed_scheme(plugins: Any) -> None:
-    with pytest.raises(BundleError, match=r"no installed plugin handles hf:// bundle specs \(install agentenv-hf-hub\)"):
+    with pytest.raises(
+        BundleError,
+        match=r"no installed plugin handles hf:// bundle specs \(install agentenv-hf-hub\)",
+    ):
         load_bundle("hf://org/repo", plugins)
 
 
-def test_plugin_source_sets_ids_and_provenance(hello_bundle: Path, plugins: Any, register_plugin: Any) -> None:
+def test_plugin_source_sets_ids_and_provenance(
+    hello_bundle: Path, plugins: Any, register_plugin: Any
+) -> None:
     class Source:
         @hookimpl
         def agentenv_resolve_bundle_source(self, spec: str) -> Any:
             if not spec.startswith("test://"):
                 return None
-            return ResolvedSource(path=hello_bundle, provenance={"source": "test", "commit": "abc"},
-                                  id_prefix="@hf/org/repo", name="repo")
+            return ResolvedSource(
+                path=hello_bundle,
+                provenance={"source": "test", "commit": "abc"},
+                id_prefix="@hf/org/repo",
+                name="repo",
+            )
 
     register_plugin(Source(), "test-source")
     bundle = load_bundle("test://org/repo", plugins)
@@ -90,14 +100,23 @@ def test_plugin_source_sets_ids_and_provenance(hello_bundle: Path, plugins: Any,
 
 
 def test_requirements_met(hello_bundle: Path, plugins: Any, writer: Any, site: Path) -> None:
-    writer(hello_bundle / "bundle.toml", '[requires]\nplugins = ["agentenv-kernel>=1.0", "my-bundles>=1.1"]\n')
-    assert load_bundle(str(hello_bundle), plugins).requires == ["agentenv-kernel>=1.0", "my-bundles>=1.1"]
+    writer(
+        hello_bundle / "bundle.toml",
+        '[requires]\nplugins = ["agentenv-kernel>=1.0", "my-bundles>=1.1"]\n',
+    )
+    assert load_bundle(str(hello_bundle), plugins).requires == [
+        "agentenv-kernel>=1.0",
+        "my-bundles>=1.1",
+    ]
 
 
-def test_requirements_unmet_give_one_error_with_pip_line(hello_bundle: Path, plugins: Any, writer: Any,
-                                                         site: Path) -> None:
-    writer(hello_bundle / "bundle.toml",
-           'plugins = ["my_bundles>=2", "agentenv-no-such-plugin", "agentenv-kernel"]\n')
+def test_requirements_unmet_give_one_error_with_pip_line(
+    hello_bundle: Path, plugins: Any, writer: Any, site: Path
+) -> None:
+    writer(
+        hello_bundle / "bundle.toml",
+        'plugins = ["my_bundles>=2", "agentenv-no-such-plugin", "agentenv-kernel"]\n',
+    )
     (hello_bundle / "tasks/hello.json").write_text('[{"id": "x", "type": "from_missing_plugin"}]')
     with pytest.raises(BundleError) as info:
         load_bundle(str(hello_bundle), plugins)
@@ -119,8 +138,9 @@ def test_bundle_toml_mistakes(hello_bundle: Path, plugins: Any, writer: Any) -> 
     ]
 
 
-def test_source_plugins_and_setup_apply_without_bundle_toml(hello_bundle: Path, plugins: Any,
-                                                            register_plugin: Any) -> None:
+def test_source_plugins_and_setup_apply_without_bundle_toml(
+    hello_bundle: Path, plugins: Any, register_plugin: Any
+) -> None:
     """A Hub card's `plugins` stand in for a missing bundle.toml; its `setup` text is shown
     (never run) when something the bundle needs is missing."""
     card = {"plugins": ["agentenv-no-such-plugin>=1"], "setup": "agent-env example setup"}
@@ -129,8 +149,12 @@ def test_source_plugins_and_setup_apply_without_bundle_toml(hello_bundle: Path, 
         @hookimpl
         def agentenv_resolve_bundle_source(self, spec: str) -> Any:
             extra = card if spec == "test://plugins" else {"setup": card["setup"]}
-            return ResolvedSource(path=hello_bundle, provenance={"source": "test", **extra},
-                                  id_prefix="@hf/org/repo", name="repo")
+            return ResolvedSource(
+                path=hello_bundle,
+                provenance={"source": "test", **extra},
+                id_prefix="@hf/org/repo",
+                name="repo",
+            )
 
     register_plugin(Source(), "test-source")
     with pytest.raises(BundleError) as info:
@@ -147,20 +171,26 @@ def test_source_plugins_and_setup_apply_without_bundle_toml(hello_bundle: Path, 
 
 def test_same_bundle_name_from_two_packages(site: Path, plugins: Any, writer: Any) -> None:
     writer(site / "otherpkg/__init__.py", "")
-    writer(site / "otherpkg/demo/tasks/t.json",
-           '[{"id": "a", "type": "teardown_sandboxes", "sandbox_names": ["x"]}]')
+    writer(
+        site / "otherpkg/demo/tasks/t.json",
+        '[{"id": "a", "type": "teardown_sandboxes", "sandbox_names": ["x"]}]',
+    )
     info = site / "other_dist-0.1.dist-info"
     writer(info / "METADATA", "Metadata-Version: 2.1\nName: other-dist\nVersion: 0.1\n")
     writer(info / "entry_points.txt", "[agent_env.bundles]\ndemo = otherpkg\n")
-    with pytest.raises(BundleError, match="several installed packages provide a bundle 'demo'; "
-                                          "run one of my-bundles/demo, other-dist/demo"):
+    with pytest.raises(
+        BundleError,
+        match="several installed packages provide a bundle 'demo'; "
+        "run one of my-bundles/demo, other-dist/demo",
+    ):
         load_bundle("demo", plugins)
     bundle = load_bundle("other-dist/demo", plugins)
     assert bundle.tasks["t"].id == "@local/other-dist/demo/t"
 
 
-def test_folder_beats_installed_name(site: Path, plugins: Any, hello_bundle: Path,
-                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_folder_beats_installed_name(
+    site: Path, plugins: Any, hello_bundle: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(hello_bundle.parent)
     (hello_bundle.parent / "demo").symlink_to(hello_bundle)
     bundle = load_bundle("demo", plugins)

@@ -45,10 +45,16 @@ def test_plugin_list_table_and_json(cli_runner, register_plugin):
     echo = next(line for line in lines if line.startswith("echo "))
     assert "agentenv-echo" in echo and " ok " in echo
     assert "step_types: echo" in echo and "commands: echo" in echo
-    data = {p["name"]: p for p in json.loads(cli_runner.invoke(["plugin", "list", "--json"]).stdout)}
+    data = {
+        p["name"]: p for p in json.loads(cli_runner.invoke(["plugin", "list", "--json"]).stdout)
+    }
     assert data["echo"]["registered"] == {"step_types": ["echo"], "commands": ["echo"]}
     assert data["echo"]["config_sections"] == {"echo": {"loud": False}}
-    assert data["local-stores"]["registered"]["stores"] == ["document:sqlite", "object:filesystem", "secret:env"]
+    assert data["local-stores"]["registered"]["stores"] == [
+        "document:sqlite",
+        "object:filesystem",
+        "secret:env",
+    ]
 
 
 def test_plugin_show(cli_runner, register_plugin):
@@ -77,7 +83,10 @@ def test_plugin_check_ok_then_duplicate(cli_runner, register_plugin):
     register_plugin(EchoAgain(), "echo-again")
     bad = cli_runner.invoke(["plugin", "check"])
     assert bad.exit_code == 1
-    assert "registry step_types: the step types registry failed to build: step type 'echo' is registered twice: by plugin 'echo' and by plugin 'echo-again'" in bad.stdout
+    assert (
+        "registry step_types: the step types registry failed to build: step type 'echo' is registered twice: by plugin 'echo' and by plugin 'echo-again'"
+        in bad.stdout
+    )
     assert bad.stderr.strip() == "Error: plugin check found 1 problem(s)"
     report = json.loads(cli_runner.invoke(["plugin", "check", "--json"]).stdout)
     assert report["ok"] is False and len(report["problems"]) == 1
@@ -87,7 +96,10 @@ def test_plugin_check_reports_a_failed_plugin(cli_runner, plugin_manager):
     plugin_manager.builtins += (("ghost", "agent_env.no_such_module.hooks"),)
     result = cli_runner.invoke(["plugin", "check"])
     assert result.exit_code == 1
-    assert "plugin 'ghost': not installed: module 'agent_env.no_such_module.hooks' does not exist" in result.stdout
+    assert (
+        "plugin 'ghost': not installed: module 'agent_env.no_such_module.hooks' does not exist"
+        in result.stdout
+    )
 
 
 @pytest.fixture
@@ -102,7 +114,9 @@ def project(tmp_path, monkeypatch, agent_env_home):
 
 def test_config_show_origins_and_masking(cli_runner, project, monkeypatch):
     path = project / ".agentenv" / "config.toml"
-    path.write_text("[run]\nconcurrency = 2\n[model]\napi_key = 'sk-very-secret'\nbase_url = 'env:URL'\n")
+    path.write_text(
+        "[run]\nconcurrency = 2\n[model]\napi_key = 'sk-very-secret'\nbase_url = 'env:URL'\n"
+    )
     monkeypatch.setenv("AGENT_ENV_SANDBOX_DEFAULT", "local")
     result = cli_runner.invoke(["config", "show"])
     assert result.exit_code == 0, result.output
@@ -111,12 +125,17 @@ def test_config_show_origins_and_masking(cli_runner, project, monkeypatch):
     assert 'api_key = "****"' in result.stdout
     line = next(x for x in result.stdout.splitlines() if x.startswith("concurrency"))
     assert line.endswith(f"# {path}")
-    line = next(x for x in result.stdout.splitlines() if x.startswith("default = \"local\""))
+    line = next(x for x in result.stdout.splitlines() if x.startswith('default = "local"'))
     assert line.endswith("# env AGENT_ENV_SANDBOX_DEFAULT")
     data = json.loads(cli_runner.invoke(["config", "show", "--json"]).stdout)
     assert data["file"] == str(path)
     rows = {(r["section"], r["key"]): r for r in data["settings"]}
-    assert rows[("run", "concurrency")] == {"section": "run", "key": "concurrency", "value": 2, "origin": str(path)}
+    assert rows[("run", "concurrency")] == {
+        "section": "run",
+        "key": "concurrency",
+        "value": 2,
+        "origin": str(path),
+    }
     assert rows[("model", "api_key")]["value"] == "****"
 
 

@@ -55,7 +55,9 @@ def test_version(cli_runner):
     assert result.stdout == f"agent-env {__version__}\n"
 
 
-def test_help_lists_kernel_and_plugin_commands_without_importing_them(cli_runner, register_plugin, monkeypatch):
+def test_help_lists_kernel_and_plugin_commands_without_importing_them(
+    cli_runner, register_plugin, monkeypatch
+):
     monkeypatch.delitem(sys.modules, "agentenv_test_cmds", raising=False)
     register_plugin(CommandsPlugin(), "cmds")
     result = cli_runner.invoke(["--help"])
@@ -76,11 +78,15 @@ def test_missing_command_module_errors_only_when_invoked(cli_runner, register_pl
     register_plugin(CommandsPlugin(), "cmds")
     result = cli_runner.invoke(["ghost"])
     assert result.exit_code == 1
-    assert result.stderr.startswith("Error: command 'ghost' (from 'cmds') is not available: cannot load 'agentenv_no_such_module:cmd'")
+    assert result.stderr.startswith(
+        "Error: command 'ghost' (from 'cmds') is not available: cannot load 'agentenv_no_such_module:cmd'"
+    )
     assert result.stderr.count("\n") == 1
 
 
-def test_agent_env_error_is_one_line_and_verbose_shows_traceback(cli_runner, register_plugin, command_module):
+def test_agent_env_error_is_one_line_and_verbose_shows_traceback(
+    cli_runner, register_plugin, command_module
+):
     register_plugin(CommandsPlugin(), "cmds")
     result = cli_runner.invoke(["fail"])
     assert result.exit_code == 1
@@ -95,7 +101,10 @@ def test_unexpected_exception_and_ctrl_c(cli_runner, register_plugin, command_mo
     register_plugin(CommandsPlugin(), "cmds")
     crash = cli_runner.invoke(["crash"])
     assert crash.exit_code == 1
-    assert crash.stderr == "Error: unexpected RuntimeError: kaboom (a bug; rerun with -v for the traceback)\n"
+    assert (
+        crash.stderr
+        == "Error: unexpected RuntimeError: kaboom (a bug; rerun with -v for the traceback)\n"
+    )
     interrupted = cli_runner.invoke(["interrupt"])
     assert interrupted.exit_code == 130
     assert "Interrupted." in interrupted.stderr
@@ -130,7 +139,9 @@ def test_disable_plugin_flag_hides_its_commands(cli_runner, register_plugin, com
     assert "No such command 'shout'" in result.stderr
 
 
-def test_plugin_may_add_an_imported_command_and_a_bad_path_fails_only_it(cli_runner, register_plugin):
+def test_plugin_may_add_an_imported_command_and_a_bad_path_fails_only_it(
+    cli_runner, register_plugin
+):
     @click.command("hello")
     def hello():
         click.echo("hello from a plugin")

@@ -55,7 +55,7 @@ def test_list_shows_owner_liveness_and_prune_removes_the_dead_owners_sandbox(
 
     pruned = cli_runner.invoke(["sandbox", "prune", "--json"])
     assert pruned.exit_code == 0, pruned.output
-    assert json.loads(pruned.output[pruned.output.index("{"):]) == {
+    assert json.loads(pruned.output[pruned.output.index("{") :]) == {
         "removed": [sandbox_id],
         "problems": [],
     }
@@ -63,9 +63,7 @@ def test_list_shows_owner_liveness_and_prune_removes_the_dead_owners_sandbox(
     deadline = time.monotonic() + 10
     marker = f"AGENTENV_SANDBOX={sandbox_id}".encode()
     while time.monotonic() < deadline:
-        left = [
-            p for p in os.listdir("/proc") if p.isdigit() and _has_marker(p, marker)
-        ]
+        left = [p for p in os.listdir("/proc") if p.isdigit() and _has_marker(p, marker)]
         if not left:
             break
         time.sleep(0.1)

@@ -30,7 +30,12 @@ def write(project, text: str):
 def test_no_file_and_empty_file_keep_local_defaults(project, agent_env_home):
     cfg = load_config(project)
     assert cfg.path is None
-    assert cfg.table("stores") == {"document": "sqlite", "object": "filesystem", "secret": "env", "image": None}
+    assert cfg.table("stores") == {
+        "document": "sqlite",
+        "object": "filesystem",
+        "secret": "env",
+        "image": None,
+    }
     assert cfg.get("sandbox", "default") == "local"
     assert cfg.get("run", "concurrency") == 8
     assert cfg.home == agent_env_home
@@ -85,17 +90,47 @@ def test_precedence_default_file_env_configure(project, monkeypatch):
     ("text", "message"),
     [
         ("[run\nconcurrency = 3\n", r"config.toml: not valid TOML"),
-        ("[runn]\nconcurrency = 3\n", r"config.toml: unknown section \[runn\] \(did you mean 'run'\?\)"),
-        ("[run]\nconcurency = 3\n", r"config.toml: \[run\] has unknown key 'concurency' \(did you mean 'concurrency'\?\)"),
-        ("[run]\nconcurrency = 'many'\n", r"config.toml: \[run\] concurrency: expected an integer, got 'many'"),
+        (
+            "[runn]\nconcurrency = 3\n",
+            r"config.toml: unknown section \[runn\] \(did you mean 'run'\?\)",
+        ),
+        (
+            "[run]\nconcurency = 3\n",
+            r"config.toml: \[run\] has unknown key 'concurency' \(did you mean 'concurrency'\?\)",
+        ),
+        (
+            "[run]\nconcurrency = 'many'\n",
+            r"config.toml: \[run\] concurrency: expected an integer, got 'many'",
+        ),
         ("run = 3\n", r"config.toml: run must be a table"),
-        ("[stores]\nobject = 's3'\n", r"config.toml: \[stores\] object = 's3': .*pip install 'agentenv-framework\[aws\]'"),
-        ("[stores]\ndocument = 'firestore'\n", r"\[stores\] document = 'firestore': .*pip install 'agentenv-framework\[gcp\]'"),
-        ("[stores]\ndocument = 'sqlit'\n", r"unknown document store 'sqlit' \(did you mean 'sqlite'\?\)"),
-        ("[stores.s3]\nbucket = 'b'\n", r"\[stores.s3\] configures 's3', whose plugin is not installed \(or is disabled\); install it with: pip install 'agentenv-framework\[aws\]'"),
-        ("[stores.sqlit]\npath = 'x'\n", r"unknown section \[stores.sqlit\] \(did you mean 'sqlite'\?\)"),
-        ("[sandbox]\ndefault = 'docker'\n", r"\[sandbox\] default = 'docker': .*agentenv-docker-sandbox"),
-        ("[plugins.agentenv-nope]\nx = 1\n", r"\[plugins.agentenv-nope\]: no installed plugin distribution"),
+        (
+            "[stores]\nobject = 's3'\n",
+            r"config.toml: \[stores\] object = 's3': .*pip install 'agentenv-framework\[aws\]'",
+        ),
+        (
+            "[stores]\ndocument = 'firestore'\n",
+            r"\[stores\] document = 'firestore': .*pip install 'agentenv-framework\[gcp\]'",
+        ),
+        (
+            "[stores]\ndocument = 'sqlit'\n",
+            r"unknown document store 'sqlit' \(did you mean 'sqlite'\?\)",
+        ),
+        (
+            "[stores.s3]\nbucket = 'b'\n",
+            r"\[stores.s3\] configures 's3', whose plugin is not installed \(or is disabled\); install it with: pip install 'agentenv-framework\[aws\]'",
+        ),
+        (
+            "[stores.sqlit]\npath = 'x'\n",
+            r"unknown section \[stores.sqlit\] \(did you mean 'sqlite'\?\)",
+        ),
+        (
+            "[sandbox]\ndefault = 'docker'\n",
+            r"\[sandbox\] default = 'docker': .*agentenv-docker-sandbox",
+        ),
+        (
+            "[plugins.agentenv-nope]\nx = 1\n",
+            r"\[plugins.agentenv-nope\]: no installed plugin distribution",
+        ),
     ],
 )
 def test_bad_config_fails_naming_file_and_key(project, text, message):
@@ -106,11 +141,17 @@ def test_bad_config_fails_naming_file_and_key(project, text, message):
 
 def test_env_var_errors(project, monkeypatch):
     monkeypatch.setenv("AGENT_ENV_RUN_CONCURRENCY", "lots")
-    with pytest.raises(ConfigError, match="environment variable AGENT_ENV_RUN_CONCURRENCY: expected an integer, got 'lots'"):
+    with pytest.raises(
+        ConfigError,
+        match="environment variable AGENT_ENV_RUN_CONCURRENCY: expected an integer, got 'lots'",
+    ):
         load_config(project)
     monkeypatch.delenv("AGENT_ENV_RUN_CONCURRENCY")
     monkeypatch.setenv("AGENT_ENV_RUN_CONCURENCY", "2")
-    with pytest.raises(ConfigError, match=r"AGENT_ENV_RUN_CONCURENCY is not a config setting \(did you mean 'CONCURRENCY'\?\)"):
+    with pytest.raises(
+        ConfigError,
+        match=r"AGENT_ENV_RUN_CONCURENCY is not a config setting \(did you mean 'CONCURRENCY'\?\)",
+    ):
         load_config(project)
     monkeypatch.delenv("AGENT_ENV_RUN_CONCURENCY")
     monkeypatch.setenv("AGENT_ENV_RUN_ID", "abc")  # unrelated variables are left alone
@@ -139,7 +180,9 @@ def test_backend_settings_subtable_and_plugin_settings(project, register_plugin)
     assert cfg.plugin_settings("agentenv-other") == {}
 
 
-def test_plugin_declared_section_validates_keys_and_reads_env(project, register_plugin, monkeypatch):
+def test_plugin_declared_section_validates_keys_and_reads_env(
+    project, register_plugin, monkeypatch
+):
     class Docker:
         CONFIG_SECTIONS = {"sandbox.fancy": {"network": "bridge", "cpus": 1.0}}
 
@@ -156,13 +199,18 @@ def test_plugin_declared_section_validates_keys_and_reads_env(project, register_
     cfg = load_config(project)
     assert cfg.table("sandbox") == {"default": "fancy", "fancy": {"network": "none", "cpus": 2.5}}
     write(project, "[sandbox.fancy]\nnetwrok = 'none'\n")
-    with pytest.raises(ConfigError, match=r"unknown key 'netwrok' \(did you mean 'network'\?\); known keys \(declared by plugin 'fancy-plugin'\)"):
+    with pytest.raises(
+        ConfigError,
+        match=r"unknown key 'netwrok' \(did you mean 'network'\?\); known keys \(declared by plugin 'fancy-plugin'\)",
+    ):
         load_config(project)
 
 
 def test_unknown_table_lookup_suggests(project):
     cfg = load_config(project)
-    with pytest.raises(ConfigError, match=r"unknown config section \[stors\] \(did you mean 'stores'\?\)"):
+    with pytest.raises(
+        ConfigError, match=r"unknown config section \[stors\] \(did you mean 'stores'\?\)"
+    ):
         cfg.table("stors")
 
 
@@ -186,7 +234,10 @@ def test_env_and_secret_references(project, monkeypatch, plugin_manager, agent_e
         "default": "smollm",
     }
     monkeypatch.delenv("MODEL_NAME")
-    with pytest.raises(ConfigError, match=r"\[model\].default = 'env:MODEL_NAME': environment variable MODEL_NAME is not set"):
+    with pytest.raises(
+        ConfigError,
+        match=r"\[model\].default = 'env:MODEL_NAME': environment variable MODEL_NAME is not set",
+    ):
         anyio.run(main)
     monkeypatch.setenv("MODEL_NAME", "smollm")
     monkeypatch.delenv("AGENT_ENV_SECRET_OPENAI_KEY")
@@ -208,7 +259,9 @@ def test_litellm_variables_fill_model_only_when_unset(project, monkeypatch):
     cfg = load_config(project)
     assert cfg.get("model", "base_url") == "http://proxy:4000"
     assert cfg.origin("model", "api_key") == "env LITELLM_API_KEY"
-    assert {(r["key"], r["value"]) for r in cfg.rows() if r["section"] == "model"} >= {("api_key", "****")}
+    assert {(r["key"], r["value"]) for r in cfg.rows() if r["section"] == "model"} >= {
+        ("api_key", "****")
+    }
     write(project, "[model]\nbase_url = 'http://vllm:8000/v1'\n")
     assert load_config(project).get("model", "base_url") == "http://vllm:8000/v1"
 
@@ -235,5 +288,8 @@ def test_section_of_a_disabled_plugin_says_so(project, plugin_manager, register_
     plugin_manager.disable("tracing")
     register_plugin(Tracing(), "tracing")
     write(project, "[tracing]\nendpoint = 'http://t'\n")
-    with pytest.raises(ConfigError, match=r"unknown section \[tracing\].*\(plugins that failed or are disabled: tracing \(disabled\)\)"):
+    with pytest.raises(
+        ConfigError,
+        match=r"unknown section \[tracing\].*\(plugins that failed or are disabled: tracing \(disabled\)\)",
+    ):
         load_config(project)

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 import anyio
 import attrs
 import pytest
+
 from agent_env.engine.instance import TaskInstance
 from agent_env.engine.records import new_id
 from agent_env.engine.services import EngineServices, Reporter

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from agent_env.bundles.dag import dependents, resolve_dependencies
 from agent_env.errors import BundleError
 from agent_env.models import RetryConfig

@@ -8,6 +8,7 @@ from typing import ClassVar
 import anyio
 import attrs
 import pytest
+
 from agent_env.models import Step
 from agent_env.resources import InstanceKey
 
@@ -45,13 +46,13 @@ def _clear():
 async def test_a_resource_starts_once_and_closes_when_the_instance_ends(harness):
     inst = await harness.run([UseServer(id="a"), UseServer(id="b")])
     assert inst.state["outputs"]["a"] == inst.state["outputs"]["b"] == inst.id
-    assert EVENTS == [f"start {inst.id}", f"close {inst.id}"]
+    assert [f"start {inst.id}", f"close {inst.id}"] == EVENTS
 
 
 async def test_a_failed_instance_still_closes_its_resources(harness):
     inst = await harness.run([UseServer(id="a"), harness.Mark(id="bad", fail="no")])
     assert inst.record["outcome"] == "failed at step 'bad': no"
-    assert EVENTS == [f"start {inst.id}", f"close {inst.id}"]
+    assert [f"start {inst.id}", f"close {inst.id}"] == EVENTS
 
 
 async def test_a_cancelled_instance_still_closes_its_resources(harness):
@@ -59,4 +60,4 @@ async def test_a_cancelled_instance_still_closes_its_resources(harness):
     with anyio.move_on_after(2):
         await inst.run()
     assert inst.record["status"] == "cancelled"
-    assert EVENTS == [f"start {inst.id}", f"close {inst.id}"]
+    assert [f"start {inst.id}", f"close {inst.id}"] == EVENTS

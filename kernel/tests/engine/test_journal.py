@@ -5,6 +5,7 @@ from __future__ import annotations
 import anyio
 import attrs
 import pytest
+
 from agent_env.engine.instance import TaskInstance
 from agent_env.engine.journal import Journal
 from agent_env.engine.records import COLLECTION

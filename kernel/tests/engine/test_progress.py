@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 
 import anyio
+
 from agent_env.engine.progress import Progress
 
 

@@ -8,6 +8,7 @@ from typing import ClassVar
 import anyio
 import attrs
 import pytest
+
 from agent_env.engine.runner import LocalRunner
 from agent_env.errors import StepFailed
 from agent_env.models import RetryConfig, Step

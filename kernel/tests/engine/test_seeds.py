@@ -6,6 +6,7 @@ from typing import ClassVar
 
 import attrs
 import pytest
+
 from agent_env.engine.seeds import (
     SeedTable,
     apply_seed,

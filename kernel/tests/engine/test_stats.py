@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from agent_env.engine.records import failure_class, step_failure_class
 from agent_env.engine.results import Results, format_table, shown_ks
 from agent_env.engine.stats import Moments, pass_at_k, t_quantile_975, wilson_interval

@@ -12,6 +12,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+
 from agent_env.errors import PluginError
 from agent_env.plugins import PluginManager
 from agent_env.plugins.api import PLUGIN_API_VERSION, api_problem, declared_api_in_source
@@ -60,7 +61,10 @@ def test_an_incompatible_plugin_is_its_own_status_and_never_called(cli_runner, r
     listed = cli_runner.invoke(["plugin", "list"])
     row = [line.split()[:4] for line in listed.stdout.splitlines() if line.startswith("future ")]
     assert row == [["future", "-", "-", "incompatible"]]
-    assert "future: supports plugin API >=2,<3 but this agent-env offers plugin API 1.0" in listed.stdout
+    assert (
+        "future: supports plugin API >=2,<3 but this agent-env offers plugin API 1.0"
+        in listed.stdout
+    )
     check = cli_runner.invoke(["plugin", "check", "--json"])
     assert check.exit_code == 1
     assert '"incompatible": 1' in check.stdout
@@ -77,8 +81,11 @@ def test_a_broken_module_declaring_another_api_is_reported_as_incompatible(tmp_p
     (info,) = [i for i in infos if i.name == "old"]
     assert info.status == "incompatible"
     assert info.errors[0].startswith(
-        "supports plugin API >=0.1,<1 but this agent-env offers plugin API 1.0")
-    assert "(installed but broken: importing 'old_plugin_hooks' raised ImportError" in info.errors[0]
+        "supports plugin API >=0.1,<1 but this agent-env offers plugin API 1.0"
+    )
+    assert (
+        "(installed but broken: importing 'old_plugin_hooks' raised ImportError" in info.errors[0]
+    )
     strict = PluginManager(autoload=False, builtins=[("old", "old_plugin_hooks")], strict=True)
     with pytest.raises(PluginError, match="plugin 'old' is incompatible"):
         strict.load()
@@ -92,19 +99,32 @@ def _wheel(path: Path, name: str, entry_points: str) -> Path:
 
 
 def test_specs(tmp_path):
-    plugin = _wheel(tmp_path / "agentenv_x-1.0-py3-none-any.whl", "agentenv_x",
-                    "[agent_env]\nx = agentenv_x.hooks\n[console_scripts]\nx = a:b\n")
+    plugin = _wheel(
+        tmp_path / "agentenv_x-1.0-py3-none-any.whl",
+        "agentenv_x",
+        "[agent_env]\nx = agentenv_x.hooks\n[console_scripts]\nx = a:b\n",
+    )
     spec = parse_spec(str(plugin))
     assert (spec.name, spec.entry_points, spec.install) == ("agentenv-x", ("x",), str(plugin))
-    library = _wheel(tmp_path / "lib_y-1.0-py3-none-any.whl", "lib_y", "[console_scripts]\ny = a:b\n")
+    library = _wheel(
+        tmp_path / "lib_y-1.0-py3-none-any.whl", "lib_y", "[console_scripts]\ny = a:b\n"
+    )
     assert parse_spec(str(library)).entry_points == ()
     folder = tmp_path / "proj"
     folder.mkdir()
     (folder / "pyproject.toml").write_text(
-        '[project]\nname = "Agentenv_Z"\n[project.entry-points.agent_env]\nz = "z.hooks"\n')
-    assert (parse_spec(str(folder)).name, parse_spec(str(folder)).entry_points) == ("agentenv-z", ("z",))
+        '[project]\nname = "Agentenv_Z"\n[project.entry-points.agent_env]\nz = "z.hooks"\n'
+    )
+    assert (parse_spec(str(folder)).name, parse_spec(str(folder)).entry_points) == (
+        "agentenv-z",
+        ("z",),
+    )
     req = parse_spec("agentenv-redis[fast]>=2")
-    assert (req.name, req.install, req.entry_points) == ("agentenv-redis", "agentenv-redis[fast]>=2", None)
+    assert (req.name, req.install, req.entry_points) == (
+        "agentenv-redis",
+        "agentenv-redis[fast]>=2",
+        None,
+    )
     with pytest.raises(PluginError, match="is not a requirement"):
         parse_spec("not a spec!")
     with pytest.raises(PluginError, match="does not exist"):
@@ -113,7 +133,9 @@ def test_specs(tmp_path):
 
 def test_pep668_marker_only_outside_a_virtualenv(tmp_path):
     (tmp_path / "EXTERNALLY-MANAGED").write_text("[externally-managed]\n")
-    assert externally_managed(Path("/usr"), Path("/usr"), tmp_path) == tmp_path / "EXTERNALLY-MANAGED"
+    assert (
+        externally_managed(Path("/usr"), Path("/usr"), tmp_path) == tmp_path / "EXTERNALLY-MANAGED"
+    )
     assert externally_managed(Path("/venv"), Path("/usr"), tmp_path) is None
     assert externally_managed(Path("/usr"), Path("/usr"), tmp_path / "none") is None
 
@@ -148,12 +170,24 @@ def test_the_lock_serialises_and_names_its_holder(tmp_path):
 
 def test_orphans_are_what_only_the_removed_plugin_needed():
     snap = Snapshot(
-        dists={"agentenv-kernel": "1", "pluggy": "1", "p": "1", "dep": "1", "shared": "1",
-               "other": "1", "wanted": "1", "extra-only": "1"},
-        entry_points={}, requested=["wanted"],
-        requires={"agentenv-kernel": ["pluggy"], "p": ["agentenv-kernel", "dep", "shared",
-                                                       "wanted", "extra-only ; extra == 'x'"],
-                  "other": ["shared"], "dep": []},
+        dists={
+            "agentenv-kernel": "1",
+            "pluggy": "1",
+            "p": "1",
+            "dep": "1",
+            "shared": "1",
+            "other": "1",
+            "wanted": "1",
+            "extra-only": "1",
+        },
+        entry_points={},
+        requested=["wanted"],
+        requires={
+            "agentenv-kernel": ["pluggy"],
+            "p": ["agentenv-kernel", "dep", "shared", "wanted", "extra-only ; extra == 'x'"],
+            "other": ["shared"],
+            "dep": [],
+        },
     )
     assert orphans(snap, {"p"}) == ["dep"]
 
@@ -168,10 +202,19 @@ def test_config_and_stored_users(tmp_path, plugin_manager, register_plugin, agen
     path = tmp_path / ".agentenv" / "config.toml"
     path.write_text('[plugins.agentenv-greet]\nloud = true\n[sandbox]\ndefault = "local"\n')
     config = load_config(tmp_path)
-    provided = provided_names({"step_types": ["greet"], "sandbox_providers": ["local"],
-                               "stores": ["document:sqlite"], "commands": ["greet"]})
-    assert provided == {"greet": "step type 'greet'", "local": "sandbox provider 'local'",
-                        "sqlite": "document store 'sqlite'"}
+    provided = provided_names(
+        {
+            "step_types": ["greet"],
+            "sandbox_providers": ["local"],
+            "stores": ["document:sqlite"],
+            "commands": ["greet"],
+        }
+    )
+    assert provided == {
+        "greet": "step type 'greet'",
+        "local": "sandbox provider 'local'",
+        "sqlite": "document store 'sqlite'",
+    }
     assert config_users(config, provided, {"agentenv-greet"}, set()) == [
         f"{path}: [plugins.agentenv-greet] loud is a setting of this plugin",
         f"{path}: [sandbox] default = 'local' uses sandbox provider 'local'",
@@ -198,7 +241,12 @@ def test_config_and_stored_users(tmp_path, plugin_manager, register_plugin, agen
 def test_scaffold_names_and_refusals(tmp_path):
     values = names("agentenv-my_greeter")
     assert (values["dist"], values["module"], values["plugin"], values["step"], values["Step"]) == (
-        "agentenv-my-greeter", "agentenv_my_greeter", "my-greeter", "my_greeter", "MyGreeter")
+        "agentenv-my-greeter",
+        "agentenv_my_greeter",
+        "my-greeter",
+        "my_greeter",
+        "MyGreeter",
+    )
     with pytest.raises(PluginError, match="is not a distribution name"):
         names("9lives")
     with pytest.raises(PluginError, match="agent-env's own distribution"):
@@ -217,8 +265,13 @@ def test_plugin_new_creates_a_package_whose_tests_pass(cli_runner, tmp_path):
     hooks = (root / "src" / "agentenv_greet" / "hooks.py").read_text()
     assert 'AGENTENV_PLUGIN_API = ">=1.0,<2"' in hooks
     assert 'greet = "agentenv_greet.hooks"' in (root / "pyproject.toml").read_text()
-    tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-                           cwd=root, capture_output=True, text=True, timeout=300)
+    tests = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert tests.returncode == 0, tests.stdout + tests.stderr
     assert "10 passed" in tests.stdout
 
@@ -229,7 +282,7 @@ def test_uv_tool_commands_keep_the_receipts_other_requirements(tmp_path):
 
     receipt = tmp_path / "uv-receipt.toml"
     receipt.write_text(
-        '[tool]\nrequirements = [\n'
+        "[tool]\nrequirements = [\n"
         '  { name = "agentenv-kernel", path = "/w/agentenv_kernel-1.0.0-py3-none-any.whl" },\n'
         '  { name = "agentenv-hf-hub", specifier = ">=1.0" },\n'
         '  { name = "agentenv_greet", directory = "/src/greet", editable = true },\n'
@@ -237,17 +290,42 @@ def test_uv_tool_commands_keep_the_receipts_other_requirements(tmp_path):
         ']\npython = "/usr/bin/python3.11"\n'
         'entrypoints = [{ name = "agent-env", install-path = "/b/agent-env", from = "agentenv-kernel" }]\n'
     )
-    env = Environment(kind=UV_TOOL, python=tmp_path / "bin" / "python", prefix=tmp_path,
-                      site_packages=tmp_path, owner="agentenv-kernel", state_files=(receipt,),
-                      low_level=("uv", "uv"))
+    env = Environment(
+        kind=UV_TOOL,
+        python=tmp_path / "bin" / "python",
+        prefix=tmp_path,
+        site_packages=tmp_path,
+        owner="agentenv-kernel",
+        state_files=(receipt,),
+        low_level=("uv", "uv"),
+    )
     assert add_command(env, ["agentenv-shout"], ("/wheels",)) == [
-        "uv", "tool", "install", "/w/agentenv_kernel-1.0.0-py3-none-any.whl",
-        "--with", "agentenv-hf-hub>=1.0", "--with-editable", "/src/greet",
-        "--with", "agentenv-aws[s3] @ https://x/aws.whl", "--with", "agentenv-shout",
-        "--python", "/usr/bin/python3.11", "--find-links", "/wheels",
+        "uv",
+        "tool",
+        "install",
+        "/w/agentenv_kernel-1.0.0-py3-none-any.whl",
+        "--with",
+        "agentenv-hf-hub>=1.0",
+        "--with-editable",
+        "/src/greet",
+        "--with",
+        "agentenv-aws[s3] @ https://x/aws.whl",
+        "--with",
+        "agentenv-shout",
+        "--python",
+        "/usr/bin/python3.11",
+        "--find-links",
+        "/wheels",
     ]
     assert remove_command(env, ["agentenv-greet"], []) == [
-        "uv", "tool", "install", "/w/agentenv_kernel-1.0.0-py3-none-any.whl",
-        "--with", "agentenv-hf-hub>=1.0", "--with", "agentenv-aws[s3] @ https://x/aws.whl",
-        "--python", "/usr/bin/python3.11",
+        "uv",
+        "tool",
+        "install",
+        "/w/agentenv_kernel-1.0.0-py3-none-any.whl",
+        "--with",
+        "agentenv-hf-hub>=1.0",
+        "--with",
+        "agentenv-aws[s3] @ https://x/aws.whl",
+        "--python",
+        "/usr/bin/python3.11",
     ]

@@ -76,18 +76,22 @@ def test_registries_rebuild_after_unregister(plugin_manager, register_plugin):
 def test_duplicate_names_both_plugins_and_check_reports_it(plugin_manager, register_plugin):
     register_plugin(ShoutPlugin(), "first")
     register_plugin(OtherShoutPlugin(), "second")
-    with pytest.raises(PluginError, match="'shout' is registered twice: by plugin 'first' and by plugin 'second'"):
-        plugin_manager.step_types
+    with pytest.raises(
+        PluginError, match="'shout' is registered twice: by plugin 'first' and by plugin 'second'"
+    ):
+        _ = plugin_manager.step_types
     # the failure is remembered, not retried with a different outcome
     with pytest.raises(PluginError, match="registered twice"):
-        plugin_manager.step_types
+        _ = plugin_manager.step_types
     _, problems = plugin_manager.describe()
     assert "registered twice" in problems["step_types"]
 
 
 def test_unknown_name_suggests_and_lists_known(plugin_manager, register_plugin):
     register_plugin(ShoutPlugin(), "shouter")
-    with pytest.raises(PluginError, match=r"unknown step type 'shuot' \(did you mean 'shout'\?\); known: shout"):
+    with pytest.raises(
+        PluginError, match=r"unknown step type 'shuot' \(did you mean 'shout'\?\); known: shout"
+    ):
         plugin_manager.step_types.get("shuot")
 
 
@@ -115,7 +119,10 @@ def test_misspelled_hook_fails_loudly_with_suggestion(plugin_manager):
         def agentenv_register_step_type(self, registry):
             pass
 
-    with pytest.raises(PluginError, match=r"unknown hook 'agentenv_register_step_type' \(did you mean 'agentenv_register_step_types'\?\)"):
+    with pytest.raises(
+        PluginError,
+        match=r"unknown hook 'agentenv_register_step_type' \(did you mean 'agentenv_register_step_types'\?\)",
+    ):
         plugin_manager.register(Typo(), "typo")
     assert "typo" not in plugin_manager.plugins
     plugin_manager.check_pending()  # nothing half-registered is left behind
@@ -148,7 +155,7 @@ def test_hook_that_raises_is_fatal_when_strict(register_plugin, plugin_manager):
     plugin_manager.strict = True
     register_plugin(RaisingPlugin(), "raiser")
     with pytest.raises(PluginError, match="raiser.*boom in hook"):
-        plugin_manager.step_types
+        _ = plugin_manager.step_types
 
 
 def test_missing_builtin_is_reported_not_fatal():
@@ -158,7 +165,9 @@ def test_missing_builtin_is_reported_not_fatal():
     assert info.status == "failed"
     assert "not installed: module 'agent_env.no_such_module.hooks' does not exist" in info.errors[0]
     assert len(pm.step_types) == 0
-    strict = PluginManager(autoload=False, strict=True, builtins=[("ghost", "agent_env.no_such_module.hooks")])
+    strict = PluginManager(
+        autoload=False, strict=True, builtins=[("ghost", "agent_env.no_such_module.hooks")]
+    )
     with pytest.raises(PluginError, match="ghost"):
         strict.load()
 
@@ -249,7 +258,9 @@ def test_entry_points_load_and_broken_ones_are_isolated(site, monkeypatch, caplo
     monkeypatch.delenv("AGENT_ENV_DISABLE_PLUGINS", raising=False)
     monkeypatch.delenv("AGENT_ENV_STRICT_PLUGINS", raising=False)
     _install_fake_dist(site, "fake-good", "fakeplug_good", GOOD, "good")
-    _install_fake_dist(site, "fake-broken", "fakeplug_broken", "raise RuntimeError('kaput')", "broken")
+    _install_fake_dist(
+        site, "fake-broken", "fakeplug_broken", "raise RuntimeError('kaput')", "broken"
+    )
     _install_fake_dist(site, "fake-gone", "fakeplug_gone", None, "gone")
     pm = PluginManager(builtins=())
     assert pm.runners.owner("ray") == "good"
@@ -266,16 +277,22 @@ def test_entry_points_load_and_broken_ones_are_isolated(site, monkeypatch, caplo
 
 
 def test_strict_mode_makes_a_broken_entry_point_fatal(site, monkeypatch):
-    _install_fake_dist(site, "fake-broken", "fakeplug_broken2", "raise RuntimeError('kaput')", "broken")
+    _install_fake_dist(
+        site, "fake-broken", "fakeplug_broken2", "raise RuntimeError('kaput')", "broken"
+    )
     monkeypatch.setenv("AGENT_ENV_STRICT_PLUGINS", "1")
     others = [ep.name for ep in entry_points(group="agent_env") if ep.name != "broken"]
-    with pytest.raises(PluginError, match="plugin 'broken' failed to load: installed but broken.*kaput"):
+    with pytest.raises(
+        PluginError, match="plugin 'broken' failed to load: installed but broken.*kaput"
+    ):
         PluginManager(builtins=(), disabled=others).load()
 
 
 def test_disabled_plugins_are_not_imported(site, monkeypatch):
     _install_fake_dist(site, "fake-good", "fakeplug_good3", GOOD, "good")
-    _install_fake_dist(site, "fake-broken", "fakeplug_broken3", "raise RuntimeError('kaput')", "broken")
+    _install_fake_dist(
+        site, "fake-broken", "fakeplug_broken3", "raise RuntimeError('kaput')", "broken"
+    )
     monkeypatch.setenv("AGENT_ENV_DISABLE_PLUGINS", "broken, fake-good")
     pm = PluginManager(builtins=())
     pm.load()

@@ -33,7 +33,13 @@ def test_run_options_are_frozen_and_keyword_only():
 
 def test_statuses_are_the_stored_strings():
     assert [s.value for s in Status] == [
-        "pending", "running", "passed", "scored_below", "unscored", "failed", "cancelled"
+        "pending",
+        "running",
+        "passed",
+        "scored_below",
+        "unscored",
+        "failed",
+        "cancelled",
     ]
     assert "failed" in FINISHED and "failed" not in DECIDED
     assert "cancelled" not in FINISHED

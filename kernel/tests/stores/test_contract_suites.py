@@ -17,40 +17,40 @@ from agent_env.testing.contracts import ImageStoreContract
 BROKEN = {
     "racy_create": (
         "DocumentStoreContract",
-        '''
+        """
         async def create(self, collection, key, doc):
             if await self.get(collection, key) is not None:
                 return False
             await anyio.sleep(0.01)
             await self.put(collection, key, doc)
             return True
-        ''',
+        """,
         "concurrent_create_in_tasks",
     ),
     "prefix_as_pattern": (
         "DocumentStoreContract",
-        '''
+        """
         async def list(self, collection, prefix=""):
             rows = await super().list(collection)
             import fnmatch
             pattern = prefix.replace("%", "*").replace("_", "?") + "*"
             return [(k, d) for k, d in rows if fnmatch.fnmatchcase(k, pattern)]
-        ''',
+        """,
         "prefix_is_literal",
     ),
     "lost_versions": (
         "VersionedEntitiesContract",
-        '''
+        """
         async def create(self, collection, key, doc):
             await anyio.sleep(0.001)
             await self.put(collection, key, doc)
             return True
-        ''',
+        """,
         "concurrent_writers_in_tasks",
     ),
 }
 
-TEMPLATE = '''
+TEMPLATE = """
 import functools
 import anyio
 import pytest
@@ -65,18 +65,34 @@ class TestBroken({suite}):
     @pytest.fixture
     def store_factory(self, tmp_path):
         return functools.partial(Broken, home=tmp_path)
-'''
+"""
 
 
 @pytest.mark.parametrize("case", sorted(BROKEN))
 def test_suite_catches_a_broken_backend(tmp_path, case):
     suite, body, test_name = BROKEN[case]
     module = tmp_path / f"test_{case}.py"
-    module.write_text(TEMPLATE.format(suite=suite, body=textwrap.indent(textwrap.dedent(body), "    ")))
+    module.write_text(
+        TEMPLATE.format(suite=suite, body=textwrap.indent(textwrap.dedent(body), "    "))
+    )
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", str(module), "-q", "-p", "no:cacheprovider",
-         "-k", test_name, "--rootdir", str(tmp_path)],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(module),
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-k",
+            test_name,
+            "--rootdir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
     )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert f"FAILED test_{case}.py::TestBroken::test_{test_name}" in proc.stdout

@@ -209,7 +209,9 @@ async def test_secret_sets_from_many_instances_are_all_kept(tmp_path):
     for t in threads:
         t.join(30)
     store = EnvSecretStore(home=tmp_path)
-    assert {n: await store.get(n) for n in await store.list()} == {f"s{i}": f"v{i}" for i in range(8)}
+    assert {n: await store.get(n) for n in await store.list()} == {
+        f"s{i}": f"v{i}" for i in range(8)
+    }
 
 
 @pytest.mark.anyio

@@ -87,8 +87,14 @@ async def test_config_object_is_accepted(plugins, tmp_path, monkeypatch):
         ({"document": 3}, "must be the name of a document store type"),
         ({"secret": ""}, "must be the name of a secret store type"),
         ({"sqlit": {"path": "x"}}, "[stores.sqlit]: no store type 'sqlit' is installed (did you"),
-        ({"sqlite": {"paht": "x"}}, "[stores.sqlite] has unknown setting 'paht' (did you mean 'path'?)"),
-        ({"filesystem": {"root": "env:AGENT_ENV_TEST_UNSET_VAR"}}, "AGENT_ENV_TEST_UNSET_VAR is not set"),
+        (
+            {"sqlite": {"paht": "x"}},
+            "[stores.sqlite] has unknown setting 'paht' (did you mean 'path'?)",
+        ),
+        (
+            {"filesystem": {"root": "env:AGENT_ENV_TEST_UNSET_VAR"}},
+            "AGENT_ENV_TEST_UNSET_VAR is not set",
+        ),
         ({"filesystem": {"root": "secret:blob-root"}}, "open_stores_async"),
         ({"document": "filesystem"}, "('filesystem' is an object store)"),
         ({"document": "s3"}, "('s3' is an object store)"),
@@ -161,7 +167,11 @@ async def test_async_open_resolves_secret_refs_from_the_secret_store(tmp_path, m
         "echo": {"password": "secret:db-password", "host": "env:DB_HOST", "port": "env:NOPE?5432"},
     }
     stores = await open_stores_async(table, Holder(), home=tmp_path)
-    assert stores.documents.given == {"password": "pw-from-env", "host": "db.example", "port": "5432"}
+    assert stores.documents.given == {
+        "password": "pw-from-env",
+        "host": "db.example",
+        "port": "5432",
+    }
     with pytest.raises(ConfigError, match="secret 'missing' not found"):
         await open_stores_async(
             {"document": "echo", "echo": {"password": "secret:missing"}}, Holder(), home=tmp_path

@@ -29,10 +29,15 @@ DEFAULTS = {"bucket": None, "prefix": "", "timeout": 60.0}
 
 def test_settings_get_defaults_and_unknown_keys_a_suggestion():
     assert check_settings("s", {"bucket": "b", "timeout": None}, DEFAULTS) == {
-        "bucket": "b", "prefix": "", "timeout": 60.0
+        "bucket": "b",
+        "prefix": "",
+        "timeout": 60.0,
     }
-    with pytest.raises(ConfigError, match=r"\[stores.s\] has unknown setting 'buckt' "
-                                          r"\(did you mean 'bucket'\?\); known: bucket, prefix"):
+    with pytest.raises(
+        ConfigError,
+        match=r"\[stores.s\] has unknown setting 'buckt' "
+        r"\(did you mean 'bucket'\?\); known: bucket, prefix",
+    ):
         check_settings("s", {"buckt": "b"}, DEFAULTS)
 
 
@@ -63,7 +68,9 @@ def test_large_documents_are_compressed_and_limited():
 
 def test_object_root_gets_one_trailing_slash_and_is_checked():
     assert (object_root(None), object_root("team-a"), object_root("team-a/")) == (
-        "", "team-a/", "team-a/"
+        "",
+        "team-a/",
+        "team-a/",
     )
     with pytest.raises(StoreError, match="bad object prefix"):
         object_root("../up")

@@ -16,7 +16,10 @@ def anyio_backend():
     [
         (PutResult(version=1, status="new"), "v1 (new)"),
         (PutResult(version=1, status="unchanged"), "v1, unchanged"),
-        (PutResult(version=2, status="changed", changed_files=["b.txt"]), "v2 (files changed: b.txt)"),
+        (
+            PutResult(version=2, status="changed", changed_files=["b.txt"]),
+            "v2 (files changed: b.txt)",
+        ),
         (PutResult(version=3, status="changed"), "v3 (changed)"),
     ],
 )

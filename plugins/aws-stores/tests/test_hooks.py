@@ -6,8 +6,12 @@ from __future__ import annotations
 from agent_env.testing.stores import open_in_fresh_process
 
 TYPES = {"document": "dynamodb", "object": "s3", "secret": "secretsmanager", "image": "ecr"}
-CLASSES = {"document": "DynamoDocumentStore", "object": "S3ObjectStore",
-           "secret": "SecretsManagerStore", "image": "EcrImageStore"}
+CLASSES = {
+    "document": "DynamoDocumentStore",
+    "object": "S3ObjectStore",
+    "secret": "SecretsManagerStore",
+    "image": "EcrImageStore",
+}
 
 
 def test_opening_aws_stores_imports_no_sdk():

@@ -25,8 +25,13 @@ from agentenv_docker_sandbox.testing import REGISTRY
 
 
 def run(home: Path, config: Path, *args: str) -> subprocess.CompletedProcess:
-    return run_agent_env(home, config, *args, drop_env=("AWS_",),
-                         env={"E2E_AWS_KEY": "testing", "E2E_AWS_SECRET": "testing"})
+    return run_agent_env(
+        home,
+        config,
+        *args,
+        drop_env=("AWS_",),
+        env={"E2E_AWS_KEY": "testing", "E2E_AWS_SECRET": "testing"},
+    )
 
 
 def write_config(path: Path, endpoint: str, tag: str) -> dict[str, dict]:
@@ -36,12 +41,18 @@ def write_config(path: Path, endpoint: str, tag: str) -> dict[str, dict]:
         "secretsmanager": {"prefix": f"e2e-{tag}/"},
         "ecr": {"registry": REGISTRY, "insecure_registry": True},
     }
-    client = {"endpoint_url": endpoint, "region": "us-east-1",
-              "access_key_id": "env:E2E_AWS_KEY", "secret_access_key": "env:E2E_AWS_SECRET"}
-    path.write_text(stores_toml(
-        {"document": "dynamodb", "object": "s3", "secret": "secretsmanager", "image": "ecr"},
-        {name: {**client, **extra} for name, extra in tables.items()},
-    ))
+    client = {
+        "endpoint_url": endpoint,
+        "region": "us-east-1",
+        "access_key_id": "env:E2E_AWS_KEY",
+        "secret_access_key": "env:E2E_AWS_SECRET",
+    }
+    path.write_text(
+        stores_toml(
+            {"document": "dynamodb", "object": "s3", "secret": "secretsmanager", "image": "ecr"},
+            {name: {**client, **extra} for name, extra in tables.items()},
+        )
+    )
     return tables
 
 

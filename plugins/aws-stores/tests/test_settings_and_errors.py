@@ -16,29 +16,46 @@ from agentenv_aws_stores.s3 import S3ObjectStore
 from agentenv_aws_stores.secretsmanager import SecretsManagerStore
 from agentenv_aws_stores.testing import settings
 
+
 def _tag() -> str:
     return uuid.uuid4().hex[:10]
 
 
 def _boto(service: str, endpoint: str):
-    return boto3.client(service, endpoint_url=endpoint, region_name="us-east-1",
-                        aws_access_key_id="testing", aws_secret_access_key="testing")
+    return boto3.client(
+        service,
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
 
 
-@pytest.mark.parametrize("cls", [S3ObjectStore, DynamoDocumentStore, SecretsManagerStore,
-                                 EcrImageStore])
+@pytest.mark.parametrize(
+    "cls", [S3ObjectStore, DynamoDocumentStore, SecretsManagerStore, EcrImageStore]
+)
 def test_unknown_setting_is_a_config_error_with_a_suggestion(cls):
     with pytest.raises(ConfigError, match=r"unknown setting 'regoin' \(did you mean 'region'\?\)"):
         cls({"bucket": "b", "regoin": "eu-west-1"} if cls is S3ObjectStore else {"regoin": "x"})
 
 
-@pytest.mark.parametrize("config,message,env", [
-    pytest.param('[stores]\nobject = "s3"\n[stores.s3]\nbuckett = "b"\n',
-                 "[stores.s3] has unknown key 'buckett' (did you mean 'bucket'?)", {},
-                 id="typo"),
-    pytest.param('[stores]\ndocument = "dynamodb"\n', "agentenv-framework[aws]",
-                 {"AGENT_ENV_DISABLE_PLUGINS": "aws-stores"}, id="plugin-missing"),
-])
+@pytest.mark.parametrize(
+    "config,message,env",
+    [
+        pytest.param(
+            '[stores]\nobject = "s3"\n[stores.s3]\nbuckett = "b"\n',
+            "[stores.s3] has unknown key 'buckett' (did you mean 'bucket'?)",
+            {},
+            id="typo",
+        ),
+        pytest.param(
+            '[stores]\ndocument = "dynamodb"\n',
+            "agentenv-framework[aws]",
+            {"AGENT_ENV_DISABLE_PLUGINS": "aws-stores"},
+            id="plugin-missing",
+        ),
+    ],
+)
 def test_config_mistakes_fail_before_anything_runs(tmp_path, config, message, env):
     assert_run_hello_fails(tmp_path, config, message, **env)
 
@@ -113,8 +130,7 @@ def test_secretsmanager_prefix_is_checked():
 async def test_secret_names_outside_our_rules_are_not_listed(moto_endpoint):
     prefix = f"p-{_tag()}/"
     store = SecretsManagerStore(settings(moto_endpoint, prefix=prefix))
-    _boto("secretsmanager", moto_endpoint).create_secret(Name=prefix + "nested/x",
-                                                         SecretString="v")
+    _boto("secretsmanager", moto_endpoint).create_secret(Name=prefix + "nested/x", SecretString="v")
     await store.set("ok_name", "v")
     assert await store.list() == ["ok_name"]
     await store.close()
@@ -127,8 +143,14 @@ def test_ecr_repository_prefix_is_checked():
 
 @pytest.fixture
 def no_aws_environment(monkeypatch, tmp_path):
-    for var in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_ACCESS_KEY_ID",
-                "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+    for var in (
+        "AWS_REGION",
+        "AWS_DEFAULT_REGION",
+        "AWS_PROFILE",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+    ):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))

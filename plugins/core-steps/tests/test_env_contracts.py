@@ -46,5 +46,10 @@ class TestEnvOutcomeVerifier(StepTypeContract):
     plugin_module = HOOKS
     bundle_files = {**ENV_FILES, "artifacts/check/check.py": VERIFY}
     before = [DEPLOY]
-    example = {"id": "check", "type": "env_outcome_verifier", "env_id": "notes",
-               "file_artifact_id": "check", "verifier_id": "seeded"}
+    example = {
+        "id": "check",
+        "type": "env_outcome_verifier",
+        "env_id": "notes",
+        "file_artifact_id": "check",
+        "verifier_id": "seeded",
+    }

@@ -6,8 +6,8 @@ import pytest
 
 from agent_env.bundles import load_bundle, materialize
 from agent_env.engine.instance import TaskInstance
-from agent_env.engine.services import EngineServices
 from agent_env.engine.records import new_id
+from agent_env.engine.services import EngineServices
 from agent_env.sandboxes.manager import SandboxManager
 from agent_env.stores import open_stores
 

@@ -41,4 +41,3 @@ def provider(docker_client, tmp_path: Path):
     from agentenv_docker_sandbox.provider import DockerProvider
 
     return DockerProvider({"image": BASE_IMAGE}, home=tmp_path / "home")
-

@@ -26,7 +26,9 @@ def make_tar(*members: tuple[str, str, str]) -> bytes:
                 info.size = len(data)
                 tar.addfile(info, io.BytesIO(data))
                 continue
-            info.type = {"dir": tarfile.DIRTYPE, "sym": tarfile.SYMTYPE, "lnk": tarfile.LNKTYPE}[kind]
+            info.type = {"dir": tarfile.DIRTYPE, "sym": tarfile.SYMTYPE, "lnk": tarfile.LNKTYPE}[
+                kind
+            ]
             info.mode = 0o755 if kind == "dir" else 0o777
             info.linkname = payload
             tar.addfile(info)
@@ -83,8 +85,10 @@ def test_devices_are_refused(tmp_path):
 async def test_copy_out_of_a_folder_whose_symlink_escapes_is_refused(provider, tmp_path):
     box = await provider.create(SandboxSpec(image=BASE_IMAGE))
     try:
-        await box.exec("mkdir -p /app/out && echo hi > /app/out/a.txt && ln -s /etc/passwd /app/out/pw",
-                       timeout=30)
+        await box.exec(
+            "mkdir -p /app/out && echo hi > /app/out/a.txt && ln -s /etc/passwd /app/out/pw",
+            timeout=30,
+        )
         with pytest.raises(SandboxError, match="outside the target"):
             await box.copy_out("/app/out", tmp_path / "out")
         assert not (tmp_path / "out").exists()

@@ -23,7 +23,9 @@ def test_base_image_is_python_311_with_pip_venv_and_the_host_ca_bundle(docker_cl
     )
     out = docker_client.containers.run(BASE_IMAGE, ["python", "-c", script], remove=True)
     assert out.decode().split() == ["True"] * 5
-    bundle = docker_client.containers.run(BASE_IMAGE, ["cat", "/etc/ssl/certs/ca-certificates.crt"], remove=True)
+    bundle = docker_client.containers.run(
+        BASE_IMAGE, ["cat", "/etc/ssl/certs/ca-certificates.crt"], remove=True
+    )
     if HOST_BUNDLE.exists():
         assert bundle == HOST_BUNDLE.read_bytes()
     tags = docker_client.images.get(BASE_IMAGE).tags

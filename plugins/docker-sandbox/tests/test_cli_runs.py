@@ -18,8 +18,20 @@ from agentenv_docker_sandbox.testing import ours
 def _task(verify_cmd: str) -> list[dict]:
     return [
         {"id": "box", "type": "deploy_sandbox", "sandbox_name": "box", "sandbox_mode": "vm"},
-        {"id": "verify", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "v",
-         "criteria": [{"id": "c", "type": "bash_cmd_succeeds", "criterion": "runs", "bash_cmd": verify_cmd}]},
+        {
+            "id": "verify",
+            "type": "verify_sandbox",
+            "sandbox_name": "box",
+            "verifier_id": "v",
+            "criteria": [
+                {
+                    "id": "c",
+                    "type": "bash_cmd_succeeds",
+                    "criterion": "runs",
+                    "bash_cmd": verify_cmd,
+                }
+            ],
+        },
     ]
 
 
@@ -36,8 +48,9 @@ def bundle(tmp_path):
 def agent_env(home, *args, **kw):
     cli = os.path.join(os.path.dirname(sys.executable), "agent-env")
     env = {**os.environ, "AGENT_ENV_HOME": str(home)}
-    return subprocess.Popen([cli, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, **kw)
+    return subprocess.Popen(
+        [cli, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw
+    )
 
 
 @pytest.mark.parametrize(("task", "code"), [("passes", 0), ("fails", 1)])

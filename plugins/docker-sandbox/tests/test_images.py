@@ -8,14 +8,21 @@ import time
 import pytest
 
 from agent_env.errors import SandboxError
-from agentenv_docker_sandbox.images import ImageBuildError, build_image, build_image_sync, context_digest
+from agentenv_docker_sandbox.images import (
+    ImageBuildError,
+    build_image,
+    build_image_sync,
+    context_digest,
+)
 from agentenv_docker_sandbox.testing import BASE_IMAGE
 
 
 def context(tmp_path, name="ctx", run="echo built > /built.txt", extra=""):
     folder = tmp_path / name
     folder.mkdir(exist_ok=True)
-    (folder / "Dockerfile").write_text(f"FROM {BASE_IMAGE}\nCOPY app.py /app/app.py\nRUN {run}\n{extra}")
+    (folder / "Dockerfile").write_text(
+        f"FROM {BASE_IMAGE}\nCOPY app.py /app/app.py\nRUN {run}\n{extra}"
+    )
     (folder / "app.py").write_text("print('hi')\n")
     return folder
 
@@ -85,11 +92,15 @@ def test_generated_dockerfile_and_extra_files_join_the_context_and_the_digest(
     wheel.parent.mkdir()
     wheel.write_bytes(b"not really a wheel")
     text = f"FROM {BASE_IMAGE}\nCOPY server.py wheels/ /app/\n"
-    tag, built = build_image_sync(folder, "envonly", dockerfile_text=text,
-                                  extra_files={"wheels/" + wheel.name: wheel})
+    tag, built = build_image_sync(
+        folder, "envonly", dockerfile_text=text, extra_files={"wheels/" + wheel.name: wheel}
+    )
     cleanup.append(tag)
     assert built and not (folder / "Dockerfile").exists() and not (folder / "wheels").exists()
     out = docker_client.containers.run(tag, ["ls", "/app"], remove=True)
     assert out.split() == [b"pkg-1.0-py3-none-any.whl", b"server.py"]
     wheel.write_bytes(b"another build of the wheel")
-    assert context_digest(folder, dockerfile_text=text, extra_files={"wheels/" + wheel.name: wheel}) != tag.rsplit(":", 1)[1]
+    assert (
+        context_digest(folder, dockerfile_text=text, extra_files={"wheels/" + wheel.name: wheel})
+        != tag.rsplit(":", 1)[1]
+    )

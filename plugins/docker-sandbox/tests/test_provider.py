@@ -72,10 +72,14 @@ async def test_limits_are_enforced_by_the_cgroups(provider):
             "i=0; while [ $i -lt 100 ]; do sleep 30 & i=$((i+1)); done; wait", timeout=20
         )
         assert bomb.exit_code != 0 or "fork" in bomb.stderr.lower()
-        assert "fork" in bomb.stderr.lower() or "resource temporarily unavailable" in bomb.stderr.lower()
+        assert (
+            "fork" in bomb.stderr.lower()
+            or "resource temporarily unavailable" in bomb.stderr.lower()
+        )
         # Allocating past the memory limit kills the process.
-        hog = await box.exec(["python3", "-c", "b = bytearray(256 * 1024 * 1024); print('survived')"],
-                             timeout=60)
+        hog = await box.exec(
+            ["python3", "-c", "b = bytearray(256 * 1024 * 1024); print('survived')"], timeout=60
+        )
         assert hog.exit_code != 0 and "survived" not in hog.stdout
     finally:
         await box.teardown()
@@ -100,7 +104,9 @@ async def test_bad_specs_are_refused_and_create_nothing(provider, docker_client,
 async def test_limits_the_daemon_cannot_enforce_are_refused(provider, docker_client, monkeypatch):
     from agentenv_docker_sandbox import provider as module
 
-    monkeypatch.setattr(module, "enforceable", lambda client: {"cpus": True, "memory": False, "pids": True})
+    monkeypatch.setattr(
+        module, "enforceable", lambda client: {"cpus": True, "memory": False, "pids": True}
+    )
     with pytest.raises(SandboxError, match="cannot enforce the memory limit"):
         await provider.create(spec(memory="64m"))
     assert ours(docker_client, home=provider.home) == []
@@ -141,7 +147,9 @@ async def test_per_run_network_gives_dns_names_and_is_removed_with_the_last_sand
     provider, docker_client
 ):
     labels = {"run_id": "run-net-test"}
-    server = await provider.create(spec(network="run", labels={**labels, "sandbox_name": "envserver"}))
+    server = await provider.create(
+        spec(network="run", labels={**labels, "sandbox_name": "envserver"})
+    )
     client = await provider.create(spec(network="run", labels={**labels, "sandbox_name": "agent"}))
     try:
         assert server.network == client.network == "agentenv-run-run-net-test"
@@ -191,8 +199,11 @@ async def test_an_image_running_its_own_server_is_reached_on_its_published_port(
     )
     tag = await build_image(folder, "own-server")
     try:
-        box = await provider.create(SandboxSpec(image=tag, ports=[8080], settings={"command": "image"},
-                                                env_vars={"GREETING": "img"}))
+        box = await provider.create(
+            SandboxSpec(
+                image=tag, ports=[8080], settings={"command": "image"}, env_vars={"GREETING": "img"}
+            )
+        )
         try:
             assert await wait_http(box.url(8080)) == "pong img"
         finally:
@@ -213,7 +224,9 @@ async def test_connect_restarts_a_stopped_sandbox_and_keeps_its_files(provider, 
         await box.teardown()
 
 
-async def test_concurrent_sandboxes_of_one_run_share_a_network_and_leave_nothing(provider, docker_client):
+async def test_concurrent_sandboxes_of_one_run_share_a_network_and_leave_nothing(
+    provider, docker_client
+):
     import uuid
 
     import anyio
@@ -222,7 +235,9 @@ async def test_concurrent_sandboxes_of_one_run_share_a_network_and_leave_nothing
     boxes = []
 
     async def one(i: int) -> None:
-        box = await provider.create(spec(network="run", labels={"run_id": run_id, "sandbox_name": f"s{i}"}))
+        box = await provider.create(
+            spec(network="run", labels={"run_id": run_id, "sandbox_name": f"s{i}"})
+        )
         boxes.append(box)
         assert (await box.exec("echo hi", timeout=30)).stdout == "hi\n"
 

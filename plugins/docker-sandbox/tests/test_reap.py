@@ -38,7 +38,8 @@ OWNER = textwrap.dedent(
 def start_owner(tmp_path, run_id):
     proc = subprocess.Popen(
         [sys.executable, "-c", OWNER, str(tmp_path / "home"), BASE_IMAGE, run_id],
-        stdout=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     ids = proc.stdout.readline().split()
     assert len(ids) == 2, "the owner process did not create its sandboxes"
@@ -78,11 +79,11 @@ async def test_adopted_and_live_leased_sandboxes_are_kept(provider, docker_clien
     assert ours(docker_client, run=run_id) == []
 
 
-def test_sandbox_prune_command_reaps_every_provider(docker_client, tmp_path, monkeypatch, plugin_manager,
-                                                    register_plugin):
-    from agentenv_docker_sandbox import hooks
-
+def test_sandbox_prune_command_reaps_every_provider(
+    docker_client, tmp_path, monkeypatch, plugin_manager, register_plugin
+):
     from agent_env.cli.commands.sandbox import sandbox
+    from agentenv_docker_sandbox import hooks
 
     register_plugin(hooks, "docker-sandbox")
     monkeypatch.setenv("AGENT_ENV_HOME", str(tmp_path / "home"))
@@ -118,16 +119,24 @@ MANAGED_OWNER = textwrap.dedent(
 def test_sigkill_of_a_runner_then_any_agent_env_command_leaves_nothing(docker_client, tmp_path):
     home = tmp_path / "home"
     run_id = f"cli-killed-{uuid.uuid4().hex[:8]}"
-    proc = subprocess.Popen([sys.executable, "-c", MANAGED_OWNER, str(home), BASE_IMAGE, run_id],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", MANAGED_OWNER, str(home), BASE_IMAGE, run_id],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     sandbox_id = proc.stdout.readline().strip()
     assert ours(docker_client, sandbox_id)
     assert (home / "leases" / f"{sandbox_id}.json").exists()
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
     cli = os.path.join(os.path.dirname(sys.executable), "agent-env")
-    result = subprocess.run([cli, "plugin", "list"], env={**os.environ, "AGENT_ENV_HOME": str(home)},
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [cli, "plugin", "list"],
+        env={**os.environ, "AGENT_ENV_HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     assert sandbox_id in result.stderr
     assert ours(docker_client, run=run_id) == []

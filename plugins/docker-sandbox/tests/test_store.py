@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 
+import docker.errors
 import pytest
 
 from agent_env.errors import StoreError
@@ -42,14 +43,16 @@ class TestRegistryImageStore(ImageStoreContract):
 
 
 @pytest.mark.anyio
-async def test_registry_push_then_pull_after_the_local_copy_is_gone(registry, docker_client, tmp_path):
+async def test_registry_push_then_pull_after_the_local_copy_is_gone(
+    registry, docker_client, tmp_path
+):
     store = RegistryImageStore({"address": registry, "namespace": "tests"}, home=tmp_path)
     name = f"roundtrip-{uuid.uuid4().hex[:8]}:v1"
     ref = await store.push(BASE_IMAGE, name)
     assert ref == f"{registry}/tests/{name}"
     assert await store.exists(name) and await store.exists(ref)
     assert ref in await store.list(f"{registry}/tests/roundtrip-")
-    with pytest.raises(Exception):
+    with pytest.raises(docker.errors.ImageNotFound):
         docker_client.images.get(ref)  # push leaves no extra local tag behind
     local = await store.pull(name)
     try:

@@ -20,8 +20,13 @@ def local_tiny_image():
 
 
 def ar_settings(**extra):
-    return {"project": PROJECT, "registry": REGISTRY, "anonymous": True,
-            "insecure_registry": True, **extra}
+    return {
+        "project": PROJECT,
+        "registry": REGISTRY,
+        "anonymous": True,
+        "insecure_registry": True,
+        **extra,
+    }
 
 
 class TestArtifactRegistryImages(ImageStoreContract):
@@ -79,7 +84,7 @@ class FakeArtifactRegistryApi:
                 url = urllib.parse.urlsplit(self.path)
                 api.paths.append(url.path)
                 start = int(urllib.parse.parse_qs(url.query).get("pageToken", ["0"])[0])
-                page = {"dockerImages": api.images[start:start + 2]}
+                page = {"dockerImages": api.images[start : start + 2]}
                 if start + 2 < len(api.images):
                     page["nextPageToken"] = str(start + 2)
                 body = json.dumps(page).encode()
@@ -96,19 +101,27 @@ class FakeArtifactRegistryApi:
 @pytest.mark.anyio
 async def test_listing_artifact_registry_uses_its_api():
     host = "europe-west4-docker.pkg.dev/p1/agentenv"
-    api = FakeArtifactRegistryApi([
-        {"uri": f"{host}/tools/app@sha256:aa", "tags": ["v1", "latest"]},
-        {"uri": f"{host}/tools/untagged@sha256:bb"},
-        {"uri": f"{host}/envs/echo@sha256:cc", "tags": ["v2"]},
-    ])
+    api = FakeArtifactRegistryApi(
+        [
+            {"uri": f"{host}/tools/app@sha256:aa", "tags": ["v1", "latest"]},
+            {"uri": f"{host}/tools/untagged@sha256:bb"},
+            {"uri": f"{host}/envs/echo@sha256:cc", "tags": ["v2"]},
+        ]
+    )
     httpd = api.serve()
     try:
-        store = ArtifactRegistryImageStore({
-            "project": "p1", "location": "europe-west4", "anonymous": True,
-            "endpoint_url": f"http://127.0.0.1:{httpd.server_address[1]}",
-        })
+        store = ArtifactRegistryImageStore(
+            {
+                "project": "p1",
+                "location": "europe-west4",
+                "anonymous": True,
+                "endpoint_url": f"http://127.0.0.1:{httpd.server_address[1]}",
+            }
+        )
         assert await store.list() == [
-            f"{host}/envs/echo:v2", f"{host}/tools/app:latest", f"{host}/tools/app:v1"
+            f"{host}/envs/echo:v2",
+            f"{host}/tools/app:latest",
+            f"{host}/tools/app:v1",
         ]
         assert await store.list("envs/") == [f"{host}/envs/echo:v2"]
         assert set(api.paths) == {

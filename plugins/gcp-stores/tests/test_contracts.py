@@ -45,4 +45,6 @@ class TestSecretManagerSecrets(SecretStoreContract):
     @pytest.fixture
     def store_factory(self, secretmanager_server):
         prefix = unique_name("contract").replace("-", "_") + "-"
-        return functools.partial(SecretManagerStore, settings(secretmanager_server.url, prefix=prefix))
+        return functools.partial(
+            SecretManagerStore, settings(secretmanager_server.url, prefix=prefix)
+        )

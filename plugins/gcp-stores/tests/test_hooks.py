@@ -5,16 +5,28 @@ from __future__ import annotations
 
 from agent_env.testing.stores import open_in_fresh_process
 
-TYPES = {"document": "firestore", "object": "gcs", "secret": "secretmanager",
-         "image": "artifactregistry"}
-CLASSES = {"document": "FirestoreDocumentStore", "object": "GcsObjectStore",
-           "secret": "SecretManagerStore", "image": "ArtifactRegistryImageStore"}
+TYPES = {
+    "document": "firestore",
+    "object": "gcs",
+    "secret": "secretmanager",
+    "image": "artifactregistry",
+}
+CLASSES = {
+    "document": "FirestoreDocumentStore",
+    "object": "GcsObjectStore",
+    "secret": "SecretManagerStore",
+    "image": "ArtifactRegistryImageStore",
+}
 
 
 def test_opening_gcp_stores_imports_no_sdk():
     classes, imported = open_in_fresh_process(
-        {**TYPES, "gcs": {"bucket": "b"}, "secretmanager": {"project": "p"},
-         "artifactregistry": {"project": "p"}}
+        {
+            **TYPES,
+            "gcs": {"bucket": "b"},
+            "secretmanager": {"project": "p"},
+            "artifactregistry": {"project": "p"},
+        }
     )
     assert classes == CLASSES
     assert imported == []

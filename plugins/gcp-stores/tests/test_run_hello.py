@@ -23,25 +23,40 @@ from agentenv_gcp_stores.gcs import GcsObjectStore
 from agentenv_gcp_stores.secretmanager import SecretManagerStore
 from agentenv_gcp_stores.testing import PROJECT, settings
 
+
 def run(home: Path, config: Path, *args: str) -> subprocess.CompletedProcess:
-    return run_agent_env(home, config, *args, env={"E2E_GCP_PROJECT": PROJECT},
-                         drop_env=("GOOGLE_", "FIRESTORE_", "STORAGE_EMULATOR"))
+    return run_agent_env(
+        home,
+        config,
+        *args,
+        env={"E2E_GCP_PROJECT": PROJECT},
+        drop_env=("GOOGLE_", "FIRESTORE_", "STORAGE_EMULATOR"),
+    )
 
 
 def write_config(path: Path, endpoints: dict[str, str], tag: str) -> dict[str, dict]:
     tables = {
-        "firestore": {"endpoint_url": endpoints["firestore"], "collection_prefix": f"e2e-{tag}",
-                      "project": "secret:e2e_gcp_project"},
+        "firestore": {
+            "endpoint_url": endpoints["firestore"],
+            "collection_prefix": f"e2e-{tag}",
+            "project": "secret:e2e_gcp_project",
+        },
         "gcs": {"endpoint_url": endpoints["gcs"], "bucket": f"e2e-{tag}", "create_bucket": True},
         "secretmanager": {"endpoint_url": endpoints["secretmanager"], "prefix": f"e2e-{tag}-"},
         "artifactregistry": {"registry": REGISTRY, "insecure_registry": True},
     }
     client = {"project": "env:E2E_GCP_PROJECT", "anonymous": True}
-    path.write_text(stores_toml(
-        {"document": "firestore", "object": "gcs", "secret": "secretmanager",
-         "image": "artifactregistry"},
-        {name: {**client, **extra} for name, extra in tables.items()},
-    ))
+    path.write_text(
+        stores_toml(
+            {
+                "document": "firestore",
+                "object": "gcs",
+                "secret": "secretmanager",
+                "image": "artifactregistry",
+            },
+            {name: {**client, **extra} for name, extra in tables.items()},
+        )
+    )
     return tables
 
 
@@ -49,8 +64,11 @@ def test_run_hello_twice_on_gcp_backends(
     tmp_path, gcs_endpoint, firestore_endpoint, secretmanager_server
 ):
     tag = uuid.uuid4().hex[:10]
-    endpoints = {"gcs": gcs_endpoint, "firestore": firestore_endpoint,
-                 "secretmanager": secretmanager_server.url}
+    endpoints = {
+        "gcs": gcs_endpoint,
+        "firestore": firestore_endpoint,
+        "secretmanager": secretmanager_server.url,
+    }
     config = tmp_path / "config.toml"
     tables = write_config(config, endpoints, tag)
     home = tmp_path / "home"
@@ -75,8 +93,11 @@ def test_run_hello_twice_on_gcp_backends(
 def test_a_missing_secret_reference_fails_naming_it(
     tmp_path, gcs_endpoint, firestore_endpoint, secretmanager_server
 ):
-    endpoints = {"gcs": gcs_endpoint, "firestore": firestore_endpoint,
-                 "secretmanager": secretmanager_server.url}
+    endpoints = {
+        "gcs": gcs_endpoint,
+        "firestore": firestore_endpoint,
+        "secretmanager": secretmanager_server.url,
+    }
     config = tmp_path / "config.toml"
     write_config(config, endpoints, uuid.uuid4().hex[:10])
     proc = run(tmp_path / "home", config, "run", "hello")

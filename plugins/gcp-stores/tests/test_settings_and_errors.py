@@ -15,6 +15,7 @@ from agentenv_gcp_stores.gcs import GcsObjectStore
 from agentenv_gcp_stores.secretmanager import SecretManagerStore
 from agentenv_gcp_stores.testing import settings
 
+
 def _tag() -> str:
     return uuid.uuid4().hex[:10]
 
@@ -27,19 +28,35 @@ def test_unknown_setting_is_a_config_error_with_a_suggestion(cls):
         cls({"bucket": "b", "projet": "p"} if cls is GcsObjectStore else {"projet": "p"})
 
 
-@pytest.mark.parametrize("config,message,env", [
-    pytest.param('[stores]\ndocument = "firestore"\n[stores.firestore]\ndatabse = "x"\n',
-                 "[stores.firestore] has unknown key 'databse' (did you mean 'database'?)", {},
-                 id="typo"),
-    pytest.param('[stores]\nobject = "gcs"\n', "agentenv-framework[gcp]",
-                 {"AGENT_ENV_DISABLE_PLUGINS": "gcp-stores"}, id="plugin-missing"),
-])
+@pytest.mark.parametrize(
+    "config,message,env",
+    [
+        pytest.param(
+            '[stores]\ndocument = "firestore"\n[stores.firestore]\ndatabse = "x"\n',
+            "[stores.firestore] has unknown key 'databse' (did you mean 'database'?)",
+            {},
+            id="typo",
+        ),
+        pytest.param(
+            '[stores]\nobject = "gcs"\n',
+            "agentenv-framework[gcp]",
+            {"AGENT_ENV_DISABLE_PLUGINS": "gcp-stores"},
+            id="plugin-missing",
+        ),
+    ],
+)
 def test_config_mistakes_fail_before_anything_runs(tmp_path, config, message, env):
     assert_run_hello_fails(tmp_path, config, message, **env)
 
 
-@pytest.mark.parametrize("cls,key", [(GcsObjectStore, "bucket"), (SecretManagerStore, "project"),
-                                     (ArtifactRegistryImageStore, "project")])
+@pytest.mark.parametrize(
+    "cls,key",
+    [
+        (GcsObjectStore, "bucket"),
+        (SecretManagerStore, "project"),
+        (ArtifactRegistryImageStore, "project"),
+    ],
+)
 def test_required_settings_are_named(cls, key):
     with pytest.raises(ConfigError, match=f"{key} is not set"):
         cls({})

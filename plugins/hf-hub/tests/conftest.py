@@ -30,7 +30,13 @@ def cache(tmp_path, monkeypatch):
     import huggingface_hub.constants as constants
 
     monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "hf-home" / "token"))
-    for name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_OIDC_RESOURCE"):
+    for name in (
+        "HF_TOKEN",
+        "HUGGING_FACE_HUB_TOKEN",
+        "HF_HUB_OFFLINE",
+        "TRANSFORMERS_OFFLINE",
+        "HF_OIDC_RESOURCE",
+    ):
         monkeypatch.delenv(name, raising=False)
     return tmp_path / "xdg-cache" / "agentenv" / "hf"
 

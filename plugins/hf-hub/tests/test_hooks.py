@@ -15,7 +15,9 @@ def _resolved_source_class():
     return ResolvedSource
 
 
-@pytest.mark.parametrize("spec", ["./my-bundle", "hello", "s3://bucket/bundle", "HF://org/repo", ""])
+@pytest.mark.parametrize(
+    "spec", ["./my-bundle", "hello", "s3://bucket/bundle", "HF://org/repo", ""]
+)
 def test_other_specs_are_left_to_other_sources(spec):
     assert hooks.agentenv_resolve_bundle_source(spec=spec) is None
 
@@ -24,7 +26,9 @@ def test_entry_point_registers_the_plugin_and_it_claims_hf_specs(endpoint, hub):
     ResolvedSource = _resolved_source_class()
     from agent_env.plugins import PluginManager
 
-    hub.create_repo("org/demo").commit({"README.md": "# demo\n", "bundles/hello/tasks/hello.json": "[]"})
+    hub.create_repo("org/demo").commit(
+        {"README.md": "# demo\n", "bundles/hello/tasks/hello.json": "[]"}
+    )
     manager = PluginManager()
     manager.load()
     assert manager.get("hf-hub").dist == "agentenv-hf-hub"
@@ -55,9 +59,13 @@ def test_a_missing_artifact_in_a_hub_bundle_shows_the_cards_setup(endpoint, hub)
     from agent_env.errors import BundleError
     from agent_env.plugins import PluginManager
 
-    task = [{"id": "greet", "type": "load_artifact", "artifact_id": "greeting", "sandbox_name": "box"}]
+    task = [
+        {"id": "greet", "type": "load_artifact", "artifact_id": "greeting", "sandbox_name": "box"}
+    ]
     card = "---\nagentenv:\n  bundles:\n    hello:\n      setup: agent-env example setup\n---\n"
-    hub.create_repo("org/needs").commit({"README.md": card, "bundles/hello/tasks/hello.json": json.dumps(task)})
+    hub.create_repo("org/needs").commit(
+        {"README.md": card, "bundles/hello/tasks/hello.json": json.dumps(task)}
+    )
     with pytest.raises(BundleError) as err:
         load_bundle("hf://org/needs", PluginManager())
     assert "greeting" in str(err.value)

@@ -13,10 +13,22 @@ import pytest
 
 TASK = [
     {"id": "box", "type": "deploy_sandbox", "sandbox_name": "box", "sandbox_mode": "vm"},
-    {"id": "greet", "type": "load_artifact", "artifact_id": "greeting", "sandbox_name": "box",
-     "destination_path": "/app"},
-    {"id": "check", "type": "verify_sandbox", "sandbox_name": "box", "verifier_id": "greeting",
-     "criteria": [{"type": "bash_cmd_succeeds", "bash_cmd": "grep -rq 'hello from the Hub' /app"}]},
+    {
+        "id": "greet",
+        "type": "load_artifact",
+        "artifact_id": "greeting",
+        "sandbox_name": "box",
+        "destination_path": "/app",
+    },
+    {
+        "id": "check",
+        "type": "verify_sandbox",
+        "sandbox_name": "box",
+        "verifier_id": "greeting",
+        "criteria": [
+            {"type": "bash_cmd_succeeds", "bash_cmd": "grep -rq 'hello from the Hub' /app"}
+        ],
+    },
     {"id": "done", "type": "teardown_sandboxes", "sandbox_names": ["box"]},
 ]
 CARD = "---\nagentenv:\n  bundles:\n    hello:\n      plugins: [agentenv-hf-hub>=1]\n---\n# hello on the Hub\n"
@@ -30,13 +42,15 @@ def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
 
 def test_agent_env_run_hf_spec_twice(hub, cache, endpoint, tmp_path):
     repo = hub.create_repo("org/hello")
-    commit = repo.commit({
-        "README.md": CARD,
-        "bundles/hello/README.md": "hello: a bundle published on the Hub\n",
-        "bundles/hello/tasks/hello.json": json.dumps(TASK),
-        "bundles/hello/artifacts/greeting/greeting.txt": "hello from the Hub\n",
-        "data/unrelated.csv": "a,b\n1,2\n",
-    })
+    commit = repo.commit(
+        {
+            "README.md": CARD,
+            "bundles/hello/README.md": "hello: a bundle published on the Hub\n",
+            "bundles/hello/tasks/hello.json": json.dumps(TASK),
+            "bundles/hello/artifacts/greeting/greeting.txt": "hello from the Hub\n",
+            "data/unrelated.csv": "a,b\n1,2\n",
+        }
+    )
     env = {**os.environ, "AGENT_ENV_HOME": str(tmp_path / "home"), "HF_ENDPOINT": endpoint}
     env.pop("AGENT_ENV_CONFIG", None)
 
@@ -59,11 +73,18 @@ def test_agent_env_run_hf_spec_twice(hub, cache, endpoint, tmp_path):
 
 
 def test_agent_env_run_reports_unmet_card_plugins(hub, cache, endpoint, tmp_path):
-    if not Path(sys.executable).with_name("agent-env").exists() and shutil.which("agent-env") is None:
+    if (
+        not Path(sys.executable).with_name("agent-env").exists()
+        and shutil.which("agent-env") is None
+    ):
         pytest.skip("the agent-env console script is not installed")
-    card = ("---\nagentenv:\n  bundles:\n    hello:\n      plugins: [agentenv-example>=1.2]\n"
-            "      setup: agent-env example setup\n---\n")
-    hub.create_repo("org/needs").commit({"README.md": card, "bundles/hello/tasks/hello.json": json.dumps(TASK)})
+    card = (
+        "---\nagentenv:\n  bundles:\n    hello:\n      plugins: [agentenv-example>=1.2]\n"
+        "      setup: agent-env example setup\n---\n"
+    )
+    hub.create_repo("org/needs").commit(
+        {"README.md": card, "bundles/hello/tasks/hello.json": json.dumps(TASK)}
+    )
     env = {**os.environ, "AGENT_ENV_HOME": str(tmp_path / "home"), "HF_ENDPOINT": endpoint}
     result = _run(["run", "hf://org/needs"], env)
     assert result.returncode == 2, result.stderr
@@ -73,7 +94,9 @@ def test_agent_env_run_reports_unmet_card_plugins(hub, cache, endpoint, tmp_path
     assert {r.file for r in hub.downloads()} == {"README.md"}
 
 
-def test_resume_loads_the_recorded_commit_even_after_the_branch_moved(hub, cache, endpoint, tmp_path):
+def test_resume_loads_the_recorded_commit_even_after_the_branch_moved(
+    hub, cache, endpoint, tmp_path
+):
     broken = [dict(s) for s in TASK]
     broken[1]["destination_path"] = "/outside-the-sandbox"  # the local provider refuses it
     files = {

@@ -15,7 +15,9 @@ OTHER_FILES = {"data/train.jsonl": '{"x": 1}\n' * 50, "scripts/publish.py": "pri
 
 
 def card(front: str = "", title: str = "demo") -> str:
-    return (f"---\n{front}---\n" if front else "") + f"# {title}\n\nA demo dataset of agent-env bundles.\n"
+    return (
+        f"---\n{front}---\n" if front else ""
+    ) + f"# {title}\n\nA demo dataset of agent-env bundles.\n"
 
 
 def bundle(name: str, prefix: str = "bundles/") -> dict[str, str]:
@@ -50,8 +52,16 @@ def test_main_branch_downloads_only_the_bundle_and_card(endpoint, hub, demo, cac
     assert got.name == "hello"
     assert got.id_prefix == "@hf/org/demo/hello"
     assert got.provenance | {"endpoint": None} == {
-        "source": "hf", "spec": "hf://org/demo", "endpoint": None, "repo": "org/demo", "revision": "main",
-        "commit": commit, "path": "bundles/hello", "bundle": "hello", "plugins": [], "setup": None,
+        "source": "hf",
+        "spec": "hf://org/demo",
+        "endpoint": None,
+        "repo": "org/demo",
+        "revision": "main",
+        "commit": commit,
+        "path": "bundles/hello",
+        "bundle": "hello",
+        "plugins": [],
+        "setup": None,
         "pinned_spec": f"hf://org/demo@{commit}/bundles/hello",
         "offline": False,
     }
@@ -84,7 +94,9 @@ def test_branch_tag_commit_and_encoded_branch_resolve_to_their_commits(endpoint,
     repo = hub.create_repo("org/revs")
     v1 = repo.commit({"README.md": card(), **bundle("hello")})
     repo.tag("v1.0", v1)
-    v2 = repo.commit({"README.md": card(), **bundle("hello"), "bundles/hello/tasks/more.json": TASK})
+    v2 = repo.commit(
+        {"README.md": card(), **bundle("hello"), "bundles/hello/tasks/more.json": TASK}
+    )
     repo.branch("feature/new-task", v2)
     v3 = repo.commit({"README.md": card(), **bundle("hello")}, branch="dev")
     cases = {
@@ -106,7 +118,9 @@ def test_branch_tag_commit_and_encoded_branch_resolve_to_their_commits(endpoint,
 
 def test_several_bundles_take_the_cards_default(endpoint, hub):
     front = "agentenv:\n  default: second\n"
-    hub.create_repo("org/multi").commit({"README.md": card(front), **bundle("first"), **bundle("second")})
+    hub.create_repo("org/multi").commit(
+        {"README.md": card(front), **bundle("first"), **bundle("second")}
+    )
     got = fetch("hf://org/multi")
     assert got.name == "second" and got.id_prefix == "@hf/org/multi/second"
     assert downloaded_files(hub) == {"README.md", *bundle("second")}
@@ -114,19 +128,28 @@ def test_several_bundles_take_the_cards_default(endpoint, hub):
 
 
 def test_several_bundles_without_default_list_them(endpoint, hub):
-    hub.create_repo("org/multi").commit({"README.md": card(), **bundle("first"), **bundle("second")})
+    hub.create_repo("org/multi").commit(
+        {"README.md": card(), **bundle("first"), **bundle("second")}
+    )
     with pytest.raises(BundleError) as err:
         fetch("hf://org/multi")
     text = str(err.value)
     assert "several bundles" in text and "agentenv: default" in text
-    assert "first (hf://org/multi/bundles/first)" in text and "second (hf://org/multi/bundles/second)" in text
+    assert (
+        "first (hf://org/multi/bundles/first)" in text
+        and "second (hf://org/multi/bundles/second)" in text
+    )
     assert downloaded_files(hub) == {"README.md"}
 
 
 def test_a_default_that_names_no_bundle_is_an_error(endpoint, hub):
     front = "agentenv:\n  default: secnd\n"
-    hub.create_repo("org/multi").commit({"README.md": card(front), **bundle("first"), **bundle("second")})
-    with pytest.raises(BundleError, match=r"default bundle 'secnd' is not in the repo \(did you mean 'second'\?\)"):
+    hub.create_repo("org/multi").commit(
+        {"README.md": card(front), **bundle("first"), **bundle("second")}
+    )
+    with pytest.raises(
+        BundleError, match=r"default bundle 'secnd' is not in the repo \(did you mean 'second'\?\)"
+    ):
         fetch("hf://org/multi")
 
 
@@ -142,7 +165,9 @@ def test_root_bundle_takes_the_repos_name(endpoint, hub, cache):
 
 
 def test_several_bundles_without_default_fall_back_to_a_root_bundle(endpoint, hub):
-    hub.create_repo("org/both").commit({"README.md": card(), "tasks/t.json": TASK, **bundle("a"), **bundle("b")})
+    hub.create_repo("org/both").commit(
+        {"README.md": card(), "tasks/t.json": TASK, **bundle("a"), **bundle("b")}
+    )
     assert fetch("hf://org/both").name == "both"
 
 
@@ -153,11 +178,18 @@ def test_a_repo_without_bundles_is_an_error(endpoint, hub):
 
 
 def test_missing_repo_revision_and_path(endpoint, hub, demo):
-    with pytest.raises(BundleError, match="dataset repo org/nope not found.*hf auth login.*HF_TOKEN"):
+    with pytest.raises(
+        BundleError, match="dataset repo org/nope not found.*hf auth login.*HF_TOKEN"
+    ):
         fetch("hf://org/nope")
-    with pytest.raises(BundleError, match=r"revision 'mian' not found in dataset org/demo \(did you mean 'main'\?\)"):
+    with pytest.raises(
+        BundleError,
+        match=r"revision 'mian' not found in dataset org/demo \(did you mean 'main'\?\)",
+    ):
         fetch("hf://org/demo@mian")
-    with pytest.raises(BundleError, match=r"no folder 'bundles/helo'.*\(did you mean 'bundles/hello'\?\)"):
+    with pytest.raises(
+        BundleError, match=r"no folder 'bundles/helo'.*\(did you mean 'bundles/hello'\?\)"
+    ):
         fetch("hf://org/demo/bundles/helo")
     with pytest.raises(BundleError, match="folder 'data' is not a bundle"):
         fetch("hf://org/demo@main/data")
@@ -168,7 +200,11 @@ def test_gated_repo_needs_a_token(endpoint, hub, monkeypatch, token):
     hub.create_repo("org/gated", gated=True).commit({"README.md": card(), **bundle("hello")})
     with pytest.raises(BundleError) as err:
         fetch("hf://org/gated")
-    assert "gated" in str(err.value) and "hf auth login" in str(err.value) and "HF_TOKEN" in str(err.value)
+    assert (
+        "gated" in str(err.value)
+        and "hf auth login" in str(err.value)
+        and "HF_TOKEN" in str(err.value)
+    )
     monkeypatch.setenv("HF_TOKEN", "hf_wrong")
     with pytest.raises(BundleError, match="your Hugging Face token has no access"):
         fetch("hf://org/gated")
@@ -180,7 +216,9 @@ def test_gated_repo_needs_a_token(endpoint, hub, monkeypatch, token):
 
 def test_private_repo_without_token_says_how_to_log_in(endpoint, hub, monkeypatch, token):
     hub.create_repo("org/secret", private=True).commit({"README.md": card(), **bundle("hello")})
-    with pytest.raises(BundleError, match="if it is private or gated, run `hf auth login` or set HF_TOKEN"):
+    with pytest.raises(
+        BundleError, match="if it is private or gated, run `hf auth login` or set HF_TOKEN"
+    ):
         fetch("hf://org/secret")
     monkeypatch.setenv("HF_TOKEN", token)
     assert fetch("hf://org/secret").name == "hello"
@@ -211,19 +249,28 @@ def test_card_plugins_met_run(endpoint, hub):
 
 def test_bundle_toml_requirements_win_over_the_card(endpoint, hub):
     front = "agentenv:\n  bundles:\n    hello:\n      plugins: [agentenv-hf-hub]\n      setup: pip install x\n"
-    files = {"README.md": card(front), **bundle("hello"),
-             "bundles/hello/bundle.toml": '[requires]\nplugins = ["agentenv-missing-thing>=2"]\n'}
+    files = {
+        "README.md": card(front),
+        **bundle("hello"),
+        "bundles/hello/bundle.toml": '[requires]\nplugins = ["agentenv-missing-thing>=2"]\n',
+    }
     hub.create_repo("org/toml").commit(files)
     with pytest.raises(BundleError) as err:
         fetch("hf://org/toml")
     assert "needs plugin 'agentenv-missing-thing>=2', which is not installed" in str(err.value)
-    assert "bundles/hello/bundle.toml" in str(err.value) and "setup: pip install x" in str(err.value)
+    assert "bundles/hello/bundle.toml" in str(err.value) and "setup: pip install x" in str(
+        err.value
+    )
     assert downloaded_files(hub) == {"README.md", "bundles/hello/bundle.toml"}
 
 
 def test_bundle_toml_requirements_met_override_unmet_card_plugins(endpoint, hub):
     front = "agentenv:\n  bundles:\n    hello:\n      plugins: [agentenv-not-there]\n"
-    files = {"README.md": card(front), **bundle("hello"), "bundles/hello/bundle.toml": 'plugins = ["agentenv-hf-hub>=1"]\n'}
+    files = {
+        "README.md": card(front),
+        **bundle("hello"),
+        "bundles/hello/bundle.toml": 'plugins = ["agentenv-hf-hub>=1"]\n',
+    }
     hub.create_repo("org/toml").commit(files)
     got = fetch("hf://org/toml")
     assert (got.path / "bundle.toml").exists() and (got.path / "tasks" / "hello.json").exists()
@@ -241,7 +288,11 @@ def test_pinned_spec_reloads_the_same_commit_after_the_branch_moves(endpoint, hu
     demo.commit({"README.md": card(), **bundle("hello"), "bundles/hello/tasks/new.json": TASK})
     again = fetch(first.provenance["pinned_spec"])
     assert again.path == first.path and again.provenance["commit"] == first.provenance["commit"]
-    assert fetch("hf://org/demo").provenance["commit"] == demo.branches["main"] != first.provenance["commit"]
+    assert (
+        fetch("hf://org/demo").provenance["commit"]
+        == demo.branches["main"]
+        != first.provenance["commit"]
+    )
 
 
 def test_offline_hub_uses_the_cached_commit(hub, demo, cache, monkeypatch, capsys):
@@ -257,7 +308,9 @@ def test_offline_hub_uses_the_cached_commit(hub, demo, cache, monkeypatch, capsy
     assert "Hub unreachable" in capsys.readouterr().err
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert fetch("hf://org/demo").path == first.path
-    with pytest.raises(BundleError, match=r"cannot reach the Hub.*no commit of org/demo@v2 is cached"):
+    with pytest.raises(
+        BundleError, match=r"cannot reach the Hub.*no commit of org/demo@v2 is cached"
+    ):
         fetch("hf://org/demo@v2")
 
 
@@ -265,11 +318,16 @@ def test_offline_hub_without_a_cached_commit_is_a_clear_error(cache, monkeypatch
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{sock.getsockname()[1]}")
-    with pytest.raises(BundleError, match=r"cannot reach the Hub at http://127\.0\.0\.1:\d+ .*run it once while online"):
+    with pytest.raises(
+        BundleError,
+        match=r"cannot reach the Hub at http://127\.0\.0\.1:\d+ .*run it once while online",
+    ):
         fetch("hf://org/demo")
 
 
-@pytest.mark.parametrize("evil", ["bundles/hello/../../../../escaped.txt", "/etc/evil", "bundles/hello/./x"])
+@pytest.mark.parametrize(
+    "evil", ["bundles/hello/../../../../escaped.txt", "/etc/evil", "bundles/hello/./x"]
+)
 def test_files_that_would_escape_the_cache_are_rejected(endpoint, hub, cache, evil):
     hub.create_repo("org/evil").commit({"README.md": card(), **bundle("hello"), evil: "gotcha"})
     with pytest.raises(BundleError, match="would escape the cache folder") as err:
@@ -316,10 +374,15 @@ def test_a_failed_download_adds_nothing_and_a_retry_completes(endpoint, hub, dem
     hub.failing.clear()
     got = fetch("hf://org/demo")
     assert (got.path / "tasks" / "hello.json").read_text() == TASK
-    assert [p.name for p in (cache / "org" / "demo").iterdir() if p.name.startswith(".staging")] == []
+    assert [
+        p.name for p in (cache / "org" / "demo").iterdir() if p.name.startswith(".staging")
+    ] == []
 
 
 def test_a_listed_file_the_hub_does_not_serve_is_named(endpoint, hub, demo):
     hub.failing["bundles/hello/artifacts/greeting/greeting.txt"] = 404
-    with pytest.raises(BundleError, match="file 'bundles/hello/artifacts/greeting/greeting.txt' not found in dataset org/demo"):
+    with pytest.raises(
+        BundleError,
+        match="file 'bundles/hello/artifacts/greeting/greeting.txt' not found in dataset org/demo",
+    ):
         fetch("hf://org/demo")

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import functools
 import ssl
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     import httpx
@@ -20,11 +21,17 @@ def tls_context() -> ssl.SSLContext:
     return ssl.create_default_context()
 
 
-def client(timeout: float, *, connect: float = 5.0, headers: Mapping[str, str] | None = None,
-           **kw: Any) -> httpx.AsyncClient:
+def client(
+    timeout: float, *, connect: float = 5.0, headers: Mapping[str, str] | None = None, **kw: Any
+) -> httpx.AsyncClient:
     """An `httpx.AsyncClient` with `Timeout(timeout, connect=connect)`, no env proxies and the shared
     TLS context; `kw` goes to httpx (e.g. `limits`)."""
     import httpx
 
-    return httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=connect), headers=dict(headers or {}),
-                             trust_env=False, verify=tls_context(), **kw)
+    return httpx.AsyncClient(
+        timeout=httpx.Timeout(timeout, connect=connect),
+        headers=dict(headers or {}),
+        trust_env=False,
+        verify=tls_context(),
+        **kw,
+    )

@@ -6,10 +6,11 @@ Kept free of the server stack so an env module can be imported (and its tools li
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from .schema import did_you_mean
-from .types import EXT_PREFIX, EnvironmentCard
+from agentenv_protocol.schema import did_you_mean
+from agentenv_protocol.types import EXT_PREFIX, EnvironmentCard
 
 TOOL_ATTR = "_agentenv_tool"
 OP_ATTR = "_agentenv_op"
@@ -21,15 +22,24 @@ OP_ADD = "add_data"
 OP_GET = "get_data"
 
 
-def tool(name: str | Callable | None = None, *, description: str | None = None, **extra: Any) -> Callable:
+def tool(
+    name: str | Callable | None = None, *, description: str | None = None, **extra: Any
+) -> Callable:
     """Mark a method as an MCP tool: `name` defaults to the method name (`{environment_name}` is
     replaced by the card name), `description` to the docstring; the schema comes from the signature."""
     if callable(name):
         return tool()(name)
 
     def deco(fn: Callable) -> Callable:
-        setattr(fn, TOOL_ATTR, {"name": name or fn.__name__, "description": description or inspect.getdoc(fn),
-                                "extra": extra})
+        setattr(
+            fn,
+            TOOL_ATTR,
+            {
+                "name": name or fn.__name__,
+                "description": description or inspect.getdoc(fn),
+                "extra": extra,
+            },
+        )
         return fn
 
     return deco
@@ -41,7 +51,9 @@ def _op(kind: str) -> Callable:
         return fn
 
     mark.__name__ = kind
-    mark.__doc__ = f"Mark the `{kind.replace('_data', '')}` data-plane handler (JSON-RPC `data/{kind[:-5]}`)."
+    mark.__doc__ = (
+        f"Mark the `{kind.replace('_data', '')}` data-plane handler (JSON-RPC `data/{kind[:-5]}`)."
+    )
     return mark
 
 
@@ -50,15 +62,32 @@ add_data = _op(OP_ADD)
 get_data = _op(OP_GET)
 
 
-def extension(uri: str, *, description: str | None = None, params: dict | None = None,
-              required: bool | None = None, method: str = "POST", path: str | None = None) -> Callable:
+def extension(
+    uri: str,
+    *,
+    description: str | None = None,
+    params: dict | None = None,
+    required: bool | None = None,
+    method: str = "POST",
+    path: str | None = None,
+) -> Callable:
     """Mark a method as a REST extension, served at `path` (default `/agentenv/ext/<method name>`)
     and advertised on the card under `uri`; the JSON body (POST) or query (GET) binds to its parameters."""
     verb = method.upper()
 
     def deco(fn: Callable) -> Callable:
-        setattr(fn, EXT_ATTR, {"uri": uri, "description": description, "params": params, "required": required,
-                               "method": verb, "path": path or f"{EXT_PREFIX}/{fn.__name__}"})
+        setattr(
+            fn,
+            EXT_ATTR,
+            {
+                "uri": uri,
+                "description": description,
+                "params": params,
+                "required": required,
+                "method": verb,
+                "path": path or f"{EXT_PREFIX}/{fn.__name__}",
+            },
+        )
         return fn
 
     return deco
@@ -72,7 +101,9 @@ def environment_card(_cls: type | None = None, **config: Any) -> Callable:
     fields = set(EnvironmentCard.model_fields)
     for key in config:
         if key not in fields:
-            raise TypeError(f"environment_card: unknown card field {key!r}{did_you_mean(key, fields)}")
+            raise TypeError(
+                f"environment_card: unknown card field {key!r}{did_you_mean(key, fields)}"
+            )
 
     def deco(cls: type) -> type:
         setattr(cls, CARD_ATTR, dict(config))

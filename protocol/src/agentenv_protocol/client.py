@@ -14,12 +14,21 @@ import attrs
 import httpx
 from pydantic import TypeAdapter
 
-from .context import ROLE_HEADER, ROLE_META_KEY
-from .errors import EnvUnavailable, ProtocolError, ToolCallError, rpc_error_from
-from . import _http
-from .mcp_http import McpHttp, McpHttpError
-from .types import (METHOD_ADD, METHOD_GET, METHOD_RESET, READY_PATH, RPC_PATH, WELL_KNOWN_PATH, EnvironmentCard,
-                    EnvironmentTool, Part)
+from agentenv_protocol import _http
+from agentenv_protocol.context import ROLE_HEADER, ROLE_META_KEY
+from agentenv_protocol.errors import EnvUnavailable, ProtocolError, ToolCallError, rpc_error_from
+from agentenv_protocol.mcp_http import McpHttp, McpHttpError
+from agentenv_protocol.types import (
+    METHOD_ADD,
+    METHOD_GET,
+    METHOD_RESET,
+    READY_PATH,
+    RPC_PATH,
+    WELL_KNOWN_PATH,
+    EnvironmentCard,
+    EnvironmentTool,
+    Part,
+)
 
 _PARTS = TypeAdapter(list[Part])
 
@@ -48,9 +57,18 @@ def _parts_json(parts: list) -> list:
 class EnvClient:
     """Talks to the env at `base_url` (`http://host:port`); use as `async with EnvClient(url) as env:`."""
 
-    def __init__(self, base_url: str, *, timeout: float = 30.0, connect_timeout: float = 5.0,
-                 token: str | None = None, role: str | None = None, headers: dict[str, str] | None = None,
-                 mcp_path: str | None = None, http: httpx.AsyncClient | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        timeout: float = 30.0,
+        connect_timeout: float = 5.0,
+        token: str | None = None,
+        role: str | None = None,
+        headers: dict[str, str] | None = None,
+        mcp_path: str | None = None,
+        http: httpx.AsyncClient | None = None,
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
         self.role = role
@@ -64,7 +82,7 @@ class EnvClient:
         self._mcp_path = mcp_path
         self._mcp: McpHttp | None = None
 
-    async def __aenter__(self) -> "EnvClient":
+    async def __aenter__(self) -> EnvClient:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
@@ -74,21 +92,31 @@ class EnvClient:
         if self._own_http:
             await self.http.aclose()
 
-    def _unavailable(self, what: str, exc: Exception, timeout: float | None = None) -> EnvUnavailable:
+    def _unavailable(
+        self, what: str, exc: Exception, timeout: float | None = None
+    ) -> EnvUnavailable:
         if isinstance(exc, httpx.TimeoutException):
-            return EnvUnavailable(f"{self.base_url} did not answer {what} within {timeout or self.timeout}s")
-        return EnvUnavailable(f"{self.base_url} is unreachable ({what}): {type(exc).__name__}: {exc}")
+            return EnvUnavailable(
+                f"{self.base_url} did not answer {what} within {timeout or self.timeout}s"
+            )
+        return EnvUnavailable(
+            f"{self.base_url} is unreachable ({what}): {type(exc).__name__}: {exc}"
+        )
 
     async def _get(self, path: str, what: str, timeout: float | None = None) -> httpx.Response:
         try:
-            return await self.http.get(self.base_url + path, **({"timeout": timeout} if timeout else {}))
+            return await self.http.get(
+                self.base_url + path, **({"timeout": timeout} if timeout else {})
+            )
         except httpx.HTTPError as e:
             raise self._unavailable(what, e, timeout) from e
 
     async def card(self, *, timeout: float | None = None) -> EnvironmentCard:
         response = await self._get(WELL_KNOWN_PATH, "the card request", timeout)
         if response.status_code != 200:
-            raise ProtocolError(f"{self.base_url}{WELL_KNOWN_PATH}: HTTP {response.status_code}: {response.text[:200]}")
+            raise ProtocolError(
+                f"{self.base_url}{WELL_KNOWN_PATH}: HTTP {response.status_code}: {response.text[:200]}"
+            )
         return EnvironmentCard.model_validate(response.json())
 
     async def ready(self) -> bool:
@@ -112,23 +140,30 @@ class EnvClient:
         raise EnvUnavailable(f"{self.base_url} was not ready within {timeout}s")
 
     # --- data plane ------------------------------------------------------------------------
-    async def rpc(self, method: str, params: dict | None = None, *, timeout: float | None = None) -> Any:
+    async def rpc(
+        self, method: str, params: dict | None = None, *, timeout: float | None = None
+    ) -> Any:
         """Call a data-plane method; returns its `result` or raises the `RpcError` for its code."""
         body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}}
         try:
-            response = await self.http.post(self.base_url + RPC_PATH, json=body,
-                                            **({"timeout": timeout} if timeout else {}))
+            response = await self.http.post(
+                self.base_url + RPC_PATH, json=body, **({"timeout": timeout} if timeout else {})
+            )
         except httpx.HTTPError as e:
             raise self._unavailable(method, e, timeout) from e
         try:
             answer = response.json()
         except ValueError:
-            raise ProtocolError(f"{method}: HTTP {response.status_code} from {self.base_url}{RPC_PATH}: "
-                                f"{response.text[:200] or '(empty body)'}") from None
+            raise ProtocolError(
+                f"{method}: HTTP {response.status_code} from {self.base_url}{RPC_PATH}: "
+                f"{response.text[:200] or '(empty body)'}"
+            ) from None
         if isinstance(answer, dict) and "error" in answer:
             raise rpc_error_from(answer["error"], method=method)
         if response.status_code != 200 or not isinstance(answer, dict) or "result" not in answer:
-            raise ProtocolError(f"{method}: unexpected answer (HTTP {response.status_code}): {str(answer)[:200]}")
+            raise ProtocolError(
+                f"{method}: unexpected answer (HTTP {response.status_code}): {str(answer)[:200]}"
+            )
         return answer["result"]
 
     async def reset(self, *, timeout: float | None = None) -> None:
@@ -141,19 +176,29 @@ class EnvClient:
         result = await self.rpc(METHOD_GET, {}, timeout=timeout)
         return _PARTS.validate_python((result or {}).get("parts", []))
 
-    async def extension(self, path: str, params: dict | None = None, *, method: str = "POST",
-                        timeout: float | None = None) -> Any:
+    async def extension(
+        self,
+        path: str,
+        params: dict | None = None,
+        *,
+        method: str = "POST",
+        timeout: float | None = None,
+    ) -> Any:
         """Invoke a REST extension at `path` (as advertised on the card); returns its JSON."""
         kwargs: dict = {"timeout": timeout} if timeout else {}
         try:
             if method.upper() == "GET":
                 response = await self.http.get(self.base_url + path, params=params or {}, **kwargs)
             else:
-                response = await self.http.request(method.upper(), self.base_url + path, json=params or {}, **kwargs)
+                response = await self.http.request(
+                    method.upper(), self.base_url + path, json=params or {}, **kwargs
+                )
         except httpx.HTTPError as e:
             raise self._unavailable(f"{method} {path}", e, timeout) from e
         if response.status_code >= 400:
-            raise ProtocolError(f"{method} {path}: HTTP {response.status_code}: {response.text[:300]}")
+            raise ProtocolError(
+                f"{method} {path}: HTTP {response.status_code}: {response.text[:300]}"
+            )
         return response.json()
 
     # --- MCP tools -------------------------------------------------------------------------
@@ -183,15 +228,30 @@ class EnvClient:
 
     async def list_tools(self, *, timeout: float | None = None) -> list[EnvironmentTool]:
         result = await self._mcp_request("tools/list", {}, timeout)
-        return [EnvironmentTool(name=t["name"], description=t.get("description"), inputSchema=t.get("inputSchema"))
-                for t in result.get("tools", [])]
+        return [
+            EnvironmentTool(
+                name=t["name"], description=t.get("description"), inputSchema=t.get("inputSchema")
+            )
+            for t in result.get("tools", [])
+        ]
 
-    async def call_tool(self, name: str, arguments: dict | None = None, *, raise_on_error: bool = False,
-                        timeout: float | None = None) -> ToolResult:
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict | None = None,
+        *,
+        raise_on_error: bool = False,
+        timeout: float | None = None,
+    ) -> ToolResult:
         """Call a tool; an error result comes back with `is_error` (or raises `ToolCallError` if asked)."""
-        result = await self._mcp_request("tools/call", {"name": name, "arguments": arguments or {}}, timeout)
-        out = ToolResult(is_error=bool(result.get("isError")), content=list(result.get("content") or []),
-                         structured=result.get("structuredContent"))
+        result = await self._mcp_request(
+            "tools/call", {"name": name, "arguments": arguments or {}}, timeout
+        )
+        out = ToolResult(
+            is_error=bool(result.get("isError")),
+            content=list(result.get("content") or []),
+            structured=result.get("structuredContent"),
+        )
         if out.is_error and raise_on_error:
             raise ToolCallError(name, out.text)
         return out

@@ -12,7 +12,8 @@ import contextvars
 import dataclasses
 import types
 import uuid
-from typing import Any, Iterator, Literal, Mapping, Optional
+from collections.abc import Iterator, Mapping
+from typing import Any, Literal
 
 ROLE_META_KEY = "agentenv.io/role"
 SESSION_META_KEY = "agentenv.io/session"
@@ -22,7 +23,7 @@ DEFAULT_ROLE = "default"
 Transport = Literal["mcp", "rest", "none"]
 
 
-def normalize_role(value: Any) -> Optional[str]:
+def normalize_role(value: Any) -> str | None:
     """None for absent, blank and `default` roles; otherwise the stripped role."""
     if not isinstance(value, str):
         return None
@@ -34,16 +35,16 @@ def normalize_role(value: Any) -> Optional[str]:
 class Caller:
     """The identity a call arrived with; `role` is None when no role was forwarded."""
 
-    role: Optional[str] = None
-    session: Optional[str] = None
-    raw_role: Optional[str] = None
+    role: str | None = None
+    session: str | None = None
+    raw_role: str | None = None
 
     @property
     def is_forwarded(self) -> bool:
         return self.role is not None
 
 
-def _frozen(arguments: Optional[Mapping[str, Any]]) -> Mapping[str, Any]:
+def _frozen(arguments: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return types.MappingProxyType(dict(arguments or {}))
 
 
@@ -54,34 +55,50 @@ class ToolContext:
 
     caller: Caller = Caller()
     tool: str = ""
-    arguments: Mapping[str, Any] = dataclasses.field(default_factory=lambda: _frozen(None), hash=False)
+    arguments: Mapping[str, Any] = dataclasses.field(
+        default_factory=lambda: _frozen(None), hash=False
+    )
     call_id: str = ""
     transport: Transport = "none"
     mcp: Any = dataclasses.field(default=None, hash=False, compare=False)
 
     @property
-    def role(self) -> Optional[str]:
+    def role(self) -> str | None:
         return self.caller.role
 
     @property
-    def session(self) -> Optional[str]:
+    def session(self) -> str | None:
         return self.caller.session
 
     @staticmethod
-    def current() -> "ToolContext":
+    def current() -> ToolContext:
         """The context of the call running now; `EMPTY` outside any call."""
         return _current.get()
 
     @classmethod
-    def for_test(cls, *, role: Optional[str] = None, session: Optional[str] = None, tool: str = "test",
-                 arguments: Optional[Mapping[str, Any]] = None, transport: Transport = "mcp") -> "ToolContext":
+    def for_test(
+        cls,
+        *,
+        role: str | None = None,
+        session: str | None = None,
+        tool: str = "test",
+        arguments: Mapping[str, Any] | None = None,
+        transport: Transport = "mcp",
+    ) -> ToolContext:
         """A context for tests that call a handler directly."""
-        return cls(caller=Caller(role=normalize_role(role), session=session, raw_role=role), tool=tool,
-                   arguments=_frozen(arguments), call_id=uuid.uuid4().hex, transport=transport)
+        return cls(
+            caller=Caller(role=normalize_role(role), session=session, raw_role=role),
+            tool=tool,
+            arguments=_frozen(arguments),
+            call_id=uuid.uuid4().hex,
+            transport=transport,
+        )
 
 
 EMPTY = ToolContext()
-_current: contextvars.ContextVar[ToolContext] = contextvars.ContextVar("agentenv_protocol.tool_context", default=EMPTY)
+_current: contextvars.ContextVar[ToolContext] = contextvars.ContextVar(
+    "agentenv_protocol.tool_context", default=EMPTY
+)
 
 
 @contextlib.contextmanager
@@ -94,11 +111,15 @@ def bound(context: ToolContext) -> Iterator[ToolContext]:
         _current.reset(token)
 
 
-def caller_from_request(meta: Optional[Mapping[str, Any]], headers: Any) -> Caller:
+def caller_from_request(meta: Mapping[str, Any] | None, headers: Any) -> Caller:
     """The caller from MCP `_meta` entries and HTTP headers (`_meta` wins when it names a role)."""
     meta = meta or {}
     forwarded = ROLE_META_KEY in meta
-    raw_role = meta.get(ROLE_META_KEY) if forwarded else (headers.get(ROLE_HEADER) if headers is not None else None)
+    raw_role = (
+        meta.get(ROLE_META_KEY)
+        if forwarded
+        else (headers.get(ROLE_HEADER) if headers is not None else None)
+    )
     session = meta.get(SESSION_META_KEY)
     if not isinstance(session, str) or not session:
         session = None if forwarded or headers is None else headers.get("mcp-session-id")
@@ -106,7 +127,14 @@ def caller_from_request(meta: Optional[Mapping[str, Any]], headers: Any) -> Call
     return Caller(role=normalize_role(raw_role), session=session or None, raw_role=raw_role)
 
 
-def new_context(caller: Caller, tool: str, arguments: Mapping[str, Any], transport: Transport,
-                mcp: Any = None) -> ToolContext:
-    return ToolContext(caller=caller, tool=tool, arguments=_frozen(arguments), call_id=uuid.uuid4().hex,
-                       transport=transport, mcp=mcp)
+def new_context(
+    caller: Caller, tool: str, arguments: Mapping[str, Any], transport: Transport, mcp: Any = None
+) -> ToolContext:
+    return ToolContext(
+        caller=caller,
+        tool=tool,
+        arguments=_frozen(arguments),
+        call_id=uuid.uuid4().hex,
+        transport=transport,
+        mcp=mcp,
+    )

@@ -9,15 +9,22 @@ from __future__ import annotations
 
 import inspect
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pydantic import ValidationError
 
-from . import errors as E
-from .authoring import OP_ADD, OP_GET, OP_RESET
-from .errors import AgentEnvError
-from .jsonrpc import Dispatcher, Fault, error, parse_request
-from .types import METHOD_ADD, METHOD_GET, METHOD_RESET, AddDataRequest, GetDataResponse
+from agentenv_protocol import errors as E
+from agentenv_protocol.authoring import OP_ADD, OP_GET, OP_RESET
+from agentenv_protocol.errors import AgentEnvError
+from agentenv_protocol.jsonrpc import Dispatcher, Fault, error, parse_request
+from agentenv_protocol.types import (
+    METHOD_ADD,
+    METHOD_GET,
+    METHOD_RESET,
+    AddDataRequest,
+    GetDataResponse,
+)
 
 log = logging.getLogger(__name__)
 
@@ -60,8 +67,12 @@ def _wrap(method: str, fn: Callable) -> Callable:
         try:
             parts = AddDataRequest.model_validate(params).parts
         except ValidationError as e:
-            detail = "; ".join(f"{'.'.join(map(str, x['loc'])) or 'params'}: {x['msg']}" for x in e.errors())
-            raise Fault(E.INVALID_PARAMS, f"invalid params for data/add: {detail}", {"detail": detail}) from None
+            detail = "; ".join(
+                f"{'.'.join(map(str, x['loc'])) or 'params'}: {x['msg']}" for x in e.errors()
+            )
+            raise Fault(
+                E.INVALID_PARAMS, f"invalid params for data/add: {detail}", {"detail": detail}
+            ) from None
         try:
             await _maybe_await(fn(parts))
         except Exception as e:
@@ -89,6 +100,8 @@ async def dispatch(body: bytes, handlers: dict[str, Callable]) -> dict:
     if answer is not None:
         return answer
     known = ", ".join(sorted(handlers)) or "none"
-    rpc = Dispatcher({m: _wrap(m, fn) for m, fn in handlers.items()},
-                     not_found=lambda m: f"method not found: {m!r} (this environment serves: {known})")
+    rpc = Dispatcher(
+        {m: _wrap(m, fn) for m, fn in handlers.items()},
+        not_found=lambda m: f"method not found: {m!r} (this environment serves: {known})",
+    )
     return await rpc.dispatch(req)

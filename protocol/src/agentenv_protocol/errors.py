@@ -39,7 +39,9 @@ class RpcError(ProtocolError):
 
     code: int = SERVER_ERROR
 
-    def __init__(self, message: str, *, code: int | None = None, data: Any = None, method: str = "") -> None:
+    def __init__(
+        self, message: str, *, code: int | None = None, data: Any = None, method: str = ""
+    ) -> None:
         self.code = code if code is not None else type(self).code
         self.rpc_message = message
         self.data = data
@@ -75,7 +77,9 @@ class HandlerFailed(RpcError):
         return self.data.get("code") if isinstance(self.data, dict) else None
 
 
-_BY_CODE = {c.code: c for c in (ParseError, InvalidRequest, MethodNotFound, InvalidParams, HandlerFailed)}
+_BY_CODE = {
+    c.code: c for c in (ParseError, InvalidRequest, MethodNotFound, InvalidParams, HandlerFailed)
+}
 
 
 def rpc_error_from(error: dict, *, method: str = "") -> RpcError:
@@ -84,7 +88,9 @@ def rpc_error_from(error: dict, *, method: str = "") -> RpcError:
     message = str(error.get("message", "")) if isinstance(error, dict) else str(error)
     data = error.get("data") if isinstance(error, dict) else None
     cls = _BY_CODE.get(code, RpcError)
-    return cls(message, code=code if isinstance(code, int) else SERVER_ERROR, data=data, method=method)
+    return cls(
+        message, code=code if isinstance(code, int) else SERVER_ERROR, data=data, method=method
+    )
 
 
 class ToolCallError(ProtocolError):

@@ -63,8 +63,8 @@ def _parse(buf: bytearray) -> tuple[int, dict, bytes, bool] | None:
         size = int(headers["content-length"])
         if len(buf) < start + size:
             return None
-        body = bytes(buf[start:start + size])
-        del buf[:start + size]
+        body = bytes(buf[start : start + size])
+        del buf[: start + size]
         return status, headers, body, keep
     if headers.get("transfer-encoding", "").lower() == "chunked":
         chunks, pos = [], start
@@ -76,11 +76,11 @@ def _parse(buf: bytearray) -> tuple[int, dict, bytes, bool] | None:
             if size == 0:
                 if buf.find(b"\r\n", eol + 2) < 0:
                     return None
-                del buf[:buf.find(b"\r\n", eol + 2) + 2]
+                del buf[: buf.find(b"\r\n", eol + 2) + 2]
                 return status, headers, b"".join(chunks), keep
             if len(buf) < eol + 2 + size + 2:
                 return None
-            chunks.append(bytes(buf[eol + 2:eol + 2 + size]))
+            chunks.append(bytes(buf[eol + 2 : eol + 2 + size]))
             pos = eol + 2 + size + 2
     if status in (204, 304) or 100 <= status < 200:
         del buf[:start]
@@ -126,9 +126,17 @@ class _Conn(asyncio.Protocol):
             parsed = _parse(self.buf)
             if parsed is None and end >= 0:
                 lines = bytes(self.buf[:end]).decode("latin-1").split("\r\n")
-                headers = {k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:])}
+                headers = {
+                    k.strip().lower(): v.strip()
+                    for k, _, v in (x.partition(":") for x in lines[1:])
+                }
                 if "content-length" not in headers and "transfer-encoding" not in headers:
-                    parsed = (int(lines[0].split(" ", 2)[1]), headers, bytes(self.buf[end + 4:]), False)
+                    parsed = (
+                        int(lines[0].split(" ", 2)[1]),
+                        headers,
+                        bytes(self.buf[end + 4 :]),
+                        False,
+                    )
         except (ValueError, IndexError):
             parsed = None
         if parsed is None:
@@ -145,8 +153,14 @@ class _Conn(asyncio.Protocol):
 class PostPool:
     """Keep-alive connections to one origin; `post(path, body, headers)` returns a `RawResponse`."""
 
-    def __init__(self, base_url: str, *, connect_timeout: float = 3.0, timeout: float = 120.0,
-                 max_idle: int = 256) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        connect_timeout: float = 3.0,
+        timeout: float = 120.0,
+        max_idle: int = 256,
+    ) -> None:
         parts = urlsplit(base_url)
         if parts.scheme != "http":
             raise ValueError(f"PostPool speaks plain http only, not {base_url!r}")
@@ -165,15 +179,29 @@ class PostPool:
             async with asyncio.timeout(self.connect_timeout):
                 _, conn = await loop.create_connection(_Conn, self.host, self.port)
         except TimeoutError:
-            raise ForwardConnectError(f"connecting to {self.base} timed out after {self.connect_timeout:g}s") from None
+            raise ForwardConnectError(
+                f"connecting to {self.base} timed out after {self.connect_timeout:g}s"
+            ) from None
         except OSError as e:
             raise ForwardConnectError(f"cannot connect to {self.base}: {e.strerror or e}") from None
         return conn
 
-    async def post(self, path: str, body: bytes, headers: dict[str, str] | None = None,
-                   timeout: float | None = None) -> RawResponse:
-        head = [b"POST ", path.encode(), b" HTTP/1.1\r\nhost: ", self.host_header,
-                b"\r\ncontent-type: application/json\r\ncontent-length: ", str(len(body)).encode(), b"\r\n"]
+    async def post(
+        self,
+        path: str,
+        body: bytes,
+        headers: dict[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> RawResponse:
+        head = [
+            b"POST ",
+            path.encode(),
+            b" HTTP/1.1\r\nhost: ",
+            self.host_header,
+            b"\r\ncontent-type: application/json\r\ncontent-length: ",
+            str(len(body)).encode(),
+            b"\r\n",
+        ]
         for key, value in (headers or {}).items():
             head += [key.encode("latin-1"), b": ", value.encode("latin-1"), b"\r\n"]
         head.append(b"\r\n")

@@ -9,12 +9,30 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
-from .errors import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, SERVER_ERROR
+from agentenv_protocol.errors import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    SERVER_ERROR,
+)
 
-__all__ = ["PARSE_ERROR", "INVALID_REQUEST", "METHOD_NOT_FOUND", "INVALID_PARAMS", "SERVER_ERROR",
-           "error", "result", "parse_request", "valid_id", "Fault", "Dispatcher"]
+__all__ = [
+    "PARSE_ERROR",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "INVALID_PARAMS",
+    "SERVER_ERROR",
+    "error",
+    "result",
+    "parse_request",
+    "valid_id",
+    "Fault",
+    "Dispatcher",
+]
 
 
 def error(rid: Any, code: int, message: str, data: Any = None) -> dict:
@@ -47,33 +65,52 @@ def parse_request(body: bytes | str) -> tuple[dict | None, dict | None]:
     except (ValueError, UnicodeDecodeError) as e:
         return None, error(None, PARSE_ERROR, f"parse error: {e}")
     if isinstance(req, list):
-        return None, error(None, INVALID_REQUEST, "invalid request: batch requests are not supported")
+        return None, error(
+            None, INVALID_REQUEST, "invalid request: batch requests are not supported"
+        )
     if not isinstance(req, dict):
-        return None, error(None, INVALID_REQUEST, "invalid request: expected a JSON-RPC 2.0 request object")
+        return None, error(
+            None, INVALID_REQUEST, "invalid request: expected a JSON-RPC 2.0 request object"
+        )
     rid = req.get("id")
     if not valid_id(rid):
-        return None, error(None, INVALID_REQUEST, "invalid request: 'id' must be a string, a number or null")
+        return None, error(
+            None, INVALID_REQUEST, "invalid request: 'id' must be a string, a number or null"
+        )
     if req.get("jsonrpc") != "2.0":
         return None, error(rid, INVALID_REQUEST, "invalid request: 'jsonrpc' must be \"2.0\"")
     if not isinstance(req.get("method"), str):
         return None, error(rid, INVALID_REQUEST, "invalid request: 'method' must be a string")
-    if "params" in req and req["params"] is not None and not isinstance(req["params"], (dict, list)):
-        return None, error(rid, INVALID_REQUEST, "invalid request: 'params' must be an object or array")
+    if (
+        "params" in req
+        and req["params"] is not None
+        and not isinstance(req["params"], (dict, list))
+    ):
+        return None, error(
+            rid, INVALID_REQUEST, "invalid request: 'params' must be an object or array"
+        )
     return req, None
 
 
 class Fault(Exception):
     """Raised by a handler to answer with a JSON-RPC error; `error` is the error object as sent."""
 
-    def __init__(self, code: int, message: str, data: Any = None, *, error_object: dict | None = None) -> None:
+    def __init__(
+        self, code: int, message: str, data: Any = None, *, error_object: dict | None = None
+    ) -> None:
         super().__init__(message)
-        self.error = error_object if error_object is not None else error(None, code, message, data)["error"]
+        self.error = (
+            error_object if error_object is not None else error(None, code, message, data)["error"]
+        )
 
     @classmethod
     def of(cls, error_object: dict) -> Fault:
         """Pass an error object (e.g. one an upstream answered) through unchanged."""
-        return cls(error_object.get("code", SERVER_ERROR), str(error_object.get("message", "")),
-                   error_object=error_object)
+        return cls(
+            error_object.get("code", SERVER_ERROR),
+            str(error_object.get("message", "")),
+            error_object=error_object,
+        )
 
 
 Handler = Callable[..., Awaitable[Any]]
@@ -84,8 +121,13 @@ class Dispatcher:
     answer with an error. Params that are not an object get -32602, unless `lenient_params`
     (then the handler sees `{}`)."""
 
-    def __init__(self, handlers: dict[str, Handler] | None = None, *,
-                 not_found: Callable[[str], str] | None = None, lenient_params: bool = False) -> None:
+    def __init__(
+        self,
+        handlers: dict[str, Handler] | None = None,
+        *,
+        not_found: Callable[[str], str] | None = None,
+        lenient_params: bool = False,
+    ) -> None:
         self.handlers: dict[str, Handler] = dict(handlers or {})
         self._not_found = not_found or (lambda method: f"method not found: {method!r}")
         self.lenient_params = lenient_params
@@ -102,7 +144,9 @@ class Dispatcher:
         params = req.get("params")
         if not isinstance(params, dict):
             if params and not self.lenient_params:
-                return error(rid, INVALID_PARAMS, f"invalid params for {method}: expected an object")
+                return error(
+                    rid, INVALID_PARAMS, f"invalid params for {method}: expected an object"
+                )
             params = {}
         try:
             value = await fn(params, *context)

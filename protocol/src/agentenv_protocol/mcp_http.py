@@ -29,14 +29,20 @@ class McpHttpError(Exception):
 
 def _sse_message(text: str, rid: Any) -> dict | None:
     for block in text.replace("\r\n", "\n").split("\n\n"):
-        data = "\n".join(line[5:].lstrip() for line in block.split("\n") if line.startswith("data:"))
+        data = "\n".join(
+            line[5:].lstrip() for line in block.split("\n") if line.startswith("data:")
+        )
         if not data:
             continue
         try:
             message = json.loads(data)
         except ValueError:
             continue
-        if isinstance(message, dict) and message.get("id") == rid and ("result" in message or "error" in message):
+        if (
+            isinstance(message, dict)
+            and message.get("id") == rid
+            and ("result" in message or "error" in message)
+        ):
             return message
     return None
 
@@ -44,10 +50,19 @@ def _sse_message(text: str, rid: Any) -> dict | None:
 class McpHttp:
     """Requests against one MCP endpoint (`url` ends in `/mcp`)."""
 
-    def __init__(self, url: str, http: httpx.AsyncClient | None = None, *, pool: Any = None,
-                 client_name: str = "agentenv-protocol", headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        http: httpx.AsyncClient | None = None,
+        *,
+        pool: Any = None,
+        client_name: str = "agentenv-protocol",
+        headers: dict[str, str] | None = None,
+    ) -> None:
         if (http is None) == (pool is None):
-            raise ValueError("give exactly one of http (an httpx.AsyncClient) or pool (a fastpost.PostPool)")
+            raise ValueError(
+                "give exactly one of http (an httpx.AsyncClient) or pool (a fastpost.PostPool)"
+            )
         self.url = url
         self.http = http
         self.pool = pool
@@ -57,11 +72,22 @@ class McpHttp:
         self.legacy_version = LEGACY_VERSION
         self._ids = itertools.count(1)
         self._info = {"name": client_name, "version": "1"}
-        self._envelope = {META_PROTOCOL: MODERN_VERSION, META_CLIENT_INFO: self._info, META_CLIENT_CAPS: {}}
+        self._envelope = {
+            META_PROTOCOL: MODERN_VERSION,
+            META_CLIENT_INFO: self._info,
+            META_CLIENT_CAPS: {},
+        }
         self._headers = dict(headers or {})
 
-    async def request(self, method: str, params: dict | None = None, *, meta: dict | None = None,
-                      timeout: float | httpx.Timeout | None = None, rid: Any = None) -> dict:
+    async def request(
+        self,
+        method: str,
+        params: dict | None = None,
+        *,
+        meta: dict | None = None,
+        timeout: float | httpx.Timeout | None = None,
+        rid: Any = None,
+    ) -> dict:
         """The JSON-RPC response (with `result` or `error`) to one request."""
         if self.era != "legacy":
             response = await self._modern(method, params, meta, timeout, rid)
@@ -95,8 +121,10 @@ class McpHttp:
             except ValueError:
                 message = None
         if not isinstance(message, dict) or not ("result" in message or "error" in message):
-            raise McpHttpError(f"HTTP {response.status_code} from {self.url}: "
-                               f"{response.text[:300] or '(empty body)'}")
+            raise McpHttpError(
+                f"HTTP {response.status_code} from {self.url}: "
+                f"{response.text[:300] or '(empty body)'}"
+            )
         return message
 
     async def _modern(self, method, params, meta, timeout, rid) -> dict | None:
@@ -104,12 +132,21 @@ class McpHttp:
         body_params = dict(params or {})
         body_params["_meta"] = {**self._envelope, **meta} if meta else self._envelope
         headers = {"mcp-protocol-version": MODERN_VERSION, "mcp-method": method}
-        if method == "tools/call" and isinstance(body_params.get("name"), str) and body_params["name"].isascii():
+        if (
+            method == "tools/call"
+            and isinstance(body_params.get("name"), str)
+            and body_params["name"].isascii()
+        ):
             headers["mcp-name"] = body_params["name"]
-        response = await self._send({"jsonrpc": "2.0", "id": rid, "method": method, "params": body_params},
-                                    self._post_headers(headers), timeout)
+        response = await self._send(
+            {"jsonrpc": "2.0", "id": rid, "method": method, "params": body_params},
+            self._post_headers(headers),
+            timeout,
+        )
         if response.status_code in (401, 403):
-            raise McpHttpError(f"HTTP {response.status_code} from {self.url}: {response.text[:300]}")
+            raise McpHttpError(
+                f"HTTP {response.status_code} from {self.url}: {response.text[:300]}"
+            )
         if self.era == "modern" and response.status_code < 500:
             return self._decode(response, rid)
         try:
@@ -119,23 +156,37 @@ class McpHttp:
                 return None
             raise
         error = message.get("error")
-        if isinstance(error, dict) and self.era is None and (
-                error.get("code") == UNSUPPORTED_VERSION or response.status_code >= 400):
+        if (
+            isinstance(error, dict)
+            and self.era is None
+            and (error.get("code") == UNSUPPORTED_VERSION or response.status_code >= 400)
+        ):
             return None
         return message
 
     async def _handshake(self, timeout) -> None:
         rid = next(self._ids)
-        message = {"jsonrpc": "2.0", "id": rid, "method": "initialize",
-                   "params": {"protocolVersion": LEGACY_VERSION, "capabilities": {}, "clientInfo": self._info}}
+        message = {
+            "jsonrpc": "2.0",
+            "id": rid,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": LEGACY_VERSION,
+                "capabilities": {},
+                "clientInfo": self._info,
+            },
+        }
         response = await self._send(message, self._post_headers({}), timeout)
         answer = self._decode(response, rid)
         if "error" in answer:
             raise McpHttpError(f"initialize failed at {self.url}: {answer['error']}")
         self.session_id = response.headers.get("mcp-session-id") or ""
         self.legacy_version = (answer.get("result") or {}).get("protocolVersion") or LEGACY_VERSION
-        await self._send({"jsonrpc": "2.0", "method": "notifications/initialized"},
-                         self._post_headers(self._legacy_headers()), timeout)
+        await self._send(
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            self._post_headers(self._legacy_headers()),
+            timeout,
+        )
 
     def _legacy_headers(self) -> dict:
         headers = {"mcp-protocol-version": self.legacy_version}
@@ -153,5 +204,7 @@ class McpHttp:
         if response.status_code == 404 and self.session_id:
             self.session_id = None  # the server forgot the session: handshake again, once
             await self._handshake(timeout)
-            response = await self._send(message, self._post_headers(self._legacy_headers()), timeout)
+            response = await self._send(
+                message, self._post_headers(self._legacy_headers()), timeout
+            )
         return self._decode(response, rid)

@@ -13,15 +13,28 @@ import enum
 import inspect
 import types
 import uuid
-from typing import Annotated, Any, Callable, Literal, Union, get_args, get_origin, get_type_hints
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from pydantic import ConfigDict, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
-from .context import ToolContext
+from agentenv_protocol.context import ToolContext
 
-_SCALARS = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array", dict: "object"}
-_FORMATS = {datetime.datetime: "date-time", datetime.date: "date", datetime.time: "time", uuid.UUID: "uuid"}
+_SCALARS = {
+    str: "string",
+    int: "integer",
+    float: "number",
+    bool: "boolean",
+    list: "array",
+    dict: "object",
+}
+_FORMATS = {
+    datetime.datetime: "date-time",
+    datetime.date: "date",
+    datetime.time: "time",
+    uuid.UUID: "uuid",
+}
 
 
 def did_you_mean(word: str, options) -> str:
@@ -120,18 +133,23 @@ class Signature:
         if required:
             self.schema["required"] = required
         self.params = list(properties)
-        self._model = create_model(f"{label}_arguments", __config__=ConfigDict(arbitrary_types_allowed=True),
-                                   **fields)
+        self._model = create_model(
+            f"{label}_arguments", __config__=ConfigDict(arbitrary_types_allowed=True), **fields
+        )
 
     def bind(self, arguments: Any) -> dict:
         """Validated keyword arguments, or ValueError naming every bad field (with did-you-mean)."""
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict):
-            raise ValueError(f"invalid arguments for {self.label}: expected an object, got {type(arguments).__name__}")
+            raise ValueError(
+                f"invalid arguments for {self.label}: expected an object, got {type(arguments).__name__}"
+            )
         unknown = [k for k in arguments if k not in self.params]
         try:
-            model = self._model.model_validate({k: v for k, v in arguments.items() if k in self.params})
+            model = self._model.model_validate(
+                {k: v for k, v in arguments.items() if k in self.params}
+            )
         except ValidationError as e:
             problems = []
             for err in e.errors():
@@ -142,7 +160,9 @@ class Signature:
                     problems.append(f"{field}: {err['msg']}")
             for key in unknown:
                 problems.append(f"{key}: unknown argument{did_you_mean(key, self.params)}")
-            raise ValueError(f"invalid arguments for {self.label}: " + "; ".join(problems)) from None
+            raise ValueError(
+                f"invalid arguments for {self.label}: " + "; ".join(problems)
+            ) from None
         values = {name: getattr(model, name) for name in self.params}
         if self.var_kwargs:
             values.update({k: arguments[k] for k in unknown})

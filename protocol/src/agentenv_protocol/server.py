@@ -11,7 +11,8 @@ import json
 import logging
 import os
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import mcp.types as mt
 from mcp.server.lowlevel import Server
@@ -20,16 +21,28 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from . import errors as E
-from .authoring import CARD_ATTR, EXT_ATTR, OP_ATTR, TOOL_ATTR
-from .context import bound, caller_from_request, new_context
-from .dataplane import OP_METHODS, dispatch
-from .jsonrpc import error as rpc_error
-from .errors import AgentEnvError
-from .schema import Signature, did_you_mean
-from .types import (DEFAULT_HOST, DEFAULT_PORT, MCP_PATH, MCP_TRANSPORT, READY_PATH, RPC_PATH, WELL_KNOWN_PATH,
-                    EnvironmentCapabilities, EnvironmentCard, EnvironmentExtension, EnvironmentInterface,
-                    EnvironmentTool, error_body)
+from agentenv_protocol import errors as E
+from agentenv_protocol.authoring import CARD_ATTR, EXT_ATTR, OP_ATTR, TOOL_ATTR
+from agentenv_protocol.context import bound, caller_from_request, new_context
+from agentenv_protocol.dataplane import OP_METHODS, dispatch
+from agentenv_protocol.errors import AgentEnvError
+from agentenv_protocol.jsonrpc import error as rpc_error
+from agentenv_protocol.schema import Signature, did_you_mean
+from agentenv_protocol.types import (
+    DEFAULT_HOST,
+    DEFAULT_PORT,
+    MCP_PATH,
+    MCP_TRANSPORT,
+    READY_PATH,
+    RPC_PATH,
+    WELL_KNOWN_PATH,
+    EnvironmentCapabilities,
+    EnvironmentCard,
+    EnvironmentExtension,
+    EnvironmentInterface,
+    EnvironmentTool,
+    error_body,
+)
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +71,9 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 
 def json_response(body: Any, status: int = 200) -> Response:
-    return Response(json.dumps(body, default=str), status_code=status, media_type="application/json")
+    return Response(
+        json.dumps(body, default=str), status_code=status, media_type="application/json"
+    )
 
 
 class _ToolEntry:
@@ -92,8 +107,10 @@ def tool_result(value: Any) -> mt.CallToolResult:
     if hasattr(value, "model_dump"):
         value = value.model_dump(mode="json")
     text = json.dumps(value, default=str)
-    return mt.CallToolResult(content=[mt.TextContent(type="text", text=text)],
-                             structured_content=value if isinstance(value, dict) else None)
+    return mt.CallToolResult(
+        content=[mt.TextContent(type="text", text=text)],
+        structured_content=value if isinstance(value, dict) else None,
+    )
 
 
 def error_result(text: str) -> mt.CallToolResult:
@@ -103,21 +120,35 @@ def error_result(text: str) -> mt.CallToolResult:
 class EnvironmentApp:
     """Reads an environment object's marks once and builds the card, routes and MCP server."""
 
-    def __init__(self, handler: Any, *, name: str | None = None, max_request_bytes: int | None = None) -> None:
+    def __init__(
+        self, handler: Any, *, name: str | None = None, max_request_bytes: int | None = None
+    ) -> None:
         self.handler = handler
         config = dict(getattr(type(handler), CARD_ATTR, None) or {})
-        card_name = os.environ.get("ENVIRONMENT_NAME") or name or config.get("name") or type(handler).__name__
-        self.max_request_bytes = int(max_request_bytes or os.environ.get("AGENTENV_MAX_REQUEST_BYTES")
-                                     or getattr(handler, "max_request_bytes", DEFAULT_MAX_REQUEST_BYTES))
+        card_name = (
+            os.environ.get("ENVIRONMENT_NAME")
+            or name
+            or config.get("name")
+            or type(handler).__name__
+        )
+        self.max_request_bytes = int(
+            max_request_bytes
+            or os.environ.get("AGENTENV_MAX_REQUEST_BYTES")
+            or getattr(handler, "max_request_bytes", DEFAULT_MAX_REQUEST_BYTES)
+        )
         self.tools: dict[str, _ToolEntry] = {}
         for fn, marker in _members(handler, TOOL_ATTR):
             tool_name = marker["name"].replace(_ENV_NAME_TOKEN, card_name)
             if "{" in tool_name or "}" in tool_name:
-                raise ValueError(f"@tool name {marker['name']!r}: the only placeholder is {_ENV_NAME_TOKEN!r}")
+                raise ValueError(
+                    f"@tool name {marker['name']!r}: the only placeholder is {_ENV_NAME_TOKEN!r}"
+                )
             if tool_name in self.tools:
                 raise ValueError(f"two methods are registered as tool {tool_name!r}")
             sig = Signature(fn, label=f"tool {tool_name!r}")
-            descriptor = EnvironmentTool(name=tool_name, description=marker["description"], inputSchema=sig.schema)
+            descriptor = EnvironmentTool(
+                name=tool_name, description=marker["description"], inputSchema=sig.schema
+            )
             self.tools[tool_name] = _ToolEntry(descriptor, fn, sig)
         self.rpc_handlers: dict[str, Callable] = {}
         for fn, op in _members(handler, OP_ATTR):
@@ -133,10 +164,20 @@ class EnvironmentApp:
                 raise ValueError(f"two extensions serve {verb} {path}")
             seen.add((path, verb))
             sig = Signature(fn, label=f"extension {fn.__name__!r}")
-            params = marker["params"] if marker["params"] is not None else {
-                "endpoint": path, "methods": {fn.__name__: {"method": verb, "request": sig.schema}}}
-            ext = EnvironmentExtension(uri=marker["uri"], description=marker["description"], params=params,
-                                       required=marker["required"])
+            params = (
+                marker["params"]
+                if marker["params"] is not None
+                else {
+                    "endpoint": path,
+                    "methods": {fn.__name__: {"method": verb, "request": sig.schema}},
+                }
+            )
+            ext = EnvironmentExtension(
+                uri=marker["uri"],
+                description=marker["description"],
+                params=params,
+                required=marker["required"],
+            )
             self.extensions.append((ext, fn, path, verb, sig))
         self.card = self._card(config, card_name)
 
@@ -150,7 +191,9 @@ class EnvironmentApp:
         uris = {e.uri for e in exts}
         exts += [e for e, *_ in self.extensions if e.uri not in uris]
         operations = [m for m in OP_METHODS.values() if m in self.rpc_handlers]
-        caps = caps.model_copy(update={"tools": tools, "extensions": exts or None, "operations": operations})
+        caps = caps.model_copy(
+            update={"tools": tools, "extensions": exts or None, "operations": operations}
+        )
         interfaces = list(card.additionalInterfaces)
         if not any(i.transport == MCP_TRANSPORT for i in interfaces):
             interfaces.append(EnvironmentInterface(url=MCP_PATH, transport=MCP_TRANSPORT))
@@ -158,14 +201,19 @@ class EnvironmentApp:
 
     # --- MCP -------------------------------------------------------------------------------
     async def list_tools(self, ctx: Any, params: Any) -> mt.ListToolsResult:
-        return mt.ListToolsResult(tools=[
-            mt.Tool(name=n, description=t.descriptor.description, input_schema=t.sig.schema)
-            for n, t in self.tools.items()])
+        return mt.ListToolsResult(
+            tools=[
+                mt.Tool(name=n, description=t.descriptor.description, input_schema=t.sig.schema)
+                for n, t in self.tools.items()
+            ]
+        )
 
     async def call_tool(self, ctx: Any, params: mt.CallToolRequestParams) -> mt.CallToolResult:
         entry = self.tools.get(params.name)
         if entry is None:
-            return error_result(f"unknown tool {params.name!r}{did_you_mean(params.name, self.tools)}")
+            return error_result(
+                f"unknown tool {params.name!r}{did_you_mean(params.name, self.tools)}"
+            )
         arguments = params.arguments or {}
         try:
             kwargs = entry.sig.bind(arguments)
@@ -233,26 +281,35 @@ class EnvironmentApp:
                     return json_response(error_body(e.code, e.message), 400)
                 except Exception as e:
                     log.exception("extension %s failed", uri)
-                    return json_response(error_body("extension_failed", f"{type(e).__name__}: {e}"), 500)
+                    return json_response(
+                        error_body("extension_failed", f"{type(e).__name__}: {e}"), 500
+                    )
             return json_response(value if value is not None else {})
 
         return route
 
     def routes(self) -> list[Route]:
-        routes = [Route(WELL_KNOWN_PATH, self.card_route, methods=["GET"]),
-                  Route(READY_PATH, self.ready_route, methods=["GET"]),
-                  Route(RPC_PATH, self.rpc_route, methods=["POST"])]
+        routes = [
+            Route(WELL_KNOWN_PATH, self.card_route, methods=["GET"]),
+            Route(READY_PATH, self.ready_route, methods=["GET"]),
+            Route(RPC_PATH, self.rpc_route, methods=["POST"]),
+        ]
         for ext, fn, path, verb, sig in self.extensions:
             routes.append(Route(path, self._ext_route(fn, verb, sig, ext.uri), methods=[verb]))
         return routes
 
     def asgi(self) -> Any:
-        server = Server(self.card.name, version="1", on_list_tools=self.list_tools, on_call_tool=self.call_tool)
+        server = Server(
+            self.card.name, version="1", on_list_tools=self.list_tools, on_call_tool=self.call_tool
+        )
         return server.streamable_http_app(
-            streamable_http_path=MCP_PATH, json_response=True, stateless_http=True,
+            streamable_http_path=MCP_PATH,
+            json_response=True,
+            stateless_http=True,
             max_request_body_size=self.max_request_bytes,
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-            custom_starlette_routes=self.routes())
+            custom_starlette_routes=self.routes(),
+        )
 
 
 class AgentEnvEnvironment:
@@ -274,10 +331,18 @@ class AgentEnvEnvironment:
         """The ASGI app (card, data plane, extensions, `/mcp`, `/healthz`)."""
         return self.environment_app().asgi()
 
-    def serve(self, transport: str = "streamable-http", *, host: str | None = None, port: int | None = None) -> None:
+    def serve(
+        self,
+        transport: str = "streamable-http",
+        *,
+        host: str | None = None,
+        port: int | None = None,
+    ) -> None:
         """Serve on `MCP_HOST`:`MCP_PORT` (default 0.0.0.0:18765) until interrupted."""
         if transport not in ("streamable-http", "http"):
-            raise ValueError(f"unsupported transport {transport!r}; environments serve 'streamable-http'")
+            raise ValueError(
+                f"unsupported transport {transport!r}; environments serve 'streamable-http'"
+            )
         import uvicorn
 
         host = host or os.environ.get("MCP_HOST") or DEFAULT_HOST
@@ -285,7 +350,12 @@ class AgentEnvEnvironment:
         app = self.create_app()
         name = self.environment_app().card.name
         print(f"agentenv: serving {name!r} on http://{host}:{port}", file=sys.stderr, flush=True)
-        from .serving import uvicorn_options
+        from agentenv_protocol.serving import uvicorn_options
 
-        uvicorn.run(app, host=host, port=port, log_level=os.environ.get("AGENTENV_LOG_LEVEL", "warning"),
-                    **uvicorn_options())
+        uvicorn.run(
+            app,
+            host=host,
+            port=port,
+            log_level=os.environ.get("AGENTENV_LOG_LEVEL", "warning"),
+            **uvicorn_options(),
+        )

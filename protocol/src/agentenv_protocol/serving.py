@@ -7,7 +7,8 @@ import contextlib
 import socket
 import threading
 import time
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 import attrs
 
@@ -78,15 +79,21 @@ def http_protocol() -> Any:
 
 def uvicorn_options() -> dict:
     """The uvicorn settings every server here uses: lean headers, no proxy rewriting, quiet."""
-    return {"access_log": False, "proxy_headers": False, "server_header": False, "date_header": False,
-            "http": http_protocol()}
+    return {
+        "access_log": False,
+        "proxy_headers": False,
+        "server_header": False,
+        "date_header": False,
+        "http": http_protocol(),
+    }
 
 
 def _server(app: Any, log_level: str):
     import uvicorn
 
-    config = uvicorn.Config(app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=2,
-                            **uvicorn_options())
+    config = uvicorn.Config(
+        app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=2, **uvicorn_options()
+    )
     return uvicorn.Server(config)
 
 
@@ -102,15 +109,21 @@ class RunningServer:
         self._server.should_exit = True
         self._thread.join(timeout)
 
-    def __enter__(self) -> "RunningServer":
+    def __enter__(self) -> RunningServer:
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
 
 
-def serve_in_thread(app: Any, *, host: str = "127.0.0.1", port: int = 0, log_level: str = "warning",
-                    startup_timeout: float = 15.0) -> RunningServer:
+def serve_in_thread(
+    app: Any,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    log_level: str = "warning",
+    startup_timeout: float = 15.0,
+) -> RunningServer:
     """Start `app` in a daemon thread with its own event loop; returns once it accepts connections."""
     sock = _bind(host, port)
     server = _server(app, log_level)
@@ -122,12 +135,16 @@ def serve_in_thread(app: Any, *, host: str = "127.0.0.1", port: int = 0, log_lev
         except BaseException as e:  # reported to the starter below
             errors.append(e)
 
-    thread = threading.Thread(target=run, name=f"agentenv-server-{sock.getsockname()[1]}", daemon=True)
+    thread = threading.Thread(
+        target=run, name=f"agentenv-server-{sock.getsockname()[1]}", daemon=True
+    )
     thread.start()
     deadline = time.monotonic() + startup_timeout
     while not server.started:
         if errors or not thread.is_alive():
-            raise RuntimeError(f"server failed to start: {errors[0] if errors else 'thread exited'}")
+            raise RuntimeError(
+                f"server failed to start: {errors[0] if errors else 'thread exited'}"
+            )
         if time.monotonic() > deadline:
             server.should_exit = True
             raise TimeoutError(f"server did not start within {startup_timeout}s")
@@ -136,8 +153,14 @@ def serve_in_thread(app: Any, *, host: str = "127.0.0.1", port: int = 0, log_lev
 
 
 @contextlib.asynccontextmanager
-async def serving(app: Any, *, host: str = "127.0.0.1", port: int = 0, log_level: str = "warning",
-                  startup_timeout: float = 15.0) -> AsyncIterator[str]:
+async def serving(
+    app: Any,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    log_level: str = "warning",
+    startup_timeout: float = 15.0,
+) -> AsyncIterator[str]:
     """Serve `app` inside the current event loop for the duration of the block; yields its URL."""
     import anyio
 

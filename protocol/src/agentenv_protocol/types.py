@@ -6,7 +6,7 @@ data-plane message looks like on the wire.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Optional, Union
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -40,35 +40,35 @@ class _Wire(BaseModel):
 
 class FileWithBytes(_Wire):
     bytes: str
-    mimeType: Optional[str] = None
-    name: Optional[str] = None
+    mimeType: str | None = None
+    name: str | None = None
 
 
 class FileWithUri(_Wire):
     uri: str
-    mimeType: Optional[str] = None
-    name: Optional[str] = None
+    mimeType: str | None = None
+    name: str | None = None
 
 
 class TextPart(_Wire):
     kind: Literal["text"] = "text"
     text: str
-    metadata: Optional[dict] = None
+    metadata: dict | None = None
 
 
 class FilePart(_Wire):
     kind: Literal["file"] = "file"
-    file: Union[FileWithBytes, FileWithUri]
-    metadata: Optional[dict] = None
+    file: FileWithBytes | FileWithUri
+    metadata: dict | None = None
 
 
 class DataPart(_Wire):
     kind: Literal["data"] = "data"
     data: dict
-    metadata: Optional[dict] = None
+    metadata: dict | None = None
 
 
-Part = Annotated[Union[TextPart, FilePart, DataPart], Field(discriminator="kind")]
+Part = Annotated[TextPart | FilePart | DataPart, Field(discriminator="kind")]
 
 
 class AddDataRequest(BaseModel):
@@ -94,21 +94,21 @@ class EnvironmentInterface(_Wire):
 
 class EnvironmentExtension(_Wire):
     uri: str
-    description: Optional[str] = None
-    params: Optional[dict] = None
-    required: Optional[bool] = None
+    description: str | None = None
+    params: dict | None = None
+    required: bool | None = None
 
 
 class EnvironmentTool(_Wire):
     name: str
-    description: Optional[str] = None
-    inputSchema: Optional[dict] = None
+    description: str | None = None
+    inputSchema: dict | None = None
 
 
 class EnvironmentCapabilities(_Wire):
-    extensions: Optional[list[EnvironmentExtension]] = None
-    tools: Optional[list[EnvironmentTool]] = None
-    operations: Optional[list[str]] = None
+    extensions: list[EnvironmentExtension] | None = None
+    tools: list[EnvironmentTool] | None = None
+    operations: list[str] | None = None
 
 
 class EnvironmentCard(_Wire):
@@ -118,7 +118,7 @@ class EnvironmentCard(_Wire):
     preferredTransport: str = "JSONRPC"
     additionalInterfaces: list[EnvironmentInterface] = Field(default_factory=list)
     capabilities: EnvironmentCapabilities = Field(default_factory=EnvironmentCapabilities)
-    children_environments: Optional[list["EnvironmentCard"]] = None
+    children_environments: list[EnvironmentCard] | None = None
 
     def mcp_path(self) -> str:
         """Where this env serves MCP: its declared `mcp` interface, else `/mcp`."""

@@ -17,7 +17,11 @@ async def _check(mcp_url):
     text = "".join(getattr(c, "text", "") for c in echoed.content)
     total = json.loads("".join(getattr(c, "text", "") for c in added.content))
     return [
-        {"id": "tools", "result": {"echo", "add"} <= tools, "description": f"tools listed: {sorted(tools)}"},
+        {
+            "id": "tools",
+            "result": {"echo", "add"} <= tools,
+            "description": f"tools listed: {sorted(tools)}",
+        },
         {"id": "echo", "result": text == "hello", "description": f"echo('hello') -> {text!r}"},
         {"id": "add", "result": total == {"sum": 42}, "description": f"add(2, 40) -> {total}"},
     ]

@@ -23,9 +23,16 @@ async def _check(mcp_url):
     items = [i.strip().lower() for i in body.replace("\n", ",").split(",") if i.strip()]
     return [
         {"id": "saved", "result": "groceries" in titles, "description": f"notes now: {titles}"},
-        {"id": "items", "result": {"milk", "eggs", "bread"} <= set(items),
-         "description": f"groceries note body: {body!r}"},
-        {"id": "kept", "result": "draft" in titles, "description": "the existing 'draft' note is kept"},
+        {
+            "id": "items",
+            "result": {"milk", "eggs", "bread"} <= set(items),
+            "description": f"groceries note body: {body!r}",
+        },
+        {
+            "id": "kept",
+            "result": "draft" in titles,
+            "description": "the existing 'draft' note is kept",
+        },
     ]
 
 

@@ -1,7 +1,15 @@
 """A notes store: the tools an agent uses, and the data plane a task seeds and exports."""
 
-from agentenv_protocol import (AgentEnvEnvironment, AgentEnvError, DataPart, add_data, environment_card,
-                               get_data, reset_data, tool)
+from agentenv_protocol import (
+    AgentEnvEnvironment,
+    AgentEnvError,
+    DataPart,
+    add_data,
+    environment_card,
+    get_data,
+    reset_data,
+    tool,
+)
 
 
 @environment_card(name="notes")
@@ -48,7 +56,11 @@ class Notes(AgentEnvEnvironment):
 
     @get_data
     def export(self) -> list:
-        return [DataPart(data={"notes": [{"title": t, "body": b} for t, b in sorted(self.notes.items())]})]
+        return [
+            DataPart(
+                data={"notes": [{"title": t, "body": b} for t, b in sorted(self.notes.items())]}
+            )
+        ]
 
 
 if __name__ == "__main__":

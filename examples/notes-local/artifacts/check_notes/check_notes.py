@@ -21,7 +21,11 @@ async def _check(mcp_url):
             after = json.loads(_text(await session.call_tool("list_notes", {})))
     return [
         {"id": "reset", "result": before == [], "description": f"notes after reset_env: {before}"},
-        {"id": "round-trip", "result": body == "ship it", "description": f"read_note('todo') -> {body!r}"},
+        {
+            "id": "round-trip",
+            "result": body == "ship it",
+            "description": f"read_note('todo') -> {body!r}",
+        },
         {"id": "listed", "result": after == ["todo"], "description": f"notes at the end: {after}"},
     ]
 

@@ -1,7 +1,15 @@
 """A stateful notes env: tools to write and read notes, the data plane to seed, reset, export."""
 
-from agentenv_protocol import (AgentEnvEnvironment, AgentEnvError, DataPart, add_data, environment_card,
-                               get_data, reset_data, tool)
+from agentenv_protocol import (
+    AgentEnvEnvironment,
+    AgentEnvError,
+    DataPart,
+    add_data,
+    environment_card,
+    get_data,
+    reset_data,
+    tool,
+)
 
 
 @environment_card(name="notes")
@@ -41,7 +49,11 @@ class Notes(AgentEnvEnvironment):
 
     @get_data
     def export(self) -> list:
-        return [DataPart(data={"notes": [{"title": t, "body": b} for t, b in sorted(self.notes.items())]})]
+        return [
+            DataPart(
+                data={"notes": [{"title": t, "body": b} for t, b in sorted(self.notes.items())]}
+            )
+        ]
 
 
 if __name__ == "__main__":

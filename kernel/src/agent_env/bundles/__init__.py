@@ -57,4 +57,3 @@ def load_bundle(spec: str | Any, plugins: Any) -> Bundle:
 
     source = spec if isinstance(spec, ResolvedSource) else resolve_source(str(spec), plugins)
     return parse_bundle(source, plugins)
-

@@ -110,7 +110,7 @@ def _dangling(bundle: Any, kind: str, known: dict[str, Any], value: Any) -> str 
         prefix = bundle.id_prefix + "/"
         if not value.startswith(prefix):
             return None
-        name = value[len(prefix):]
+        name = value[len(prefix) :]
         if name in known or any(getattr(e, "id", None) == value for e in known.values()):
             return None
     else:

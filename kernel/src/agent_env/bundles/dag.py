@@ -35,8 +35,7 @@ def dependency_problems(steps: Sequence[Any]) -> list[str]:
                 )
             else:
                 problems.append(
-                    f"step {step.id!r}: depends_on: unknown step {ref!r}"
-                    f"{did_you_mean(ref, seen)}"
+                    f"step {step.id!r}: depends_on: unknown step {ref!r}{did_you_mean(ref, seen)}"
                 )
         seen.append(step.id)
         seen_set.add(step.id)

@@ -48,18 +48,32 @@ def _entries(bundle: Bundle) -> list[tuple[str, str, str, dict[str, Any], dict[s
     """(kind, name, id, content without files, files) for every entity, in report order."""
     out: list[tuple[str, str, str, dict[str, Any], dict[str, Path]]] = []
     for a in bundle.artifacts.values():
-        out.append(("artifact", a.name, a.id, {"name": a.name, "kind": a.kind, "config": a.config}, a.files))
+        out.append(
+            (
+                "artifact",
+                a.name,
+                a.id,
+                {"name": a.name, "kind": a.kind, "config": a.config},
+                a.files,
+            )
+        )
     for kind, specs in (("skill", bundle.skills), ("env", bundle.envs), ("agent", bundle.agents)):
         for s in specs.values():
-            out.append((kind, s.name, s.id, {"name": s.name, "type": s.type, "config": s.config}, s.files))
+            out.append(
+                (kind, s.name, s.id, {"name": s.name, "type": s.type, "config": s.config}, s.files)
+            )
     for t in bundle.tasks.values():
         out.append(("task", t.name, t.id, {"name": t.name, "steps": t.raw}, {}))
     for e in bundle.evals.values():
-        out.append(("eval", e.name, e.id, {"name": e.name, "tasks": e.tasks, "config": e.config}, {}))
+        out.append(
+            ("eval", e.name, e.id, {"name": e.name, "tasks": e.tasks, "config": e.config}, {})
+        )
     return out
 
 
-async def _store_blobs(objects: Any, files: dict[str, Path], digests: dict[str, tuple[str, int]]) -> None:
+async def _store_blobs(
+    objects: Any, files: dict[str, Path], digests: dict[str, tuple[str, int]]
+) -> None:
     for rel, path in files.items():
         key = blob_key(digests[rel][0])
         if not await objects.exists(key):
@@ -75,15 +89,19 @@ async def fetch_files(objects: Any, files: dict[str, str], folder: Path) -> None
         await objects.get_file(blob_key(digest), path)
 
 
-async def _preview(entities: Entities, kind: str, entity_id: str, digest: str,
-                   files: dict[str, str] | None) -> PutResult:
+async def _preview(
+    entities: Entities, kind: str, entity_id: str, digest: str, files: dict[str, str] | None
+) -> PutResult:
     latest = await entities.latest(kind, entity_id)
     if latest is None:
         return PutResult(version=1, status="new")
     if latest.digest == digest:
         return PutResult(version=latest.version, status="unchanged")
-    return PutResult(version=latest.version + 1, status="changed",
-                     changed_files=changed_files(latest.files, files))
+    return PutResult(
+        version=latest.version + 1,
+        status="changed",
+        changed_files=changed_files(latest.files, files),
+    )
 
 
 async def materialize(bundle: Bundle, stores: Any, *, dry_run: bool = False) -> Materialized:
@@ -97,7 +115,10 @@ async def materialize(bundle: Bundle, stores: Any, *, dry_run: bool = False) -> 
     for kind, name, entity_id, content, host_files in _entries(bundle):
         digests = await anyio.to_thread.run_sync(_digest_files, host_files)
         if host_files:
-            content = {**content, "files": {rel: {"sha256": d, "size": s} for rel, (d, s) in digests.items()}}
+            content = {
+                **content,
+                "files": {rel: {"sha256": d, "size": s} for rel, (d, s) in digests.items()},
+            }
         digest = content_digest(content)
         files = {rel: d for rel, (d, _) in digests.items()} if host_files else None
         if dry_run:
@@ -112,8 +133,17 @@ async def materialize(bundle: Bundle, stores: Any, *, dry_run: bool = False) -> 
         elif kind == "artifact":
             spec = bundle.artifacts[name]
             artifacts[name] = MaterializedArtifact(
-                name=name, kind=spec.kind, id=entity_id, version=result.version,
-                digest=digest, path=spec.content_path,
+                name=name,
+                kind=spec.kind,
+                id=entity_id,
+                version=result.version,
+                digest=digest,
+                path=spec.content_path,
             )
-    return Materialized(lines=lines, artifacts=artifacts, task_versions=task_versions,
-                        versions=versions, dry_run=dry_run)
+    return Materialized(
+        lines=lines,
+        artifacts=artifacts,
+        task_versions=task_versions,
+        versions=versions,
+        dry_run=dry_run,
+    )

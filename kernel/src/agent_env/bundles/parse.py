@@ -135,7 +135,9 @@ class _Parser:
                     kinds[entry.name] = path
                 else:
                     self.problems.add(path, "a kind folder must be a folder")
-            elif entry.name == "README.md" or (entry.name.lower() == "readme.md" and readme is None):
+            elif entry.name == "README.md" or (
+                entry.name.lower() == "readme.md" and readme is None
+            ):
                 readme = path
             elif entry.name == "bundle.toml":
                 bundle_toml = path
@@ -187,7 +189,9 @@ class _Parser:
         if isinstance(requires, dict):
             unknown = [k for k in requires if k != "plugins"]
             for key in unknown:
-                self.problems.add(path, f"requires: unknown key {key!r}{did_you_mean(key, ['plugins'])}")
+                self.problems.add(
+                    path, f"requires: unknown key {key!r}{did_you_mean(key, ['plugins'])}"
+                )
             raw = [*raw, *requires.get("plugins", [])] if isinstance(raw, list) else raw
         elif isinstance(requires, list):
             raw = [*raw, *requires] if isinstance(raw, list) else raw
@@ -217,7 +221,9 @@ class _Parser:
         out: dict[str, ArtifactSpec] = {}
         for name, path, entry in self._entries(folder):
             if not entry.is_dir():
-                self.problems.add(path, "an artifact is a folder: artifacts/<name>/ holding its files")
+                self.problems.add(
+                    path, "an artifact is a folder: artifacts/<name>/ holding its files"
+                )
                 continue
             files = content_files(path, self.root, self.problems)
             config: dict[str, Any] = {}
@@ -228,14 +234,21 @@ class _Parser:
                 continue
             near_docker = [f for f in files if f.lower() == "dockerfile" and f != DOCKERFILE]
             for f in near_docker:
-                self.problems.add(path / f, f"names are case-sensitive (did you mean {DOCKERFILE!r}?)")
+                self.problems.add(
+                    path / f, f"names are case-sensitive (did you mean {DOCKERFILE!r}?)"
+                )
             declared = config.get("type")
             if not files:
                 self.problems.add(path, "an artifact folder has no files")
                 continue
             if declared is not None:
-                kinds = {"file": "file", "fileset": "fileset", "image": "image",
-                         "docker_image": "image", "file_artifact_universe": "fileset"}
+                kinds = {
+                    "file": "file",
+                    "fileset": "fileset",
+                    "image": "image",
+                    "docker_image": "image",
+                    "file_artifact_universe": "fileset",
+                }
                 if declared not in kinds:
                     self.problems.add(
                         path / CONFIG_FILE["artifact"],
@@ -244,7 +257,9 @@ class _Parser:
                     continue
                 kind = kinds[declared]
                 if kind == "file" and len(files) != 1:
-                    self.problems.add(path, f"type 'file' needs exactly one file, found {len(files)}")
+                    self.problems.add(
+                        path, f"type 'file' needs exactly one file, found {len(files)}"
+                    )
                     continue
             elif DOCKERFILE in files:
                 kind = "image"
@@ -253,8 +268,12 @@ class _Parser:
             else:
                 kind = "fileset"
             out[name] = ArtifactSpec(
-                name=name, id=self._declared_id(config, name, path), kind=kind,
-                path=path, files=files, config=config,
+                name=name,
+                id=self._declared_id(config, name, path),
+                kind=kind,
+                path=path,
+                files=files,
+                config=config,
             )
         return out
 
@@ -263,7 +282,10 @@ class _Parser:
         if declared is None:
             return self.eid(name)
         if not isinstance(declared, str) or not declared.startswith("@"):
-            self.problems.add(where, f"id: an id declared in a bundle must start with '@local/' or '@', not {declared!r}")
+            self.problems.add(
+                where,
+                f"id: an id declared in a bundle must start with '@local/' or '@', not {declared!r}",
+            )
             return self.eid(name)
         return declared
 
@@ -318,11 +340,18 @@ class _Parser:
             if entity_type is None:
                 entity_type = self._default_type(kind, path)
             elif not isinstance(entity_type, str) or not entity_type:
-                self.problems.add(path / CONFIG_FILE.get(kind, ""), "type: expected a non-empty string")
+                self.problems.add(
+                    path / CONFIG_FILE.get(kind, ""), "type: expected a non-empty string"
+                )
                 entity_type = self._default_type(kind, path)
             out[name] = FolderSpec(
-                kind=kind, name=name, id=self._declared_id(config, name, path), type=entity_type,
-                path=path, files=files, config=config,
+                kind=kind,
+                name=name,
+                id=self._declared_id(config, name, path),
+                type=entity_type,
+                path=path,
+                files=files,
+                config=config,
             )
         return out
 
@@ -373,10 +402,15 @@ class _Parser:
             for key in config:
                 if key not in EVAL_KEYS:
                     bad = True
-                    self.problems.add(path, f"unknown key {key!r}{did_you_mean(key, EVAL_KEYS)}; an eval takes {', '.join(EVAL_KEYS)}")
+                    self.problems.add(
+                        path,
+                        f"unknown key {key!r}{did_you_mean(key, EVAL_KEYS)}; an eval takes {', '.join(EVAL_KEYS)}",
+                    )
             names = config.get("tasks")
             if not isinstance(names, list) or not all(isinstance(t, str) for t in names):
-                self.problems.add(path, "tasks: required, a list of task names (tasks = [\"a\", \"b\"])")
+                self.problems.add(
+                    path, 'tasks: required, a list of task names (tasks = ["a", "b"])'
+                )
                 continue
             if not names:
                 self.problems.add(path, "tasks: an eval needs at least one task")
@@ -400,15 +434,20 @@ class _Parser:
                 else:
                     resolved.append(local)
             if not bad:
-                out[name] = EvalSpec(name=name, id=self._declared_id(config, name, path),
-                                     tasks=resolved, path=path, config=config)
+                out[name] = EvalSpec(
+                    name=name,
+                    id=self._declared_id(config, name, path),
+                    tasks=resolved,
+                    path=path,
+                    config=config,
+                )
         return out
 
     def _local_name(self, ref: str) -> str | None:
         """A bundle name for `ref` (a name, or this bundle's full id); None for another id."""
         if ref.startswith("@"):
             prefix = self.id_prefix + "/"
-            return ref[len(prefix):] if ref.startswith(prefix) else None
+            return ref[len(prefix) :] if ref.startswith(prefix) else None
         return ref
 
     def _aliases(self, path: Path | None) -> dict[str, str]:
@@ -423,11 +462,18 @@ class _Parser:
         out: dict[str, str] = {}
         for alias, target in data.items():
             if not isinstance(target, str):
-                self.problems.add(path, f"{alias}: expected the name of a task or eval, got {target!r}")
+                self.problems.add(
+                    path, f"{alias}: expected the name of a task or eval, got {target!r}"
+                )
             elif alias in targets:
-                self.problems.add(path, f"{alias}: the alias hides the task or eval of the same name")
+                self.problems.add(
+                    path, f"{alias}: the alias hides the task or eval of the same name"
+                )
             elif target not in targets:
-                self.problems.add(path, f"{alias}: no task or eval {target!r} in the bundle{did_you_mean(target, targets)}")
+                self.problems.add(
+                    path,
+                    f"{alias}: no task or eval {target!r} in the bundle{did_you_mean(target, targets)}",
+                )
             else:
                 out[alias] = target
         return out

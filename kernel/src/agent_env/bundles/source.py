@@ -52,8 +52,13 @@ class InstalledBundle:
             raise BundleError(f"installed bundle {self.name!r} ({self.dist}): {self.problem}")
         return ResolvedSource(
             path=self.path,
-            provenance={"source": "installed", "dist": self.dist, "version": self.version,
-                        "bundle": self.name, "package": self.package},
+            provenance={
+                "source": "installed",
+                "dist": self.dist,
+                "version": self.version,
+                "bundle": self.name,
+                "package": self.package,
+            },
             id_prefix=self.id_prefix,
             name=self.name,
         )
@@ -86,11 +91,18 @@ def _installed(ep: EntryPoint) -> InstalledBundle:
     version = (dist.version or "0") if dist is not None else "0"
     try:
         path = _package_folder(ep.value.strip(), ep.name)
-        return InstalledBundle(name=ep.name, dist=dist_name, version=version,
-                               package=ep.value, path=path)
+        return InstalledBundle(
+            name=ep.name, dist=dist_name, version=version, package=ep.value, path=path
+        )
     except ValueError as e:
-        return InstalledBundle(name=ep.name, dist=dist_name, version=version,
-                               package=ep.value, path=None, problem=str(e))
+        return InstalledBundle(
+            name=ep.name,
+            dist=dist_name,
+            version=version,
+            package=ep.value,
+            path=None,
+            problem=str(e),
+        )
 
 
 def list_installed_bundles() -> list[InstalledBundle]:
@@ -100,11 +112,15 @@ def list_installed_bundles() -> list[InstalledBundle]:
     return sorted(unique.values(), key=lambda b: (b.name, b.dist))
 
 
-def find_installed(spec: str, bundles: list[InstalledBundle] | None = None) -> InstalledBundle | None:
+def find_installed(
+    spec: str, bundles: list[InstalledBundle] | None = None
+) -> InstalledBundle | None:
     """The installed bundle named `<bundle>` or `<dist>/<bundle>`; None when nothing matches."""
     bundles = list_installed_bundles() if bundles is None else bundles
     dist, _, name = spec.rpartition("/")
-    matches = [b for b in bundles if b.name == name and (not dist or b.dist == normalize_dist(dist))]
+    matches = [
+        b for b in bundles if b.name == name and (not dist or b.dist == normalize_dist(dist))
+    ]
     if not matches:
         return None
     if len(matches) > 1:
@@ -112,7 +128,9 @@ def find_installed(spec: str, bundles: list[InstalledBundle] | None = None) -> I
         if len(own) == 1:
             return own[0]
         names = ", ".join(f"{b.dist}/{b.name}" for b in matches)
-        raise BundleError(f"several installed packages provide a bundle {name!r}; run one of {names}")
+        raise BundleError(
+            f"several installed packages provide a bundle {name!r}; run one of {names}"
+        )
     return matches[0]
 
 
@@ -122,9 +140,13 @@ def resolve_source(spec: str, plugins: Any) -> ResolvedSource:
         path = Path(spec).expanduser()
         if path.is_dir():
             resolved = path.resolve()
-            return ResolvedSource(path=resolved, provenance={"source": "folder", "path": str(resolved)})
+            return ResolvedSource(
+                path=resolved, provenance={"source": "folder", "path": str(resolved)}
+            )
         if path.exists():
-            raise BundleError(f"{spec}: not a folder (a bundle is a folder with tasks/, envs/, ...)")
+            raise BundleError(
+                f"{spec}: not a folder (a bundle is a folder with tasks/, envs/, ...)"
+            )
         bundles = list_installed_bundles()
         installed = find_installed(spec, bundles)
         if installed is not None:
@@ -134,7 +156,9 @@ def resolve_source(spec: str, plugins: Any) -> ResolvedSource:
     claimed = plugins.resolve_bundle_source(spec) if plugins is not None else None
     if claimed is not None:
         if isinstance(claimed, (str, os.PathLike)):
-            claimed = ResolvedSource(path=Path(claimed), provenance={"source": "plugin", "spec": spec})
+            claimed = ResolvedSource(
+                path=Path(claimed), provenance={"source": "plugin", "spec": spec}
+            )
         return claimed
     if "://" in spec:
         from agent_env.plugins.known import distribution

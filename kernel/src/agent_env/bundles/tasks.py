@@ -13,7 +13,9 @@ from agent_env.convert import StructureProblems, structure_step
 from agent_env.suggest import did_you_mean
 
 
-def read_task(path: Path, step_types: Any, problems: Problems) -> tuple[Any, list[Any] | None, bool]:
+def read_task(
+    path: Path, step_types: Any, problems: Problems
+) -> tuple[Any, list[Any] | None, bool]:
     """(the JSON as written, the steps that structured, whether the task has no problem);
     every problem is recorded in `problems` as `tasks/<t>.json: step '<id>': ...`."""
     raw = load_json(path, problems)
@@ -52,7 +54,11 @@ def _json_type(value: Any) -> str:
         return "a string"
     if value is None:
         return "null"
-    return "a number" if isinstance(value, (int, float)) and not isinstance(value, bool) else type(value).__name__
+    return (
+        "a number"
+        if isinstance(value, (int, float)) and not isinstance(value, bool)
+        else type(value).__name__
+    )
 
 
 def _label(data: Any, index: int) -> str:
@@ -91,11 +97,19 @@ def _retry_problems(raw: list[Any]) -> list[str]:
             continue
         retries = retry.get("max_retries", 1)
         if isinstance(retries, int) and not isinstance(retries, bool) and retries < 0:
-            out.append(f"step {step_id!r}: retry_config.max_retries: must be 0 or more, got {retries}")
+            out.append(
+                f"step {step_id!r}: retry_config.max_retries: must be 0 or more, got {retries}"
+            )
         target = retry.get("retry_from_step_id", retry.get("go_to_step_id"))
         if isinstance(target, str) and target not in seen:
             all_ids = [d.get("id") for d in raw if isinstance(d, dict)]
-            where = "a later step" if target in all_ids else f"no step of the task{did_you_mean(target, seen)}"
-            out.append(f"step {step_id!r}: retry_config.retry_from_step_id: {target!r} is {where}; "
-                       "a retry restarts from this step or an earlier one")
+            where = (
+                "a later step"
+                if target in all_ids
+                else f"no step of the task{did_you_mean(target, seen)}"
+            )
+            out.append(
+                f"step {step_id!r}: retry_config.retry_from_step_id: {target!r} is {where}; "
+                "a retry restarts from this step or an earlier one"
+            )
     return out

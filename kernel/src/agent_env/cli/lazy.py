@@ -83,8 +83,9 @@ class LazyGroup(PluginAttribution, click.Group):
         name = args[0] if args else ""
         if name and not name.startswith("-") and name not in self.list_commands(ctx):
             known = self.list_commands(ctx)
-            ctx.fail(f"No such command {name!r}{did_you_mean(name, known)}. "
-                     f"Commands: {', '.join(known)}")
+            ctx.fail(
+                f"No such command {name!r}{did_you_mean(name, known)}. Commands: {', '.join(known)}"
+            )
         return super().resolve_command(ctx, args)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:

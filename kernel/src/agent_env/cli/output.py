@@ -46,5 +46,6 @@ def table(rows: Sequence[Sequence[str]]) -> str:
     """Rows (the first one a header) as left-aligned columns two spaces apart."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return "\n".join(
-        "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)).rstrip()
+        for row in rows
     )

@@ -54,8 +54,14 @@ class RootGroup(LazyGroup):
         self._add_plugin_commands()
         return super().get_command(ctx, cmd_name)
 
-    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
-             standalone_mode: bool = True, **extra: Any) -> Any:
+    def main(
+        self,
+        args: Any = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         global _verbose
@@ -161,13 +167,32 @@ def build_cli() -> RootGroup:
     @click.version_option(
         __version__, "--version", prog_name="agent-env", message="%(prog)s %(version)s"
     )
-    @click.option("-v", "--verbose", is_flag=True, is_eager=True, expose_value=False,
-                  callback=_set_verbose, help="Show tracebacks for errors.")
-    @click.option("--no-plugins", is_flag=True, is_eager=True, expose_value=False,
-                  callback=_no_plugins, help="Load only the built-in plugins.")
-    @click.option("--disable-plugin", metavar="NAME", multiple=True, is_eager=True,
-                  expose_value=False, callback=_disable_plugins,
-                  help="Skip the plugin (or distribution) NAME; repeatable.")
+    @click.option(
+        "-v",
+        "--verbose",
+        is_flag=True,
+        is_eager=True,
+        expose_value=False,
+        callback=_set_verbose,
+        help="Show tracebacks for errors.",
+    )
+    @click.option(
+        "--no-plugins",
+        is_flag=True,
+        is_eager=True,
+        expose_value=False,
+        callback=_no_plugins,
+        help="Load only the built-in plugins.",
+    )
+    @click.option(
+        "--disable-plugin",
+        metavar="NAME",
+        multiple=True,
+        is_eager=True,
+        expose_value=False,
+        callback=_disable_plugins,
+        help="Skip the plugin (or distribution) NAME; repeatable.",
+    )
     @click.pass_context
     def cli(ctx: click.Context) -> None:
         """agent-env: build, deploy and run agentic environments and the tasks that grade agents."""

@@ -28,9 +28,7 @@ class Config:
 
     def table(self, section: str) -> dict[str, Any]:
         """A copy of `section` with defaults merged; backend sub-tables nested by name."""
-        if section not in self.values and not any(
-            s.startswith(section + ".") for s in self.values
-        ):
+        if section not in self.values and not any(s.startswith(section + ".") for s in self.values):
             parent = section.partition(".")[0]
             if parent in self.values or parent == "plugins":
                 return {}
@@ -40,8 +38,8 @@ class Config:
         out = copy.deepcopy(self.values.get(section, {}))
         prefix = section + "."
         for name, table in self.values.items():
-            if name.startswith(prefix) and "." not in name[len(prefix):]:
-                out[name[len(prefix):]] = copy.deepcopy(table)
+            if name.startswith(prefix) and "." not in name[len(prefix) :]:
+                out[name[len(prefix) :]] = copy.deepcopy(table)
         return out
 
     def get(self, section: str, key: str, default: Any = None) -> Any:

@@ -92,8 +92,11 @@ class _Loader:
     def _backend_names(self, parent: str) -> set[str]:
         registry = self._registry(BACKEND_PARENTS[parent])
         if parent == "stores":
-            return {n for kind in ("document", "object", "image", "secret")
-                    for n in registry.names(kind)}
+            return {
+                n
+                for kind in ("document", "object", "image", "secret")
+                for n in registry.names(kind)
+            }
         return set(registry.names())
 
     def _section_ok(self, section: str, source: str) -> None:
@@ -138,9 +141,7 @@ class _Loader:
         """Validate `data` (a TOML document or `configure()` dict) and merge it over the values."""
         for top, table in data.items():
             if not isinstance(table, dict):
-                raise ConfigError(
-                    f"{source}: {top} must be a table ([{top}]), got {table!r}"
-                )
+                raise ConfigError(f"{source}: {top} must be a table ([{top}]), got {table!r}")
             if top == "plugins":
                 for dist, sub in table.items():
                     self._merge_table(f"plugins.{dist}", sub, source, origin)
@@ -195,8 +196,10 @@ class _Loader:
             for section in self.schema:
                 prefix = env_var_name(section, "")
                 if var.startswith(prefix):
-                    keys = {env_var_name(section, k)[len(prefix):]: k for k in self.schema[section]}
-                    hint = did_you_mean(var[len(prefix):], keys)
+                    keys = {
+                        env_var_name(section, k)[len(prefix) :]: k for k in self.schema[section]
+                    }
+                    hint = did_you_mean(var[len(prefix) :], keys)
                     if hint:
                         raise ConfigError(
                             f"environment variable {var} is not a config setting{hint}"

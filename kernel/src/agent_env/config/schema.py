@@ -42,8 +42,12 @@ BACKEND_KEYS: dict[tuple[str, str], tuple[str, str | None]] = {
 BACKEND_PARENTS = {"stores": "stores", "sandbox": "sandbox_providers"}
 
 #: `AGENT_ENV_*` variables that are not config settings.
-RESERVED_ENV = {"AGENT_ENV_HOME", "AGENT_ENV_CONFIG", "AGENT_ENV_DISABLE_PLUGINS",
-                "AGENT_ENV_STRICT_PLUGINS"}
+RESERVED_ENV = {
+    "AGENT_ENV_HOME",
+    "AGENT_ENV_CONFIG",
+    "AGENT_ENV_DISABLE_PLUGINS",
+    "AGENT_ENV_STRICT_PLUGINS",
+}
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}

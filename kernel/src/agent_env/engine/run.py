@@ -17,7 +17,6 @@ from agent_env.redact import Redactor
 from agent_env.suggest import did_you_mean
 
 
-
 @attrs.define
 class Session:
     """The long-lived parts of one command: plugins, config, stores, sandbox manager."""

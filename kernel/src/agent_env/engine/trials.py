@@ -32,6 +32,7 @@ from agent_env.engine.records import (
 from agent_env.engine.results import Results, record_failure_class
 from agent_env.engine.seeds import SeedTable, apply_seed, uses_placeholders
 
+
 def bundle_digest(bundle: Any) -> str | None:
     """sha256 over the bundle folder's files (relative path and content), hidden files and
     caches excluded: which bundle content a trial ran."""

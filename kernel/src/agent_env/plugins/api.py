@@ -47,9 +47,13 @@ def declared_api_in_source(source: str) -> str | None:
         targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
         value = getattr(node, "value", None)
         for target in targets:
-            if isinstance(target, ast.Name) and target.id == API_ATTRIBUTE:
-                if isinstance(value, ast.Constant) and isinstance(value.value, str):
-                    return value.value
+            if (
+                isinstance(target, ast.Name)
+                and target.id == API_ATTRIBUTE
+                and isinstance(value, ast.Constant)
+                and isinstance(value.value, str)
+            ):
+                return value.value
     return None
 
 

@@ -22,10 +22,23 @@ INSTALL_COMMANDS: dict[str, str] = {
 }
 
 _CORE_STEP_TYPES = (
-    "deploy_sandbox", "load_artifact", "verify_sandbox", "deploy_env", "env_outcome_verifier",
-    "deploy_agent", "prompt_agent", "agent_prompt_response_verifier", "rubrics_verifier",
-    "run_container_unit_tests_verifier", "tool_call_verifier", "aggregate_verifiers", "run_code",
-    "reset_env", "teardown_sandboxes", "sync_env_clock", "register_env_triggers",
+    "deploy_sandbox",
+    "load_artifact",
+    "verify_sandbox",
+    "deploy_env",
+    "env_outcome_verifier",
+    "deploy_agent",
+    "prompt_agent",
+    "agent_prompt_response_verifier",
+    "rubrics_verifier",
+    "run_container_unit_tests_verifier",
+    "tool_call_verifier",
+    "aggregate_verifiers",
+    "run_code",
+    "reset_env",
+    "teardown_sandboxes",
+    "sync_env_clock",
+    "register_env_triggers",
     "collect_artifacts",
 )
 

@@ -94,7 +94,9 @@ class PluginManager:
         self.builtins = tuple(builtins)
         env_disabled = _env_list(os.environ.get("AGENT_ENV_DISABLE_PLUGINS"))
         self.disabled: set[str] = set(env_disabled if disabled is None else disabled)
-        self.strict = os.environ.get("AGENT_ENV_STRICT_PLUGINS") == "1" if strict is None else strict
+        self.strict = (
+            os.environ.get("AGENT_ENV_STRICT_PLUGINS") == "1" if strict is None else strict
+        )
         self.plugins: dict[str, PluginInfo] = {}
         self._loaded = False
         self._registries: dict[str, Any] = {}
@@ -252,9 +254,7 @@ class PluginManager:
 
     # -- registration by hand (tests, embedding) --------------------------------------------
 
-    def register(
-        self, plugin: Any, name: str | None = None, *, dist: str | None = None
-    ) -> str:
+    def register(self, plugin: Any, name: str | None = None, *, dist: str | None = None) -> str:
         """Register a module or object with `@hookimpl` functions; returns its plugin name."""
         self.load()
         name = name or getattr(plugin, "__name__", None) or f"plugin-{id(plugin):x}"
@@ -305,7 +305,9 @@ class PluginManager:
     def _impls(self, hook: str) -> list[pluggy.HookImpl]:
         order = list(self.plugins)
         impls = getattr(self._pm.hook, hook).get_hookimpls()
-        return sorted(impls, key=lambda i: order.index(i.plugin_name) if i.plugin_name in order else 0)
+        return sorted(
+            impls, key=lambda i: order.index(i.plugin_name) if i.plugin_name in order else 0
+        )
 
     def _call_each(self, hook: str, target: Any, **kwargs: Any) -> None:
         """Call each plugin's implementation separately, inside `target.registering(plugin)`."""
@@ -376,7 +378,9 @@ class PluginManager:
     def step_wrappers(self, step: Any, ctx: Any) -> list[Any]:
         """Async context managers the plugins want entered around `step.execute(ctx)`."""
         self.load()
-        return [cm for cm in self._pm.hook.agentenv_step_wrapper(step=step, ctx=ctx) if cm is not None]
+        return [
+            cm for cm in self._pm.hook.agentenv_step_wrapper(step=step, ctx=ctx) if cm is not None
+        ]
 
     def run_finished(self, record: Any) -> list[str]:
         """Tell every plugin a task instance finished; returns (and logs) the errors raised."""

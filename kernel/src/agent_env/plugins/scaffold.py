@@ -75,7 +75,8 @@ def scaffold(name: str, parent: Path) -> Scaffolded:
     for source, target in FILES.items():
         path = root / target.replace("MODULE", values["module"])
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(render((TEMPLATE / source).read_text(encoding="utf-8"), values),
-                        encoding="utf-8")
+        path.write_text(
+            render((TEMPLATE / source).read_text(encoding="utf-8"), values), encoding="utf-8"
+        )
         written.append(path)
     return Scaffolded(root=root, files=written)

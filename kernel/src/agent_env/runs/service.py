@@ -21,7 +21,8 @@ async def load_bundle(
 ) -> tuple[Any, Any, Any]:
     """(bundle, materialized, what `select(bundle)` returned): `select` checks the selection
     before anything is written. The caller shows `materialized.lines` (what was stored)."""
-    from agent_env.bundles import load_bundle as load, materialize
+    from agent_env.bundles import load_bundle as load
+    from agent_env.bundles import materialize
 
     # a source plugin may download (hf://): keep the event loop free while it does
     bundle = await anyio.to_thread.run_sync(load, spec, session.plugins)

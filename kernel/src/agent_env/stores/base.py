@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 
-class _Backend(abc.ABC):
+class _Backend(abc.ABC):  # noqa: B024 (abstract only in its subclasses)
     kind: ClassVar[str] = ""
     type: ClassVar[str] = ""
 
@@ -122,4 +122,3 @@ class ImageStore(_Backend):
 
     @abc.abstractmethod
     async def list(self, prefix: str = "") -> list[str]: ...
-

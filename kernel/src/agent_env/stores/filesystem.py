@@ -49,7 +49,9 @@ class FilesystemObjectStore(ObjectStore):
                 break
             except OSError as exc:
                 if attempt == 4:
-                    raise StoreError(f"object store {self.root}: cannot write {key!r}: {exc}")
+                    raise StoreError(
+                        f"object store {self.root}: cannot write {key!r}: {exc}"
+                    ) from exc
         try:
             with os.fdopen(fd, "wb") as fh:
                 write(fh)
@@ -108,7 +110,7 @@ class FilesystemObjectStore(ObjectStore):
     def _get_file(self, key: str, dest: Path) -> None:
         path = self._path(key)
         try:
-            src = open(path, "rb")
+            src = open(path, "rb")  # noqa: SIM115 (closed by the with below)
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             raise KeyError(key) from None
         with src, replacing(dest) as tmp, open(tmp, "wb") as out:
@@ -121,7 +123,9 @@ class FilesystemObjectStore(ObjectStore):
         except (FileNotFoundError, NotADirectoryError):
             return
         except IsADirectoryError:
-            raise StoreError(f"cannot delete {key!r}: it is a folder of objects, not an object")
+            raise StoreError(
+                f"cannot delete {key!r}: it is a folder of objects, not an object"
+            ) from None
         parent = path.parent
         while parent != self.root:
             try:
@@ -141,8 +145,11 @@ class FilesystemObjectStore(ObjectStore):
             rel = "" if rel == "." else rel + "/"
             if not rel:
                 dirnames[:] = [d for d in dirnames if d != STAGING_DIR]
-            dirnames[:] = [d for d in dirnames if (rel + d + "/").startswith(prefix)
-                           or prefix.startswith(rel + d + "/")]
+            dirnames[:] = [
+                d
+                for d in dirnames
+                if (rel + d + "/").startswith(prefix) or prefix.startswith(rel + d + "/")
+            ]
             found.extend(rel + f for f in filenames if (rel + f).startswith(prefix))
         return sorted(found)
 

@@ -97,7 +97,7 @@ def check_object_prefix(prefix: object) -> str:
 def secret_names_under(prefix: str, ids: Iterable[str]) -> list[str]:
     """The secret names a backend lists: of the ids it holds (e.g. "agentenv/openai-key"),
     those under `prefix`, without it, that follow the secret name rules; sorted."""
-    names = (i[len(prefix):] for i in ids if i.startswith(prefix))
+    names = (i[len(prefix) :] for i in ids if i.startswith(prefix))
     return sorted(n for n in names if SECRET_RE.fullmatch(n))
 
 

@@ -55,8 +55,14 @@ def run_agent_env(
     drop = ("AGENT_ENV_", *drop_env)
     environ = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
     environ.update(AGENT_ENV_HOME=str(home), AGENT_ENV_CONFIG=str(config), **(env or {}))
-    return subprocess.run([str(AGENT_ENV), *args], env=environ, cwd=home.parent,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [str(AGENT_ENV), *args],
+        env=environ,
+        cwd=home.parent,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def run_with_config(
@@ -90,7 +96,9 @@ def open_in_fresh_process(
     installed plugin; returns the class name per kind and which of `watch` got imported."""
     proc = subprocess.run(
         [sys.executable, "-c", _OPEN, json.dumps(table), json.dumps(list(watch))],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
     found = json.loads(proc.stdout)

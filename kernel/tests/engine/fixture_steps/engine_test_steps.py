@@ -9,6 +9,7 @@ from typing import ClassVar
 
 import anyio
 import attrs
+
 from agent_env import hookimpl
 from agent_env.errors import StepFailed
 from agent_env.models import Step
@@ -135,7 +136,9 @@ class TCoin(Step):
     async def execute(self, ctx) -> None:
         _trace(self.trace, self.value)
         ok = self.value in self.passing.split(",")
-        ctx.record_verifier(self.verifier_id, [{"id": "coin", "result": ok}], 1.0 if ok else self.low)
+        ctx.record_verifier(
+            self.verifier_id, [{"id": "coin", "result": ok}], 1.0 if ok else self.low
+        )
 
 
 @attrs.frozen(kw_only=True)

@@ -6,6 +6,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 import engine_test_steps  # noqa: E402
+
 from agent_env.cli.main import main  # noqa: E402
 from agent_env.plugins import get_plugin_manager  # noqa: E402
 

@@ -110,8 +110,13 @@ class DynamoDocumentStore(DocumentStore):
 
     def _item(self, collection: str, key: str, doc: Mapping[str, Any]) -> dict[str, Any]:
         item = self._key(collection, key)
-        packed = pack_document(doc, f"{collection}/{key}", compress_over=COMPRESS_OVER,
-                               limit=MAX_ITEM_BYTES, limit_name="DynamoDB's item limit")
+        packed = pack_document(
+            doc,
+            f"{collection}/{key}",
+            compress_over=COMPRESS_OVER,
+            limit=MAX_ITEM_BYTES,
+            limit_name="DynamoDB's item limit",
+        )
         if isinstance(packed, bytes):
             item["z"] = {"B": packed}
         else:
@@ -181,12 +186,19 @@ class DynamoDocumentStore(DocumentStore):
             values[":p"] = {"S": prefix}
 
         def query(_: Any) -> list[tuple[str, dict[str, Any]]]:
-            pages = self._db().get_paginator("query").paginate(
-                TableName=self.table,
-                KeyConditionExpression=condition,
-                ExpressionAttributeNames={"#c": "collection", **({"#k": "key"} if prefix else {})},
-                ExpressionAttributeValues=values,
-                ConsistentRead=True,
+            pages = (
+                self._db()
+                .get_paginator("query")
+                .paginate(
+                    TableName=self.table,
+                    KeyConditionExpression=condition,
+                    ExpressionAttributeNames={
+                        "#c": "collection",
+                        **({"#k": "key"} if prefix else {}),
+                    },
+                    ExpressionAttributeValues=values,
+                    ConsistentRead=True,
+                )
             )
             rows = []
             for page in pages:

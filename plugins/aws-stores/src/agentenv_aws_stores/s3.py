@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from agent_env.errors import StoreError
-from agent_env.stores.base import ObjectStore
 from agent_env.fsutil import replacing
+from agent_env.stores.base import ObjectStore
 from agent_env.stores.names import check_object_key, check_object_prefix
 from agent_env.stores.support import existing_file, object_bytes, object_root
 from agentenv_aws_stores import settings as _settings
@@ -122,8 +122,10 @@ class S3ObjectStore(ObjectStore):
         full = self.root + check_object_prefix(prefix)
 
         def scan(_: Any) -> list[str]:
-            pages = self._s3().get_paginator("list_objects_v2").paginate(
-                Bucket=self.bucket, Prefix=full
+            pages = (
+                self._s3()
+                .get_paginator("list_objects_v2")
+                .paginate(Bucket=self.bucket, Prefix=full)
             )
             cut = len(self.root)
             return [o["Key"][cut:] for page in pages for o in page.get("Contents", [])]

@@ -15,6 +15,7 @@ import threading
 from typing import Any
 
 import anyio
+
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
 from agent_env.resources import InstanceKey
@@ -37,7 +38,7 @@ class _TokenInPath:
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope["path"].startswith(CAPABILITY_PREFIX):
-            token, _, rest = scope["path"][len(CAPABILITY_PREFIX):].partition("/")
+            token, _, rest = scope["path"][len(CAPABILITY_PREFIX) :].partition("/")
             path = "/" + rest
             headers = [(k, v) for k, v in scope["headers"] if k != b"authorization"]
             headers.append((b"authorization", b"Bearer " + token.encode("latin-1")))
@@ -54,8 +55,9 @@ class RunGateway:
 
         self.task_instance_id = task_instance_id
         self.gateway = Gateway({}, name=f"gateway-{task_instance_id}", namespacing=namespacing)
-        self._server = serve_in_thread(_TokenInPath(self.gateway), host="127.0.0.1", port=0,
-                                       startup_timeout=START_TIMEOUT)
+        self._server = serve_in_thread(
+            _TokenInPath(self.gateway), host="127.0.0.1", port=0, startup_timeout=START_TIMEOUT
+        )
         self.url = self._server.url
 
     @property
@@ -104,8 +106,9 @@ async def gateway_for(ctx: StepContext) -> RunGateway:
     try:
         gateway = await anyio.to_thread.run_sync(RunGateway, key)
     except Exception as e:
-        raise StepFailed(ctx.step_id, f"the run's gateway did not start: {e}",
-                         failure_class="infrastructure") from e
+        raise StepFailed(
+            ctx.step_id, f"the run's gateway did not start: {e}", failure_class="infrastructure"
+        ) from e
     with _LOCK:
         raced = _GATEWAYS.get(key)
         if raced is None:
@@ -114,8 +117,8 @@ async def gateway_for(ctx: StepContext) -> RunGateway:
         await anyio.to_thread.run_sync(gateway.stop)
         return raced
     await ctx.instance_resource(
-        GATEWAY, start=lambda: gateway,
-        close=lambda _g: anyio.to_thread.run_sync(stop_gateway, key))
+        GATEWAY, start=lambda: gateway, close=lambda _g: anyio.to_thread.run_sync(stop_gateway, key)
+    )
     _add_secret(ctx, gateway.admin_token)
     for name, entry in sorted((ctx.get("envs", default={}) or {}).items()):
         if isinstance(entry, dict) and entry.get("url"):

@@ -85,16 +85,17 @@ def extract(data: bytes, target: Path, *, strip: int = 1) -> None:
                 _check(member, rel, strip)
                 plan.append((member, rel))
         top = members[0]
-        if not top.isdir():
-            if len(members) != 1 or not top.isfile():
-                raise SandboxError(f"archive entry {top.name!r} is not a regular file or folder")
+        if not top.isdir() and (len(members) != 1 or not top.isfile()):
+            raise SandboxError(f"archive entry {top.name!r} is not a regular file or folder")
         with replacing_dir(target) as produced:
             if top.isdir():
                 produced.mkdir()
                 for member, rel in plan:
                     tar.extract(_renamed(member, str(rel), strip), produced, filter="data")
             else:
-                tar.extract(top.replace(name=produced.name, deep=False), produced.parent, filter="data")
+                tar.extract(
+                    top.replace(name=produced.name, deep=False), produced.parent, filter="data"
+                )
 
 
 def _renamed(member: tarfile.TarInfo, name: str, strip: int) -> tarfile.TarInfo:

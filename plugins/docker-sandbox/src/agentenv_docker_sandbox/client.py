@@ -30,7 +30,9 @@ def get_client(settings: Mapping[str, Any] | None = None) -> Any:
 
             try:
                 if base_url:
-                    client = docker.DockerClient(base_url=base_url, timeout=int(timeout), max_pool_size=32)
+                    client = docker.DockerClient(
+                        base_url=base_url, timeout=int(timeout), max_pool_size=32
+                    )
                 else:
                     client = docker.from_env(timeout=int(timeout), max_pool_size=32)
             except docker.errors.DockerException as e:

@@ -28,7 +28,10 @@ class ImageBuildError(SandboxError):
 
     def __init__(self, message: str, logs: str = ""):
         self.logs = logs
-        super().__init__(message + (f"\n--- build log (last {LOG_TAIL} lines) ---\n{_tail(logs)}" if logs else ""))
+        super().__init__(
+            message
+            + (f"\n--- build log (last {LOG_TAIL} lines) ---\n{_tail(logs)}" if logs else "")
+        )
 
 
 def _tail(text: str, lines: int = LOG_TAIL) -> str:
@@ -52,15 +55,21 @@ def _ignored(rel: str, patterns: list[str]) -> bool:
     for pattern in patterns:
         negate = pattern.startswith("!")
         pat = pattern[1:] if negate else pattern
-        if fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(rel, pat.rstrip("/") + "/*") or rel.startswith(
-            pat.rstrip("/") + "/"
+        if (
+            fnmatch.fnmatch(rel, pat)
+            or fnmatch.fnmatch(rel, pat.rstrip("/") + "/*")
+            or rel.startswith(pat.rstrip("/") + "/")
         ):
             ignored = not negate
     return ignored
 
 
-def _entries(context: Path, dockerfile: str, dockerfile_text: str | None,
-             extra_files: Mapping[str, Path] | None) -> dict[str, Path | bytes]:
+def _entries(
+    context: Path,
+    dockerfile: str,
+    dockerfile_text: str | None,
+    extra_files: Mapping[str, Path] | None,
+) -> dict[str, Path | bytes]:
     """What goes into the build: the context folder less `.dockerignore`d paths, then the
     extra files, then a generated Dockerfile (archive name -> host path or bytes)."""
     if not context.is_dir():
@@ -86,9 +95,14 @@ def _entries(context: Path, dockerfile: str, dockerfile_text: str | None,
     return entries
 
 
-def context_digest(context_dir: Path, *, dockerfile: str = "Dockerfile",
-                   buildargs: Mapping[str, str] | None = None, dockerfile_text: str | None = None,
-                   extra_files: Mapping[str, Path] | None = None) -> str:
+def context_digest(
+    context_dir: Path,
+    *,
+    dockerfile: str = "Dockerfile",
+    buildargs: Mapping[str, str] | None = None,
+    dockerfile_text: str | None = None,
+    extra_files: Mapping[str, Path] | None = None,
+) -> str:
     """sha256 over the build's file names, executable bits, link targets and bytes (less
     `.dockerignore`d paths), the Dockerfile name and the build args."""
     entries = _entries(Path(context_dir), dockerfile, dockerfile_text, extra_files)
@@ -132,10 +146,16 @@ def image_tag(name: str, digest: str) -> str:
     return f"{REPOSITORY}/{repo}:{digest}"
 
 
-def build_image_sync(context_dir: Path, name: str, *, dockerfile: str = "Dockerfile",
-                     buildargs: Mapping[str, str] | None = None, dockerfile_text: str | None = None,
-                     extra_files: Mapping[str, Path] | None = None,
-                     settings: Mapping[str, Any] | None = None) -> tuple[str, bool]:
+def build_image_sync(
+    context_dir: Path,
+    name: str,
+    *,
+    dockerfile: str = "Dockerfile",
+    buildargs: Mapping[str, str] | None = None,
+    dockerfile_text: str | None = None,
+    extra_files: Mapping[str, Path] | None = None,
+    settings: Mapping[str, Any] | None = None,
+) -> tuple[str, bool]:
     """Build `context_dir` as `agentenv/<name>:<content sha256>` unless that tag exists.
     `dockerfile_text` replaces the folder's Dockerfile; `extra_files` (archive name -> host
     file) join the context, e.g. a wheel built from the checkout. Returns `(tag, built)`."""
@@ -144,8 +164,16 @@ def build_image_sync(context_dir: Path, name: str, *, dockerfile: str = "Dockerf
     client = get_client(settings)
     context = Path(context_dir)
     entries = _entries(context, dockerfile, dockerfile_text, extra_files)
-    tag = image_tag(name, context_digest(context, dockerfile=dockerfile, buildargs=buildargs,
-                                         dockerfile_text=dockerfile_text, extra_files=extra_files))
+    tag = image_tag(
+        name,
+        context_digest(
+            context,
+            dockerfile=dockerfile,
+            buildargs=buildargs,
+            dockerfile_text=dockerfile_text,
+            extra_files=extra_files,
+        ),
+    )
     with _locks_guard:
         lock = _locks.setdefault(tag, threading.Lock())
     with lock:
@@ -157,8 +185,14 @@ def build_image_sync(context_dir: Path, name: str, *, dockerfile: str = "Dockerf
         lines: list[str] = []
         try:
             for chunk in client.api.build(
-                fileobj=_context_tar(entries), custom_context=True, tag=tag, dockerfile=dockerfile,
-                buildargs=dict(buildargs or {}), rm=True, forcerm=True, decode=True,
+                fileobj=_context_tar(entries),
+                custom_context=True,
+                tag=tag,
+                dockerfile=dockerfile,
+                buildargs=dict(buildargs or {}),
+                rm=True,
+                forcerm=True,
+                decode=True,
                 labels={"io.agentenv.context": tag.rsplit(":", 1)[1]},
             ):
                 if "stream" in chunk:
@@ -166,24 +200,43 @@ def build_image_sync(context_dir: Path, name: str, *, dockerfile: str = "Dockerf
                 if "error" in chunk or "errorDetail" in chunk:
                     message = chunk.get("error") or chunk["errorDetail"].get("message", "")
                     lines.append(message + "\n")
-                    raise ImageBuildError(f"building image {name!r} from {context_dir} failed: {message.strip()}",
-                                          "".join(lines))
+                    raise ImageBuildError(
+                        f"building image {name!r} from {context_dir} failed: {message.strip()}",
+                        "".join(lines),
+                    )
         except docker.errors.APIError as e:
-            raise ImageBuildError(f"building image {name!r} from {context_dir} failed: {e.explanation or e}",
-                                  "".join(lines)) from e
+            raise ImageBuildError(
+                f"building image {name!r} from {context_dir} failed: {e.explanation or e}",
+                "".join(lines),
+            ) from e
         try:
             client.images.get(tag)
         except docker.errors.ImageNotFound:
-            raise ImageBuildError(f"building image {name!r} produced no image {tag}", "".join(lines)) from None
+            raise ImageBuildError(
+                f"building image {name!r} produced no image {tag}", "".join(lines)
+            ) from None
         return tag, True
 
 
-async def build_image(context_dir: Path, name: str, *, dockerfile: str = "Dockerfile",
-                      buildargs: Mapping[str, str] | None = None, dockerfile_text: str | None = None,
-                      extra_files: Mapping[str, Path] | None = None,
-                      settings: Mapping[str, Any] | None = None) -> str:
+async def build_image(
+    context_dir: Path,
+    name: str,
+    *,
+    dockerfile: str = "Dockerfile",
+    buildargs: Mapping[str, str] | None = None,
+    dockerfile_text: str | None = None,
+    extra_files: Mapping[str, Path] | None = None,
+    settings: Mapping[str, Any] | None = None,
+) -> str:
     """Build (or reuse) the content-addressed image of `context_dir`; returns its tag."""
-    tag, _ = await run(build_image_sync, Path(context_dir), name, dockerfile=dockerfile,
-                       buildargs=buildargs, dockerfile_text=dockerfile_text,
-                       extra_files=extra_files, settings=settings)
+    tag, _ = await run(
+        build_image_sync,
+        Path(context_dir),
+        name,
+        dockerfile=dockerfile,
+        buildargs=buildargs,
+        dockerfile_text=dockerfile_text,
+        extra_files=extra_files,
+        settings=settings,
+    )
     return tag

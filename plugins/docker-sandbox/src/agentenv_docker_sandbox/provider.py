@@ -74,7 +74,8 @@ class DockerProcess(Process):
 
     async def logs(self, *, tail: int = 200) -> str:
         result = await self.sandbox.exec(
-            f"tail -n {int(tail)} {shlex.quote(self.log)} 2>/dev/null", timeout=30)
+            f"tail -n {int(tail)} {shlex.quote(self.log)} 2>/dev/null", timeout=30
+        )
         return result.stdout.rstrip("\n")
 
     async def stop(self) -> None:
@@ -84,7 +85,9 @@ class DockerProcess(Process):
                 await self.sandbox.exec(
                     f"p=$(cat {pid} 2>/dev/null) || exit 0; kill $p 2>/dev/null || exit 0; "
                     f"for i in 1 2 3 4 5 6 7 8 9 10; do kill -0 $p 2>/dev/null || exit 0; "
-                    f"sleep 0.1; done; kill -9 $p 2>/dev/null; exit 0", timeout=10)
+                    f"sleep 0.1; done; kill -9 $p 2>/dev/null; exit 0",
+                    timeout=10,
+                )
             except SandboxError:
                 pass  # the container is gone: so is the process
 
@@ -127,8 +130,18 @@ class DockerSandbox(Sandbox):
 
     provider = "docker"
 
-    def __init__(self, client: Any, *, id: str, container_id: str, workdir: str, ports: dict[int, int],
-                 network: str | None, ip: str | None, settings: Mapping[str, Any]):
+    def __init__(
+        self,
+        client: Any,
+        *,
+        id: str,
+        container_id: str,
+        workdir: str,
+        ports: dict[int, int],
+        network: str | None,
+        ip: str | None,
+        settings: Mapping[str, Any],
+    ):
         self.client = client
         self.id = id
         self.container_id = container_id
@@ -151,7 +164,9 @@ class DockerSandbox(Sandbox):
         def go() -> tuple[int, bytes, bytes]:
             try:
                 created = api.exec_create(
-                    self.container_id, argv, environment=dict(env or {}) or None,
+                    self.container_id,
+                    argv,
+                    environment=dict(env or {}) or None,
                     workdir=archive.sandbox_path(cwd, self.workdir) if cwd else self.workdir,
                 )
                 out, err = api.exec_start(created["Id"], demux=True)
@@ -174,7 +189,11 @@ class DockerSandbox(Sandbox):
                 raise SandboxError(
                     f"exec in sandbox {self.id}: the Docker daemon did not answer within {timeout}s + 30s"
                 ) from None
-        timed_out = timeout is not None and code == 137 and time.monotonic() - started >= float(timeout) * 0.9
+        timed_out = (
+            timeout is not None
+            and code == 137
+            and time.monotonic() - started >= float(timeout) * 0.9
+        )
         return ExecResult(
             exit_code=124 if timed_out else (code if code is not None else -1),
             stdout=out.decode("utf-8", "replace"),
@@ -189,7 +208,9 @@ class DockerSandbox(Sandbox):
             try:
                 ok = self.client.api.put_archive(self.container_id, "/", data)
             except _errors().APIError as e:
-                raise SandboxError(f"copy into sandbox {self.id} failed: {e.explanation or e}") from e
+                raise SandboxError(
+                    f"copy into sandbox {self.id} failed: {e.explanation or e}"
+                ) from e
             if not ok:
                 raise SandboxError(f"copy into sandbox {self.id} failed")
 
@@ -203,7 +224,9 @@ class DockerSandbox(Sandbox):
             except _errors().NotFound as e:
                 raise FileNotFoundError(f"{path} (in sandbox {self.id})") from e
             except _errors().APIError as e:
-                raise SandboxError(f"copy out of sandbox {self.id} failed: {e.explanation or e}") from e
+                raise SandboxError(
+                    f"copy out of sandbox {self.id} failed: {e.explanation or e}"
+                ) from e
 
         return await run(go)
 
@@ -239,19 +262,28 @@ class DockerSandbox(Sandbox):
             env.setdefault("PORT", str(port))
             env.setdefault("MCP_PORT", str(port))
         log = f"{LOG_DIR}/proc-{len(self._proc_logs) + 1}-{uuid.uuid4().hex[:6]}.log"
-        argv = ["sh", "-c", f'mkdir -p {LOG_DIR} && echo $$ >{log}.pid && exec "$@" >>{log} 2>&1',
-                "sh", *_sh(command)]
+        argv = [
+            "sh",
+            "-c",
+            f'mkdir -p {LOG_DIR} && echo $$ >{log}.pid && exec "$@" >>{log} 2>&1',
+            "sh",
+            *_sh(command),
+        ]
         url = self.url(port) if port is not None else ""
 
         def go() -> str:
             try:
                 created = self.client.api.exec_create(
-                    self.container_id, argv, environment=env or None,
+                    self.container_id,
+                    argv,
+                    environment=env or None,
                     workdir=archive.sandbox_path(cwd, self.workdir) if cwd else self.workdir,
                 )
                 self.client.api.exec_start(created["Id"], detach=True)
             except _errors().APIError as e:
-                raise SandboxError(f"start_process in sandbox {self.id} failed: {e.explanation or e}") from e
+                raise SandboxError(
+                    f"start_process in sandbox {self.id} failed: {e.explanation or e}"
+                ) from e
             return created["Id"]
 
         exec_id = await run(go)
@@ -362,7 +394,9 @@ class DockerProvider(SandboxProvider):
         workdir = str(settings.get("workdir") or "/app")
         limits = await run(self._limits, spec)
         spec_labels = {str(k): str(v) for k, v in spec.labels.items()}
-        container_labels = labels.container_labels(sandbox_id, spec_labels, self._lease_path(sandbox_id))
+        container_labels = labels.container_labels(
+            sandbox_id, spec_labels, self._lease_path(sandbox_id)
+        )
         command = settings.get("command")
         kwargs: dict[str, Any] = dict(
             name=sandbox_id,
@@ -376,7 +410,9 @@ class DockerProvider(SandboxProvider):
         if command in (None, "sleep"):
             kwargs.update(entrypoint=["sleep"], command=["infinity"])
         elif command != "image":
-            kwargs.update(command=list(command) if not isinstance(command, str) else ["sh", "-c", command])
+            kwargs.update(
+                command=list(command) if not isinstance(command, str) else ["sh", "-c", command]
+            )
         if spec.ports:
             kwargs["ports"] = {f"{int(p)}/tcp": ("127.0.0.1", None) for p in spec.ports}
         network = None
@@ -411,7 +447,9 @@ class DockerProvider(SandboxProvider):
                 if network:
                     remove_network_if_empty(self.client, network)
                 if isinstance(e, _errors().APIError):
-                    raise SandboxError(f"cannot start a container from {image}: {e.explanation or e}") from e
+                    raise SandboxError(
+                        f"cannot start a container from {image}: {e.explanation or e}"
+                    ) from e
                 raise
 
         sandbox = await run(go)
@@ -445,16 +483,22 @@ class DockerProvider(SandboxProvider):
     async def connect(self, info: Mapping[str, Any]) -> Sandbox:
         ref = info.get("container_id") or info.get("id")
         if not ref:
-            raise SandboxError(f"cannot reconnect to a docker sandbox without an id: {dict(info)!r}")
+            raise SandboxError(
+                f"cannot reconnect to a docker sandbox without an id: {dict(info)!r}"
+            )
 
         def go() -> DockerSandbox:
             errors = _errors()
             try:
                 container = self.client.containers.get(str(info.get("id") or ref))
             except errors.NotFound:
-                raise SandboxError(f"docker sandbox {info.get('id') or ref} no longer exists") from None
+                raise SandboxError(
+                    f"docker sandbox {info.get('id') or ref} no longer exists"
+                ) from None
             except errors.APIError as e:
-                raise SandboxError(f"cannot reach docker sandbox {ref}: {e.explanation or e}") from e
+                raise SandboxError(
+                    f"cannot reach docker sandbox {ref}: {e.explanation or e}"
+                ) from e
             if labels.MANAGED not in (container.labels or {}):
                 raise SandboxError(f"container {ref} is not an agent-env sandbox")
             if container.status in ("exited", "created"):
@@ -462,13 +506,17 @@ class DockerProvider(SandboxProvider):
                     container.start()
                     container.reload()
                 except errors.APIError as e:
-                    raise SandboxError(f"docker sandbox {container.name} is {container.status} and "
-                                       f"cannot be restarted: {e.explanation or e}") from e
+                    raise SandboxError(
+                        f"docker sandbox {container.name} is {container.status} and "
+                        f"cannot be restarted: {e.explanation or e}"
+                    ) from e
             elif container.status == "paused":
                 container.unpause()
                 container.reload()
             if container.status != "running":
-                raise SandboxError(f"docker sandbox {container.name} is {container.status}, not running")
+                raise SandboxError(
+                    f"docker sandbox {container.name} is {container.status}, not running"
+                )
             network = info.get("network") or None
             return self._wrap(container, network)
 
@@ -487,10 +535,14 @@ class DockerProvider(SandboxProvider):
         expected = image_tag(name, await run(context_digest, context_dir))
         existed = await run(self._image_config, expected)
         tag = await build_image(context_dir, name, settings=self.settings)
-        config = existed if existed is not None and tag == expected else \
-            await run(self._image_config, tag)
-        return ImageInfo(tag=tag, workdir=(config or {}).get("WorkingDir") or "/",
-                         reused=existed is not None)
+        config = (
+            existed
+            if existed is not None and tag == expected
+            else await run(self._image_config, tag)
+        )
+        return ImageInfo(
+            tag=tag, workdir=(config or {}).get("WorkingDir") or "/", reused=existed is not None
+        )
 
     def _image_config(self, tag: str) -> dict[str, Any] | None:
         try:

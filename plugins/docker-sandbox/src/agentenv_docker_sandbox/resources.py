@@ -30,7 +30,9 @@ def remove_container(client: Any, container_id: str) -> None:
         if "already in progress" in str(e) or "No such container" in str(e):
             _wait_gone(client, container_id)
             return
-        raise SandboxError(f"cannot remove container {container_id[:12]}: {e.explanation or e}") from e
+        raise SandboxError(
+            f"cannot remove container {container_id[:12]}: {e.explanation or e}"
+        ) from e
 
 
 def _wait_gone(client: Any, container_id: str, timeout: float = 30) -> None:
@@ -74,9 +76,14 @@ def ensure_network(client: Any, name: str, *, owner: str, run_id: str) -> None:
             pass
         try:
             client.api.create_network(
-                name, driver="bridge",
-                labels={labels.MANAGED: "docker", labels.OWNER: owner, labels.RUN: run_id,
-                        labels.NETWORK: "run"},
+                name,
+                driver="bridge",
+                labels={
+                    labels.MANAGED: "docker",
+                    labels.OWNER: owner,
+                    labels.RUN: run_id,
+                    labels.NETWORK: "run",
+                },
             )
         except errors.APIError as e:
             if "already exists" not in str(e):

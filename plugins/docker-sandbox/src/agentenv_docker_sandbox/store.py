@@ -68,7 +68,9 @@ class DockerImageStore(ImageStore):
             try:
                 image = self.client.images.get(local_ref)
             except errors.ImageNotFound:
-                raise StoreError(f"cannot store image {local_ref!r}: not in the local Docker daemon") from None
+                raise StoreError(
+                    f"cannot store image {local_ref!r}: not in the local Docker daemon"
+                ) from None
             repo, tag = split_ref(name)
             image.tag(repo, tag)
             return f"{repo}:{tag}"
@@ -116,7 +118,7 @@ class RegistryImageStore(ImageStore):
     def address(self) -> str:
         address = str(self.settings.get("address") or "").strip().rstrip("/")
         if not address:
-            raise StoreError("[stores.registry] needs `address` (e.g. \"127.0.0.1:5000\")")
+            raise StoreError('[stores.registry] needs `address` (e.g. "127.0.0.1:5000")')
         return re.sub(r"^https?://", "", address)
 
     @property
@@ -142,7 +144,9 @@ class RegistryImageStore(ImageStore):
 
     # -- registry HTTP API ---------------------------------------------------------------
 
-    def _request(self, method: str, path: str, headers: dict[str, str] | None = None) -> tuple[int, bytes, Any]:
+    def _request(
+        self, method: str, path: str, headers: dict[str, str] | None = None
+    ) -> tuple[int, bytes, Any]:
         url = f"{self._scheme}://{self.address}{path}"
         headers = dict(headers or {})
         for attempt in range(2):
@@ -157,7 +161,11 @@ class RegistryImageStore(ImageStore):
                 with urllib.request.urlopen(request, timeout=30) as response:
                     return response.status, response.read(), response.headers
             except urllib.error.HTTPError as e:
-                if e.code == 401 and attempt == 0 and self._bearer(e.headers.get("WWW-Authenticate", "")):
+                if (
+                    e.code == 401
+                    and attempt == 0
+                    and self._bearer(e.headers.get("WWW-Authenticate", ""))
+                ):
                     continue
                 return e.code, e.read(), e.headers
             except OSError as e:
@@ -213,7 +221,9 @@ class RegistryImageStore(ImageStore):
             try:
                 image = self.client.images.get(local_ref)
             except errors.ImageNotFound:
-                raise StoreError(f"cannot push {local_ref!r}: not in the local Docker daemon") from None
+                raise StoreError(
+                    f"cannot push {local_ref!r}: not in the local Docker daemon"
+                ) from None
             repo, tag = split_ref(target)
             image.tag(repo, tag)
             try:
@@ -255,7 +265,9 @@ class RegistryImageStore(ImageStore):
         repo, tag = self._repo_path(ref)
 
         def go() -> bool:
-            status, body, _ = self._request("HEAD", f"/v2/{repo}/manifests/{tag}", {"Accept": _MANIFESTS})
+            status, body, _ = self._request(
+                "HEAD", f"/v2/{repo}/manifests/{tag}", {"Accept": _MANIFESTS}
+            )
             if status == 200:
                 return True
             if status == 404:
@@ -273,6 +285,10 @@ class RegistryImageStore(ImageStore):
                     continue
                 for tag in json.loads(body or b"{}").get("tags") or []:
                     refs.append(f"{self.address}/{repo}:{tag}")
-            return sorted(r for r in refs if r.startswith(prefix) or r[len(self.address) + 1 :].startswith(prefix))
+            return sorted(
+                r
+                for r in refs
+                if r.startswith(prefix) or r[len(self.address) + 1 :].startswith(prefix)
+            )
 
         return await run(go)

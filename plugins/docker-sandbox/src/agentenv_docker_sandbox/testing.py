@@ -19,7 +19,7 @@ REGISTRY = os.environ.get("AGENTENV_TEST_REGISTRY", "127.0.0.1:5000")
 __all__ = ["on_ci", "require_docker", "require_registry"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def docker_problem(image: str | None = None) -> str | None:
     """Why Docker tests cannot run here (None when the daemon answers and `image` exists)."""
     try:
@@ -63,8 +63,13 @@ def require_registry(address: str = REGISTRY) -> None:
     require(registry_problem(address))
 
 
-def ours(client, sandbox_id: str | None = None, *, run: str | None = None,
-         home: str | os.PathLike | None = None) -> list[str]:
+def ours(
+    client,
+    sandbox_id: str | None = None,
+    *,
+    run: str | None = None,
+    home: str | os.PathLike | None = None,
+) -> list[str]:
     """Names of containers and networks with our label, narrowed to one sandbox, one run id,
     or the sandboxes whose lease lives under `home` (other processes may use Docker too)."""
     if sandbox_id is not None:
@@ -76,7 +81,9 @@ def ours(client, sandbox_id: str | None = None, *, run: str | None = None,
     containers = client.containers.list(all=True, filters={"label": label})
     if home is not None:
         prefix = str(home).rstrip("/") + "/"
-        containers = [c for c in containers if (c.labels.get("io.agentenv.lease") or "").startswith(prefix)]
+        containers = [
+            c for c in containers if (c.labels.get("io.agentenv.lease") or "").startswith(prefix)
+        ]
     names = [c.name for c in containers]
     if sandbox_id is None and home is None:
         names += [n.name for n in client.networks.list(filters={"label": label})]

@@ -107,7 +107,7 @@ class ArtifactRegistryImageStore(RefreshingCredentials, RegistryImageStore):
             refs = [r for r in await super().list() if r.startswith(under)]
         else:
             refs = await anyio.to_thread.run_sync(self._list_from_api, under)
-        return sorted(r for r in refs if r.startswith(prefix) or r[len(under):].startswith(prefix))
+        return sorted(r for r in refs if r.startswith(prefix) or r[len(under) :].startswith(prefix))
 
     def _list_from_api(self, under: str) -> list[str]:
         import json
@@ -121,7 +121,9 @@ class ArtifactRegistryImageStore(RefreshingCredentials, RegistryImageStore):
             headers["Authorization"] = f"Bearer {self.settings['password']}"
         refs, token = [], ""
         for _ in range(10_000):
-            query = urllib.parse.urlencode({"pageSize": 1000, **({"pageToken": token} if token else {})})
+            query = urllib.parse.urlencode(
+                {"pageSize": 1000, **({"pageToken": token} if token else {})}
+            )
             url = f"{endpoint}/v1/{self.api_path}/dockerImages?{query}"
             try:
                 with urllib.request.urlopen(
@@ -134,7 +136,9 @@ class ArtifactRegistryImageStore(RefreshingCredentials, RegistryImageStore):
                     f"{exc.read()[:300].decode(errors='replace')}"
                 ) from None
             except (OSError, ValueError) as exc:
-                raise StoreError(f"artifactregistry store: cannot list {self.api_path}: {exc}") from None
+                raise StoreError(
+                    f"artifactregistry store: cannot list {self.api_path}: {exc}"
+                ) from None
             for image in page.get("dockerImages") or []:
                 path = str(image.get("uri", "")).split("@", 1)[0]
                 name = path.split(f"/{self.namespace}/", 1)[-1]

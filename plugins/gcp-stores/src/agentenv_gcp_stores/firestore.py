@@ -67,7 +67,7 @@ class FirestoreDocumentStore(DocumentStore):
             client_options={"api_endpoint": endpoint} if endpoint and not emulator else None,
         )
         if emulator:
-            client._emulator_host = endpoint[len("http://"):].rstrip("/")
+            client._emulator_host = endpoint[len("http://") :].rstrip("/")
         return client
 
     @property
@@ -82,7 +82,8 @@ class FirestoreDocumentStore(DocumentStore):
         check_collection(collection)
         check_document_key(key)
         check_document_key_bytes(
-            key, MAX_KEY_BYTES,
+            key,
+            MAX_KEY_BYTES,
             "Firestore indexes only that much of a field, so prefix listings would break",
         )
 
@@ -91,8 +92,13 @@ class FirestoreDocumentStore(DocumentStore):
 
     def _data(self, collection: str, key: str, doc: Mapping[str, Any]) -> dict[str, Any]:
         self._check(collection, key)
-        packed = pack_document(doc, f"{collection}/{key}", compress_over=COMPRESS_OVER,
-                               limit=MAX_DOC_BYTES, limit_name="Firestore's document limit")
+        packed = pack_document(
+            doc,
+            f"{collection}/{key}",
+            compress_over=COMPRESS_OVER,
+            limit=MAX_DOC_BYTES,
+            limit_name="Firestore's document limit",
+        )
         return {"key": key, ("z" if isinstance(packed, bytes) else "doc"): packed}
 
     @staticmethod

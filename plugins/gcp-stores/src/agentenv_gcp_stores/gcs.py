@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from agent_env.errors import StoreError
-from agent_env.stores.base import ObjectStore
 from agent_env.fsutil import replacing
+from agent_env.stores.base import ObjectStore
 from agent_env.stores.names import check_object_key, check_object_prefix
 from agent_env.stores.support import existing_file, object_bytes, object_root
 from agentenv_gcp_stores import settings as _settings
@@ -35,9 +35,9 @@ class GcsObjectStore(ObjectStore):
     def _build(self) -> Any:
         from google.cloud import storage
 
-        options = {"api_endpoint": self.options["endpoint_url"]} if self.options[
-            "endpoint_url"
-        ] else None
+        options = (
+            {"api_endpoint": self.options["endpoint_url"]} if self.options["endpoint_url"] else None
+        )
         return storage.Client(
             project=self.options["project"] or None,
             credentials=credentials("gcs", self.options),
@@ -61,7 +61,8 @@ class GcsObjectStore(ObjectStore):
                     ) from None
                 try:
                     bucket = client.create_bucket(
-                        self.bucket_name, location=self.options["location"] or None,
+                        self.bucket_name,
+                        location=self.options["location"] or None,
                         timeout=self._timeout,
                     )
                 except gexc.Conflict:
@@ -127,7 +128,7 @@ class GcsObjectStore(ObjectStore):
         def scan(client: Any) -> list[str]:
             bucket = self._bucket_ref(client)
             blobs = client.list_blobs(bucket, prefix=full, timeout=self._timeout)
-            return [b.name[len(self.root):] for b in blobs]
+            return [b.name[len(self.root) :] for b in blobs]
 
         return sorted(await self._client.call(scan, f"list {prefix!r}"))
 

@@ -115,9 +115,7 @@ class SecretManagerStore(SecretStore):
         if not number.isdigit() or int(number) <= 1:
             return
         try:
-            client.destroy_secret_version(
-                name=f"{head}/{int(number) - 1}", timeout=self._timeout
-            )
+            client.destroy_secret_version(name=f"{head}/{int(number) - 1}", timeout=self._timeout)
         except (gexc.NotFound, gexc.FailedPrecondition):
             pass
 

@@ -198,9 +198,10 @@ class SecretManagerServer:
             return 200, {"name": name, "replication": body.get("replication", {})}
         if rest == ["secrets"] and method == "GET":
             wanted = (query.get("filter") or [""])[0]
-            needle = wanted[len("name:"):] if wanted.startswith("name:") else ""
+            needle = wanted[len("name:") :] if wanted.startswith("name:") else ""
             names = sorted(
-                n for n in self.secrets
+                n
+                for n in self.secrets
                 if n.startswith(f"projects/{project}/") and needle in n.rpartition("/")[2]
             )
             size = int((query.get("pageSize") or ["25"])[0] or 25)

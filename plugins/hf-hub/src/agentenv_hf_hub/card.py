@@ -46,7 +46,9 @@ def parse_card(text: str | None, *, where: str) -> CardConfig:
     try:
         data = yaml.safe_load(raw) or {}
     except yaml.YAMLError as exc:
-        raise BundleError(f"{where}: the dataset card's front matter is not valid YAML: {exc}") from None
+        raise BundleError(
+            f"{where}: the dataset card's front matter is not valid YAML: {exc}"
+        ) from None
     if not isinstance(data, dict) or data.get("agentenv") is None:
         return CardConfig()
     section = data["agentenv"]
@@ -57,7 +59,9 @@ def parse_card(text: str | None, *, where: str) -> CardConfig:
         if key not in ("default", "bundles"):
             from agent_env.suggest import did_you_mean
 
-            problems.append(f"agentenv.{key}: unknown key{did_you_mean(str(key), ['default', 'bundles'])}")
+            problems.append(
+                f"agentenv.{key}: unknown key{did_you_mean(str(key), ['default', 'bundles'])}"
+            )
     default = section.get("default")
     if default is not None and not isinstance(default, str):
         problems.append("agentenv.default: must be a bundle name")
@@ -77,7 +81,9 @@ def parse_card(text: str | None, *, where: str) -> CardConfig:
             if key not in ("plugins", "setup"):
                 from agent_env.suggest import did_you_mean
 
-                problems.append(f"{at}.{key}: unknown key{did_you_mean(str(key), ['plugins', 'setup'])}")
+                problems.append(
+                    f"{at}.{key}: unknown key{did_you_mean(str(key), ['plugins', 'setup'])}"
+                )
         plugins = entry.get("plugins") or []
         if isinstance(plugins, str):
             plugins = [plugins]

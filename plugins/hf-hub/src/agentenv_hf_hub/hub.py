@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 
 from agent_env.errors import BundleError
-
 from agentenv_hf_hub.spec import HubSpec
 
 LOGIN_HINT = "run `hf auth login` or set HF_TOKEN"
@@ -60,19 +59,29 @@ class Hub:
         spec, repo = self.spec, self.spec.repo_id
         if isinstance(exc, errors.GatedRepoError):
             if has_token():
-                return BundleError(f"{spec.spec}: dataset {repo} is gated and your Hugging Face token has "
-                                   "no access to it; request access on its Hub page")
-            return BundleError(f"{spec.spec}: dataset {repo} is gated; {LOGIN_HINT} "
-                               "(with an account that accepted its conditions)")
+                return BundleError(
+                    f"{spec.spec}: dataset {repo} is gated and your Hugging Face token has "
+                    "no access to it; request access on its Hub page"
+                )
+            return BundleError(
+                f"{spec.spec}: dataset {repo} is gated; {LOGIN_HINT} "
+                "(with an account that accepted its conditions)"
+            )
         if isinstance(exc, errors.RepositoryNotFoundError):
             if has_token():
-                return BundleError(f"{spec.spec}: dataset repo {repo} not found on {self.endpoint} "
-                                   "(or your Hugging Face token cannot see it)")
-            return BundleError(f"{spec.spec}: dataset repo {repo} not found on {self.endpoint}; if it is "
-                               f"private or gated, {LOGIN_HINT}")
+                return BundleError(
+                    f"{spec.spec}: dataset repo {repo} not found on {self.endpoint} "
+                    "(or your Hugging Face token cannot see it)"
+                )
+            return BundleError(
+                f"{spec.spec}: dataset repo {repo} not found on {self.endpoint}; if it is "
+                f"private or gated, {LOGIN_HINT}"
+            )
         if isinstance(exc, errors.RevisionNotFoundError):
-            return BundleError(f"{spec.spec}: revision {spec.rev!r} not found in dataset {repo}"
-                               + self._suggest_revision())
+            return BundleError(
+                f"{spec.spec}: revision {spec.rev!r} not found in dataset {repo}"
+                + self._suggest_revision()
+            )
         if isinstance(exc, errors.LocalEntryNotFoundError):
             if isinstance(exc.__cause__, Exception):
                 return self._translate(exc.__cause__, file=file)
@@ -83,7 +92,9 @@ class Hub:
             status = exc.response.status_code if exc.response is not None else 0
             if status >= 500 or status == 429:
                 return HubUnreachable(f"the Hub answered {status}")
-            return BundleError(f"{spec.spec}: the Hub refused the request: {str(exc).splitlines()[0]}")
+            return BundleError(
+                f"{spec.spec}: the Hub refused the request: {str(exc).splitlines()[0]}"
+            )
         if _network_error(exc):
             return HubUnreachable(f"{type(exc).__name__}: {exc}")
         return exc
@@ -112,8 +123,14 @@ class Hub:
         from huggingface_hub import hf_hub_download
 
         try:
-            path = hf_hub_download(self.spec.repo_id, filename, repo_type="dataset", revision=commit,
-                                   local_dir=into, endpoint=self.endpoint)
+            path = hf_hub_download(
+                self.spec.repo_id,
+                filename,
+                repo_type="dataset",
+                revision=commit,
+                local_dir=into,
+                endpoint=self.endpoint,
+            )
         except Exception as exc:
             raise self._translate(exc, file=filename) from exc
         return Path(path)

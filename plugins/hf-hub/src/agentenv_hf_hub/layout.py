@@ -50,7 +50,7 @@ def is_bundle(folder: str | None, siblings: list[str]) -> bool:
     for name in siblings:
         if not name.startswith(prefix):
             continue
-        rest = name[len(prefix):].split("/")
+        rest = name[len(prefix) :].split("/")
         if rest == ["bundle.toml"] or (len(rest) > 1 and rest[0] in KIND_FOLDERS):
             return True
     return False
@@ -58,7 +58,9 @@ def is_bundle(folder: str | None, siblings: list[str]) -> bool:
 
 def bundles_folder(siblings: list[str]) -> dict[str, str]:
     """The bundles under `bundles/`, name -> path."""
-    names = sorted({n.split("/")[1] for n in siblings if n.startswith("bundles/") and n.count("/") >= 2})
+    names = sorted(
+        {n.split("/")[1] for n in siblings if n.startswith("bundles/") and n.count("/") >= 2}
+    )
     return {name: f"bundles/{name}" for name in names if is_bundle(f"bundles/{name}", siblings)}
 
 
@@ -67,7 +69,9 @@ def _listing(spec, found: dict[str, str], root: bool) -> list[str]:
     lines = [f"{name} ({base}/{path})" for name, path in found.items()]
     if root:
         lines.append(f"{spec.repo} (the repo root: {base})")
-    return lines or ["no bundles: no folder under bundles/ and no kind folder (tasks/, envs/, ...) at the root"]
+    return lines or [
+        "no bundles: no folder under bundles/ and no kind folder (tasks/, envs/, ...) at the root"
+    ]
 
 
 def select(spec, siblings: list[str], card) -> Selected:
@@ -78,7 +82,9 @@ def select(spec, siblings: list[str], card) -> Selected:
         if not any(n.startswith(spec.path + "/") for n in siblings):
             from agent_env.suggest import did_you_mean
 
-            folders = sorted({str(p) for n in siblings for p in PurePosixPath(n).parents if str(p) != "."})
+            folders = sorted(
+                {str(p) for n in siblings for p in PurePosixPath(n).parents if str(p) != "."}
+            )
             raise BundleError(
                 f"{spec.spec}: no folder {spec.path!r} in {spec.repo_id} at {spec.rev}"
                 + did_you_mean(spec.path, folders),
@@ -114,4 +120,6 @@ def select(spec, siblings: list[str], card) -> Selected:
             "(`agentenv: default: <name>`); add the bundle's path to the spec",
             ["bundles found: " + "; ".join(_listing(spec, found, root))],
         )
-    raise BundleError(f"{spec.spec}: {spec.repo_id} at {spec.rev} holds no bundle", _listing(spec, found, root))
+    raise BundleError(
+        f"{spec.spec}: {spec.repo_id} at {spec.rev} holds no bundle", _listing(spec, found, root)
+    )

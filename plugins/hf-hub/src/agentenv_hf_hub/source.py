@@ -16,7 +16,6 @@ from pathlib import Path
 import attrs
 
 from agent_env.errors import BundleError
-
 from agentenv_hf_hub.cache import RepoCache
 from agentenv_hf_hub.card import parse_card
 from agentenv_hf_hub.hub import Hub, HubUnreachable, endpoint, offline
@@ -64,7 +63,9 @@ class _Resolver:
                 self.offline_reason = str(exc)
             else:
                 if not COMMIT_SHA.match(commit or ""):
-                    raise BundleError(f"{spec.spec}: the Hub answered an invalid commit id {commit!r}")
+                    raise BundleError(
+                        f"{spec.spec}: the Hub answered an invalid commit id {commit!r}"
+                    )
                 self.cache.remember(spec.rev, commit)
                 return commit, siblings
         commit = spec.revision if spec.pinned else self.cache.cached_commit(spec.rev)
@@ -73,8 +74,10 @@ class _Resolver:
                 f"{spec.spec}: cannot reach the Hub at {endpoint()} ({self.offline_reason}) and no commit "
                 f"of {spec.repo_id}@{spec.rev} is cached; run it once while online"
             )
-        print(f"{spec.spec}: Hub unreachable ({self.offline_reason}); using cached commit {commit}",
-              file=sys.stderr)
+        print(
+            f"{spec.spec}: Hub unreachable ({self.offline_reason}); using cached commit {commit}",
+            file=sys.stderr,
+        )
         return commit, None
 
     def fetch(self, commit: str, files: list[str]) -> None:
@@ -86,7 +89,8 @@ class _Resolver:
             raise BundleError(
                 f"{self.spec.spec}: cannot reach the Hub at {endpoint()} ({self.offline_reason}) and "
                 f"commit {commit} of {self.spec.repo_id} is cached without these files: "
-                + ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
+                + ", ".join(missing[:5])
+                + (" ..." if len(missing) > 5 else "")
             )
         folder = self.cache.commit_dir(commit)
         with self.cache.lock():
@@ -99,8 +103,10 @@ class _Resolver:
                 with ThreadPoolExecutor(max_workers=min(DOWNLOAD_WORKERS, len(missing))) as pool:
                     list(pool.map(lambda name: hub.download(commit, name, staging), missing))
             except HubUnreachable as exc:
-                raise BundleError(f"{self.spec.spec}: downloading commit {commit} of {self.spec.repo_id} "
-                                  f"failed ({exc}); nothing was added to the cache") from None
+                raise BundleError(
+                    f"{self.spec.spec}: downloading commit {commit} of {self.spec.repo_id} "
+                    f"failed ({exc}); nothing was added to the cache"
+                ) from None
             else:
                 for name in missing:
                     target = folder / name
@@ -174,16 +180,25 @@ class _Resolver:
             "commit": commit,
             "path": selected.path or "",
             "bundle": selected.name,
-            "pinned_spec": f"hf://{spec.repo_id}@{commit}" + (f"/{selected.path}" if selected.path else ""),
+            "pinned_spec": f"hf://{spec.repo_id}@{commit}"
+            + (f"/{selected.path}" if selected.path else ""),
             "plugins": list(meta.plugins),
             "setup": meta.setup,
             "offline": bool(self.offline_reason),
         }
         state = f"downloaded {self.downloaded} files" if self.downloaded else "cached"
-        print(f"{spec.spec}: repo {spec.repo_id}, commit {commit}, bundle {selected.name!r} "
-              f"({selected.path or 'repo root'}; {state})", file=sys.stderr)
-        return Fetched(path=path, provenance=provenance, id_prefix=id_prefix, name=selected.name,
-                       downloaded=self.downloaded)
+        print(
+            f"{spec.spec}: repo {spec.repo_id}, commit {commit}, bundle {selected.name!r} "
+            f"({selected.path or 'repo root'}; {state})",
+            file=sys.stderr,
+        )
+        return Fetched(
+            path=path,
+            provenance=provenance,
+            id_prefix=id_prefix,
+            name=selected.name,
+            downloaded=self.downloaded,
+        )
 
 
 def fetch(spec: str) -> Fetched:
@@ -197,4 +212,6 @@ def resolve(spec: str):
     from agent_env.bundles import ResolvedSource
 
     got = fetch(spec)
-    return ResolvedSource(path=got.path, provenance=got.provenance, id_prefix=got.id_prefix, name=got.name)
+    return ResolvedSource(
+        path=got.path, provenance=got.provenance, id_prefix=got.id_prefix, name=got.name
+    )

@@ -46,7 +46,9 @@ def clean_path(path: str, *, spec: str) -> str | None:
         return None
     parts = path.split("/")
     if any(p in ("", ".", "..") for p in parts) or "\\" in path:
-        raise BundleError(f"{spec}: bundle path {path!r} must be a plain folder path inside the repo")
+        raise BundleError(
+            f"{spec}: bundle path {path!r} must be a plain folder path inside the repo"
+        )
     return path
 
 
@@ -54,7 +56,7 @@ def parse_spec(spec: str) -> HubSpec:
     """Split a spec into org, repo, revision and path, with an error naming what is wrong."""
     if not spec.startswith(SCHEME):
         raise BundleError(f"{spec!r} is not an hf:// spec (expected {EXAMPLE})")
-    rest = spec[len(SCHEME):]
+    rest = spec[len(SCHEME) :]
     org, _, rest = rest.partition("/")
     match = re.match(r"^([^/@]*)(@[^/]*)?(?:/(.*))?$", rest)
     repo = match.group(1) if match else ""

@@ -51,12 +51,16 @@ class HubRepo:
     branches: dict[str, str] = attrs.Factory(dict)
     tags: dict[str, str] = attrs.Factory(dict)
 
-    def commit(self, files: dict[str, str | bytes], *, branch: str = "main", keep: bool = False) -> str:
+    def commit(
+        self, files: dict[str, str | bytes], *, branch: str = "main", keep: bool = False
+    ) -> str:
         """Commit `files` onto `branch` (replacing its tree unless `keep`); return the commit sha."""
         tree = dict(self.commits[self.branches[branch]]) if keep and branch in self.branches else {}
         tree.update({p: c.encode() if isinstance(c, str) else c for p, c in files.items()})
         parent = self.branches.get(branch, "")
-        digest = hashlib.sha1(parent.encode() + json.dumps(sorted((p, c.hex()) for p, c in tree.items())).encode())
+        digest = hashlib.sha1(
+            parent.encode() + json.dumps(sorted((p, c.hex()) for p, c in tree.items())).encode()
+        )
         sha = digest.hexdigest()
         self.commits[sha] = tree
         self.branches[branch] = sha
@@ -98,11 +102,19 @@ class LocalHub:
         return repo
 
     def requests(self, kind: str | None = None, repo: str | None = None) -> list[HubRequest]:
-        return [r for r in self.log if (kind is None or r.kind == kind) and (repo is None or r.repo == repo)]
+        return [
+            r
+            for r in self.log
+            if (kind is None or r.kind == kind) and (repo is None or r.repo == repo)
+        ]
 
     def downloads(self, repo: str | None = None) -> list[HubRequest]:
         """File requests (HEAD or GET on resolve/): what a cache hit must not make."""
-        return [r for r in self.log if r.kind in ("head", "download") and (repo is None or r.repo == repo)]
+        return [
+            r
+            for r in self.log
+            if r.kind in ("head", "download") and (repo is None or r.repo == repo)
+        ]
 
     @contextlib.contextmanager
     def serve(self, timeout: float = 10.0) -> Iterator[str]:
@@ -146,16 +158,34 @@ class LocalHub:
         authorized = token in self.tokens
 
         def error(status: int, code: str, message: str, kind: str, repo: str, **headers: str):
-            self.log.append(HubRequest(method=method, path=request.url.path, kind=kind, repo=repo,
-                                       revision=rev, file=file, status=status, authorized=authorized))
+            self.log.append(
+                HubRequest(
+                    method=method,
+                    path=request.url.path,
+                    kind=kind,
+                    repo=repo,
+                    revision=rev,
+                    file=file,
+                    status=status,
+                    authorized=authorized,
+                )
+            )
             body = b"" if method == "HEAD" else json.dumps({"error": message}).encode()
-            return Response(body, status_code=status, media_type="application/json",
-                            headers={"X-Error-Code": code, "X-Error-Message": message, **headers})
+            return Response(
+                body,
+                status_code=status,
+                media_type="application/json",
+                headers={"X-Error-Code": code, "X-Error-Message": message, **headers},
+            )
 
         rev = file = None
         if len(parts) == 4 and parts[:2] == ["api", "datasets"]:
             kind, repo_id = "revision", f"{parts[2]}/{parts[3]}"
-        elif len(parts) >= 5 and parts[:2] == ["api", "datasets"] and parts[4] in ("revision", "tree", "refs"):
+        elif (
+            len(parts) >= 5
+            and parts[:2] == ["api", "datasets"]
+            and parts[4] in ("revision", "tree", "refs")
+        ):
             kind, repo_id = parts[4], f"{parts[2]}/{parts[3]}"
             rev = parts[5] if len(parts) > 5 else None
             file = "/".join(parts[6:]) or None
@@ -167,59 +197,131 @@ class LocalHub:
 
         repo = self.repos.get(repo_id)
         if repo is None or (repo.private and not authorized):
-            return error(401 if not authorized else 404, "RepoNotFound", "Repository not found", kind, repo_id)
+            return error(
+                401 if not authorized else 404,
+                "RepoNotFound",
+                "Repository not found",
+                kind,
+                repo_id,
+            )
         if repo.gated and not authorized and kind in ("head", "download"):
             status = 403 if token else 401
-            return error(status, "GatedRepo", f"Access to dataset {repo_id} is restricted.", kind, repo_id)
+            return error(
+                status, "GatedRepo", f"Access to dataset {repo_id} is restricted.", kind, repo_id
+            )
         if kind == "refs":
-            self.log.append(HubRequest(method=method, path=request.url.path, kind=kind, repo=repo_id,
-                                       authorized=authorized))
+            self.log.append(
+                HubRequest(
+                    method=method,
+                    path=request.url.path,
+                    kind=kind,
+                    repo=repo_id,
+                    authorized=authorized,
+                )
+            )
+
             def ref(prefix, name, sha):
                 return {"name": name, "ref": f"refs/{prefix}/{name}", "targetCommit": sha}
-            return JSONResponse({"branches": [ref("heads", n, s) for n, s in repo.branches.items()],
-                                 "tags": [ref("tags", n, s) for n, s in repo.tags.items()], "converts": []})
+
+            return JSONResponse(
+                {
+                    "branches": [ref("heads", n, s) for n, s in repo.branches.items()],
+                    "tags": [ref("tags", n, s) for n, s in repo.tags.items()],
+                    "converts": [],
+                }
+            )
         commit = repo.resolve(rev or "main")
         if commit is None:
             return error(404, "RevisionNotFound", f"Invalid rev id: {rev}", kind, repo_id)
         tree = repo.commits[commit]
         if kind == "revision":
-            self.log.append(HubRequest(method=method, path=request.url.path, kind=kind, repo=repo_id,
-                                       revision=rev, authorized=authorized))
-            return JSONResponse({
-                "_id": hashlib.md5(repo_id.encode()).hexdigest()[:24], "id": repo_id,
-                "author": repo_id.split("/")[0], "sha": commit, "private": repo.private,
-                "gated": "auto" if repo.gated else False, "disabled": False, "downloads": 0,
-                "likes": 0, "tags": [], "lastModified": "2026-01-01T00:00:00.000Z",
-                "siblings": [{"rfilename": p} for p in sorted(tree)],
-            })
+            self.log.append(
+                HubRequest(
+                    method=method,
+                    path=request.url.path,
+                    kind=kind,
+                    repo=repo_id,
+                    revision=rev,
+                    authorized=authorized,
+                )
+            )
+            return JSONResponse(
+                {
+                    "_id": hashlib.md5(repo_id.encode()).hexdigest()[:24],
+                    "id": repo_id,
+                    "author": repo_id.split("/")[0],
+                    "sha": commit,
+                    "private": repo.private,
+                    "gated": "auto" if repo.gated else False,
+                    "disabled": False,
+                    "downloads": 0,
+                    "likes": 0,
+                    "tags": [],
+                    "lastModified": "2026-01-01T00:00:00.000Z",
+                    "siblings": [{"rfilename": p} for p in sorted(tree)],
+                }
+            )
         if kind == "tree":
-            self.log.append(HubRequest(method=method, path=request.url.path, kind=kind, repo=repo_id,
-                                       revision=rev, file=file, authorized=authorized))
+            self.log.append(
+                HubRequest(
+                    method=method,
+                    path=request.url.path,
+                    kind=kind,
+                    repo=repo_id,
+                    revision=rev,
+                    file=file,
+                    authorized=authorized,
+                )
+            )
             prefix = f"{file}/" if file else ""
             recursive = request.query_params.get("recursive") in ("1", "true", "True")
             entries, dirs = [], set()
             for p in sorted(tree):
                 if not p.startswith(prefix):
                     continue
-                rest = p[len(prefix):].split("/")
+                rest = p[len(prefix) :].split("/")
                 for i in range(1, len(rest) if recursive else min(len(rest), 2)):
                     dirs.add(prefix + "/".join(rest[:i]))
                 if recursive or len(rest) == 1:
-                    entries.append({"type": "file", "oid": _blob_sha(tree[p]), "size": len(tree[p]), "path": p})
-            entries += [{"type": "directory", "oid": "0" * 40, "size": 0, "path": d} for d in sorted(dirs)]
+                    entries.append(
+                        {"type": "file", "oid": _blob_sha(tree[p]), "size": len(tree[p]), "path": p}
+                    )
+            entries += [
+                {"type": "directory", "oid": "0" * 40, "size": 0, "path": d} for d in sorted(dirs)
+            ]
             return JSONResponse(entries)
         if file in self.failing:
             status = self.failing[file]
             code = "EntryNotFound" if status == 404 else ""
-            return error(status, code, "simulated failure", kind, repo_id, **{"X-Repo-Commit": commit})
+            return error(
+                status, code, "simulated failure", kind, repo_id, **{"X-Repo-Commit": commit}
+            )
         if file not in tree:
-            return error(404, "EntryNotFound", f"{file} does not exist on {rev}", kind, repo_id,
-                         **{"X-Repo-Commit": commit})
-        self.log.append(HubRequest(method=method, path=request.url.path, kind=kind, repo=repo_id,
-                                   revision=rev, file=file, authorized=authorized))
+            return error(
+                404,
+                "EntryNotFound",
+                f"{file} does not exist on {rev}",
+                kind,
+                repo_id,
+                **{"X-Repo-Commit": commit},
+            )
+        self.log.append(
+            HubRequest(
+                method=method,
+                path=request.url.path,
+                kind=kind,
+                repo=repo_id,
+                revision=rev,
+                file=file,
+                authorized=authorized,
+            )
+        )
         content = tree[file]
-        headers = {"X-Repo-Commit": commit, "ETag": f'"{_blob_sha(content)}"',
-                   "Content-Length": str(len(content))}
+        headers = {
+            "X-Repo-Commit": commit,
+            "ETag": f'"{_blob_sha(content)}"',
+            "Content-Length": str(len(content)),
+        }
         if method == "HEAD":
             return Response(b"", headers=headers, media_type="application/octet-stream")
         return Response(content, headers=headers, media_type="application/octet-stream")

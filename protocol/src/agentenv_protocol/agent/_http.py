@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from .._http import client, tls_context
+from agentenv_protocol._http import client, tls_context
 
 __all__ = ["client", "tls_context"]

@@ -17,8 +17,8 @@ import anyio
 import attrs
 import httpx
 
-from .. import _http
-from .types import Usage
+from agentenv_protocol import _http
+from agentenv_protocol.agent.types import Usage
 
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 

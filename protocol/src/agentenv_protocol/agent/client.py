@@ -11,8 +11,8 @@ from typing import Any
 
 import httpx
 
-from .. import _http
-from .types import (
+from agentenv_protocol import _http
+from agentenv_protocol.agent.types import (
     AGENT_CARD_PATH,
     AGENT_CONFIG_URI,
     LEGACY_CARD_PATH,

@@ -17,10 +17,10 @@ from typing import Any
 import anyio
 import attrs
 
-from ..client import EnvClient
-from ..errors import EnvUnavailable, ProtocolError
-from .chat import ChatClient, ChatError
-from .types import AgentResult, McpServer, Usage
+from agentenv_protocol.agent.chat import ChatClient, ChatError
+from agentenv_protocol.agent.types import AgentResult, McpServer, Usage
+from agentenv_protocol.client import EnvClient
+from agentenv_protocol.errors import EnvUnavailable, ProtocolError
 
 
 class MaxTurnsExceeded(Exception):
@@ -47,7 +47,7 @@ class McpTools:
         self.specs: list[dict[str, Any]] = []
 
     async def __aenter__(self) -> McpTools:
-        from .. import _http
+        from agentenv_protocol import _http
 
         for server in self.servers:
             base, path = _split_mcp_url(server.url)
@@ -196,7 +196,9 @@ class ToolLoop:
                     {"type": "error", "turn": turn, "class": "env", "message": broken}
                 )
                 return done("", ("env", f"the tools' MCP server failed: {broken}"))
-            for call, (content, is_error, seconds, _) in zip(message["tool_calls"], results, strict=True):
+            for call, (content, is_error, seconds, _) in zip(
+                message["tool_calls"], results, strict=True
+            ):
                 messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
                 trajectory.append(
                     {

@@ -17,9 +17,8 @@ from typing import Any
 
 import anyio
 
-from .. import jsonrpc
-
-from .types import (
+from agentenv_protocol import jsonrpc
+from agentenv_protocol.agent.types import (
     A2A_PATH,
     AGENT_CARD_PATH,
     AGENT_CONFIG_URI,

@@ -22,7 +22,7 @@ from typing import Any
 
 import anyio
 
-from ..serving import RunningServer, serve_in_thread
+from agentenv_protocol.serving import RunningServer, serve_in_thread
 
 USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
 

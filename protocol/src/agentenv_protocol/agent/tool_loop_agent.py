@@ -4,10 +4,10 @@
 
 from __future__ import annotations
 
-from .chat import ChatClient, ChatError, endpoint_from_env
-from .loop import McpTools, ToolLoop
-from .server import A2AAgent, serve
-from .types import AgentRequest, AgentResult
+from agentenv_protocol.agent.chat import ChatClient, ChatError, endpoint_from_env
+from agentenv_protocol.agent.loop import McpTools, ToolLoop
+from agentenv_protocol.agent.server import A2AAgent, serve
+from agentenv_protocol.agent.types import AgentRequest, AgentResult
 
 
 class ToolLoopAgent(A2AAgent):
@@ -42,7 +42,7 @@ class ToolLoopAgent(A2AAgent):
                         history=request.history,
                     )
             except Exception as e:  # listing the tools failed: the env side is down
-                from ..errors import ProtocolError
+                from agentenv_protocol.errors import ProtocolError
 
                 if isinstance(e, ProtocolError):
                     return AgentResult(

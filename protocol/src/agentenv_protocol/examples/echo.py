@@ -6,7 +6,13 @@ from typing import Annotated
 
 from pydantic import Field
 
-from agentenv_protocol import AgentEnvEnvironment, AgentEnvError, ToolContext, environment_card, tool
+from agentenv_protocol import (
+    AgentEnvEnvironment,
+    AgentEnvError,
+    ToolContext,
+    environment_card,
+    tool,
+)
 
 
 @environment_card(name="echo")

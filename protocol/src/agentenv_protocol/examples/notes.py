@@ -7,8 +7,18 @@ from typing import Annotated
 
 from pydantic import Field
 
-from agentenv_protocol import (AgentEnvEnvironment, AgentEnvError, DataPart, ToolContext, add_data,
-                               environment_card, extension, get_data, reset_data, tool)
+from agentenv_protocol import (
+    AgentEnvEnvironment,
+    AgentEnvError,
+    DataPart,
+    ToolContext,
+    add_data,
+    environment_card,
+    extension,
+    get_data,
+    reset_data,
+    tool,
+)
 
 
 @environment_card(name="notes")
@@ -17,8 +27,9 @@ class NotesEnv(AgentEnvEnvironment):
         self.notes: dict[str, dict] = {}
 
     @tool()
-    def add_note(self, title: Annotated[str, Field(description="Unique title")], body: str,
-                 ctx: ToolContext) -> dict:
+    def add_note(
+        self, title: Annotated[str, Field(description="Unique title")], body: str, ctx: ToolContext
+    ) -> dict:
         """Create a note; fails if the title is taken."""
         if title in self.notes:
             raise AgentEnvError("conflict", f"a note titled {title!r} already exists")
@@ -45,10 +56,15 @@ class NotesEnv(AgentEnvEnvironment):
     def load(self, parts: list) -> None:
         for part in parts:
             if part.kind != "data":
-                raise AgentEnvError("unsupported_part", f"notes accepts data parts, got {part.kind!r}")
+                raise AgentEnvError(
+                    "unsupported_part", f"notes accepts data parts, got {part.kind!r}"
+                )
             for note in part.data.get("notes", []):
-                self.notes[note["title"]] = {"title": note["title"], "body": note.get("body", ""),
-                                             "author": note.get("author")}
+                self.notes[note["title"]] = {
+                    "title": note["title"],
+                    "body": note.get("body", ""),
+                    "author": note.get("author"),
+                }
 
     @get_data
     def export(self) -> list:

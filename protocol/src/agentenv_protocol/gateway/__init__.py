@@ -4,18 +4,32 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 import attrs
 
-from ..serving import RunningServer, serve_in_thread, serving
-from .app import Gateway, GatewayError
-from .auth import CAPABILITY_PREFIX, Caller, TokenInPath
-from .clock import ClockError, EnvClock
-from .trajectory import Trajectory, redact
+from agentenv_protocol.gateway.app import Gateway, GatewayError
+from agentenv_protocol.gateway.auth import CAPABILITY_PREFIX, Caller, TokenInPath
+from agentenv_protocol.gateway.clock import ClockError, EnvClock
+from agentenv_protocol.gateway.trajectory import Trajectory, redact
+from agentenv_protocol.serving import RunningServer, serve_in_thread, serving
 
-__all__ = ["Gateway", "GatewayError", "Caller", "TokenInPath", "CAPABILITY_PREFIX", "GatewayServer", "EnvClock", "ClockError", "Trajectory", "redact",
-           "serve_gateway", "start_gateway", "gateway_server"]
+__all__ = [
+    "Gateway",
+    "GatewayError",
+    "Caller",
+    "TokenInPath",
+    "CAPABILITY_PREFIX",
+    "GatewayServer",
+    "EnvClock",
+    "ClockError",
+    "Trajectory",
+    "redact",
+    "serve_gateway",
+    "start_gateway",
+    "gateway_server",
+]
 
 
 @attrs.define
@@ -37,7 +51,7 @@ class GatewayServer:
     def stop(self) -> None:
         self._running.stop()
 
-    def __enter__(self) -> "GatewayServer":
+    def __enter__(self) -> GatewayServer:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -56,7 +70,9 @@ def serve_gateway(gateway: Gateway, *, host: str = "127.0.0.1", port: int = 0) -
     return GatewayServer(gateway=gateway, url=running.url, running=running)
 
 
-async def start_gateway(gateway: Gateway, *, host: str = "127.0.0.1", port: int = 0) -> GatewayServer:
+async def start_gateway(
+    gateway: Gateway, *, host: str = "127.0.0.1", port: int = 0
+) -> GatewayServer:
     """`serve_gateway` for async callers: starts it from a worker thread, so the caller's event
     loop keeps running while the gateway discovers its envs."""
     import anyio
@@ -65,7 +81,9 @@ async def start_gateway(gateway: Gateway, *, host: str = "127.0.0.1", port: int 
 
 
 @contextlib.asynccontextmanager
-async def gateway_server(gateway: Gateway, *, host: str = "127.0.0.1", port: int = 0) -> AsyncIterator[str]:
+async def gateway_server(
+    gateway: Gateway, *, host: str = "127.0.0.1", port: int = 0
+) -> AsyncIterator[str]:
     """Serve `gateway` in the current event loop for the block; yields its base URL."""
     await gateway.discover()
     async with serving(gateway, host=host, port=port) as url:

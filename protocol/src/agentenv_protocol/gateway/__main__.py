@@ -12,8 +12,12 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m agentenv_protocol.gateway", description=__doc__)
-    parser.add_argument("--env", action="append", default=[], metavar="NAME=URL", help="an environment to front")
+    parser = argparse.ArgumentParser(
+        prog="python -m agentenv_protocol.gateway", description=__doc__
+    )
+    parser.add_argument(
+        "--env", action="append", default=[], metavar="NAME=URL", help="an environment to front"
+    )
     parser.add_argument("--host", default=os.environ.get("MCP_HOST", "127.0.0.1"))
     parser.add_argument("--port", type=int, default=int(os.environ.get("MCP_PORT", "0") or 0))
     parser.add_argument("--name", default="gateway")
@@ -39,13 +43,19 @@ def main(argv: list[str] | None = None) -> int:
 
     import uvicorn
 
-    from .app import Gateway
+    from agentenv_protocol.gateway.app import Gateway
 
-    gateway = Gateway(envs, name=args.name, tokens=tokens, admin_token=args.admin_token,
-                      namespacing=args.namespacing, trajectory=args.trajectory)
+    gateway = Gateway(
+        envs,
+        name=args.name,
+        tokens=tokens,
+        admin_token=args.admin_token,
+        namespacing=args.namespacing,
+        trajectory=args.trajectory,
+    )
     if not args.admin_token:
         print(f"agentenv gateway admin token: {gateway.admin_token}", file=sys.stderr, flush=True)
-    from ..serving import uvicorn_options
+    from agentenv_protocol.serving import uvicorn_options
 
     uvicorn.run(gateway, host=args.host, port=args.port, log_level="warning", **uvicorn_options())
     return 1 if gateway.startup_error else 0

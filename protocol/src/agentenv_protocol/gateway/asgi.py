@@ -25,6 +25,11 @@ async def read_body(receive: Any, limit: int) -> bytes | None:
 async def respond(send: Any, status: int, body: Any, headers: list | None = None) -> None:
     """Send `body` (bytes, or anything json.dumps takes) as one JSON response."""
     data = body if isinstance(body, bytes) else json.dumps(body, default=str).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [*_JSON, (b"content-length", str(len(data)).encode()), *(headers or [])]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [*_JSON, (b"content-length", str(len(data)).encode()), *(headers or [])],
+        }
+    )
     await send({"type": "http.response.body", "body": data})

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import secrets as pysecrets
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 
-from ..context import DEFAULT_ROLE, ROLE_HEADER
+from agentenv_protocol.context import DEFAULT_ROLE, ROLE_HEADER
 
 _ROLE_HEADER = ROLE_HEADER.lower().encode()
 CAPABILITY_PREFIX = "/k/"
@@ -28,7 +29,9 @@ class Auth:
     """Token -> role bindings plus the admin token; `authenticate(scope)` answers a Caller or
     (status, message) for a 401/403."""
 
-    def __init__(self, admin_token: str | None, tokens: dict[str, str], on_token: Callable[[str], None]) -> None:
+    def __init__(
+        self, admin_token: str | None, tokens: dict[str, str], on_token: Callable[[str], None]
+    ) -> None:
         self.admin_token = admin_token or pysecrets.token_urlsafe(32)
         self.tokens = tokens
         self._on_token = on_token
@@ -78,7 +81,7 @@ class TokenInPath:
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope["path"].startswith(self.prefix):
-            token, _, rest = scope["path"][len(self.prefix):].partition("/")
+            token, _, rest = scope["path"][len(self.prefix) :].partition("/")
             path = "/" + rest
             headers = [(k, v) for k, v in scope["headers"] if k != b"authorization"]
             headers.append((b"authorization", b"Bearer " + token.encode("latin-1")))

@@ -13,13 +13,15 @@ import re
 import threading
 import time
 import zoneinfo
-from datetime import datetime, timedelta, timezone
-from typing import Callable
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 
-from ..schema import did_you_mean
+from agentenv_protocol.schema import did_you_mean
 
 MAX_RATE = 86400.0
-_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$")
+_RFC3339 = re.compile(
+    r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$"
+)
 _SHAPE = "YYYY-MM-DDThh:mm:ss[.ffffff](Z|+hh:mm), e.g. 2026-03-08T06:59:00Z"
 
 
@@ -32,18 +34,20 @@ class ClockError(ValueError):
 
 
 def iso(dt: datetime) -> str:
-    return dt.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+    return dt.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def parse_time(text: object) -> datetime:
     """An RFC 3339 timestamp with an explicit offset, as an aware UTC datetime."""
     if not isinstance(text, str):
-        raise ClockError(f"virtual_time must be an RFC 3339 string ({_SHAPE}), got {type(text).__name__}")
+        raise ClockError(
+            f"virtual_time must be an RFC 3339 string ({_SHAPE}), got {type(text).__name__}"
+        )
     if not _RFC3339.match(text):
         raise ClockError(f"invalid virtual_time {text!r}: expected {_SHAPE}")
     raw = text[:-1] + "+00:00" if text[-1] in "Zz" else text
     try:
-        return datetime.fromisoformat(raw).astimezone(timezone.utc)
+        return datetime.fromisoformat(raw).astimezone(UTC)
     except (ValueError, OverflowError) as e:
         raise ClockError(f"invalid virtual_time {text!r}: {e}") from None
 
@@ -54,9 +58,13 @@ def parse_rate(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise ClockError(f"virtual_seconds_per_real_second must be a finite number, got {value!r}")
     if value < 0:
-        raise ClockError("virtual_seconds_per_real_second must be >= 0: the clock never runs backwards")
+        raise ClockError(
+            "virtual_seconds_per_real_second must be >= 0: the clock never runs backwards"
+        )
     if value > MAX_RATE:
-        raise ClockError(f"virtual_seconds_per_real_second {value:g} exceeds the maximum {MAX_RATE:g}")
+        raise ClockError(
+            f"virtual_seconds_per_real_second {value:g} exceeds the maximum {MAX_RATE:g}"
+        )
     return float(value)
 
 
@@ -72,8 +80,10 @@ def zone(name: object) -> zoneinfo.ZoneInfo:
     try:
         return zoneinfo.ZoneInfo(name)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
-        raise ClockError(f"unknown time zone {name!r}{did_you_mean(name, _zone_names())}; "
-                         "use an IANA name such as 'America/New_York'") from None
+        raise ClockError(
+            f"unknown time zone {name!r}{did_you_mean(name, _zone_names())}; "
+            "use an IANA name such as 'America/New_York'"
+        ) from None
 
 
 class EnvClock:
@@ -97,7 +107,7 @@ class EnvClock:
         try:
             return self._t0 + timedelta(seconds=elapsed * self._rate)
         except OverflowError:
-            return datetime.max.replace(tzinfo=timezone.utc)
+            return datetime.max.replace(tzinfo=UTC)
 
     def now(self) -> datetime | None:
         with self._lock:
@@ -109,8 +119,11 @@ class EnvClock:
         with self._lock:
             current = self._current()
             if current is not None and t0 < current.replace(microsecond=0):
-                raise ClockError(f"virtual_time {virtual_time!r} is before the clock's current time {iso(current)}; "
-                                 "the clock never runs backwards (POST /clock/clear first to start over)", 409)
+                raise ClockError(
+                    f"virtual_time {virtual_time!r} is before the clock's current time {iso(current)}; "
+                    "the clock never runs backwards (POST /clock/clear first to start over)",
+                    409,
+                )
             self._t0, self._anchor, self._rate = t0, self._now(), r
         return self.state()
 
@@ -130,8 +143,12 @@ class EnvClock:
             current = self._current()
             if current is None:
                 return {"armed": False}
-            return {"armed": True, "t0": iso(self._t0), "virtual_seconds_per_real_second": self._rate,
-                    "virtual_time": iso(current)}
+            return {
+                "armed": True,
+                "t0": iso(self._t0),
+                "virtual_seconds_per_real_second": self._rate,
+                "virtual_time": iso(current),
+            }
 
     def get_time(self, time_zone: object = None) -> dict:
         """The `get_time` tool's answer: `current_time` (UTC), plus `time_zone`/`local_time` if asked."""
@@ -149,10 +166,19 @@ class EnvClock:
 
 GET_TIME_TOOL = {
     "name": "get_time",
-    "description": ("Returns the current date and time in this environment (UTC, and local time in an IANA time "
-                    "zone when `time_zone` is given). Your own machine's clock does not apply here: use this for "
-                    "every date or time you reason about or pass to another tool."),
-    "inputSchema": {"type": "object", "properties": {
-        "time_zone": {"type": "string", "description": "IANA time zone name, e.g. 'America/New_York'"}},
-        "additionalProperties": False},
+    "description": (
+        "Returns the current date and time in this environment (UTC, and local time in an IANA time "
+        "zone when `time_zone` is given). Your own machine's clock does not apply here: use this for "
+        "every date or time you reason about or pass to another tool."
+    ),
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "time_zone": {
+                "type": "string",
+                "description": "IANA time zone name, e.g. 'America/New_York'",
+            }
+        },
+        "additionalProperties": False,
+    },
 }

@@ -10,46 +10,71 @@ from typing import Any
 import anyio
 import httpx
 
-from .. import errors as E
-from ..context import DEFAULT_ROLE, ROLE_HEADER
-from ..jsonrpc import error as rpc_error, parse_request
-from ..schema import did_you_mean
-from ..types import (CLOCK_EXTENSION_URI, MCP_PATH, MCP_TRANSPORT, PROTOCOL_VERSION, READY_PATH, RPC_PATH,
-                     WELL_KNOWN_PATH)
-from .auth import Caller
-from .errors import WILDCARD, GatewayError
-from .clock import GET_TIME_TOOL, ClockError
-
+from agentenv_protocol import errors as E
+from agentenv_protocol.context import DEFAULT_ROLE, ROLE_HEADER
+from agentenv_protocol.gateway.auth import Caller
+from agentenv_protocol.gateway.clock import GET_TIME_TOOL, ClockError
+from agentenv_protocol.gateway.errors import WILDCARD, GatewayError
+from agentenv_protocol.jsonrpc import error as rpc_error
+from agentenv_protocol.jsonrpc import parse_request
+from agentenv_protocol.schema import did_you_mean
+from agentenv_protocol.types import (
+    CLOCK_EXTENSION_URI,
+    MCP_PATH,
+    MCP_TRANSPORT,
+    PROTOCOL_VERSION,
+    READY_PATH,
+    RPC_PATH,
+    WELL_KNOWN_PATH,
+)
 
 CLOCK_EXTENSION = {
     "uri": CLOCK_EXTENSION_URI,
     "description": "The environment clock: set, read and clear the virtual UTC time agents see via get_time.",
-    "params": {"endpoint": "/clock", "methods": {
-        "set-time": {"method": "PUT", "endpoint": "/clock/set-time",
-                     "request": {"type": "object", "required": ["virtual_time"], "properties": {
-                         "virtual_time": {"type": "string", "format": "date-time"},
-                         "virtual_seconds_per_real_second": {"type": "number", "minimum": 0}}}},
-        "time": {"method": "GET", "endpoint": "/clock/time"},
-        "state": {"method": "GET", "endpoint": "/clock/state"},
-        "clear": {"method": "POST", "endpoint": "/clock/clear"}}},
+    "params": {
+        "endpoint": "/clock",
+        "methods": {
+            "set-time": {
+                "method": "PUT",
+                "endpoint": "/clock/set-time",
+                "request": {
+                    "type": "object",
+                    "required": ["virtual_time"],
+                    "properties": {
+                        "virtual_time": {"type": "string", "format": "date-time"},
+                        "virtual_seconds_per_real_second": {"type": "number", "minimum": 0},
+                    },
+                },
+            },
+            "time": {"method": "GET", "endpoint": "/clock/time"},
+            "state": {"method": "GET", "endpoint": "/clock/state"},
+            "clear": {"method": "POST", "endpoint": "/clock/clear"},
+        },
+    },
 }
 
 
 class ControlRoutes:
     """Everything but `POST /mcp`; expects the attributes `Gateway` sets up."""
 
-    async def _control(self, scope: dict, receive: Any, send: Any, caller: Caller, path: str, method: str) -> None:
+    async def _control(
+        self, scope: dict, receive: Any, send: Any, caller: Caller, path: str, method: str
+    ) -> None:
         if path == WELL_KNOWN_PATH and method == "GET":
             await self._respond(send, 200, self.card(caller.role))
         elif path == READY_PATH and method == "GET":
             await self._respond(send, 200, await self._health())
         elif path == RPC_PATH or path.startswith("/svc/"):
-            if not caller.admin:  # the data plane and env REST routes are the harness's, not an agent's
+            if (
+                not caller.admin
+            ):  # the data plane and env REST routes are the harness's, not an agent's
                 await self._respond(send, 403, {"error": f"{path} needs the gateway's admin token"})
             elif path == RPC_PATH and method == "POST":
                 await self._data_plane(scope, receive, send, caller)
             elif path == RPC_PATH:
-                await self._respond(send, 405, {"error": f"{method} {RPC_PATH}: POST a JSON-RPC request"})
+                await self._respond(
+                    send, 405, {"error": f"{method} {RPC_PATH}: POST a JSON-RPC request"}
+                )
             else:
                 await self._proxy(scope, receive, send, caller, path)
         elif path.startswith("/clock/"):
@@ -63,9 +88,15 @@ class ControlRoutes:
                 return
             role, tools = body.get("role"), body.get("tools")
             if not isinstance(role, str) or not role:
-                await self._respond(send, 400, {"error": "'role' must be a non-empty string (or '*')"})
-            elif tools != WILDCARD and not (isinstance(tools, list) and all(isinstance(t, str) for t in tools)):
-                await self._respond(send, 400, {"error": "'tools' must be a list of tool names or '*'"})
+                await self._respond(
+                    send, 400, {"error": "'role' must be a non-empty string (or '*')"}
+                )
+            elif tools != WILDCARD and not (
+                isinstance(tools, list) and all(isinstance(t, str) for t in tools)
+            ):
+                await self._respond(
+                    send, 400, {"error": "'tools' must be a list of tool names or '*'"}
+                )
             else:
                 try:
                     roles = self.set_tools(role, tools, enabled=path.endswith("enable"))
@@ -74,7 +105,9 @@ class ControlRoutes:
                     await self._respond(send, 400, {"error": str(e)})
         elif path == "/trajectory" and method == "GET":
             if not caller.admin:
-                await self._respond(send, 403, {"error": "/trajectory needs the gateway's admin token"})
+                await self._respond(
+                    send, 403, {"error": "/trajectory needs the gateway's admin token"}
+                )
                 return
             await self._respond(send, 200, {"calls": self.trajectory.records})
         else:
@@ -83,7 +116,9 @@ class ControlRoutes:
     async def _json_body(self, receive: Any, send: Any) -> dict | None:
         raw = await self._read(receive)
         if raw is None:
-            await self._respond(send, 413, {"error": f"request body exceeds {self.max_request_bytes} bytes"})
+            await self._respond(
+                send, 413, {"error": f"request body exceeds {self.max_request_bytes} bytes"}
+            )
             return None
         try:
             body = json.loads(raw) if raw else {}
@@ -95,7 +130,9 @@ class ControlRoutes:
             return None
         return body
 
-    async def _clock_route(self, receive: Any, send: Any, caller: Caller, path: str, method: str) -> None:
+    async def _clock_route(
+        self, receive: Any, send: Any, caller: Caller, path: str, method: str
+    ) -> None:
         try:
             if path == "/clock/time" and method == "GET":
                 await self._respond(send, 200, self.clock.read())
@@ -104,10 +141,14 @@ class ControlRoutes:
                 await self._respond(send, 200, self.clock.state())
                 return
             if path not in ("/clock/set-time", "/clock/clear"):
-                await self._respond(send, 404, {"ok": False, "error": f"no clock route {method} {path}"})
+                await self._respond(
+                    send, 404, {"ok": False, "error": f"no clock route {method} {path}"}
+                )
                 return
             if not caller.admin:
-                await self._respond(send, 403, {"ok": False, "error": f"{path} needs the gateway's admin token"})
+                await self._respond(
+                    send, 403, {"ok": False, "error": f"{path} needs the gateway's admin token"}
+                )
                 return
             if path == "/clock/clear" and method == "POST":
                 await self._respond(send, 200, self.clock.clear())
@@ -118,26 +159,41 @@ class ControlRoutes:
                 if GET_TIME_TOOL["name"] in self.routes:
                     owner = self.routes[GET_TIME_TOOL["name"]].env
                     raise ClockError(f"'get_time' is already served by environment {owner!r}", 409)
-                state = self.clock.set_time(body.get("virtual_time"), body.get("virtual_seconds_per_real_second"))
+                state = self.clock.set_time(
+                    body.get("virtual_time"), body.get("virtual_seconds_per_real_second")
+                )
                 await self._respond(send, 200, state)
             else:
-                await self._respond(send, 405, {"ok": False, "error": f"{method} is not allowed on {path}"})
+                await self._respond(
+                    send, 405, {"ok": False, "error": f"{method} is not allowed on {path}"}
+                )
         except ClockError as e:
             await self._respond(send, e.status, {"ok": False, "error": str(e)})
 
     def card(self, role: str = DEFAULT_ROLE) -> dict:
         """The composed card: the gateway's own, each env's nested under `children_environments`."""
         children = [self._child_card(env, card) for env, card in self.cards.items()]
-        operations = (self.cards[next(iter(self.cards))].get("capabilities") or {}).get("operations") \
-            if len(self.envs) == 1 and self.cards else []
-        return {"name": self.name, "protocolVersion": PROTOCOL_VERSION, "url": RPC_PATH,
-                "preferredTransport": "JSONRPC",
-                "additionalInterfaces": [{"url": MCP_PATH, "transport": MCP_TRANSPORT}],
-                "capabilities": {"extensions": [CLOCK_EXTENSION],
-                                 "tools": [{k: t[k] for k in ("name", "description", "inputSchema") if k in t}
-                                           for t in self.visible_tools(role)],
-                                 "operations": operations or []},
-                "children_environments": children}
+        operations = (
+            (self.cards[next(iter(self.cards))].get("capabilities") or {}).get("operations")
+            if len(self.envs) == 1 and self.cards
+            else []
+        )
+        return {
+            "name": self.name,
+            "protocolVersion": PROTOCOL_VERSION,
+            "url": RPC_PATH,
+            "preferredTransport": "JSONRPC",
+            "additionalInterfaces": [{"url": MCP_PATH, "transport": MCP_TRANSPORT}],
+            "capabilities": {
+                "extensions": [CLOCK_EXTENSION],
+                "tools": [
+                    {k: t[k] for k in ("name", "description", "inputSchema") if k in t}
+                    for t in self.visible_tools(role)
+                ],
+                "operations": operations or [],
+            },
+            "children_environments": children,
+        }
 
     @staticmethod
     def _child_card(env: str, card: dict) -> dict:
@@ -166,7 +222,9 @@ class ControlRoutes:
         async def probe(env: str, url: str) -> None:
             try:
                 response = await self._http.get(url + WELL_KNOWN_PATH, timeout=2.0)
-                status[env] = "up" if response.status_code == 200 else f"HTTP {response.status_code}"
+                status[env] = (
+                    "up" if response.status_code == 200 else f"HTTP {response.status_code}"
+                )
             except httpx.HTTPError as e:
                 status[env] = f"down ({type(e).__name__})"
 
@@ -174,16 +232,29 @@ class ControlRoutes:
             for env, url in self.envs.items():
                 tg.start_soon(probe, env, url)
         ready = all(v == "up" for v in status.values())
-        return {"status": "ready" if ready else "degraded", "envs": status, "tools": len(self.routes)}
+        return {
+            "status": "ready" if ready else "degraded",
+            "envs": status,
+            "tools": len(self.routes),
+        }
 
     async def _data_plane(self, scope: dict, receive: Any, send: Any, caller: Caller) -> None:
         if len(self.envs) != 1:
             raw = await self._read(receive)
             req, error = parse_request(raw or b"")
             rid = req.get("id") if req else None
-            await self._respond(send, 200, error or rpc_error(
-                rid, E.SERVER_ERROR, f"the gateway fronts {len(self.envs)} environments; call "
-                f"/svc/<env>{RPC_PATH} for one of: {', '.join(self.envs)}", {"code": "ambiguous_environment"}))
+            await self._respond(
+                send,
+                200,
+                error
+                or rpc_error(
+                    rid,
+                    E.SERVER_ERROR,
+                    f"the gateway fronts {len(self.envs)} environments; call "
+                    f"/svc/<env>{RPC_PATH} for one of: {', '.join(self.envs)}",
+                    {"code": "ambiguous_environment"},
+                ),
+            )
             return
         env = next(iter(self.envs))
         await self._proxy(scope, receive, send, caller, f"/svc/{env}{RPC_PATH}")
@@ -193,27 +264,48 @@ class ControlRoutes:
         env, _, tail = rest.partition("/")
         base = self.envs.get(env)
         if base is None:
-            await self._respond(send, 404, {"error": f"unknown environment {env!r}{did_you_mean(env, self.envs)}"})
+            await self._respond(
+                send, 404, {"error": f"unknown environment {env!r}{did_you_mean(env, self.envs)}"}
+            )
             return
         body = await self._read(receive)
         if body is None:
-            await self._respond(send, 413, {"error": f"request body exceeds {self.max_request_bytes} bytes"})
+            await self._respond(
+                send, 413, {"error": f"request body exceeds {self.max_request_bytes} bytes"}
+            )
             return
         url = f"{base}/{tail}"
         if scope.get("query_string"):
             url += "?" + scope["query_string"].decode("latin-1")
-        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]
-                   if k in (b"content-type", b"accept")}
+        headers = {
+            k.decode("latin-1"): v.decode("latin-1")
+            for k, v in scope["headers"]
+            if k in (b"content-type", b"accept")
+        }
         headers[ROLE_HEADER] = caller.role
         try:
             response = await self._http.request(scope["method"], url, content=body, headers=headers)
         except httpx.TimeoutException:
-            await self._respond(send, 504, {"error": f"environment {env!r} did not answer within {self.call_timeout:g}s"})
+            await self._respond(
+                send,
+                504,
+                {"error": f"environment {env!r} did not answer within {self.call_timeout:g}s"},
+            )
             return
         except httpx.HTTPError as e:
-            await self._respond(send, 502, {"error": f"environment {env!r} is not reachable at {base}: {e}"})
+            await self._respond(
+                send, 502, {"error": f"environment {env!r} is not reachable at {base}: {e}"}
+            )
             return
         ctype = response.headers.get("content-type", "application/json").encode()
-        await send({"type": "http.response.start", "status": response.status_code,
-                    "headers": [(b"content-type", ctype), (b"content-length", str(len(response.content)).encode())]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": response.status_code,
+                "headers": [
+                    (b"content-type", ctype),
+                    (b"content-length", str(len(response.content)).encode()),
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": response.content})

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
-from ..schema import did_you_mean
-from .errors import WILDCARD, GatewayError
+from agentenv_protocol.gateway.errors import WILDCARD, GatewayError
+from agentenv_protocol.schema import did_you_mean
 
 
 class RoleRules:
@@ -14,7 +14,9 @@ class RoleRules:
     def __init__(self) -> None:
         self.rules: dict[str, dict[str, bool]] = {}
 
-    def set(self, role: str, tools: list[str] | str, *, enabled: bool, known: Iterable[str]) -> dict:
+    def set(
+        self, role: str, tools: list[str] | str, *, enabled: bool, known: Iterable[str]
+    ) -> dict:
         """Enable or disable `tools` (or `*`) for `role` (or `*`); unknown tool names raise GatewayError."""
         targets = [WILDCARD] if tools == WILDCARD else list(tools)
         known = set(known)
@@ -36,8 +38,13 @@ class RoleRules:
         return self.describe()
 
     def describe(self) -> dict:
-        return {role: {"disabled": sorted(t for t, v in rules.items() if v),
-                       "enabled": sorted(t for t, v in rules.items() if not v)} for role, rules in self.rules.items()}
+        return {
+            role: {
+                "disabled": sorted(t for t, v in rules.items() if v),
+                "enabled": sorted(t for t, v in rules.items() if not v),
+            }
+            for role, rules in self.rules.items()
+        }
 
     def is_disabled(self, role: str, tool: str) -> bool:
         for r in (role, WILDCARD):

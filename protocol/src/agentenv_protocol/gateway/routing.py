@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import attrs
 
-from .errors import GatewayError
+from agentenv_protocol.gateway.errors import GatewayError
 
 SEPARATOR = "__"
 
@@ -21,11 +21,21 @@ class Route:
 
 
 def check_env_name(env: str) -> None:
-    if not isinstance(env, str) or not env or SEPARATOR in env or "/" in env or not env.isprintable():
-        raise GatewayError(f"invalid environment name {env!r}: use letters, digits, '-' or a single '_'")
+    if (
+        not isinstance(env, str)
+        or not env
+        or SEPARATOR in env
+        or "/" in env
+        or not env.isprintable()
+    ):
+        raise GatewayError(
+            f"invalid environment name {env!r}: use letters, digits, '-' or a single '_'"
+        )
 
 
-def build_routes(envs: Mapping[str, str], found: dict[str, list[dict]], *, namespacing: bool) -> dict[str, Route]:
+def build_routes(
+    envs: Mapping[str, str], found: dict[str, list[dict]], *, namespacing: bool
+) -> dict[str, Route]:
     """Exposed tool name -> Route; a name two envs serve raises GatewayError naming both."""
     routes: dict[str, Route] = {}
     owners: dict[str, str] = {}
@@ -34,14 +44,22 @@ def build_routes(envs: Mapping[str, str], found: dict[str, list[dict]], *, names
         for tool in found.get(env, []):
             exposed = f"{env}{SEPARATOR}{tool['name']}" if namespacing else tool["name"]
             if exposed in owners:
-                clashes.append(f"tool {tool['name']!r} is served by both {owners[exposed]!r} and {env!r}")
+                clashes.append(
+                    f"tool {tool['name']!r} is served by both {owners[exposed]!r} and {env!r}"
+                )
                 continue
             owners[exposed] = env
-            descriptor = {k: v for k, v in tool.items() if k in ("name", "title", "description", "inputSchema",
-                                                                 "annotations", "outputSchema")}
+            descriptor = {
+                k: v
+                for k, v in tool.items()
+                if k
+                in ("name", "title", "description", "inputSchema", "annotations", "outputSchema")
+            }
             descriptor["name"] = exposed
             routes[exposed] = Route(env, tool["name"], descriptor)
     if clashes:
-        raise GatewayError("; ".join(clashes) + " (rename one, or turn on namespacing so tools are "
-                           "exposed as '<env>__<tool>')")
+        raise GatewayError(
+            "; ".join(clashes) + " (rename one, or turn on namespacing so tools are "
+            "exposed as '<env>__<tool>')"
+        )
     return routes

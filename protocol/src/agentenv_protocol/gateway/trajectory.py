@@ -6,12 +6,15 @@ import collections
 import json
 import re
 import threading
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 REDACTED = "***"
-_SECRET_KEY = re.compile(r"pass(word|wd)?|secret|token|api[_-]?key|authorization|credential|private[_-]?key",
-                         re.IGNORECASE)
+_SECRET_KEY = re.compile(
+    r"pass(word|wd)?|secret|token|api[_-]?key|authorization|credential|private[_-]?key",
+    re.IGNORECASE,
+)
 
 
 def redact(value: Any, secrets: Iterable[str] = ()) -> Any:
@@ -41,8 +44,10 @@ def _redact(value: Any, secrets: list[str]) -> Any:
                     value = value.replace(secret, REDACTED)
         return value
     if kind is dict:
-        return {k: (REDACTED if _secret_key(k) and v not in (None, "") else _redact(v, secrets))
-                for k, v in value.items()}
+        return {
+            k: (REDACTED if _secret_key(k) and v not in (None, "") else _redact(v, secrets))
+            for k, v in value.items()
+        }
     if kind is list or kind is tuple:
         return [_redact(v, secrets) for v in value]
     if isinstance(value, dict):
@@ -55,7 +60,9 @@ def _redact(value: Any, secrets: list[str]) -> Any:
 class Trajectory:
     """Appends redacted records to a JSONL file (when given) and keeps the recent ones in memory."""
 
-    def __init__(self, path: str | Path | None = None, *, secrets: Iterable[str] = (), keep: int = 100_000) -> None:
+    def __init__(
+        self, path: str | Path | None = None, *, secrets: Iterable[str] = (), keep: int = 100_000
+    ) -> None:
         self.path = Path(path) if path else None
         self.secrets = {s for s in secrets if s}
         self._secret_list = sorted(self.secrets, key=len, reverse=True)
@@ -64,7 +71,7 @@ class Trajectory:
         self._file = None
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(self.path, "a", encoding="utf-8")
+            self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (closed in close())
 
     def add_secret(self, value: str) -> None:
         if value:

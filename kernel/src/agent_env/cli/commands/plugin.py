@@ -14,7 +14,9 @@ from agent_env.plugins import PluginInfo, get_plugin_manager
 
 
 def _registered(info: PluginInfo) -> str:
-    return "; ".join(f"{kind}: {', '.join(names)}" for kind, names in sorted(info.registered.items()))
+    return "; ".join(
+        f"{kind}: {', '.join(names)}" for kind, names in sorted(info.registered.items())
+    )
 
 
 def _describe() -> tuple[list[PluginInfo], dict[str, str]]:
@@ -88,7 +90,10 @@ def check_plugins(as_json: bool) -> None:
         manager.check_pending()
     except Exception as exc:
         problems.append(f"unknown hooks: {exc}")
-    counts = {s: sum(1 for i in infos if i.status == s) for s in ("ok", "failed", "disabled", "incompatible")}
+    counts = {
+        s: sum(1 for i in infos if i.status == s)
+        for s in ("ok", "failed", "disabled", "incompatible")
+    }
     if as_json:
         emit_json({"ok": not problems, "counts": counts, "problems": problems})
     else:
@@ -119,20 +124,35 @@ def _asker(dry_run: bool, yes: bool) -> Any:
 
 _dry_run = click.option("--dry-run", is_flag=True, help="Show the plan; change nothing.")
 _yes = click.option("-y", "--yes", is_flag=True, help="Do not ask before changing anything.")
-_lock_timeout = click.option("--lock-timeout", type=float, default=600.0, show_default=True,
-                             help="Seconds to wait for another plugin add/remove here.")
+_lock_timeout = click.option(
+    "--lock-timeout",
+    type=float,
+    default=600.0,
+    show_default=True,
+    help="Seconds to wait for another plugin add/remove here.",
+)
 
 
 @plugin.command("add")
 @click.argument("specs", nargs=-1, required=True)
 @_dry_run
 @_yes
-@click.option("--find-links", multiple=True, metavar="DIR|URL",
-              help="Also look for distributions here (passed to the installer); repeatable.")
+@click.option(
+    "--find-links",
+    multiple=True,
+    metavar="DIR|URL",
+    help="Also look for distributions here (passed to the installer); repeatable.",
+)
 @click.option("--no-index", is_flag=True, help="Do not use the package index.")
 @_lock_timeout
-def add_plugins(specs: tuple[str, ...], dry_run: bool, yes: bool, find_links: tuple[str, ...],
-                no_index: bool, lock_timeout: float) -> None:
+def add_plugins(
+    specs: tuple[str, ...],
+    dry_run: bool,
+    yes: bool,
+    find_links: tuple[str, ...],
+    no_index: bool,
+    lock_timeout: float,
+) -> None:
     """Install plugin SPECs (names, requirements, wheels, folders) with the installer that owns
     this environment; verify every plugin loads, else restore the previous distributions."""
     from agent_env.plugins.lifecycle import execute_add, plan_add
@@ -149,12 +169,15 @@ def add_plugins(specs: tuple[str, ...], dry_run: bool, yes: bool, find_links: tu
 
 @plugin.command("remove")
 @click.argument("names", nargs=-1, required=True)
-@click.option("--force", is_flag=True, help="Remove even when the config or stored entities use it.")
+@click.option(
+    "--force", is_flag=True, help="Remove even when the config or stored entities use it."
+)
 @_dry_run
 @_yes
 @_lock_timeout
-def remove_plugins(names: tuple[str, ...], force: bool, dry_run: bool, yes: bool,
-                   lock_timeout: float) -> None:
+def remove_plugins(
+    names: tuple[str, ...], force: bool, dry_run: bool, yes: bool, lock_timeout: float
+) -> None:
     """Uninstall plugins (plugin or distribution NAMEs) and the dependencies only they needed."""
     from agent_env.plugins.lifecycle import execute_remove, plan_remove
 
@@ -162,8 +185,13 @@ def remove_plugins(names: tuple[str, ...], force: bool, dry_run: bool, yes: bool
     if dry_run:
         for user in plan.users:
             click.echo(f"in use: {user}")
-    result = execute_remove(plan, force=force or dry_run, confirm=_asker(dry_run, yes),
-                            echo=err, lock_timeout=lock_timeout)
+    result = execute_remove(
+        plan,
+        force=force or dry_run,
+        confirm=_asker(dry_run, yes),
+        echo=err,
+        lock_timeout=lock_timeout,
+    )
     if result is None:
         return
     for kind, items in result.items():
@@ -174,8 +202,14 @@ def remove_plugins(names: tuple[str, ...], force: bool, dry_run: bool, yes: bool
 
 @plugin.command("new")
 @click.argument("name")
-@click.option("--dir", "parent", type=click.Path(file_okay=False), default=".",
-              show_default=True, help="Create the package folder in this folder.")
+@click.option(
+    "--dir",
+    "parent",
+    type=click.Path(file_okay=False),
+    default=".",
+    show_default=True,
+    help="Create the package folder in this folder.",
+)
 def new_plugin(name: str, parent: str) -> None:
     """Create a plugin package NAME (pyproject, hooks.py, an example step type, tests, README)."""
     from pathlib import Path

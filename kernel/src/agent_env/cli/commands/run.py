@@ -20,7 +20,11 @@ from agent_env.cli.commands.run_output import (
     EXIT_USAGE,
     ProgressReporter,
     check_provider,
+)
+from agent_env.cli.commands.run_output import (
     err as _err,
+)
+from agent_env.cli.commands.run_output import (
     show_plan as _show_plan,
 )
 
@@ -281,7 +285,13 @@ async def _run_bundle(session: Any, options: RunOptions, caught: list[int]) -> i
         model=options.model,
     )
     trial_run = await run_trials.plan(
-        session, services, options, bundle, materialized, tasks, evals,
+        session,
+        services,
+        options,
+        bundle,
+        materialized,
+        tasks,
+        evals,
         _spec_for_record(options.spec),
     )
     return await run_trials.execute(session, trial_run, options, caught)
@@ -320,8 +330,10 @@ def _with_solution(bundle: Any, tasks: list, agent: str) -> list:
             "(deploy_agent metadata.solution)"
         )
     if skipped:
-        _err(f"--agent {agent}: skipping {len(skipped)} task(s) without a solution: "
-             + ", ".join(skipped))
+        _err(
+            f"--agent {agent}: skipping {len(skipped)} task(s) without a solution: "
+            + ", ".join(skipped)
+        )
     return kept
 
 

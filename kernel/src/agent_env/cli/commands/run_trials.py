@@ -55,7 +55,9 @@ def load_seeds(options: RunOptions, bundle: Any) -> Any:
     return load_seed_table(path, bundle.root)
 
 
-async def plan(session, services, options: RunOptions, bundle, materialized, tasks, evals, spec) -> Any:
+async def plan(
+    session, services, options: RunOptions, bundle, materialized, tasks, evals, spec
+) -> Any:
     """Write the run document and return the `TrialRun` (its `trials` go to the runner)."""
     from agent_env.engine import run as engine_run
     from agent_env.engine import trials as engine_trials

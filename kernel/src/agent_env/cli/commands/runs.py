@@ -69,7 +69,9 @@ def list_runs(limit: int, as_json: bool) -> None:
         )
 
     rows = anyio.run(_with_documents, _list, limit)
-    emit_rows(rows, as_json, empty="No runs recorded yet. Start one with: agent-env run hello", fmt=line)
+    emit_rows(
+        rows, as_json, empty="No runs recorded yet. Start one with: agent-env run hello", fmt=line
+    )
 
 
 async def _with_stores(fn: Any, *args: Any) -> Any:

@@ -27,6 +27,7 @@ def sandbox() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def list_(as_json: bool) -> None:
     """List the sandboxes agent-env processes hold, with their owner and whether it is alive."""
+
     def line(row: dict) -> str:
         owner = f"pid {row['owner_pid']} ({'alive' if row['owner_alive'] else 'dead'})"
         return (

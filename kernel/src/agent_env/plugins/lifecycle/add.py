@@ -34,20 +34,32 @@ class AddPlan:
     no_index: bool = False
 
     def lines(self, preview: list[str] | None = None) -> list[str]:
-        out = [f"environment: {self.env.describe()} (installer: {self.env.installer})",
-               f"python: {self.env.python}"]
-        out += [f"add: {s.name}" + (f" from {s.install}" if s.install != s.text or "/" in s.text
-                                    else "") for s in self.specs]
+        out = [
+            f"environment: {self.env.describe()} (installer: {self.env.installer})",
+            f"python: {self.env.python}",
+        ]
+        out += [
+            f"add: {s.name}"
+            + (f" from {s.install}" if s.install != s.text or "/" in s.text else "")
+            for s in self.specs
+        ]
         out.append(f"run: {installers.shell(list(self.command))}")
         if preview is not None:
             out += [f"would {line}" for line in preview] or ["would change no distribution"]
-        out.append("then: check every plugin loads; on any problem restore the previous "
-                   "distributions exactly")
+        out.append(
+            "then: check every plugin loads; on any problem restore the previous "
+            "distributions exactly"
+        )
         return out
 
 
-def plan_add(texts: list[str], *, env: Environment | None = None, find_links: tuple[str, ...] = (),
-             no_index: bool = False) -> AddPlan:
+def plan_add(
+    texts: list[str],
+    *,
+    env: Environment | None = None,
+    find_links: tuple[str, ...] = (),
+    no_index: bool = False,
+) -> AddPlan:
     """Refuse what must not be installed, else the plan (nothing is changed yet)."""
     env = env or detect()
     specs = tuple(parse_spec(t) for t in texts)
@@ -61,8 +73,9 @@ def plan_add(texts: list[str], *, env: Environment | None = None, find_links: tu
         if spec.entry_points == ():
             raise Refused(_not_a_plugin(env, spec))
     command = installers.add_command(env, [s.install for s in specs], find_links, no_index)
-    return AddPlan(env=env, specs=specs, command=tuple(command), find_links=find_links,
-                   no_index=no_index)
+    return AddPlan(
+        env=env, specs=specs, command=tuple(command), find_links=find_links, no_index=no_index
+    )
 
 
 def _not_a_plugin(env: Environment, spec: Spec) -> str:
@@ -88,8 +101,10 @@ def preview(plan: AddPlan, before: Snapshot) -> list[str] | None:
         cmd[4:4] = ["--dry-run", "--quiet", "--report", "-"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
-        raise PluginError(f"resolving {' '.join(s.text for s in plan.specs)} failed:\n"
-                          f"{(done.stderr or done.stdout).strip()[-2000:]}")
+        raise PluginError(
+            f"resolving {' '.join(s.text for s in plan.specs)} failed:\n"
+            f"{(done.stderr or done.stdout).strip()[-2000:]}"
+        )
     would: dict[str, str] = {}
     if env.low_level[0] == "uv":
         for line in done.stderr.splitlines():
@@ -112,19 +127,25 @@ def preview(plan: AddPlan, before: Snapshot) -> list[str] | None:
                 f"of the plugin built for {name} {old}, or upgrade agent-env first: "
                 f"{installers.user_upgrade_hint(env, name)}"
             )
-        lines.append(f"install {name}=={version}" if old is None else f"change {name} {old} -> {version}")
+        lines.append(
+            f"install {name}=={version}" if old is None else f"change {name} {old} -> {version}"
+        )
     return lines
 
 
-def verify(before: Snapshot, after: Snapshot, specs: tuple[Spec, ...], env: Environment) -> list[str]:
+def verify(
+    before: Snapshot, after: Snapshot, specs: tuple[Spec, ...], env: Environment
+) -> list[str]:
     """Everything wrong with `after` that the install caused (what `plugin check` would say)."""
     if after.kernel_error:
         return [f"agent-env itself no longer imports: {after.kernel_error}"]
     problems = []
     for name in sorted(OWN_DISTRIBUTIONS & before.dists.keys()):
         if after.dists.get(name) != before.dists[name]:
-            problems.append(f"{name} {before.dists[name]} was replaced by "
-                            f"{after.dists.get(name, 'nothing')}; plugins may not change agent-env")
+            problems.append(
+                f"{name} {before.dists[name]} was replaced by "
+                f"{after.dists.get(name, 'nothing')}; plugins may not change agent-env"
+            )
     for name, eps in before.entry_points.items():
         if eps and name not in after.dists:
             problems.append(f"the plugin distribution {name} was removed")
@@ -141,8 +162,9 @@ def verify(before: Snapshot, after: Snapshot, specs: tuple[Spec, ...], env: Envi
         if normalize(dist or "") in changed or name not in was:
             problems.append(f"plugin {name!r} ({dist}) is {status}: {'; '.join(errors)}")
         elif was[name][1] == "ok":
-            problems.append(f"plugin {name!r} ({dist}) worked before and is now {status}: "
-                            f"{'; '.join(errors)}")
+            problems.append(
+                f"plugin {name!r} ({dist}) worked before and is now {status}: {'; '.join(errors)}"
+            )
     for registry, problem in after.registry_problems.items():
         if before.registry_problems.get(registry) != problem:
             problems.append(f"registry {registry}: {problem}")
@@ -175,10 +197,10 @@ def execute_add(
             if tx.changed(after):
                 echo("rolling back: " + "; ".join(p.splitlines()[0] for p in problems))
                 tx.rollback()
-                problems.append("rolled back: the environment has exactly the distributions "
-                                "it had before")
+                problems.append(
+                    "rolled back: the environment has exactly the distributions it had before"
+                )
             raise PluginError("plugin add failed: " + "\n  ".join(problems))
         changed = {n for n, v in after.dists.items() if before.dists.get(n) != v}
-        names = [p["name"] for p in after.plugins
-                 if normalize(p.get("dist") or "") in changed]
+        names = [p["name"] for p in after.plugins if normalize(p.get("dist") or "") in changed]
         return AddResult(changes=changes(before.dists, after.dists), plugins=sorted(set(names)))

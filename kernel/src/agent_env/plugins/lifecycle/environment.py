@@ -43,8 +43,11 @@ class Environment:
     low_level: tuple[str, str | None] = ("pip", None)
 
     def describe(self) -> str:
-        where = {UV_PROJECT: f"the uv project {self.project}", UV_TOOL: f"the uv tool {self.owner!r}",
-                 PIPX: f"the pipx environment {self.owner!r}"}.get(self.kind)
+        where = {
+            UV_PROJECT: f"the uv project {self.project}",
+            UV_TOOL: f"the uv tool {self.owner!r}",
+            PIPX: f"the pipx environment {self.owner!r}",
+        }.get(self.kind)
         return where or f"the {self.kind} environment {self.prefix}"
 
     @property
@@ -136,26 +139,48 @@ def detect(
     has_pip = _has_pip(python)
     low = ("pip", None) if has_pip or not uv else ("uv", uv)
     if prefix == base_prefix:
-        return Environment(kind=SYSTEM, python=python, prefix=prefix, site_packages=site,
-                           low_level=low)
+        return Environment(
+            kind=SYSTEM, python=python, prefix=prefix, site_packages=site, low_level=low
+        )
     receipt = prefix / "uv-receipt.toml"
     if receipt.is_file():
         if uv is None:
             raise Refused(f"{prefix} is a uv tool environment but `uv` is not on PATH")
-        return Environment(kind=UV_TOOL, python=python, prefix=prefix, site_packages=site,
-                           owner=_receipt_owner(receipt), state_files=(receipt,),
-                           low_level=("uv", uv))
+        return Environment(
+            kind=UV_TOOL,
+            python=python,
+            prefix=prefix,
+            site_packages=site,
+            owner=_receipt_owner(receipt),
+            state_files=(receipt,),
+            low_level=("uv", uv),
+        )
     pipx_meta = prefix / "pipx_metadata.json"
     if pipx_meta.is_file():
-        return Environment(kind=PIPX, python=python, prefix=prefix, site_packages=site,
-                           owner=_pipx_owner(pipx_meta), state_files=(pipx_meta,), low_level=low)
+        return Environment(
+            kind=PIPX,
+            python=python,
+            prefix=prefix,
+            site_packages=site,
+            owner=_pipx_owner(pipx_meta),
+            state_files=(pipx_meta,),
+            low_level=low,
+        )
     project = prefix.parent
     if (project / "pyproject.toml").is_file() and (project / "uv.lock").is_file() and uv:
-        return Environment(kind=UV_PROJECT, python=python, prefix=prefix, site_packages=site,
-                           project=project, owner=str(project),
-                           state_files=(project / "pyproject.toml", project / "uv.lock"),
-                           low_level=("uv", uv))
+        return Environment(
+            kind=UV_PROJECT,
+            python=python,
+            prefix=prefix,
+            site_packages=site,
+            project=project,
+            owner=str(project),
+            state_files=(project / "pyproject.toml", project / "uv.lock"),
+            low_level=("uv", uv),
+        )
     if not has_pip and not uv:
-        raise Refused(f"the virtualenv {prefix} has no pip and `uv` is not on PATH: "
-                      f"run `{python} -m ensurepip` first")
+        raise Refused(
+            f"the virtualenv {prefix} has no pip and `uv` is not on PATH: "
+            f"run `{python} -m ensurepip` first"
+        )
     return Environment(kind=VENV, python=python, prefix=prefix, site_packages=site, low_level=low)

@@ -43,7 +43,9 @@ def _receipt_requirement(entry: dict[str, Any]) -> tuple[str, str]:
     return "--with", name + str(entry.get("specifier") or "") + marker
 
 
-def uv_tool_install(env: Environment, extra: list[str], drop: set[str], index: list[str]) -> list[str]:
+def uv_tool_install(
+    env: Environment, extra: list[str], drop: set[str], index: list[str]
+) -> list[str]:
     """`uv tool install MAIN --with ...` keeping the receipt's requirements except `drop`, plus
     `extra` (uv syncs the tool environment exactly, so what only `drop` needed goes too)."""
     from agent_env.plugins.lifecycle.specs import normalize
@@ -74,8 +76,9 @@ def _pipx() -> str:
     return found
 
 
-def add_command(env: Environment, installs: list[str], find_links: tuple[str, ...] = (),
-                no_index: bool = False) -> list[str]:
+def add_command(
+    env: Environment, installs: list[str], find_links: tuple[str, ...] = (), no_index: bool = False
+) -> list[str]:
     """The owning installer's command that adds `installs` to the environment."""
     index = index_args(find_links, no_index)
     if env.kind == UV_TOOL:
@@ -110,7 +113,11 @@ def _direct_dependencies(env: Environment, names: list[str]) -> None:
     from agent_env.plugins.lifecycle.specs import normalize
 
     pyproject = Path(env.project or ".") / "pyproject.toml"
-    deps = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {}).get("dependencies", [])
+    deps = (
+        tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        .get("project", {})
+        .get("dependencies", [])
+    )
     direct = set()
     for dep in deps:
         try:
@@ -146,8 +153,14 @@ def resync_command(env: Environment) -> list[str] | None:
     if env.kind == UV_TOOL:
         return uv_tool_install(env, [], set(), [])
     if env.kind == UV_PROJECT:
-        return [env.low_level[1] or "uv", "sync", "--project", str(env.project), "--frozen",
-                "--inexact"]
+        return [
+            env.low_level[1] or "uv",
+            "sync",
+            "--project",
+            str(env.project),
+            "--frozen",
+            "--inexact",
+        ]
     return None
 
 
@@ -158,7 +171,9 @@ def user_install_hint(env: Environment, installs: list[str]) -> str:
     if env.kind == PIPX:
         return f"pipx inject {env.owner} " + " ".join(map(shlex.quote, installs))
     if env.kind == UV_PROJECT:
-        return f"uv add --project {shlex.quote(str(env.project))} " + " ".join(map(shlex.quote, installs))
+        return f"uv add --project {shlex.quote(str(env.project))} " + " ".join(
+            map(shlex.quote, installs)
+        )
     return shell([str(Path(env.python)), "-m", "pip", "install", *installs])
 
 
@@ -169,5 +184,7 @@ def user_upgrade_hint(env: Environment, name: str) -> str:
     if env.kind == PIPX:
         return f"pipx upgrade {env.owner}"
     if env.kind == UV_PROJECT:
-        return f"uv lock --project {shlex.quote(str(env.project))} --upgrade-package {name} && uv sync"
+        return (
+            f"uv lock --project {shlex.quote(str(env.project))} --upgrade-package {name} && uv sync"
+        )
     return shell([str(env.python), "-m", "pip", "install", "--upgrade", name])

@@ -31,8 +31,12 @@ def snapshot():
         installer = (dist.read_text("INSTALLER") or "").strip()
         if installer == "pip" and dist.read_text("REQUESTED") is not None:
             requested.append(key)  # uv marks dependencies REQUESTED too, so only pip's counts
-    out = {"dists": dists, "entry_points": entry_points, "requires": requires,
-           "requested": sorted(requested)}
+    out = {
+        "dists": dists,
+        "entry_points": entry_points,
+        "requires": requires,
+        "requested": sorted(requested),
+    }
     for var in ("AGENT_ENV_STRICT_PLUGINS", "AGENT_ENV_DISABLE_PLUGINS"):
         os.environ.pop(var, None)
     try:

@@ -86,24 +86,31 @@ def _resolve(snapshot: Snapshot, name: str) -> str:
         return dist
     plugin_dists = sorted({d for d, eps in snapshot.entry_points.items() if eps})
     known = sorted(set(by_plugin) | set(plugin_dists))
-    raise PluginError(f"no installed plugin or distribution named {name!r}"
-                      f"{did_you_mean(name, known)}; installed plugins: {', '.join(plugin_dists) or 'none'}")
+    raise PluginError(
+        f"no installed plugin or distribution named {name!r}"
+        f"{did_you_mean(name, known)}; installed plugins: {', '.join(plugin_dists) or 'none'}"
+    )
 
 
-def plan_remove(names: list[str], *, env: Environment | None = None,
-                snapshot: Snapshot | None = None) -> RemovePlan:
+def plan_remove(
+    names: list[str], *, env: Environment | None = None, snapshot: Snapshot | None = None
+) -> RemovePlan:
     """Resolve NAMEs, refuse agent-env itself and non-plugins, and find who uses them."""
     env = env or detect()
     snapshot = snapshot or take(env.python)
     dists = sorted({_resolve(snapshot, n) for n in names})
     for dist in dists:
         if dist in OWN_DISTRIBUTIONS:
-            raise Refused(f"{dist} is agent-env itself, not a plugin; `plugin remove` never "
-                          "removes it (uninstall agent-env with the tool that installed it)")
+            raise Refused(
+                f"{dist} is agent-env itself, not a plugin; `plugin remove` never "
+                "removes it (uninstall agent-env with the tool that installed it)"
+            )
         if not snapshot.entry_points.get(dist):
-            raise Refused(f"{dist} registers nothing under the `agent_env` entry-point group, so "
-                          "it is not an agent-env plugin; remove it with: "
-                          + installers.shell(installers.low_uninstall(env, [dist])))
+            raise Refused(
+                f"{dist} registers nothing under the `agent_env` entry-point group, so "
+                "it is not an agent-env plugin; remove it with: "
+                + installers.shell(installers.low_uninstall(env, [dist]))
+            )
     mine = [p for p in snapshot.plugins if normalize(p.get("dist") or "") in dists]
     provides: dict[str, list[str]] = {}
     sections: set[str] = set()
@@ -114,9 +121,15 @@ def plan_remove(names: list[str], *, env: Environment | None = None,
     users = find_users(provided_names(provides), set(dists), sections)
     gone = orphans(snapshot, set(dists))
     command = installers.remove_command(env, dists, gone)
-    return RemovePlan(env=env, dists=tuple(dists), plugins=tuple(p["name"] for p in mine),
-                      provides={k: sorted(v) for k, v in provides.items()}, orphans=tuple(gone),
-                      command=tuple(command), users=tuple(users))
+    return RemovePlan(
+        env=env,
+        dists=tuple(dists),
+        plugins=tuple(p["name"] for p in mine),
+        provides={k: sorted(v) for k, v in provides.items()},
+        orphans=tuple(gone),
+        command=tuple(command),
+        users=tuple(users),
+    )
 
 
 def execute_remove(
@@ -131,9 +144,11 @@ def execute_remove(
     plugins still load (else restore). Returns the changes, or None when not confirmed."""
     if plan.users and not force:
         raise Refused(
-            f"{', '.join(plan.dists)} is in use:\n  " + "\n  ".join(plan.users)
+            f"{', '.join(plan.dists)} is in use:\n  "
+            + "\n  ".join(plan.users)
             + "\nchange those first, or run `agent-env plugin remove --force "
-            + " ".join(plan.dists) + "`"
+            + " ".join(plan.dists)
+            + "`"
         )
     with transaction(plan, echo=echo, lock_timeout=lock_timeout) as tx:
         before = tx.before
@@ -145,10 +160,13 @@ def execute_remove(
         if not problems and still:
             problems.append(f"still installed after removal: {', '.join(still)}")
         if not problems:
-            kept = Snapshot(dists={d: v for d, v in before.dists.items() if d in after.dists},
-                            entry_points=before.entry_points, requires=before.requires,
-                            plugins=[p for p in before.plugins if p["name"] not in plan.plugins],
-                            registry_problems=before.registry_problems)
+            kept = Snapshot(
+                dists={d: v for d, v in before.dists.items() if d in after.dists},
+                entry_points=before.entry_points,
+                requires=before.requires,
+                plugins=[p for p in before.plugins if p["name"] not in plan.plugins],
+                registry_problems=before.registry_problems,
+            )
             problems = [p for p in verify(kept, after, (), plan.env) if "was removed" not in p]
         if problems:
             tx.rollback()

@@ -58,6 +58,11 @@ def restore(
         fix = [f"{key}: {', '.join(items)}" for key, items in left.items() if items]
         raise PluginError(
             "rolling back left the environment different from before ("
-            + "; ".join(fix) + "); restore it with: "
-            + installers.shell(installers.low_install(env, [f"{n}=={v}" for n, v in sorted(before.dists.items())], index))
+            + "; ".join(fix)
+            + "); restore it with: "
+            + installers.shell(
+                installers.low_install(
+                    env, [f"{n}=={v}" for n, v in sorted(before.dists.items())], index
+                )
+            )
         )

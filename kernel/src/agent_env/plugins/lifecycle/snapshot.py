@@ -35,8 +35,14 @@ def take(python: Path, cwd: Path | None = None) -> Snapshot:
     """Snapshot the environment of `python` (a new process: nothing cached from this one)."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONSTARTUP",)}
     try:
-        done = subprocess.run([str(python), "-c", _PROBE], capture_output=True, text=True,
-                              timeout=300, env=env, cwd=cwd)
+        done = subprocess.run(
+            [str(python), "-c", _PROBE],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+            cwd=cwd,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise PluginError(f"could not inspect the environment of {python}: {exc}") from None
     try:
@@ -61,6 +67,9 @@ def changes(before: dict[str, str], after: dict[str, str]) -> dict[str, list[str
     return {
         "added": [f"{n}=={after[n]}" for n in sorted(after.keys() - before.keys())],
         "removed": [f"{n}=={before[n]}" for n in sorted(before.keys() - after.keys())],
-        "changed": [f"{n} {before[n]} -> {after[n]}" for n in sorted(before.keys() & after.keys())
-                    if before[n] != after[n]],
+        "changed": [
+            f"{n} {before[n]} -> {after[n]}"
+            for n in sorted(before.keys() & after.keys())
+            if before[n] != after[n]
+        ],
     }

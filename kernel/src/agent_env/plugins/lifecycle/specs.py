@@ -12,7 +12,9 @@ import attrs
 from agent_env.errors import PluginError
 
 #: agent-env itself: `plugin add/remove` never installs, replaces or removes these.
-OWN_DISTRIBUTIONS = frozenset({"agentenv-kernel", "agentenv-framework", "agentenv-framework-protocol"})
+OWN_DISTRIBUTIONS = frozenset(
+    {"agentenv-kernel", "agentenv-framework", "agentenv-framework-protocol"}
+)
 
 
 def normalize(name: str) -> str:
@@ -52,7 +54,9 @@ def _folder(path: Path) -> tuple[str, tuple[str, ...]]:
         data = tomllib.loads((path / "pyproject.toml").read_text(encoding="utf-8"))
         name = data["project"]["name"]
     except (OSError, tomllib.TOMLDecodeError, KeyError) as exc:
-        raise PluginError(f"{path / 'pyproject.toml'}: cannot read [project] name ({exc})") from None
+        raise PluginError(
+            f"{path / 'pyproject.toml'}: cannot read [project] name ({exc})"
+        ) from None
     eps = data["project"].get("entry-points", {}).get("agent_env", {})
     return name, tuple(sorted(eps))
 
@@ -64,8 +68,12 @@ def parse_spec(text: str) -> Spec:
         if not path.is_file():
             raise PluginError(f"wheel {text!r} does not exist")
         name = path.name.split("-")[0]
-        return Spec(text=text, install=str(path.resolve()), name=normalize(name),
-                    entry_points=_wheel_entry_points(path))
+        return Spec(
+            text=text,
+            install=str(path.resolve()),
+            name=normalize(name),
+            entry_points=_wheel_entry_points(path),
+        )
     if path.is_dir():
         if not (path / "pyproject.toml").is_file():
             raise PluginError(f"{text!r} is a folder without pyproject.toml, not a Python project")

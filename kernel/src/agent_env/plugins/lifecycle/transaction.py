@@ -28,7 +28,9 @@ class Transaction:
     echo: Callable[[str], None]
     find_links: tuple[str, ...] = ()
 
-    def run(self, command: tuple[str, ...] | list[str]) -> tuple[subprocess.CompletedProcess, Snapshot]:
+    def run(
+        self, command: tuple[str, ...] | list[str]
+    ) -> tuple[subprocess.CompletedProcess, Snapshot]:
         """Run the installer and snapshot the result; restore first if anything interrupts it."""
         try:
             done = run_command(list(command), self.echo)
@@ -53,12 +55,16 @@ def installer_problems(done: subprocess.CompletedProcess) -> list[str]:
     """The installer's failure as one problem line (its output's tail), or none."""
     if done.returncode == 0:
         return []
-    return [f"the installer failed (exit {done.returncode}):\n"
-            f"{(done.stderr or done.stdout).strip()[-2000:]}"]
+    return [
+        f"the installer failed (exit {done.returncode}):\n"
+        f"{(done.stderr or done.stdout).strip()[-2000:]}"
+    ]
 
 
 @contextmanager
-def transaction(plan: Any, *, echo: Callable[[str], None], lock_timeout: float) -> Iterator[Transaction]:
+def transaction(
+    plan: Any, *, echo: Callable[[str], None], lock_timeout: float
+) -> Iterator[Transaction]:
     """Hold `plan.env`'s lock and yield its `Transaction` (reinstalls use `plan.find_links`)."""
     env = plan.env
     with environment_lock(env.prefix, timeout=lock_timeout, waiting=echo):

@@ -24,8 +24,9 @@ def provided_names(registered: dict[str, list[str]]) -> dict[str, str]:
     return out
 
 
-def config_users(config: Any, provided: dict[str, str], dists: set[str],
-                 sections: set[str]) -> list[str]:
+def config_users(
+    config: Any, provided: dict[str, str], dists: set[str], sections: set[str]
+) -> list[str]:
     """Settings (not defaults) that name a provided thing or belong to the plugin's sections."""
     users = []
     for row in config.rows():
@@ -66,7 +67,9 @@ async def entity_users(documents: Any, provided: dict[str, str], limit: int = 20
                 continue
             names = sorted({v for _, v in _walk(entity.content) if v in provided})
             for name in names:
-                users.append(f"stored {kind} {entity_id!r} (v{entity.version}) uses {provided[name]}")
+                users.append(
+                    f"stored {kind} {entity_id!r} (v{entity.version}) uses {provided[name]}"
+                )
                 if len(users) >= limit:
                     return users + ["... (more not shown)"]
     return users

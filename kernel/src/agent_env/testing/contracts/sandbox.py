@@ -219,7 +219,8 @@ class SandboxProviderContract:
         await process.stop()
         with pytest.raises((urllib.error.URLError, ConnectionError, OSError)):
             await anyio.to_thread.run_sync(
-                lambda: urllib.request.urlopen(process.url, timeout=2).read())
+                lambda: urllib.request.urlopen(process.url, timeout=2).read()
+            )
 
     # -- reconnect and teardown ----------------------------------------------------------
 

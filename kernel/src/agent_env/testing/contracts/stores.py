@@ -300,23 +300,17 @@ class VersionedEntitiesContract(_StoreContract):
         self._check_versions(results, await entities.history("contract", eid))
 
     @pytest.mark.anyio
-    async def test_concurrent_writers_in_threads(
-        self, store_factory: Any, entities: Any
-    ) -> None:
+    async def test_concurrent_writers_in_threads(self, store_factory: Any, entities: Any) -> None:
         eid = _unique("e")
         args = [(eid, i, PUTS_PER_WORKER) for i in range(6)]
         results = await anyio.to_thread.run_sync(in_threads, store_factory, "put_versions", args)
         self._check_versions(results, await entities.history("contract", eid))
 
     @pytest.mark.anyio
-    async def test_concurrent_writers_in_processes(
-        self, store_factory: Any, entities: Any
-    ) -> None:
+    async def test_concurrent_writers_in_processes(self, store_factory: Any, entities: Any) -> None:
         eid = _unique("e")
         args = [(eid, i, PUTS_PER_WORKER) for i in range(PROCESSES)]
-        results = await anyio.to_thread.run_sync(
-            in_processes, store_factory, "put_versions", args
-        )
+        results = await anyio.to_thread.run_sync(in_processes, store_factory, "put_versions", args)
         self._check_versions(results, await entities.history("contract", eid))
 
 
@@ -427,7 +421,6 @@ class ObjectStoreContract(_StoreContract):
         assert await store.get(key) in payloads
         assert all(s in payloads for s in seen)
 
-
     @pytest.mark.anyio
     async def test_replaces_from_processes_are_never_torn(
         self, store: Any, store_factory: Any, prefix: str
@@ -491,7 +484,6 @@ class SecretStoreContract(_StoreContract):
                 tg.start_soon(store.set, f"{name}-{i}", f"value {i}")
         for i in range(10):
             assert await store.get(f"{name}-{i}") == f"value {i}"
-
 
     @pytest.mark.anyio
     async def test_sets_from_processes_keep_every_secret(

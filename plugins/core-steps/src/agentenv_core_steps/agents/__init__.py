@@ -16,4 +16,3 @@ def agent_kinds() -> list[type]:
     from agentenv_core_steps.agents.tool_loop import ToolLoopAgentKind
 
     return [ScriptedAgent, OracleAgent, ToolLoopAgentKind, A2AAgentKind]
-

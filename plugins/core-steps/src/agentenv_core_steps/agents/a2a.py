@@ -16,11 +16,11 @@ from typing import Any, ClassVar
 from urllib.parse import urlsplit, urlunsplit
 
 import anyio
+
+from agent_env.agents import AgentKind, AgentSpec, PromptRequest
 from agent_env.context import StepContext
 from agent_env.errors import SandboxError, StepFailed
 from agent_env.sandbox import SandboxSpec
-
-from agent_env.agents import AgentKind, AgentSpec, PromptRequest
 from agentenv_core_steps.agents.tool_loop import model_endpoint
 
 AGENT_PORT = 8000
@@ -43,9 +43,8 @@ def sandbox_view(url: str | None, provider: str | None) -> str | None:
 async def _wait_ready(agent: Any, process: Any, timeout: float, every: int) -> None:
     """Poll the agent's card until it answers; stop early when its `Process` exits (asked
     every `every` polls)."""
-    from agentenv_protocol.agent.client import A2AError
-
     from agentenv_core_steps.envs.mcp_server import exit_code
+    from agentenv_protocol.agent.client import A2AError
 
     deadline = anyio.current_time() + timeout
     polls = 0
@@ -58,7 +57,9 @@ async def _wait_ready(agent: Any, process: Any, timeout: float, every: int) -> N
         polls += 1
         code = await exit_code(process, polls, every)
         if code is not None:
-            raise A2AError(f"agent at {agent.base_url} exited with code {code} before serving its card")
+            raise A2AError(
+                f"agent at {agent.base_url} exited with code {code} before serving its card"
+            )
         if anyio.current_time() > deadline:
             raise A2AError(f"agent at {agent.base_url} did not come up within {timeout:g}s: {last}")
         await anyio.sleep(0.02)
@@ -215,7 +216,8 @@ class A2AAgentKind(AgentKind):
         where = ctx.sandbox_provider(provider).host_address
         host = await anyio.to_thread.run_sync(where) or "0.0.0.0"
         relays = await ctx.instance_resource(
-            RELAYS, start=dict, close=lambda r: anyio.to_thread.run_sync(stop_relays, r))
+            RELAYS, start=dict, close=lambda r: anyio.to_thread.run_sync(stop_relays, r)
+        )
         url = relay_url(mcp_url, relays, host=host)
         return url
 
@@ -230,7 +232,6 @@ class A2AAgentKind(AgentKind):
                 failure_class="infrastructure",
             )
         from agent_env.paths import cache_dir
-
         from agentenv_core_steps.agents.images import build_context
 
         context = await anyio.to_thread.run_sync(build_context, spec.folder, cache_dir())

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+
 from agent_env.context import StepContext
 from agent_env.suggest import did_you_mean
 

@@ -14,10 +14,9 @@ import json
 import time
 from typing import Any, ClassVar
 
+from agent_env.agents import AgentKind, AgentSpec, PromptRequest
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
-
-from agent_env.agents import AgentKind, AgentSpec, PromptRequest
 
 
 def parse_solution(raw: Any, where: str) -> list[dict[str, Any]]:

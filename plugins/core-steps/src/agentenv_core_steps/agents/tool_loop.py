@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from agent_env.context import StepContext
-
 from agent_env.agents import AgentKind, AgentSpec, PromptRequest
+from agent_env.context import StepContext
 
 DEFAULT_MAX_TURNS = 30
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
 from agent_env.suggest import did_you_mean
@@ -61,8 +62,11 @@ async def load_env(ctx: StepContext, ref: str, version: int | None = None) -> St
     if entity is None:
         known = [env_name(i) for i in await entities.ids("env")]
         what = f"version {version} of env {ref!r}" if version is not None else f"env {ref!r}"
-        raise StepFailed(ctx.step_id, f"no {what} in the stores{did_you_mean(env_name(ref), known)}; "
-                                      "envs are materialized from the bundle's envs/ folder")
+        raise StepFailed(
+            ctx.step_id,
+            f"no {what} in the stores{did_you_mean(env_name(ref), known)}; "
+            "envs are materialized from the bundle's envs/ folder",
+        )
     digest = entity.digest.split(":", 1)[-1]
     folder = await _fetch_files(ctx, entity.files or {}, digest)
     return StoredEnv(

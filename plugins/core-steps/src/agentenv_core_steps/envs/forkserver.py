@@ -23,15 +23,27 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+
 from agent_env.sandbox import Process
 
 MARKER = "AGENTENV_SANDBOX"
 PLACEHOLDER = "local-" + "X" * 12  # the shape of a local sandbox id
-PRELOAD = ("agentenv_protocol", "agentenv_protocol.server", "uvicorn", "uvicorn.config",
-           "uvicorn.server", "uvicorn.main", "uvicorn.loops.auto", "uvicorn.loops.asyncio",
-           "uvicorn.protocols.http.auto", "uvicorn.protocols.http.h11_impl",
-           "uvicorn.protocols.http.httptools_impl", "uvicorn.protocols.websockets.auto",
-           "uvicorn.lifespan.on", "uvicorn.lifespan.off")
+PRELOAD = (
+    "agentenv_protocol",
+    "agentenv_protocol.server",
+    "uvicorn",
+    "uvicorn.config",
+    "uvicorn.server",
+    "uvicorn.main",
+    "uvicorn.loops.auto",
+    "uvicorn.loops.asyncio",
+    "uvicorn.protocols.http.auto",
+    "uvicorn.protocols.http.h11_impl",
+    "uvicorn.protocols.http.httptools_impl",
+    "uvicorn.protocols.websockets.auto",
+    "uvicorn.lifespan.on",
+    "uvicorn.lifespan.off",
+)
 READY_TIMEOUT = 60.0
 
 _lock = threading.Lock()
@@ -39,8 +51,10 @@ _server: ForkServer | None = None
 
 
 def enabled() -> bool:
-    return os.environ.get("AGENTENV_ENV_FORKSERVER", "1") not in ("0", "false", "no") \
+    return (
+        os.environ.get("AGENTENV_ENV_FORKSERVER", "1") not in ("0", "false", "no")
         and sys.platform == "linux"
+    )
 
 
 def entry(argv: list[str]) -> tuple[str, str] | None:
@@ -62,8 +76,13 @@ class ForkServer:
         env = {**os.environ, MARKER: PLACEHOLDER}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "agentenv_core_steps.envs.forkserver"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            env=env, text=True, bufsize=1, start_new_session=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            text=True,
+            bufsize=1,
+            start_new_session=True,
         )
         self._io = threading.Lock()
         line = self._readline(READY_TIMEOUT)
@@ -73,7 +92,9 @@ class ForkServer:
 
     def _readline(self, timeout: float) -> str:
         done: list[str] = []
-        reader = threading.Thread(target=lambda: done.append(self.proc.stdout.readline()), daemon=True)
+        reader = threading.Thread(
+            target=lambda: done.append(self.proc.stdout.readline()), daemon=True
+        )
         reader.start()
         reader.join(timeout)
         return done[0] if done else ""
@@ -93,12 +114,26 @@ class ForkServer:
             raise RuntimeError(answer["error"])
         return answer
 
-    def spawn(self, argv: list[str], *, cwd: Path, env: dict[str, str], log: Path, marker: str) -> int:
+    def spawn(
+        self, argv: list[str], *, cwd: Path, env: dict[str, str], log: Path, marker: str
+    ) -> int:
         kind, target = entry(argv) or ("", "")
         if not kind or len(marker) != len(PLACEHOLDER):
             raise ValueError("not a command the fork server can start")
-        return int(self._ask({"op": "spawn", "kind": kind, "target": target, "argv": argv[1:],
-                              "cwd": str(cwd), "env": env, "log": str(log), "marker": marker})["pid"])
+        return int(
+            self._ask(
+                {
+                    "op": "spawn",
+                    "kind": kind,
+                    "target": target,
+                    "argv": argv[1:],
+                    "cwd": str(cwd),
+                    "env": env,
+                    "log": str(log),
+                    "marker": marker,
+                }
+            )["pid"]
+        )
 
     def status(self, pid: int) -> int | None:
         """The exit code of a child that ended, else None."""
@@ -168,6 +203,7 @@ def shared() -> ForkServer:
 
 # -- the helper process --------------------------------------------------------------------
 
+
 def _write_marker(value: str) -> bool:
     """Overwrite the placeholder in this process's original environment block, which is what
     `/proc/<pid>/environ` shows (Linux >= 3.5 exposes its address in /proc/self/stat)."""
@@ -203,9 +239,9 @@ def _child(request: dict[str, Any]) -> None:
         os.dup2(log, 2)
         os.close(log)
         os.close(null)
-        sys.stdin = open(0, closefd=False)
-        sys.stdout = open(1, "w", buffering=1, closefd=False)
-        sys.stderr = open(2, "w", buffering=1, closefd=False)
+        sys.stdin = open(0, closefd=False)  # noqa: SIM115 (the child's own stdio)
+        sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
+        sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
         _write_marker(request["marker"])
         os.chdir(request["cwd"])
         os.environ.clear()

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 import anyio
 import attrs
+
 from agent_env.envs import EnvType
 from agent_env.errors import SandboxError
 from agent_env.sandbox import SandboxSpec
@@ -30,8 +31,17 @@ DEFAULT_PORT = 18765
 BASE_IMAGE = "python:3.11-slim"
 WHEELS_DIR = "agentenv-wheels"
 CARD_PATH = "/.well-known/agent-env.json"
-KEYS = ("type", "id", "description", "command", "requirements", "port", "env_vars",
-        "startup_timeout_seconds", "base_image")
+KEYS = (
+    "type",
+    "id",
+    "description",
+    "command",
+    "requirements",
+    "port",
+    "env_vars",
+    "startup_timeout_seconds",
+    "base_image",
+)
 LOG_TAIL = 40
 
 
@@ -75,9 +85,12 @@ class McpServerEnv(EnvType):
             out.append("env.toml: command: required when the env has no Dockerfile")
         reqs = config.get("requirements")
         if reqs is not None and not (
-            isinstance(reqs, str) or (isinstance(reqs, list) and all(isinstance(r, str) for r in reqs))
+            isinstance(reqs, str)
+            or (isinstance(reqs, list) and all(isinstance(r, str) for r in reqs))
         ):
-            out.append("env.toml: requirements: expected a list of requirement strings or a file name")
+            out.append(
+                "env.toml: requirements: expected a list of requirement strings or a file name"
+            )
         elif isinstance(reqs, str) and reqs not in files:
             out.append(f"env.toml: requirements: no file {reqs!r} in the env folder")
         port = config.get("port", DEFAULT_PORT)
@@ -113,8 +126,11 @@ class McpServerEnv(EnvType):
         else:
             requirements = []
         return cls(
-            name=name, folder=folder, has_dockerfile=(folder / "Dockerfile").is_file(),
-            command=command, requirements=requirements,
+            name=name,
+            folder=folder,
+            has_dockerfile=(folder / "Dockerfile").is_file(),
+            command=command,
+            requirements=requirements,
             port=int(config.get("port", DEFAULT_PORT)),
             env_vars=dict(config.get("env_vars", {})),
             startup_timeout_seconds=float(config.get("startup_timeout_seconds", 120)),
@@ -123,8 +139,15 @@ class McpServerEnv(EnvType):
 
     # -- deploying ------------------------------------------------------------------------
 
-    async def deploy(self, ctx: Any, *, sandbox_name: str, provider: str, cpus: float | None = None,
-                     memory: str | None = None) -> dict[str, Any]:
+    async def deploy(
+        self,
+        ctx: Any,
+        *,
+        sandbox_name: str,
+        provider: str,
+        cpus: float | None = None,
+        memory: str | None = None,
+    ) -> dict[str, Any]:
         """Bring the env up in a new sandbox of `provider` (limits enforced or refused by it);
         returns what to record (its host URL under `url`). The sandbox belongs to the run, so
         the run's teardown stops the env."""
@@ -133,8 +156,9 @@ class McpServerEnv(EnvType):
             return await self._deploy_process(ctx, sandbox_name, provider, limits)
         return await self._deploy_image(ctx, sandbox_name, provider, limits)
 
-    async def _deploy_process(self, ctx: Any, sandbox_name: str, provider: str,
-                              limits: dict[str, Any]) -> dict[str, Any]:
+    async def _deploy_process(
+        self, ctx: Any, sandbox_name: str, provider: str, limits: dict[str, Any]
+    ) -> dict[str, Any]:
         if not self.command:
             raise EnvDeployError(
                 f"env {self.name!r} has only a Dockerfile; to run it as a local process give "
@@ -142,7 +166,6 @@ class McpServerEnv(EnvType):
                 "(--sandbox docker)"
             )
         from agent_env.paths import cache_dir
-
         from agentenv_core_steps.envs.python import RequirementsError, python_for
 
         try:
@@ -162,19 +185,29 @@ class McpServerEnv(EnvType):
         forked = await _fork(ctx, sandbox, argv, env)
         process = forked or await sandbox.start_process(argv, env=env, port=self.port)
         # a host process's exit is a cheap poll; the fork server's costs it a round trip
-        card = await wait_for_card(self.name, process.url, process, self.startup_timeout_seconds,
-                                   check_every=5 if forked else 1)
+        card = await wait_for_card(
+            self.name,
+            process.url,
+            process,
+            self.startup_timeout_seconds,
+            check_every=5 if forked else 1,
+        )
         return {"url": process.url, "card": card, "python": python, "warm": forked is not None}
 
-    async def _deploy_image(self, ctx: Any, sandbox_name: str, provider: str,
-                            limits: dict[str, Any]) -> dict[str, Any]:
+    async def _deploy_image(
+        self, ctx: Any, sandbox_name: str, provider: str, limits: dict[str, Any]
+    ) -> dict[str, Any]:
         t0 = time.perf_counter()
         image, workdir = await self.build(ctx, provider)
         t1 = time.perf_counter()
         spec = SandboxSpec(
             image=image,
-            env_vars={"MCP_HOST": "0.0.0.0", "MCP_PORT": str(self.port), "PYTHONUNBUFFERED": "1",
-                      **self.env_vars},
+            env_vars={
+                "MCP_HOST": "0.0.0.0",
+                "MCP_PORT": str(self.port),
+                "PYTHONUNBUFFERED": "1",
+                **self.env_vars,
+            },
             ports=(self.port,),
             settings={"command": "image", "workdir": workdir},
             **limits,
@@ -183,8 +216,13 @@ class McpServerEnv(EnvType):
         url = sandbox.url(self.port)
         t2 = time.perf_counter()
         # the container's own command is the server; asking the daemon about it costs a call
-        card = await wait_for_card(self.name, url, await sandbox.main_process(),
-                                   self.startup_timeout_seconds, check_every=25)
+        card = await wait_for_card(
+            self.name,
+            url,
+            await sandbox.main_process(),
+            self.startup_timeout_seconds,
+            check_every=25,
+        )
         phases = {"image": t1 - t0, "container": t2 - t1, "card": time.perf_counter() - t2}
         return {"url": url, "card": card, "image": image, "phases": phases}
 
@@ -232,7 +270,8 @@ class McpServerEnv(EnvType):
         if not getattr(builder, "can_build_images", False):
             raise EnvDeployError(
                 f"env {self.name!r}: sandbox provider {provider!r} cannot build images "
-                "(use one that can, e.g. --sandbox docker with agentenv-docker-sandbox)")
+                "(use one that can, e.g. --sandbox docker with agentenv-docker-sandbox)"
+            )
         context = await anyio.to_thread.run_sync(self.build_context, cache_dir())
         t0 = time.perf_counter()
         image = await builder.build_image(context, f"env-{self.name}")
@@ -256,8 +295,12 @@ async def _fork(ctx: Any, sandbox: Any, argv: list[str], env: dict[str, str]) ->
     """Start the env through the warm fork server when it can (a `Process`), else None."""
     from agentenv_core_steps.envs import forkserver
 
-    if not (forkserver.enabled() and forkserver.entry(argv)
-            and hasattr(sandbox, "process_environment") and hasattr(sandbox, "adopt_server")):
+    if not (
+        forkserver.enabled()
+        and forkserver.entry(argv)
+        and hasattr(sandbox, "process_environment")
+        and hasattr(sandbox, "adopt_server")
+    ):
         return None
     from agent_env.net import free_port
 
@@ -267,8 +310,10 @@ async def _fork(ctx: Any, sandbox: Any, argv: list[str], env: dict[str, str]) ->
     try:
         server = await anyio.to_thread.run_sync(forkserver.shared)
         pid = await anyio.to_thread.run_sync(
-            lambda: server.spawn(argv, cwd=Path(full["APP_DIR"]), env=full, log=log,
-                                 marker=sandbox.id))
+            lambda: server.spawn(
+                argv, cwd=Path(full["APP_DIR"]), env=full, log=log, marker=sandbox.id
+            )
+        )
     except (RuntimeError, ValueError, OSError) as e:
         ctx.log(f"warm start unavailable ({e}); starting the env as a new process")
         return None
@@ -276,8 +321,9 @@ async def _fork(ctx: Any, sandbox: Any, argv: list[str], env: dict[str, str]) ->
     return forkserver.ForkedProcess(server, pid, log, f"http://127.0.0.1:{port}")
 
 
-async def wait_for_card(name: str, url: str, process: Any, timeout: float, *,
-                        check_every: int = 1) -> dict[str, Any]:
+async def wait_for_card(
+    name: str, url: str, process: Any, timeout: float, *, check_every: int = 1
+) -> dict[str, Any]:
     """Poll the env's card until it answers 200; `EnvDeployError` with the env's log tail when
     its `process` (a `Process`, asked every `check_every` polls) exits or `timeout` passes."""
     import httpx
@@ -298,10 +344,15 @@ async def wait_for_card(name: str, url: str, process: Any, timeout: float, *,
             exited = await exit_code(process, polls, check_every)
             if exited is not None or time.monotonic() > deadline:
                 logs = await process_tail(process)
-                why = (f"its process exited with code {exited}" if exited is not None
-                       else f"its card ({CARD_PATH}) did not answer within {timeout:g}s ({last})")
-                raise EnvDeployError(f"env {name!r} did not come up at {url}: {why}\n"
-                                     f"--- env log (last {LOG_TAIL} lines) ---\n{logs or '(empty)'}")
+                why = (
+                    f"its process exited with code {exited}"
+                    if exited is not None
+                    else f"its card ({CARD_PATH}) did not answer within {timeout:g}s ({last})"
+                )
+                raise EnvDeployError(
+                    f"env {name!r} did not come up at {url}: {why}\n"
+                    f"--- env log (last {LOG_TAIL} lines) ---\n{logs or '(empty)'}"
+                )
             await anyio.sleep(0.01)
 
 

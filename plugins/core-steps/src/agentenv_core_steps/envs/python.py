@@ -79,17 +79,22 @@ def python_for(requirements: list[str], cache: Path) -> str:
         others = [r for r in requirements if not _is_protocol(r)]
         uv = shutil.which("uv")
         if uv:
-            steps = [[uv, "venv", "--quiet", "--python", sys.executable, str(venv)],
-                     [uv, "pip", "install", "--quiet", "--python", str(python), str(wheel), *others]]
+            steps = [
+                [uv, "venv", "--quiet", "--python", sys.executable, str(venv)],
+                [uv, "pip", "install", "--quiet", "--python", str(python), str(wheel), *others],
+            ]
         else:
-            steps = [[sys.executable, "-m", "venv", str(venv)],
-                     [str(python), "-m", "pip", "install", "--quiet", str(wheel), *others]]
+            steps = [
+                [sys.executable, "-m", "venv", str(venv)],
+                [str(python), "-m", "pip", "install", "--quiet", str(wheel), *others],
+            ]
         for argv in steps:
             done = subprocess.run(argv, capture_output=True, text=True, timeout=INSTALL_TIMEOUT)
             if done.returncode != 0:
                 shutil.rmtree(venv, ignore_errors=True)
                 tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-20:])
-                raise RequirementsError(f"installing the env's requirements failed "
-                                        f"({' '.join(argv[:3])} ...):\n{tail}")
+                raise RequirementsError(
+                    f"installing the env's requirements failed ({' '.join(argv[:3])} ...):\n{tail}"
+                )
         (venv / COMPLETE).write_text("\n".join(requirements) + "\n")
     return str(python)

@@ -21,13 +21,19 @@ from agent_env.fsutil import replacing
 DISTRIBUTION = "agentenv-framework-protocol"
 PACKAGE = "agentenv_protocol"
 _EPOCH = (1980, 1, 1, 0, 0, 0)
-_WHEEL = "Wheel-Version: 1.0\nGenerator: agentenv-core-steps\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+_WHEEL = (
+    "Wheel-Version: 1.0\nGenerator: agentenv-core-steps\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+)
 
 
 def _package_files(package_dir: Path) -> list[tuple[str, Path]]:
     out = []
     for path in sorted(package_dir.rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts and path.suffix not in (".pyc", ".pyo"):
+        if (
+            path.is_file()
+            and "__pycache__" not in path.parts
+            and path.suffix not in (".pyc", ".pyo")
+        ):
             out.append((f"{PACKAGE}/{path.relative_to(package_dir).as_posix()}", path))
     return out
 
@@ -56,11 +62,14 @@ def protocol_wheel(out_dir: Path) -> Path:
         return target
     info = f"{stem}.dist-info"
     entries = [*files, (f"{info}/METADATA", metadata), (f"{info}/WHEEL", _WHEEL.encode())]
-    record = "".join(f"{arc},{_record_hash(data)}\n" for arc, data in entries) + f"{info}/RECORD,,\n"
+    record = (
+        "".join(f"{arc},{_record_hash(data)}\n" for arc, data in entries) + f"{info}/RECORD,,\n"
+    )
     entries.append((f"{info}/RECORD", record.encode()))
-    with replacing(target, suffix=".tmp") as tmp, zipfile.ZipFile(
-        tmp, "w", compression=zipfile.ZIP_DEFLATED
-    ) as zf:
+    with (
+        replacing(target, suffix=".tmp") as tmp,
+        zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf,
+    ):
         for arc, data in entries:
             zi = zipfile.ZipInfo(arc, date_time=_EPOCH)
             zi.external_attr = 0o644 << 16

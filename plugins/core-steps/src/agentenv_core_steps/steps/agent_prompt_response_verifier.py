@@ -12,11 +12,11 @@ import re
 from typing import Any, ClassVar
 
 import attrs
+
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
 from agent_env.models import VerifierStep
 from agent_env.suggest import did_you_mean
-
 
 TYPES = ("response_contains", "response_regex_present")
 

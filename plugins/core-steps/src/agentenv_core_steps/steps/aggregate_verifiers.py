@@ -9,8 +9,8 @@ import attrs
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
 from agent_env.models import VerifierStep
-from agent_env.suggest import did_you_mean
 from agent_env.scoring import ScoreAggregator
+from agent_env.suggest import did_you_mean
 
 
 @attrs.frozen(kw_only=True)

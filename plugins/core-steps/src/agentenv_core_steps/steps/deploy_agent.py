@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import attrs
+
 from agent_env.context import StepContext
 from agent_env.errors import PluginError, StepFailed
 from agent_env.models import Step
-
 from agentenv_core_steps.targets import DEFAULT_AGENT, artifact_for
 
 DEFAULT_KIND = "tool-loop"
@@ -143,10 +143,7 @@ class DeployAgent(Step):
         if ctx.get("agents", name) is not None:
             raise StepFailed(self.id, f"agent {name!r} is already deployed in this task")
         ref = (
-            agent_override(ctx)
-            or self.a2a_agent_id
-            or run_setting(ctx, "default")
-            or DEFAULT_KIND
+            agent_override(ctx) or self.a2a_agent_id or run_setting(ctx, "default") or DEFAULT_KIND
         )
         stored = await load_agent(
             ctx, ref, None if ref != self.a2a_agent_id else self.a2a_agent_version
@@ -186,11 +183,7 @@ class DeployAgent(Step):
                 f"deployed: {', '.join(sorted(envs)) or 'none'}",
                 failure_class="env",
             )
-        model = (
-            model_override(ctx)
-            or settings.get("model")
-            or run_setting(ctx, "default", "model")
-        )
+        model = model_override(ctx) or settings.get("model") or run_setting(ctx, "default", "model")
         spec = AgentSpec(
             name=name,
             role=role,

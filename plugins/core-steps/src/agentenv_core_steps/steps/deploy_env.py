@@ -8,10 +8,10 @@ from typing import Any, ClassVar
 
 import anyio
 import attrs
+
 from agent_env.context import StepContext
 from agent_env.errors import PluginError, SandboxError, StepFailed
 from agent_env.models import Step
-
 from agentenv_core_steps.envs.folder import env_name, load_env
 from agentenv_core_steps.envs.mcp_server import EnvDeployError
 from agentenv_core_steps.gateway import RunGateway, gateway_for
@@ -45,7 +45,9 @@ class DeployEnv(Step):
             return []
         from agentenv_core_steps.envs.mcp_server import McpServerEnv
 
-        return [f"env {spec.name!r}: {p}" for p in McpServerEnv.problems(spec.config, list(spec.files))]
+        return [
+            f"env {spec.name!r}: {p}" for p in McpServerEnv.problems(spec.config, list(spec.files))
+        ]
 
     async def execute(self, ctx: StepContext) -> None:
         t0 = time.perf_counter()
@@ -76,8 +78,9 @@ class DeployEnv(Step):
         async with anyio.create_task_group() as tg:
             tg.start_soon(start_gateway)
             try:
-                info = await env.deploy(ctx, sandbox_name=sandbox_name, provider=provider,
-                                        **self._limits())
+                info = await env.deploy(
+                    ctx, sandbox_name=sandbox_name, provider=provider, **self._limits()
+                )
             except EnvDeployError as e:
                 failures.insert(0, StepFailed(self.id, str(e)))
             except SandboxError as e:
@@ -87,8 +90,10 @@ class DeployEnv(Step):
         try:
             await gateway[0].add_env(name, info["url"])
         except Exception as e:  # noqa: BLE001 - GatewayError, or an env that stopped answering
-            raise StepFailed(self.id, f"env {name!r} came up at {info['url']} but the gateway "
-                                      f"cannot front it: {e}") from None
+            raise StepFailed(
+                self.id,
+                f"env {name!r} came up at {info['url']} but the gateway cannot front it: {e}",
+            ) from None
         card = info.get("card") or {}
         tools = sorted(t.get("name") for t in (card.get("capabilities") or {}).get("tools") or [])
         record = {
@@ -110,8 +115,10 @@ class DeployEnv(Step):
             record["warm_start"] = bool(info["warm"])
         ctx.set("envs", name, value=record)
         phases = "".join(f", {k} {v:.2f}s" for k, v in (info.get("phases") or {}).items())
-        ctx.log(f"env {name!r} up on {provider} at {info['url']} in "
-                f"{time.perf_counter() - t0:.2f}s{phases}; tools: {', '.join(tools) or 'none'}")
+        ctx.log(
+            f"env {name!r} up on {provider} at {info['url']} in "
+            f"{time.perf_counter() - t0:.2f}s{phases}; tools: {', '.join(tools) or 'none'}"
+        )
 
     def _limits(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

@@ -20,10 +20,10 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 import attrs
+
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
 from agent_env.models import VerifierStep
-
 from agentenv_core_steps.gateway import gateway_for, issue_token
 from agentenv_core_steps.steps.reset_env import deployed_env
 from agentenv_core_steps.targets import artifact_for
@@ -44,8 +44,11 @@ class EnvOutcomeVerifier(VerifierStep):
         name, _ = deployed_env(ctx, self.env_id)
         handle = artifact_for(ctx, self.file_artifact_id)
         if handle.kind != "file" or handle.path.suffix != ".py":
-            raise StepFailed(self.id, f"file_artifact_id {self.file_artifact_id!r} must be one "
-                                      f"Python file; it is a {handle.kind} ({handle.path.name})")
+            raise StepFailed(
+                self.id,
+                f"file_artifact_id {self.file_artifact_id!r} must be one "
+                f"Python file; it is a {handle.kind} ({handle.path.name})",
+            )
         verify = _load_verify(self.id, handle.path)
         gateway = await gateway_for(ctx)
         if name not in gateway.envs:
@@ -58,7 +61,9 @@ class EnvOutcomeVerifier(VerifierStep):
                 else:
                     rows = await _in_daemon_thread(verify, mcp_url)
         except TimeoutError:
-            raise StepFailed(self.id, f"verify() did not return within {VERIFY_TIMEOUT:g}s") from None
+            raise StepFailed(
+                self.id, f"verify() did not return within {VERIFY_TIMEOUT:g}s"
+            ) from None
         except Exception as e:  # noqa: BLE001 - the verifier's bug fails this step with its trace
             tail = "".join(traceback.format_exception(e)[-3:]).strip()
             raise StepFailed(self.id, f"verify() raised {type(e).__name__}: {e}\n{tail}") from None
@@ -102,7 +107,9 @@ def _load_verify(step_id: str, path: Any) -> Any:
     try:
         spec.loader.exec_module(module)
     except Exception as e:  # noqa: BLE001
-        raise StepFailed(step_id, f"importing {path.name} failed: {type(e).__name__}: {e}") from None
+        raise StepFailed(
+            step_id, f"importing {path.name} failed: {type(e).__name__}: {e}"
+        ) from None
     finally:
         try:
             sys.path.remove(str(path.parent))
@@ -116,15 +123,23 @@ def _load_verify(step_id: str, path: Any) -> Any:
 
 def _check_rows(step_id: str, rows: Any) -> list[dict[str, Any]]:
     if not isinstance(rows, list):
-        raise StepFailed(step_id, "verify() must return a list of {id, result, description}, "
-                                  f"got {type(rows).__name__}")
+        raise StepFailed(
+            step_id,
+            "verify() must return a list of {id, result, description}, "
+            f"got {type(rows).__name__}",
+        )
     out = []
     for i, row in enumerate(rows):
         if not isinstance(row, dict):
-            raise StepFailed(step_id, f"verify() row {i}: expected an object, got {type(row).__name__}")
+            raise StepFailed(
+                step_id, f"verify() row {i}: expected an object, got {type(row).__name__}"
+            )
         if not isinstance(row.get("result"), bool):
-            raise StepFailed(step_id, f"verify() row {i} ({row.get('id', '?')}): 'result' must be "
-                                      f"true or false, got {row.get('result')!r}")
+            raise StepFailed(
+                step_id,
+                f"verify() row {i} ({row.get('id', '?')}): 'result' must be "
+                f"true or false, got {row.get('result')!r}",
+            )
         if "id" not in row:
             raise StepFailed(step_id, f"verify() row {i}: missing 'id'")
         out.append({**row, "id": str(row["id"]), "description": str(row.get("description", ""))})

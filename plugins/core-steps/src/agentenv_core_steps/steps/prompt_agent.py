@@ -17,12 +17,12 @@ from typing import Any, ClassVar
 
 import anyio
 import attrs
+
 from agent_env.context import StepContext
 from agent_env.errors import PluginError, StepFailed
 from agent_env.models import Step
-from agent_env.suggest import did_you_mean
-
 from agent_env.scoring import random_verifier_id
+from agent_env.suggest import did_you_mean
 from agentenv_core_steps.steps.deploy_agent import model_override
 from agentenv_core_steps.targets import DEFAULT_AGENT
 
@@ -92,9 +92,8 @@ class PromptAgent(Step):
         return "\n".join(out)
 
     async def execute(self, ctx: StepContext) -> None:
-        from agentenv_protocol.agent.types import AgentResult
-
         from agent_env.agents import PromptRequest
+        from agentenv_protocol.agent.types import AgentResult
 
         name = self.agent_name
         agents = ctx.get("agents", default={}) or {}

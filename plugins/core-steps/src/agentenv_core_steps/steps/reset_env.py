@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import ClassVar
 
 import attrs
+
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
 from agent_env.models import Step
-
 from agentenv_core_steps.envs.folder import env_name
 from agentenv_core_steps.gateway import gateway_for
 
@@ -24,9 +24,12 @@ def deployed_env(ctx: StepContext, env_id: str) -> tuple[str, dict]:
     if not isinstance(entry, dict):
         from agent_env.suggest import did_you_mean
 
-        raise StepFailed(ctx.step_id, f"env {name!r} is not deployed in this task"
-                                      f"{did_you_mean(name, envs)}; deployed: "
-                                      f"{', '.join(sorted(envs)) or 'none'} (add a deploy_env step)")
+        raise StepFailed(
+            ctx.step_id,
+            f"env {name!r} is not deployed in this task"
+            f"{did_you_mean(name, envs)}; deployed: "
+            f"{', '.join(sorted(envs)) or 'none'} (add a deploy_env step)",
+        )
     return name, entry
 
 
@@ -44,8 +47,9 @@ class ResetEnv(Step):
         name, _ = deployed_env(ctx, self.env_id)
         gateway = await gateway_for(ctx)
         try:
-            async with EnvClient(f"{gateway.url}/svc/{name}", token=gateway.admin_token,
-                                 timeout=RESET_TIMEOUT) as client:
+            async with EnvClient(
+                f"{gateway.url}/svc/{name}", token=gateway.admin_token, timeout=RESET_TIMEOUT
+            ) as client:
                 await client.reset()
         except ProtocolError as e:
             raise StepFailed(self.id, f"env {name!r}: data/reset failed: {e}") from None

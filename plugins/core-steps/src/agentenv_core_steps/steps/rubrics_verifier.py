@@ -18,10 +18,10 @@ from typing import Any, ClassVar
 
 import anyio
 import attrs
+
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
 from agent_env.models import VerifierStep
-
 from agentenv_core_steps.steps.agent_prompt_response_verifier import prompt_record
 
 FORMATS = ("rubric_binary", "rubric_partial")
@@ -150,9 +150,8 @@ class RubricsVerifier(VerifierStep):
         self, ctx: StepContext, messages: list[dict[str, Any]]
     ) -> tuple[Any, str]:
         """Ask `default_model` (asking again once when the answer is not a grading)."""
-        from agentenv_protocol.agent.chat import ChatClient, ChatError
-
         from agentenv_core_steps.agents.tool_loop import model_endpoint
+        from agentenv_protocol.agent.chat import ChatClient, ChatError
 
         base_url, api_key = await model_endpoint(ctx, self.default_model_api_base)
         try:
@@ -188,11 +187,10 @@ class RubricsVerifier(VerifierStep):
     ) -> tuple[Any, str]:
         """Deploy the bundle's judge agent (`judge_a2a_agent_id`, an A2A agent), ask it once,
         tear its sandbox down."""
-        from agentenv_protocol.agent.client import A2AClient, A2AError, task_text
-
-        from agentenv_core_steps.agents.a2a import A2AAgentKind
         from agent_env.agents import AgentSpec
+        from agentenv_core_steps.agents.a2a import A2AAgentKind
         from agentenv_core_steps.agents.folder import load_agent
+        from agentenv_protocol.agent.client import A2AClient, A2AError, task_text
 
         stored = await load_agent(ctx, self.judge_a2a_agent_id)
         if stored is None:

@@ -12,10 +12,10 @@ import shlex
 from typing import Any, ClassVar
 
 import attrs
+
 from agent_env.context import StepContext
 from agent_env.errors import SandboxError, StepFailed
 from agent_env.models import Step
-
 from agent_env.scoring import ScoreAggregator, aggregate_score
 
 _POSIX_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -13,11 +13,11 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import attrs
+
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
 from agent_env.models import VerifierStep
 from agent_env.suggest import did_you_mean
-
 from agentenv_core_steps.steps.agent_prompt_response_verifier import prompt_record
 
 TYPES = ("tool_called", "tool_not_called", "tool_call_count", "no_tool_errors")
