@@ -152,11 +152,12 @@ class AddSkills(Step):
         root = f"{sandbox.workdir.rstrip('/')}/{SKILLS_DIR}"
         added = list(agent.get("skills") or [])
         try:
-            for skill in self.skills:
-                name, folder = await self._folder(ctx, skill)
-                path = f"{root}/{name}"
-                await sandbox.copy_in(folder, path)
-                added.append({"name": name, "path": f"{path}/SKILL.md"})
+            with tempfile.TemporaryDirectory(prefix="agentenv-skills-") as tmp:
+                for index, skill in enumerate(self.skills):
+                    name, folder = await self._folder(ctx, skill, Path(tmp) / str(index))
+                    path = f"{root}/{name}"
+                    await sandbox.copy_in(folder, path)
+                    added.append({"name": name, "path": f"{path}/SKILL.md"})
         except SandboxError as e:
             raise StepFailed(
                 self.id, f"copying skills into {agent['sandbox']!r} failed: {e}"
@@ -166,7 +167,7 @@ class AddSkills(Step):
             f"agent {self.agent_name!r}: skills {', '.join(s['name'] for s in added)} in {root}"
         )
 
-    async def _folder(self, ctx: StepContext, skill: Skill) -> tuple[str, Path]:
+    async def _folder(self, ctx: StepContext, skill: Skill, scratch: Path) -> tuple[str, Path]:
         """(name, host folder holding SKILL.md) of one skill."""
         if skill.skill_artifact_id:
             from agentenv_core_steps.envs.folder import _fetch_files
@@ -178,6 +179,6 @@ class AddSkills(Step):
                 raise StepFailed(self.id, f"no skill {ref!r} in the stores (bundle skills/)")
             folder = await _fetch_files(ctx, entity.files or {}, entity.digest.split(":", 1)[-1])
             return str(entity.content.get("name") or ref.rsplit("/", 1)[-1]), folder
-        folder = Path(tempfile.mkdtemp(prefix="agentenv-skill-"))
-        (folder / "SKILL.md").write_text(skill.skill_md())
-        return str(skill.name), folder
+        scratch.mkdir(parents=True)
+        (scratch / "SKILL.md").write_text(skill.skill_md())
+        return str(skill.name), scratch

@@ -17,8 +17,7 @@ import attrs
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
 from agent_env.models import Step
-from agentenv_core_steps.steps.run_docker_container import container_sandbox
-from agentenv_core_steps.targets import DEFAULT_AGENT
+from agentenv_core_steps.targets import DEFAULT_AGENT, sandbox_for
 
 INSTALLABLE = "a2a_agent"
 
@@ -53,26 +52,17 @@ class InstallAgent(Step):
                 )
         return problems
 
-    def _target(self, ctx: StepContext) -> str:
-        if self.container_name is None:
-            return self.sandbox_name
-        entry = ctx.get("containers", self.sandbox_name, self.container_name)
-        if not isinstance(entry, dict):
-            raise StepFailed(
-                self.id,
-                f"no container {self.container_name!r} on sandbox {self.sandbox_name!r}; "
-                "start it with a run_docker_container step first",
-            )
-        return str(
-            entry.get("sandbox") or container_sandbox(self.sandbox_name, self.container_name)
-        )
-
     async def execute(self, ctx: StepContext) -> None:
         from agentenv_core_steps.agents.folder import load_agent
         from agentenv_core_steps.steps.deploy_agent import DeployAgent, agent_override
 
-        target = self._target(ctx)
-        await ctx.sandbox(target)  # StepFailed naming the sandboxes when it is not up
+        # StepFailed naming what is missing when the sandbox or container is not up
+        await sandbox_for(ctx, sandbox_name=self.sandbox_name, container_name=self.container_name)
+        target = (
+            str(ctx.get("containers", self.sandbox_name, self.container_name, "sandbox"))
+            if self.container_name
+            else self.sandbox_name
+        )
         ref = agent_override(ctx) or self.a2a_agent_id
         if not ref:
             raise StepFailed(self.id, "a2a_agent_id: name the agent folder to install")
