@@ -26,8 +26,8 @@ from agent_env.envs import EnvType
 from agent_env.errors import SandboxError
 from agent_env.sandbox import SandboxSpec
 from agent_env.suggest import did_you_mean
+from agentenv_protocol import DEFAULT_PORT
 
-DEFAULT_PORT = 18765
 BASE_IMAGE = "python:3.11-slim"
 WHEELS_DIR = "agentenv-wheels"
 CARD_PATH = "/.well-known/agent-env.json"
