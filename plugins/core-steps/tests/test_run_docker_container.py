@@ -71,7 +71,7 @@ async def test_a_container_runs_its_image_command_and_the_verifiers_reach_it(doc
         {
             "id": "files",
             "type": "verify_sandbox",
-            "sandbox_name": "box:task-container",
+            "sandbox_name": "task-container",
             "verifier_id": "files",
             "base_dir": "/srv",
             "criteria": [
@@ -99,7 +99,7 @@ async def test_a_container_runs_its_image_command_and_the_verifiers_reach_it(doc
         docker_runner.logs.lines,
     )
     entry = docker_runner.state["containers"]["box"]["task-container"]
-    assert entry["sandbox"] == "box:task-container"
+    assert entry["sandbox"] == "task-container"
     assert entry["image"].startswith("agentenv/container-task-container:")
     ids = [s["id"] for s in docker_runner.state["sandboxes"].values()]
     client = docker.from_env()
@@ -127,6 +127,43 @@ async def test_a_failing_build_and_a_local_sandbox_fail_the_step_clearly(docker_
     assert "privileged: not supported here" in record["failure"]["message"]
 
 
+async def test_containers_on_a_named_network_reach_each_other_by_name(docker_runner):
+    base = docker_runner.base_image
+    web = {
+        "id": "web",
+        "type": "run_docker_container",
+        "sandbox_name": "box",
+        "container_name": "web",
+        "docker_context_artifact_id": "web",
+        "network": "app-net",
+        "ports": [8080],
+        "ready_command": "python -c \"import urllib.request as u; u.urlopen('http://127.0.0.1:8080')\"",
+    }
+    client = {
+        "id": "client",
+        "type": "run_docker_container",
+        "sandbox_name": "box",
+        "container_name": "client",
+        "docker_context_artifact_id": "web",
+        "network": "app-net",
+        "command_override": "sleep infinity",
+        "ready_command": "python -c \"import urllib.request as u; u.urlopen('http://web:8080/hi.txt')\"",
+    }
+    dockerfile = (
+        f"FROM {base}\nWORKDIR /srv\nRUN echo hi > hi.txt\n"
+        'CMD ["python", "-m", "http.server", "8080"]\n'
+    )
+    twice = {**client, "id": "again"}
+    record = await docker_runner.run(
+        [box(base), web, client, twice], {"artifacts/web/Dockerfile": dockerfile}
+    )
+    assert "failed at step 'again'" in record["outcome"], (record, docker_runner.logs.lines)
+    assert "a sandbox named 'client' already runs in this task" in record["failure"]["message"]
+    containers = docker_runner.state["containers"]["box"]
+    assert containers["web"]["ports"]["8080"].startswith("http://127.0.0.1:")
+    assert containers["client"]["network"] == "app-net"
+
+
 def test_bad_container_fields_are_bundle_problems(docker_runner):
     docker_runner.write(
         {
@@ -138,6 +175,7 @@ def test_bad_container_fields_are_bundle_problems(docker_runner):
                 {**RUN, "id": "c", "docker_context_artifact_id": "ctxx"},
                 {**RUN, "id": "d", "dockerfile_path": "../Dockerfile"},
                 {**RUN, "id": "f", "command_overide": "x"},
+                {**RUN, "id": "g", "container_name": "my app"},
                 {
                     "id": "e",
                     "type": "run_docker_container",
@@ -155,4 +193,5 @@ def test_bad_container_fields_are_bundle_problems(docker_runner):
     assert "step 'c'" in found and "no artifact 'ctxx'" in found and "did you mean 'ctx'" in found
     assert "step 'd': dockerfile_path: '../Dockerfile' must be relative" in found
     assert "step 'f': unknown field 'command_overide' (did you mean 'command_override'?)" in found
+    assert "step 'g': container_name: 'my app' must be letters" in found
     assert "step 'e': docker_context_url: 'ftp://host/c.tar' must be an http(s) URL" in found

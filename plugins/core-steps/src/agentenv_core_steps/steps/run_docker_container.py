@@ -2,11 +2,11 @@
 and run it as a container next to the sandbox `sandbox_name`, on that sandbox's provider.
 
 Our sandboxes are one container each, so the container is a sandbox of its own, named
-`<sandbox_name>:<container_name>` (address it by that name, e.g. in `verify_sandbox`; a
-`run_container_unit_tests_verifier` naming the same sandbox and container finds it). It runs
-the image's own command unless `command_override` is set. User-defined `network` names put
-it on the run's shared network, where the run's containers reach each other by sandbox name.
-Recorded under `containers.<sandbox_name>.<container_name>`.
+`container_name` (address it by that name, e.g. in `verify_sandbox`; steps naming the
+sandbox and the container find it too). It runs the image's own command unless
+`command_override` is set. A user-defined `network` name puts it on the run's shared network,
+where the run's containers reach each other by name, as on a Docker network of the existing
+product's VM. Recorded under `containers.<sandbox_name>.<container_name>`.
 """
 
 from __future__ import annotations
@@ -31,13 +31,9 @@ READY_ATTEMPTS = 60
 READY_INTERVAL = 2.0
 _ARG = re.compile(r"^(\s*ARG\s+)([A-Za-z_][A-Za-z0-9_]*)(=\S*)?\s*$", re.IGNORECASE)
 _BUILTIN_NETWORKS = ("bridge", "none")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 #: Fields whose container settings the sandbox interface cannot express: refused when set.
 UNSUPPORTED = ("devices", "cap_add", "privileged", "volumes", "shm_size")
-
-
-def container_sandbox(sandbox_name: str, container_name: str) -> str:
-    """The sandbox name a `run_docker_container` container is registered under."""
-    return f"{sandbox_name}:{container_name}"
 
 
 def with_build_args(dockerfile: str, build_args: dict[str, str]) -> str:
@@ -96,6 +92,11 @@ class RunDockerContainer(Step):
             problems.append(
                 f"docker_context_url: {self.docker_context_url!r} must be an http(s) URL of a .zip"
             )
+        if not _NAME.match(self.container_name):
+            problems.append(
+                f"container_name: {self.container_name!r} must be letters, digits, '_', '.' or "
+                "'-' (it is the container's host name on the run's network)"
+            )
         path = Path(self.dockerfile_path)
         if path.is_absolute() or ".." in path.parts:
             problems.append(
@@ -127,9 +128,13 @@ class RunDockerContainer(Step):
                 f"{', '.join(refused)}: not supported here (the sandbox interface cannot pass "
                 "them to a container); remove them from the step",
             )
-        name = container_sandbox(self.sandbox_name, self.container_name)
+        name = self.container_name
         if ctx.get("sandboxes", name) is not None:
-            raise StepFailed(self.id, f"container {self.container_name!r} is already running")
+            raise StepFailed(
+                self.id,
+                f"a sandbox named {name!r} already runs in this task; the container is a "
+                "sandbox of that name, so give it another container_name",
+            )
         host = await ctx.sandbox(self.sandbox_name)
         provider = ctx.sandbox_provider(host.provider)
         if not getattr(provider, "can_build_images", False):
