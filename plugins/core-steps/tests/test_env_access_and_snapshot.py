@@ -177,3 +177,46 @@ def test_bad_snapshot_fields_are_bundle_problems(runner):
     found = "\n".join(caught.value.problems)
     assert "step 'a': export_timeout_seconds: must be positive" in found
     assert "step 'b'" in found and "did you mean 'snapshot_id'" in found
+
+
+async def test_tool_access_survives_a_restarted_gateway(runner):
+    """A resumed run starts a new gateway; the task's tool-access changes are applied to it."""
+    import attrs
+
+    from agent_env import hookimpl
+    from agent_env.models import Step
+    from agentenv_core_steps.gateway import live_gateway, stop_gateway
+
+    @attrs.frozen(kw_only=True)
+    class DropGateway(Step):
+        type = "drop_gateway"
+
+        async def execute(self, ctx):
+            old = live_gateway(ctx.task_instance_id)
+            assert old is not None and stop_gateway(ctx.task_instance_id)
+            ctx.set("outputs", self.id, value={"old_url": old.url})
+
+    class Plugin:
+        @hookimpl
+        def agentenv_register_step_types(self, registry):
+            registry.add(DropGateway)
+
+    plain = runner.plugins
+
+    def plugins():
+        manager = plain()
+        manager.register(Plugin(), "drop-gateway")
+        return manager
+
+    runner.plugins = plugins
+    steps = [
+        deploy("tidy"),
+        access("hide", "disable", ["add_item"]),
+        {"id": "drop", "type": "drop_gateway"},
+        look("hidden"),
+    ]
+    record = await runner.run(steps, {**FILES, "artifacts/sees/sees.py": SEES})
+    assert record["outcome"].startswith("passed"), (record["failure"], runner.logs.lines)
+    assert runner.state["gateway"]["url"] != runner.state["outputs"]["drop"]["old_url"]
+    tools, called = seen(runner.state, "hidden")
+    assert tools == "list_items" and "disabled for role 'verifier'" in called

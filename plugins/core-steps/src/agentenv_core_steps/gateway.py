@@ -3,7 +3,8 @@
 The first `deploy_env` starts it (`gateway_for(ctx)`); every deployed env is registered with it;
 it is an instance resource (`GATEWAY`), stopped in the instance's teardown. Tokens live only in
 memory and in the run's redactor: the state records URLs, never a token. After a resume the
-first step that needs the gateway starts a new one and re-registers the envs the state lists.
+first step that needs the gateway starts a new one, re-registers the envs the state lists and
+re-applies the task's `modify_env_tool_access` changes.
 
 Callers that cannot send a header (a verifier's `verify(mcp_url)`) get a capability URL,
 `<gateway>/k/<token>/mcp`: the path carries the bearer token, bound to one role.
@@ -113,6 +114,9 @@ async def gateway_for(ctx: StepContext) -> RunGateway:
                 continue
             ctx.set("envs", name, "gateway_url", value=gateway.url)
             ctx.set("envs", name, "mcp_url", value=gateway.mcp_url)
+    from agentenv_core_steps.steps.modify_env_tool_access import replay_tool_access
+
+    await replay_tool_access(ctx, gateway)
     ctx.set("gateway", value={"url": gateway.url, "mcp_url": gateway.mcp_url})
     return gateway
 

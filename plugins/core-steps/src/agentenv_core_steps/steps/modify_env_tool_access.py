@@ -15,7 +15,7 @@ from agent_env.context import StepContext
 from agent_env.errors import StepFailed
 from agent_env.models import Step
 from agent_env.suggest import did_you_mean
-from agentenv_core_steps.gateway import gateway_for
+from agentenv_core_steps.gateway import RunGateway, gateway_for
 from agentenv_core_steps.steps.reset_env import deployed_env
 
 ACTIONS = ("disable", "enable")
@@ -47,11 +47,8 @@ class ModifyEnvToolAccess(Step):
         return problems
 
     async def execute(self, ctx: StepContext) -> None:
-        import httpx
-
         name, record = deployed_env(ctx, self.env_id)
         gateway = await gateway_for(ctx)
-        tools: list[str] | str = "*" if self.tools == ["*"] else list(self.tools)
         served = [t for t in record.get("tools") or [] if isinstance(t, str)]
         foreign = [t for t in self.tools if t != "*" and served and t not in served]
         if foreign:
@@ -61,24 +58,10 @@ class ModifyEnvToolAccess(Step):
                 f"its tools: {', '.join(served)}",
             )
         try:
-            async with httpx.AsyncClient(timeout=TIMEOUT) as http:
-                response = await http.post(
-                    f"{gateway.url}/tools/{self.action}",
-                    json={"role": self.role, "tools": tools},
-                    headers={"authorization": f"Bearer {gateway.admin_token}"},
-                )
-        except httpx.HTTPError as e:
-            raise StepFailed(
-                self.id, f"the gateway did not take the change: {e}", failure_class="infrastructure"
-            ) from None
-        body = _json(response)
-        if response.status_code != 200:
-            raise StepFailed(
-                self.id,
-                f"{self.action} {self.tools} for role {self.role!r}: "
-                f"{body.get('error') or response.text[:300]}",
-            )
-        after = (body.get("roles") or {}).get(self.role) or {"disabled": [], "enabled": []}
+            roles = await apply_tool_access(gateway, self.action, self.role, list(self.tools))
+        except ToolAccessError as e:
+            raise StepFailed(self.id, str(e), failure_class=e.failure_class) from None
+        after = roles.get(self.role) or {"disabled": [], "enabled": []}
         ctx.set(
             "tool_access_changes",
             self.id,
@@ -94,6 +77,50 @@ class ModifyEnvToolAccess(Step):
             f"{self.action}d {', '.join(self.tools)} for role {self.role!r} on env {name!r}; "
             f"disabled now: {', '.join(after.get('disabled') or []) or 'none'}"
         )
+
+
+class ToolAccessError(Exception):
+    """The gateway refused or did not take a tool-access change."""
+
+    def __init__(self, message: str, failure_class: str = "error"):
+        super().__init__(message)
+        self.failure_class = failure_class
+
+
+async def apply_tool_access(
+    gateway: RunGateway, action: str, role: str, tools: list[str]
+) -> dict[str, Any]:
+    """POST the change to the gateway's `/tools/<action>` route; the rules per role after it."""
+    import httpx
+
+    try:
+        async with httpx.AsyncClient(timeout=TIMEOUT) as http:
+            response = await http.post(
+                f"{gateway.url}/tools/{action}",
+                json={"role": role, "tools": "*" if tools == ["*"] else tools},
+                headers={"authorization": f"Bearer {gateway.admin_token}"},
+            )
+    except httpx.HTTPError as e:
+        raise ToolAccessError(
+            f"the gateway did not take the change: {e}", "infrastructure"
+        ) from None
+    body = _json(response)
+    if response.status_code != 200:
+        raise ToolAccessError(
+            f"{action} {tools} for role {role!r}: {body.get('error') or response.text[:300]}"
+        )
+    return dict(body.get("roles") or {})
+
+
+async def replay_tool_access(ctx: StepContext, gateway: RunGateway) -> None:
+    """Apply the task's recorded changes to a fresh gateway (a resumed run), in step order."""
+    for step_id, change in (ctx.get("tool_access_changes", default={}) or {}).items():
+        try:
+            await apply_tool_access(
+                gateway, change["action"], change["role"], list(change["tools_requested"])
+            )
+        except (ToolAccessError, KeyError, TypeError) as e:
+            ctx.log(f"gateway: tool access of step {step_id!r} not re-applied: {e}")
 
 
 def _json(response: Any) -> dict[str, Any]:
