@@ -45,7 +45,9 @@ class RunGateway:
 
     @property
     def mcp_url(self) -> str:
-        return self.url + "/mcp"
+        from agentenv_protocol import MCP_PATH
+
+        return self.url + MCP_PATH
 
     @property
     def admin_token(self) -> str:

@@ -7,12 +7,15 @@ the entry under `sandboxes.<name>` they run in.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from agent_env.context import ArtifactHandle, StepContext
 from agent_env.errors import StepFailed
 
 DEFAULT_AGENT = "default-agent"
+#: A POSIX environment variable name (what `env_vars` keys must be).
+POSIX_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def _env_entry(ctx: StepContext, env_id: str) -> Any:

@@ -9,7 +9,6 @@ clamped to [0, 1].
 
 from __future__ import annotations
 
-import re
 import shlex
 from typing import Any, ClassVar
 
@@ -18,8 +17,8 @@ import attrs
 from agent_env.context import StepContext
 from agent_env.errors import SandboxError, StepFailed
 from agent_env.models import VerifierStep
+from agentenv_core_steps.targets import POSIX_NAME
 
-_POSIX_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 TAIL = 2000
 
 
@@ -42,7 +41,7 @@ class RunContainerUnitTestsVerifier(VerifierStep):
         problems = [
             f"env_vars: {k!r} is not a POSIX environment variable name"
             for k in self.env_vars
-            if not _POSIX_NAME.match(str(k))
+            if not POSIX_NAME.match(str(k))
         ]
         if not self.command.strip():
             problems.append("command: required")

@@ -71,9 +71,9 @@ class SnapshotEnv(Step):
         )
 
     async def execute(self, ctx: StepContext) -> None:
+        from agentenv_protocol import METHOD_GET
         from agentenv_protocol.client import EnvClient
         from agentenv_protocol.errors import MethodNotFound, ProtocolError
-        from agentenv_protocol.types import METHOD_GET
 
         name = self._env_name(ctx)
         record = ctx.get("envs", name)

@@ -28,7 +28,7 @@ async def fetch_card(url: str) -> tuple[dict[str, Any] | None, str]:
     """(the card JSON at `url`, "") or (None, why it could not be read)."""
     import httpx
 
-    from agentenv_protocol.types import WELL_KNOWN_PATH
+    from agentenv_protocol import WELL_KNOWN_PATH
 
     try:
         async with httpx.AsyncClient(timeout=TIMEOUT) as http:

@@ -28,7 +28,7 @@ class VerifyEnvCoreProtocol(VerifierStep):
     env_id: str
 
     async def execute(self, ctx: StepContext) -> None:
-        from agentenv_protocol.types import METHOD_ADD, METHOD_GET, METHOD_RESET
+        from agentenv_protocol import METHOD_ADD, METHOD_GET, METHOD_RESET
 
         name, record = deployed_env(ctx, self.env_id)
         url = record["url"]
@@ -65,7 +65,7 @@ def _advertised(card: dict[str, Any] | None, error: str, method: str) -> dict[st
 async def _probe(url: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
     import httpx
 
-    from agentenv_protocol.types import RPC_PATH
+    from agentenv_protocol import RPC_PATH
 
     body = {"jsonrpc": "2.0", "id": f"verify-{method}", "method": method, "params": params}
     try:
