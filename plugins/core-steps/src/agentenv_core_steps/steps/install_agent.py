@@ -54,7 +54,7 @@ class InstallAgent(Step):
 
     async def execute(self, ctx: StepContext) -> None:
         from agentenv_core_steps.agents.folder import load_agent
-        from agentenv_core_steps.steps.deploy_agent import DeployAgent, agent_override
+        from agentenv_core_steps.steps.deploy_agent import DeployAgent, agent_override, run_setting
 
         # StepFailed naming what is missing when the sandbox or container is not up
         await sandbox_for(ctx, sandbox_name=self.sandbox_name, container_name=self.container_name)
@@ -63,9 +63,11 @@ class InstallAgent(Step):
             if self.container_name
             else self.sandbox_name
         )
-        ref = agent_override(ctx) or self.a2a_agent_id
+        ref = agent_override(ctx) or self.a2a_agent_id or run_setting(ctx, "default")
         if not ref:
-            raise StepFailed(self.id, "a2a_agent_id: name the agent folder to install")
+            raise StepFailed(
+                self.id, "a2a_agent_id: name the agent folder to install (or set [agents] default)"
+            )
         stored = await load_agent(
             ctx, ref, self.a2a_agent_version if ref == self.a2a_agent_id else None
         )
