@@ -195,3 +195,72 @@ def test_bad_container_fields_are_bundle_problems(docker_runner):
     assert "step 'f': unknown field 'command_overide' (did you mean 'command_override'?)" in found
     assert "step 'g': container_name: 'my app' must be letters" in found
     assert "step 'e': docker_context_url: 'ftp://host/c.tar' must be an http(s) URL" in found
+
+
+async def test_an_agent_installed_into_the_container_answers_from_it(docker_runner, tmp_path):
+    """install_agent with container_name: the agent folder runs inside the task container
+    (which has the protocol installed from the checkout's wheel) and answers prompts."""
+    from agentenv_core_steps.envs.wheels import protocol_wheel
+
+    base = docker_runner.base_image
+    wheel = protocol_wheel(tmp_path / "wheels")
+    agent = (
+        "import os\nfrom pathlib import Path\n"
+        "from agentenv_protocol.agent import A2AAgent, AgentResult, serve\n\n\n"
+        "class Where(A2AAgent):\n    name = 'where'\n\n"
+        "    async def run(self, request):\n"
+        "        return AgentResult(text=f\"in {os.environ.get('TASK_ROLE')} at {Path.cwd()}\")\n\n\n"
+        "serve(Where())\n"
+    )
+    files = {
+        "artifacts/ctx/Dockerfile": (
+            f"FROM {base}\nCOPY {wheel.name} /tmp/w/\n"
+            "RUN pip install --no-cache-dir --disable-pip-version-check /tmp/w/*.whl\n"
+            "ENV TASK_ROLE=task-container\nWORKDIR /work\n"
+            'CMD ["sleep", "infinity"]\n'
+        ),
+        "agents/where/agent.toml": 'command = ["python", "agent.py"]\n',
+        "agents/where/agent.py": agent,
+    }
+    docker_runner.write(files)
+    (docker_runner.root / "artifacts/ctx" / wheel.name).write_bytes(wheel.read_bytes())
+    steps = [
+        box(base),
+        {
+            "id": "run",
+            "type": "run_docker_container",
+            "sandbox_name": "box",
+            "docker_context_artifact_id": "ctx",
+            "ports": [8123],
+        },
+        {
+            "id": "install",
+            "type": "install_agent",
+            "sandbox_name": "box",
+            "container_name": "task-container",
+            "a2a_agent_id": "where",
+            "a2a_port": 8123,
+            "workspace_dir": "/work/agent",
+        },
+        {
+            "id": "ask",
+            "type": "prompt_agent",
+            "prompt_id": "ask",
+            "prompt": "where?",
+            "timeout_seconds": 60,
+        },
+        {
+            "id": "check",
+            "type": "agent_prompt_response_verifier",
+            "prompt_id": "ask",
+            "verifier_id": "where",
+            "criteria": [
+                {"type": "response_contains", "needles": ["in task-container at /work/agent"]}
+            ],
+        },
+    ]
+    record = await docker_runner.run(steps)
+    assert record["outcome"] == "passed (where: 1)", (record["failure"], docker_runner.logs.lines)
+    agent_record = docker_runner.state["agents"]["default-agent"]
+    assert agent_record["installed_in"] == "task-container"
+    assert agent_record["provider"] == "docker"
