@@ -36,9 +36,7 @@ class TestAcmeProvider(SandboxProviderContract):
 @pytest.mark.anyio
 async def test_acme_processes_do_not_see_the_host_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("ACME_HOST_ONLY", "leaked")
-    box = await AcmeProvider({}, home=tmp_path).create(
-        SandboxSpec(env_vars={"MINE": "/app/x"})
-    )
+    box = await AcmeProvider({}, home=tmp_path).create(SandboxSpec(env_vars={"MINE": "/app/x"}))
     try:
         result = await box.exec('echo "${ACME_HOST_ONLY-unset} $MINE $HOME"', timeout=30)
         assert result.stdout == f"unset {box.folder}/x {box.folder}\n"
@@ -48,5 +46,7 @@ async def test_acme_processes_do_not_see_the_host_environment(tmp_path, monkeypa
 
 
 def test_an_unknown_acme_setting_is_an_error_with_a_did_you_mean(tmp_path):
-    with pytest.raises(SandboxError, match=r"\[sandbox.acme\] has unknown setting 'rot' \(did you mean 'root'\?\)"):
+    with pytest.raises(
+        SandboxError, match=r"\[sandbox.acme\] has unknown setting 'rot' \(did you mean 'root'\?\)"
+    ):
         AcmeProvider({"rot": "/tmp"}, home=tmp_path)

@@ -1,0 +1,131 @@
+"""A third-party plugin outside the workspace, installed for real, runs a task end to end.
+
+`tests/fixtures/thirdparty-plugin` (distribution `agentenv-acme`) adds the `acme` sandbox
+provider, the `acme_script` env type, the `acme-caller` agent kind, a verifier step, a command,
+an `acme://` bundle source and a `run_finished` hook, importing only the kernel's public
+modules (tests/test_public_api.py scans it like the in-tree plugins).
+
+How it is installed: wheels of the kernel, the protocol, core-steps (whose deploy/prompt steps
+the task uses) and the fixture are built from this checkout and installed as files into a
+fresh `uv venv` (offline: their dependencies come from the uv cache that `uv sync` filled, so
+the index can never substitute a package of the same name). That is what a user's
+`pip install agentenv-acme` does, takes a few seconds, and exercises the entry point, the
+package data (the demo bundle) and the lazy hooks as installed, not as source folders.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = ROOT / "tests" / "fixtures" / "thirdparty-plugin"
+DEMO = FIXTURE / "src" / "agentenv_acme" / "bundles" / "demo"
+SOURCES = (ROOT / "kernel", ROOT / "protocol", ROOT / "plugins" / "core-steps", FIXTURE)
+
+
+def _run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=240, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory) -> Path:
+    uv = shutil.which("uv")
+    assert uv, "uv is required (scripts/test installs it)"
+    base = tmp_path_factory.mktemp("acme")
+    wheels = base / "wheels"
+    for source in SOURCES:
+        built = _run(
+            [uv, "build", "--wheel", "--offline", "--quiet", str(source), "-o", str(wheels)]
+        )
+        assert built.returncode == 0, built.stderr
+    venv = base / "venv"
+    created = _run([uv, "venv", "--quiet", "--python", sys.executable, str(venv)])
+    assert created.returncode == 0, created.stderr
+    python = str(venv / "bin" / "python")
+    installed = _run(
+        [uv, "pip", "install", "--quiet", "--offline", "--python", python]
+        + [str(w) for w in sorted(wheels.glob("*.whl"))]
+    )
+    assert installed.returncode == 0, installed.stderr
+    return venv
+
+
+@pytest.fixture
+def agent_env(venv, tmp_path):
+    """The venv's `agent-env` in an empty folder with a private home."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_ENV_", "VIRTUAL_ENV"))}
+    env["AGENT_ENV_HOME"] = str(tmp_path / "home")
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return _run([str(venv / "bin" / "agent-env"), *args], cwd=tmp_path, env=env)
+
+    return run
+
+
+def test_plugin_list_shows_what_the_plugin_registered(agent_env):
+    listed = agent_env("plugin", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    acme = {p["name"]: p for p in json.loads(listed.stdout)}["acme"]
+    assert (acme["dist"], acme["status"], acme["api"]) == ("agentenv-acme", "ok", ">=1.0,<2")
+    assert "agentenv_resolve_bundle_source" in acme["hooks"]
+    assert acme["registered"] == {
+        "agents": ["acme-caller"],
+        "commands": ["acme"],
+        "env_types": ["acme_script"],
+        "sandbox_providers": ["acme"],
+        "step_types": ["acme_state_equals"],
+    }
+    check = agent_env("plugin", "check")
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_a_task_runs_end_to_end_on_the_plugins_provider_env_type_and_agent(agent_env, tmp_path):
+    done = agent_env("run", "acme://demo", "--sandbox", "acme", "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    (record,) = json.loads(done.stdout)["tasks"]
+    assert (record["status"], record["outcome"]) == ("passed", "passed (answer: 1, wiring: 1)")
+    assert record["bundle"]["provenance"] == {"source": "acme", "spec": "acme://demo"}
+    # The plugin's own verifier read the state the core steps recorded: provider, env type
+    # and agent kind were the plugin's.
+    wiring = {r["id"]: r["result"] for r in record["verifiers"]["wiring"]["results"]}
+    assert wiring == {
+        "envs.calc.provider": True,
+        "envs.calc.type": True,
+        "agents.default-agent.type": True,
+    }
+    # The agent called the env's tool through the gateway, and the tool ran in an acme
+    # sandbox (its answer names the sandbox from the env the provider gave it).
+    ask = record["outputs"]["ask"]
+    assert [c["tool"] for c in ask["tool_calls"]] == ["add"]
+    assert ask["response"].startswith("2 + 3 = 5 (from acme-")
+    assert record["verifiers"]["answer"]["score"] == 1.0
+    assert any(line.startswith("env: env 'calc' up on acme at http://") for line in record["log"])
+    assert record["agent"] == "acme-caller:caller"
+    # Teardown removed the sandbox; the run_finished hook saw the finished record.
+    assert json.loads(agent_env("acme", "--json").stdout) == []
+    finished = (tmp_path / "home" / "acme-finished.jsonl").read_text().splitlines()
+    assert [json.loads(line) for line in finished] == [
+        {"instance": record["id"], "status": "passed"}
+    ]
+
+
+def test_the_demo_bundle_also_runs_as_a_folder(agent_env):
+    done = agent_env("run", str(DEMO), "--sandbox", "acme")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "sum  passed (answer: 1, wiring: 1)" in done.stdout
+
+
+def test_an_unknown_acme_bundle_is_refused_with_a_did_you_mean(agent_env):
+    done = agent_env("run", "acme://dmeo", "--sandbox", "acme")
+    assert done.returncode != 0
+    assert "'acme://dmeo': no acme bundle 'dmeo' (did you mean 'demo'?); known: demo" in (
+        done.stderr
+    )
+    assert "No runs recorded yet" in agent_env("runs", "list").stdout
