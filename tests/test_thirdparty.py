@@ -2,7 +2,8 @@
 
 `tests/fixtures/thirdparty-plugin` (distribution `agentenv-acme`) adds the `acme` sandbox
 provider, the `acme_script` env type, the `acme-caller` agent kind, a verifier step, a command,
-an `acme://` bundle source and a `run_finished` hook, importing only the kernel's public
+an `acme://` bundle source, a runner, a secret store, a step wrapper and a `run_finished`
+hook, importing only the kernel's public
 modules (tests/test_public_api.py scans it like the in-tree plugins).
 
 How it is installed: wheels of the kernel, the protocol, core-steps (whose deploy/prompt steps
@@ -79,8 +80,10 @@ def test_plugin_list_shows_what_the_plugin_registered(agent_env):
         "agents": ["acme-caller"],
         "commands": ["acme"],
         "env_types": ["acme_script"],
+        "runners": ["acme-serial"],
         "sandbox_providers": ["acme"],
         "step_types": ["acme_state_equals"],
+        "stores": ["secret:acme-files"],
     }
     check = agent_env("plugin", "check")
     assert check.returncode == 0, check.stdout + check.stderr
@@ -116,10 +119,29 @@ def test_a_task_runs_end_to_end_on_the_plugins_provider_env_type_and_agent(agent
     ]
 
 
-def test_the_demo_bundle_also_runs_as_a_folder(agent_env):
+def test_the_plugins_runner_and_step_wrapper_run_the_demo_folder(agent_env, tmp_path):
+    (tmp_path / ".agentenv").mkdir()
+    (tmp_path / ".agentenv" / "config.toml").write_text(
+        '[run]\nrunner = "acme-serial"\n\n[plugins.agentenv-acme]\ntime_steps = true\n'
+    )
     done = agent_env("run", str(DEMO), "--sandbox", "acme")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "sum  passed (answer: 1, wiring: 1)" in done.stdout
+    assert "acme-serial: 1 instance(s), one at a time" in done.stderr
+    for step in ("env", "agent", "ask", "answer", "wiring"):
+        assert f"[sum] {step}: acme: {step} took " in done.stderr
+
+
+def test_a_misspelled_plugin_setting_is_refused_with_a_did_you_mean(agent_env, tmp_path):
+    (tmp_path / ".agentenv").mkdir()
+    (tmp_path / ".agentenv" / "config.toml").write_text(
+        "[plugins.agentenv-acme]\ntime_step = true\n"
+    )
+    done = agent_env("run", str(DEMO), "--sandbox", "acme")
+    assert done.returncode != 0
+    assert "unknown key 'time_step' (did you mean 'time_steps'?)" in done.stderr
+    (tmp_path / ".agentenv" / "config.toml").unlink()
+    assert "No runs recorded yet" in agent_env("runs", "list").stdout
 
 
 def test_an_unknown_acme_bundle_is_refused_with_a_did_you_mean(agent_env):

@@ -1,23 +1,27 @@
-"""The acme fixture plugin's sandbox provider against the kernel's `SandboxProviderContract`,
-imported from its source folder (the installed-wheel end-to-end run is test_thirdparty.py)."""
+"""The acme fixture plugin's sandbox provider and secret store against the kernel's contract
+suites, imported from its source folder (the installed-wheel end-to-end run is
+test_thirdparty.py)."""
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 
-from agent_env.errors import SandboxError
+from agent_env.errors import ConfigError, SandboxError
 from agent_env.net import free_port
 from agent_env.sandbox import SandboxSpec
-from agent_env.testing.contracts import SandboxProviderContract
+from agent_env.testing.contracts import SandboxProviderContract, SecretStoreContract
 
 SRC = Path(__file__).resolve().parent / "fixtures" / "thirdparty-plugin" / "src"
 if str(SRC) not in sys.path:
     sys.path.insert(0, str(SRC))
 
 from agentenv_acme.sandbox import AcmeProvider  # noqa: E402
+from agentenv_acme.store import FileSecrets  # noqa: E402
 
 
 class TestAcmeProvider(SandboxProviderContract):
@@ -50,3 +54,17 @@ def test_an_unknown_acme_setting_is_an_error_with_a_did_you_mean(tmp_path):
         SandboxError, match=r"\[sandbox.acme\] has unknown setting 'rot' \(did you mean 'root'\?\)"
     ):
         AcmeProvider({"rot": "/tmp"}, home=tmp_path)
+
+
+class TestAcmeFileSecrets(SecretStoreContract):
+    @pytest.fixture
+    def store_factory(self, tmp_path):
+        return functools.partial(FileSecrets, home=tmp_path)
+
+
+def test_acme_secrets_are_private_files(tmp_path):
+    store = FileSecrets({"path": str(tmp_path / "s")})
+    anyio.run(store.set, "token", "t0p")
+    assert (tmp_path / "s" / "token").stat().st_mode & 0o777 == 0o600
+    with pytest.raises(ConfigError, match=r"unknown setting 'pth' \(did you mean 'path'\?\)"):
+        FileSecrets({"pth": "x"})
