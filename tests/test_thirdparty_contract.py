@@ -14,13 +14,19 @@ import pytest
 from agent_env.errors import ConfigError, SandboxError
 from agent_env.net import free_port
 from agent_env.sandbox import SandboxSpec
-from agent_env.testing.contracts import SandboxProviderContract, SecretStoreContract
+from agent_env.testing.contracts import (
+    SandboxProviderContract,
+    SecretStoreContract,
+    StepTypeContract,
+)
 
 SRC = Path(__file__).resolve().parent / "fixtures" / "thirdparty-plugin" / "src"
 if str(SRC) not in sys.path:
     sys.path.insert(0, str(SRC))
 
+from agentenv_acme import hooks  # noqa: E402
 from agentenv_acme.sandbox import AcmeProvider  # noqa: E402
+from agentenv_acme.steps import StateEquals  # noqa: E402
 from agentenv_acme.store import FileSecrets  # noqa: E402
 
 
@@ -68,3 +74,19 @@ def test_acme_secrets_are_private_files(tmp_path):
     assert (tmp_path / "s" / "token").stat().st_mode & 0o777 == 0o600
     with pytest.raises(ConfigError, match=r"unknown setting 'pth' \(did you mean 'path'\?\)"):
         FileSecrets({"pth": "x"})
+
+
+class TestStateEqualsContract(StepTypeContract):
+    step_class = StateEquals
+    plugin_module = "agentenv_acme.hooks"
+    example = {"id": "w", "type": "acme_state_equals", "expect": {"outputs.none": None}}
+
+
+def test_acme_command_lists_nothing_at_first(cli_runner, register_plugin):
+    register_plugin(hooks, "acme")
+    assert cli_runner.invoke(["acme", "--json"]).stdout == "[]\n"
+
+
+def test_acme_is_a_sandbox_provider(plugin_manager, register_plugin):
+    register_plugin(hooks, "acme")
+    assert plugin_manager.sandbox_providers.get("acme").type == "acme"
