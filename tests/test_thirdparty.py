@@ -21,6 +21,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -169,3 +170,55 @@ def test_a_misspelled_env_toml_key_fails_the_deploy_naming_file_key_and_fix(agen
     ) in done.stderr
     assert "failed at step 'env'" in done.stdout
     assert json.loads(agent_env("acme", "--json").stdout) == []
+
+
+def test_a_killed_run_leaves_an_acme_sandbox_the_next_command_reaps(venv, agent_env, tmp_path):
+    """The provider's `describe`/`connect`/`teardown` work from another process: after a
+    SIGKILL mid-run, the next command finds the lease, reconnects and tears the sandbox down."""
+    bundle = tmp_path / "slow"
+    shutil.copytree(DEMO, bundle)
+    server = bundle / "envs" / "calc" / "server.py"
+    server.write_text(
+        server.read_text().replace("        return f", "        sleep(120)\n        return f")
+    )
+    server.write_text("from time import sleep\n" + server.read_text())
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_ENV_", "VIRTUAL_ENV"))}
+    env["AGENT_ENV_HOME"] = str(tmp_path / "home")
+    log = tmp_path / "run.log"
+    with log.open("w") as out:
+        run = subprocess.Popen(
+            [str(venv / "bin" / "agent-env"), "run", str(bundle), "--sandbox", "acme"],
+            cwd=tmp_path,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + 120
+        while "[sum] agent: ok" not in log.read_text():
+            assert run.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.1)
+    finally:
+        run.kill()
+        run.wait()
+    (state_file,) = (tmp_path / "home" / "acme-sandboxes").glob("acme-*.json")
+    state = json.loads(state_file.read_text())
+    (env_process,) = state["processes"]
+    assert Path(state["folder"]).is_dir()
+    assert _alive(env_process["pid"])
+    pruned = agent_env("sandbox", "prune")
+    assert pruned.returncode == 0, pruned.stderr
+    assert pruned.stdout == f"removed {state['id']}\npruned 1 sandbox(es)\n"
+    assert not Path(state["folder"]).exists() and not state_file.exists()
+    deadline = time.monotonic() + 10
+    while _alive(env_process["pid"]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(env_process["pid"])
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
