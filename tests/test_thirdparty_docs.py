@@ -84,3 +84,20 @@ def test_the_api_table_lists_the_public_modules_with_names_that_exist():
         if not hasattr(importlib.import_module(module), name)
     ]
     assert not missing, f"docs/plugins.md names what does not exist: {missing}"
+
+
+def _slug(heading: str) -> str:
+    """The anchor GitHub gives a heading."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_links_into_plugins_md_name_headings_it_has():
+    anchors = {_slug(h) for h in re.findall(r"^#+ (.*)$", DOC.read_text(), re.M)}
+    links = {
+        (page.name, anchor)
+        for page in DOC.parent.rglob("*.md")
+        for anchor in re.findall(r"plugins\.md#([\w-]+)", page.read_text())
+    }
+    links |= {("plugins.md", a) for a in re.findall(r"\]\(#([\w-]+)\)", DOC.read_text())}
+    assert links, "expected links into docs/plugins.md"
+    assert not [link for link in links if link[1] not in anchors]
