@@ -222,3 +222,29 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return stat[stat.rindex(")") + 2] != "Z"
+
+
+PROBE = """
+import json, sys
+from agent_env.cli.main import main
+try:
+    main(["--help"])
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def test_help_lists_the_plugin_command_and_imports_only_its_hooks(venv, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_ENV_", "VIRTUAL_ENV"))}
+    env["AGENT_ENV_HOME"] = str(tmp_path / "home")
+    done = _run([str(venv / "bin" / "python"), "-c", PROBE], cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "  acme " in done.stdout and "List live acme sandboxes." in done.stdout
+    modules = json.loads(done.stderr.strip().splitlines()[-1])
+    acme = sorted(m for m in modules if m.startswith("agentenv_acme"))
+    assert acme == ["agentenv_acme", "agentenv_acme.hooks"]
+    heavy = [
+        m for m in modules if m.split(".")[0] in ("mcp", "httpx", "anyio", "agentenv_protocol")
+    ]
+    assert heavy == []
