@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from agent_env.bundles.aliases import apply_aliases, entity_aliases, read_aliases
 from agent_env.bundles.check import check_bundle
 from agent_env.bundles.files import (
@@ -358,6 +360,8 @@ class _Parser:
                     path / CONFIG_FILE.get(kind, ""), "type: expected a non-empty string"
                 )
                 entity_type = self._default_type(kind, path)
+            if kind != "skill":
+                self._check_config(kind, entity_type, config, path / CONFIG_FILE[kind])
             out[name] = FolderSpec(
                 kind=kind,
                 name=name,
@@ -368,6 +372,23 @@ class _Parser:
                 config=config,
             )
         return out
+
+    def _check_config(
+        self, kind: str, entity_type: str, config: dict[str, Any], path: Path
+    ) -> None:
+        """Structure an env.toml / agent.toml into the `config_model` its type declares (if any):
+        unknown keys get a did-you-mean, compat-ignored keys a warning."""
+        try:
+            registry = getattr(self.plugins, DEFAULT_TYPE_REGISTRY[kind])
+            cls = registry.get(entity_type) if entity_type in registry else None
+        except (AttributeError, PluginError):
+            return
+        model = getattr(cls, "config_model", None)
+        if model is None or not attrs.has(model):
+            return
+        _, problems = read_model(config, model, ignored=self.ignored_in(path))
+        for problem in problems:
+            self.problems.add(path, problem)
 
     # -- tasks ------------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from agent_env.config.models import (
     check_section,
     is_compat_key,
     reference_store,
+    renamed,
 )
 from agent_env.config.refs import parse_ref
 from agent_env.config.schema import (
@@ -136,8 +137,9 @@ class _Loader:
                 f"{self._not_loaded_note()}"
             )
         known = [s for s in self.schema if "." not in s] + ["plugins"]
+        near = did_you_mean(section, [*known, *COMPAT_SECTIONS])
         raise ConfigError(
-            f"{source}: unknown section [{section}]{did_you_mean(section, known)}; "
+            f"{source}: unknown section [{section}]{near}; "
             f"known sections: {', '.join(sorted(known))}{self._not_loaded_note()}"
         )
 
@@ -162,11 +164,10 @@ class _Loader:
             subs = {
                 k: v for k, v in table.items() if isinstance(v, dict) and not is_compat_key(top, k)
             }
+            scalars = {k: v for k, v in table.items() if k not in subs}
+            self._merge_table(top, scalars, source, origin)
             if top == "stores":
                 subs = self._reference_stores(subs, source, origin)
-            self._merge_table(
-                top, {k: v for k, v in table.items() if k not in subs}, source, origin
-            )
             for key, sub in subs.items():
                 if f"{top}.{key}" not in self.schema and top not in BACKEND_PARENTS:
                     self._raise(top, [f"unknown key {key!r}"], source)
@@ -195,6 +196,7 @@ class _Loader:
         self._section_ok(section, source)
         keys = self.schema.get(section)
         if keys is not None:
+            table = renamed(section, keys, table)
             problems, ignored = check_section(section, keys, table)
             if problems:
                 self._raise(section, problems, source)

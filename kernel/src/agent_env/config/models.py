@@ -34,6 +34,10 @@ COMPAT_KEYS: dict[str, dict[str, str]] = {
     },
 }
 
+#: Keys of the existing product's config that we support under another name:
+#: (section, its key) -> our key (used when the section declares it).
+RENAMED_KEYS: dict[tuple[str, str], str] = {("agents", "default_a2a_agent_id"): "default"}
+
 #: Sections of the existing product's config that have no counterpart here.
 COMPAT_SECTIONS: dict[str, str] = {
     "agents": "no default A2A agent setting; name the agent in the task or with --agent",
@@ -92,7 +96,16 @@ def check_section(
         structure(data, section_model(section, schema), ignored=ignored, noun="key")
     except StructureProblems as exc:
         return list(exc.problems), []
-    return [], [item.path for item in ignored]
+    return [], [f"{item.path} ({item.reason})" for item in ignored]
+
+
+def renamed(section: str, schema: Mapping[str, Any], table: Mapping[str, Any]) -> dict[str, Any]:
+    """`table` with the existing product's key names (`RENAMED_KEYS`) turned into ours."""
+    out = {}
+    for key, value in table.items():
+        ours = RENAMED_KEYS.get((section, key))
+        out[ours if ours in schema and ours not in table else key] = value
+    return out
 
 
 def is_compat_key(section: str, key: str) -> bool:
