@@ -177,3 +177,20 @@ def test_every_command_runs_with_a_reference_config_and_warns_once(tmp_path):
     assert "[agents]" not in done.stderr
     agents = done.stdout.split("[agents]", 1)[1].split("\n[", 1)[0]
     assert 'default = "claude-code"' in agents
+
+
+def test_store_settings_are_structured_too():
+    """A backend's `[stores.<type>]` settings go through the same converter: wrong types and
+    unknown keys are errors naming the table."""
+    from agent_env.stores.support import check_settings
+
+    defaults = {"bucket": None, "timeout": 60.0, "create_bucket": False}
+    assert check_settings("s3", {"timeout": 5}, defaults)["timeout"] == 5
+    with pytest.raises(ConfigError, match=r"\[stores.s3\] create_bucket: expected true or false"):
+        check_settings("s3", {"create_bucket": "yes"}, defaults)
+    with pytest.raises(ConfigError, match=r"unknown setting 'timout' \(did you mean 'timeout'\?\)"):
+        check_settings("s3", {"timout": 5}, defaults)
+    # a reference is resolved later, so it fits any type
+    assert check_settings("s3", {"timeout": "env:S3_TIMEOUT"}, defaults)["timeout"] == (
+        "env:S3_TIMEOUT"
+    )

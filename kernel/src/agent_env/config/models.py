@@ -86,14 +86,14 @@ def section_model(section: str, schema: Mapping[str, Any]) -> type:
 
 
 def check_section(
-    section: str, schema: Mapping[str, Any], table: Mapping[str, Any]
+    section: str, schema: Mapping[str, Any], table: Mapping[str, Any], *, noun: str = "key"
 ) -> tuple[list[str], list[str]]:
     """(problems, ignored keys) of one table: unknown keys with a did-you-mean, values of the
     wrong type (an `env:`/`secret:` reference fits any type), compat-ignored keys set."""
     data = {k: v for k, v in table.items() if parse_ref(v) is None}
     ignored: list[Ignored] = []
     try:
-        structure(data, section_model(section, schema), ignored=ignored, noun="key")
+        structure(data, section_model(section, schema), ignored=ignored, noun=noun)
     except StructureProblems as exc:
         return list(exc.problems), []
     return [], [f"{item.path} ({item.reason})" for item in ignored]
