@@ -94,7 +94,7 @@ def load_distributions(loader: PluginLoader) -> None:
             group = GROUPS[entry.group]
             if group.adapter is None:
                 info.errors.append(
-                    f"{entry.label}: {group.holds} of the existing product are not supported: "
+                    f"{entry.label}: not supported ({group.holds} of the existing product): "
                     f"{group.reason}"
                 )
             else:
