@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import logging
 from collections.abc import Callable, Iterable
+from importlib.metadata import EntryPoints
 from typing import Any
 
 import attrs
@@ -91,10 +92,9 @@ class PluginLoader:
             )
             self.load_module(info, lambda module=module: importlib.import_module(module))
 
-    def load_entry_points(self) -> None:
-        from importlib.metadata import entry_points
-
-        for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+    def load_entry_points(self, found: EntryPoints) -> None:
+        """Load the `agent_env` group's entry points among `found` (one metadata scan)."""
+        for ep in sorted(found.select(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
             dist = ep.dist.name if ep.dist is not None else None
             version = ep.dist.version if ep.dist is not None else None
             info = PluginInfo(name=ep.name, module=ep.value, dist=dist, version=version)

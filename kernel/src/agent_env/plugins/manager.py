@@ -138,8 +138,11 @@ class PluginManager:
         self._loaded = True
         self._loader.load_builtins(self.builtins)
         if self.autoload:
-            self._loader.load_entry_points()
-            legacy.load_distributions(self._loader)
+            from importlib.metadata import entry_points
+
+            installed = entry_points()  # one metadata scan for every group
+            self._loader.load_entry_points(installed)
+            legacy.load_distributions(self._loader, installed)
         self._invalidate()
 
     def check_pending(self) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from importlib.metadata import EntryPoints
 from typing import Any
 
 import attrs
@@ -43,14 +44,13 @@ class LegacyEntryPoint:
         return f"{self.group} entry point {self.name!r} ({self.value})"
 
 
-def discover() -> dict[str, list[LegacyEntryPoint]]:
-    """Installed distribution name -> its entry points in the existing product's groups."""
-    from importlib.metadata import entry_points
-
+def discover(installed: EntryPoints) -> dict[str, list[LegacyEntryPoint]]:
+    """Distribution name -> its entry points (among `installed`) in the existing product's
+    groups."""
     found: dict[str, list[LegacyEntryPoint]] = {}
     seen: set[tuple[str, str, str, str]] = set()
     for group in GROUPS:
-        for ep in sorted(entry_points(group=group), key=lambda e: e.name):
+        for ep in sorted(installed.select(group=group), key=lambda e: e.name):
             dist = ep.dist.name if ep.dist is not None else ep.value.split(":")[0]
             key = (dist, group, ep.name, ep.value)
             if key in seen:  # the same distribution seen twice on sys.path
@@ -76,9 +76,9 @@ def _adapter(group: Group) -> Callable[[list[LegacyEntryPoint]], Any]:
     return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
 
 
-def load_distributions(loader: PluginLoader) -> None:
+def load_distributions(loader: PluginLoader, installed: EntryPoints) -> None:
     """Add one plugin row per legacy distribution to `loader`; register its adapters."""
-    for dist, entries in sorted(discover().items()):
+    for dist, entries in sorted(discover(installed).items()):
         modules = sorted({e.value.split(":")[0] for e in entries})
         info = PluginInfo(
             name=dist,
