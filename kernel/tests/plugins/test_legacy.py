@@ -250,3 +250,48 @@ def test_a_disabled_legacy_plugin_is_not_imported(site, monkeypatch):
     assert "good" in enabled.step_types
     enabled.disable_entry_points()
     assert "good" not in enabled.step_types and "legacy-good" not in enabled.plugins
+
+
+FIELDS = """
+    from agent_env.task_step import TaskStep
+
+    class Fields(TaskStep):
+        type = "fields"
+
+        def __init__(self, id, version=None, *, target, tags=[], retries=2, **base):
+            super().__init__(id, version, **base)
+            self.target, self.tags, self.retries = target, tags, retries
+
+        @classmethod
+        def from_dict(cls, data):
+            fields = {k: data[k] for k in ("target", "tags", "retries") if k in data}
+            return cls(**cls._base_from_dict(data), **fields)
+
+        async def execute(self, context):
+            self.tags.append("ran")  # must not leak into the next step's default
+            context.metadata[self.id] = {"target": self.target, "tags": self.tags}
+"""
+
+
+def test_adapted_fields_follow_the_legacy_constructor(site):
+    from agent_env.convert import StructureProblems, structure_step
+
+    _dist(
+        site,
+        "legacy-fields",
+        "[agent_env.task_steps]\nfields = legacyfix_fields:Fields\n",
+        {"legacyfix_fields": FIELDS},
+    )
+    types = PluginManager().step_types
+    with pytest.raises(StructureProblems) as missing:
+        structure_step({"id": "a", "type": "fields", "retry": 3}, types)
+    assert missing.value.problems == [
+        "step 'a': target: required",
+        "step 'a': unknown field 'retry' (did you mean 'retries'?)",
+    ]
+    step = structure_step(
+        {"id": "a", "type": "fields", "target": "t", "version": 2, "depends_on": ["x"]}, types
+    )
+    assert (step.target, step.tags, step.retries, step.depends_on) == ("t", [], 2, ["x"])
+    other = structure_step({"id": "b", "type": "fields", "target": "u"}, types)
+    assert other.tags == [] and other.tags is not step.tags

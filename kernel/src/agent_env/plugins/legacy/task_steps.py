@@ -10,6 +10,7 @@ the state key `legacy.metadata`, and each step's resulting metadata is its `outp
 
 from __future__ import annotations
 
+import copy
 import inspect
 import json
 from typing import Any, ClassVar
@@ -73,8 +74,9 @@ class LegacyStep(Step):
 
     async def execute(self, ctx: StepContext) -> None:
         legacy = self._build()
-        metadata = ctx.get("legacy", "metadata", default=None) or {}
-        context = TaskStepContext(metadata=dict(metadata), instance_id=ctx.task_instance_id)
+        # a copy: the legacy step mutates it, and state changes only through `ctx.set`
+        metadata = copy.deepcopy(dict(ctx.get("legacy", "metadata", default=None) or {}))
+        context = TaskStepContext(metadata=metadata, instance_id=ctx.task_instance_id)
         try:
             result = await legacy.execute(context)
         except StepFailed:
@@ -124,6 +126,10 @@ def _fields(legacy: type[TaskStep]) -> dict[str, Any]:
             continue
         if param.default is param.empty:
             fields[param.name] = attrs.field()
+        elif isinstance(param.default, (list, dict, set)):
+            fields[param.name] = attrs.field(
+                factory=lambda value=param.default: copy.deepcopy(value)
+            )
         else:
             fields[param.name] = attrs.field(default=param.default)
     return fields
