@@ -8,6 +8,8 @@ product's bundle packages, is not here: our kernel reads that group itself.)
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
 import attrs
 
 
@@ -71,3 +73,12 @@ GROUPS: dict[str, Group] = {
         ),
     )
 }
+
+
+def plugin_entry_points(by_group: Mapping[str, Iterable[str]]) -> tuple[str, ...]:
+    """What a distribution registers as a plugin, from its entry-point names by group: names
+    in our `agent_env` group as they are, those in the existing product's groups as
+    `group:name` (so `plugin add` accepts a plugin written for it, and `plugin remove` finds it)."""
+    names = list(by_group.get("agent_env", ()))
+    names += [f"{group}:{name}" for group in GROUPS for name in by_group.get(group, ())]
+    return tuple(sorted(names))
