@@ -1,34 +1,13 @@
-"""The step base class of the existing product (`agentenv-framework`), for plugins written for it.
-
-Such a plugin subclasses `TaskStep`, names its class in an `agent_env.task_steps` entry point
-(the entry-point name is the step type) and runs here unchanged through the legacy adapter
-(`agent_env.plugins.legacy`), which wraps it as one of our step types::
-
-    from agent_env.task_step import TaskStep, TaskStepContext
-
-    class Greet(TaskStep):
-        type = "greet"
-
-        def __init__(self, id, version=None, name="world", **base):
-            super().__init__(id, version, **base)
-            self.name = name
-
-        @classmethod
-        def from_dict(cls, data):
-            return cls(**cls._base_from_dict(data), name=data.get("name", "world"))
-
-        async def execute(self, context: TaskStepContext) -> TaskStepContext:
-            context.metadata["greeting"] = f"hello {self.name}"
-            return context
-
-New plugins should write a `agent_env.models.Step` instead (docs/plugins.md).
-"""
+"""`TaskStep`, the base class of a step type written for the existing product (see the package
+docstring for an example), with its `depends_on` and `retry_config` values."""
 
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
+
+from agent_env.task_step.context import TaskStepContext
 
 
 @dataclass
@@ -62,31 +41,6 @@ def _dependencies(raw: Any) -> list[TaskStepDependency] | None:
         else:
             raise ValueError(f'a depends_on entry is a step id or {{"task_step_id": id}}: {dep!r}')
     return out
-
-
-@dataclass
-class TaskStepContext:
-    """What a legacy step reads and returns: `metadata` is carried from step to step of a task
-    instance (it must stay JSON); the deployed lists are empty here (our steps keep that state
-    in the task state instead)."""
-
-    deployed_envs: list[Any] = field(default_factory=list)
-    deployed_agents: list[Any] = field(default_factory=list)
-    deployed_sandboxes: list[Any] = field(default_factory=list)
-    prompt_responses: list[Any] = field(default_factory=list)
-    metadata: dict[str, Any] = field(default_factory=dict)
-    agent_model: str | None = None
-    default_agent_model: str | None = None
-    agent_artifact_id: str | None = None
-    agent_harness: str | None = None
-    instance_id: str | None = None
-
-    def heartbeat(self) -> None:
-        """Tell the runner the step is alive; nothing to do here (steps have no lease)."""
-
-    def record_model(self, role: str, step_id: str, model: str | None) -> None:
-        """Record the model `step_id` ran `role` on, under `metadata["models"]`."""
-        self.metadata.setdefault("models", {}).setdefault(role, {})[step_id] = model
 
 
 class TaskStep(abc.ABC):
