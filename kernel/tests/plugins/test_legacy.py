@@ -118,6 +118,10 @@ def test_plugin_list_marks_the_legacy_plugin_and_check_names_unsupported_groups(
     assert greeter["errors"][1] == EXPLORER_REASON
     assert data["core-steps"]["format"] == "native"
 
+    shown = agent_env("plugin", "show", "legacy-greeter").stdout.splitlines()
+    assert "format        legacy" in shown and "step_types    explode, greet" in shown
+    assert "hooks         agentenv_register_step_types" in shown
+
     check = agent_env("plugin", "check", "--json")
     assert check.returncode == 1
     report = json.loads(check.stdout)
