@@ -79,6 +79,9 @@ def test_a_bundle_using_every_new_step_type_validates(cli, tmp_path):
     )
     result = cli.invoke(["run", str(bundle), "--dry-run"])
     assert result.exit_code == 0, result.output
+    # fields the existing product defines that ours does not use: accepted, warned about once
+    for field in ("image_tag", "include_env_changes"):
+        assert f"'{field}' is accepted for compatibility and ignored" in result.output
 
 
 def test_env_validators_through_the_cli(cli, tmp_path):

@@ -22,9 +22,8 @@ import attrs
 
 from agent_env.context import StepContext
 from agent_env.errors import SandboxError, StepFailed
-from agent_env.models import Step
+from agent_env.models import Step, compat_ignored
 from agent_env.sandbox import SandboxSpec
-from agentenv_core_steps.steps.compat import compat_ignored
 from agentenv_core_steps.targets import artifact_for
 
 READY_ATTEMPTS = 60

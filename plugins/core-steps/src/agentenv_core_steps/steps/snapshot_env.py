@@ -19,9 +19,8 @@ import attrs
 
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
-from agent_env.models import Step
+from agent_env.models import Step, compat_ignored
 from agentenv_core_steps.gateway import gateway_for
-from agentenv_core_steps.steps.compat import compat_ignored
 from agentenv_core_steps.steps.reset_env import deployed_env
 
 KIND = "env_snapshot"
