@@ -156,6 +156,10 @@ class SandboxProvider(abc.ABC):
     # -- optional capabilities (check with `can_build_images` before calling) ------------
 
     can_build_images: ClassVar[bool] = False
+    #: True for a provider whose sandboxes run on this machine (the local Docker daemon, say):
+    #: `provider_chain` lets a task's `local` fall back to it for what host processes cannot
+    #: run (an env that has only a Dockerfile), as the existing `agent-env`'s `local` means.
+    on_this_machine: ClassVar[bool] = False
 
     async def build_image(self, context_dir: Path, name: str) -> ImageInfo:
         """Build (or reuse, content-addressed) the image of build context `context_dir`;
@@ -176,3 +180,30 @@ class ImageInfo:
     tag: str
     workdir: str = "/"
     reused: bool = False
+
+
+def provider_chain(spec: str, providers: Any) -> tuple[str, ...]:
+    """The provider names to try, in order, for `spec`: one name or a fallback chain `a,b`
+    (`agent-env run --sandbox`, a step's `sandbox_type`). `local` means this machine: it is
+    followed by the registered providers that build images `on_this_machine`. Each name is
+    checked against the `providers` registry (`PluginError` with a did-you-mean)."""
+    names = [n.strip() for n in spec.split(",")]
+    if not spec.strip() or not all(names):
+        raise SandboxError(
+            f"sandbox provider {spec!r}: expected a provider name or a comma-separated "
+            "fallback chain such as local,docker"
+        )
+    for name in names:
+        providers.get(name)
+    out: list[str] = []
+    for name in names:
+        out.append(name)
+        if name == "local":
+            out.extend(
+                other
+                for other in providers.names()
+                if other not in names
+                and getattr(providers.get(other), "on_this_machine", False)
+                and getattr(providers.get(other), "can_build_images", False)
+            )
+    return tuple(dict.fromkeys(out))
