@@ -19,17 +19,17 @@ import attrs
 
 from agent_env.runs.options import RunOptions
 
-#: option -> (the step fields it sets, what those steps are, for the report)
+#: option -> (the step fields it sets, the steps that have them, for the report)
 FIELDS: Mapping[str, tuple[tuple[str, ...], str]] = {
     "sandbox": (("sandbox_type", "judge_sandbox_type"), "step(s) that deploy"),
-    "judge_model": (("default_model",), "judge step(s)"),
-    "user_model": (("user_model",), "simulated-user step(s)"),
+    "judge_model": (("default_model",), "judge(s) (rubrics_verifier)"),
+    "user_model": (("user_model",), "simulated user(s) (prompt_agent)"),
 }
 _OPTION = {"sandbox": "--sandbox", "judge_model": "--judge-model", "user_model": "--user-model"}
 #: Why an option that the steps take still does nothing in this version.
 _UNUSED = {
-    "user_model": "this version has no simulated user (a prompt_agent with "
-    "max_conversation_turns > 1 runs one turn), so no step runs on it",
+    "user_model": "this version has no simulated user (a prompt_agent runs one turn), so "
+    "nothing runs on it",
 }
 
 
@@ -95,8 +95,7 @@ def _line(option: str, value: str, steps: int, tasks: int) -> str:
     flag = f"{_OPTION[option]} {value}"
     what = FIELDS[option][1]
     if not steps:
-        fields = " or ".join(FIELDS[option][0])
-        return f"{flag}: no selected step has a {fields} field, so it changes nothing"
+        return f"{flag}: no selected task has {what.replace('(s)', 's')}, so it changes nothing"
     where = f"{steps} {what} in {tasks} task(s)"
     if option in _UNUSED:
         return f"{flag}: set on {where}, but {_UNUSED[option]}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -104,10 +104,12 @@ class SandboxManager:
         spec: SandboxSpec,
         provider: str | None = None,
         labels: Mapping[str, str] | None = None,
+        *,
+        on_fallback: Callable[[str], None] | None = None,
     ) -> Sandbox:
         """Create sandbox `name` and write its lease; the spec gets the owner labels. With a
         chain (`local,docker`), each provider is tried in order until one creates it; the
-        sandbox's `provider` says which did."""
+        sandbox's `provider` says which did, and `on_fallback` hears why earlier ones did not."""
         names = self.chain(provider)
         if len(names) == 1:
             return await self._create_on(names[0], name, spec, labels)
@@ -117,10 +119,13 @@ class SandboxManager:
                 sandbox = await self._create_on(provider_name, name, spec, labels)
             except (SandboxError, PluginError) as e:
                 log.info("sandbox %r: provider %s refused: %s", name, provider_name, e)
-                refused.append(f"{provider_name}: {e}")
+                refused.append(f"{provider_name} refused it ({e})")
                 continue
             if refused:
-                log.info("sandbox %r: created on %s", name, provider_name)
+                message = f"sandbox {name!r} created on {provider_name}: " + "; ".join(refused)
+                log.info(message)
+                if on_fallback is not None:
+                    on_fallback(message)
             return sandbox
         raise SandboxError(
             f"no provider of {','.join(names)} could create sandbox {name!r}: " + "; ".join(refused)
