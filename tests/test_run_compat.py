@@ -122,7 +122,9 @@ def test_sandbox_wins_over_the_steps_own_sandbox_type(home, eval_bundle):
     require_docker()
     done = agent_env(home, "run", str(eval_bundle), "--sandbox", "docker")
     assert done.returncode == 0, done.stderr
-    assert "--sandbox docker: applies to 1 step(s) that deploy in 1 task(s)" in done.stderr
+    assert (
+        "--sandbox docker: applies to 1 step(s) that choose a sandbox in 1 task(s)" in done.stderr
+    )
     assert "sandbox 'box': docker " in done.stderr
 
 

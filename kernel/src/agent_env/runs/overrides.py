@@ -21,7 +21,7 @@ from agent_env.runs.options import RunOptions
 
 #: option -> (the step fields it sets, the steps that have them, for the report)
 FIELDS: Mapping[str, tuple[tuple[str, ...], str]] = {
-    "sandbox": (("sandbox_type", "judge_sandbox_type"), "step(s) that deploy"),
+    "sandbox": (("sandbox_type", "judge_sandbox_type"), "step(s) that choose a sandbox"),
     "judge_model": (("default_model",), "judge(s) (rubrics_verifier)"),
     "user_model": (("user_model",), "simulated user(s) (prompt_agent)"),
 }
@@ -80,8 +80,6 @@ def _override(step: Any, wanted: Mapping[str, str]) -> dict[str, dict[str, str]]
     out: dict[str, dict[str, str]] = {}
     for option, value in wanted.items():
         names = [f for f in FIELDS[option][0] if f in fields]
-        if option == "sandbox":  # a judge without its own sandbox deploys nowhere
-            names = [f for f in names if f == "sandbox_type" or getattr(step, f) is not None]
         if names:
             out[option] = dict.fromkeys(names, value)
     return out
