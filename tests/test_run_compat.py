@@ -87,6 +87,8 @@ def test_with_evals_and_no_selection_only_the_evals_tasks_run(home, eval_bundle)
         "tasks/other.json is not named by any eval, so it did not run; run it with --task other"
         in done.stderr
     )
+    done = agent_env(home, "run", str(eval_bundle), "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["not_run"] == ["other"]
     # --task selects it (and nothing is said about the others)
     done = agent_env(home, "run", str(eval_bundle), "--task", "other")
     assert done.returncode == 1

@@ -157,8 +157,8 @@ class SandboxProvider(abc.ABC):
 
     can_build_images: ClassVar[bool] = False
     #: True for a provider whose sandboxes run on this machine (the local Docker daemon, say):
-    #: `provider_chain` lets a task's `local` fall back to it for what host processes cannot
-    #: run (an env that has only a Dockerfile), as the existing `agent-env`'s `local` means.
+    #: an env deployed on `local` falls back to it when it cannot run as a host process (it
+    #: has only a Dockerfile), as the existing `agent-env`'s `local` means (`provider_chain`).
     on_this_machine: ClassVar[bool] = False
 
     async def build_image(self, context_dir: Path, name: str) -> ImageInfo:
@@ -182,11 +182,12 @@ class ImageInfo:
     reused: bool = False
 
 
-def provider_chain(spec: str, providers: Any) -> tuple[str, ...]:
+def provider_chain(spec: str, providers: Any, *, local_machine: bool = False) -> tuple[str, ...]:
     """The provider names to try, in order, for `spec`: one name or a fallback chain `a,b`
-    (`agent-env run --sandbox`, a step's `sandbox_type`). `local` means this machine: it is
-    followed by the registered providers that build images `on_this_machine`. Each name is
-    checked against the `providers` registry (`PluginError` with a did-you-mean)."""
+    (`agent-env run --sandbox`, a step's `sandbox_type`). Each name is checked against the
+    `providers` registry (`PluginError` with a did-you-mean). With `local_machine`, `local`
+    means this machine, as in the existing `agent-env`: it is followed by the registered
+    providers that build images `on_this_machine` (for what host processes cannot run)."""
     names = [n.strip() for n in spec.split(",")]
     if not spec.strip() or not all(names):
         raise SandboxError(
@@ -198,7 +199,7 @@ def provider_chain(spec: str, providers: Any) -> tuple[str, ...]:
     out: list[str] = []
     for name in names:
         out.append(name)
-        if name == "local":
+        if name == "local" and local_machine:
             out.extend(
                 other
                 for other in providers.names()

@@ -141,10 +141,16 @@ def providers() -> Registry:
 
 
 def test_local_means_this_machine_and_chains_keep_their_order(providers):
-    assert provider_chain("local", providers) == ("local", "machine")
-    assert provider_chain("remote, local", providers) == ("remote", "local", "machine")
-    assert provider_chain("machine,local", providers) == ("machine", "local")
-    assert provider_chain("remote", providers) == ("remote",)
+    def chain(spec: str) -> tuple[str, ...]:
+        return provider_chain(spec, providers, local_machine=True)
+
+    assert chain("local") == ("local", "machine")
+    assert chain("remote, local") == ("remote", "local", "machine")
+    assert chain("machine,local") == ("machine", "local")
+    assert chain("remote") == ("remote",)
+    # a plain sandbox asked on local stays there; an explicit chain is kept as written
+    assert provider_chain("local", providers) == ("local",)
+    assert provider_chain("remote,local", providers) == ("remote", "local")
 
 
 @pytest.mark.parametrize(

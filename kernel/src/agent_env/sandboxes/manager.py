@@ -80,7 +80,8 @@ class SandboxManager:
 
     def chain(self, spec: str | None = None) -> tuple[str, ...]:
         """The providers to try, in order, for `spec` (a name or a fallback chain `a,b`;
-        default: `[sandbox] default`); see `agent_env.sandbox.provider_chain`."""
+        default: `[sandbox] default`); see `agent_env.sandbox.provider_chain`. A plain
+        sandbox asked on `local` stays there (only an env deploy falls back to Docker)."""
         return provider_chain(spec or self.default_provider(), self.plugins.sandbox_providers)
 
     def provider(self, name: str) -> SandboxProvider:

@@ -269,7 +269,7 @@ async def _run_bundle(session: Any, options: RunOptions, caught: list[int]) -> i
 
     check_provider(session, options.provider)
 
-    def select(bundle: Any) -> tuple[list, list, list[str]]:
+    def select(bundle: Any) -> tuple[list, list, Any]:
         chosen = selection.select(bundle, options.task_names, options.eval_names)
         tasks = chosen.tasks
         if not tasks:
@@ -278,16 +278,16 @@ async def _run_bundle(session: Any, options: RunOptions, caught: list[int]) -> i
             agent_cls = _check_agent(session, bundle, options.agent)
             if agent_cls is not None and agent_cls.needs_solution:
                 tasks = _with_solution(bundle, tasks, options.agent)
-        return tasks, chosen.evals, chosen.not_run_lines(would=options.dry_run)
+        return tasks, chosen.evals, chosen
 
     assert options.spec is not None
-    bundle, materialized, (tasks, evals, not_run) = await service.load_bundle(
+    bundle, materialized, (tasks, evals, chosen) = await service.load_bundle(
         session, options.spec, dry_run=options.dry_run, select=select
     )
     for line in materialized.lines:
         _err(line)
     tasks, notes = overrides.apply(tasks, options)
-    for line in [*notes, *not_run]:
+    for line in [*notes, *chosen.not_run_lines(would=options.dry_run)]:
         _err(line)
     if options.dry_run:
         return _show_plan(bundle, materialized, tasks, evals, options.as_json, options.trials)
@@ -315,7 +315,8 @@ async def _run_bundle(session: Any, options: RunOptions, caught: list[int]) -> i
         evals,
         _spec_for_record(options.spec),
     )
-    return await run_trials.execute(session, trial_run, options, caught)
+    not_run = [t.name for t in chosen.not_run]
+    return await run_trials.execute(session, trial_run, options, caught, not_run=not_run)
 
 
 def _check_agent(session: Any, bundle: Any, agent: str) -> Any:

@@ -126,7 +126,9 @@ class DeployEnv(Step):
         `local` is followed by Docker on this machine) that can host `env`."""
         try:
             chain = provider_chain(
-                self.sandbox_type or ctx.default_provider, ctx.plugins.sandbox_providers
+                self.sandbox_type or ctx.default_provider,
+                ctx.plugins.sandbox_providers,
+                local_machine=True,
             )
         except (PluginError, SandboxError) as e:
             raise StepFailed(self.id, f"env {name!r}: {e}") from None
