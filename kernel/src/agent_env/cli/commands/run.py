@@ -150,7 +150,7 @@ def run(
             "--resume ID takes no SPEC, --task, --eval, --dry-run, --trials or --seeds"
         )
     if not spec and not resume:
-        if task_names or eval_names or dry_run or keep:
+        if task_names or eval_names or dry_run or keep or judge_model or user_model:
             raise click.UsageError(
                 "give a bundle SPEC (run `agent-env run` to list installed ones)"
             )

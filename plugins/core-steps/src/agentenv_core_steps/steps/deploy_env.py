@@ -132,10 +132,9 @@ class DeployEnv(Step):
             )
         except (PluginError, SandboxError) as e:
             raise StepFailed(self.id, f"env {name!r}: {e}") from None
-        unavailable = getattr(env, "unavailable_on", None)
         refused: list[str] = []
         for provider in chain:
-            why = unavailable(ctx, provider) if unavailable is not None else None
+            why = env.unavailable_on(ctx, provider)
             if why is None:
                 if refused:
                     ctx.log(f"env {name!r} deploys on {provider}: " + "; ".join(refused))
