@@ -63,6 +63,11 @@ class EnvType(abc.ABC):
     def from_folder(cls, name: str, folder: Path, config: dict[str, Any]) -> Self:
         """Parse the materialized env folder; `ValueError` listing every problem."""
 
+    def unavailable_on(self, ctx: Any, provider: str) -> str | None:
+        """Why `provider` cannot host this env, or None when it can: `deploy_env` deploys on
+        the first provider of its chain (`--sandbox local,docker`) that can. None by default."""
+        return None
+
     @abc.abstractmethod
     async def deploy(
         self, ctx: Any, *, sandbox_name: str, provider: str, **limits: Any

@@ -155,15 +155,27 @@ class McpServerEnv(EnvType):
             return await self._deploy_process(ctx, sandbox_name, provider, limits)
         return await self._deploy_image(ctx, sandbox_name, provider, limits)
 
+    def unavailable_on(self, ctx: Any, provider: str) -> str | None:
+        """Why `provider` cannot host this env (None when it can): a fallback chain
+        (`--sandbox local,docker`, a task's `local`) goes on to the next provider."""
+        if provider == "local":
+            if self.command:
+                return None
+            return (
+                "the env has only a Dockerfile; to run it as a local process give env.toml a "
+                "`command` (and its `requirements`), or run it in Docker (--sandbox docker, "
+                "with agentenv-docker-sandbox installed)"
+            )
+        if not getattr(ctx.sandbox_provider(provider), "can_build_images", False):
+            return "it cannot build images (use one that can, e.g. --sandbox docker)"
+        return None
+
     async def _deploy_process(
         self, ctx: Any, sandbox_name: str, provider: str, limits: dict[str, Any]
     ) -> dict[str, Any]:
-        if not self.command:
-            raise EnvDeployError(
-                f"env {self.name!r} has only a Dockerfile; to run it as a local process give "
-                "env.toml a `command` (and its `requirements`), or use an image provider "
-                "(--sandbox docker)"
-            )
+        why = self.unavailable_on(ctx, provider)
+        if why is not None:
+            raise EnvDeployError(f"env {self.name!r}: {why}")
         from agent_env.paths import cache_dir
         from agentenv_core_steps.envs.python import RequirementsError, python_for
 
