@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 
 import httpx
-import httpx2
 import pytest
-from mcp import Client
+from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from agentenv_protocol.gateway import Gateway, GatewayError, serve_gateway
@@ -16,14 +16,21 @@ from agentenv_protocol.gateway import Gateway, GatewayError, serve_gateway
 pytestmark = pytest.mark.anyio
 
 
-def mcp_client(url: str, token: str | None, role: str | None = None, mode: str = "auto") -> Client:
+@contextlib.asynccontextmanager
+async def mcp_client(url: str, token: str | None, role: str | None = None):
+    """An initialized official mcp (1.x) ClientSession to `url`."""
     headers = {}
     if token:
         headers["Authorization"] = f"Bearer {token}"
     if role:
         headers["AgentEnv-Role"] = role
-    http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0))
-    return Client(streamable_http_client(url, http_client=http), mode=mode)
+    async with (
+        httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(30.0)) as http,
+        streamable_http_client(url, http_client=http) as (read, write, _),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
 
 
 def texts(result) -> str:
@@ -66,8 +73,8 @@ def running_own(own_envs, tmp_path):
 async def test_union_of_tools_and_routed_calls(running):
     gateway, server = running
     alice = gateway.issue_token("alice")
-    for mode in ("auto", "legacy"):
-        async with mcp_client(server.mcp_url, alice, mode=mode) as client:
+    for round_ in ("first", "again"):
+        async with mcp_client(server.mcp_url, alice) as client:
             names = [t.name for t in (await client.list_tools()).tools]
             assert sorted(names) == [
                 "add",
@@ -80,19 +87,19 @@ async def test_union_of_tools_and_routed_calls(running):
             ]
             assert texts(await client.call_tool("echo", {"text": "hi"})) == "hi"
             who = await client.call_tool("whoami", {})
-            assert who.structured_content["role"] == "alice" and who.structured_content[
+            assert who.structuredContent["role"] == "alice" and who.structuredContent[
                 "session"
             ].startswith("s-")
-            created = await client.call_tool("add_note", {"title": f"t-{mode}", "body": "b"})
-            assert not created.is_error
-            note = await client.call_tool("read_note", {"title": f"t-{mode}"})
-            assert note.structured_content["author"] == "alice"
+            created = await client.call_tool("add_note", {"title": f"t-{round_}", "body": "b"})
+            assert not created.isError
+            note = await client.call_tool("read_note", {"title": f"t-{round_}"})
+            assert note.structuredContent["author"] == "alice"
             failed = await client.call_tool("fail", {"code": "nope", "message": "on purpose"})
-            assert failed.is_error and texts(failed) == "nope: on purpose"
+            assert failed.isError and texts(failed) == "nope: on purpose"
             bad = await client.call_tool("add", {"a": "not a number"})
-            assert bad.is_error and "a:" in texts(bad)
+            assert bad.isError and "a:" in texts(bad)
             unknown = await client.call_tool("eco", {"text": "x"})
-            assert unknown.is_error and "did you mean 'echo'" in texts(unknown)
+            assert unknown.isError and "did you mean 'echo'" in texts(unknown)
 
 
 async def test_every_route_needs_a_valid_token(running):
@@ -169,12 +176,12 @@ async def test_tokens_are_bound_to_roles_and_roles_filter_tools(running):
         names = {t.name for t in (await client.list_tools()).tools}
         assert "echo" not in names and "add_note" not in names and "read_note" in names
         refused = await client.call_tool("echo", {"text": "x"})
-        assert refused.is_error and texts(refused) == "tool 'echo' is disabled for role 'bob'"
+        assert refused.isError and texts(refused) == "tool 'echo' is disabled for role 'bob'"
     async with mcp_client(server.mcp_url, alice) as client:
         assert texts(await client.call_tool("echo", {"text": "still"})) == "still"
     # the admin token may act as any role (as a verifier would)
     async with mcp_client(server.mcp_url, gateway.admin_token, role="bob") as client:
-        assert (await client.call_tool("echo", {"text": "x"})).is_error
+        assert (await client.call_tool("echo", {"text": "x"})).isError
     httpx.post(server.url + "/tools/enable", json={"role": "bob", "tools": "*"}, headers=admin)
     async with mcp_client(server.mcp_url, bob) as client:
         assert texts(await client.call_tool("echo", {"text": "back"})) == "back"
@@ -289,17 +296,17 @@ async def test_clock_and_get_time_across_new_york_dst(running):
         assert "get_time" in {t.name for t in (await client.list_tools()).tools}
         before = (
             await client.call_tool("get_time", {"time_zone": "America/New_York"})
-        ).structured_content
+        ).structuredContent
         assert before == {
             "current_time": "2026-03-08T06:59:59Z",
             "time_zone": "America/New_York",
             "local_time": "2026-03-08T01:59:59-05:00",
         }
-        assert (await client.call_tool("get_time", {})).structured_content == {
+        assert (await client.call_tool("get_time", {})).structuredContent == {
             "current_time": "2026-03-08T06:59:59Z"
         }
         typo = await client.call_tool("get_time", {"time_zone": "America/New_Yrok"})
-        assert typo.is_error and "unknown time zone 'America/New_Yrok'" in texts(typo)
+        assert typo.isError and "unknown time zone 'America/New_Yrok'" in texts(typo)
         assert "did you mean 'America/New_York'" in texts(typo)
         # advance by running the clock: 1 real second = 1 virtual hour
         httpx.put(
@@ -310,7 +317,7 @@ async def test_clock_and_get_time_across_new_york_dst(running):
         time.sleep(0.5)
         after = (
             await client.call_tool("get_time", {"time_zone": "America/New_York"})
-        ).structured_content
+        ).structuredContent
         assert after["local_time"].endswith("-04:00") and after["local_time"] >= "2026-03-08T03:29"
         assert after["current_time"] > before["current_time"]
     # the clock never runs backwards: re-arming earlier than now is refused until cleared
@@ -371,7 +378,7 @@ async def test_a_dead_env_gives_a_quick_clear_error_and_the_rest_keeps_working(
         started = time.monotonic()
         result = await client.call_tool("list_notes", {})
         assert time.monotonic() - started < 5
-        assert result.is_error and "environment 'notes' is not reachable" in texts(result)
+        assert result.isError and "environment 'notes' is not reachable" in texts(result)
         assert texts(await client.call_tool("echo", {"text": "alive"})) == "alive"
     health = httpx.get(
         server.url + "/healthz", headers={"authorization": f"Bearer {gateway.admin_token}"}

@@ -20,9 +20,9 @@ import httpx
 
 from agentenv_protocol import _http, jsonrpc
 from agentenv_protocol import errors as E
+from agentenv_protocol.asgi import read_body, respond
 from agentenv_protocol.context import ROLE_META_KEY, SESSION_META_KEY
 from agentenv_protocol.fastpost import ForwardConnectError, ForwardError, ForwardTimeout, PostPool
-from agentenv_protocol.gateway.asgi import read_body, respond
 from agentenv_protocol.gateway.auth import Auth, Caller
 from agentenv_protocol.gateway.clock import GET_TIME_TOOL, ClockError, EnvClock, iso
 from agentenv_protocol.gateway.control import ControlRoutes, GatewayError
