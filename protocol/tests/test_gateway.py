@@ -466,3 +466,134 @@ async def test_gateway_runs_as_its_own_process(shared_envs, tmp_path):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+# --- mcp 1.x compatibility: verifiers and servers written for the existing product ------------
+
+BUNDLE_VERIFIER = """
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+
+async def verify(mcp_url):
+    async with streamable_http_client(mcp_url) as (read, write, _):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            result = await session.call_tool("echo", {"text": "hello from agent-env"})
+            missing = await session.call_tool("nope", {})
+    text = "".join(getattr(part, "text", "") for part in result.content)
+    return [
+        {"id": "echoes", "result": not result.isError and text == "hello from agent-env"},
+        {"id": "unknown", "result": missing.isError},
+    ]
+"""
+
+
+async def test_a_bundle_style_verifier_passes_through_the_gateways_capability_url(
+    shared_envs, tmp_path
+):
+    """The existing product's verifier form (no headers: the token rides in the URL) on the
+    official mcp 1.x client, through our gateway to our env."""
+    import importlib.metadata
+
+    from agentenv_protocol.gateway import CAPABILITY_PREFIX, TokenInPath
+    from agentenv_protocol.serving import serve_in_thread
+
+    assert importlib.metadata.version("mcp").startswith("1.")
+    namespace: dict = {}
+    exec(compile(BUNDLE_VERIFIER, "verify.py", "exec"), namespace)
+    gateway = Gateway({"echo": shared_envs["echo"].url}, trajectory=tmp_path / "calls.jsonl")
+    running = serve_in_thread(TokenInPath(gateway))
+    try:
+        url = f"{running.url}{CAPABILITY_PREFIX}{gateway.issue_token('verifier')}/mcp"
+        rows = await namespace["verify"](url)
+        assert rows == [{"id": "echoes", "result": True}, {"id": "unknown", "result": True}]
+        bad = f"{running.url}{CAPABILITY_PREFIX}wrong/mcp"
+        with pytest.raises(Exception):  # noqa: B017 (the mcp client wraps the 401 its own way)
+            await namespace["verify"](bad)
+    finally:
+        running.stop()
+    calls = [json.loads(line) for line in (tmp_path / "calls.jsonl").read_text().splitlines()]
+    assert [(c["tool"], c["role"]) for c in calls] == [("echo", "verifier"), ("nope", "verifier")]
+
+
+FASTMCP_SERVER = '''
+import sys
+
+from mcp.server.fastmcp import FastMCP
+
+app = FastMCP("weather", host="127.0.0.1", port=int(sys.argv[1]))
+
+
+@app.tool()
+def forecast(city: str, days: int = 1) -> str:
+    """The forecast for a city."""
+    return f"{city}: sunny for {days} day(s)"
+
+
+@app.tool()
+def boom() -> str:
+    """Always fails."""
+    raise RuntimeError("on purpose")
+
+
+app.run(transport="streamable-http")
+'''
+
+
+@pytest.fixture
+def fastmcp_server(tmp_path):
+    """A stateful FastMCP (mcp 1.x) server as a real process: SSE answers, session ids, no card."""
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    script = tmp_path / "weather.py"
+    script.write_text(FASTMCP_SERVER)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            httpx.get(url + "/mcp", timeout=1)
+            break
+        except httpx.HTTPError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                raise RuntimeError(
+                    f"FastMCP server did not start: {proc.stderr.read()!r}"
+                ) from None
+            time.sleep(0.05)
+    yield url
+    proc.terminate()
+    proc.wait(10)
+
+
+async def test_a_fastmcp_server_answers_tools_list_and_call_through_the_gateway(
+    fastmcp_server, shared_envs
+):
+    probe = httpx.post(
+        fastmcp_server + "/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}},
+        headers={"accept": "application/json, text/event-stream"},
+    )
+    assert probe.headers["content-type"].startswith("text/event-stream")
+    assert probe.headers.get("mcp-session-id")  # a stateful server: the gateway must handshake
+    gateway = Gateway({"weather": fastmcp_server, "echo": shared_envs["echo"].url})
+    with serve_gateway(gateway) as server:
+        async with mcp_client(server.mcp_url, gateway.issue_token("alice")) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert {"forecast", "boom", "echo"} <= set(tools)
+            assert tools["forecast"].inputSchema["required"] == ["city"]
+            result = await client.call_tool("forecast", {"city": "Paris", "days": 2})
+            assert not result.isError and texts(result) == "Paris: sunny for 2 day(s)"
+            failed = await client.call_tool("boom", {})
+            assert failed.isError and "on purpose" in texts(failed)
+            assert texts(await client.call_tool("echo", {"text": "both"})) == "both"
