@@ -597,3 +597,36 @@ async def test_a_fastmcp_server_answers_tools_list_and_call_through_the_gateway(
             failed = await client.call_tool("boom", {})
             assert failed.isError and "on purpose" in texts(failed)
             assert texts(await client.call_tool("echo", {"text": "both"})) == "both"
+
+
+def test_the_wire_env_and_gateway_are_stateless_json(running, shared_envs):
+    """What hand-written clients see (docs/protocol.md): no session ids, JSON answers; the env
+    (mcp 1.x transport) wants `Accept`, the gateway does not."""
+    gateway, server = running
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"},
+        },
+    }
+    accept = {"accept": "application/json, text/event-stream"}
+    auth = {"authorization": f"Bearer {gateway.admin_token}"}
+    env_mcp = shared_envs["echo"].url + "/mcp"
+    for url, headers in ((env_mcp, accept), (server.mcp_url, {**accept, **auth})):
+        answer = httpx.post(url, json=init, headers=headers)
+        assert answer.status_code == 200, answer.text
+        assert answer.headers["content-type"].startswith("application/json")
+        assert "mcp-session-id" not in answer.headers
+        assert answer.json()["result"]["protocolVersion"] == "2025-06-18"
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call"}
+        call["params"] = {"name": "echo", "arguments": {"text": "raw"}}
+        echoed = httpx.post(url, json=call, headers=headers).json()["result"]  # no initialize
+        assert echoed["content"] == [{"type": "text", "text": "raw"}] and not echoed["isError"]
+    assert httpx.post(env_mcp, json=init).status_code == 406
+    assert httpx.post(server.mcp_url, json=init, headers=auth).status_code == 200
+    for method in ("GET", "DELETE"):
+        assert httpx.request(method, server.mcp_url, headers=auth).status_code == 405

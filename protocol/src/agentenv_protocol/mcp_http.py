@@ -1,8 +1,9 @@
 """A lean MCP-over-HTTP requester on a pooled httpx client: one POST per request.
 
-Speaks the per-request (2026-07-28) envelope first and falls back to the initialize handshake
-(with a session id, JSON or SSE answers) for servers that only know the older revisions. The
-client and the gateway both use it; it imports nothing from the mcp package.
+Speaks the per-request (2026-07-28) envelope first (our gateway answers it) and falls back,
+once per requester, to the initialize handshake (with a session id, JSON or SSE answers) for
+servers that only know the older revisions: env servers on mcp 1.x, ours included, and FastMCP.
+The client and the gateway both use it; it imports nothing from the mcp package.
 """
 
 from __future__ import annotations
