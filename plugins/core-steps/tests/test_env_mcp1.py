@@ -74,12 +74,17 @@ STEPS = [
 ]
 
 
+@pytest.mark.parametrize(
+    "mcp_line", ["mcp>=1.25,<2", "mcp==1.25.0"], ids=["as-shipped", "our-floor"]
+)
 async def test_an_mcp_1_env_installs_next_to_our_protocol_wheel_and_its_verifier_passes(
-    runner, tmp_path, monkeypatch
+    runner, tmp_path, monkeypatch, mcp_line
 ):
+    """`our-floor` also runs our env server (agentenv_protocol.mcp_server) on mcp 1.25.0."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     assert not satisfied(["agentenv-framework-protocol==0.1.379"])  # so a venv is made
-    record = await runner.run(STEPS, FILES)
+    files = {**FILES, "envs/echo/requirements.txt": REQUIREMENTS.replace("mcp>=1.25,<2", mcp_line)}
+    record = await runner.run(STEPS, files)
     assert record["failure"] is None, (record["failure"], runner.logs.lines)
     assert runner.state["verifiers"]["echo"]["results"][0]["result"] is True
     venvs = [p for p in (tmp_path / "cache" / "agentenv" / "venvs").iterdir() if p.is_dir()]
@@ -90,5 +95,6 @@ async def test_an_mcp_1_env_installs_next_to_our_protocol_wheel_and_its_verifier
     out = subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True)
     env_mcp, env_protocol = out.stdout.split()
     assert env_mcp.split(".")[0] == "1"
+    assert mcp_line != "mcp==1.25.0" or env_mcp == "1.25.0"
     assert env_protocol == importlib.metadata.version("agentenv-framework-protocol")
     assert runner.leftovers() == []
