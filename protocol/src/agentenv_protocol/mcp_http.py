@@ -12,6 +12,7 @@ import itertools
 import json
 from typing import Any
 
+import anyio
 import httpx
 
 MODERN_VERSION = "2026-07-28"
@@ -79,6 +80,7 @@ class McpHttp:
             META_CLIENT_CAPS: {},
         }
         self._headers = dict(headers or {})
+        self._handshaking: anyio.Lock | None = None
 
     async def request(
         self,
@@ -97,7 +99,11 @@ class McpHttp:
                 return response
             self.era = "legacy"
         if self.session_id is None and method != "initialize":
-            await self._handshake(timeout)
+            if self._handshaking is None:
+                self._handshaking = anyio.Lock()
+            async with self._handshaking:  # concurrent first calls share one handshake
+                if self.session_id is None:
+                    await self._handshake(timeout)
         return await self._legacy(method, params, meta, timeout, rid)
 
     def _post_headers(self, extra: dict) -> dict:
@@ -159,7 +165,7 @@ class McpHttp:
         error = message.get("error")
         if (
             isinstance(error, dict)
-            and self.era is None
+            and self.era != "modern"  # concurrent first calls may all be refused
             and (error.get("code") == UNSUPPORTED_VERSION or response.status_code >= 400)
         ):
             return None
