@@ -24,6 +24,8 @@ from agentenv_protocol.jsonrpc import parse_request
 from agentenv_protocol.mcp_http import HANDSHAKE_VERSIONS, MODERN_VERSION, McpHttp, McpHttpError
 from agentenv_protocol.schema import did_you_mean
 
+GET_TIME = str(GET_TIME_TOOL["name"])
+
 
 def _now_iso() -> str:
     return datetime.now(UTC).isoformat().replace("+00:00", "Z")
@@ -137,15 +139,15 @@ class McpEndpoint:
         tools = [r.descriptor for n, r in routes.items() if not self.roles.is_disabled(role, n)]
         if (
             self.clock.armed
-            and GET_TIME_TOOL["name"] not in routes
-            and not self.roles.is_disabled(role, "get_time")
+            and GET_TIME not in routes
+            and not self.roles.is_disabled(role, GET_TIME)
         ):
             tools.append(GET_TIME_TOOL)
         return tools
 
     def set_tools(self, role: str, tools: list[str] | str, *, enabled: bool) -> dict:
         """Enable or disable `tools` (or `*`) for `role` (or `*`); returns the rules per role."""
-        known = [*self.table.routes, GET_TIME_TOOL["name"]]
+        known = [*self.table.routes, GET_TIME]
         return self.roles.set(role, tools, enabled=enabled, known=known)
 
     # --- ASGI ---------------------------------------------------------------------------------
@@ -156,7 +158,7 @@ class McpEndpoint:
             await respond(send, 413, rpc_error(None, E.INVALID_REQUEST, message))
             return
         req, error = parse_request(body)
-        if error is not None:
+        if req is None or error is not None:
             await respond(send, 400, error)
             return
         if "id" not in req:
@@ -164,9 +166,9 @@ class McpEndpoint:
             await send({"type": "http.response.body", "body": b""})
             return
         rid = req["id"]
-        params = req.get("params") if isinstance(req.get("params"), dict) else {}
-        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
-        claimed = meta.get(ROLE_META_KEY)
+        params = req.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        claimed = meta.get(ROLE_META_KEY) if isinstance(meta, dict) else None
         if isinstance(claimed, str) and claimed.strip() and claimed.strip() != caller.role:
             if not caller.admin:
                 message = (
@@ -254,7 +256,7 @@ class McpEndpoint:
             answer = error_result(f"invalid arguments for tool {name!r}: expected an object")
         elif self.roles.is_disabled(caller.role, name):
             answer = error_result(f"tool {name!r} is disabled for role {caller.role!r}")
-        elif route is None and name == GET_TIME_TOOL["name"] and self.clock.armed:
+        elif route is None and name == GET_TIME and self.clock.armed:
             env = "gateway"
             answer = self._get_time(arguments)
         elif route is None:
