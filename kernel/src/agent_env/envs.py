@@ -47,6 +47,10 @@ class EnvType(abc.ABC):
     #: The bundle folder kind ("env") this type is the default for, when a folder's `env.toml`
     #: names no `type`; at most one installed env type should claim it.
     default_for: ClassVar[str | None] = None
+    #: An attrs class the bundle parser structures the folder's `env.toml` into (strict: unknown
+    #: keys are errors with a did-you-mean; fields declared with `models.compat_ignored` are
+    #: accepted and warned about once); None leaves the file to this type's own checks.
+    config_model: ClassVar[type | None] = None
 
     @staticmethod
     def problems(config: dict[str, Any], files: list[str]) -> list[str]:

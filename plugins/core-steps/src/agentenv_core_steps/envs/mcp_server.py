@@ -26,11 +26,10 @@ from agent_env.envs import EnvType
 from agent_env.errors import SandboxError
 from agent_env.sandbox import SandboxSpec
 from agent_env.suggest import did_you_mean
+from agentenv_protocol import DEFAULT_PORT, WELL_KNOWN_PATH
 
-DEFAULT_PORT = 18765
 BASE_IMAGE = "python:3.11-slim"
 WHEELS_DIR = "agentenv-wheels"
-CARD_PATH = "/.well-known/agent-env.json"
 KEYS = (
     "type",
     "id",
@@ -334,7 +333,7 @@ async def wait_for_card(
     async with httpx.AsyncClient(timeout=httpx.Timeout(5.0, connect=1.0), trust_env=False) as http:
         while True:
             try:
-                response = await http.get(url + CARD_PATH)
+                response = await http.get(url + WELL_KNOWN_PATH)
                 if response.status_code == 200:
                     return response.json()
                 last = f"HTTP {response.status_code}"
@@ -347,7 +346,7 @@ async def wait_for_card(
                 why = (
                     f"its process exited with code {exited}"
                     if exited is not None
-                    else f"its card ({CARD_PATH}) did not answer within {timeout:g}s ({last})"
+                    else f"its card ({WELL_KNOWN_PATH}) did not answer within {timeout:g}s ({last})"
                 )
                 raise EnvDeployError(
                     f"env {name!r} did not come up at {url}: {why}\n"
