@@ -7,6 +7,7 @@ import asyncio
 import json
 import uuid
 
+import anyio
 import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -76,9 +77,10 @@ async def test_pool_retries_a_connection_the_server_closed():
         await PostPool(f"http://127.0.0.1:{port}").post("/x", b"{}")
 
 
-def legacy_server() -> Starlette:
-    """An MCP server that knows only the handshake: session ids, SSE answers, no 2026 envelope."""
-    sessions: set[str] = set()
+def legacy_server(sessions: set[str] | None = None) -> Starlette:
+    """An MCP server that knows only the handshake: session ids, SSE answers, no 2026 envelope.
+    `sessions` collects the session ids it hands out."""
+    sessions = set() if sessions is None else sessions
 
     def sse(message: dict) -> Response:
         return Response(
@@ -173,6 +175,33 @@ async def test_client_and_gateway_fall_back_to_the_handshake():
         answer = await mcp.request("tools/call", {"name": "shout", "arguments": {"text": "x"}})
         assert answer["result"]["content"][0]["text"] == "X (None)"
         await pool.aclose()
+    finally:
+        legacy.stop()
+
+
+async def test_concurrent_first_calls_share_one_handshake(spawn_env):
+    """A fresh requester hit by many calls at once (the gateway's first burst): every call is
+    answered, and a stateful server sees one handshake, not one per call."""
+    sessions: set[str] = set()
+    legacy = serve_in_thread(legacy_server(sessions))
+    ours = spawn_env("echo")  # our env server: mcp 1.x, refuses the 2026 envelope with a 400
+    try:
+        for url, tool in ((legacy.url, "shout"), (ours.url, "echo")):
+            pool = PostPool(url)
+            mcp = McpHttp(url + "/mcp", pool=pool)
+            answers: list[dict] = []
+
+            async def call(n: int, mcp=mcp, tool=tool, answers=answers) -> None:
+                params = {"name": tool, "arguments": {"text": f"t{n}"}}
+                answers.append(await mcp.request("tools/call", params))
+
+            async with anyio.create_task_group() as tg:
+                for n in range(32):
+                    tg.start_soon(call, n)
+            await pool.aclose()
+            assert len(answers) == 32 and all("result" in a for a in answers), answers
+            assert mcp.era == "legacy"
+        assert len(sessions) == 1
     finally:
         legacy.stop()
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 
 import httpx
-import httpx2
 import pytest
-from mcp import Client
+from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from agentenv_protocol.gateway import Gateway, GatewayError, serve_gateway
@@ -16,14 +16,21 @@ from agentenv_protocol.gateway import Gateway, GatewayError, serve_gateway
 pytestmark = pytest.mark.anyio
 
 
-def mcp_client(url: str, token: str | None, role: str | None = None, mode: str = "auto") -> Client:
+@contextlib.asynccontextmanager
+async def mcp_client(url: str, token: str | None, role: str | None = None):
+    """An initialized official mcp (1.x) ClientSession to `url`."""
     headers = {}
     if token:
         headers["Authorization"] = f"Bearer {token}"
     if role:
         headers["AgentEnv-Role"] = role
-    http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0))
-    return Client(streamable_http_client(url, http_client=http), mode=mode)
+    async with (
+        httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(30.0)) as http,
+        streamable_http_client(url, http_client=http) as (read, write, _),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
 
 
 def texts(result) -> str:
@@ -66,8 +73,8 @@ def running_own(own_envs, tmp_path):
 async def test_union_of_tools_and_routed_calls(running):
     gateway, server = running
     alice = gateway.issue_token("alice")
-    for mode in ("auto", "legacy"):
-        async with mcp_client(server.mcp_url, alice, mode=mode) as client:
+    for round_ in ("first", "again"):
+        async with mcp_client(server.mcp_url, alice) as client:
             names = [t.name for t in (await client.list_tools()).tools]
             assert sorted(names) == [
                 "add",
@@ -80,19 +87,19 @@ async def test_union_of_tools_and_routed_calls(running):
             ]
             assert texts(await client.call_tool("echo", {"text": "hi"})) == "hi"
             who = await client.call_tool("whoami", {})
-            assert who.structured_content["role"] == "alice" and who.structured_content[
+            assert who.structuredContent["role"] == "alice" and who.structuredContent[
                 "session"
             ].startswith("s-")
-            created = await client.call_tool("add_note", {"title": f"t-{mode}", "body": "b"})
-            assert not created.is_error
-            note = await client.call_tool("read_note", {"title": f"t-{mode}"})
-            assert note.structured_content["author"] == "alice"
+            created = await client.call_tool("add_note", {"title": f"t-{round_}", "body": "b"})
+            assert not created.isError
+            note = await client.call_tool("read_note", {"title": f"t-{round_}"})
+            assert note.structuredContent["author"] == "alice"
             failed = await client.call_tool("fail", {"code": "nope", "message": "on purpose"})
-            assert failed.is_error and texts(failed) == "nope: on purpose"
+            assert failed.isError and texts(failed) == "nope: on purpose"
             bad = await client.call_tool("add", {"a": "not a number"})
-            assert bad.is_error and "a:" in texts(bad)
+            assert bad.isError and "a:" in texts(bad)
             unknown = await client.call_tool("eco", {"text": "x"})
-            assert unknown.is_error and "did you mean 'echo'" in texts(unknown)
+            assert unknown.isError and "did you mean 'echo'" in texts(unknown)
 
 
 async def test_every_route_needs_a_valid_token(running):
@@ -169,12 +176,12 @@ async def test_tokens_are_bound_to_roles_and_roles_filter_tools(running):
         names = {t.name for t in (await client.list_tools()).tools}
         assert "echo" not in names and "add_note" not in names and "read_note" in names
         refused = await client.call_tool("echo", {"text": "x"})
-        assert refused.is_error and texts(refused) == "tool 'echo' is disabled for role 'bob'"
+        assert refused.isError and texts(refused) == "tool 'echo' is disabled for role 'bob'"
     async with mcp_client(server.mcp_url, alice) as client:
         assert texts(await client.call_tool("echo", {"text": "still"})) == "still"
     # the admin token may act as any role (as a verifier would)
     async with mcp_client(server.mcp_url, gateway.admin_token, role="bob") as client:
-        assert (await client.call_tool("echo", {"text": "x"})).is_error
+        assert (await client.call_tool("echo", {"text": "x"})).isError
     httpx.post(server.url + "/tools/enable", json={"role": "bob", "tools": "*"}, headers=admin)
     async with mcp_client(server.mcp_url, bob) as client:
         assert texts(await client.call_tool("echo", {"text": "back"})) == "back"
@@ -289,17 +296,17 @@ async def test_clock_and_get_time_across_new_york_dst(running):
         assert "get_time" in {t.name for t in (await client.list_tools()).tools}
         before = (
             await client.call_tool("get_time", {"time_zone": "America/New_York"})
-        ).structured_content
+        ).structuredContent
         assert before == {
             "current_time": "2026-03-08T06:59:59Z",
             "time_zone": "America/New_York",
             "local_time": "2026-03-08T01:59:59-05:00",
         }
-        assert (await client.call_tool("get_time", {})).structured_content == {
+        assert (await client.call_tool("get_time", {})).structuredContent == {
             "current_time": "2026-03-08T06:59:59Z"
         }
         typo = await client.call_tool("get_time", {"time_zone": "America/New_Yrok"})
-        assert typo.is_error and "unknown time zone 'America/New_Yrok'" in texts(typo)
+        assert typo.isError and "unknown time zone 'America/New_Yrok'" in texts(typo)
         assert "did you mean 'America/New_York'" in texts(typo)
         # advance by running the clock: 1 real second = 1 virtual hour
         httpx.put(
@@ -310,7 +317,7 @@ async def test_clock_and_get_time_across_new_york_dst(running):
         time.sleep(0.5)
         after = (
             await client.call_tool("get_time", {"time_zone": "America/New_York"})
-        ).structured_content
+        ).structuredContent
         assert after["local_time"].endswith("-04:00") and after["local_time"] >= "2026-03-08T03:29"
         assert after["current_time"] > before["current_time"]
     # the clock never runs backwards: re-arming earlier than now is refused until cleared
@@ -371,7 +378,7 @@ async def test_a_dead_env_gives_a_quick_clear_error_and_the_rest_keeps_working(
         started = time.monotonic()
         result = await client.call_tool("list_notes", {})
         assert time.monotonic() - started < 5
-        assert result.is_error and "environment 'notes' is not reachable" in texts(result)
+        assert result.isError and "environment 'notes' is not reachable" in texts(result)
         assert texts(await client.call_tool("echo", {"text": "alive"})) == "alive"
     health = httpx.get(
         server.url + "/healthz", headers={"authorization": f"Bearer {gateway.admin_token}"}
@@ -459,3 +466,167 @@ async def test_gateway_runs_as_its_own_process(shared_envs, tmp_path):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+# --- mcp 1.x compatibility: verifiers and servers written for the existing product ------------
+
+BUNDLE_VERIFIER = """
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+
+async def verify(mcp_url):
+    async with streamable_http_client(mcp_url) as (read, write, _):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            result = await session.call_tool("echo", {"text": "hello from agent-env"})
+            missing = await session.call_tool("nope", {})
+    text = "".join(getattr(part, "text", "") for part in result.content)
+    return [
+        {"id": "echoes", "result": not result.isError and text == "hello from agent-env"},
+        {"id": "unknown", "result": missing.isError},
+    ]
+"""
+
+
+async def test_a_bundle_style_verifier_passes_through_the_gateways_capability_url(
+    shared_envs, tmp_path
+):
+    """The existing product's verifier form (no headers: the token rides in the URL) on the
+    official mcp 1.x client, through our gateway to our env."""
+    import importlib.metadata
+
+    from agentenv_protocol.gateway import CAPABILITY_PREFIX, TokenInPath
+    from agentenv_protocol.serving import serve_in_thread
+
+    assert importlib.metadata.version("mcp").startswith("1.")
+    namespace: dict = {}
+    exec(compile(BUNDLE_VERIFIER, "verify.py", "exec"), namespace)
+    gateway = Gateway({"echo": shared_envs["echo"].url}, trajectory=tmp_path / "calls.jsonl")
+    running = serve_in_thread(TokenInPath(gateway))
+    try:
+        url = f"{running.url}{CAPABILITY_PREFIX}{gateway.issue_token('verifier')}/mcp"
+        rows = await namespace["verify"](url)
+        assert rows == [{"id": "echoes", "result": True}, {"id": "unknown", "result": True}]
+        bad = f"{running.url}{CAPABILITY_PREFIX}wrong/mcp"
+        with pytest.raises(Exception):  # noqa: B017 (the mcp client wraps the 401 its own way)
+            await namespace["verify"](bad)
+    finally:
+        running.stop()
+    calls = [json.loads(line) for line in (tmp_path / "calls.jsonl").read_text().splitlines()]
+    assert [(c["tool"], c["role"]) for c in calls] == [("echo", "verifier"), ("nope", "verifier")]
+
+
+FASTMCP_SERVER = '''
+import sys
+
+from mcp.server.fastmcp import FastMCP
+
+app = FastMCP("weather", host="127.0.0.1", port=int(sys.argv[1]))
+
+
+@app.tool()
+def forecast(city: str, days: int = 1) -> str:
+    """The forecast for a city."""
+    return f"{city}: sunny for {days} day(s)"
+
+
+@app.tool()
+def boom() -> str:
+    """Always fails."""
+    raise RuntimeError("on purpose")
+
+
+app.run(transport="streamable-http")
+'''
+
+
+@pytest.fixture
+def fastmcp_server(tmp_path):
+    """A stateful FastMCP (mcp 1.x) server as a real process: SSE answers, session ids, no card."""
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    script = tmp_path / "weather.py"
+    script.write_text(FASTMCP_SERVER)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            httpx.get(url + "/mcp", timeout=1)
+            break
+        except httpx.HTTPError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                raise RuntimeError(
+                    f"FastMCP server did not start: {proc.stderr.read()!r}"
+                ) from None
+            time.sleep(0.05)
+    yield url
+    proc.terminate()
+    proc.wait(10)
+
+
+async def test_a_fastmcp_server_answers_tools_list_and_call_through_the_gateway(
+    fastmcp_server, shared_envs
+):
+    probe = httpx.post(
+        fastmcp_server + "/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}},
+        headers={"accept": "application/json, text/event-stream"},
+    )
+    assert probe.headers["content-type"].startswith("text/event-stream")
+    assert probe.headers.get("mcp-session-id")  # a stateful server: the gateway must handshake
+    gateway = Gateway({"weather": fastmcp_server, "echo": shared_envs["echo"].url})
+    with serve_gateway(gateway) as server:
+        async with mcp_client(server.mcp_url, gateway.issue_token("alice")) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert {"forecast", "boom", "echo"} <= set(tools)
+            assert tools["forecast"].inputSchema["required"] == ["city"]
+            result = await client.call_tool("forecast", {"city": "Paris", "days": 2})
+            assert not result.isError and texts(result) == "Paris: sunny for 2 day(s)"
+            failed = await client.call_tool("boom", {})
+            assert failed.isError and "on purpose" in texts(failed)
+            assert texts(await client.call_tool("echo", {"text": "both"})) == "both"
+
+
+def test_the_wire_env_and_gateway_are_stateless_json(running, shared_envs):
+    """What hand-written clients see (docs/protocol.md): no session ids, JSON answers; the env
+    (mcp 1.x transport) wants `Accept`, the gateway does not."""
+    gateway, server = running
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"},
+        },
+    }
+    accept = {"accept": "application/json, text/event-stream"}
+    auth = {"authorization": f"Bearer {gateway.admin_token}"}
+    env_mcp = shared_envs["echo"].url + "/mcp"
+    for url, headers in ((env_mcp, accept), (server.mcp_url, {**accept, **auth})):
+        answer = httpx.post(url, json=init, headers=headers)
+        assert answer.status_code == 200, answer.text
+        assert answer.headers["content-type"].startswith("application/json")
+        assert "mcp-session-id" not in answer.headers
+        assert answer.json()["result"]["protocolVersion"] == "2025-06-18"
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call"}
+        call["params"] = {"name": "echo", "arguments": {"text": "raw"}}
+        echoed = httpx.post(url, json=call, headers=headers).json()["result"]  # no initialize
+        assert echoed["content"] == [{"type": "text", "text": "raw"}] and not echoed["isError"]
+    assert httpx.post(env_mcp, json=init).status_code == 406
+    assert httpx.post(server.mcp_url, json=init, headers=auth).status_code == 200
+    for method in ("GET", "DELETE"):
+        assert httpx.request(method, server.mcp_url, headers=auth).status_code == 405

@@ -31,10 +31,10 @@ from agentenv_protocol.errors import (
 from agentenv_protocol.examples.notes import NotesEnv
 from agentenv_protocol.serving import serve_in_thread
 
-MODERN = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28"}
-ENVELOPE = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {},
+# a hand-written stateless request: no initialize, no session (the server is stateless JSON)
+MCP_HEADERS = {
+    "accept": "application/json, text/event-stream",
+    "mcp-protocol-version": "2025-06-18",
 }
 
 
@@ -64,10 +64,12 @@ def mcp_call(
         "jsonrpc": "2.0",
         "id": 7,
         "method": "tools/call",
-        "params": {"name": name, "arguments": arguments, "_meta": {**ENVELOPE, **(meta or {})}},
+        "params": {"name": name, "arguments": arguments, "_meta": dict(meta or {})},
     }
     routing = {"mcp-method": "tools/call", "mcp-name": name}
-    response = httpx.post(url + "/mcp", json=body, headers={**MODERN, **routing, **(headers or {})})
+    response = httpx.post(
+        url + "/mcp", json=body, headers={**MCP_HEADERS, **routing, **(headers or {})}
+    )
     assert response.status_code == 200, response.text
     return response.json()["result"]
 
@@ -193,13 +195,12 @@ def test_oversize_mcp_body_is_refused_and_server_keeps_serving(notes):
         "params": {
             "name": "add_note",
             "arguments": {"title": "t", "body": "x" * 10_000},
-            "_meta": ENVELOPE,
         },
     }
     response = httpx.post(
         notes + "/mcp",
         json=big,
-        headers={**MODERN, "mcp-method": "tools/call", "mcp-name": "add_note"},
+        headers={**MCP_HEADERS, "mcp-method": "tools/call", "mcp-name": "add_note"},
     )
     assert response.status_code == 413
     assert mcp_call(notes, "list_notes", {})["isError"] is False

@@ -1,8 +1,9 @@
 """A lean MCP-over-HTTP requester on a pooled httpx client: one POST per request.
 
-Speaks the per-request (2026-07-28) envelope first and falls back to the initialize handshake
-(with a session id, JSON or SSE answers) for servers that only know the older revisions. The
-client and the gateway both use it; it imports nothing from the mcp package.
+Speaks the per-request (2026-07-28) envelope first (our gateway answers it) and falls back,
+once per requester, to the initialize handshake (with a session id, JSON or SSE answers) for
+servers that only know the older revisions: env servers on mcp 1.x, ours included, and FastMCP.
+The client and the gateway both use it; it imports nothing from the mcp package.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import itertools
 import json
 from typing import Any
 
+import anyio
 import httpx
 
 MODERN_VERSION = "2026-07-28"
@@ -78,6 +80,7 @@ class McpHttp:
             META_CLIENT_CAPS: {},
         }
         self._headers = dict(headers or {})
+        self._handshaking: anyio.Lock | None = None
 
     async def request(
         self,
@@ -96,7 +99,11 @@ class McpHttp:
                 return response
             self.era = "legacy"
         if self.session_id is None and method != "initialize":
-            await self._handshake(timeout)
+            if self._handshaking is None:
+                self._handshaking = anyio.Lock()
+            async with self._handshaking:  # concurrent first calls share one handshake
+                if self.session_id is None:
+                    await self._handshake(timeout)
         return await self._legacy(method, params, meta, timeout, rid)
 
     def _post_headers(self, extra: dict) -> dict:
@@ -158,7 +165,7 @@ class McpHttp:
         error = message.get("error")
         if (
             isinstance(error, dict)
-            and self.era is None
+            and self.era != "modern"  # concurrent first calls may all be refused
             and (error.get("code") == UNSUPPORTED_VERSION or response.status_code >= 400)
         ):
             return None

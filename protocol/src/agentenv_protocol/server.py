@@ -15,8 +15,6 @@ from collections.abc import Callable
 from typing import Any
 
 import mcp.types as mt
-from mcp.server.lowlevel import Server
-from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -27,6 +25,7 @@ from agentenv_protocol.context import bound, caller_from_request, new_context
 from agentenv_protocol.dataplane import OP_METHODS, dispatch
 from agentenv_protocol.errors import AgentEnvError
 from agentenv_protocol.jsonrpc import error as rpc_error
+from agentenv_protocol.mcp_server import mcp_app
 from agentenv_protocol.schema import Signature, did_you_mean
 from agentenv_protocol.types import (
     DEFAULT_HOST,
@@ -109,12 +108,12 @@ def tool_result(value: Any) -> mt.CallToolResult:
     text = json.dumps(value, default=str)
     return mt.CallToolResult(
         content=[mt.TextContent(type="text", text=text)],
-        structured_content=value if isinstance(value, dict) else None,
+        structuredContent=value if isinstance(value, dict) else None,
     )
 
 
 def error_result(text: str) -> mt.CallToolResult:
-    return mt.CallToolResult(content=[mt.TextContent(type="text", text=text)], is_error=True)
+    return mt.CallToolResult(content=[mt.TextContent(type="text", text=text)], isError=True)
 
 
 class EnvironmentApp:
@@ -203,7 +202,7 @@ class EnvironmentApp:
     async def list_tools(self, ctx: Any, params: Any) -> mt.ListToolsResult:
         return mt.ListToolsResult(
             tools=[
-                mt.Tool(name=n, description=t.descriptor.description, input_schema=t.sig.schema)
+                mt.Tool(name=n, description=t.descriptor.description, inputSchema=t.sig.schema)
                 for n, t in self.tools.items()
             ]
         )
@@ -299,16 +298,12 @@ class EnvironmentApp:
         return routes
 
     def asgi(self) -> Any:
-        server = Server(
-            self.card.name, version="1", on_list_tools=self.list_tools, on_call_tool=self.call_tool
-        )
-        return server.streamable_http_app(
-            streamable_http_path=MCP_PATH,
-            json_response=True,
-            stateless_http=True,
-            max_request_body_size=self.max_request_bytes,
-            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-            custom_starlette_routes=self.routes(),
+        return mcp_app(
+            self.card.name,
+            list_tools=self.list_tools,
+            call_tool=self.call_tool,
+            routes=self.routes(),
+            max_request_bytes=self.max_request_bytes,
         )
 
 

@@ -8,7 +8,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 
 async def _check(mcp_url):
-    async with streamable_http_client(mcp_url) as (read, write, *_):
+    async with streamable_http_client(mcp_url) as (read, write, _):
         async with ClientSession(read, write) as session:
             await session.initialize()
             tools = {t.name for t in (await session.list_tools()).tools}
@@ -22,7 +22,11 @@ async def _check(mcp_url):
             "result": {"echo", "add"} <= tools,
             "description": f"tools listed: {sorted(tools)}",
         },
-        {"id": "echo", "result": text == "hello", "description": f"echo('hello') -> {text!r}"},
+        {
+            "id": "echo",
+            "result": not echoed.isError and text == "hello",
+            "description": f"echo('hello') -> {text!r}",
+        },
         {"id": "add", "result": total == {"sum": 42}, "description": f"add(2, 40) -> {total}"},
     ]
 

@@ -13,7 +13,7 @@ def _text(result):
 
 
 async def _check(mcp_url):
-    async with streamable_http_client(mcp_url) as (read, write, *_):
+    async with streamable_http_client(mcp_url) as (read, write, _):
         async with ClientSession(read, write) as session:
             await session.initialize()
             titles = json.loads(_text(await session.call_tool("list_notes", {})))

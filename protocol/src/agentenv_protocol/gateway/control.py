@@ -1,5 +1,5 @@
 """The gateway's non-MCP routes: the composed card, the clock, role rules, the call log, health,
-and the data-plane / REST proxy to envs. Mixed into `Gateway`; the MCP hot path lives in app.py."""
+and the data-plane / REST proxy to envs. `Gateway` composes one; `POST /mcp` lives in mcp.py."""
 
 from __future__ import annotations
 
@@ -11,10 +11,13 @@ import anyio
 import httpx
 
 from agentenv_protocol import errors as E
+from agentenv_protocol.asgi import read_body, respond
 from agentenv_protocol.context import DEFAULT_ROLE, ROLE_HEADER
 from agentenv_protocol.gateway.auth import Caller
 from agentenv_protocol.gateway.clock import GET_TIME_TOOL, ClockError
 from agentenv_protocol.gateway.errors import WILDCARD, GatewayError
+from agentenv_protocol.gateway.mcp import McpEndpoint
+from agentenv_protocol.gateway.routing import RouteTable
 from agentenv_protocol.jsonrpc import error as rpc_error
 from agentenv_protocol.jsonrpc import parse_request
 from agentenv_protocol.schema import did_you_mean
@@ -55,78 +58,87 @@ CLOCK_EXTENSION = {
 
 
 class ControlRoutes:
-    """Everything but `POST /mcp`; expects the attributes `Gateway` sets up."""
+    """Everything but `POST /mcp`, over the gateway's route table and MCP endpoint. `http` (the
+    client for health probes and the proxy) is set while the gateway serves."""
 
-    async def _control(
+    def __init__(
+        self,
+        *,
+        name: str,
+        table: RouteTable,
+        mcp: McpEndpoint,
+        max_request_bytes: int,
+        call_timeout: float,
+    ) -> None:
+        self.name = name
+        self.table = table
+        self.mcp = mcp
+        self.max_request_bytes = max_request_bytes
+        self.call_timeout = call_timeout
+        self.http: httpx.AsyncClient | None = None
+
+    async def handle(
         self, scope: dict, receive: Any, send: Any, caller: Caller, path: str, method: str
     ) -> None:
         if path == WELL_KNOWN_PATH and method == "GET":
-            await self._respond(send, 200, self.card(caller.role))
+            await respond(send, 200, self.card(caller.role))
         elif path == READY_PATH and method == "GET":
-            await self._respond(send, 200, await self._health())
+            await respond(send, 200, await self._health())
         elif path == RPC_PATH or path.startswith("/svc/"):
             if (
                 not caller.admin
             ):  # the data plane and env REST routes are the harness's, not an agent's
-                await self._respond(send, 403, {"error": f"{path} needs the gateway's admin token"})
+                await respond(send, 403, {"error": f"{path} needs the gateway's admin token"})
             elif path == RPC_PATH and method == "POST":
                 await self._data_plane(scope, receive, send, caller)
             elif path == RPC_PATH:
-                await self._respond(
-                    send, 405, {"error": f"{method} {RPC_PATH}: POST a JSON-RPC request"}
-                )
+                await respond(send, 405, {"error": f"{method} {RPC_PATH}: POST a JSON-RPC request"})
             else:
                 await self._proxy(scope, receive, send, caller, path)
         elif path.startswith("/clock/"):
             await self._clock_route(receive, send, caller, path, method)
         elif path in ("/tools/enable", "/tools/disable") and method == "POST":
             if not caller.admin:
-                await self._respond(send, 403, {"error": f"{path} needs the gateway's admin token"})
+                await respond(send, 403, {"error": f"{path} needs the gateway's admin token"})
                 return
             body = await self._json_body(receive, send)
             if body is None:
                 return
             role, tools = body.get("role"), body.get("tools")
             if not isinstance(role, str) or not role:
-                await self._respond(
-                    send, 400, {"error": "'role' must be a non-empty string (or '*')"}
-                )
+                await respond(send, 400, {"error": "'role' must be a non-empty string (or '*')"})
             elif tools != WILDCARD and not (
                 isinstance(tools, list) and all(isinstance(t, str) for t in tools)
             ):
-                await self._respond(
-                    send, 400, {"error": "'tools' must be a list of tool names or '*'"}
-                )
+                await respond(send, 400, {"error": "'tools' must be a list of tool names or '*'"})
             else:
                 try:
-                    roles = self.set_tools(role, tools, enabled=path.endswith("enable"))
-                    await self._respond(send, 200, {"ok": True, "roles": roles})
+                    roles = self.mcp.set_tools(role, tools, enabled=path.endswith("enable"))
+                    await respond(send, 200, {"ok": True, "roles": roles})
                 except GatewayError as e:
-                    await self._respond(send, 400, {"error": str(e)})
+                    await respond(send, 400, {"error": str(e)})
         elif path == "/trajectory" and method == "GET":
             if not caller.admin:
-                await self._respond(
-                    send, 403, {"error": "/trajectory needs the gateway's admin token"}
-                )
+                await respond(send, 403, {"error": "/trajectory needs the gateway's admin token"})
                 return
-            await self._respond(send, 200, {"calls": self.trajectory.records})
+            await respond(send, 200, {"calls": self.mcp.trajectory.records})
         else:
-            await self._respond(send, 404, {"error": f"no route {method} {path}"})
+            await respond(send, 404, {"error": f"no route {method} {path}"})
 
     async def _json_body(self, receive: Any, send: Any) -> dict | None:
-        raw = await self._read(receive)
+        raw = await read_body(receive, self.max_request_bytes)
         if raw is None:
-            await self._respond(
+            await respond(
                 send, 413, {"error": f"request body exceeds {self.max_request_bytes} bytes"}
             )
             return None
         try:
             body = json.loads(raw) if raw else {}
         except ValueError as e:
-            await self._respond(send, 400, {"ok": False, "error": f"invalid JSON body: {e}"})
+            await respond(send, 400, {"ok": False, "error": f"invalid JSON body: {e}"})
             return None
         if not isinstance(body, dict):
-            await self._respond(send, 400, {"ok": False, "error": "the body must be a JSON object"})
+            await respond(send, 400, {"ok": False, "error": "the body must be a JSON object"})
             return None
         return body
 
@@ -135,47 +147,47 @@ class ControlRoutes:
     ) -> None:
         try:
             if path == "/clock/time" and method == "GET":
-                await self._respond(send, 200, self.clock.read())
+                await respond(send, 200, self.mcp.clock.read())
                 return
             if path == "/clock/state" and method == "GET":
-                await self._respond(send, 200, self.clock.state())
+                await respond(send, 200, self.mcp.clock.state())
                 return
             if path not in ("/clock/set-time", "/clock/clear"):
-                await self._respond(
-                    send, 404, {"ok": False, "error": f"no clock route {method} {path}"}
-                )
+                await respond(send, 404, {"ok": False, "error": f"no clock route {method} {path}"})
                 return
             if not caller.admin:
-                await self._respond(
+                await respond(
                     send, 403, {"ok": False, "error": f"{path} needs the gateway's admin token"}
                 )
                 return
             if path == "/clock/clear" and method == "POST":
-                await self._respond(send, 200, self.clock.clear())
+                await respond(send, 200, self.mcp.clock.clear())
             elif path == "/clock/set-time" and method == "PUT":
                 body = await self._json_body(receive, send)
                 if body is None:
                     return
-                if GET_TIME_TOOL["name"] in self.routes:
-                    owner = self.routes[GET_TIME_TOOL["name"]].env
+                if GET_TIME_TOOL["name"] in self.table.routes:
+                    owner = self.table.routes[GET_TIME_TOOL["name"]].env
                     raise ClockError(f"'get_time' is already served by environment {owner!r}", 409)
-                state = self.clock.set_time(
+                state = self.mcp.clock.set_time(
                     body.get("virtual_time"), body.get("virtual_seconds_per_real_second")
                 )
-                await self._respond(send, 200, state)
+                await respond(send, 200, state)
             else:
-                await self._respond(
+                await respond(
                     send, 405, {"ok": False, "error": f"{method} is not allowed on {path}"}
                 )
         except ClockError as e:
-            await self._respond(send, e.status, {"ok": False, "error": str(e)})
+            await respond(send, e.status, {"ok": False, "error": str(e)})
 
     def card(self, role: str = DEFAULT_ROLE) -> dict:
         """The composed card: the gateway's own, each env's nested under `children_environments`."""
-        children = [self._child_card(env, card) for env, card in self.cards.items()]
+        children = [self._child_card(env, card) for env, card in self.table.cards.items()]
         operations = (
-            (self.cards[next(iter(self.cards))].get("capabilities") or {}).get("operations")
-            if len(self.envs) == 1 and self.cards
+            (self.table.cards[next(iter(self.table.cards))].get("capabilities") or {}).get(
+                "operations"
+            )
+            if len(self.table.envs) == 1 and self.table.cards
             else []
         )
         return {
@@ -188,7 +200,7 @@ class ControlRoutes:
                 "extensions": [CLOCK_EXTENSION],
                 "tools": [
                     {k: t[k] for k in ("name", "description", "inputSchema") if k in t}
-                    for t in self.visible_tools(role)
+                    for t in self.mcp.visible_tools(role)
                 ],
                 "operations": operations or [],
             },
@@ -221,7 +233,7 @@ class ControlRoutes:
 
         async def probe(env: str, url: str) -> None:
             try:
-                response = await self._http.get(url + WELL_KNOWN_PATH, timeout=2.0)
+                response = await self._client().get(url + WELL_KNOWN_PATH, timeout=2.0)
                 status[env] = (
                     "up" if response.status_code == 200 else f"HTTP {response.status_code}"
                 )
@@ -229,48 +241,50 @@ class ControlRoutes:
                 status[env] = f"down ({type(e).__name__})"
 
         async with anyio.create_task_group() as tg:
-            for env, url in self.envs.items():
+            for env, url in self.table.envs.items():
                 tg.start_soon(probe, env, url)
         ready = all(v == "up" for v in status.values())
         return {
             "status": "ready" if ready else "degraded",
             "envs": status,
-            "tools": len(self.routes),
+            "tools": len(self.table.routes),
         }
 
     async def _data_plane(self, scope: dict, receive: Any, send: Any, caller: Caller) -> None:
-        if len(self.envs) != 1:
-            raw = await self._read(receive)
+        if len(self.table.envs) != 1:
+            raw = await read_body(receive, self.max_request_bytes)
             req, error = parse_request(raw or b"")
             rid = req.get("id") if req else None
-            await self._respond(
+            await respond(
                 send,
                 200,
                 error
                 or rpc_error(
                     rid,
                     E.SERVER_ERROR,
-                    f"the gateway fronts {len(self.envs)} environments; call "
-                    f"/svc/<env>{RPC_PATH} for one of: {', '.join(self.envs)}",
+                    f"the gateway fronts {len(self.table.envs)} environments; call "
+                    f"/svc/<env>{RPC_PATH} for one of: {', '.join(self.table.envs)}",
                     {"code": "ambiguous_environment"},
                 ),
             )
             return
-        env = next(iter(self.envs))
+        env = next(iter(self.table.envs))
         await self._proxy(scope, receive, send, caller, f"/svc/{env}{RPC_PATH}")
 
     async def _proxy(self, scope: dict, receive: Any, send: Any, caller: Caller, path: str) -> None:
         _, _, rest = path.partition("/svc/")
         env, _, tail = rest.partition("/")
-        base = self.envs.get(env)
+        base = self.table.envs.get(env)
         if base is None:
-            await self._respond(
-                send, 404, {"error": f"unknown environment {env!r}{did_you_mean(env, self.envs)}"}
+            await respond(
+                send,
+                404,
+                {"error": f"unknown environment {env!r}{did_you_mean(env, self.table.envs)}"},
             )
             return
-        body = await self._read(receive)
+        body = await read_body(receive, self.max_request_bytes)
         if body is None:
-            await self._respond(
+            await respond(
                 send, 413, {"error": f"request body exceeds {self.max_request_bytes} bytes"}
             )
             return
@@ -284,16 +298,18 @@ class ControlRoutes:
         }
         headers[ROLE_HEADER] = caller.role
         try:
-            response = await self._http.request(scope["method"], url, content=body, headers=headers)
+            response = await self._client().request(
+                scope["method"], url, content=body, headers=headers
+            )
         except httpx.TimeoutException:
-            await self._respond(
+            await respond(
                 send,
                 504,
                 {"error": f"environment {env!r} did not answer within {self.call_timeout:g}s"},
             )
             return
         except httpx.HTTPError as e:
-            await self._respond(
+            await respond(
                 send, 502, {"error": f"environment {env!r} is not reachable at {base}: {e}"}
             )
             return
@@ -309,3 +325,8 @@ class ControlRoutes:
             }
         )
         await send({"type": "http.response.body", "body": response.content})
+
+    def _client(self) -> httpx.AsyncClient:
+        if self.http is None:
+            raise GatewayError("the gateway is not serving (no HTTP client yet)")
+        return self.http

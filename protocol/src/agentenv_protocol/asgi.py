@@ -1,4 +1,4 @@
-"""Plain-ASGI plumbing the gateway's routes share: read a bounded body, send a JSON answer."""
+"""Plain-ASGI plumbing the gateway and the env server share: read a bounded body, send JSON."""
 
 from __future__ import annotations
 

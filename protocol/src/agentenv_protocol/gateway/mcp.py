@@ -1,0 +1,314 @@
+"""The gateway's `POST /mcp`: parse, check the caller's role, answer the MCP methods, forward
+`tools/call` to the owning env at the JSON-RPC level over a keep-alive pool (fastpost), and log
+each call to the trajectory. Plain ASGI, no mcp package."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from agentenv_protocol import errors as E
+from agentenv_protocol import jsonrpc
+from agentenv_protocol.asgi import read_body, respond
+from agentenv_protocol.context import ROLE_META_KEY, SESSION_META_KEY
+from agentenv_protocol.fastpost import ForwardConnectError, ForwardError, ForwardTimeout, PostPool
+from agentenv_protocol.gateway.auth import Caller
+from agentenv_protocol.gateway.clock import GET_TIME_TOOL, ClockError, EnvClock, iso
+from agentenv_protocol.gateway.roles import RoleRules
+from agentenv_protocol.gateway.routing import Route, RouteTable
+from agentenv_protocol.gateway.trajectory import Trajectory
+from agentenv_protocol.jsonrpc import error as rpc_error
+from agentenv_protocol.jsonrpc import parse_request
+from agentenv_protocol.mcp_http import HANDSHAKE_VERSIONS, MODERN_VERSION, McpHttp, McpHttpError
+from agentenv_protocol.schema import did_you_mean
+
+GET_TIME = str(GET_TIME_TOOL["name"])
+
+
+def _now_iso() -> str:
+    return datetime.now(UTC).isoformat().replace("+00:00", "Z")
+
+
+def error_result(text: str) -> dict:
+    return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+def _text(result: dict) -> str:
+    return "\n".join(c.get("text", "") for c in result.get("content") or [] if isinstance(c, dict))
+
+
+class Forwarder:
+    """One keep-alive pool and MCP requester per env, made when first needed."""
+
+    def __init__(
+        self, table: RouteTable, *, client_name: str, call_timeout: float, connect_timeout: float
+    ) -> None:
+        self.table = table
+        self.client_name = client_name
+        self.call_timeout = call_timeout
+        self.connect_timeout = connect_timeout
+        self._pools: dict[str, PostPool] = {}
+        self._mcp: dict[str, McpHttp] = {}
+
+    def _requester(self, env: str) -> McpHttp:
+        mcp = self._mcp.get(env)
+        if mcp is None:
+            pool = PostPool(
+                self.table.envs[env],
+                connect_timeout=self.connect_timeout,
+                timeout=self.call_timeout,
+            )
+            self._pools[env] = pool
+            mcp = self._mcp[env] = McpHttp(
+                self.table.mcp_url(env), pool=pool, client_name=self.client_name
+            )
+        return mcp
+
+    def forget(self, env: str) -> None:
+        self._mcp.pop(env, None)
+        self._pools.pop(env, None)  # idle connections close when collected
+
+    async def aclose(self) -> None:
+        for pool in self._pools.values():
+            await pool.aclose()
+        self._pools, self._mcp = {}, {}
+
+    async def call(self, route: Route, arguments: dict, caller: Caller) -> dict:
+        """The env's tools/call result, an error result, or a JSON-RPC error (`jsonrpc` key)."""
+        mcp = self._requester(route.env)
+        meta = {ROLE_META_KEY: caller.role, SESSION_META_KEY: caller.session}
+        url = self.table.envs[route.env]
+        try:
+            answer = await mcp.request(
+                "tools/call", {"name": route.tool, "arguments": arguments}, meta=meta
+            )
+        except ForwardTimeout:
+            return error_result(
+                f"environment {route.env!r} did not answer tool {route.tool!r} within "
+                f"{self.call_timeout:g}s"
+            )
+        except ForwardConnectError as e:
+            return error_result(
+                f"environment {route.env!r} is not reachable at {url} ({e}); it may have stopped"
+            )
+        except ForwardError as e:
+            return error_result(
+                f"environment {route.env!r} failed while answering tool {route.tool!r}: "
+                f"{type(e).__name__}: {e}"
+            )
+        except McpHttpError as e:
+            return error_result(
+                f"environment {route.env!r} gave an invalid answer to tool {route.tool!r}: {e}"
+            )
+        if "error" in answer:
+            return {"jsonrpc": "2.0", "id": None, "error": answer["error"]}
+        result = answer.get("result") or {}
+        result.pop("_meta", None)
+        result.pop("resultType", None)
+        return result
+
+
+class McpEndpoint:
+    """`POST /mcp` over the route table: what each role sees and may call, and the call log."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        table: RouteTable,
+        roles: RoleRules,
+        clock: EnvClock,
+        trajectory: Trajectory,
+        forwarder: Forwarder,
+        max_request_bytes: int,
+    ) -> None:
+        self.name = name
+        self.table = table
+        self.roles = roles
+        self.clock = clock
+        self.trajectory = trajectory
+        self.forwarder = forwarder
+        self.max_request_bytes = max_request_bytes
+        self._methods = self._dispatcher()
+
+    # --- what a role sees ---------------------------------------------------------------------
+    def visible_tools(self, role: str) -> list[dict]:
+        routes = self.table.routes
+        tools = [r.descriptor for n, r in routes.items() if not self.roles.is_disabled(role, n)]
+        if (
+            self.clock.armed
+            and GET_TIME not in routes
+            and not self.roles.is_disabled(role, GET_TIME)
+        ):
+            tools.append(GET_TIME_TOOL)
+        return tools
+
+    def set_tools(self, role: str, tools: list[str] | str, *, enabled: bool) -> dict:
+        """Enable or disable `tools` (or `*`) for `role` (or `*`); returns the rules per role."""
+        known = [*self.table.routes, GET_TIME]
+        return self.roles.set(role, tools, enabled=enabled, known=known)
+
+    # --- ASGI ---------------------------------------------------------------------------------
+    async def post(self, scope: dict, receive: Any, send: Any, caller: Caller) -> None:
+        body = await read_body(receive, self.max_request_bytes)
+        if body is None:
+            message = f"request body exceeds {self.max_request_bytes} bytes"
+            await respond(send, 413, rpc_error(None, E.INVALID_REQUEST, message))
+            return
+        req, error = parse_request(body)
+        if req is None or error is not None:
+            await respond(send, 400, error)
+            return
+        if "id" not in req:
+            await send({"type": "http.response.start", "status": 202, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        rid = req["id"]
+        params = req.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        claimed = meta.get(ROLE_META_KEY) if isinstance(meta, dict) else None
+        if isinstance(claimed, str) and claimed.strip() and claimed.strip() != caller.role:
+            if not caller.admin:
+                message = (
+                    f"this token is bound to role {caller.role!r}; it cannot act as {claimed!r}"
+                )
+                await respond(send, 403, rpc_error(rid, E.INVALID_REQUEST, message))
+                return
+            caller = Caller(claimed.strip(), True, caller.session)
+        modern = any(
+            k == b"mcp-protocol-version" and v == MODERN_VERSION.encode()
+            for k, v in scope["headers"]
+        )
+        answer = await self._methods.dispatch(req, caller, modern)
+        if "result" in answer:
+            if modern:
+                answer["result"]["resultType"] = "complete"
+            await respond(send, 200, answer)
+        else:
+            not_found = modern and answer["error"]["code"] == E.METHOD_NOT_FOUND
+            await respond(send, 404 if not_found else 200, answer)
+
+    def _dispatcher(self) -> jsonrpc.Dispatcher:
+        capabilities = {"tools": {"listChanged": False}}
+        server_info = {"name": self.name, "version": "1"}
+
+        async def tools_call(params: dict, caller: Caller, modern: bool) -> dict:
+            answer = await self.call_tool(params, caller)
+            if "error" in answer and "jsonrpc" in answer:
+                raise jsonrpc.Fault.of(answer["error"])
+            return answer
+
+        async def tools_list(params: dict, caller: Caller, modern: bool) -> dict:
+            result: dict = {"tools": self.visible_tools(caller.role)}
+            if modern:
+                result.update(ttlMs=0, cacheScope="private")
+            return result
+
+        async def discover(params: dict, caller: Caller, modern: bool) -> dict:
+            return {
+                "supportedVersions": [MODERN_VERSION],
+                "capabilities": capabilities,
+                "ttlMs": 0,
+                "cacheScope": "private",
+                "_meta": {"io.modelcontextprotocol/serverInfo": server_info},
+            }
+
+        async def initialize(params: dict, caller: Caller, modern: bool) -> dict:
+            asked = params.get("protocolVersion")
+            return {
+                "protocolVersion": asked if asked in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1],
+                "capabilities": capabilities,
+                "serverInfo": server_info,
+            }
+
+        async def ping(params: dict, caller: Caller, modern: bool) -> dict:
+            return {}
+
+        return jsonrpc.Dispatcher(
+            {
+                "tools/call": tools_call,
+                "tools/list": tools_list,
+                "server/discover": discover,
+                "initialize": initialize,
+                "ping": ping,
+            },
+            lenient_params=True,
+            not_found=lambda m: (
+                f"method not found: {m!r} (the gateway serves initialize, "
+                "server/discover, ping, tools/list, tools/call)"
+            ),
+        )
+
+    # --- tools/call ---------------------------------------------------------------------------
+    async def call_tool(self, params: dict, caller: Caller) -> dict:
+        """Answer one tools/call (refused, the clock's get_time, or forwarded) and log it."""
+        name = params.get("name")
+        arguments = params.get("arguments") or {}
+        started, stamp = time.perf_counter(), _now_iso()
+        route = self.table.routes.get(name) if isinstance(name, str) else None
+        env = route.env if route else None
+        answer: dict
+        if not isinstance(name, str):
+            answer = rpc_error(None, E.INVALID_PARAMS, "tools/call needs a string 'name'")
+        elif not isinstance(arguments, dict):
+            answer = error_result(f"invalid arguments for tool {name!r}: expected an object")
+        elif self.roles.is_disabled(caller.role, name):
+            answer = error_result(f"tool {name!r} is disabled for role {caller.role!r}")
+        elif route is None and name == GET_TIME and self.clock.armed:
+            env = "gateway"
+            answer = self._get_time(arguments)
+        elif route is None:
+            visible = [t["name"] for t in self.visible_tools(caller.role)]
+            answer = error_result(f"unknown tool {name!r}{did_you_mean(name, visible)}")
+        else:
+            answer = await self.forwarder.call(route, arguments, caller)
+        self._log(stamp, started, caller, name, env, arguments, answer)
+        return answer
+
+    def _get_time(self, arguments: dict) -> dict:
+        try:
+            unknown = [k for k in arguments if k != "time_zone"]
+            if unknown:
+                hint = did_you_mean(unknown[0], ["time_zone"])
+                raise ClockError(f"get_time: unknown argument {unknown[0]!r}{hint}")
+            value = self.clock.get_time(arguments.get("time_zone"))
+        except ClockError as e:
+            return error_result(str(e))
+        return {
+            "content": [{"type": "text", "text": json.dumps(value)}],
+            "structuredContent": value,
+            "isError": False,
+        }
+
+    def _log(
+        self,
+        stamp: str,
+        started: float,
+        caller: Caller,
+        name: Any,
+        env: str | None,
+        arguments: Any,
+        answer: dict,
+    ) -> None:
+        duration = time.perf_counter() - started
+        if "jsonrpc" in answer:
+            error, result = answer["error"].get("message"), None
+        else:
+            result = answer
+            error = _text(answer) if answer.get("isError") else None
+        entry = {
+            "time": stamp,
+            "role": caller.role,
+            "tool": name,
+            "env": env,
+            "arguments": arguments,
+            "result": result,
+            "error": error,
+            "duration_ms": round(duration * 1000, 3),
+        }
+        if self.clock.armed:
+            now = self.clock.now()
+            entry["virtual_time"] = iso(now) if now else None
+        self.trajectory.record(entry)
