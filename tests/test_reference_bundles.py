@@ -3,10 +3,6 @@
 test time) run with our CLI, changing only a `FROM` line that names a registry this machine
 cannot reach (to our locally built base image). They must pass on docker and on local (where
 an env that has only a Dockerfile runs in local Docker); their `verify.py` runs unchanged.
-
-A run that fails at a blocker another workstream is fixing raises `Blocked`, and only the
-parameters marked with that blocker xfail on it (strictly: once the fix is merged they pass
-and the mark must go). Any other failure is a real one.
 """
 
 from __future__ import annotations
@@ -34,42 +30,10 @@ PASSED = {
     "echo-mcp": "smoke  passed (echoes: 1)",
     "mail-mcp": "smoke  passed (finds-the-invoice: 1)",
 }
-#: blocker -> (the workstream fixing it, what its failure prints)
-BLOCKERS = {
-    "mcp1": (
-        "mcp 1.x as the locked default (workstream mcp1): the unchanged verify.py unpacks "
-        "streamable_http_client as (read, write, _) and reads result.isError",
-        ("not enough values to unpack (expected 3, got 2)", "has no attribute 'isError'"),
-    ),
-    "validate": (
-        "aliases.toml [envs]/[agents] tables (workstream validate)",
-        ("aliases.toml: envs: expected the name of a task or eval",),
-    ),
-}
-
-
-class Blocked(Exception):
-    """The run failed at a blocker another workstream is fixing."""
-
-
-def blocked_by(*names: str) -> pytest.MarkDecorator:
-    return pytest.mark.xfail(
-        strict=True, raises=Blocked, reason="; ".join(BLOCKERS[n][0] for n in names)
-    )
-
-
-def case(name: str, sandbox: str, *blockers: str) -> object:
-    marks = [blocked_by(*blockers)] if blockers else []
-    return pytest.param(name, sandbox, blockers, id=f"{name}-{sandbox}", marks=marks)
-
-
 CASES = [
-    case("hello", "local"),
-    case("hello", "docker"),
-    case("echo-mcp", "docker", "mcp1"),
-    case("echo-mcp", "local", "mcp1"),
-    case("mail-mcp", "docker", "validate", "mcp1"),
-    case("mail-mcp", "local", "validate", "mcp1"),
+    pytest.param(name, sandbox, id=f"{name}-{sandbox}")
+    for name in ("hello", "echo-mcp", "mail-mcp")
+    for sandbox in ("local", "docker")
 ]
 
 
@@ -149,20 +113,15 @@ def unchanged_verifiers(wheel: Path, name: str, bundle: Path) -> list[str]:
     return found
 
 
-def check(done: subprocess.CompletedProcess, name: str, blockers: tuple[str, ...]) -> None:
-    out = done.stdout + done.stderr
+def check(done: subprocess.CompletedProcess, name: str) -> None:
     if done.returncode == 0 and PASSED[name] in done.stdout:
         return
-    for blocker in blockers:
-        if any(sign in out for sign in BLOCKERS[blocker][1]):
-            raise Blocked(f"{blocker}: {out[-2000:]}")
+    out = done.stdout + done.stderr
     pytest.fail(f"{name} did not pass (exit {done.returncode}):\n{out[-4000:]}")
 
 
-@pytest.mark.parametrize(("name", "sandbox", "blockers"), CASES)
-def test_reference_bundle_passes_with_our_cli(
-    name, sandbox, blockers, reference_wheel, request, tmp_path
-):
+@pytest.mark.parametrize(("name", "sandbox"), CASES)
+def test_reference_bundle_passes_with_our_cli(name, sandbox, reference_wheel, request, tmp_path):
     needs_docker = sandbox == "docker" or name != "hello"
     image = request.getfixturevalue("base_image") if needs_docker else "unused"
     bundle = copy_bundle(reference_wheel, name, tmp_path / name, image)
@@ -171,9 +130,9 @@ def test_reference_bundle_passes_with_our_cli(
     home = tmp_path / "home"
     home.mkdir()
     done = agent_env(home, "run", str(bundle), "--sandbox", sandbox, timeout=900)
-    if name != "hello" and sandbox == "local" and "validate" not in blockers:
+    if name != "hello" and sandbox == "local":
         # the env has only a Dockerfile: `local` (this machine) runs it in local Docker
         assert "deploys on docker: local cannot host it" in done.stderr, done.stderr
-    check(done, name, blockers)
+    check(done, name)
     leases = home / "leases"
     assert not leases.exists() or not [p for p in leases.iterdir() if p.suffix == ".json"]
