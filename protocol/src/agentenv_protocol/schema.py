@@ -134,11 +134,25 @@ class Signature:
             self.schema["required"] = required
         self.params = list(properties)
         self._model = create_model(
-            f"{label}_arguments", __config__=ConfigDict(arbitrary_types_allowed=True), **fields
+            f"{getattr(fn, '__name__', 'handler')}Arguments",
+            __config__=ConfigDict(arbitrary_types_allowed=True),
+            **fields,
         )
+        self._model_schema: dict | None = None
 
-    def bind(self, arguments: Any) -> dict:
-        """Validated keyword arguments, or ValueError naming every bad field (with did-you-mean)."""
+    def model_schema(self) -> dict:
+        """The arguments' JSON schema as pydantic (and so mcp's FastMCP) writes it, with titles;
+        the plain `schema` when pydantic can't describe a parameter type."""
+        if self._model_schema is None:
+            try:
+                self._model_schema = self._model.model_json_schema()
+            except Exception:
+                self._model_schema = self.schema
+        return self._model_schema
+
+    def bind(self, arguments: Any, *, allow_unknown: bool = True) -> dict:
+        """Validated keyword arguments, or ValueError naming every bad field (with did-you-mean).
+        An unknown argument is dropped, or with `allow_unknown=False` a bad field too."""
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict):
@@ -146,6 +160,9 @@ class Signature:
                 f"invalid arguments for {self.label}: expected an object, got {type(arguments).__name__}"
             )
         unknown = [k for k in arguments if k not in self.params]
+        if unknown and not allow_unknown and not self.var_kwargs:
+            problems = [f"{k}: unknown argument{did_you_mean(k, self.params)}" for k in unknown]
+            raise ValueError(f"invalid arguments for {self.label}: " + "; ".join(problems))
         try:
             model = self._model.model_validate(
                 {k: v for k, v in arguments.items() if k in self.params}
