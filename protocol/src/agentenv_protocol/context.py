@@ -76,6 +76,24 @@ class ToolContext:
         return _current.get()
 
     @classmethod
+    def as_caller(
+        cls,
+        role: str | None = None,
+        session: str | None = None,
+        *,
+        tool: str = "",
+        arguments: Mapping[str, Any] | None = None,
+    ) -> ToolContext:
+        """A context for code acting as `role` outside any call (a seeding script, a test calling a
+        handler directly), to bind with `bound(...)`."""
+        return cls(
+            caller=Caller(role=normalize_role(role), session=session, raw_role=role),
+            tool=tool,
+            arguments=_frozen(arguments),
+            call_id=uuid.uuid4().hex,
+        )
+
+    @classmethod
     def for_test(
         cls,
         *,

@@ -63,8 +63,9 @@ class AgentEnvError(Exception):
         return fields
 
 
-class ProtocolError(Exception):
-    """Base class of everything the protocol client raises."""
+class ProtocolError(RuntimeError):
+    """Base class of everything the protocol client raises (a RuntimeError, as the existing
+    SDK's client helpers raise)."""
 
 
 class EnvUnavailable(ProtocolError):

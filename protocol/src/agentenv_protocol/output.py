@@ -30,12 +30,14 @@ def _is_call_tool_result(annotation: Any) -> bool:
 @attrs.frozen
 class OutputSpec:
     """How one tool's return value is listed (`schema`) and sent: `model` validates it, wrapped
-    under `result` when `wrap`; `passthrough` sends a returned CallToolResult as is."""
+    under `result` when `wrap`; `passthrough` sends a returned CallToolResult as is; `untyped`
+    (no schema derived, structured output not turned off) keeps this SDK's one-block JSON."""
 
     schema: dict | None = None
     model: Any = None
     wrap: bool = False
     passthrough: bool = False
+    untyped: bool = True
 
 
 NO_OUTPUT = OutputSpec()
@@ -94,7 +96,7 @@ def output_spec(fn: Callable, structured_output: bool | None, *, label: str) -> 
     """The output of a tool method, derived as FastMCP derives it; `structured_output=True` on a
     return type without a schema is a ValueError naming the tool."""
     if structured_output is False:
-        return NO_OUTPUT
+        return OutputSpec(untyped=False)
     try:
         hints = get_type_hints(fn, include_extras=True)
     except Exception:
@@ -171,7 +173,7 @@ def tool_result(value: Any, spec: OutputSpec) -> dict:
         if hasattr(value, "model_dump"):
             return value.model_dump(mode="json", by_alias=True, exclude_none=True)
         return dict(value)
-    if spec.model is None:
+    if spec.model is None and spec.untyped:
         return _untyped_result(value)
     result: dict = {"content": content_blocks(value), "isError": False}
     if spec.model is not None:

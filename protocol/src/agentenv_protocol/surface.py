@@ -57,7 +57,7 @@ class ServedTool:
         """The tool as `tools/list` shows it (a wire dict)."""
         entry: dict = {
             "name": self.descriptor.name,
-            "description": self.descriptor.description,
+            "description": self.descriptor.description or "",
             "inputSchema": self.sig.model_schema(),
         }
         if self.output.schema is not None:
