@@ -173,7 +173,9 @@ def check_against_reference(name: str, server: Server) -> dict:
     answered = server.probe(calls, role)
     assert answered["tools"] == reference["tools"]
     assert len(answered["calls"]) == len(reference["calls"]) == len(calls)
-    for (tool, _args), ours, theirs in zip(calls, answered["calls"], reference["calls"]):
+    for (tool, _args), ours, theirs in zip(
+        calls, answered["calls"], reference["calls"], strict=True
+    ):
         got, want = _comparable(ours, theirs)
         assert got == want, f"tools/call {tool}"
     return answered
