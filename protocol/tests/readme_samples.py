@@ -107,8 +107,13 @@ def samples(readme: str) -> tuple[dict[str, str], str, dict[str, str]]:
         elif "class SlackEnv" in code and ".serve()" in code:
             servers["slack"] = code
         elif "self.mount(" in code:
-            servers["legacy"] = "from mcp.server.fastmcp import FastMCP\n" + (
-                "from agentenv_protocol import AgentEnvEnvironment, environment_card\n\n" + code
+            # the snippet leaves out its imports; a FastMCP its author built listens on its own
+            # port (8000), so the harness points it at MCP_PORT before serve() runs it as is
+            port = "import os\nenv = LegacyEnv()\nenv.mcp.settings.port = int(os.environ['MCP_PORT'])\n"
+            servers["legacy"] = (
+                "from mcp.server.fastmcp import FastMCP\n"
+                "from agentenv_protocol import AgentEnvEnvironment, environment_card\n\n"
+                + code.replace("LegacyEnv().serve()", port + "env.serve()")
             )
         elif "ToolSession(" in code:
             client = (

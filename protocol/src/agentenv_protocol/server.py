@@ -211,6 +211,19 @@ class AgentEnvEnvironment(EnvironmentHooks):
     override the `EnvironmentHooks` to choose what is served."""
 
     _agentenv_app: EnvironmentApp | None = None
+    #: A FastMCP app the env built itself; `serve()` runs it (mounting first) as it is.
+    mcp: Any = None
+    _mounted: bool = False
+
+    def mount(self, app: Any) -> Any:
+        """Serve this env on a FastMCP app of the author's own (see `agentenv_protocol.mounting`)."""
+        from agentenv_protocol.mounting import mount
+
+        if self._mounted:
+            raise RuntimeError(f"{type(self).__name__} is already mounted")
+        mount(self, app)
+        self.mcp, self._mounted = app, True
+        return app
 
     def mounted_card(self) -> EnvironmentCard:
         """The card the server sends: what the `served_*` hooks kept, as `update_tool` left it."""
@@ -240,7 +253,13 @@ class AgentEnvEnvironment(EnvironmentHooks):
         host: str | None = None,
         port: int | None = None,
     ) -> None:
-        """Serve on `MCP_HOST`:`MCP_PORT` (default 0.0.0.0:18765) until interrupted."""
+        """Serve on `MCP_HOST`:`MCP_PORT` (default 0.0.0.0:18765) until interrupted; an env that
+        set `self.mcp` to its own FastMCP app has that app run, with its own settings."""
+        if self.mcp is not None:
+            if not self._mounted:
+                self.mount(self.mcp)
+            self.mcp.run(transport=transport)
+            return
         if transport not in ("streamable-http", "http"):
             raise ValueError(
                 f"unsupported transport {transport!r}; environments serve 'streamable-http'"
