@@ -33,7 +33,12 @@ from agentenv_protocol.jsonrpc import error as rpc_error
 from agentenv_protocol.jsonrpc import parse_request
 from agentenv_protocol.mcp_http import HANDSHAKE_VERSIONS, MODERN_VERSION, McpHttp, McpHttpError
 from agentenv_protocol.schema import did_you_mean
-from agentenv_protocol.types import MCP_PATH, MCP_TRANSPORT, WELL_KNOWN_PATH
+from agentenv_protocol.types import (
+    HIDDEN_BY_DEFAULT_META_KEY,
+    MCP_PATH,
+    MCP_TRANSPORT,
+    WELL_KNOWN_PATH,
+)
 
 log = logging.getLogger(__name__)
 
@@ -240,7 +245,10 @@ class Gateway(ControlRoutes):
         return self.roles.rules
 
     def is_disabled(self, role: str, tool: str) -> bool:
-        return self.roles.is_disabled(role, tool)
+        route = self.routes.get(tool)
+        meta = route.descriptor.get("_meta") if route is not None else None
+        hidden = isinstance(meta, dict) and meta.get(HIDDEN_BY_DEFAULT_META_KEY) is True
+        return self.roles.is_disabled(role, tool, hidden)
 
     def visible_tools(self, role: str) -> list[dict]:
         tools = [r.descriptor for n, r in self.routes.items() if not self.is_disabled(role, n)]
