@@ -386,3 +386,76 @@ def test_as_caller_binds_a_context_outside_any_call():
             "seed",
         )
     assert ToolContext.as_caller("default").caller.role is None
+
+
+class NoBase:
+    """A handler without the base class, served in the composition style."""
+
+    @get_data
+    def _get(self):
+        return [DataPart(data={"ok": True})]
+
+    @extension("urn:x:hello/v1")
+    def hello(self, name: str, ctx: ToolContext) -> dict:
+        return {"hello": name, "role": ctx.caller.role}
+
+
+def test_composition_style_on_a_starlette_app():
+    from starlette.applications import Starlette
+
+    from agentenv_protocol import AgentEnvStarletteApplication, EnvironmentCard
+
+    app = Starlette()
+    AgentEnvStarletteApplication(EnvironmentCard(name="plain"), NoBase()).add_routes_to_app(app)
+    with serve_in_thread(app) as server:
+        card = httpx.get(server.url + "/.well-known/agent-env.json").json()
+        assert card["name"] == "plain" and card["capabilities"]["operations"] == ["data/get"]
+        answer = httpx.post(
+            server.url + "/agentenv/ext/hello",
+            json={"name": "a"},
+            headers={"AgentEnv-Role": "alice"},
+        )
+        assert answer.json() == {"hello": "a", "role": "alice"}
+    with pytest.raises(
+        ValueError, match=r"@tool methods \(visible, guarded, secret\)|need a FastMCP"
+    ):
+        AgentEnvStarletteApplication(EnvironmentCard(name="h"), HooksEnv())
+    with pytest.raises(ValueError, match="other paths are not supported"):
+        AgentEnvStarletteApplication(EnvironmentCard(name="p"), NoBase()).add_routes_to_app(
+            app, rpc_url="/rpc"
+        )
+
+
+async def test_injecting_fills_the_context_for_another_registry():
+    import inspect
+
+    from agentenv_protocol import injecting
+
+    def who(greeting: str, ctx: ToolContext) -> str:
+        return f"{greeting} {ctx.caller.role}"
+
+    async def awho(ctx: ToolContext, greeting: str = "hi") -> str:
+        return f"{greeting} {ctx.caller.role}"
+
+    plain, coro = injecting(who), injecting(awho)
+    assert list(inspect.signature(plain).parameters) == ["greeting"]
+    assert "ctx" not in plain.__annotations__
+    with bound(ToolContext.as_caller("alice")):
+        assert plain("hello") == "hello alice"
+        assert await coro() == "hi alice"
+    assert injecting(len) is len
+
+
+def test_create_fastmcp_app_on_the_installed_mcp():
+    from agentenv_protocol import EnvironmentCard, create_fastmcp_app
+
+    try:
+        import mcp.server.fastmcp  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError, match=r"mcp>=1.25,<2"):
+            create_fastmcp_app(NoBase(), card=EnvironmentCard(name="f"))
+        return
+    app = create_fastmcp_app(NoBase(), card=EnvironmentCard(name="f"))
+    with serve_in_thread(app.streamable_http_app()) as server:
+        card = httpx.get(server.url + "/.well-known/agent-env.json").json()
+        assert card["name"] == "f" and card["capabilities"]["operations"] == ["data/get"]

@@ -20,6 +20,11 @@ _EXPORTS = {
     # server (heavy)
     "AgentEnvEnvironment": "server",
     "EnvironmentApp": "server",
+    "AgentEnvApplication": "mounting",
+    "AgentEnvFastMCPApplication": "mounting",
+    "AgentEnvStarletteApplication": "mounting",
+    "create_fastmcp_app": "mounting",
+    "injecting": "mounting",
     # context
     "ToolContext": "context",
     "Caller": "context",
@@ -100,6 +105,7 @@ _SUBMODULES = {
     "tool_access",
     "output",
     "surface",
+    "mounting",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -89,10 +89,17 @@ class EnvironmentApp:
     """Reads an environment object's marks once and builds the card, routes and MCP server."""
 
     def __init__(
-        self, handler: Any, *, name: str | None = None, max_request_bytes: int | None = None
+        self,
+        handler: Any,
+        *,
+        name: str | None = None,
+        max_request_bytes: int | None = None,
+        card: EnvironmentCard | None = None,
     ) -> None:
         self.handler = handler
         config = dict(getattr(type(handler), CARD_ATTR, None) or {})
+        if card is not None:  # a card given by the caller (the composition style) wins
+            config = card.model_dump(exclude_none=True)
         card_name = (
             os.environ.get("ENVIRONMENT_NAME")
             or name
@@ -221,7 +228,7 @@ class AgentEnvEnvironment(EnvironmentHooks):
 
         if self._mounted:
             raise RuntimeError(f"{type(self).__name__} is already mounted")
-        mount(self, app)
+        mount(self.environment_app(), app)
         self.mcp, self._mounted = app, True
         return app
 
