@@ -5,8 +5,10 @@ the existing SDK gave."""
 
 from __future__ import annotations
 
-from typing import TypedDict
+import dataclasses
+from typing import Annotated, TypedDict
 
+import mcp.types as mt
 from pydantic import BaseModel
 
 from agentenv_protocol import AgentEnvEnvironment, AgentEnvError, environment_card, extension, tool
@@ -17,8 +19,20 @@ class Weather(BaseModel):
     temp_c: float
 
 
-class Count(TypedDict):
+class Count(TypedDict, total=False):
     n: int
+    label: str
+
+
+class Node(BaseModel):
+    name: str
+    children: list[Node] = []
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    y: int = 0
 
 
 @environment_card(name="options")
@@ -35,7 +49,7 @@ class OptionsEnv(AgentEnvEnvironment):
 
     @tool()
     def count(self, n: int) -> Count:
-        return {"n": n}
+        return {"n": n, "label": "x"}
 
     @tool()
     def tags(self) -> list[str]:
@@ -52,6 +66,42 @@ class OptionsEnv(AgentEnvEnvironment):
     @tool(structured_output=False)
     def unstructured(self) -> Weather:
         return Weather(city="Oslo", temp_c=-3.0)
+
+    @tool()
+    def tree(self) -> Node:
+        return Node(name="root", children=[Node(name="leaf")])
+
+    @tool()
+    def point(self) -> Point:
+        return Point(x=1)
+
+    @tool()
+    def maybe(self, give: bool = False) -> str | None:
+        return "yes" if give else None
+
+    @tool()
+    def nothing(self) -> None:
+        return None
+
+    @tool()
+    def raw(self) -> mt.CallToolResult:
+        return mt.CallToolResult.model_validate(
+            {"content": [{"type": "text", "text": "as is"}], "isError": False}
+        )
+
+    @tool()
+    def raw_typed(self) -> Annotated[mt.CallToolResult, Weather]:
+        return mt.CallToolResult.model_validate(
+            {
+                "content": [{"type": "text", "text": "typed as is"}],
+                "structuredContent": {"city": "Rome", "temp_c": 30.0},
+                "isError": False,
+            }
+        )
+
+    @tool()
+    def untyped(self):
+        return [{"a": 1}, "b"]
 
     @tool()
     def busy(self) -> str:

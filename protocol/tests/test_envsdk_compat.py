@@ -4,6 +4,8 @@ helpers and ToolSession. Servers are real (uvicorn in a thread), clients are rea
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import httpx
 import pytest
 
@@ -459,3 +461,22 @@ def test_create_fastmcp_app_on_the_installed_mcp():
     with serve_in_thread(app.streamable_http_app()) as server:
         card = httpx.get(server.url + "/.well-known/agent-env.json").json()
         assert card["name"] == "f" and card["capabilities"]["operations"] == ["data/get"]
+
+
+class Partial(TypedDict, total=False):
+    n: int
+    label: str
+
+
+class PartialEnv(AgentEnvEnvironment):
+    @tool()
+    def partial(self) -> Partial:
+        return {"n": 1}
+
+
+async def test_a_typeddict_result_leaves_absent_keys_out():
+    # FastMCP sends {"n": 1, "label": null}, which its own output schema refuses
+    with serve_in_thread(PartialEnv().create_app()) as server:
+        async with EnvClient(server.url) as env:
+            result = await env.call_tool("partial")
+    assert result.structured == {"n": 1} and not result.is_error

@@ -78,6 +78,14 @@ CALLS = {
             ["unstructured", {}],
             ["busy", {}],
             ["advance_clock", {"seconds": 3}],
+            ["tree", {}],
+            ["point", {}],
+            ["maybe", {}],
+            ["maybe", {"give": True}],
+            ["nothing", {}],
+            ["raw", {}],
+            ["raw_typed", {}],
+            ["untyped", {}],
         ],
         None,
     ),
@@ -153,8 +161,18 @@ def serve(tmp_path):
         server.stop()
 
 
-def _comparable(result: dict, reference: dict) -> tuple[dict, dict]:
+#: Where this SDK answers otherwise on purpose: a return without a type this SDK can describe
+#: is one compact JSON block (FastMCP splits a list into a block per item), because this SDK's
+#: envs and verifiers parse that one block.
+DEVIATIONS = {
+    "untyped": {"content": [{"type": "text", "text": '[{"a":1},"b"]'}], "isError": False},
+}
+
+
+def _comparable(tool: str, result: dict, reference: dict) -> tuple[dict, dict]:
     ours = {k: v for k, v in result.items() if k != "resultType"}
+    if tool in DEVIATIONS:
+        return ours, DEVIATIONS[tool]
     if reference.get("isError") and reference["content"][0]["text"].startswith(
         ("Error executing tool", "Unknown tool")
     ):
@@ -176,7 +194,7 @@ def check_against_reference(name: str, server: Server) -> dict:
     for (tool, _args), ours, theirs in zip(
         calls, answered["calls"], reference["calls"], strict=True
     ):
-        got, want = _comparable(ours, theirs)
+        got, want = _comparable(tool, ours, theirs)
         assert got == want, f"tools/call {tool}"
     return answered
 

@@ -75,7 +75,9 @@ def _model_for(fn_name: str, annotation: Any, bare: Any) -> tuple[Any, bool]:
             hints = get_type_hints(bare)
             required = getattr(bare, "__required_keys__", set(hints))
             fields: dict = {k: (t, ...) if k in required else (t, None) for k, t in hints.items()}
-            return create_model(bare.__name__, **fields), False
+            model = create_model(bare.__name__, **fields)
+            model.__agentenv_typeddict__ = True  # type: ignore[attr-defined]
+            return model, False
         if bare in _WRAPPED_PRIMITIVES:
             return _wrapped(fn_name, annotation), True
         hints = get_type_hints(bare)
@@ -184,7 +186,11 @@ def tool_result(value: Any, spec: OutputSpec) -> dict:
                 structured = spec.model.model_validate(value)
         except ValidationError as e:
             raise OutputError(f"the value does not fit the output schema: {e}") from None
-        result["structuredContent"] = structured.model_dump(mode="json", by_alias=True)
+        # a TypedDict's absent keys stay absent (FastMCP sends them as null, off its own schema)
+        unset = getattr(spec.model, "__agentenv_typeddict__", False)
+        result["structuredContent"] = structured.model_dump(
+            mode="json", by_alias=True, exclude_unset=unset
+        )
     return result
 
 
