@@ -150,6 +150,10 @@ def test_decorator_and_hook_mistakes_name_what_is_wrong():
         tool(annotations=["readOnlyHint"])  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="structured_output="):
         tool(structured_output="yes")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="did you mean 'hidden_by_default'"):
+        tool(hiden_by_default=True)
+    with pytest.raises(TypeError, match="did you mean 'method'"):
+        extension("urn:x/v1", metod="GET")
     with pytest.raises(TypeError, match="extension_params"):
         extension("urn:x/v1", op="get", params={"a": 1})
 

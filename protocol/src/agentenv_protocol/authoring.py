@@ -22,6 +22,23 @@ OP_ADD = "add_data"
 OP_GET = "get_data"
 
 
+_TOOL_OPTIONS = (
+    "name",
+    "description",
+    "hidden_by_default",
+    "annotations",
+    "structured_output",
+    "meta",
+)
+_EXTENSION_OPTIONS = ("op", "description", "params", "required", "method", "path")
+
+
+def _refuse_unknown(what: str, unknown: dict, known: tuple) -> None:
+    if unknown:
+        key = next(iter(unknown))
+        raise TypeError(f"{what}: unknown option {key!r}{did_you_mean(key, known)}")
+
+
 def tool(
     name: str | Callable | None = None,
     *,
@@ -30,6 +47,7 @@ def tool(
     annotations: dict | None = None,
     structured_output: bool | None = None,
     meta: dict | None = None,
+    **unknown: Any,
 ) -> Callable:
     """Mark a method as an MCP tool: `name` defaults to the method name (`{environment_name}` is
     replaced by the card name), `description` to the docstring; the schema comes from the signature.
@@ -39,6 +57,7 @@ def tool(
     `annotations` (MCP ToolAnnotations fields) and `meta` are listed with the tool;
     `structured_output` as mcp's FastMCP: None derives an output schema from the return annotation
     where it can, True requires one, False lists none."""
+    _refuse_unknown("@tool", unknown, _TOOL_OPTIONS)
     if callable(name):
         return tool()(name)
     if annotations is not None and not isinstance(annotations, dict):
@@ -94,6 +113,7 @@ def extension(
     required: bool | None = None,
     method: str = "POST",
     path: str | None = None,
+    **unknown: Any,
 ) -> Callable:
     """Mark a method as a REST extension advertised on the card under `uri`; the JSON body (POST)
     or query (GET) binds to its parameters, and an unknown argument is a 400 `invalid_params`.
@@ -103,6 +123,7 @@ def extension(
     each under `params.methods.<op>` with its own verb and endpoint (default
     `/agentenv/ext/<extension>/<op>`, `<extension>` being the URN's name without `urn:agentenv:`
     and the version); extension-level params come from the env's `extension_params(uri)`."""
+    _refuse_unknown("@extension", unknown, _EXTENSION_OPTIONS)
     if op is not None and params is not None:
         raise TypeError(
             f"@extension({uri!r}, op={op!r}): a method's advertisement comes from the env's "
