@@ -129,8 +129,12 @@ def bound(context: ToolContext) -> Iterator[ToolContext]:
         _current.reset(token)
 
 
-def caller_from_request(meta: Mapping[str, Any] | None, headers: Any) -> Caller:
-    """The caller from MCP `_meta` entries and HTTP headers (`_meta` wins when it names a role)."""
+def caller_from_request(meta: Any, headers: Any) -> Caller:
+    """The caller from MCP `_meta` entries (a mapping, or mcp 1.x's `RequestParams.Meta` model)
+    and HTTP headers (`_meta` wins when it names a role)."""
+    if meta is not None and not isinstance(meta, Mapping):
+        dump = getattr(meta, "model_dump", None)
+        meta = dump(by_alias=True, exclude_none=True) if callable(dump) else None
     meta = meta or {}
     forwarded = ROLE_META_KEY in meta
     raw_role = (

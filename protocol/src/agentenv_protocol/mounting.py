@@ -27,15 +27,6 @@ from agentenv_protocol.types import (
 )
 
 
-def _meta_dict(meta: Any) -> dict:
-    if meta is None:
-        return {}
-    if isinstance(meta, dict):
-        return meta
-    dump = getattr(meta, "model_dump", None)
-    return dump(by_alias=True, exclude_none=True) if dump else {}
-
-
 def _adapter(app: Any, surface: Any, tool: ServedTool, result_type: type) -> Any:
     name = tool.descriptor.name
     sig = inspect.signature(tool.fn)
@@ -45,7 +36,7 @@ def _adapter(app: Any, surface: Any, tool: ServedTool, result_type: type) -> Any
         request_context = getattr(app.get_context(), "request_context", None)
         request = getattr(request_context, "request", None)
         caller = caller_from_request(
-            _meta_dict(getattr(request_context, "meta", None)), getattr(request, "headers", None)
+            getattr(request_context, "meta", None), getattr(request, "headers", None)
         )
         context = new_context(caller, name, arguments, "mcp", mcp=request_context)
         return result_type.model_validate(await surface.call_tool(name, arguments, context))
