@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -14,9 +15,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from envs_helpers import (
+    AGENT_ENV,
     URL,
     agent_env,
     answers,
+    cli_env,
     copy_example,
     env_bundle,
     nothing_left,
@@ -95,7 +98,16 @@ def test_a_dockerfile_only_env_on_local_says_what_to_add(home, tmp_path):
             "tasks/t.json": [{"id": "deploy", "type": "deploy_env", "env_id": "e"}],
         },
     )
-    done = agent_env(home, "run", str(bundle), "--sandbox", "local")
+    # with Docker installed `local` falls back to it (tests/test_reference_bundles.py);
+    # without it the message says what to add
+    done = subprocess.run(
+        [AGENT_ENV, "run", str(bundle), "--sandbox", "local"],
+        env={**cli_env(home), "AGENT_ENV_DISABLE_PLUGINS": "docker-sandbox"},
+        cwd=home.parent,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 1
     assert "has only a Dockerfile" in done.stdout + done.stderr
     assert "--sandbox docker" in done.stdout + done.stderr

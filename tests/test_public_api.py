@@ -50,6 +50,10 @@ def _plugins() -> list[Path]:
     return sorted(p.parent for p in (ROOT / "plugins").glob("*/pyproject.toml"))
 
 
+#: The third-party plugin fixture (tests/test_thirdparty.py) is held to the same rule.
+THIRD_PARTY = ROOT / "tests" / "fixtures" / "thirdparty-plugin"
+
+
 def _import_name(dist: str) -> str:
     return {"agentenv-kernel": "agent_env", "agentenv-framework-protocol": "agentenv_protocol"}.get(
         dist, dist.replace("-", "_")
@@ -80,7 +84,7 @@ IN_TREE = {
 }
 
 
-@pytest.mark.parametrize("plugin", _plugins(), ids=lambda p: p.name)
+@pytest.mark.parametrize("plugin", [*_plugins(), THIRD_PARTY], ids=lambda p: p.name)
 def test_plugins_import_only_public_kernel_names_and_declared_plugins(plugin: Path) -> None:
     own = _import_name(tomllib.loads((plugin / "pyproject.toml").read_text())["project"]["name"])
     declared = _declared(plugin / "pyproject.toml")

@@ -4,6 +4,7 @@ imported (the plugins' `hooks.py` modules must import only the stdlib and `agent
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -23,15 +24,23 @@ with open({out!r}, "w") as fh:
 """
 
 
+@pytest.mark.parametrize("leases", [False, True], ids=["no-leases", "leases"])
 @pytest.mark.parametrize("args", [["--version"], ["--help"], ["plugin", "--help"]])
-def test_cheap_commands_import_no_heavy_module(args, tmp_path):
+def test_cheap_commands_import_no_heavy_module(args, leases, tmp_path):
+    """Also with a lease in the home: asking for help never reaps (nor imports what reaping
+    needs)."""
     out = tmp_path / "modules.json"
+    if leases:
+        (tmp_path / "home" / "leases").mkdir(parents=True)
+        (tmp_path / "home" / "leases" / "local-deadbeef.json").write_text('{"pid": 1}')
     result = subprocess.run(
         [sys.executable, "-c", PROBE.format(args=args, out=str(out))],
         capture_output=True,
         text=True,
         timeout=60,
         cwd=tmp_path,
+        # a home of its own: leases another run left in the default home must not matter
+        env={**os.environ, "AGENT_ENV_HOME": str(tmp_path / "home")},
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip(), "the command printed nothing"

@@ -66,6 +66,10 @@ class AgentKind(abc.ABC):
     #: The bundle folder kind ("agent") this type is the default for, when a folder's
     #: `agent.toml` names no `type`; at most one installed agent kind should claim it.
     default_for: ClassVar[str | None] = None
+    #: An attrs class the bundle parser structures the folder's `agent.toml` into (strict: unknown
+    #: keys are errors with a did-you-mean; fields declared with `models.compat_ignored` are
+    #: accepted and warned about once); None leaves the file to this type's own checks.
+    config_model: ClassVar[type | None] = None
 
     @abc.abstractmethod
     async def deploy(self, ctx: StepContext, spec: AgentSpec) -> dict[str, Any]:

@@ -19,16 +19,23 @@ import attrs
 import cattrs
 from cattrs.errors import (
     AttributeValidationNote,
-    BaseValidationError,
     ForbiddenExtraKeysError,
     IterableValidationNote,
 )
 
 from agent_env.errors import BundleError
-from agent_env.models import Step
+from agent_env.models import Step, ignored_reason
 from agent_env.suggest import did_you_mean
 
-__all__ = ["StructureProblems", "converter", "make_converter", "structure", "structure_step"]
+__all__ = [
+    "Ignored",
+    "StructureProblems",
+    "converter",
+    "ignored_fields",
+    "make_converter",
+    "structure",
+    "structure_step",
+]
 
 
 class StructureProblems(BundleError):
@@ -267,57 +274,108 @@ def _field_names(cls: Any) -> list[str]:
     return []
 
 
-def _messages(exc: BaseException, path: list[str]) -> list[tuple[list[str], str]]:
-    """Flatten a cattrs error tree into (field path, message) pairs."""
-    if isinstance(exc, BaseValidationError):
-        out: list[tuple[list[str], str]] = []
-        for sub in exc.exceptions:
-            sub_path = path
-            for note in getattr(sub, "__notes__", ()):
-                if isinstance(note, AttributeValidationNote):
-                    sub_path = [*path, str(note.name)]
-                    break
-                if isinstance(note, IterableValidationNote):
-                    sub_path = [*path, f"[{note.index}]"]
-                    break
-            out.extend(_messages(sub, sub_path))
-        return out
+def _describe(exc: BaseException, noun: str) -> str:
+    """Our wording of one leaf error, for `cattrs.transform_error`; an unknown-keys error
+    gives one line per key, each with a did-you-mean over the class's fields."""
     if isinstance(exc, ForbiddenExtraKeysError):
         known = _field_names(exc.cl)
-        return [
-            (path, f"unknown field {key!r}{did_you_mean(key, known)}")
-            for key in sorted(exc.extra_fields)
-        ]
+        return "\n".join(
+            f"unknown {noun} {key!r}{did_you_mean(key, known)}" for key in sorted(exc.extra_fields)
+        )
     if isinstance(exc, KeyError):
-        return [(path, "required")]
+        return "required"
     if isinstance(exc, _WrongType):
-        return [(path, str(exc))]
+        return str(exc)
     if isinstance(exc, ValueError):
-        return [(path, str(exc) or type(exc).__name__)]
+        return str(exc) or type(exc).__name__
     if isinstance(exc, TypeError) and "missing" in str(exc) and "argument" in str(exc):
-        return [(path, "required")]
-    return [(path, f"{type(exc).__name__}: {exc}")]
+        return "required"
+    return f"{type(exc).__name__}: {exc}"
 
 
-def _join(path: list[str]) -> str:
-    text = ""
-    for part in path:
-        text += part if part.startswith("[") or not text else "." + part
-    return text
+def _messages(exc: BaseException, noun: str = "field") -> list[tuple[str, str]]:
+    """(field path, message) pairs of a cattrs error tree, walked by `cattrs.transform_error`
+    (paths such as `retry_config.max_retries` or `artifacts[0].id`)."""
+    out = []
+    lines = cattrs.transform_error(exc, path="$", format_exception=lambda e, _: _describe(e, noun))
+    for line in lines:
+        text, _, path = line.rpartition(" @ ")
+        path = path.removeprefix("$").removeprefix(".")
+        out.extend((path, message) for message in text.split("\n"))
+    return out
 
 
-def structure(data: Any, cls: type, *, where: str = "") -> Any:
+@attrs.frozen(kw_only=True)
+class Ignored:
+    """A field that was set but is accepted only for compatibility (`models.compat_ignored`)."""
+
+    where: str
+    path: str
+    reason: str
+
+    def message(self) -> str:
+        return f"{self.path}: accepted for compatibility and ignored ({self.reason})"
+
+
+def ignored_fields(data: Any, cls: Any, path: str = "") -> list[tuple[str, str]]:
+    """(field path, reason) for each compat-ignored field that `data` sets, in `cls` and the
+    attrs classes nested in it (directly, in a list, or as a dict's values)."""
+    if not attrs.has(cls) or not isinstance(data, dict):
+        return []
+    out: list[tuple[str, str]] = []
+    for field in attrs.fields(cls):
+        key = field.alias or field.name
+        if key not in data:
+            continue
+        where = f"{path}.{key}" if path else key
+        reason = ignored_reason(field)
+        if reason is not None:
+            out.append((where, reason))
+            continue
+        out.extend(_nested_ignored(data[key], field.type, where))
+    return out
+
+
+def _nested_ignored(value: Any, tp: Any, path: str) -> list[tuple[str, str]]:
+    if isinstance(tp, str) or tp is None:
+        return []
+    if _is_union(tp):
+        members = [m for m in _non_none_members(tp) if _json_kind_matches(m, value)]
+        return _nested_ignored(value, members[0], path) if members else []
+    if attrs.has(tp):
+        return ignored_fields(value, tp, path)
+    args = typing.get_args(tp)
+    if _is_list_type(tp) and args and isinstance(value, list):
+        return [x for i, v in enumerate(value) for x in _nested_ignored(v, args[0], f"{path}[{i}]")]
+    if _is_dict_type(tp) and len(args) == 2 and isinstance(value, dict):
+        return [x for k, v in value.items() for x in _nested_ignored(v, args[1], f"{path}.{k}")]
+    return []
+
+
+def structure(
+    data: Any,
+    cls: type,
+    *,
+    where: str = "",
+    ignored: list[Ignored] | None = None,
+    noun: str = "field",
+) -> Any:
     """Structure `data` into `cls`; `StructureProblems` listing every problem, each prefixed
-    with `where` (e.g. "step 'box'") and the field path."""
+    with `where` (e.g. "step 'box'") and the field path (`noun` names an unknown one: "key"
+    in TOML files). Compat-ignored fields that `data` sets are appended to `ignored` (when
+    given) for the caller to warn about once."""
     if attrs.has(cls) and not isinstance(data, dict):
         raise StructureProblems(
             "invalid data", [_prefix(where, f"expected an object, got {data!r}")]
         )
     try:
-        return converter().structure(data, cls)
+        value = converter().structure(data, cls)
     except Exception as e:  # noqa: BLE001 - every cattrs failure is turned into messages
-        problems = [_prefix(where, f"{_join(p)}: {m}" if p else m) for p, m in _messages(e, [])]
+        problems = [_prefix(where, f"{p}: {m}" if p else m) for p, m in _messages(e, noun)]
         raise StructureProblems("invalid data", problems) from None
+    if ignored is not None:
+        ignored.extend(Ignored(where=where, path=p, reason=r) for p, r in ignored_fields(data, cls))
+    return value
 
 
 def _prefix(where: str, message: str) -> str:
@@ -353,7 +411,9 @@ def normalize_step_dict(data: Mapping[str, Any], cls: type) -> dict[str, Any]:
     return out
 
 
-def structure_step(data: Any, step_types: Any, *, index: int | None = None) -> Step:
+def structure_step(
+    data: Any, step_types: Any, *, index: int | None = None, ignored: list[Ignored] | None = None
+) -> Step:
     """Structure one task step object into the class `step_types` (a `Registry`) holds for its
     `"type"`; `StructureProblems` naming the step and each bad field."""
     label = _step_label(data, index)
@@ -378,7 +438,7 @@ def structure_step(data: Any, step_types: Any, *, index: int | None = None) -> S
             ],
         )
     cls = step_types.get(step_type)
-    return structure(normalize_step_dict(data, cls), cls, where=label)
+    return structure(normalize_step_dict(data, cls), cls, where=label, ignored=ignored)
 
 
 def _core_hint(step_type: str) -> str:

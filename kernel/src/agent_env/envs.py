@@ -47,6 +47,10 @@ class EnvType(abc.ABC):
     #: The bundle folder kind ("env") this type is the default for, when a folder's `env.toml`
     #: names no `type`; at most one installed env type should claim it.
     default_for: ClassVar[str | None] = None
+    #: An attrs class the bundle parser structures the folder's `env.toml` into (strict: unknown
+    #: keys are errors with a did-you-mean; fields declared with `models.compat_ignored` are
+    #: accepted and warned about once); None leaves the file to this type's own checks.
+    config_model: ClassVar[type | None] = None
 
     @staticmethod
     def problems(config: dict[str, Any], files: list[str]) -> list[str]:
@@ -58,6 +62,11 @@ class EnvType(abc.ABC):
     @abc.abstractmethod
     def from_folder(cls, name: str, folder: Path, config: dict[str, Any]) -> Self:
         """Parse the materialized env folder; `ValueError` listing every problem."""
+
+    def unavailable_on(self, ctx: Any, provider: str) -> str | None:
+        """Why `provider` cannot host this env, or None when it can: `deploy_env` deploys on
+        the first provider of its chain (`--sandbox local,docker`) that can. None by default."""
+        return None
 
     @abc.abstractmethod
     async def deploy(

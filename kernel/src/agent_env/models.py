@@ -25,6 +25,25 @@ from agent_env.scoring import ScoreAggregator, aggregate_score, random_verifier_
 if TYPE_CHECKING:  # pragma: no cover
     from agent_env.context import StepContext
 
+#: The attrs field metadata key `compat_ignored` sets; its value is the reason shown to users.
+COMPAT_IGNORED = "agent_env.compat_ignored"
+
+
+def compat_ignored(reason: str, *, default: Any = None) -> Any:
+    """An attrs field that files written for the existing product may set and that we do not
+    use (yet): structuring accepts it, and the loader warns once that it is ignored, naming
+    `reason`. A truly unknown field stays an error::
+
+        live_trajectory: bool = compat_ignored("no live trajectory streaming", default=False)
+    """
+    return attrs.field(default=default, metadata={COMPAT_IGNORED: reason})
+
+
+def ignored_reason(field: attrs.Attribute) -> str | None:
+    """The reason a field is accepted but ignored (see `compat_ignored`), else None."""
+    reason = field.metadata.get(COMPAT_IGNORED)
+    return reason if isinstance(reason, str) else None
+
 
 @attrs.frozen(kw_only=True)
 class RetryConfig:

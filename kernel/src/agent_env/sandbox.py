@@ -156,6 +156,10 @@ class SandboxProvider(abc.ABC):
     # -- optional capabilities (check with `can_build_images` before calling) ------------
 
     can_build_images: ClassVar[bool] = False
+    #: True for a provider whose sandboxes run on this machine (the local Docker daemon, say):
+    #: an env deployed on `local` falls back to it when it cannot run as a host process (it
+    #: has only a Dockerfile), as the existing `agent-env`'s `local` means (`provider_chain`).
+    on_this_machine: ClassVar[bool] = False
 
     async def build_image(self, context_dir: Path, name: str) -> ImageInfo:
         """Build (or reuse, content-addressed) the image of build context `context_dir`;
@@ -176,3 +180,31 @@ class ImageInfo:
     tag: str
     workdir: str = "/"
     reused: bool = False
+
+
+def provider_chain(spec: str, providers: Any, *, local_machine: bool = False) -> tuple[str, ...]:
+    """The provider names to try, in order, for `spec`: one name or a fallback chain `a,b`
+    (`agent-env run --sandbox`, a step's `sandbox_type`). Each name is checked against the
+    `providers` registry (`PluginError` with a did-you-mean). With `local_machine`, `local`
+    means this machine, as in the existing `agent-env`: it is followed by the registered
+    providers that build images `on_this_machine` (for what host processes cannot run)."""
+    names = [n.strip() for n in spec.split(",")]
+    if not spec.strip() or not all(names):
+        raise SandboxError(
+            f"sandbox provider {spec!r}: expected a provider name or a comma-separated "
+            "fallback chain such as local,docker"
+        )
+    for name in names:
+        providers.get(name)
+    out: list[str] = []
+    for name in names:
+        out.append(name)
+        if name == "local" and local_machine:
+            out.extend(
+                other
+                for other in providers.names()
+                if other not in names
+                and getattr(providers.get(other), "on_this_machine", False)
+                and getattr(providers.get(other), "can_build_images", False)
+            )
+    return tuple(dict.fromkeys(out))

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from agent_env.bundles import load_bundle, resolve_dependencies
+from agent_env.errors import BundleError
 
 core_hooks = pytest.importorskip("agentenv_core_steps.hooks")
 
@@ -136,3 +137,45 @@ def test_shipped_hello_bundle_loads(plugin_manager: Any, register_plugin: Any) -
     assert bundle.id_prefix == "@local/agentenv-kernel/hello"
     assert bundle.tasks["hello"].id == "@local/agentenv-kernel/hello/hello"
     assert bundle.artifacts["greeting"].kind == "file"
+
+
+def test_reference_step_fields_are_accepted_and_warned_once(
+    tmp_path: Path, plugin_manager: Any, register_plugin: Any, writer: Any
+) -> None:
+    """The fields the existing product's step types define and ours do not use yet load
+    (one warning per field) instead of failing as unknown; a misspelling stays an error."""
+    register_plugin(core_hooks, "core-steps")
+    root = tmp_path / "fields"
+    writer(root / "envs/notes/env.toml", 'command = "python server.py"\n')
+    writer(root / "artifacts/check/check.py", "def verify(url):\n    return True\n")
+    steps = [
+        {"id": "env", "type": "deploy_env", "env_id": "notes"},
+        {"id": "ask", "type": "prompt_agent", "prompt": "hi", "prompt_id": "p",
+         "live_trajectory": True, "depends_on": ["env"]},
+        {"id": "judge", "type": "rubrics_verifier", "prompt_id": "p", "depends_on": ["ask"],
+         "criteria": [{"id": "c", "criterion": "greets"}], "grade_up_to_turn": 2,
+         "run_context_for_judge": ["trajectory"], "judge_batch_size": 4,
+         "judge_batch_concurrency": 2},
+        {"id": "outcome", "type": "env_outcome_verifier", "env_id": "notes",
+         "file_artifact_id": "check", "prompt_id": "p", "depends_on": ["ask"]},
+    ]  # fmt: skip
+    writer(root / "tasks/t.json", json.dumps(steps))
+    bundle = load_bundle(str(root), plugin_manager)
+    names = sorted(w.split("'")[1] for w in bundle.warnings)
+    assert names == [
+        "grade_up_to_turn",
+        "judge_batch_concurrency",
+        "judge_batch_size",
+        "live_trajectory",
+        "prompt_id",
+        "run_context_for_judge",
+    ]
+    assert "tasks/t.json step 'outcome': prompt_id" in " ".join(bundle.warnings)
+    steps[1]["live_trajectroy"] = steps[1].pop("live_trajectory")
+    writer(root / "tasks/t.json", json.dumps(steps))
+    with pytest.raises(BundleError) as info:
+        load_bundle(str(root), plugin_manager)
+    assert info.value.problems == [
+        "tasks/t.json: step 'ask': unknown field 'live_trajectroy' "
+        "(did you mean 'live_trajectory'?)"
+    ]

@@ -219,7 +219,7 @@ def test_eval_problems(hello_bundle: Path, plugins: Any, writer: Any) -> None:
     assert found[0].startswith("evals/bad.toml: not valid TOML: ")
     assert found[1:] == [
         "evals/empty.toml: tasks: an eval needs at least one task",
-        "evals/smoke.toml: unknown key 'task' (did you mean 'tasks'?); an eval takes tasks, type, id, description",
+        "evals/smoke.toml: unknown key 'task' (did you mean 'tasks'?)",
         "evals/smoke.toml: tasks: 'hello' is listed twice",
     ]
 
@@ -279,9 +279,9 @@ def test_skill_and_env_folder_requirements(hello_bundle: Path, plugins: Any, wri
 
 def test_aliases_must_point_somewhere(hello_bundle: Path, plugins: Any, writer: Any) -> None:
     writer(hello_bundle / "aliases.toml", 'hi = "helo"\nhello = "smoke"\nn = 3\n')
-    assert problems_of(hello_bundle, plugins) == [
-        "aliases.toml: hi: no task or eval 'helo' in the bundle (did you mean 'hello'?)",
+    assert sorted(problems_of(hello_bundle, plugins)) == [
         "aliases.toml: hello: the alias hides the task or eval of the same name",
+        "aliases.toml: hi: no task or eval 'helo' in the bundle (did you mean 'hello'?)",
         "aliases.toml: n: expected the name of a task or eval, got 3",
     ]
 

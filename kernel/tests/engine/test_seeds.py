@@ -75,7 +75,7 @@ def test_seed_table_trials_cycle_and_defaults(tmp_path):
             "trial 1: seed must be a number, string or boolean",
         ),
         ("[[trial]]\ntrial = 2\n", "'trial' is set by the engine"),
-        ("seed = [1]\n", "unknown key(s) seed"),
+        ("seed = [1]\n", "unknown key 'seed' (did you mean 'seeds'?)"),
         ("seeds = [1\n", "seeds.toml"),
     ],
 )

@@ -135,7 +135,7 @@ async def test_a_torn_down_sandbox_refuses_work_and_is_not_recreated(provider, t
 
 
 async def test_huge_output_is_capped_not_buffered_whole(box, monkeypatch):
-    from agent_env.sandboxes import local
+    from agent_env.sandboxes.local import sandbox as local
 
     monkeypatch.setattr(local, "MAX_OUTPUT", 1000)
     result = await box.exec("head -c 5000000 /dev/zero | tr '\\0' x; echo done >&2", timeout=30)

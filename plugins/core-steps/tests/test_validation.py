@@ -122,3 +122,28 @@ def test_teardown_defaults_to_tolerated_failure(runner):
     )
     bundle = runner.load()
     assert bundle.tasks["t"].steps[1].fail_task_on_error is False
+
+
+COMPAT_STEP_TYPES = (
+    "modify_env_tool_access",
+    "run_docker_container",
+    "install_agent",
+    "add_skills",
+    "snapshot_env",
+    "verify_env_card",
+    "verify_env_core_protocol",
+    "verify_mcp_tool_schema",
+)
+
+
+def test_the_existing_products_step_types_are_registered_and_hinted(runner):
+    registry = runner.plugins().step_types
+    for name in COMPAT_STEP_TYPES:
+        assert name in registry, name
+    from agent_env.plugins import PluginManager
+
+    runner.plugins = lambda: PluginManager(autoload=False)  # core-steps disabled
+    found = problems(runner, [{"id": "s", "type": "snapshot_env"}])
+    assert any(
+        "unknown step type 'snapshot_env'" in p and "agentenv-core-steps" in p for p in found
+    ), found

@@ -104,3 +104,30 @@ def test_generated_dockerfile_and_extra_files_join_the_context_and_the_digest(
         context_digest(folder, dockerfile_text=text, extra_files={"wheels/" + wheel.name: wheel})
         != tag.rsplit(":", 1)[1]
     )
+
+
+def test_a_non_root_user_reads_context_files_written_0600(docker_client, tmp_path, cleanup):
+    """The object store's blobs are 0600; an env Dockerfile with `USER appuser` (the pattern
+    of the existing product's example envs) must still read what it copied, and run what was
+    executable on the host."""
+    folder = tmp_path / "ctx"
+    (folder / "pkg").mkdir(parents=True)
+    (folder / "Dockerfile").write_text(
+        f"FROM {BASE_IMAGE}\nWORKDIR /app\nCOPY . /app\n"
+        "RUN useradd --create-home --uid 10001 appuser\nUSER appuser\n"
+    )
+    (folder / "server.py").write_text("print('served')\n")
+    (folder / "pkg" / "data.txt").write_text("data\n")
+    (folder / "run.sh").write_text("#!/bin/sh\necho ran\n")
+    for path, mode in [("server.py", 0o600), ("pkg/data.txt", 0o600), ("run.sh", 0o700)]:
+        (folder / path).chmod(mode)
+    (folder / "pkg").chmod(0o700)
+    tag, built = build_image_sync(folder, "user-ctx")
+    cleanup.append(tag)
+    assert built
+    out = docker_client.containers.run(
+        tag,
+        ["sh", "-c", "id -u; python server.py; cat pkg/data.txt; ./run.sh; stat -c %a server.py"],
+        remove=True,
+    )
+    assert out.decode().split() == ["10001", "served", "data", "ran", "644"]

@@ -52,8 +52,11 @@ __all__ = [
 
 def load_bundle(spec: str | Any, plugins: Any) -> Bundle:
     """Resolve `spec` (folder, installed bundle name, or a plugin source such as hf://, or an
-    already `ResolvedSource`), then parse and validate it."""
+    already `ResolvedSource`), then parse and validate it; its `warnings` are logged once."""
     from agent_env.bundles.parse import parse_bundle
+    from agent_env.notices import warn_once
 
     source = spec if isinstance(spec, ResolvedSource) else resolve_source(str(spec), plugins)
-    return parse_bundle(source, plugins)
+    bundle = parse_bundle(source, plugins)
+    warn_once(f"{bundle.root}: {w}" for w in bundle.warnings)
+    return bundle

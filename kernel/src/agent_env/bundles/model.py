@@ -97,9 +97,19 @@ class Bundle:
     aliases: dict[str, str]
     requires: list[str]
     provenance: dict[str, Any] = attrs.field(factory=dict)
+    #: `aliases.toml` `[envs]` / `[agents]`: alias -> folder name (steps are already rewritten).
+    env_aliases: dict[str, str] = attrs.field(factory=dict)
+    agent_aliases: dict[str, str] = attrs.field(factory=dict)
+    #: Problems that do not stop a run (compat-ignored fields), one line each; `load_bundle`
+    #: reports them once on stderr.
+    warnings: list[str] = attrs.field(factory=list)
 
     def entity_id(self, name: str) -> str:
         return f"{self.id_prefix}/{name}"
+
+    def agent_name(self, name: str) -> str:
+        """The agent folder name for `name` (an agent folder name or an `[agents]` alias)."""
+        return self.agent_aliases.get(name, name)
 
     def resolve_name(self, name: str) -> str:
         """A task or eval name, with aliases followed."""

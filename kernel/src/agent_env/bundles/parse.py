@@ -5,6 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import attrs
+
+from agent_env.bundles.aliases import apply_aliases, entity_aliases, read_aliases
 from agent_env.bundles.check import check_bundle
 from agent_env.bundles.files import (
     LEAVINGS,
@@ -22,9 +25,11 @@ from agent_env.bundles.model import (
     ResolvedSource,
     Task,
 )
-from agent_env.bundles.requirements import check_requirements
+from agent_env.bundles.requirements import check_requirements, declared_requirements
+from agent_env.bundles.schema import AliasesFile, EvalFile, read_model
 from agent_env.bundles.source import folder_id_prefix
 from agent_env.bundles.tasks import read_task
+from agent_env.convert import Ignored
 from agent_env.errors import BundleError, PluginError
 from agent_env.plugins.known import FOLDER_DEFAULTS
 from agent_env.suggest import did_you_mean
@@ -32,8 +37,6 @@ from agent_env.suggest import did_you_mean
 KINDS = ("tasks", "evals", "envs", "agents", "artifacts", "skills")
 DOCKERFILE = "Dockerfile"
 SKILL_MD = "SKILL.md"
-EVAL_KEYS = ("tasks", "type", "id", "description")
-BUNDLE_TOML_KEYS = ("requires", "plugins", "name", "description")
 #: Skills are kernel-owned (a folder with SKILL.md); their one type is this.
 SKILL_TYPE = "skill"
 #: Folder kind -> the registry whose types may declare `default_for` that kind.
@@ -65,6 +68,28 @@ class _Parser:
         self.default_types: dict[str, list[str]] = {}
         self.task_names: set[str] = set()  # every tasks/<name>.json, parsed or not
         self.eval_names: set[str] = set()
+        self.ignored: list[tuple[str, list[Ignored]]] = []
+        self.entity_aliases: dict[str, dict[str, str]] = {}
+
+    def ignored_in(self, path: Path) -> list[Ignored]:
+        """A list that collects the compat-ignored fields set in the file `path`."""
+        sink: list[Ignored] = []
+        self.ignored.append((self.problems.rel(path), sink))
+        return sink
+
+    def _warnings(self) -> list[str]:
+        """One warning per compat-ignored field (and reason), naming where it is set."""
+        places: dict[tuple[str, str], list[str]] = {}
+        for rel, sink in self.ignored:
+            for item in sink:
+                name = item.path.rsplit(".", 1)[-1]
+                where = f"{rel} {item.where}".strip()
+                places.setdefault((name, item.reason), []).append(f"{where}: {item.path}")
+        out = []
+        for (name, reason), where in sorted(places.items()):
+            shown = ", ".join(where[:3]) + (f" and {len(where) - 3} more" if len(where) > 3 else "")
+            out.append(f"{name!r} is accepted for compatibility and ignored: {reason} ({shown})")
+        return out
 
     def eid(self, name: str) -> str:
         return f"{self.id_prefix}/{name}"
@@ -88,9 +113,13 @@ class _Parser:
             )
         envs = self._folders("env", kinds.get("envs"))
         agents = self._folders("agent", kinds.get("agents"))
+        alias_file = self._alias_file(aliases_toml)
+        self.entity_aliases, problems = entity_aliases(alias_file, {"env": envs, "agent": agents})
+        for problem in problems:
+            self.problems.add(aliases_toml, problem)
         tasks = self._tasks(kinds.get("tasks"))
         evals = self._evals(kinds.get("evals"))
-        aliases = self._aliases(aliases_toml)
+        aliases = self._aliases(aliases_toml, alias_file)
         bundle = Bundle(
             root=self.root,
             name=self.name,
@@ -103,8 +132,11 @@ class _Parser:
             artifacts=artifacts,
             skills=skills,
             aliases=aliases,
+            env_aliases=self.entity_aliases.get("env", {}),
+            agent_aliases=self.entity_aliases.get("agent", {}),
             requires=requires,
             provenance=dict(self.source.provenance),
+            warnings=self._warnings(),
         )
         check_bundle(bundle, self.problems, self.structured)
         if self.problems.items:
@@ -181,26 +213,10 @@ class _Parser:
         data = load_toml(path, self.problems)
         if data is None:
             return []
-        for key in data:
-            if key not in BUNDLE_TOML_KEYS:
-                self.problems.add(path, f"unknown key {key!r}{did_you_mean(key, BUNDLE_TOML_KEYS)}")
-        raw: Any = data.get("plugins", [])
-        requires = data.get("requires")
-        if isinstance(requires, dict):
-            unknown = [k for k in requires if k != "plugins"]
-            for key in unknown:
-                self.problems.add(
-                    path, f"requires: unknown key {key!r}{did_you_mean(key, ['plugins'])}"
-                )
-            raw = [*raw, *requires.get("plugins", [])] if isinstance(raw, list) else raw
-        elif isinstance(requires, list):
-            raw = [*raw, *requires] if isinstance(raw, list) else raw
-        elif requires is not None:
-            self.problems.add(path, "requires: expected a table with plugins = [...]")
-        if not isinstance(raw, list) or not all(isinstance(r, str) for r in raw):
-            self.problems.add(path, "plugins: expected a list of requirement strings")
-            return []
-        return list(dict.fromkeys(raw))
+        requires, problems = declared_requirements(data)
+        for problem in problems:
+            self.problems.add(path, problem)
+        return requires
 
     # -- entities ---------------------------------------------------------------------------
 
@@ -344,6 +360,8 @@ class _Parser:
                     path / CONFIG_FILE.get(kind, ""), "type: expected a non-empty string"
                 )
                 entity_type = self._default_type(kind, path)
+            if kind != "skill":
+                self._check_config(kind, entity_type, config, path / CONFIG_FILE[kind])
             out[name] = FolderSpec(
                 kind=kind,
                 name=name,
@@ -354,6 +372,23 @@ class _Parser:
                 config=config,
             )
         return out
+
+    def _check_config(
+        self, kind: str, entity_type: str, config: dict[str, Any], path: Path
+    ) -> None:
+        """Structure an env.toml / agent.toml into the `config_model` its type declares (if any):
+        unknown keys get a did-you-mean, compat-ignored keys a warning."""
+        try:
+            registry = getattr(self.plugins, DEFAULT_TYPE_REGISTRY[kind])
+            cls = registry.get(entity_type) if entity_type in registry else None
+        except (AttributeError, PluginError):
+            return
+        model = getattr(cls, "config_model", None)
+        if model is None or not attrs.has(model):
+            return
+        _, problems = read_model(config, model, ignored=self.ignored_in(path))
+        for problem in problems:
+            self.problems.add(path, problem)
 
     # -- tasks ------------------------------------------------------------------------------
 
@@ -376,8 +411,11 @@ class _Parser:
         return out
 
     def _task(self, name: str, path: Path) -> Task | None:
-        raw, steps, ok = read_task(path, self.plugins.step_types, self.problems)
+        raw, steps, ok = read_task(
+            path, self.plugins.step_types, self.problems, ignored=self.ignored_in(path)
+        )
         if steps is not None:
+            steps = [apply_aliases(step, self.entity_aliases) for step in steps]
             self.structured.append((path, steps))
         if not ok:
             return None
@@ -398,23 +436,16 @@ class _Parser:
             config = load_toml(path, self.problems)
             if config is None:
                 continue
-            bad = False
-            for key in config:
-                if key not in EVAL_KEYS:
-                    bad = True
-                    self.problems.add(
-                        path,
-                        f"unknown key {key!r}{did_you_mean(key, EVAL_KEYS)}; an eval takes {', '.join(EVAL_KEYS)}",
-                    )
-            names = config.get("tasks")
+            model, problems = read_model(config, EvalFile, ignored=self.ignored_in(path))
+            for problem in problems:
+                self.problems.add(path, problem)
+            names = model.tasks if model is not None else config.get("tasks")
             if not isinstance(names, list) or not all(isinstance(t, str) for t in names):
-                self.problems.add(
-                    path, 'tasks: required, a list of task names (tasks = ["a", "b"])'
-                )
-                continue
+                continue  # the shape problem is reported; the names cannot be checked
             if not names:
                 self.problems.add(path, "tasks: an eval needs at least one task")
                 continue
+            bad = model is None
             seen: set[str] = set()
             resolved: list[str] = []
             for task_name in names:
@@ -450,22 +481,21 @@ class _Parser:
             return ref[len(prefix) :] if ref.startswith(prefix) else None
         return ref
 
-    def _aliases(self, path: Path | None) -> dict[str, str]:
-        if path is None:
-            return {}
-        data = load_toml(path, self.problems)
+    def _alias_file(self, path: Path | None) -> AliasesFile:
+        data = load_toml(path, self.problems) if path is not None else None
         if data is None:
-            return {}
-        if set(data) == {"aliases"} and isinstance(data["aliases"], dict):
-            data = data["aliases"]
+            return AliasesFile()
+        model, problems = read_aliases(data)
+        for problem in problems:
+            self.problems.add(path, problem)
+        return model or AliasesFile()
+
+    def _aliases(self, path: Path | None, model: AliasesFile) -> dict[str, str]:
+        """The task and eval aliases, each naming a task or eval and hiding none."""
         targets = self.task_names | self.eval_names
         out: dict[str, str] = {}
-        for alias, target in data.items():
-            if not isinstance(target, str):
-                self.problems.add(
-                    path, f"{alias}: expected the name of a task or eval, got {target!r}"
-                )
-            elif alias in targets:
+        for alias, target in model.aliases.items():
+            if alias in targets:
                 self.problems.add(
                     path, f"{alias}: the alias hides the task or eval of the same name"
                 )

@@ -9,26 +9,12 @@ from agent_env.errors import BundleError
 
 
 def declared_requirements(data: Mapping[str, Any]) -> tuple[list[str], list[str]]:
-    """(the requirements, one message per malformed part) of a parsed `bundle.toml`:
+    """(the requirements, one message per problem) of a parsed `bundle.toml`:
     `plugins = [...]` plus `[requires] plugins = [...]` (or `requires = [...]`)."""
-    from agent_env.suggest import did_you_mean
+    from agent_env.bundles.schema import BundleFile, read_model
 
-    problems: list[str] = []
-    raw: Any = data.get("plugins", [])
-    requires = data.get("requires")
-    if isinstance(requires, dict):
-        for key in requires:
-            if key != "plugins":
-                problems.append(f"requires: unknown key {key!r}{did_you_mean(key, ['plugins'])}")
-        raw = [*raw, *requires.get("plugins", [])] if isinstance(raw, list) else raw
-    elif isinstance(requires, list):
-        raw = [*raw, *requires] if isinstance(raw, list) else raw
-    elif requires is not None:
-        problems.append("requires: expected a table with plugins = [...]")
-    if not isinstance(raw, list) or not all(isinstance(r, str) for r in raw):
-        problems.append("plugins: expected a list of requirement strings")
-        return [], problems
-    return list(dict.fromkeys(raw)), problems
+    model, problems = read_model(data, BundleFile)
+    return (model.requirements() if model is not None else []), problems
 
 
 def bundle_toml_requirements(text: str, *, where: str) -> list[str]:

@@ -20,6 +20,8 @@ from agent_env.errors import BundleError
 from agent_env.suggest import did_you_mean
 
 GROUP = "agent_env.bundles"
+#: The distributions whose bundles are agent-env's own: a bare name prefers them.
+OWN_DISTS = ("agentenv-kernel", "agentenv-framework")
 
 
 def normalize_dist(name: str) -> str:
@@ -105,6 +107,14 @@ def _installed(ep: EntryPoint) -> InstalledBundle:
         )
 
 
+def _same_dist(installed: str, asked: str) -> bool:
+    """`asked` names the distribution `installed`; agent-env's own bundles answer to each of
+    its distribution names (`agentenv-framework/hello`, as the existing `agent-env` names
+    them, is the kernel's `hello`)."""
+    asked = normalize_dist(asked)
+    return installed == asked or (installed in OWN_DISTS and asked in OWN_DISTS)
+
+
 def list_installed_bundles() -> list[InstalledBundle]:
     """Every bundle the installed distributions register, sorted by name then distribution."""
     found = [_installed(ep) for ep in entry_points(group=GROUP)]
@@ -118,13 +128,11 @@ def find_installed(
     """The installed bundle named `<bundle>` or `<dist>/<bundle>`; None when nothing matches."""
     bundles = list_installed_bundles() if bundles is None else bundles
     dist, _, name = spec.rpartition("/")
-    matches = [
-        b for b in bundles if b.name == name and (not dist or b.dist == normalize_dist(dist))
-    ]
+    matches = [b for b in bundles if b.name == name and (not dist or _same_dist(b.dist, dist))]
     if not matches:
         return None
     if len(matches) > 1:
-        own = [b for b in matches if b.dist in ("agentenv-kernel", "agentenv-framework")]
+        own = [b for b in matches if b.dist in OWN_DISTS]
         if len(own) == 1:
             return own[0]
         names = ", ".join(f"{b.dist}/{b.name}" for b in matches)
@@ -169,10 +177,10 @@ def resolve_source(spec: str, plugins: Any) -> ResolvedSource:
             f"{spec!r}: no installed plugin handles {scheme}:// bundle specs"
             + (f" (install {dist})" if dist else "")
         )
-    if "/" in spec or spec.startswith((".", "~")):
+    if spec.startswith((".", "/", "~")) or spec.count("/") > 1:
         raise BundleError(f"{spec}: no such folder")
     bundles = list_installed_bundles() if bundles is None else bundles
-    names = sorted({b.name for b in bundles})
+    names = sorted({b.name for b in bundles} | {f"{b.dist}/{b.name}" for b in bundles})
     listing = ", ".join(names) if names else "none are installed"
     raise BundleError(
         f"{spec!r} is neither a folder nor an installed bundle{did_you_mean(spec, names)}; "

@@ -9,15 +9,16 @@ from typing import Any
 
 from agent_env.bundles.dag import dependency_problems
 from agent_env.bundles.files import Problems, duplicate_keys, load_json
-from agent_env.convert import StructureProblems, structure_step
+from agent_env.convert import Ignored, StructureProblems, structure_step
 from agent_env.suggest import did_you_mean
 
 
 def read_task(
-    path: Path, step_types: Any, problems: Problems
+    path: Path, step_types: Any, problems: Problems, *, ignored: list[Ignored] | None = None
 ) -> tuple[Any, list[Any] | None, bool]:
     """(the JSON as written, the steps that structured, whether the task has no problem);
-    every problem is recorded in `problems` as `tasks/<t>.json: step '<id>': ...`."""
+    every problem is recorded in `problems` as `tasks/<t>.json: step '<id>': ...`, and the
+    compat-ignored fields the steps set are appended to `ignored`."""
     raw = load_json(path, problems)
     if raw is None:
         return None, None, False
@@ -36,7 +37,7 @@ def read_task(
             problems.add(rel, f"{label}: {dup}")
             ok = False
         try:
-            steps.append(structure_step(data, step_types, index=index))
+            steps.append(structure_step(data, step_types, index=index, ignored=ignored))
         except StructureProblems as e:
             ok = False
             for problem in e.problems:

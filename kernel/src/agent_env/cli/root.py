@@ -30,6 +30,9 @@ SELF_REAPING_COMMANDS = frozenset({"run", "sandbox"})
 _verbose = False
 
 
+ASKS_HELP = "agent_env.asks_help"
+
+
 class RootGroup(LazyGroup):
     """The root group: kernel commands plus the ones plugins add through a hook."""
 
@@ -53,6 +56,14 @@ class RootGroup(LazyGroup):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         self._add_plugin_commands()
         return super().get_command(ctx, cmd_name)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        # Seen here, before the group callback runs: asking a subcommand for help must not
+        # reap (nor pay for the imports reaping needs).
+        ctx.meta[ASKS_HELP] = any(arg in ctx.help_option_names for arg in args[1:])
+        return super().resolve_command(ctx, args)
 
     def main(
         self,
@@ -196,7 +207,7 @@ def build_cli() -> RootGroup:
     @click.pass_context
     def cli(ctx: click.Context) -> None:
         """agent-env: build, deploy and run agentic environments and the tasks that grade agents."""
-        if ctx.invoked_subcommand not in SELF_REAPING_COMMANDS:
+        if ctx.invoked_subcommand not in SELF_REAPING_COMMANDS and not ctx.meta.get(ASKS_HELP):
             _reap_orphans()
 
     return cli

@@ -25,6 +25,9 @@ class Config:
     home: Path
     values: dict[str, dict[str, Any]]
     origins: dict[str, dict[str, str]]
+    #: One line naming what the file sets that is accepted for compatibility but not used
+    #: (`load_config` logs it once); empty when nothing is ignored.
+    warnings: list[str] = attrs.field(factory=list)
 
     def table(self, section: str) -> dict[str, Any]:
         """A copy of `section` with defaults merged; backend sub-tables nested by name."""

@@ -8,21 +8,29 @@ from pathlib import Path
 from typing import Any
 
 from agent_env.config.core import Config
+from agent_env.config.models import (
+    COMPAT_SECTIONS,
+    check_section,
+    is_compat_key,
+    reference_store,
+    renamed,
+)
 from agent_env.config.refs import parse_ref
 from agent_env.config.schema import (
     BACKEND_KEYS,
     BACKEND_PARENTS,
     BUILTIN_SECTIONS,
     RESERVED_ENV,
-    check_type,
     coerce_env,
     env_var_name,
 )
 from agent_env.errors import ConfigError, PluginError
+from agent_env.notices import warn_once
 from agent_env.plugins.known import install_hint
 from agent_env.suggest import did_you_mean
 
 CONFIG_RELPATH = Path(".agentenv") / "config.toml"
+STORE_KINDS = ("document", "object", "image", "secret")
 CONFIGURE = "configure()"
 
 _overrides: dict[str, dict[str, Any]] = {}
@@ -82,6 +90,7 @@ class _Loader:
             self.declared_by[section] = plugin
         self.values: dict[str, dict[str, Any]] = {s: dict(k) for s, k in self.schema.items()}
         self.origins: dict[str, dict[str, str]] = {}
+        self.ignored: list[str] = []
 
     def _registry(self, name: str) -> Any:
         try:
@@ -128,8 +137,9 @@ class _Loader:
                 f"{self._not_loaded_note()}"
             )
         known = [s for s in self.schema if "." not in s] + ["plugins"]
+        near = did_you_mean(section, [*known, *COMPAT_SECTIONS])
         raise ConfigError(
-            f"{source}: unknown section [{section}]{did_you_mean(section, known)}; "
+            f"{source}: unknown section [{section}]{near}; "
             f"known sections: {', '.join(sorted(known))}{self._not_loaded_note()}"
         )
 
@@ -138,8 +148,12 @@ class _Loader:
         return f" (plugins that failed or are disabled: {', '.join(missing)})" if missing else ""
 
     def merge(self, data: dict[str, Any], source: str, origin: str) -> None:
-        """Validate `data` (a TOML document or `configure()` dict) and merge it over the values."""
+        """Validate `data` (a TOML document or `configure()` dict) and merge it over the values;
+        what is accepted only for compatibility is noted in `ignored`."""
         for top, table in data.items():
+            if top in COMPAT_SECTIONS and top not in self.schema:
+                self.ignored.append(f"[{top}] ({COMPAT_SECTIONS[top]})")
+                continue
             if not isinstance(table, dict):
                 raise ConfigError(f"{source}: {top} must be a table ([{top}]), got {table!r}")
             if top == "plugins":
@@ -147,36 +161,69 @@ class _Loader:
                     self._merge_table(f"plugins.{dist}", sub, source, origin)
                 continue
             self._section_ok(top, source)
-            scalars = {k: v for k, v in table.items() if not isinstance(v, dict)}
+            subs = {
+                k: v for k, v in table.items() if isinstance(v, dict) and not is_compat_key(top, k)
+            }
+            scalars = {k: v for k, v in table.items() if k not in subs}
             self._merge_table(top, scalars, source, origin)
-            for key, sub in table.items():
-                if isinstance(sub, dict):
-                    if f"{top}.{key}" not in self.schema and top not in BACKEND_PARENTS:
-                        self._unknown_key(top, key, source)
-                    self._merge_table(f"{top}.{key}", sub, source, origin)
+            if top == "stores":
+                subs = self._reference_stores(subs, source, origin)
+            for key, sub in subs.items():
+                if f"{top}.{key}" not in self.schema and top not in BACKEND_PARENTS:
+                    self._raise(top, [f"unknown key {key!r}"], source)
+                self._merge_table(f"{top}.{key}", sub, source, origin)
+
+    def _reference_stores(self, subs: dict[str, Any], source: str, origin: str) -> dict[str, Any]:
+        """Translate the existing product's `[stores.<kind>]` tables (`impl` + `config`) into
+        our store choice and settings; the rest of `subs` is returned."""
+        rest = {}
+        for key, sub in subs.items():
+            if key not in STORE_KINDS or not ({"impl", "config"} & set(sub)):
+                rest[key] = sub
+                continue
+            store_type, settings, note = reference_store(key, sub)
+            if note:
+                self.ignored.append(note)
+            if store_type is not None:
+                self._merge_table("stores", {key: store_type}, source, origin)
+                if settings:
+                    self._merge_table(f"stores.{store_type}", settings, source, origin)
+        return rest
 
     def _merge_table(self, section: str, table: Any, source: str, origin: str) -> None:
         if not isinstance(table, dict):
             raise ConfigError(f"{source}: [{section}] must be a table, got {table!r}")
         self._section_ok(section, source)
         keys = self.schema.get(section)
+        if keys is not None:
+            table = renamed(section, keys, table)
+            problems, ignored = check_section(section, keys, table)
+            if problems:
+                self._raise(section, problems, source)
+            self.ignored.extend(f"[{section}] {key}" for key in ignored)
         target = self.values.setdefault(section, {})
         for key, value in table.items():
-            if keys is not None:
-                if key not in keys:
-                    self._unknown_key(section, key, source)
-                value = check_type(f"{source}: [{section}] {key}", keys[key], value)
+            if is_compat_key(section, key):
+                continue
             target[key] = value
             self.origins.setdefault(section, {})[key] = origin
 
-    def _unknown_key(self, section: str, key: str, source: str) -> None:
-        keys = self.schema.get(section, {})
-        owner = self.declared_by.get(section)
-        whose = f" (declared by plugin {owner!r})" if owner else ""
-        raise ConfigError(
-            f"{source}: [{section}] has unknown key {key!r}{did_you_mean(key, keys)}; "
-            f"known keys{whose}: {', '.join(sorted(keys)) or 'none'}"
-        )
+    def _raise(self, section: str, problems: list[str], source: str) -> None:
+        """One `ConfigError` for the first problem of `[section]` (unknown keys list the
+        known ones)."""
+        problem = problems[0]
+        if problem.startswith("unknown key"):
+            keys = self.schema.get(section, {})
+            owner = self.declared_by.get(section)
+            whose = f" (declared by plugin {owner!r})" if owner else ""
+            if "did you mean" not in problem:
+                key = problem.split("'")[1]
+                problem += did_you_mean(key, keys)
+            raise ConfigError(
+                f"{source}: [{section}] has {problem}; "
+                f"known keys{whose}: {', '.join(sorted(keys)) or 'none'}"
+            )
+        raise ConfigError(f"{source}: [{section}] {problem}")
 
     def merge_env(self, environ: dict[str, str]) -> None:
         names = {
@@ -264,4 +311,17 @@ def load_config(cwd: Path | str | None = None, *, plugins: Any = None) -> Config
     loader.model_fallbacks(dict(os.environ))
     loader.check_backends()
     loader.default_image_store()
-    return Config(path=path, home=home(), values=loader.values, origins=loader.origins)
+    warnings = []
+    if loader.ignored:
+        where = path or CONFIGURE
+        warnings.append(
+            f"{where}: accepted for compatibility and ignored: " + "; ".join(loader.ignored)
+        )
+    warn_once(warnings)
+    return Config(
+        path=path,
+        home=home(),
+        values=loader.values,
+        origins=loader.origins,
+        warnings=warnings,
+    )

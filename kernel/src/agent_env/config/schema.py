@@ -65,22 +65,6 @@ def _type_name(default: Any) -> str:
     )
 
 
-def check_type(where: str, default: Any, value: Any) -> Any:
-    """`value` if it fits the default's type (references always fit); else a ConfigError."""
-    if default is None or parse_ref(value) is not None:
-        return value
-    ok = (
-        isinstance(value, bool)
-        if isinstance(default, bool)
-        else isinstance(value, (int, float)) and not isinstance(value, bool)
-        if isinstance(default, float)
-        else isinstance(value, type(default)) and not isinstance(value, bool)
-    )
-    if not ok:
-        raise ConfigError(f"{where}: expected {_type_name(default)}, got {value!r}")
-    return value
-
-
 def coerce_env(where: str, default: Any, raw: str) -> Any:
     """Turn an environment variable's text into the type of the key's default."""
     if parse_ref(raw) is not None or default is None or isinstance(default, str):

@@ -91,24 +91,6 @@ def resume_spec(info: Mapping[str, Any]) -> str:
     return pinned if isinstance(pinned, str) and pinned else info["spec"]
 
 
-def select_tasks(
-    bundle: Any, tasks: Sequence[str] = (), evals: Sequence[str] = ()
-) -> tuple[list[Any], list[str]]:
-    """(tasks to run in order, evals to report). No selection: every task and every eval."""
-    if not tasks and not evals:
-        return list(bundle.tasks.values()), sorted(bundle.evals)
-    chosen: dict[str, Any] = {}
-    for name in tasks:
-        task = bundle.task(name)
-        chosen.setdefault(task.name, task)
-    eval_names = []
-    for name in evals:
-        for task in bundle.eval(name):
-            chosen.setdefault(task.name, task)
-        eval_names.append(bundle.resolve_name(name))
-    return list(chosen.values()), eval_names
-
-
 def eval_summary(bundle: Any, eval_names: Iterable[str], records: Sequence[Mapping[str, Any]]):
     """[{name, passed, total}] for each eval, counting the records of its tasks."""
     by_task: dict[str, list[Mapping[str, Any]]] = {}

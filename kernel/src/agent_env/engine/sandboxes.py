@@ -50,6 +50,7 @@ class InstanceSandboxes:
             spec,
             provider=provider or self.default_provider,
             labels={**self.labels, "step_id": step_id},
+            on_fallback=lambda message: self.log(step_id, message),
         )
         self.owned.append(sandbox)
         self.live[name] = sandbox

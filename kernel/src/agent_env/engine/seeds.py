@@ -18,6 +18,7 @@ from typing import Any
 
 import attrs
 
+from agent_env.convert import StructureProblems, structure
 from agent_env.errors import BundleError
 
 FILE_NAME = "seeds.toml"
@@ -25,6 +26,14 @@ _SCALARS = (str, int, float, bool)
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PLACEHOLDER = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SKIP_FIELDS = frozenset({"id", "depends_on", "retry_config", "fail_task_on_error"})
+
+
+@attrs.frozen(kw_only=True)
+class SeedsFile:
+    """The shape of a seed table file; the values are checked below, with friendlier words."""
+
+    trial: list[dict[str, Any]] | None = None
+    seeds: list[Any] | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -56,11 +65,10 @@ def load_seed_table(path: Path | None, bundle_root: Path | None = None) -> SeedT
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise BundleError(f"seed table {path}: {exc}") from None
     problems: list[str] = []
-    unknown = sorted(set(data) - {"trial", "seeds"})
-    if unknown:
-        problems.append(
-            f"unknown key(s) {', '.join(unknown)}; use [[trial]] tables or seeds = [...]"
-        )
+    try:
+        structure(data, SeedsFile, noun="key")
+    except StructureProblems as exc:
+        problems.extend(p for p in exc.problems if not p.startswith(("seeds", "trial")))
     if "trial" in data and "seeds" in data:
         problems.append("give either [[trial]] tables or seeds = [...], not both")
     entries: list[dict[str, Any]] = []

@@ -1,5 +1,7 @@
-"""The plugin system: `manager` (loading, isolation, the typed hook facade), `registries`
-(typed registries incl. `StoreRegistry`), `known` (install hints for in-tree backends).
+"""The plugin system: `loader` (loading in isolation, failure bookkeeping), `manager` (the
+typed hook facade), `introspection` (what `plugin list|show|check` report), `legacy` (plugins
+written for the existing product's entry-point groups), `registries` (typed registries incl.
+`StoreRegistry`), `known` (install hints for in-tree backends).
 
 `get_plugin_manager()` is the process-wide manager every part of agent-env asks; tests bind a
 fresh one with `set_plugin_manager` (the `plugin_manager` fixture does it for you).
@@ -7,12 +9,8 @@ fresh one with `set_plugin_manager` (the `plugin_manager` fixture does it for yo
 
 from __future__ import annotations
 
-from agent_env.plugins.manager import (
-    BUILTIN_PLUGINS,
-    ENTRY_POINT_GROUP,
-    PluginInfo,
-    PluginManager,
-)
+from agent_env.plugins.loader import ENTRY_POINT_GROUP, PluginInfo
+from agent_env.plugins.manager import BUILTIN_PLUGINS, PluginManager
 from agent_env.plugins.registries import HintedRegistry, StoreRegistry
 
 __all__ = [

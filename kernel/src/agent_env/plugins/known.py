@@ -40,6 +40,14 @@ _CORE_STEP_TYPES = (
     "sync_env_clock",
     "register_env_triggers",
     "collect_artifacts",
+    "modify_env_tool_access",
+    "run_docker_container",
+    "install_agent",
+    "add_skills",
+    "snapshot_env",
+    "verify_env_card",
+    "verify_env_core_protocol",
+    "verify_mcp_tool_schema",
 )
 
 #: (kind, name) -> distribution.

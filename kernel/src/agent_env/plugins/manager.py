@@ -1,30 +1,50 @@
-"""The plugin manager: loads built-in and entry-point plugins in isolation, builds the registries
-lazily (one hook call per plugin, so every name is attributed), and is the only caller of hooks.
+"""The plugin manager: the typed facade over pluggy and the only caller of hooks.
+
+Loading and failure bookkeeping live in `loader`, the questions `plugin list|show|check` ask
+in `introspection`, plugins written for the existing product's entry-point groups in `legacy`.
+Registries are built lazily, one hook call per plugin, so every name is attributed.
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
 import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import attrs
 import pluggy
 
-from agent_env import hookspecs
-from agent_env._version import __version__ as KERNEL_VERSION
 from agent_env.errors import PluginError
-from agent_env.plugins import api
+from agent_env.plugins import introspection, legacy
+from agent_env.plugins.loader import (
+    DISABLED,
+    ENTRY_POINT_GROUP,
+    FAILED,
+    INCOMPATIBLE,
+    KERNEL_DIST,
+    OK,
+    UNSUPPORTED,
+    PluginInfo,
+    PluginLoader,
+)
 from agent_env.plugins.registries import HintedRegistry, StoreRegistry
 from agent_env.registry import Registry
-from agent_env.suggest import did_you_mean
+
+__all__ = [
+    "BUILTIN_PLUGINS",
+    "DISABLED",
+    "ENTRY_POINT_GROUP",
+    "FAILED",
+    "INCOMPATIBLE",
+    "KERNEL_DIST",
+    "OK",
+    "REGISTRIES",
+    "UNSUPPORTED",
+    "PluginInfo",
+    "PluginManager",
+]
 
 log = logging.getLogger("agent_env.plugins")
-
-ENTRY_POINT_GROUP = "agent_env"
-KERNEL_DIST = "agentenv-kernel"
 
 #: Built-in plugins, registered by module name through the same hooks as external ones.
 BUILTIN_PLUGINS: tuple[tuple[str, str], ...] = (
@@ -46,38 +66,28 @@ REGISTRIES: dict[str, tuple[str, Callable[[], Any]]] = {
     "agents": ("agentenv_register_agents", lambda: HintedRegistry("agent")),
 }
 
-OK, FAILED, DISABLED, INCOMPATIBLE = "ok", "failed", "disabled", "incompatible"
-
-
-@attrs.define
-class PluginInfo:
-    """What `agent-env plugin list` shows about one plugin."""
-
-    name: str
-    module: str
-    dist: str | None = None
-    version: str | None = None
-    builtin: bool = False
-    status: str = OK
-    api: str | None = None
-    errors: list[str] = attrs.field(factory=list)
-    hooks: list[str] = attrs.field(factory=list)
-    config_sections: dict[str, dict[str, Any]] = attrs.field(factory=dict)
-    registered: dict[str, list[str]] = attrs.field(factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return attrs.asdict(self)
-
 
 def _env_list(value: str | None) -> list[str]:
     return [p.strip() for p in (value or "").split(",") if p.strip()]
 
 
+def _call_impl(impl: pluggy.HookImpl, **kwargs: Any) -> Any:
+    """Call one plugin's implementation of a hook with the arguments it asks for.
+
+    The facade calls implementations one by one instead of through pluggy's hook caller, so
+    that each call can be attributed to its plugin and a failing plugin isolated from the
+    others. The price: `tryfirst`/`trylast`, `wrapper=True` impls and pluggy's call tracing
+    do not apply to these hooks (order between plugins must not matter anyway).
+    """
+    return impl.function(*[kwargs[name] for name in impl.argnames])
+
+
 class PluginManager:
     """Typed facade over pluggy: one method or lazily built registry per hook.
 
-    `autoload=False` skips the `agent_env` entry-point group (tests register plugins by hand);
-    `disabled` defaults to `AGENT_ENV_DISABLE_PLUGINS`, `strict` to `AGENT_ENV_STRICT_PLUGINS=1`.
+    `autoload=False` skips entry points (the `agent_env` group and the existing product's
+    groups; tests register plugins by hand); `disabled` defaults to `AGENT_ENV_DISABLE_PLUGINS`,
+    `strict` to `AGENT_ENV_STRICT_PLUGINS=1`.
     """
 
     def __init__(
@@ -88,21 +98,36 @@ class PluginManager:
         disabled: Iterable[str] | None = None,
         strict: bool | None = None,
     ):
-        self._pm = pluggy.PluginManager(hookspecs.PROJECT)
-        self._pm.add_hookspecs(hookspecs)
+        env_disabled = _env_list(os.environ.get("AGENT_ENV_DISABLE_PLUGINS"))
+        self._loader = PluginLoader(
+            disabled=env_disabled if disabled is None else disabled,
+            strict=os.environ.get("AGENT_ENV_STRICT_PLUGINS") == "1" if strict is None else strict,
+        )
+        self._pm = self._loader.pm
         self.autoload = autoload
         self.builtins = tuple(builtins)
-        env_disabled = _env_list(os.environ.get("AGENT_ENV_DISABLE_PLUGINS"))
-        self.disabled: set[str] = set(env_disabled if disabled is None else disabled)
-        self.strict = (
-            os.environ.get("AGENT_ENV_STRICT_PLUGINS") == "1" if strict is None else strict
-        )
-        self.plugins: dict[str, PluginInfo] = {}
         self._loaded = False
         self._registries: dict[str, Any] = {}
         self._registry_errors: dict[str, PluginError] = {}
         self._commands: dict[str, list[str]] = {}
-        self._warned: set[str] = set()
+
+    @property
+    def plugins(self) -> dict[str, PluginInfo]:
+        """Every plugin seen, by name (loaded, failed, disabled, incompatible, unsupported)."""
+        return self._loader.plugins
+
+    @property
+    def disabled(self) -> set[str]:
+        return self._loader.disabled
+
+    @property
+    def strict(self) -> bool:
+        """Whether a broken plugin is fatal instead of a warning (`AGENT_ENV_STRICT_PLUGINS`)."""
+        return self._loader.strict
+
+    @strict.setter
+    def strict(self, value: bool) -> None:
+        self._loader.strict = value
 
     # -- loading -------------------------------------------------------------------------
 
@@ -111,146 +136,19 @@ class PluginManager:
         if self._loaded:
             return
         self._loaded = True
-        for name, module in self.builtins:
-            self._load_module(name, module, dist=KERNEL_DIST, version=KERNEL_VERSION, builtin=True)
+        self._loader.load_builtins(self.builtins)
         if self.autoload:
-            self._load_entry_points()
+            from importlib.metadata import entry_points
 
-    def _load_entry_points(self) -> None:
-        from importlib.metadata import entry_points
-
-        for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-            dist = ep.dist.name if ep.dist is not None else None
-            version = ep.dist.version if ep.dist is not None else None
-            if ep.name in self.plugins:
-                other = self.plugins[ep.name]
-                if other.dist == dist and other.module == ep.value:
-                    continue  # the same distribution seen twice on sys.path
-                self._record_failure(
-                    PluginInfo(name=ep.name, module=ep.value, dist=dist, version=version),
-                    f"entry point name {ep.name!r} is also used by {other.dist or other.module!r}",
-                )
-                continue
-            self._load_module(ep.name, ep.value, dist=dist, version=version, loader=ep.load)
-
-    def _is_disabled(self, name: str, dist: str | None) -> bool:
-        return name in self.disabled or (dist is not None and dist in self.disabled)
-
-    def _load_module(
-        self,
-        name: str,
-        module: str,
-        *,
-        dist: str | None,
-        version: str | None,
-        builtin: bool = False,
-        loader: Callable[[], Any] | None = None,
-    ) -> None:
-        info = PluginInfo(name=name, module=module, dist=dist, version=version, builtin=builtin)
-        if self._is_disabled(name, dist):
-            info.status = DISABLED
-            self.plugins[name] = info
-            return
-        try:
-            obj = loader() if loader is not None else importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            own = module.split(":")[0]
-            if exc.name and (own == exc.name or own.startswith(exc.name + ".")):
-                why = f"not installed: module {own!r} does not exist"
-            else:
-                why = f"installed but broken: importing {module!r} failed: {exc}"
-            self._record_failure(info, why, exc)
-            return
-        except Exception as exc:
-            why = f"installed but broken: importing {module!r} raised {type(exc).__name__}: {exc}"
-            if not self._incompatible(info, api.declared_api_of_module(module), why, exc):
-                self._record_failure(info, why, exc)
-            return
-        if self._incompatible(info, getattr(obj, api.API_ATTRIBUTE, None)):
-            return
-        try:
-            self._register(obj, info)
-        except PluginError as exc:
-            self._record_failure(info, str(exc), exc)
-
-    def _incompatible(
-        self, info: PluginInfo, declared: Any, why: str = "", exc: BaseException | None = None
-    ) -> bool:
-        """Record a plugin whose declared API range excludes ours (its hooks are never called)."""
-        info.api = declared if isinstance(declared, str) else None
-        problem = api.api_problem(declared)
-        if problem is None:
-            return False
-        if why:
-            problem += f" ({why})"
-        if self.strict:
-            raise PluginError(f"plugin {info.name!r} is incompatible: {problem}") from exc
-        info.status = INCOMPATIBLE
-        info.errors.append(problem)
-        self.plugins.setdefault(info.name, info)
-        if info.name not in self._warned:
-            self._warned.add(info.name)
-            log.warning("plugin %r is incompatible and is skipped: %s", info.name, problem)
-        return True
-
-    def _register(self, obj: Any, info: PluginInfo) -> None:
-        sections = getattr(obj, "CONFIG_SECTIONS", None) or {}
-        if not isinstance(sections, dict) or not all(
-            isinstance(s, str) and isinstance(keys, dict) for s, keys in sections.items()
-        ):
-            raise PluginError(
-                f"plugin {info.name!r}: CONFIG_SECTIONS must map section names to "
-                f"{{key: default}} tables"
-            )
-        try:
-            self._pm.register(obj, name=info.name)
-        except ValueError as exc:
-            raise PluginError(f"plugin {info.name!r} cannot be registered: {exc}") from None
-        except pluggy.PluginValidationError as exc:
-            raise PluginError(f"plugin {info.name!r} has an invalid hook: {exc}") from None
-        unknown = self._unknown_hooks(info.name)
-        if unknown:
-            self._pm.unregister(name=info.name)
-            known = [n for n in dir(hookspecs) if n.startswith("agentenv_")]
-            raise PluginError(
-                "; ".join(
-                    f"plugin {info.name!r} implements unknown hook {h!r}{did_you_mean(h, known)}"
-                    for h in unknown
-                )
-            )
-        info.config_sections = {s: dict(k) for s, k in sections.items()}
-        info.hooks = sorted(
-            caller.name for caller in self._pm.get_hookcallers(obj) or () if caller.has_spec()
-        )
-        self.plugins[info.name] = info
+            installed = entry_points()  # one metadata scan for every group
+            self._loader.load_entry_points(installed)
+            legacy.load_distributions(self._loader, installed)
         self._invalidate()
-
-    def _unknown_hooks(self, name: str) -> list[str]:
-        plugin = self._pm.get_plugin(name)
-        return sorted(c.name for c in self._pm.get_hookcallers(plugin) or () if not c.has_spec())
 
     def check_pending(self) -> None:
         """Fail loudly if any registered plugin implements a hook no spec declares."""
         self.load()
         self._pm.check_pending()
-
-    def _record_failure(self, info: PluginInfo, why: str, exc: BaseException | None = None) -> None:
-        if self.strict:
-            raise PluginError(f"plugin {info.name!r} failed to load: {why}") from exc
-        info.status = FAILED
-        info.errors.append(why)
-        self.plugins.setdefault(info.name, info)
-        if info.name not in self._warned:
-            self._warned.add(info.name)
-            log.warning("plugin %r failed to load and is skipped: %s", info.name, why)
-
-    def _plugin_failed(self, name: str, why: str, exc: BaseException) -> None:
-        if self.strict:
-            raise PluginError(f"plugin {name!r}: {why}") from exc
-        info = self.plugins.setdefault(name, PluginInfo(name=name, module="?"))
-        info.status = FAILED
-        info.errors.append(why)
-        log.warning("plugin %r: %s", name, why)
 
     # -- registration by hand (tests, embedding) --------------------------------------------
 
@@ -261,19 +159,12 @@ class PluginManager:
         if name in self.plugins and self.plugins[name].status != DISABLED:
             raise PluginError(f"a plugin named {name!r} is already registered")
         module = getattr(plugin, "__name__", type(plugin).__qualname__)
-        info = PluginInfo(name=name, module=module, dist=dist)
-        if self._is_disabled(name, dist):
-            info.status = DISABLED
-            self.plugins[name] = info
-            return name
-        if self._incompatible(info, getattr(plugin, api.API_ATTRIBUTE, None)):
-            return name
-        self._register(plugin, info)
+        self._loader.register(plugin, PluginInfo(name=name, module=module, dist=dist))
+        self._invalidate()
         return name
 
     def unregister(self, name: str) -> None:
-        if self._pm.get_plugin(name) is not None:
-            self._pm.unregister(name=name)
+        self._loader.unregister(name)
         self.plugins.pop(name, None)
         self._invalidate()
 
@@ -282,8 +173,7 @@ class PluginManager:
         self.disabled.add(name)
         for info in list(self.plugins.values()):
             if info.name == name or info.dist == name:
-                if self._pm.get_plugin(info.name) is not None:
-                    self._pm.unregister(name=info.name)
+                self._loader.unregister(info.name)
                 info.status = DISABLED
         self._invalidate()
 
@@ -291,9 +181,11 @@ class PluginManager:
         """`--no-plugins`: keep only the built-ins."""
         self.autoload = False
         for info in list(self.plugins.values()):
-            if not info.builtin and self._pm.get_plugin(info.name) is not None:
-                self._pm.unregister(name=info.name)
-                del self.plugins[info.name]
+            if not info.builtin:
+                was_registered = self._pm.get_plugin(info.name) is not None
+                self._loader.unregister(info.name)
+                if was_registered or info.status == UNSUPPORTED:
+                    del self.plugins[info.name]
         self._invalidate()
 
     def _invalidate(self) -> None:
@@ -312,10 +204,9 @@ class PluginManager:
     def _call_each(self, hook: str, target: Any, **kwargs: Any) -> None:
         """Call each plugin's implementation separately, inside `target.registering(plugin)`."""
         for impl in self._impls(hook):
-            args = [kwargs[a] for a in impl.argnames]
             with target.registering(impl.plugin_name):
                 try:
-                    impl.function(*args)
+                    _call_impl(impl, **kwargs)
                 except PluginError:
                     raise
                 except Exception as exc:
@@ -324,7 +215,7 @@ class PluginManager:
                     if discard is not None:
                         discard(impl.plugin_name)
                     why = f"{hook} raised {type(exc).__name__}: {exc}"
-                    self._plugin_failed(impl.plugin_name, why, exc)
+                    self._loader.hook_failed(impl.plugin_name, why, exc)
 
     def registry(self, attr: str) -> Any:
         """The registry `attr` (see `REGISTRIES`), built on first access."""
@@ -388,7 +279,7 @@ class PluginManager:
         errors = []
         for impl in self._impls("agentenv_run_finished"):
             try:
-                impl.function(*[{"record": record}[a] for a in impl.argnames])
+                _call_impl(impl, record=record)
             except Exception as exc:
                 msg = f"plugin {impl.plugin_name!r}: agentenv_run_finished raised {type(exc).__name__}: {exc}"
                 log.warning("%s", msg)
@@ -404,69 +295,38 @@ class PluginManager:
             try:
                 if registering is not None:
                     with registering(impl.plugin_name):
-                        impl.function(*[{"group": group}[a] for a in impl.argnames])
+                        _call_impl(impl, group=group)
                 else:
-                    impl.function(*[{"group": group}[a] for a in impl.argnames])
+                    _call_impl(impl, group=group)
             except Exception as exc:
                 why = f"agentenv_register_commands raised {type(exc).__name__}: {exc}"
-                self._plugin_failed(impl.plugin_name, why, exc)
+                self._loader.hook_failed(impl.plugin_name, why, exc)
             after = set(getattr(group, "commands", {})) | set(getattr(group, "lazy_commands", {}))
             self._commands[impl.plugin_name] = sorted(after - before)
 
-    # -- introspection ---------------------------------------------------------------------
+    # -- introspection (see `introspection`) -------------------------------------------------
 
     def config_sections(self) -> dict[str, tuple[str, dict[str, Any]]]:
         """Config sections declared by loaded plugins: section -> (plugin name, {key: default})."""
         self.load()
-        out: dict[str, tuple[str, dict[str, Any]]] = {}
-        for info in self.plugins.values():
-            if info.status == OK:
-                for section, keys in info.config_sections.items():
-                    out[section] = (info.name, keys)
-        return out
+        return introspection.config_sections(self.plugins.values())
 
     def distributions(self) -> set[str]:
         """Every distribution that ships a plugin here, loaded or not (for `[plugins.<dist>]`)."""
         self.load()
-        from importlib.metadata import entry_points
-
-        dists = {KERNEL_DIST} | {i.dist for i in self.plugins.values() if i.dist}
-        dists |= {ep.dist.name for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.dist}
-        return dists
+        return introspection.distributions(self.plugins.values())
 
     def not_loaded(self) -> list[str]:
         """`name (status)` for every plugin that is disabled or failed, for error messages."""
         self.load()
-        return [f"{i.name} ({i.status})" for i in self.plugins.values() if i.status != OK]
+        return introspection.not_loaded(self.plugins.values())
 
     def describe(self) -> tuple[list[PluginInfo], dict[str, str]]:
         """Every plugin with the names it registered per registry, plus registry build errors."""
         self.load()
-        problems: dict[str, str] = {}
-        for info in self.plugins.values():
-            info.registered = {}
-        for attr in REGISTRIES:
-            try:
-                registry = self.registry(attr)
-            except PluginError as exc:
-                problems[attr] = str(exc)
-                continue
-            for plugin, names in registry.by_plugin().items():
-                if plugin in self.plugins:
-                    self.plugins[plugin].registered[attr] = names
-        for plugin, names in self._commands.items():
-            if plugin in self.plugins and names:
-                self.plugins[plugin].registered["commands"] = names
+        problems = introspection.describe(self.plugins, REGISTRIES, self.registry, self._commands)
         return list(self.plugins.values()), problems
 
     def get(self, name: str) -> PluginInfo:
         self.load()
-        if name not in self.plugins:
-            by_dist = [i for i in self.plugins.values() if i.dist == name]
-            if len(by_dist) == 1:
-                return by_dist[0]
-            raise PluginError(
-                f"no plugin named {name!r}{did_you_mean(name, self.plugins)}; "
-                f"known: {', '.join(sorted(self.plugins)) or 'none'}"
-            )
-        return self.plugins[name]
+        return introspection.get(self.plugins, name)

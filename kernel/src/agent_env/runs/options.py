@@ -17,11 +17,16 @@ class RunOptions:
     as_json: bool = False
     #: A task instance (`ti-...`) or run (`run-...`) id to resume.
     resume: str | None = None
-    #: The sandbox provider for steps that name none (`--sandbox`).
+    #: `--sandbox`: the provider (or fallback chain `a,b`) every step deploys on, also the
+    #: ones that name their own `sandbox_type` (`agent_env.runs.overrides`).
     provider: str | None = None
     #: `--agent` / `--model`: deployed in every `deploy_agent` step instead of the task's choice.
     agent: str | None = None
     model: str | None = None
+    #: `--judge-model` / `--user-model`: the judges' and simulated users' model for this run
+    #: (`agent_env.runs.overrides` sets them on the steps that have one).
+    judge_model: str | None = None
+    user_model: str | None = None
     trials: int = 1
     concurrency: int | None = None
     sandbox_concurrency: int | None = None

@@ -32,9 +32,12 @@ async def load_bundle(
 
 
 def check_provider(session: Any, provider: str | None) -> None:
-    """`PluginError` when `provider` is given and no plugin registers it."""
+    """`PluginError` when `provider` (a name or a fallback chain `a,b`) names a provider no
+    plugin registers; `SandboxError` when it is not a name or chain at all."""
     if provider is not None:
-        session.plugins.sandbox_providers.get(provider)
+        from agent_env.sandbox import provider_chain
+
+        provider_chain(provider, session.plugins.sandbox_providers)
 
 
 async def run_with_progress(runner: Any, instances: list, progress: Any) -> None:

@@ -62,6 +62,13 @@ def owner_alive(lease: dict[str, Any]) -> bool:
     ).alive()
 
 
+def held(home: Path, sandbox_id: str) -> bool:
+    """Whether a live owner holds the lease of `sandbox_id` under agent-env home `home`: a
+    provider's label-based `reap` must spare it (a resumed run adopted it from a dead one)."""
+    lease = read(Path(home) / "leases" / f"{sandbox_id}{SUFFIX}")
+    return lease is not None and owner_alive(lease)
+
+
 def claim(path: Path) -> Path | None:
     """Atomically take `path` for reaping; None when another process got there first."""
     target = path.with_name(

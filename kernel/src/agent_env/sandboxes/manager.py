@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,7 @@ import anyio
 import attrs
 
 from agent_env.errors import AgentEnvError, PluginError, SandboxError
-from agent_env.sandbox import Sandbox, SandboxProvider, SandboxSpec
+from agent_env.sandbox import Sandbox, SandboxProvider, SandboxSpec, provider_chain
 from agent_env.sandboxes import leases
 
 log = logging.getLogger(__name__)
@@ -78,8 +78,17 @@ class SandboxManager:
     def default_provider(self) -> str:
         return self._table().get("default") or DEFAULT_PROVIDER
 
+    def chain(self, spec: str | None = None) -> tuple[str, ...]:
+        """The providers to try, in order, for `spec` (a name or a fallback chain `a,b`;
+        default: `[sandbox] default`); see `agent_env.sandbox.provider_chain`. A plain
+        sandbox asked on `local` stays there (only an env deploy falls back to Docker)."""
+        return provider_chain(spec or self.default_provider(), self.plugins.sandbox_providers)
+
     def provider(self, name: str) -> SandboxProvider:
-        """The provider instance named `name` (PluginError with a did-you-mean if unknown)."""
+        """The provider instance named `name` (PluginError with a did-you-mean if unknown);
+        for a chain `a,b`, its first provider."""
+        if "," in name:
+            name = self.chain(name)[0]
         if name not in self._providers:
             cls = self.plugins.sandbox_providers.get(name)
             settings = self._table().get(name, {})
@@ -96,9 +105,40 @@ class SandboxManager:
         spec: SandboxSpec,
         provider: str | None = None,
         labels: Mapping[str, str] | None = None,
+        *,
+        on_fallback: Callable[[str], None] | None = None,
     ) -> Sandbox:
-        """Create sandbox `name` and write its lease; the spec gets the owner labels."""
-        provider_name = provider or self.default_provider()
+        """Create sandbox `name` and write its lease; the spec gets the owner labels. With a
+        chain (`local,docker`), each provider is tried in order until one creates it; the
+        sandbox's `provider` says which did, and `on_fallback` hears why earlier ones did not."""
+        names = self.chain(provider)
+        if len(names) == 1:
+            return await self._create_on(names[0], name, spec, labels)
+        refused: list[str] = []
+        for provider_name in names:
+            try:
+                sandbox = await self._create_on(provider_name, name, spec, labels)
+            except (SandboxError, PluginError) as e:
+                log.info("sandbox %r: provider %s refused: %s", name, provider_name, e)
+                refused.append(f"{provider_name} refused it ({e})")
+                continue
+            if refused:
+                message = f"sandbox {name!r} created on {provider_name}: " + "; ".join(refused)
+                log.info(message)
+                if on_fallback is not None:
+                    on_fallback(message)
+            return sandbox
+        raise SandboxError(
+            f"no provider of {','.join(names)} could create sandbox {name!r}: " + "; ".join(refused)
+        )
+
+    async def _create_on(
+        self,
+        provider_name: str,
+        name: str,
+        spec: SandboxSpec,
+        labels: Mapping[str, str] | None,
+    ) -> Sandbox:
         owner = leases.me()
         all_labels = {
             **dict(spec.labels),

@@ -12,7 +12,6 @@ from typing import Any
 
 from agent_env.errors import ConfigError, StoreError
 from agent_env.stores.names import check_object_prefix
-from agent_env.suggest import did_you_mean
 
 
 def reject_unknown_settings(
@@ -20,23 +19,31 @@ def reject_unknown_settings(
 ) -> None:
     """A `ConfigError` naming the first unknown key of `[stores.<type_name>]`, with a
     did-you-mean and the known keys."""
-    unknown = sorted(set(settings) - set(known))
-    if unknown:
-        raise ConfigError(
-            f"[stores.{type_name}] has unknown setting {unknown[0]!r}"
-            f"{did_you_mean(unknown[0], list(known))}; known: {', '.join(sorted(known))}"
-        )
+    _check(type_name, dict.fromkeys(known), settings)
 
 
 def check_settings(
     type_name: str, settings: Mapping[str, Any], defaults: Mapping[str, Any]
 ) -> dict[str, Any]:
     """The backend's settings with `defaults` filled in (a None value counts as unset);
-    keys not in `defaults` are a `ConfigError`."""
-    reject_unknown_settings(type_name, settings, defaults)
-    out = dict(defaults)
-    out.update({k: v for k, v in settings.items() if v is not None})
-    return out
+    keys not in `defaults`, or values not of the default's type, are a `ConfigError`."""
+    given = {k: v for k, v in settings.items() if v is not None}
+    _check(type_name, defaults, given)
+    return {**defaults, **given}
+
+
+def _check(type_name: str, schema: Mapping[str, Any], settings: Mapping[str, Any]) -> None:
+    """Structure the settings with the kernel's converter (`config.models.check_section`)."""
+    from agent_env.config.models import check_section
+
+    problems, _ = check_section(f"stores.{type_name}", schema, settings, noun="setting")
+    if not problems:
+        return
+    if problems[0].startswith("unknown setting"):
+        raise ConfigError(
+            f"[stores.{type_name}] has {problems[0]}; known: {', '.join(sorted(schema))}"
+        )
+    raise ConfigError(f"[stores.{type_name}] {problems[0]}")
 
 
 def require_setting(type_name: str, settings: Mapping[str, Any], key: str) -> Any:

@@ -3,7 +3,8 @@
 The first `deploy_env` starts it (`gateway_for(ctx)`); every deployed env is registered with it;
 it is an instance resource (`GATEWAY`), stopped in the instance's teardown. Tokens live only in
 memory and in the run's redactor: the state records URLs, never a token. After a resume the
-first step that needs the gateway starts a new one and re-registers the envs the state lists.
+first step that needs the gateway starts a new one, re-registers the envs the state lists and
+re-applies the task's `modify_env_tool_access` changes.
 
 Callers that cannot send a header (a verifier's `verify(mcp_url)`) get a capability URL,
 `<gateway>/k/<token>/mcp`: the path carries the bearer token, bound to one role.
@@ -12,7 +13,6 @@ Callers that cannot send a header (a verifier's `verify(mcp_url)`) get a capabil
 from __future__ import annotations
 
 import threading
-from typing import Any
 
 import anyio
 
@@ -26,43 +26,28 @@ GATEWAY: InstanceKey[RunGateway] = InstanceKey("core-steps.gateway")
 #: the instance's teardown closes `GATEWAY`.
 _GATEWAYS: dict[str, RunGateway] = {}
 _LOCK = threading.Lock()
-CAPABILITY_PREFIX = "/k/"
 START_TIMEOUT = 30.0
-
-
-class _TokenInPath:
-    """ASGI wrapper: `/k/<token>/rest` becomes `/rest` with `Authorization: Bearer <token>`."""
-
-    def __init__(self, app: Any):
-        self.app = app
-
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["path"].startswith(CAPABILITY_PREFIX):
-            token, _, rest = scope["path"][len(CAPABILITY_PREFIX) :].partition("/")
-            path = "/" + rest
-            headers = [(k, v) for k, v in scope["headers"] if k != b"authorization"]
-            headers.append((b"authorization", b"Bearer " + token.encode("latin-1")))
-            scope = dict(scope, path=path, raw_path=path.encode("latin-1"), headers=headers)
-        await self.app(scope, receive, send)
 
 
 class RunGateway:
     """One task instance's gateway: `url`, `mcp_url`, `add_env`, `issue_token`, `calls()`."""
 
     def __init__(self, task_instance_id: str, *, namespacing: bool = False):
-        from agentenv_protocol.gateway import Gateway
+        from agentenv_protocol.gateway import Gateway, TokenInPath
         from agentenv_protocol.serving import serve_in_thread
 
         self.task_instance_id = task_instance_id
         self.gateway = Gateway({}, name=f"gateway-{task_instance_id}", namespacing=namespacing)
         self._server = serve_in_thread(
-            _TokenInPath(self.gateway), host="127.0.0.1", port=0, startup_timeout=START_TIMEOUT
+            TokenInPath(self.gateway), host="127.0.0.1", port=0, startup_timeout=START_TIMEOUT
         )
         self.url = self._server.url
 
     @property
     def mcp_url(self) -> str:
-        return self.url + "/mcp"
+        from agentenv_protocol import MCP_PATH
+
+        return self.url + MCP_PATH
 
     @property
     def admin_token(self) -> str:
@@ -78,6 +63,8 @@ class RunGateway:
 
     def capability_url(self, token: str, path: str = "/mcp") -> str:
         """A URL that authenticates by its path (for callers that cannot set headers)."""
+        from agentenv_protocol.gateway import CAPABILITY_PREFIX
+
         return f"{self.url}{CAPABILITY_PREFIX}{token}{path}"
 
     async def add_env(self, name: str, url: str) -> None:
@@ -129,6 +116,9 @@ async def gateway_for(ctx: StepContext) -> RunGateway:
                 continue
             ctx.set("envs", name, "gateway_url", value=gateway.url)
             ctx.set("envs", name, "mcp_url", value=gateway.mcp_url)
+    from agentenv_core_steps.steps.modify_env_tool_access import replay_tool_access
+
+    await replay_tool_access(ctx, gateway)
     ctx.set("gateway", value={"url": gateway.url, "mcp_url": gateway.mcp_url})
     return gateway
 

@@ -1,17 +1,21 @@
 """Finding the sandbox a step addresses: by `sandbox_name`, an agent's or an env's sandbox.
 
-Deploy steps record `agents.<agent_name>` and `envs.<env name>` in the task state with a
-`sandbox` key naming the entry under `sandboxes.<name>` they run in.
+Deploy steps record `agents.<agent_name>`, `envs.<env name>` and
+`containers.<sandbox_name>.<container_name>` in the task state with a `sandbox` key naming
+the entry under `sandboxes.<name>` they run in.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from agent_env.context import ArtifactHandle, StepContext
 from agent_env.errors import StepFailed
 
 DEFAULT_AGENT = "default-agent"
+#: A POSIX environment variable name (what `env_vars` keys must be).
+POSIX_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def _env_entry(ctx: StepContext, env_id: str) -> Any:
@@ -28,9 +32,20 @@ async def sandbox_for(
     sandbox_name: str | None = None,
     agent_name: str | None = None,
     env_id: str | None = None,
+    container_name: str | None = None,
     single_sandbox_fallback: bool = False,
 ) -> Any:
-    """The live sandbox the fields point at; StepFailed naming what is missing."""
+    """The live sandbox the fields point at; StepFailed naming what is missing. A
+    `container_name` on `sandbox_name` is a container `run_docker_container` started."""
+    if sandbox_name and container_name:
+        entry = ctx.get("containers", sandbox_name, container_name)
+        if not isinstance(entry, dict) or not entry.get("sandbox"):
+            raise StepFailed(
+                ctx.step_id,
+                f"no container {container_name!r} on sandbox {sandbox_name!r}; start it with "
+                "a run_docker_container step first",
+            )
+        return await ctx.sandbox(entry["sandbox"])
     if sandbox_name:
         return await ctx.sandbox(sandbox_name)
     if env_id:

@@ -19,6 +19,8 @@ from agentenv_docker_sandbox.client import get_client, run
 
 REPOSITORY = "agentenv"
 LOG_TAIL = 80
+#: Version of the build archive's layout, part of every context digest.
+ARCHIVE_LAYOUT = 2
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
 
@@ -107,6 +109,9 @@ def context_digest(
     `.dockerignore`d paths), the Dockerfile name and the build args."""
     entries = _entries(Path(context_dir), dockerfile, dockerfile_text, extra_files)
     digest = hashlib.sha256()
+    # the layout of the archive sent to the daemon: bump when it changes (file modes became
+    # 0644/0755 in 2), so an image built from an older archive is not reused
+    digest.update(f"archive={ARCHIVE_LAYOUT}\n".encode())
     digest.update(f"dockerfile={dockerfile}\n".encode())
     for key, value in sorted((buildargs or {}).items()):
         digest.update(f"arg {key}={value}\n".encode())
@@ -126,6 +131,17 @@ def context_digest(
     return digest.hexdigest()
 
 
+def _readable(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    """A context member as every user of the image may read it: owned by root, 0644 (0755
+    when executable by anyone on the host). The host copy may be 0600 (the object store's
+    blobs are), which a Dockerfile's `USER appuser` could not read."""
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    if info.isfile():
+        info.mode = 0o755 if info.mode & 0o111 else 0o644
+    return info
+
+
 def _context_tar(entries: Mapping[str, Path | bytes]) -> io.BytesIO:
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
@@ -136,7 +152,7 @@ def _context_tar(entries: Mapping[str, Path | bytes]) -> io.BytesIO:
                 info.mode = 0o644
                 tar.addfile(info, io.BytesIO(source))
             else:
-                tar.add(str(source), arcname=rel, recursive=False)
+                tar.add(str(source), arcname=rel, recursive=False, filter=_readable)
     buf.seek(0)
     return buf
 

@@ -526,6 +526,7 @@ class DockerProvider(SandboxProvider):
         return await run(reap_orphans, self.client, set(adopt))
 
     can_build_images = True
+    on_this_machine = True
 
     async def build_image(self, context_dir: Path, name: str) -> ImageInfo:
         """Build `context_dir` content-addressed (`<name>:<digest>`); a second build of the

@@ -11,12 +11,16 @@ import click
 from agent_env.cli.output import emit_json, err, table
 from agent_env.errors import PluginError
 from agent_env.plugins import PluginInfo, get_plugin_manager
+from agent_env.plugins.loader import LEGACY, STATUSES
 
 
 def _registered(info: PluginInfo) -> str:
-    return "; ".join(
+    text = "; ".join(
         f"{kind}: {', '.join(names)}" for kind, names in sorted(info.registered.items())
     )
+    if info.format == LEGACY:  # written for the existing product's entry-point groups
+        return f"(legacy format) {text}".rstrip()
+    return text
 
 
 def _describe() -> tuple[list[PluginInfo], dict[str, str]]:
@@ -31,7 +35,8 @@ def plugin() -> None:
 @plugin.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 def list_plugins(as_json: bool) -> None:
-    """Every plugin: distribution, version, status (ok/failed/disabled) and what it registered."""
+    """Every plugin: distribution, version, status (ok/failed/disabled/incompatible/unsupported)
+    and what it registered; plugins written for the existing product are marked legacy format."""
     infos, problems = _describe()
     if as_json:
         emit_json([i.to_dict() for i in infos])
@@ -63,6 +68,7 @@ def show_plugin(name: str, as_json: bool) -> None:
         ("distribution", info.dist or "-"),
         ("version", info.version or "-"),
         ("builtin", "yes" if info.builtin else "no"),
+        ("format", info.format),
         ("status", info.status),
         ("plugin API", info.api or "-"),
         ("hooks", ", ".join(info.hooks) or "-"),
@@ -90,10 +96,7 @@ def check_plugins(as_json: bool) -> None:
         manager.check_pending()
     except Exception as exc:
         problems.append(f"unknown hooks: {exc}")
-    counts = {
-        s: sum(1 for i in infos if i.status == s)
-        for s in ("ok", "failed", "disabled", "incompatible")
-    }
+    counts = {s: sum(1 for i in infos if i.status == s) for s in STATUSES}
     if as_json:
         emit_json({"ok": not problems, "counts": counts, "problems": problems})
     else:

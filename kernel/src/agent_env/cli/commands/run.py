@@ -60,7 +60,9 @@ if TYPE_CHECKING:  # pragma: no cover
     "--sandbox",
     "sandbox_provider",
     metavar="NAME",
-    help="Sandbox provider for steps that do not name one (default: [sandbox] default).",
+    help="Sandbox provider every step deploys on, also those that name their own "
+    "sandbox_type; comma-separated for a fallback chain such as local,docker (default: the "
+    "step's own, else [sandbox] default).",
 )
 @click.option(
     "--agent",
@@ -70,6 +72,16 @@ if TYPE_CHECKING:  # pragma: no cover
     "oracle runs only the tasks that ship a solution).",
 )
 @click.option("--model", "model", metavar="NAME", help="Use this model for every agent.")
+@click.option(
+    "--judge-model",
+    metavar="NAME",
+    help="Use this model for every judge (rubrics_verifier default_model).",
+)
+@click.option(
+    "--user-model",
+    metavar="NAME",
+    help="Use this model for every simulated user (prompt_agent user_model).",
+)
 @click.option(
     "--trials",
     type=click.IntRange(min=1),
@@ -116,6 +128,8 @@ def run(
     sandbox_provider: str | None,
     agent: str | None = None,
     model: str | None = None,
+    judge_model: str | None = None,
+    user_model: str | None = None,
     trials: int = 1,
     concurrency: int | None = None,
     sandbox_concurrency: int | None = None,
@@ -123,9 +137,11 @@ def run(
     seeds_file: str | None = None,
     export_file: str | None = None,
 ) -> int:
-    """Run the tasks of bundle SPEC (a folder, an installed bundle, or e.g. hf://org/repo).
+    """Run the tasks of bundle SPEC (a folder, an installed bundle NAME or PACKAGE/NAME, or
+    e.g. hf://org/repo).
 
-    Without SPEC, list the installed bundles. Progress goes to stderr, the summary to stdout.
+    Without --task or --eval, run every eval (and say which tasks no eval names), or every
+    task of a bundle without evals. Without SPEC, list the installed bundles. Progress goes to stderr, the summary to stdout.
     Exit codes: 0 ok, 1 a task failed or scored below 1, 2 usage or invalid bundle,
     130 Ctrl-C, 143 SIGTERM.
     """
@@ -134,7 +150,7 @@ def run(
             "--resume ID takes no SPEC, --task, --eval, --dry-run, --trials or --seeds"
         )
     if not spec and not resume:
-        if task_names or eval_names or dry_run or keep:
+        if task_names or eval_names or dry_run or keep or judge_model or user_model:
             raise click.UsageError(
                 "give a bundle SPEC (run `agent-env run` to list installed ones)"
             )
@@ -153,6 +169,8 @@ def run(
         provider=sandbox_provider,
         agent=agent,
         model=model,
+        judge_model=judge_model,
+        user_model=user_model,
         trials=trials,
         concurrency=concurrency,
         sandbox_concurrency=sandbox_concurrency,
@@ -247,26 +265,29 @@ def _spec_for_record(spec: str) -> str:
 
 async def _run_bundle(session: Any, options: RunOptions, caught: list[int]) -> int:
     from agent_env.cli.commands import run_trials
-    from agent_env.engine import run as engine_run
-    from agent_env.runs import service
+    from agent_env.runs import overrides, selection, service
 
     check_provider(session, options.provider)
 
-    def select(bundle: Any) -> tuple[list, list]:
-        tasks, evals = engine_run.select_tasks(bundle, options.task_names, options.eval_names)
+    def select(bundle: Any) -> tuple[list, list, Any]:
+        chosen = selection.select(bundle, options.task_names, options.eval_names)
+        tasks = chosen.tasks
         if not tasks:
             raise click.UsageError(f"bundle {bundle.name!r} has no tasks to run")
         if options.agent:
             agent_cls = _check_agent(session, bundle, options.agent)
             if agent_cls is not None and agent_cls.needs_solution:
                 tasks = _with_solution(bundle, tasks, options.agent)
-        return tasks, evals
+        return tasks, chosen.evals, chosen
 
     assert options.spec is not None
-    bundle, materialized, (tasks, evals) = await service.load_bundle(
+    bundle, materialized, (tasks, evals, chosen) = await service.load_bundle(
         session, options.spec, dry_run=options.dry_run, select=select
     )
     for line in materialized.lines:
+        _err(line)
+    tasks, notes = overrides.apply(tasks, options)
+    for line in [*notes, *chosen.not_run_lines(would=options.dry_run)]:
         _err(line)
     if options.dry_run:
         return _show_plan(bundle, materialized, tasks, evals, options.as_json, options.trials)
@@ -294,7 +315,8 @@ async def _run_bundle(session: Any, options: RunOptions, caught: list[int]) -> i
         evals,
         _spec_for_record(options.spec),
     )
-    return await run_trials.execute(session, trial_run, options, caught)
+    not_run = [t.name for t in chosen.not_run]
+    return await run_trials.execute(session, trial_run, options, caught, not_run=not_run)
 
 
 def _check_agent(session: Any, bundle: Any, agent: str) -> Any:

@@ -44,12 +44,12 @@ class ProgressReporter:
 
 def check_provider(session: Any, provider: str | None) -> None:
     """The run service's provider check as a usage error on `--sandbox`."""
-    from agent_env.errors import PluginError
+    from agent_env.errors import PluginError, SandboxError
     from agent_env.runs.service import check_provider as check
 
     try:
         check(session, provider)
-    except PluginError as exc:
+    except (PluginError, SandboxError) as exc:
         raise click.BadParameter(str(exc), param_hint="--sandbox") from None
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import attrs
 
 from agent_env.cli.commands.run_output import ProgressReporter, check_provider, err, summarize
-from agent_env.runs import service
+from agent_env.runs import overrides, service
 from agent_env.runs.options import RunOptions
 
 
@@ -38,6 +38,9 @@ async def resume(session: Any, options: RunOptions, caught: list[int]) -> int:
     check_provider(session, options.provider)
     bundle, materialized, _ = await _load(session, spec)
     tasks = [engine_run.task_for_resume(bundle, r, materialized.task_versions) for r in todo]
+    tasks, notes = overrides.apply(tasks, options)
+    for line in notes:
+        err(line)
     services = await session.services(
         artifacts=materialized.artifacts,
         reporter=ProgressReporter(),
@@ -73,6 +76,9 @@ async def resume_run(session: Any, options: RunOptions, caught: list[int], run_d
     check_provider(session, options.provider)
     options = reapply_agent_overrides(options, run_doc.get("meta") or {})
     bundle, materialized, _ = await _load(session, engine_run.resume_spec(run_doc["bundle"]))
+    bundle, notes = overrides.apply_to_bundle(bundle, options)
+    for line in notes:
+        err(line)
     options = attrs.evolve(options, trials=int(run_doc.get("trials") or 1))
     services = await session.services(
         artifacts=materialized.artifacts,

@@ -113,12 +113,20 @@ async def resume(session, services, options: RunOptions, run_doc, bundle, materi
     return trial_run
 
 
-async def execute(session: Any, trial_run: Any, options: RunOptions, caught: list[int]) -> int:
-    """Run the trials of `trial_run` through the run service, then `report` them."""
+async def execute(
+    session: Any,
+    trial_run: Any,
+    options: RunOptions,
+    caught: list[int],
+    *,
+    not_run: list[str] | None = None,
+) -> int:
+    """Run the trials of `trial_run` through the run service, then `report` them; `not_run`
+    names the tasks no eval names, which running every eval left out."""
     from agent_env.runs import service
 
     async def summary() -> int:
-        return await report(session, trial_run, options, caught)
+        return await report(session, trial_run, options, caught, not_run=not_run)
 
     return await service.execute(
         session, trial_run.trials, options, summary, progress=trial_run.progress
@@ -137,7 +145,14 @@ def exit_code(summary: dict[str, Any], caught: list[int]) -> int:
     return EXIT_FAILED if bad else EXIT_OK
 
 
-async def report(session: Any, trial_run: Any, options: RunOptions, caught: list[int]) -> int:
+async def report(
+    session: Any,
+    trial_run: Any,
+    options: RunOptions,
+    caught: list[int],
+    *,
+    not_run: list[str] | None = None,
+) -> int:
     """Print the summary (per-trial lines for single-trial runs, the results table otherwise),
     write `--export`; the exit code."""
     from agent_env.engine import trials as engine_trials
@@ -169,6 +184,8 @@ async def report(session: Any, trial_run: Any, options: RunOptions, caught: list
             "evals": evals,
             "results": summary,
         }
+        if not_run:
+            data["not_run"] = list(not_run)
         click.echo(json.dumps(data, indent=2, default=str))
         return code
     if single:

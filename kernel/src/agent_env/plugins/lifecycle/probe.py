@@ -14,6 +14,16 @@ def _norm(name):
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+def _plugin_entry_points(by_group):
+    """`agent_env.plugins.legacy.groups.plugin_entry_points`, or only our group's names when
+    agent-env itself no longer imports."""
+    try:
+        from agent_env.plugins.legacy.groups import plugin_entry_points
+    except Exception:  # noqa: BLE001 - a broken agent-env is reported by the caller
+        return sorted(by_group.get("agent_env", ()))
+    return list(plugin_entry_points(by_group))
+
+
 def snapshot():
     from importlib.metadata import distributions
 
@@ -26,7 +36,10 @@ def snapshot():
         if key in dists:
             continue
         dists[key] = dist.version
-        entry_points[key] = sorted(ep.name for ep in dist.entry_points if ep.group == "agent_env")
+        by_group = {}
+        for ep in dist.entry_points:
+            by_group.setdefault(ep.group, []).append(ep.name)
+        entry_points[key] = _plugin_entry_points(by_group)
         requires[key] = list(dist.requires or [])
         installer = (dist.read_text("INSTALLER") or "").strip()
         if installer == "pip" and dist.read_text("REQUESTED") is not None:

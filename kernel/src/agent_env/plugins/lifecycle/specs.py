@@ -10,6 +10,7 @@ from pathlib import Path
 import attrs
 
 from agent_env.errors import PluginError
+from agent_env.plugins.legacy.groups import plugin_entry_points
 
 #: agent-env itself: `plugin add/remove` never installs, replaces or removes these.
 OWN_DISTRIBUTIONS = frozenset(
@@ -28,7 +29,8 @@ class Spec:
     text: str
     install: str
     name: str
-    #: Entry-point names under `agent_env` when readable before installing (wheel, folder).
+    #: Its plugin entry points when readable before installing (wheel, folder): names under
+    #: `agent_env`, `group:name` in the existing product's groups (`plugin_entry_points`).
     entry_points: tuple[str, ...] | None = None
 
 
@@ -44,7 +46,7 @@ def _wheel_entry_points(path: Path) -> tuple[str, ...]:
     parser = configparser.ConfigParser(delimiters=("=",), interpolation=None)
     parser.optionxform = str  # type: ignore[assignment, method-assign]
     parser.read_string(text)
-    return tuple(sorted(parser["agent_env"])) if parser.has_section("agent_env") else ()
+    return plugin_entry_points({group: list(parser[group]) for group in parser.sections()})
 
 
 def _folder(path: Path) -> tuple[str, tuple[str, ...]]:
@@ -57,8 +59,7 @@ def _folder(path: Path) -> tuple[str, tuple[str, ...]]:
         raise PluginError(
             f"{path / 'pyproject.toml'}: cannot read [project] name ({exc})"
         ) from None
-    eps = data["project"].get("entry-points", {}).get("agent_env", {})
-    return name, tuple(sorted(eps))
+    return name, plugin_entry_points(data["project"].get("entry-points", {}))
 
 
 def parse_spec(text: str) -> Spec:

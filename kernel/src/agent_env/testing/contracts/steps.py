@@ -32,6 +32,7 @@ async def run_task(
     """Load the bundle at `root`, materialize it and run `task` through the engine; returns
     `(record, state)`. Sandboxes go under `home`, which must be empty of leases afterwards."""
     from agent_env.bundles import load_bundle, materialize
+    from agent_env.config import load_config
     from agent_env.engine.instance import TaskInstance
     from agent_env.engine.records import new_id
     from agent_env.engine.services import EngineServices
@@ -44,7 +45,7 @@ async def run_task(
         materialized = await materialize(bundle, stores)
         services = EngineServices(
             plugins=plugins,
-            config=None,
+            config=load_config(root, plugins=plugins),  # steps may read `ctx.config`
             stores=stores,
             sandboxes=SandboxManager(plugins, None, home),
             artifacts=materialized.artifacts,

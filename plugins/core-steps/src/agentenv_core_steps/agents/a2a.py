@@ -132,7 +132,13 @@ class A2AAgentKind(AgentKind):
         settings = spec.settings
         folder = spec.folder
         dockerfile = folder is not None and (folder / "Dockerfile").is_file()
-        provider = spec.sandbox_provider or ("docker" if dockerfile else "local")
+        existing = bool(spec.sandbox_name) and spec.sandbox_name in (
+            ctx.get("sandboxes", default={}) or {}
+        )
+        if existing:
+            provider = (await ctx.sandbox(str(spec.sandbox_name))).provider
+        else:
+            provider = spec.sandbox_provider or ("docker" if dockerfile else "local")
         command = settings.get("command") or DEFAULT_COMMAND
         if isinstance(command, str):
             command = ["sh", "-c", command]
@@ -147,9 +153,6 @@ class A2AAgentKind(AgentKind):
         if provider in (None, "local") and command[:1] == ["python"]:
             command = [sys.executable, *command[1:]]
         try:
-            existing = spec.sandbox_name and spec.sandbox_name in (
-                ctx.get("sandboxes", default={}) or {}
-            )
             own_cmd = dockerfile and not settings.get("command") and not existing
             if existing:
                 sandbox = await ctx.sandbox(spec.sandbox_name)
@@ -177,11 +180,13 @@ class A2AAgentKind(AgentKind):
                 url = sandbox.url(AGENT_PORT)
                 process = await sandbox.main_process()
             else:
-                if folder is not None and not dockerfile:
-                    await sandbox.copy_in(folder, sandbox.workdir)
-                process = await sandbox.start_process(
-                    command, env=env, cwd=sandbox.workdir, port=AGENT_PORT
-                )
+                # `install_agent` runs an agent in a sandbox it did not create, at its `port`
+                # and in its `workdir` (settings), with the folder copied in
+                port = int(settings.get("port") or AGENT_PORT) if existing else AGENT_PORT
+                workdir = str(settings.get("workdir") or sandbox.workdir)
+                if folder is not None and (existing or not dockerfile):
+                    await sandbox.copy_in(folder, workdir)
+                process = await sandbox.start_process(command, env=env, cwd=workdir, port=port)
                 url = process.url
         except SandboxError as e:
             raise StepFailed(

@@ -26,11 +26,10 @@ from agent_env.envs import EnvType
 from agent_env.errors import SandboxError
 from agent_env.sandbox import SandboxSpec
 from agent_env.suggest import did_you_mean
+from agentenv_protocol import DEFAULT_PORT, WELL_KNOWN_PATH
 
-DEFAULT_PORT = 18765
 BASE_IMAGE = "python:3.11-slim"
 WHEELS_DIR = "agentenv-wheels"
-CARD_PATH = "/.well-known/agent-env.json"
 KEYS = (
     "type",
     "id",
@@ -156,15 +155,27 @@ class McpServerEnv(EnvType):
             return await self._deploy_process(ctx, sandbox_name, provider, limits)
         return await self._deploy_image(ctx, sandbox_name, provider, limits)
 
+    def unavailable_on(self, ctx: Any, provider: str) -> str | None:
+        """Why `provider` cannot host this env (None when it can): a fallback chain
+        (`--sandbox local,docker`, a task's `local`) goes on to the next provider."""
+        if provider == "local":
+            if self.command:
+                return None
+            return (
+                "the env has only a Dockerfile; to run it as a local process give env.toml a "
+                "`command` (and its `requirements`), or run it in Docker (--sandbox docker, "
+                "with agentenv-docker-sandbox installed)"
+            )
+        if not getattr(ctx.sandbox_provider(provider), "can_build_images", False):
+            return "it cannot build images (use one that can, e.g. --sandbox docker)"
+        return None
+
     async def _deploy_process(
         self, ctx: Any, sandbox_name: str, provider: str, limits: dict[str, Any]
     ) -> dict[str, Any]:
-        if not self.command:
-            raise EnvDeployError(
-                f"env {self.name!r} has only a Dockerfile; to run it as a local process give "
-                "env.toml a `command` (and its `requirements`), or use an image provider "
-                "(--sandbox docker)"
-            )
+        why = self.unavailable_on(ctx, provider)
+        if why is not None:
+            raise EnvDeployError(f"env {self.name!r}: {why}")
         from agent_env.paths import cache_dir
         from agentenv_core_steps.envs.python import RequirementsError, python_for
 
@@ -334,7 +345,7 @@ async def wait_for_card(
     async with httpx.AsyncClient(timeout=httpx.Timeout(5.0, connect=1.0), trust_env=False) as http:
         while True:
             try:
-                response = await http.get(url + CARD_PATH)
+                response = await http.get(url + WELL_KNOWN_PATH)
                 if response.status_code == 200:
                     return response.json()
                 last = f"HTTP {response.status_code}"
@@ -347,7 +358,7 @@ async def wait_for_card(
                 why = (
                     f"its process exited with code {exited}"
                     if exited is not None
-                    else f"its card ({CARD_PATH}) did not answer within {timeout:g}s ({last})"
+                    else f"its card ({WELL_KNOWN_PATH}) did not answer within {timeout:g}s ({last})"
                 )
                 raise EnvDeployError(
                     f"env {name!r} did not come up at {url}: {why}\n"

@@ -4,6 +4,7 @@ from agentenv_core_steps.steps.aggregate_verifiers import AggregateVerifiers
 from agentenv_core_steps.steps.deploy_sandbox import DeploySandbox
 from agentenv_core_steps.steps.load_artifact import LoadArtifact
 from agentenv_core_steps.steps.run_code import RunCode
+from agentenv_core_steps.steps.run_docker_container import RunDockerContainer
 from agentenv_core_steps.steps.teardown_sandboxes import TeardownSandboxes
 from agentenv_core_steps.steps.verify_sandbox import VerifySandbox
 
@@ -12,6 +13,7 @@ STEP_TYPES = (
     LoadArtifact,
     VerifySandbox,
     RunCode,
+    RunDockerContainer,
     TeardownSandboxes,
     AggregateVerifiers,
 )

@@ -19,10 +19,9 @@ import attrs
 from agent_env.context import StepContext
 from agent_env.errors import PluginError, StepFailed
 from agent_env.models import Step
-from agentenv_core_steps.targets import DEFAULT_AGENT, artifact_for
+from agentenv_core_steps.targets import DEFAULT_AGENT, POSIX_NAME, artifact_for
 
 DEFAULT_KIND = "tool-loop"
-_POSIX_NAME = __import__("re").compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def run_setting(ctx: StepContext, key: str, section: str = "agents") -> Any:
@@ -95,7 +94,7 @@ class DeployAgent(Step):
         problems = [
             f"env_vars: {k!r} is not a valid environment variable name"
             for k in self.env_vars
-            if not _POSIX_NAME.match(str(k))
+            if not POSIX_NAME.match(str(k))
         ]
         problems += [
             f"env_vars.{k}: must be a string"

@@ -12,6 +12,7 @@ import attrs
 from agent_env.context import StepContext
 from agent_env.errors import PluginError, SandboxError, StepFailed
 from agent_env.models import Step
+from agent_env.sandbox import provider_chain
 from agentenv_core_steps.envs.folder import env_name, load_env
 from agentenv_core_steps.envs.mcp_server import EnvDeployError
 from agentenv_core_steps.gateway import RunGateway, gateway_for
@@ -39,15 +40,16 @@ class DeployEnv(Step):
     metadata: dict[str, Any] = attrs.field(factory=dict)
 
     def check(self, bundle: Any) -> list[str]:
+        """The env folder's static problems, as its env type declares them (`EnvType.problems`);
+        an env type of another plugin is checked by its `from_folder` when it deploys."""
+        from agentenv_core_steps.envs import ENV_TYPES
+
         envs = getattr(bundle, "envs", {}) or {}
         spec = envs.get(env_name(self.env_id))
-        if spec is None or spec.type != "mcp_server":
+        env_type = {cls.type: cls for cls in ENV_TYPES}.get(spec.type) if spec else None
+        if env_type is None:
             return []
-        from agentenv_core_steps.envs.mcp_server import McpServerEnv
-
-        return [
-            f"env {spec.name!r}: {p}" for p in McpServerEnv.problems(spec.config, list(spec.files))
-        ]
+        return [f"env {spec.name!r}: {p}" for p in env_type.problems(spec.config, list(spec.files))]
 
     async def execute(self, ctx: StepContext) -> None:
         t0 = time.perf_counter()
@@ -63,7 +65,7 @@ class DeployEnv(Step):
             env = env_cls.from_folder(name, stored.folder, stored.config)
         except ValueError as e:
             raise StepFailed(self.id, f"env {name!r}: {e}") from None
-        provider = self.sandbox_type or ctx.default_provider
+        provider = self._provider(ctx, name, env)
         sandbox_name = f"env:{name}"
         gateway: list[RunGateway] = []
         failures: list[BaseException] = []
@@ -119,6 +121,27 @@ class DeployEnv(Step):
             f"env {name!r} up on {provider} at {info['url']} in "
             f"{time.perf_counter() - t0:.2f}s{phases}; tools: {', '.join(tools) or 'none'}"
         )
+
+    def _provider(self, ctx: StepContext, name: str, env: Any) -> str:
+        """The first provider of the step's chain (`sandbox_type`, else the run's default;
+        `local` is followed by Docker on this machine) that can host `env`."""
+        try:
+            chain = provider_chain(
+                self.sandbox_type or ctx.default_provider,
+                ctx.plugins.sandbox_providers,
+                local_machine=True,
+            )
+        except (PluginError, SandboxError) as e:
+            raise StepFailed(self.id, f"env {name!r}: {e}") from None
+        refused: list[str] = []
+        for provider in chain:
+            why = env.unavailable_on(ctx, provider)
+            if why is None:
+                if refused:
+                    ctx.log(f"env {name!r} deploys on {provider}: " + "; ".join(refused))
+                return provider
+            refused.append(f"{provider} cannot host it ({why})")
+        raise StepFailed(self.id, f"env {name!r}: " + "; ".join(refused))
 
     def _limits(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

@@ -23,7 +23,7 @@ import attrs
 
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
-from agent_env.models import VerifierStep
+from agent_env.models import VerifierStep, compat_ignored
 from agentenv_core_steps.gateway import gateway_for, issue_token
 from agentenv_core_steps.steps.reset_env import deployed_env
 from agentenv_core_steps.targets import artifact_for
@@ -39,6 +39,7 @@ class EnvOutcomeVerifier(VerifierStep):
     env_id: str
     file_artifact_id: str
     file_artifact_version: int | None = None
+    prompt_id: str | None = compat_ignored("verify() is not given the prompt's run yet")
 
     async def execute(self, ctx: StepContext) -> None:
         name, _ = deployed_env(ctx, self.env_id)

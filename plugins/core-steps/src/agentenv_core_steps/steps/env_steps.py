@@ -1,7 +1,22 @@
-"""The env step types (`deploy_env`, `reset_env`, `env_outcome_verifier`) the hook registers."""
+"""The env step types the hook registers: deploy, reset and verify envs, change which tools a
+role sees, snapshot an env's state, and the env validators."""
 
 from agentenv_core_steps.steps.deploy_env import DeployEnv
 from agentenv_core_steps.steps.env_outcome_verifier import EnvOutcomeVerifier
+from agentenv_core_steps.steps.modify_env_tool_access import ModifyEnvToolAccess
 from agentenv_core_steps.steps.reset_env import ResetEnv
+from agentenv_core_steps.steps.snapshot_env import SnapshotEnv
+from agentenv_core_steps.steps.verify_env_card import VerifyEnvCard
+from agentenv_core_steps.steps.verify_env_core_protocol import VerifyEnvCoreProtocol
+from agentenv_core_steps.steps.verify_mcp_tool_schema import VerifyMcpToolSchema
 
-ENV_STEP_TYPES = (DeployEnv, ResetEnv, EnvOutcomeVerifier)
+ENV_STEP_TYPES = (
+    DeployEnv,
+    ResetEnv,
+    EnvOutcomeVerifier,
+    ModifyEnvToolAccess,
+    SnapshotEnv,
+    VerifyEnvCard,
+    VerifyEnvCoreProtocol,
+    VerifyMcpToolSchema,
+)

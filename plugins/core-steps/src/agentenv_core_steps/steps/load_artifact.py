@@ -91,14 +91,16 @@ class LoadArtifact(Step):
         return "/loaded" if self.sandbox_name else "/tmp/file_artifacts"
 
     async def execute(self, ctx: StepContext) -> None:
-        if self.container_name:
-            raise StepFailed(self.id, "container_name targets are not supported yet")
         if self.artifact_from_step_id or self.collected_artifacts_step_id:
             raise StepFailed(
                 self.id, "artifact_from_step_id / collected_artifacts_step_id are not supported yet"
             )
         sandbox = await sandbox_for(
-            ctx, sandbox_name=self.sandbox_name, agent_name=self.agent_name, env_id=self.env_id
+            ctx,
+            sandbox_name=self.sandbox_name,
+            agent_name=self.agent_name,
+            env_id=self.env_id,
+            container_name=self.container_name,
         )
         destination = self._destination()
         loaded: list[dict[str, Any]] = []

@@ -20,7 +20,7 @@ import attrs
 
 from agent_env.context import StepContext
 from agent_env.errors import PluginError, StepFailed
-from agent_env.models import Step
+from agent_env.models import Step, compat_ignored
 from agent_env.scoring import random_verifier_id
 from agent_env.suggest import did_you_mean
 from agentenv_core_steps.steps.deploy_agent import model_override
@@ -58,6 +58,10 @@ class PromptAgent(Step):
     agentenv_tools: list[str] | None = None
     poll_interval_seconds: int = 2
     context_id: str | None = None
+    live_trajectory: bool = compat_ignored(
+        "no live trajectory streaming yet; the trajectory is recorded when the prompt ends",
+        default=False,
+    )
     max_conversation_turns: int = 1
     user_agent_name: str = "human_agent"
     user_a2a_url: str | None = None

@@ -21,7 +21,7 @@ import attrs
 
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
-from agent_env.models import VerifierStep
+from agent_env.models import VerifierStep, compat_ignored
 from agentenv_core_steps.steps.agent_prompt_response_verifier import prompt_record
 
 FORMATS = ("rubric_binary", "rubric_partial")
@@ -53,6 +53,16 @@ class RubricsVerifier(VerifierStep):
     output_format: str = "rubric_binary"
     grading_policy_prompt: str | None = None
     context_facts_for_judge: dict[str, str] | None = None
+    grade_up_to_turn: int | None = compat_ignored(
+        "the judge always grades the whole trajectory (no per-turn cut yet)"
+    )
+    run_context_for_judge: list[str] | None = compat_ignored(
+        "the judge gets no extra run context parts yet"
+    )
+    judge_batch_size: int | None = compat_ignored("criteria are judged in one call (no batching)")
+    judge_batch_concurrency: int | None = compat_ignored(
+        "criteria are judged in one call (no batching)"
+    )
 
     def check(self, bundle: Any) -> list[str]:
         problems = []

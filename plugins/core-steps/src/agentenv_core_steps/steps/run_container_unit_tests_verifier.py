@@ -1,13 +1,14 @@
 """`run_container_unit_tests_verifier`: run a test command in a sandbox; the score is 1.0 when
 it exits 0 (else 0.0), or, with `reward_path`, the float the tests wrote to that file.
 `setup_commands` run first and must succeed; `result_paths` are read back into the results.
-`container_name` names the container of a multi-container sandbox; our sandboxes are one
-container each, so it is recorded and the sandbox `sandbox_name` is used.
+`container_name` names the container: one that `run_docker_container` started next to
+`sandbox_name` is where the tests run; otherwise (our sandboxes are one container each) it is
+recorded and the tests run in `sandbox_name`. With `reward_path` the score is the reward,
+clamped to [0, 1].
 """
 
 from __future__ import annotations
 
-import re
 import shlex
 from typing import Any, ClassVar
 
@@ -15,35 +16,32 @@ import attrs
 
 from agent_env.context import StepContext
 from agent_env.errors import SandboxError, StepFailed
-from agent_env.models import Step
-from agent_env.scoring import ScoreAggregator, aggregate_score
+from agent_env.models import VerifierStep
+from agentenv_core_steps.targets import POSIX_NAME
 
-_POSIX_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 TAIL = 2000
 
 
 @attrs.frozen(kw_only=True)
-class RunContainerUnitTestsVerifier(Step):
+class RunContainerUnitTestsVerifier(VerifierStep):
     type: ClassVar[str] = "run_container_unit_tests_verifier"
-    is_verifier: ClassVar[bool] = True
 
     sandbox_name: str
     container_name: str
     command: str
-    verifier_id: str | None = None
+    verifier_id: str = attrs.field(default=attrs.Factory(lambda self: self.id, takes_self=True))
     setup_commands: list[str] = attrs.field(factory=list)
     user: str = "root"
     timeout_sec: int = 300
     env_vars: dict[str, str] = attrs.field(factory=dict)
     result_paths: list[str] = attrs.field(factory=list)
     reward_path: str | None = None
-    score_aggregator: ScoreAggregator = "all_pass"
 
     def check(self, bundle: Any) -> list[str]:
         problems = [
             f"env_vars: {k!r} is not a POSIX environment variable name"
             for k in self.env_vars
-            if not _POSIX_NAME.match(str(k))
+            if not POSIX_NAME.match(str(k))
         ]
         if not self.command.strip():
             problems.append("command: required")
@@ -60,8 +58,8 @@ class RunContainerUnitTestsVerifier(Step):
         problems = self.check(None)
         if problems:
             raise StepFailed(self.id, "; ".join(problems))
-        vid = self.verifier_id or self.id
-        sandbox = await ctx.sandbox(self.sandbox_name)
+        container = ctx.get("containers", self.sandbox_name, self.container_name, "sandbox")
+        sandbox = await ctx.sandbox(str(container or self.sandbox_name))
         env = {str(k): str(v) for k, v in self.env_vars.items()}
         try:
             for setup in self.setup_commands:
@@ -110,6 +108,8 @@ class RunContainerUnitTestsVerifier(Step):
                 files[path] = None
         if files:
             row["result_files"] = files
-        final = score if self.reward_path else aggregate_score([row], self.score_aggregator)
-        ctx.record_verifier(vid, [row], final)
-        ctx.log(f"{vid}: {why} -> score {final:g} ({shlex.quote(self.command)[:80]})")
+        # a reward is the score itself: the weighted average of one row scored with it
+        scorer = (
+            attrs.evolve(self, score_aggregator="weighted_average") if self.reward_path else self
+        )
+        scorer.record(ctx, [row], f"{why} ({shlex.quote(self.command)[:80]})")

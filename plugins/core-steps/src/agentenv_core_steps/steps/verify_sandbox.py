@@ -16,8 +16,7 @@ import attrs
 
 from agent_env.context import StepContext
 from agent_env.errors import SandboxError
-from agent_env.models import Step
-from agent_env.scoring import ScoreAggregator, aggregate_score, random_verifier_id
+from agent_env.models import VerifierStep
 from agentenv_core_steps.targets import sandbox_for
 
 HANDLED = ("probe_file_exists", "probe_dir_exists", "probe_file_contains", "bash_cmd_succeeds")
@@ -28,17 +27,14 @@ def _outcome(passed: bool, justification: str) -> dict[str, Any]:
 
 
 @attrs.frozen(kw_only=True)
-class VerifySandbox(Step):
+class VerifySandbox(VerifierStep):
     type: ClassVar[str] = "verify_sandbox"
-    is_verifier: ClassVar[bool] = True
 
     criteria: list[dict[str, Any]] = attrs.field(factory=list)
     sandbox_name: str | None = None
     agent_name: str | None = None
     base_dir: str = "/app"
     shell_timeout_seconds: int = 120
-    score_aggregator: ScoreAggregator = "all_pass"
-    verifier_id: str = attrs.field(factory=random_verifier_id)
 
     def check(self, bundle: Any) -> list[str]:
         problems = []
@@ -89,10 +85,8 @@ class VerifySandbox(Step):
             row.update(outcome, skipped=False)
             results.append(row)
         counted = [r for r in results if not r["skipped"]]
-        score = aggregate_score(counted, self.score_aggregator)
-        ctx.record_verifier(self.verifier_id, results, score)
         passed = sum(1 for r in counted if r["result"])
-        ctx.log(f"{self.verifier_id}: {passed}/{len(counted)} criteria passed, score {score:g}")
+        self.record(ctx, results, f"{passed}/{len(counted)} criteria passed", counted=counted)
 
     def _path(self, path: str) -> str:
         return path if path.startswith("/") else f"{self.base_dir.rstrip('/')}/{path}"

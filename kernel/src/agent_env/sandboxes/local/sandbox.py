@@ -1,219 +1,34 @@
-"""The built-in `local` sandbox provider: a work folder plus host processes, no isolation.
-
-Layout under `<home>/sandboxes/`: `<id>/` is the work folder (the sandbox's `/app`) and
-`<id>.meta/` holds `state.json` (labels and every tracked process) and server logs.
-
-Path mapping: a sandbox path `/app[/...]` or a relative path maps into the work folder; any
-other absolute path is refused (the host's own `/tmp` or `/etc` are not the sandbox's). For
-commands, the working directory is the folder, every standalone `/app` in the command string,
-its arguments and env values is rewritten to the folder path, and `APP_DIR` holds it. Processes
-inherit the host environment plus the spec's `env_vars`, and carry `AGENTENV_SANDBOX=<id>` so
-teardown also finds processes that left their process group.
-
-Limits it cannot enforce (image, cpus, memory, pids, network "none") are refused with
-`SandboxError` rather than ignored.
-"""
+"""`LocalSandbox`: a work folder and the host processes started in it (see the package
+docstring for the path mapping and the layout of its meta folder)."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import uuid
 from collections.abc import Mapping, Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import anyio
 
 from agent_env.errors import SandboxError
 from agent_env.net import free_port
-from agent_env.sandbox import ExecResult, Process, Sandbox, SandboxProvider, SandboxSpec
+from agent_env.sandbox import ExecResult, Sandbox
 from agent_env.sandboxes import procs
-from agent_env.sandboxes.local_exec import (
-    answer_test,
-    collect,
-    exec_limiter,
-    host_environ,
+from agent_env.sandboxes.local import paths
+from agent_env.sandboxes.local.exec import answer_test, collect, exec_limiter, host_environ
+from agent_env.sandboxes.local.process import (
+    DRAIN_AFTER_KILL,
+    MARKER_ENV,
+    LocalProcess,
+    kill_all,
 )
-from agent_env.suggest import did_you_mean
 
-MARKER_ENV = "AGENTENV_SANDBOX"
-#: One /proc scan for the marker serves every teardown that asks at about the same time.
-_MARKED = procs.EnvScanner(MARKER_ENV)
 TIMEOUT_EXIT_CODE = 124
 MAX_OUTPUT = 16 * 1024 * 1024  # bytes kept per stream of one exec
-_APP = re.compile(r"(?<![\w./~$}-])/app(?![\w.-])")
-_NETWORKS = (None, "bridge", "host", "run")
-_SETTINGS = ("root",)
-_STOP_GRACE = 1.0
-_DRAIN_AFTER_KILL = 2.0
-
-
-class LocalProcess(Process):
-    """A host process `LocalSandbox.start_process` started; output in its log file."""
-
-    def __init__(self, popen: subprocess.Popen, log: Path, url: str, started: int | None):
-        self.popen = popen
-        self.pid = popen.pid
-        self.log = log
-        self.url = url
-        self._started = started
-
-    async def exit_code(self) -> int | None:
-        return self.popen.poll()
-
-    async def logs(self, *, tail: int = 200) -> str:
-        return await anyio.to_thread.run_sync(tail_file, self.log, tail)
-
-    async def stop(self) -> None:
-        def go() -> None:
-            procs.kill_group(self.pid, self._started, grace=_STOP_GRACE)
-            try:
-                self.popen.wait(timeout=_DRAIN_AFTER_KILL)
-            except subprocess.TimeoutExpired:
-                pass
-
-        with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(go)
-
-
-def tail_file(path: Path, tail: int) -> str:
-    """The last `tail` lines of a log file ("" when it is gone)."""
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-tail:])
-    except OSError:
-        return ""
-
-
-class LocalProvider(SandboxProvider):
-    """Sandboxes that are a folder plus host processes (what `hello` uses; no Docker)."""
-
-    type = "local"
-
-    def __init__(self, settings: Mapping[str, Any] | None = None, *, home: Path | None = None):
-        super().__init__(settings, home=home)
-        unknown = sorted(set(self.settings) - set(_SETTINGS))
-        if unknown:
-            raise SandboxError(
-                f"[sandbox.local] has unknown setting {unknown[0]!r}"
-                f"{did_you_mean(unknown[0], _SETTINGS)}; known: {', '.join(_SETTINGS)}"
-            )
-        from agent_env.paths import home as default_home
-
-        base = home or default_home()
-        self.lease_dir = base / "leases"
-        root = self.settings.get("root")
-        self.root = Path(root).expanduser() if root else base / "sandboxes"
-
-    async def create(self, spec: SandboxSpec) -> LocalSandbox:
-        _refuse_unenforceable(spec)
-        sandbox_id = f"local-{uuid.uuid4().hex[:12]}"
-        folder = self.root / sandbox_id
-        meta = self.root / f"{sandbox_id}.meta"
-        # The meta folder (with the owner labels) appears atomically before the work folder,
-        # so a SIGKILL at any point leaves either nothing visible or something `reap` finds.
-        staging = self.root / f".{sandbox_id}.meta.tmp"
-        staging.mkdir(parents=True)
-        sandbox = LocalSandbox(
-            sandbox_id,
-            folder,
-            staging,
-            labels=dict(spec.labels),
-            env_vars=dict(spec.env_vars),
-        )
-        sandbox._save()
-        os.rename(staging, meta)
-        sandbox.meta = meta
-        folder.mkdir()
-        return sandbox
-
-    async def connect(self, info: Mapping[str, Any]) -> LocalSandbox:
-        sandbox_id = info.get("id")
-        if not isinstance(sandbox_id, str) or not sandbox_id.startswith("local-"):
-            raise SandboxError(f"not a local sandbox description: {dict(info)!r}")
-        meta = self.root / f"{sandbox_id}.meta"
-        try:
-            state = json.loads((meta / "state.json").read_text())
-        except FileNotFoundError:
-            raise SandboxError(f"local sandbox {sandbox_id} is gone (no {meta})") from None
-        sandbox = LocalSandbox(
-            sandbox_id,
-            Path(state["folder"]),
-            meta,
-            labels=state.get("labels", {}),
-            env_vars=state.get("env_vars", {}),
-        )
-        sandbox._tracked = {int(p["pid"]): p for p in state.get("processes", [])}
-        return sandbox
-
-    async def reap(self, *, adopt: Sequence[str] = ()) -> list[str]:
-        """Tear down every local sandbox under the root whose owner (labels) is dead."""
-        reaped = []
-        try:
-            names = os.listdir(self.root)
-        except FileNotFoundError:
-            return []
-        for name in sorted(names):
-            if not name.endswith(".meta"):
-                continue
-            sandbox_id = name[: -len(".meta")]
-            if sandbox_id in adopt:
-                continue
-            try:
-                sandbox = await self.connect({"id": sandbox_id})
-            except SandboxError:
-                continue
-            if self._leased_alive(sandbox_id) or owner_alive(sandbox.labels):
-                continue
-            await sandbox.teardown()
-            reaped.append(sandbox_id)
-        return reaped
-
-    def _leased_alive(self, sandbox_id: str) -> bool:
-        """A lease (written by SandboxManager, re-owned on adopt) overrides the labels."""
-        from agent_env.sandboxes import leases
-
-        lease = leases.read(self.lease_dir / f"{sandbox_id}{leases.SUFFIX}")
-        return lease is not None and leases.owner_alive(lease)
-
-
-def owner_alive(labels: Mapping[str, str]) -> bool:
-    """Whether the process named by `owner_pid`/`owner_start_time`/`owner_host` still runs.
-
-    A sandbox without an owner, or owned on another host, counts as alive (not ours to judge).
-    """
-    owner = procs.ProcessIdentity.from_labels(labels)
-    return owner is None or owner.alive()
-
-
-def _refuse_unenforceable(spec: SandboxSpec) -> None:
-    if spec.image:
-        raise SandboxError(
-            f"the local sandbox runs host processes and cannot run image {spec.image!r}; "
-            "use a provider that runs images (e.g. --sandbox docker) or drop `image`"
-        )
-    for field, value in (
-        ("cpus", spec.cpus),
-        ("memory", spec.memory),
-        ("pids", spec.pids),
-    ):
-        if value is not None:
-            raise SandboxError(
-                f"the local sandbox cannot enforce a {field} limit ({value!r}); "
-                "use a provider that can (e.g. docker) or drop the limit"
-            )
-    if spec.network not in _NETWORKS:
-        raise SandboxError(
-            f"the local sandbox cannot enforce network {spec.network!r} (its processes share "
-            f"the host network); supported: bridge, host, run"
-        )
-    if spec.settings:
-        raise SandboxError(
-            f"the local sandbox does not understand settings {sorted(spec.settings)}"
-        )
 
 
 class LocalSandbox(Sandbox):
@@ -238,31 +53,15 @@ class LocalSandbox(Sandbox):
         self._tracked: dict[int, dict[str, Any]] = {}
         self._servers: dict[int, subprocess.Popen] = {}
 
-    # -- paths ---------------------------------------------------------------------------
+    # -- paths (`paths`) -------------------------------------------------------------------
 
     def host_path(self, path: str) -> Path:
         """The host path of sandbox path `path`; SandboxError outside `/app`."""
-        p = PurePosixPath(path)
-        if p.is_absolute():
-            parts = p.parts
-            if len(parts) < 2 or parts[1] != "app":
-                raise SandboxError(
-                    f"local sandbox {self.id}: {path!r} is outside /app, the only sandbox "
-                    "path the local provider maps (into its work folder)"
-                )
-            rel = PurePosixPath(*parts[2:]) if len(parts) > 2 else PurePosixPath()
-        else:
-            rel = p
-        if ".." in rel.parts:
-            resolved = os.path.normpath(self.folder / rel)
-            if resolved != str(self.folder) and not resolved.startswith(str(self.folder) + "/"):
-                raise SandboxError(f"local sandbox {self.id}: {path!r} escapes /app")
-        return self.folder.joinpath(*rel.parts) if rel.parts else self.folder
+        return paths.host_path(self.folder, self.id, path)
 
     def rewrite(self, text: str) -> str:
         """`text` with every standalone `/app` replaced by the work folder's host path."""
-        folder = str(self.folder)
-        return _APP.sub(lambda _m: folder, text)
+        return paths.rewrite(self.folder, text)
 
     def _env(self, env: Mapping[str, str] | None) -> dict[str, str]:
         merged = host_environ()
@@ -288,7 +87,12 @@ class LocalSandbox(Sandbox):
 
     # -- process tracking ----------------------------------------------------------------
 
-    def _save(self) -> None:
+    def restore_tracked(self, processes: Sequence[Mapping[str, Any]]) -> None:
+        """Take over the processes a `state.json` lists (on reconnect)."""
+        self._tracked = {int(p["pid"]): dict(p) for p in processes}
+
+    def save(self) -> None:
+        """Write `state.json` (labels and tracked servers) atomically into the meta folder."""
         state = {
             "id": self.id,
             "folder": str(self.folder),
@@ -314,12 +118,12 @@ class LocalSandbox(Sandbox):
             "command": command if isinstance(command, str) else list(command),
         }
         if kind != "exec":
-            self._save()
+            self.save()
 
     def _untrack(self, pid: int) -> None:
         entry = self._tracked.pop(pid, None)
         if entry is not None and entry["kind"] != "exec":
-            self._save()
+            self.save()
 
     # -- Sandbox API ---------------------------------------------------------------------
 
@@ -358,7 +162,7 @@ class LocalSandbox(Sandbox):
             self._track(popen.pid, "exec", command)
             started["pid"] = popen.pid
             started["started"] = self._tracked[popen.pid]["started"]
-            return collect(popen, timeout, started["started"], _DRAIN_AFTER_KILL, MAX_OUTPUT)
+            return collect(popen, timeout, started["started"], DRAIN_AFTER_KILL, MAX_OUTPUT)
 
         try:
             code, out, err, timed_out = await anyio.to_thread.run_sync(
@@ -438,7 +242,7 @@ class LocalSandbox(Sandbox):
         self._servers[popen.pid] = popen
         self._track(popen.pid, "server", command)
         self._tracked[popen.pid]["log"] = str(log_path)
-        self._save()
+        self.save()
         return LocalProcess(popen, log_path, url, self._tracked[popen.pid]["started"])
 
     def url(self, port: int) -> str:
@@ -461,7 +265,7 @@ class LocalSandbox(Sandbox):
         pid like `start_process`'s servers instead of relying on the marker scan alone."""
         self._track(pid, "server", argv)
         self._tracked[pid]["log"] = str(log)
-        self._save()
+        self.save()
 
     async def process_logs(self, *, tail: int = 200) -> str:
         def read() -> str:
@@ -492,18 +296,7 @@ class LocalSandbox(Sandbox):
             await anyio.to_thread.run_sync(self._teardown_sync)
 
     def _teardown_sync(self) -> None:
-        for pid, entry in list(self._tracked.items()):
-            grace = _STOP_GRACE if entry.get("kind") == "server" else 0.0
-            procs.kill_group(pid, entry.get("started"), grace=grace)
-        marked = _MARKED.pids(self.id)
-        procs.kill_pids(marked)
-        ours = [pid for pid, e in self._tracked.items() if procs.alive(pid, e.get("started"))]
-        procs.wait_gone([*ours, *marked], _DRAIN_AFTER_KILL)
-        for popen in self._servers.values():
-            try:
-                popen.wait(timeout=_DRAIN_AFTER_KILL)
-            except subprocess.TimeoutExpired:
-                pass
+        kill_all(self.id, self._tracked, self._servers.values())
         self._servers.clear()
         self._tracked.clear()
         shutil.rmtree(self.folder, ignore_errors=True)

@@ -1,6 +1,6 @@
 """How the local sandbox runs a command: in a worker thread of its own limiter (not an
 asyncio subprocess), with bounded output and process-group kills, and `test -e|-d|-f PATH`
-answered with a stat. Split out of `local.py` to keep that module small."""
+answered with a stat."""
 
 from __future__ import annotations
 

@@ -1,0 +1,79 @@
+"""Host processes of a local sandbox: the `Process` handle of a server, and killing every
+process a sandbox started (by tracked process group, then by the `AGENTENV_SANDBOX` marker)."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from agent_env.sandbox import Process
+from agent_env.sandboxes import procs
+
+MARKER_ENV = "AGENTENV_SANDBOX"
+#: One /proc scan for the marker serves every teardown that asks at about the same time.
+_MARKED = procs.EnvScanner(MARKER_ENV)
+STOP_GRACE = 1.0
+DRAIN_AFTER_KILL = 2.0
+
+
+class LocalProcess(Process):
+    """A host process `LocalSandbox.start_process` started; output in its log file."""
+
+    def __init__(self, popen: subprocess.Popen, log: Path, url: str, started: int | None):
+        self.popen = popen
+        self.pid = popen.pid
+        self.log = log
+        self.url = url
+        self._started = started
+
+    async def exit_code(self) -> int | None:
+        return self.popen.poll()
+
+    async def logs(self, *, tail: int = 200) -> str:
+        return await anyio.to_thread.run_sync(tail_file, self.log, tail)
+
+    async def stop(self) -> None:
+        def go() -> None:
+            procs.kill_group(self.pid, self._started, grace=STOP_GRACE)
+            wait_quietly(self.popen)
+
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(go)
+
+
+def tail_file(path: Path, tail: int) -> str:
+    """The last `tail` lines of a log file ("" when it is gone)."""
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-tail:])
+    except OSError:
+        return ""
+
+
+def wait_quietly(popen: subprocess.Popen) -> None:
+    """Reap a killed child, waiting at most `DRAIN_AFTER_KILL` seconds."""
+    try:
+        popen.wait(timeout=DRAIN_AFTER_KILL)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def kill_all(
+    sandbox_id: str,
+    tracked: Mapping[int, Mapping[str, Any]],
+    children: Iterable[subprocess.Popen],
+) -> None:
+    """Kill every tracked process group (servers get SIGTERM and a short grace), then any
+    process still carrying the sandbox's marker; wait until they are gone and reap `children`."""
+    for pid, entry in tracked.items():
+        grace = STOP_GRACE if entry.get("kind") == "server" else 0.0
+        procs.kill_group(pid, entry.get("started"), grace=grace)
+    marked = _MARKED.pids(sandbox_id)
+    procs.kill_pids(marked)
+    ours = [pid for pid, e in tracked.items() if procs.alive(pid, e.get("started"))]
+    procs.wait_gone([*ours, *marked], DRAIN_AFTER_KILL)
+    for popen in children:
+        wait_quietly(popen)

@@ -1,0 +1,148 @@
+"""The `local` provider: creates, reconnects and reaps local sandboxes under its root, and
+refuses the limits a host process cannot be held to."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from agent_env.errors import SandboxError
+from agent_env.sandbox import SandboxProvider, SandboxSpec
+from agent_env.sandboxes import procs
+from agent_env.sandboxes.local.sandbox import LocalSandbox
+from agent_env.suggest import did_you_mean
+
+_NETWORKS = (None, "bridge", "host", "run")
+_SETTINGS = ("root",)
+
+
+class LocalProvider(SandboxProvider):
+    """Sandboxes that are a folder plus host processes (what `hello` uses; no Docker)."""
+
+    type = "local"
+
+    def __init__(self, settings: Mapping[str, Any] | None = None, *, home: Path | None = None):
+        super().__init__(settings, home=home)
+        unknown = sorted(set(self.settings) - set(_SETTINGS))
+        if unknown:
+            raise SandboxError(
+                f"[sandbox.local] has unknown setting {unknown[0]!r}"
+                f"{did_you_mean(unknown[0], _SETTINGS)}; known: {', '.join(_SETTINGS)}"
+            )
+        from agent_env.paths import home as default_home
+
+        base = home or default_home()
+        self.lease_dir = base / "leases"
+        root = self.settings.get("root")
+        self.root = Path(root).expanduser() if root else base / "sandboxes"
+
+    async def create(self, spec: SandboxSpec) -> LocalSandbox:
+        _refuse_unenforceable(spec)
+        sandbox_id = f"local-{uuid.uuid4().hex[:12]}"
+        folder = self.root / sandbox_id
+        meta = self.root / f"{sandbox_id}.meta"
+        # The meta folder (with the owner labels) appears atomically before the work folder,
+        # so a SIGKILL at any point leaves either nothing visible or something `reap` finds.
+        staging = self.root / f".{sandbox_id}.meta.tmp"
+        staging.mkdir(parents=True)
+        sandbox = LocalSandbox(
+            sandbox_id,
+            folder,
+            staging,
+            labels=dict(spec.labels),
+            env_vars=dict(spec.env_vars),
+        )
+        sandbox.save()
+        os.rename(staging, meta)
+        sandbox.meta = meta
+        folder.mkdir()
+        return sandbox
+
+    async def connect(self, info: Mapping[str, Any]) -> LocalSandbox:
+        sandbox_id = info.get("id")
+        if not isinstance(sandbox_id, str) or not sandbox_id.startswith("local-"):
+            raise SandboxError(f"not a local sandbox description: {dict(info)!r}")
+        meta = self.root / f"{sandbox_id}.meta"
+        try:
+            state = json.loads((meta / "state.json").read_text())
+        except FileNotFoundError:
+            raise SandboxError(f"local sandbox {sandbox_id} is gone (no {meta})") from None
+        sandbox = LocalSandbox(
+            sandbox_id,
+            Path(state["folder"]),
+            meta,
+            labels=state.get("labels", {}),
+            env_vars=state.get("env_vars", {}),
+        )
+        sandbox.restore_tracked(state.get("processes", []))
+        return sandbox
+
+    async def reap(self, *, adopt: Sequence[str] = ()) -> list[str]:
+        """Tear down every local sandbox under the root whose owner (labels) is dead."""
+        reaped = []
+        try:
+            names = os.listdir(self.root)
+        except FileNotFoundError:
+            return []
+        for name in sorted(names):
+            if not name.endswith(".meta"):
+                continue
+            sandbox_id = name[: -len(".meta")]
+            if sandbox_id in adopt:
+                continue
+            try:
+                sandbox = await self.connect({"id": sandbox_id})
+            except SandboxError:
+                continue
+            if self._leased_alive(sandbox_id) or owner_alive(sandbox.labels):
+                continue
+            await sandbox.teardown()
+            reaped.append(sandbox_id)
+        return reaped
+
+    def _leased_alive(self, sandbox_id: str) -> bool:
+        """A lease (written by SandboxManager, re-owned on adopt) overrides the labels."""
+        from agent_env.sandboxes import leases
+
+        lease = leases.read(self.lease_dir / f"{sandbox_id}{leases.SUFFIX}")
+        return lease is not None and leases.owner_alive(lease)
+
+
+def owner_alive(labels: Mapping[str, str]) -> bool:
+    """Whether the process named by `owner_pid`/`owner_start_time`/`owner_host` still runs.
+
+    A sandbox without an owner, or owned on another host, counts as alive (not ours to judge).
+    """
+    owner = procs.ProcessIdentity.from_labels(labels)
+    return owner is None or owner.alive()
+
+
+def _refuse_unenforceable(spec: SandboxSpec) -> None:
+    if spec.image:
+        raise SandboxError(
+            f"the local sandbox runs host processes and cannot run image {spec.image!r}; "
+            "use a provider that runs images (e.g. --sandbox docker) or drop `image`"
+        )
+    for field, value in (
+        ("cpus", spec.cpus),
+        ("memory", spec.memory),
+        ("pids", spec.pids),
+    ):
+        if value is not None:
+            raise SandboxError(
+                f"the local sandbox cannot enforce a {field} limit ({value!r}); "
+                "use a provider that can (e.g. docker) or drop the limit"
+            )
+    if spec.network not in _NETWORKS:
+        raise SandboxError(
+            f"the local sandbox cannot enforce network {spec.network!r} (its processes share "
+            f"the host network); supported: bridge, host, run"
+        )
+    if spec.settings:
+        raise SandboxError(
+            f"the local sandbox does not understand settings {sorted(spec.settings)}"
+        )
