@@ -253,6 +253,7 @@ class Surface:
     extensions: list[ServedExtension]
     card: EnvironmentCard
     access: ToolAccess | None = None
+    on_tool_call: Callable | None = None
 
     # --- MCP -------------------------------------------------------------------------------
     def listed_tools(self, role: str | None) -> list[dict]:
@@ -278,7 +279,7 @@ class Surface:
             try:
                 if self.access is not None:
                     self.access.check_call(context)
-                hook = _hook(self.handler, "on_tool_call")
+                hook = self.on_tool_call
                 answer = await _maybe_await(hook(context)) if hook else None
                 if answer is not None:
                     return _hook_answer(answer)
@@ -364,7 +365,10 @@ def read_surface(handler: Any, *, name: str, config: dict) -> Surface:
         for action, path in TOOL_ACCESS_PATHS.items():
             routes.append(_access_route(access, action, path))
     card = _merged_card(config, name, tools, exts, operations)
-    return Surface(handler, tools, operations, routes, card, access)
+    hook = _hook(handler, "on_tool_call")
+    if getattr(type(handler), "on_tool_call", None) is EnvironmentHooks.on_tool_call:
+        hook = None  # the default lets every call proceed: skip it
+    return Surface(handler, tools, operations, routes, card, access, hook)
 
 
 def _access_route(access: ToolAccess, action: str, path: str) -> ServedExtension:
