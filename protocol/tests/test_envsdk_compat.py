@@ -484,3 +484,50 @@ async def test_a_typeddict_result_leaves_absent_keys_out():
         async with EnvClient(server.url) as env:
             result = await env.call_tool("partial")
     assert result.structured == {"n": 1} and not result.is_error
+
+
+def _has_fastmcp() -> bool:
+    try:
+        import mcp.server.fastmcp  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.mark.xfail(
+    not _has_fastmcp(),
+    strict=True,
+    reason="mount() needs mcp 1.x's FastMCP, which mcp 2.x no longer has",
+)
+async def test_a_mounted_env_answers_as_a_served_one():
+    from mcp.server.fastmcp import FastMCP
+
+    class Mounted(AgentEnvEnvironment):
+        def __init__(self) -> None:
+            self.mcp = FastMCP("mounted")
+            self.mount(self.mcp)
+
+        @tool(annotations={"readOnlyHint": True})
+        def who(self, ctx: ToolContext) -> list[str]:
+            return [ctx.caller.role or "", "x"]
+
+        @tool()
+        def busy(self) -> str:
+            raise AgentEnvError("busy", "try later", retryable=True)
+
+    env = Mounted()
+    with pytest.raises(RuntimeError, match="already mounted"):
+        env.mount(env.mcp)
+    with serve_in_thread(env.mcp.streamable_http_app()) as server:
+        card = httpx.get(server.url + "/.well-known/agent-env.json").json()
+        assert [t["name"] for t in card["capabilities"]["tools"]] == ["busy", "who"]
+        async with ToolSession(mcp_url=server.url + "/mcp", role="alice") as session:
+            who = await session.call_tool("who", {})
+            assert [c["text"] for c in who.content] == ["alice", "x"]
+            assert who.structured == {"result": ["alice", "x"]}
+            busy = await session.call_tool("busy", {})
+            assert busy.isError and busy.text == "busy: try later"
+            assert busy.structured["retryable"] is True
+        listed = {t.name: t for t in await env.mcp.list_tools()}
+        assert listed["busy"].outputSchema["required"] == ["result"]
+        assert listed["who"].annotations.readOnlyHint is True

@@ -4,7 +4,8 @@
 become custom routes; each `@tool` becomes a FastMCP tool whose call runs through this SDK's
 tool call (context binding, `on_tool_call`, tool rules, AgentEnvError results), so a mounted env
 answers as a served one. What FastMCP itself lists: the tool's input schema, annotations and
-`_meta`; an output schema is not listed there (FastMCP would validate error results against it).
+`_meta`, and the output schema (FastMCP's tool dispatch is wrapped so an error result of such a
+tool is sent as is rather than checked against the schema).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
-from typing import Any
+from typing import Annotated, Any
 
 from agentenv_protocol.context import ToolContext, caller_from_request, new_context
 from agentenv_protocol.surface import ServedTool
@@ -27,7 +28,42 @@ from agentenv_protocol.types import (
 )
 
 
-def _adapter(app: Any, surface: Any, tool: ServedTool, result_type: type) -> Any:
+class _Answer(Exception):
+    """Carries a finished error result past FastMCP's output validation (see `_catch_answers`)."""
+
+    def __init__(self, result: dict) -> None:
+        super().__init__(result.get("content"))
+        self.result = result
+
+
+def _catch_answers(app: Any, result_type: type) -> bool:
+    """Wrap FastMCP's tool dispatch (its tool manager, the one seam mcp 1.x has) so an error
+    result of a tool that lists an output schema reaches the wire as is; False without one."""
+    manager = getattr(app, "_tool_manager", None)
+    inner = getattr(manager, "call_tool", None)
+    if not callable(inner):
+        return False
+    if getattr(inner, "__agentenv_answers__", False):
+        return True
+
+    async def call_tool(name: str, arguments: dict, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await inner(name, arguments, *args, **kwargs)
+        except Exception as e:
+            cause: BaseException | None = e
+            while cause is not None and not isinstance(cause, _Answer):
+                cause = cause.__cause__ or cause.__context__
+            if cause is None:
+                raise
+            return result_type.model_validate(cause.result)
+
+    functools.update_wrapper(call_tool, inner)
+    call_tool.__agentenv_answers__ = True  # type: ignore[attr-defined]
+    manager.call_tool = call_tool
+    return True
+
+
+def _adapter(app: Any, surface: Any, tool: ServedTool, result_type: type, typed: bool) -> Any:
     name = tool.descriptor.name
     sig = inspect.signature(tool.fn)
     params = [p for p in sig.parameters.values() if p.name != tool.sig.context_param]
@@ -39,13 +75,18 @@ def _adapter(app: Any, surface: Any, tool: ServedTool, result_type: type) -> Any
             getattr(request_context, "meta", None), getattr(request, "headers", None)
         )
         context = new_context(caller, name, arguments, "mcp", mcp=request_context)
-        return result_type.model_validate(await surface.call_tool(name, arguments, context))
+        result = await surface.call_tool(name, arguments, context)
+        if typed and result.get("isError"):
+            raise _Answer(result)
+        return result_type.model_validate(result)
 
     call.__name__ = tool.fn.__name__
     call.__doc__ = tool.descriptor.description
-    call.__signature__ = sig.replace(parameters=params, return_annotation=result_type)  # type: ignore[attr-defined]
+    # typed: FastMCP lists the output model's schema and sends the result as is
+    returns = Annotated[result_type, tool.output.model] if typed else result_type
+    call.__signature__ = sig.replace(parameters=params, return_annotation=returns)  # type: ignore[attr-defined]
     hints = {p.name: p.annotation for p in params if p.annotation is not inspect.Parameter.empty}
-    call.__annotations__ = {**hints, "return": result_type}
+    call.__annotations__ = {**hints, "return": returns}
     return call
 
 
@@ -72,7 +113,9 @@ def mount(served: Any, app: Any) -> Any:
         surface.card = surface.card.model_copy(update={"additionalInterfaces": interfaces})
     for route in served.routes():
         app.custom_route(route.path, methods=sorted(route.methods or ["GET"]))(route.endpoint)
+    answers = _catch_answers(app, mt.CallToolResult)
     for tool in surface.tools.values():
+        typed = answers and tool.output.model is not None
         extra: dict = {}
         listed = tool.listed()
         if "annotations" in listed:
@@ -80,7 +123,7 @@ def mount(served: Any, app: Any) -> Any:
         if "_meta" in listed:
             extra["meta"] = listed["_meta"]
         app.add_tool(
-            _adapter(app, surface, tool, mt.CallToolResult),
+            _adapter(app, surface, tool, mt.CallToolResult, typed),
             name=tool.descriptor.name,
             description=tool.descriptor.description,
             **extra,
