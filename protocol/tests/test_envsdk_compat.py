@@ -515,12 +515,16 @@ async def test_a_mounted_env_answers_as_a_served_one():
         def busy(self) -> str:
             raise AgentEnvError("busy", "try later", retryable=True)
 
+        @tool()
+        def progress(self, ctx: FastMCPContext) -> str:  # type: ignore[valid-type]
+            return f"request {ctx.request_id}"
+
     env = Mounted()
     with pytest.raises(RuntimeError, match="already mounted"):
         env.mount(env.mcp)
     with serve_in_thread(env.mcp.streamable_http_app()) as server:
         card = httpx.get(server.url + "/.well-known/agent-env.json").json()
-        assert [t["name"] for t in card["capabilities"]["tools"]] == ["busy", "who"]
+        assert [t["name"] for t in card["capabilities"]["tools"]] == ["busy", "progress", "who"]
         async with ToolSession(mcp_url=server.url + "/mcp", role="alice") as session:
             who = await session.call_tool("who", {})
             assert [c["text"] for c in who.content] == ["alice", "x"]
@@ -528,6 +532,39 @@ async def test_a_mounted_env_answers_as_a_served_one():
             busy = await session.call_tool("busy", {})
             assert busy.isError and busy.text == "busy: try later"
             assert busy.structured["retryable"] is True
+            progress = await session.call_tool("progress", {})
+            assert not progress.isError and progress.text.startswith("request ")
         listed = {t.name: t for t in await env.mcp.list_tools()}
         assert listed["busy"].outputSchema["required"] == ["result"]
         assert listed["who"].annotations.readOnlyHint is True
+
+
+def _fastmcp_context_type():
+    try:
+        from mcp.server.fastmcp import Context
+    except ImportError:
+        from mcp.server.mcpserver import Context  # mcp 2.x's name
+    return Context
+
+
+FastMCPContext = _fastmcp_context_type()
+
+
+class TakesFastMCPContext(AgentEnvEnvironment):
+    @tool()
+    def progress(self, steps: int, ctx: FastMCPContext) -> str:  # type: ignore[valid-type]
+        return f"{steps} steps, context given: {ctx is not None}"
+
+
+async def test_a_fastmcp_context_parameter_is_not_an_argument():
+    env = TakesFastMCPContext()
+    assert env.card.capabilities.tools[0].inputSchema == {
+        "type": "object",
+        "properties": {"steps": {"type": "integer"}},
+        "required": ["steps"],
+    }
+    with serve_in_thread(env.create_app()) as server:
+        async with EnvClient(server.url) as client_:
+            result = await client_.call_tool("progress", {"steps": 2})
+    # served by this SDK there is no FastMCP to hand one over; a mounted env gets FastMCP's
+    assert (result.is_error, result.text) == (False, "2 steps, context given: False")

@@ -66,15 +66,17 @@ def _catch_answers(app: Any, result_type: type) -> bool:
 def _adapter(app: Any, surface: Any, tool: ServedTool, result_type: type, typed: bool) -> Any:
     name = tool.descriptor.name
     sig = inspect.signature(tool.fn)
-    params = [p for p in sig.parameters.values() if p.name != tool.sig.context_param]
+    injected = (tool.sig.context_param, tool.sig.fastmcp_context_param)
+    params = [p for p in sig.parameters.values() if p.name not in injected]
 
     async def call(**arguments: Any) -> Any:
-        request_context = getattr(app.get_context(), "request_context", None)
+        fastmcp_context = app.get_context()
+        request_context = getattr(fastmcp_context, "request_context", None)
         request = getattr(request_context, "request", None)
         caller = caller_from_request(
             getattr(request_context, "meta", None), getattr(request, "headers", None)
         )
-        context = new_context(caller, name, arguments, "mcp", mcp=request_context)
+        context = new_context(caller, name, arguments, "mcp", mcp=fastmcp_context)
         result = await surface.call_tool(name, arguments, context)
         if typed and result.get("isError"):
             raise _Answer(result)

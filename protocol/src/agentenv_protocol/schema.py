@@ -95,6 +95,20 @@ def _is_context(annotation: Any) -> bool:
     return False
 
 
+def _is_fastmcp_context(annotation: Any) -> bool:
+    """A FastMCP `Context` (mcp 1.x's, mcp 2.x's MCPServer's, or the fastmcp package's)."""
+    if get_origin(annotation) is Annotated:
+        annotation = get_args(annotation)[0]
+    if get_origin(annotation) in (Union, types.UnionType):
+        return any(_is_fastmcp_context(a) for a in get_args(annotation))
+    module = getattr(annotation, "__module__", "") or ""
+    return (
+        isinstance(annotation, type)
+        and annotation.__name__ == "Context"
+        and module.startswith(("mcp.server.fastmcp", "mcp.server.mcpserver", "fastmcp"))
+    )
+
+
 class Signature:
     """The wire view of a handler: its JSON schema, the injected context parameter, a validator."""
 
@@ -106,6 +120,8 @@ class Signature:
         except Exception:
             hints = {}
         self.context_param: str | None = None
+        #: a FastMCP `Context` parameter: not an argument; filled when a FastMCP app runs the tool
+        self.fastmcp_context_param: str | None = None
         self.var_kwargs = False
         properties: dict = {}
         required: list = []
@@ -119,6 +135,9 @@ class Signature:
             annotation = hints.get(name, param.annotation)
             if _is_context(annotation):
                 self.context_param = name
+                continue
+            if _is_fastmcp_context(annotation):
+                self.fastmcp_context_param = name
                 continue
             prop = schema_for(annotation)
             if param.default is inspect.Parameter.empty:

@@ -275,6 +275,9 @@ class Surface:
             return error_result(str(e))
         if entry.sig.context_param:
             kwargs[entry.sig.context_param] = context
+        if entry.sig.fastmcp_context_param:  # FastMCP's own Context when one runs the tool
+            fastmcp = context.mcp if type(context.mcp).__name__ == "Context" else None
+            kwargs[entry.sig.fastmcp_context_param] = fastmcp
         with bound(context):
             try:
                 if self.access is not None:
