@@ -183,7 +183,11 @@ def test_handler_failure_is_32000_with_the_authors_code(notes):
         },
     ).json()
     assert response["error"]["code"] == -32000
-    assert response["error"]["data"] == {"code": "unsupported_part"}
+    assert response["error"]["data"] == {
+        "code": "unsupported_part",
+        "retryable": False,
+        "applied": "no",
+    }
     assert "data parts" in response["error"]["message"]
 
 
@@ -265,7 +269,11 @@ def test_extension_binds_query_params_and_rejects_bad_ones(notes):
     )
     assert httpx.get(notes + "/agentenv/ext/stats", params={"prefix": "a"}).json() == {"count": 2}
     bad = httpx.get(notes + "/agentenv/ext/stats", params={"prefx": "a"})
-    assert bad.status_code == 200  # unknown query keys are ignored when nothing required is missing
+    # an unknown argument is refused, as the existing SDK does, with a did-you-mean
+    assert bad.status_code == 400
+    error = bad.json()["error"]
+    assert error["code"] == "invalid_params" and "did you mean 'prefix'" in error["message"]
+    assert error["retryable"] is False and error["applied"] == "no"
 
 
 def test_decorator_mistakes_are_clear():

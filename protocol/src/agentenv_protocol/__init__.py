@@ -20,6 +20,11 @@ _EXPORTS = {
     # server (heavy)
     "AgentEnvEnvironment": "server",
     "EnvironmentApp": "server",
+    "AgentEnvApplication": "mounting",
+    "AgentEnvFastMCPApplication": "mounting",
+    "AgentEnvStarletteApplication": "mounting",
+    "create_fastmcp_app": "mounting",
+    "injecting": "mounting",
     # context
     "ToolContext": "context",
     "Caller": "context",
@@ -40,9 +45,14 @@ _EXPORTS = {
     "HandlerFailed": "errors",
     "EnvUnavailable": "errors",
     "ToolCallError": "errors",
+    "Applied": "errors",
     # client
     "EnvClient": "client",
     "ToolResult": "client",
+    "ExtensionCallError": "client_helpers",
+    "ToolSession": "tool_client",
+    "ToolSessionError": "tool_client",
+    "INTAKE_EXTENSION_URI": "client_helpers",
     # wire types
     "EnvironmentCard": "types",
     "EnvironmentCapabilities": "types",
@@ -68,6 +78,8 @@ _EXPORTS = {
     "METHOD_ADD": "types",
     "METHOD_GET": "types",
     "CLOCK_EXTENSION_URI": "types",
+    "DATA_OBJECTS_EXTENSION_URI": "types",
+    "HIDDEN_BY_DEFAULT_META_KEY": "types",
     "DEFAULT_PORT": "types",
     "DEFAULT_HOST": "types",
 }
@@ -88,6 +100,12 @@ _SUBMODULES = {
     "fastpost",
     "mcp_http",
     "jsonrpc",
+    "client_helpers",
+    "tool_client",
+    "tool_access",
+    "output",
+    "surface",
+    "mounting",
 }
 
 __all__ = sorted(_EXPORTS)

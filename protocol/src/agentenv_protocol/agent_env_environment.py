@@ -10,10 +10,24 @@ from agentenv_protocol.authoring import (
     tool,
 )
 from agentenv_protocol.errors import AgentEnvError
+from agentenv_protocol.mounting import (
+    AgentEnvApplication,
+    AgentEnvFastMCPApplication,
+    AgentEnvStarletteApplication,
+    create_fastmcp_app,
+    injecting,
+)
 from agentenv_protocol.server import AgentEnvEnvironment, EnvironmentApp
+from agentenv_protocol.types import HIDDEN_BY_DEFAULT_META_KEY
 
 __all__ = [
+    "HIDDEN_BY_DEFAULT_META_KEY",
+    "AgentEnvApplication",
     "AgentEnvEnvironment",
+    "AgentEnvFastMCPApplication",
+    "AgentEnvStarletteApplication",
+    "create_fastmcp_app",
+    "injecting",
     "AgentEnvError",
     "EnvironmentApp",
     "add_data",

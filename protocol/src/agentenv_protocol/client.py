@@ -45,6 +45,10 @@ class ToolResult:
     def text(self) -> str:
         return "\n".join(c.get("text", "") for c in self.content if c.get("type") == "text")
 
+    @property
+    def isError(self) -> bool:  # noqa: N802 - the existing SDK's ToolSession result spells it so
+        return self.is_error
+
     def json(self) -> Any:
         """The structured value, else the text parsed as JSON."""
         return self.structured if self.structured is not None else json.loads(self.text)
@@ -255,3 +259,43 @@ class EnvClient:
         if out.is_error and raise_on_error:
             raise ToolCallError(name, out.text)
         return out
+
+
+# The existing SDK's card and data-plane helpers live in this module's namespace.
+from agentenv_protocol.client_helpers import (  # noqa: E402
+    ExtensionCallError,
+    add_data,
+    extension_params,
+    find_child,
+    find_extension,
+    find_extension_method,
+    find_tool,
+    get_card,
+    get_data,
+    get_interface_manifest,
+    intake_declaration,
+    invoke_extension,
+    mcp_path,
+    reset_data,
+    supports_v1,
+)
+
+__all__ = [
+    "EnvClient",
+    "ExtensionCallError",
+    "ToolResult",
+    "add_data",
+    "extension_params",
+    "find_child",
+    "find_extension",
+    "find_extension_method",
+    "find_tool",
+    "get_card",
+    "get_data",
+    "get_interface_manifest",
+    "intake_declaration",
+    "invoke_extension",
+    "mcp_path",
+    "reset_data",
+    "supports_v1",
+]

@@ -76,6 +76,24 @@ class ToolContext:
         return _current.get()
 
     @classmethod
+    def as_caller(
+        cls,
+        role: str | None = None,
+        session: str | None = None,
+        *,
+        tool: str = "",
+        arguments: Mapping[str, Any] | None = None,
+    ) -> ToolContext:
+        """A context for code acting as `role` outside any call (a seeding script, a test calling a
+        handler directly), to bind with `bound(...)`."""
+        return cls(
+            caller=Caller(role=normalize_role(role), session=session, raw_role=role),
+            tool=tool,
+            arguments=_frozen(arguments),
+            call_id=uuid.uuid4().hex,
+        )
+
+    @classmethod
     def for_test(
         cls,
         *,
@@ -111,8 +129,12 @@ def bound(context: ToolContext) -> Iterator[ToolContext]:
         _current.reset(token)
 
 
-def caller_from_request(meta: Mapping[str, Any] | None, headers: Any) -> Caller:
-    """The caller from MCP `_meta` entries and HTTP headers (`_meta` wins when it names a role)."""
+def caller_from_request(meta: Any, headers: Any) -> Caller:
+    """The caller from MCP `_meta` entries (a mapping, or mcp 1.x's `RequestParams.Meta` model)
+    and HTTP headers (`_meta` wins when it names a role)."""
+    if meta is not None and not isinstance(meta, Mapping):
+        dump = getattr(meta, "model_dump", None)
+        meta = dump(by_alias=True, exclude_none=True) if callable(dump) else None
     meta = meta or {}
     forwarded = ROLE_META_KEY in meta
     raw_role = (

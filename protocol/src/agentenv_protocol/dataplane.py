@@ -47,7 +47,7 @@ def _log_failure(method: str, exc: Exception) -> None:
 
 def _failed(code: str, exc: Exception) -> Fault:
     if isinstance(exc, AgentEnvError):
-        data = {"code": exc.code}
+        data = {k: v for k, v in exc.fields().items() if k != "message"}
         if exc.data is not None:
             data["data"] = exc.data
         return Fault(E.SERVER_ERROR, exc.message, data)

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -15,19 +15,57 @@ INVALID_PARAMS = -32602
 SERVER_ERROR = -32000
 
 
-class AgentEnvError(Exception):
-    """Raised by an environment handler: a tool returns `"<code>: <message>"` as an MCP error
-    result, a data-plane handler answers JSON-RPC -32000 with `data.code`."""
+#: Whether a failed call's effect happened: `unknown` when it may have been delivered first.
+Applied = Literal["yes", "no", "unknown"]
+_APPLIED = ("yes", "no", "unknown")
 
-    def __init__(self, code: str, message: str, *, data: Any = None) -> None:
-        super().__init__(f"{code}: {message}")
+
+class AgentEnvError(Exception):
+    """Raised by an environment handler to answer with a code rather than a crash: a tool answers
+    `isError` with `"<code>: <message>"` and `fields()` as structured content, an extension answers
+    `status` with `fields()` as the error body, a data-plane handler JSON-RPC -32000 with them as
+    `data`. Callers retry on their own only when `retryable` and `applied == "no"`."""
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        retryable: bool = False,
+        applied: Applied = "no",
+        hint: str | None = None,
+        status: int = 400,
+        data: Any = None,
+    ) -> None:
+        if applied not in _APPLIED:
+            raise ValueError(f"AgentEnvError: applied must be one of {_APPLIED}, got {applied!r}")
+        if not isinstance(status, int) or not 400 <= status <= 599:
+            raise ValueError(f"AgentEnvError: status must be an HTTP error status, got {status!r}")
+        super().__init__(message)
         self.code = code
         self.message = message
+        self.retryable = retryable
+        self.applied: Applied = applied
+        self.hint = hint
+        self.status = status
         self.data = data
 
+    def fields(self) -> dict:
+        """The wire fields: code, message, retryable, applied, and hint when given."""
+        fields: dict = {
+            "code": self.code,
+            "message": self.message,
+            "retryable": self.retryable,
+            "applied": self.applied,
+        }
+        if self.hint is not None:
+            fields["hint"] = self.hint
+        return fields
 
-class ProtocolError(Exception):
-    """Base class of everything the protocol client raises."""
+
+class ProtocolError(RuntimeError):
+    """Base class of everything the protocol client raises (a RuntimeError, as the existing
+    SDK's client helpers raise)."""
 
 
 class EnvUnavailable(ProtocolError):

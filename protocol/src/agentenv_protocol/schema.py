@@ -95,6 +95,20 @@ def _is_context(annotation: Any) -> bool:
     return False
 
 
+def _is_fastmcp_context(annotation: Any) -> bool:
+    """A FastMCP `Context` (mcp 1.x's, mcp 2.x's MCPServer's, or the fastmcp package's)."""
+    if get_origin(annotation) is Annotated:
+        annotation = get_args(annotation)[0]
+    if get_origin(annotation) in (Union, types.UnionType):
+        return any(_is_fastmcp_context(a) for a in get_args(annotation))
+    module = getattr(annotation, "__module__", "") or ""
+    return (
+        isinstance(annotation, type)
+        and annotation.__name__ == "Context"
+        and module.startswith(("mcp.server.fastmcp", "mcp.server.mcpserver", "fastmcp"))
+    )
+
+
 class Signature:
     """The wire view of a handler: its JSON schema, the injected context parameter, a validator."""
 
@@ -106,6 +120,8 @@ class Signature:
         except Exception:
             hints = {}
         self.context_param: str | None = None
+        #: a FastMCP `Context` parameter: not an argument; filled when a FastMCP app runs the tool
+        self.fastmcp_context_param: str | None = None
         self.var_kwargs = False
         properties: dict = {}
         required: list = []
@@ -119,6 +135,9 @@ class Signature:
             annotation = hints.get(name, param.annotation)
             if _is_context(annotation):
                 self.context_param = name
+                continue
+            if _is_fastmcp_context(annotation):
+                self.fastmcp_context_param = name
                 continue
             prop = schema_for(annotation)
             if param.default is inspect.Parameter.empty:
@@ -134,11 +153,25 @@ class Signature:
             self.schema["required"] = required
         self.params = list(properties)
         self._model = create_model(
-            f"{label}_arguments", __config__=ConfigDict(arbitrary_types_allowed=True), **fields
+            f"{getattr(fn, '__name__', 'handler')}Arguments",
+            __config__=ConfigDict(arbitrary_types_allowed=True),
+            **fields,
         )
+        self._model_schema: dict | None = None
 
-    def bind(self, arguments: Any) -> dict:
-        """Validated keyword arguments, or ValueError naming every bad field (with did-you-mean)."""
+    def model_schema(self) -> dict:
+        """The arguments' JSON schema as pydantic (and so mcp's FastMCP) writes it, with titles;
+        the plain `schema` when pydantic can't describe a parameter type."""
+        if self._model_schema is None:
+            try:
+                self._model_schema = self._model.model_json_schema()
+            except Exception:
+                self._model_schema = self.schema
+        return self._model_schema
+
+    def bind(self, arguments: Any, *, allow_unknown: bool = True) -> dict:
+        """Validated keyword arguments, or ValueError naming every bad field (with did-you-mean).
+        An unknown argument is dropped, or with `allow_unknown=False` a bad field too."""
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict):
@@ -146,6 +179,9 @@ class Signature:
                 f"invalid arguments for {self.label}: expected an object, got {type(arguments).__name__}"
             )
         unknown = [k for k in arguments if k not in self.params]
+        if unknown and not allow_unknown and not self.var_kwargs:
+            problems = [f"{k}: unknown argument{did_you_mean(k, self.params)}" for k in unknown]
+            raise ValueError(f"invalid arguments for {self.label}: " + "; ".join(problems))
         try:
             model = self._model.model_validate(
                 {k: v for k, v in arguments.items() if k in self.params}

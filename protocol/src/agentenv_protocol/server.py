@@ -20,26 +20,20 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from agentenv_protocol import errors as E
-from agentenv_protocol.authoring import CARD_ATTR, EXT_ATTR, OP_ATTR, TOOL_ATTR
-from agentenv_protocol.context import bound, caller_from_request, new_context
-from agentenv_protocol.dataplane import OP_METHODS, dispatch
+from agentenv_protocol.authoring import CARD_ATTR
+from agentenv_protocol.context import Caller, bound, caller_from_request, new_context
+from agentenv_protocol.dataplane import dispatch
 from agentenv_protocol.errors import AgentEnvError
 from agentenv_protocol.jsonrpc import error as rpc_error
 from agentenv_protocol.mcp_server import mcp_app
-from agentenv_protocol.schema import Signature, did_you_mean
+from agentenv_protocol.surface import EnvironmentHooks, ServedExtension, ServedTool, read_surface
 from agentenv_protocol.types import (
     DEFAULT_HOST,
     DEFAULT_PORT,
-    MCP_PATH,
-    MCP_TRANSPORT,
     READY_PATH,
     RPC_PATH,
     WELL_KNOWN_PATH,
-    EnvironmentCapabilities,
     EnvironmentCard,
-    EnvironmentExtension,
-    EnvironmentInterface,
-    EnvironmentTool,
     error_body,
 )
 
@@ -75,55 +69,35 @@ def json_response(body: Any, status: int = 200) -> Response:
     )
 
 
-class _ToolEntry:
-    __slots__ = ("descriptor", "fn", "sig", "is_async")
-
-    def __init__(self, descriptor: EnvironmentTool, fn: Callable, sig: Signature) -> None:
-        self.descriptor, self.fn, self.sig = descriptor, fn, sig
-        self.is_async = inspect.iscoroutinefunction(fn)
+def _wire(cls: Any, value: dict) -> Any:
+    """An mcp type from its wire dict (camelCase keys validate on mcp 1.x and 2.x alike)."""
+    return cls.model_validate(value)
 
 
-def _members(handler: Any, attr: str):
-    for name in dir(type(handler)):
-        if name.startswith("__"):
-            continue
-        raw = getattr(type(handler), name, None)
-        marker = getattr(raw, attr, None)
-        if marker is not None:
-            yield getattr(handler, name), marker
+def _caller(ctx: Any) -> Caller:
+    request = getattr(ctx, "request", None)
+    return caller_from_request(getattr(ctx, "meta", None), getattr(request, "headers", None))
 
 
-def tool_result(value: Any) -> mt.CallToolResult:
-    """A tool's return value as an MCP result: text as text, JSON-able values as JSON text."""
-    if isinstance(value, mt.CallToolResult):
-        return value
-    if value is None:
-        return mt.CallToolResult(content=[])
-    if isinstance(value, str):
-        return mt.CallToolResult(content=[mt.TextContent(type="text", text=value)])
-    if isinstance(value, (mt.TextContent, mt.ImageContent, mt.AudioContent, mt.EmbeddedResource)):
-        return mt.CallToolResult(content=[value])
-    if hasattr(value, "model_dump"):
-        value = value.model_dump(mode="json")
-    text = json.dumps(value, default=str)
-    return mt.CallToolResult(
-        content=[mt.TextContent(type="text", text=text)],
-        structuredContent=value if isinstance(value, dict) else None,
-    )
-
-
-def error_result(text: str) -> mt.CallToolResult:
-    return mt.CallToolResult(content=[mt.TextContent(type="text", text=text)], isError=True)
+def _ext_error(error: AgentEnvError) -> Response:
+    return json_response(error_body(**error.fields()), error.status)
 
 
 class EnvironmentApp:
     """Reads an environment object's marks once and builds the card, routes and MCP server."""
 
     def __init__(
-        self, handler: Any, *, name: str | None = None, max_request_bytes: int | None = None
+        self,
+        handler: Any,
+        *,
+        name: str | None = None,
+        max_request_bytes: int | None = None,
+        card: EnvironmentCard | None = None,
     ) -> None:
         self.handler = handler
         config = dict(getattr(type(handler), CARD_ATTR, None) or {})
+        if card is not None:  # a card given by the caller (the composition style) wins
+            config = card.model_dump(exclude_none=True)
         card_name = (
             os.environ.get("ENVIRONMENT_NAME")
             or name
@@ -135,112 +109,34 @@ class EnvironmentApp:
             or os.environ.get("AGENTENV_MAX_REQUEST_BYTES")
             or getattr(handler, "max_request_bytes", DEFAULT_MAX_REQUEST_BYTES)
         )
-        self.tools: dict[str, _ToolEntry] = {}
-        for fn, marker in _members(handler, TOOL_ATTR):
-            tool_name = marker["name"].replace(_ENV_NAME_TOKEN, card_name)
-            if "{" in tool_name or "}" in tool_name:
-                raise ValueError(
-                    f"@tool name {marker['name']!r}: the only placeholder is {_ENV_NAME_TOKEN!r}"
-                )
-            if tool_name in self.tools:
-                raise ValueError(f"two methods are registered as tool {tool_name!r}")
-            sig = Signature(fn, label=f"tool {tool_name!r}")
-            descriptor = EnvironmentTool(
-                name=tool_name, description=marker["description"], inputSchema=sig.schema
-            )
-            self.tools[tool_name] = _ToolEntry(descriptor, fn, sig)
-        self.rpc_handlers: dict[str, Callable] = {}
-        for fn, op in _members(handler, OP_ATTR):
-            method = OP_METHODS[op]
-            if method in self.rpc_handlers:
-                raise ValueError(f"two methods are marked @{op}")
-            self.rpc_handlers[method] = fn
-        self.extensions: list[tuple[EnvironmentExtension, Callable, str, str, Signature]] = []
-        seen: set = set()
-        for fn, marker in _members(handler, EXT_ATTR):
-            path, verb = marker["path"], marker["method"]
-            if (path, verb) in seen:
-                raise ValueError(f"two extensions serve {verb} {path}")
-            seen.add((path, verb))
-            sig = Signature(fn, label=f"extension {fn.__name__!r}")
-            params = (
-                marker["params"]
-                if marker["params"] is not None
-                else {
-                    "endpoint": path,
-                    "methods": {fn.__name__: {"method": verb, "request": sig.schema}},
-                }
-            )
-            ext = EnvironmentExtension(
-                uri=marker["uri"],
-                description=marker["description"],
-                params=params,
-                required=marker["required"],
-            )
-            self.extensions.append((ext, fn, path, verb, sig))
-        self.card = self._card(config, card_name)
+        self.surface = read_surface(handler, name=card_name, config=config)
 
-    def _card(self, config: dict, name: str) -> EnvironmentCard:
-        card = EnvironmentCard(**{**config, "name": name})
-        caps = card.capabilities or EnvironmentCapabilities()
-        tools = list(caps.tools or [])
-        declared = {t.name for t in tools}
-        tools += [t.descriptor for n, t in self.tools.items() if n not in declared]
-        exts = list(caps.extensions or [])
-        uris = {e.uri for e in exts}
-        exts += [e for e, *_ in self.extensions if e.uri not in uris]
-        operations = [m for m in OP_METHODS.values() if m in self.rpc_handlers]
-        caps = caps.model_copy(
-            update={"tools": tools, "extensions": exts or None, "operations": operations}
-        )
-        interfaces = list(card.additionalInterfaces)
-        if not any(i.transport == MCP_TRANSPORT for i in interfaces):
-            interfaces.append(EnvironmentInterface(url=MCP_PATH, transport=MCP_TRANSPORT))
-        return card.model_copy(update={"capabilities": caps, "additionalInterfaces": interfaces})
+    @property
+    def card(self) -> EnvironmentCard:
+        return self.surface.card
+
+    @property
+    def tools(self) -> dict[str, ServedTool]:
+        return self.surface.tools
+
+    @property
+    def rpc_handlers(self) -> dict[str, Callable]:
+        return self.surface.operations
 
     # --- MCP -------------------------------------------------------------------------------
     async def list_tools(self, ctx: Any, params: Any) -> mt.ListToolsResult:
-        return mt.ListToolsResult(
-            tools=[
-                mt.Tool(name=n, description=t.descriptor.description, inputSchema=t.sig.schema)
-                for n, t in self.tools.items()
-            ]
-        )
+        caller = _caller(ctx)
+        return _wire(mt.ListToolsResult, {"tools": self.surface.listed_tools(caller.role)})
 
     async def call_tool(self, ctx: Any, params: mt.CallToolRequestParams) -> mt.CallToolResult:
-        entry = self.tools.get(params.name)
-        if entry is None:
-            return error_result(
-                f"unknown tool {params.name!r}{did_you_mean(params.name, self.tools)}"
-            )
         arguments = params.arguments or {}
-        try:
-            kwargs = entry.sig.bind(arguments)
-        except ValueError as e:
-            return error_result(str(e))
-        request = getattr(ctx, "request", None)
-        caller = caller_from_request(getattr(ctx, "meta", None), getattr(request, "headers", None))
-        context = new_context(caller, params.name, arguments, "mcp", mcp=ctx)
-        if entry.sig.context_param:
-            kwargs[entry.sig.context_param] = context
-        with bound(context):
-            try:
-                value = await entry.fn(**kwargs) if entry.is_async else entry.fn(**kwargs)
-                if inspect.isawaitable(value):
-                    value = await value
-            except AgentEnvError as e:
-                return error_result(f"{e.code}: {e.message}")
-            except Exception as e:
-                log.exception("tool %r failed", params.name)
-                return error_result(f"tool {params.name!r} failed: {type(e).__name__}: {e}")
-        try:
-            return tool_result(value)
-        except (TypeError, ValueError) as e:
-            return error_result(f"tool {params.name!r} returned a value that is not JSON: {e}")
+        context = new_context(_caller(ctx), params.name, arguments, "mcp", mcp=ctx)
+        result = await self.surface.call_tool(params.name, arguments, context)
+        return _wire(mt.CallToolResult, result)
 
     # --- HTTP routes -----------------------------------------------------------------------
     async def card_route(self, request: Request) -> Response:
-        return json_response(self.card.model_dump(exclude_none=True))
+        return json_response(self.card.model_dump())
 
     async def ready_route(self, request: Request) -> Response:
         return json_response({"status": "ready", "name": self.card.name, "tools": len(self.tools)})
@@ -252,7 +148,9 @@ class EnvironmentApp:
             return json_response(rpc_error(None, E.INVALID_REQUEST, f"invalid request: {e}"), 413)
         return json_response(await dispatch(body, self.rpc_handlers))
 
-    def _ext_route(self, fn: Callable, verb: str, sig: Signature, uri: str) -> Callable:
+    def _ext_route(self, ext: ServedExtension) -> Callable:
+        fn, verb, sig, uri = ext.fn, ext.verb, ext.sig, ext.uri
+
         async def route(request: Request) -> Response:
             try:
                 if verb == "GET":
@@ -262,11 +160,11 @@ class EnvironmentApp:
                     params = json.loads(raw) if raw else {}
                     if not isinstance(params, dict):
                         raise ValueError("the request body must be a JSON object")
-                kwargs = sig.bind(params)
+                kwargs = sig.bind(params, allow_unknown=False)
             except BodyTooLarge as e:
-                return json_response(error_body("too_large", str(e)), 413)
+                return _ext_error(AgentEnvError("too_large", str(e), status=413))
             except ValueError as e:
-                return json_response(error_body("invalid_params", str(e)), 400)
+                return _ext_error(AgentEnvError("invalid_params", str(e)))
             caller = caller_from_request(None, request.headers)
             context = new_context(caller, fn.__name__, params, "rest")
             if sig.context_param:
@@ -277,11 +175,12 @@ class EnvironmentApp:
                     if inspect.isawaitable(value):
                         value = await value
                 except AgentEnvError as e:
-                    return json_response(error_body(e.code, e.message), 400)
+                    return _ext_error(e)
                 except Exception as e:
                     log.exception("extension %s failed", uri)
-                    return json_response(
-                        error_body("extension_failed", f"{type(e).__name__}: {e}"), 500
+                    message = str(e) or type(e).__name__
+                    return _ext_error(
+                        AgentEnvError("extension_failed", message, applied="unknown", status=500)
                     )
             return json_response(value if value is not None else {})
 
@@ -293,8 +192,8 @@ class EnvironmentApp:
             Route(READY_PATH, self.ready_route, methods=["GET"]),
             Route(RPC_PATH, self.rpc_route, methods=["POST"]),
         ]
-        for ext, fn, path, verb, sig in self.extensions:
-            routes.append(Route(path, self._ext_route(fn, verb, sig, ext.uri), methods=[verb]))
+        for ext in self.surface.extensions:
+            routes.append(Route(ext.path, self._ext_route(ext), methods=[ext.verb]))
         return routes
 
     def asgi(self) -> Any:
@@ -307,11 +206,33 @@ class EnvironmentApp:
         )
 
 
-class AgentEnvEnvironment:
+class AgentEnvEnvironment(EnvironmentHooks):
     """Base class of an environment: decorate it with `@environment_card(...)`, mark methods with
-    `@tool` / `@reset_data` / `@add_data` / `@get_data` / `@extension`, then call `serve()`."""
+    `@tool` / `@reset_data` / `@add_data` / `@get_data` / `@extension`, then call `serve()`;
+    override the `EnvironmentHooks` to choose what is served."""
 
     _agentenv_app: EnvironmentApp | None = None
+    #: A FastMCP app the env built itself; `serve()` runs it (mounting first) as it is.
+    mcp: Any = None
+    _mounted: bool = False
+
+    def mount(self, app: Any) -> Any:
+        """Serve this env on a FastMCP app of the author's own (see `agentenv_protocol.mounting`)."""
+        from agentenv_protocol.mounting import mount
+
+        if self._mounted:
+            raise RuntimeError(f"{type(self).__name__} is already mounted")
+        mount(self.environment_app(), app)
+        self.mcp, self._mounted = app, True
+        return app
+
+    def mounted_card(self) -> EnvironmentCard:
+        """The card the server sends: what the `served_*` hooks kept, as `update_tool` left it."""
+        return self.environment_app().card
+
+    async def update_tool(self, name: str, *, description: str) -> None:
+        """Change a served tool's description, on the card and in `tools/list` alike."""
+        self.environment_app().surface.update_tool(name, description=description)
 
     def environment_app(self) -> EnvironmentApp:
         if self._agentenv_app is None:
@@ -333,7 +254,13 @@ class AgentEnvEnvironment:
         host: str | None = None,
         port: int | None = None,
     ) -> None:
-        """Serve on `MCP_HOST`:`MCP_PORT` (default 0.0.0.0:18765) until interrupted."""
+        """Serve on `MCP_HOST`:`MCP_PORT` (default 0.0.0.0:18765) until interrupted; an env that
+        set `self.mcp` to its own FastMCP app has that app run, with its own settings."""
+        if self.mcp is not None:
+            if not self._mounted:
+                self.mount(self.mcp)
+            self.mcp.run(transport=transport)
+            return
         if transport not in ("streamable-http", "http"):
             raise ValueError(
                 f"unsupported transport {transport!r}; environments serve 'streamable-http'"

@@ -6,7 +6,7 @@ data-plane message looks like on the wire.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,9 +29,13 @@ DEFAULT_HOST = "0.0.0.0"
 DEFAULT_PORT = 18765
 
 
-def error_body(code: str, message: str) -> dict:
-    """The JSON body of a failed REST (extension) call."""
-    return {"ok": False, "error": {"code": code, "message": message}}
+#: tools/list `_meta` key of a tool a gateway hides from every role until a rule names it.
+HIDDEN_BY_DEFAULT_META_KEY = "agentenv.io/hiddenByDefault"
+
+
+def error_body(code: str, message: str, **fields: Any) -> dict:
+    """The JSON body of a failed REST (extension) call; `fields` are `retryable`, `applied`, `hint`."""
+    return {"ok": False, "error": {"code": code, "message": message, **fields}}
 
 
 class _Wire(BaseModel):

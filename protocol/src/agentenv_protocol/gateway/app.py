@@ -161,7 +161,7 @@ class Gateway:
         return self.roles.rules
 
     def is_disabled(self, role: str, tool: str) -> bool:
-        return self.roles.is_disabled(role, tool)
+        return self.mcp.is_disabled(role, tool)
 
     def visible_tools(self, role: str) -> list[dict]:
         return self.mcp.visible_tools(role)

@@ -23,6 +23,7 @@ from agentenv_protocol.jsonrpc import error as rpc_error
 from agentenv_protocol.jsonrpc import parse_request
 from agentenv_protocol.mcp_http import HANDSHAKE_VERSIONS, MODERN_VERSION, McpHttp, McpHttpError
 from agentenv_protocol.schema import did_you_mean
+from agentenv_protocol.types import HIDDEN_BY_DEFAULT_META_KEY
 
 GET_TIME = str(GET_TIME_TOOL["name"])
 
@@ -134,14 +135,18 @@ class McpEndpoint:
         self._methods = self._dispatcher()
 
     # --- what a role sees ---------------------------------------------------------------------
+    def is_disabled(self, role: str, tool: str) -> bool:
+        """Whether `role` may not see or call `tool`: a tool the env marks hidden by default
+        stays disabled until a rule names it."""
+        route = self.table.routes.get(tool)
+        meta = route.descriptor.get("_meta") if route is not None else None
+        hidden = isinstance(meta, dict) and meta.get(HIDDEN_BY_DEFAULT_META_KEY) is True
+        return self.roles.is_disabled(role, tool, hidden)
+
     def visible_tools(self, role: str) -> list[dict]:
         routes = self.table.routes
-        tools = [r.descriptor for n, r in routes.items() if not self.roles.is_disabled(role, n)]
-        if (
-            self.clock.armed
-            and GET_TIME not in routes
-            and not self.roles.is_disabled(role, GET_TIME)
-        ):
+        tools = [r.descriptor for n, r in routes.items() if not self.is_disabled(role, n)]
+        if self.clock.armed and GET_TIME not in routes and not self.is_disabled(role, GET_TIME):
             tools.append(GET_TIME_TOOL)
         return tools
 
@@ -254,7 +259,7 @@ class McpEndpoint:
             answer = rpc_error(None, E.INVALID_PARAMS, "tools/call needs a string 'name'")
         elif not isinstance(arguments, dict):
             answer = error_result(f"invalid arguments for tool {name!r}: expected an object")
-        elif self.roles.is_disabled(caller.role, name):
+        elif self.is_disabled(caller.role, name):
             answer = error_result(f"tool {name!r} is disabled for role {caller.role!r}")
         elif route is None and name == GET_TIME and self.clock.armed:
             env = "gateway"

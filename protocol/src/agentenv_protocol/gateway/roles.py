@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from agentenv_protocol.gateway.errors import WILDCARD, GatewayError
 from agentenv_protocol.schema import did_you_mean
+from agentenv_protocol.tool_access import apply_rule, rule_disables
 
 
 class RoleRules:
@@ -23,18 +24,8 @@ class RoleRules:
         for tool in targets:
             if tool != WILDCARD and tool not in known:
                 raise GatewayError(f"unknown tool {tool!r}{did_you_mean(tool, known)}")
-        disabled = not enabled
         for tool in targets:
-            if role == WILDCARD and tool == WILDCARD:
-                self.rules = {WILDCARD: {WILDCARD: disabled}}
-            elif role == WILDCARD:
-                for rules in self.rules.values():
-                    rules[tool] = disabled
-                self.rules.setdefault(WILDCARD, {})[tool] = disabled
-            elif tool == WILDCARD:
-                self.rules[role] = {WILDCARD: disabled}
-            else:
-                self.rules.setdefault(role, {})[tool] = disabled
+            apply_rule(self.rules, role, tool, not enabled)
         return self.describe()
 
     def describe(self) -> dict:
@@ -46,12 +37,6 @@ class RoleRules:
             for role, rules in self.rules.items()
         }
 
-    def is_disabled(self, role: str, tool: str) -> bool:
-        for r in (role, WILDCARD):
-            rules = self.rules.get(r)
-            if rules:
-                if tool in rules:
-                    return rules[tool]
-                if WILDCARD in rules:
-                    return rules[WILDCARD]
-        return False
+    def is_disabled(self, role: str, tool: str, hidden: bool = False) -> bool:
+        """A tool `hidden` by default stays disabled until a rule names it."""
+        return rule_disables(self.rules, role, tool, hidden)

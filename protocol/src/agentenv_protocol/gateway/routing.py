@@ -60,7 +60,15 @@ def build_routes(
                 k: v
                 for k, v in tool.items()
                 if k
-                in ("name", "title", "description", "inputSchema", "annotations", "outputSchema")
+                in (
+                    "name",
+                    "title",
+                    "description",
+                    "inputSchema",
+                    "annotations",
+                    "outputSchema",
+                    "_meta",
+                )
             }
             descriptor["name"] = exposed
             routes[exposed] = Route(env, tool["name"], descriptor)
