@@ -206,7 +206,7 @@ def failure_class(status: str, failure: Mapping[str, Any] | None) -> str | None:
 R = TypeVar("R", bound="_Record")
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, on_setattr=attrs.setters.NO_OP)
 class _Record:
     """Shared by the record models: `from_dict` / `to_dict` through the kernel converter.
 
@@ -308,40 +308,37 @@ def _pass_through(tp: Any) -> Any:
 
 @functools.cache
 def _hooks(cls: type) -> tuple[Any, Any]:
-    """(structure, unstructure) functions the kernel converter generates for `cls`, with its
-    free-form JSON fields passed through."""
+    """(structure, unstructure) functions the kernel converter generates for `cls`: free-form
+    JSON fields are checked for their JSON kind and passed through, scalars are read as they
+    are, nested models use their own generated functions."""
+    from cattrs.fns import identity
     from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
     from agent_env.convert import converter
 
     conv = converter()
     attrs.resolve_types(cls)
-    hints = {a.name: a.type for a in attrs.fields(cls)}
-    free = {name for name, tp in hints.items() if name != "extra" and _free_form(tp)}
-    plain = {name for name, tp in hints.items() if name != "extra" and _plain(tp)}
-    enums = {n: override(unstruct_hook=str) for n, tp in hints.items() if tp is Status}
+    hints = {a.name: a.type for a in attrs.fields(cls) if a.name != "extra"}
+    models = {n: tp for n, tp in hints.items() if attrs.has(tp)}
+    omit = {"extra": override(omit=True)} if "extra" in attrs.fields_dict(cls) else {}
     structure_fn = make_dict_structure_fn(
         cls,
         conv,
         _cattrs_forbid_extra_keys=True,
-        extra=override(omit=True),
-        **{n: override(struct_hook=_pass_through(hints[n])) for n in free},
+        **omit,
+        **{n: override(struct_hook=_pass_through(tp)) for n, tp in hints.items() if _free_form(tp)},
     )
-    unstructure_fn = make_dict_unstructure_fn(
-        cls,
-        conv,
-        extra=override(omit=True),
-        **enums,
-        **{n: override(unstruct_hook=_same) for n, tp in hints.items() if n in plain},
+    unstructure = {n: override(unstruct_hook=str) for n, tp in hints.items() if tp is Status}
+    # cattrs inlines its own `identity` as a plain attribute read
+    unstructure.update(
+        {n: override(unstruct_hook=identity) for n, tp in hints.items() if _plain(tp)}
     )
+    unstructure.update({n: override(unstruct_hook=_hooks(tp)[1]) for n, tp in models.items()})
+    unstructure_fn = make_dict_unstructure_fn(cls, conv, **omit, **unstructure)
     return structure_fn, unstructure_fn
 
 
-def _same(value: Any) -> Any:
-    return value
-
-
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, on_setattr=attrs.setters.NO_OP)
 class TaskRef:
     """Which task an instance runs: its name, its id and the bundle's version of it."""
 
@@ -350,7 +347,7 @@ class TaskRef:
     version: int | None = None
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, on_setattr=attrs.setters.NO_OP)
 class TaskInstanceRecord(_Record):
     """One task instance (collection `task_instances`): what ran, how it ended, per-step
     status, verifier results and outputs. `steps`, `verifiers`, `failure`, `outputs` and
@@ -369,7 +366,7 @@ class TaskInstanceRecord(_Record):
     trial: int = 0
     seed: Any = None
     #: (The converter's str hook takes a `StrEnum` for a str; the field converter makes it a
-    #: `Status` again, also when assigned a plain string.)
+    #: `Status` again. Assignments are not converted: the engine assigns `Status` members.)
     status: Status = attrs.field(default=Status.PENDING, converter=to_status)
     outcome: str | None = None
     scores: dict[str, float] = attrs.field(factory=dict)
@@ -453,7 +450,7 @@ class TaskInstanceRecord(_Record):
         }
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, on_setattr=attrs.setters.NO_OP)
 class RunRecord(_Record):
     """One run (collection `runs`): what was asked for and which instances it made. Trial `i`
     is task `tasks[i]`, trial number `trial_index[i]`, first attempt `instances[i]`."""
