@@ -242,7 +242,7 @@ class _Record:
         names = _field_names(cls)
         known = {k: v for k, v in doc.items() if k in names}
         try:
-            record = _hooks(cls)[0](known, cls)
+            record = _structure_fn(cls)(known, cls)
         except Exception:  # noqa: BLE001 - the converter's strict pass names the problem
             from agent_env.convert import structure
 
@@ -254,7 +254,7 @@ class _Record:
     def to_dict(self) -> dict[str, Any]:
         """The stored document (JSON types only; nested free-form values are the record's own,
         not copies)."""
-        out = _hooks(type(self))[1](self)
+        out = _unstructure_fn(type(self))(self)
         for key in self.optional:
             if out[key] is None:
                 del out[key]
@@ -306,36 +306,56 @@ def _pass_through(tp: Any) -> Any:
     return hook
 
 
+def _fields(cls: type) -> dict[str, Any]:
+    """Field name -> resolved type, `extra` left out."""
+    attrs.resolve_types(cls)
+    return {a.name: a.type for a in attrs.fields(cls) if a.name != "extra"}
+
+
+def _omit_extra(cls: type) -> dict[str, Any]:
+    from cattrs.gen import override
+
+    return {"extra": override(omit=True)} if "extra" in attrs.fields_dict(cls) else {}
+
+
 @functools.cache
-def _hooks(cls: type) -> tuple[Any, Any]:
-    """(structure, unstructure) functions the kernel converter generates for `cls`: free-form
-    JSON fields are checked for their JSON kind and passed through, scalars are read as they
-    are, nested models use their own generated functions."""
-    from cattrs.fns import identity
-    from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+def _structure_fn(cls: type) -> Any:
+    """The kernel converter's structure function for `cls`, free-form JSON fields checked for
+    their JSON kind and passed through (generated on first use: a command that only writes
+    records never pays for it)."""
+    from cattrs.gen import make_dict_structure_fn, override
 
     from agent_env.convert import converter
 
-    conv = converter()
-    attrs.resolve_types(cls)
-    hints = {a.name: a.type for a in attrs.fields(cls) if a.name != "extra"}
-    models = {n: tp for n, tp in hints.items() if attrs.has(tp)}
-    omit = {"extra": override(omit=True)} if "extra" in attrs.fields_dict(cls) else {}
-    structure_fn = make_dict_structure_fn(
-        cls,
-        conv,
-        _cattrs_forbid_extra_keys=True,
-        **omit,
-        **{n: override(struct_hook=_pass_through(tp)) for n, tp in hints.items() if _free_form(tp)},
+    hooks = {
+        n: override(struct_hook=_pass_through(tp))
+        for n, tp in _fields(cls).items()
+        if _free_form(tp)
+    }
+    return make_dict_structure_fn(
+        cls, converter(), _cattrs_forbid_extra_keys=True, **_omit_extra(cls), **hooks
     )
-    unstructure = {n: override(unstruct_hook=str) for n, tp in hints.items() if tp is Status}
-    # cattrs inlines its own `identity` as a plain attribute read
-    unstructure.update(
-        {n: override(unstruct_hook=identity) for n, tp in hints.items() if _plain(tp)}
-    )
-    unstructure.update({n: override(unstruct_hook=_hooks(tp)[1]) for n, tp in models.items()})
-    unstructure_fn = make_dict_unstructure_fn(cls, conv, **omit, **unstructure)
-    return structure_fn, unstructure_fn
+
+
+@functools.cache
+def _unstructure_fn(cls: type) -> Any:
+    """The kernel converter's unstructure function for `cls`: scalars and free-form JSON read
+    as they are (cattrs inlines its own `identity` as an attribute read), `Status` as its
+    string, nested models through their own function."""
+    from cattrs.fns import identity
+    from cattrs.gen import make_dict_unstructure_fn, override
+
+    from agent_env.convert import converter
+
+    hooks = {}
+    for name, tp in _fields(cls).items():
+        if tp is Status:
+            hooks[name] = override(unstruct_hook=str)
+        elif _plain(tp):
+            hooks[name] = override(unstruct_hook=identity)
+        elif attrs.has(tp):
+            hooks[name] = override(unstruct_hook=_unstructure_fn(tp))
+    return make_dict_unstructure_fn(cls, converter(), **_omit_extra(cls), **hooks)
 
 
 @attrs.define(kw_only=True, on_setattr=attrs.setters.NO_OP)
