@@ -15,7 +15,6 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 import anyio
-import attrs
 
 from agent_env.bundles.dag import dependents, resolve_dependencies
 from agent_env.engine.context import EngineStepContext
@@ -141,7 +140,7 @@ class TaskInstance:
         journal is read, nothing is run yet."""
         if not isinstance(record, TaskInstanceRecord):
             record = TaskInstanceRecord.from_dict(record)
-        record = attrs.evolve(record, resumes=record.resumes + 1)
+        record = record.replace(resumes=record.resumes + 1)
         journal, entries = await Journal.open(services.stores.documents, record.id)
         return cls(services, steps, record, journal, entries)
 

@@ -231,6 +231,12 @@ class _Record:
         record.extra = {k: v for k, v in fields.items() if k not in names}
         return record
 
+    def replace(self: R, **changes: Any) -> R:
+        """A copy with `changes` (`attrs.evolve`, which would drop `extra`)."""
+        copy = attrs.evolve(self, **changes)
+        copy.extra = dict(self.extra)
+        return copy
+
     @classmethod
     def from_dict(cls: type[R], doc: Mapping[str, Any]) -> R:
         """The model of a stored document (nested JSON values are shared with `doc`);
