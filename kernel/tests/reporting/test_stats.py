@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from agent_env.engine.records import TaskInstanceRecord, failure_class, step_failure_class
+from agent_env.engine.outcome import failure_class, step_failure_class
+from agent_env.engine.records import TaskInstanceRecord
 from agent_env.reporting.results import Results, format_table, shown_ks
 from agent_env.reporting.stats import Moments, pass_at_k, t_quantile_975, wilson_interval
 

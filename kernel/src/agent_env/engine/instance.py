@@ -19,6 +19,8 @@ import anyio
 from agent_env.bundles.dag import dependents, resolve_dependencies
 from agent_env.engine.context import EngineStepContext
 from agent_env.engine.journal import Journal
+from agent_env.engine.outcome import decide, step_failure_class
+from agent_env.engine.outcome import failure_class as classify_failure
 from agent_env.engine.records import (
     COLLECTION,
     STEP_RECORD_FIELDS,
@@ -26,13 +28,8 @@ from agent_env.engine.records import (
     Status,
     TaskInstanceRecord,
     TaskRef,
-    decide,
     now_iso,
     owner,
-    step_failure_class,
-)
-from agent_env.engine.records import (
-    failure_class as classify_failure,
 )
 from agent_env.engine.sandboxes import InstanceSandboxes
 from agent_env.engine.services import EngineServices
