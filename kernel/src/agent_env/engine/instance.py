@@ -109,18 +109,18 @@ class TaskInstance:
         `write` is false: a trial about to run at once). `steps` replaces the task's steps (e.g.
         seed placeholders substituted); `meta` adds fields (agent, model, attempt...)."""
         steps = list(task.steps if steps is None else steps)
-        record = TaskInstanceRecord.new(
-            id=instance_id,
-            run_id=run_id,
-            task=TaskRef(name=task.name, id=task.id, version=task_version),
-            bundle=dict(bundle),
-            trial=trial,
-            seed=seed,
-            steps={s.id: {"status": "pending", "attempts": 0} for s in steps},
-            created_at=now_iso(),
-            owner=owner(),
-            **dict(meta or {}),
-        )
+        fields = {
+            "id": instance_id,
+            "run_id": run_id,
+            "task": TaskRef(name=task.name, id=task.id, version=task_version),
+            "bundle": dict(bundle),
+            "trial": trial,
+            "seed": seed,
+            "steps": {s.id: {"status": "pending", "attempts": 0} for s in steps},
+            "created_at": now_iso(),
+            "owner": owner(),
+        }
+        record = TaskInstanceRecord.new(**{**fields, **dict(meta or {})})
         instance = cls(services, steps, record, Journal(services.stores.documents, instance_id))
         if write:
             await instance._write_record()
@@ -143,8 +143,8 @@ class TaskInstance:
 
     @property
     def record(self) -> dict[str, Any]:
-        """The stored record: the redacted document last written (before the first write,
-        the record as it would be stored, unredacted)."""
+        """The stored record: the redacted document last written (before the first write, the
+        record as it would be stored, unredacted and sharing its nested values with `live`)."""
         return self._stored if self._stored is not None else self.live.to_dict()
 
     # ---- running ------------------------------------------------------------------------
