@@ -34,15 +34,20 @@ def discard(tmp: str | Path) -> None:
         pass
 
 
+def _temp_beside(dest: Path, prefix: str | None, suffix: str) -> tuple[int, str]:
+    """A new empty temp file in `dest`'s folder (created if missing): (open fd, path)."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    return tempfile.mkstemp(
+        prefix=f".{dest.name}." if prefix is None else prefix, suffix=suffix, dir=dest.parent
+    )
+
+
 @contextmanager
 def replacing(dest: Path | str, *, prefix: str | None = None, suffix: str = "") -> Iterator[str]:
     """Yield the path of an empty temp file beside `dest`; fill it in the block. On a normal
     exit it is renamed over `dest`, on an exception it is removed and `dest` is untouched."""
     dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(
-        prefix=f".{dest.name}." if prefix is None else prefix, suffix=suffix, dir=dest.parent
-    )
+    fd, tmp = _temp_beside(dest, prefix, suffix)
     os.close(fd)
     try:
         yield tmp
@@ -61,15 +66,26 @@ def atomic_write(
     prefix: str | None = None,
 ) -> None:
     """Write `data` (text is UTF-8) to `path` atomically; `mode` sets the permissions before
-    any byte is written (e.g. 0o600 for secrets), `fsync=False` trades durability for speed."""
+    any byte is written (e.g. 0o600 for secrets), `fsync=False` trades durability for speed.
+
+    The bytes go through the temp file's own descriptor: reopening it with `"wb"` would
+    truncate it, ext4 (`auto_da_alloc`) then starts writing it back at close, and a later
+    unlink of the file waits for that (it made lease files ~10x slower to remove)."""
+    path = Path(path)
     body = data.encode("utf-8") if isinstance(data, str) else data
-    with replacing(path, prefix=prefix) as tmp, open(tmp, "wb") as fh:
-        if mode is not None:
-            os.fchmod(fh.fileno(), mode)
-        fh.write(body)
-        if fsync:
-            fh.flush()
-            os.fsync(fh.fileno())
+    fd, tmp = _temp_beside(path, prefix, "")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            if mode is not None:
+                os.fchmod(fh.fileno(), mode)
+            fh.write(body)
+            if fsync:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        discard(tmp)
+        raise
 
 
 @contextmanager

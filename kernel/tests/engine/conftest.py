@@ -84,6 +84,7 @@ class FakeTask:
 
 
 class Harness:
+    FakeTask = FakeTask
     Mark = Mark
     Score = Score
     Aggregate = Aggregate

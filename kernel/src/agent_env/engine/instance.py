@@ -19,16 +19,17 @@ import anyio
 from agent_env.bundles.dag import dependents, resolve_dependencies
 from agent_env.engine.context import EngineStepContext
 from agent_env.engine.journal import Journal
+from agent_env.engine.outcome import decide, step_failure_class
+from agent_env.engine.outcome import failure_class as classify_failure
 from agent_env.engine.records import (
     COLLECTION,
+    STEP_RECORD_FIELDS,
     STEP_RECORD_KEY,
-    decide,
+    Status,
+    TaskInstanceRecord,
+    TaskRef,
     now_iso,
     owner,
-    step_failure_class,
-)
-from agent_env.engine.records import (
-    failure_class as classify_failure,
 )
 from agent_env.engine.sandboxes import InstanceSandboxes
 from agent_env.engine.services import EngineServices
@@ -41,13 +42,16 @@ MAX_LOG_LINES = 500
 
 
 class TaskInstance:
-    """Runs one task's steps as a DAG; its record lives in `task_instances/<id>`."""
+    """Runs one task's steps as a DAG; its record lives in `task_instances/<id>`.
+
+    `live` is the record being built (a `TaskInstanceRecord`); `record` is the stored form
+    (the redacted JSON document last written, what hooks, runners and the CLI get)."""
 
     def __init__(
         self,
         services: EngineServices,
         steps: Sequence[Any],
-        record: dict[str, Any],
+        record: TaskInstanceRecord,
         journal: Journal,
         entries: Sequence[dict[str, Any]] = (),
     ):
@@ -59,11 +63,12 @@ class TaskInstance:
         for sid, wants in self.deps.items():
             for w in wants:
                 self.dependents_of[w].append(sid)
-        self.record = record
-        self.id: str = record["id"]
-        self.run_id: str = record["run_id"]
-        self.task_id: str = record["task"]["id"]
-        self.task_name: str = record["task"]["name"]
+        self.live = record
+        self._stored: dict[str, Any] | None = None
+        self.id: str = record.id
+        self.run_id: str = record.run_id
+        self.task_id: str | None = record.task.id
+        self.task_name: str = record.task.name
         self.journal = journal
         self.entries = list(entries)
         self.state: dict[str, Any] = {}
@@ -80,7 +85,7 @@ class TaskInstance:
         )
         self.failure: dict[str, Any] | None = None
         self.cancelled = False
-        self.logs: list[str] = list(record.get("log", []))
+        self.logs: list[str] = list(record.log)
 
     # ---- construction -------------------------------------------------------------------
 
@@ -104,52 +109,53 @@ class TaskInstance:
         `write` is false: a trial about to run at once). `steps` replaces the task's steps (e.g.
         seed placeholders substituted); `meta` adds fields (agent, model, attempt...)."""
         steps = list(task.steps if steps is None else steps)
-        record = {
+        fields = {
             "id": instance_id,
             "run_id": run_id,
-            "task": {"name": task.name, "id": task.id, "version": task_version},
+            "task": TaskRef(name=task.name, id=task.id, version=task_version),
             "bundle": dict(bundle),
             "trial": trial,
             "seed": seed,
-            "status": "pending",
-            "outcome": None,
-            "scores": {},
-            "verifiers": {},
             "steps": {s.id: {"status": "pending", "attempts": 0} for s in steps},
-            "failure": None,
-            "failure_class": None,
             "created_at": now_iso(),
-            "started_at": None,
-            "finished_at": None,
-            "seconds": None,
-            "resumes": 0,
             "owner": owner(),
-            "log": [],
-            **dict(meta or {}),
         }
+        record = TaskInstanceRecord.new(**{**fields, **dict(meta or {})})
+        instance = cls(services, steps, record, Journal(services.stores.documents, instance_id))
         if write:
-            await services.stores.documents.put(COLLECTION, instance_id, services.redactor(record))
-        journal = Journal(services.stores.documents, instance_id)
-        return cls(services, steps, record, journal)
+            await instance._write_record()
+        return instance
 
     @classmethod
     async def load(
-        cls, services: EngineServices, record: dict[str, Any], steps: Sequence[Any]
+        cls,
+        services: EngineServices,
+        record: Mapping[str, Any] | TaskInstanceRecord,
+        steps: Sequence[Any],
     ) -> TaskInstance:
-        """An interrupted instance, to be resumed: its journal is read, nothing is run yet."""
-        journal, entries = await Journal.open(services.stores.documents, record["id"])
-        record = dict(record)
-        record["resumes"] = int(record.get("resumes") or 0) + 1
+        """An interrupted instance (its stored record, or the model of it), to be resumed: its
+        journal is read, nothing is run yet."""
+        if not isinstance(record, TaskInstanceRecord):
+            record = TaskInstanceRecord.from_dict(record)
+        record = record.replace(resumes=record.resumes + 1)
+        journal, entries = await Journal.open(services.stores.documents, record.id)
         return cls(services, steps, record, journal, entries)
+
+    @property
+    def record(self) -> dict[str, Any]:
+        """The stored record: the redacted document last written (before the first write, the
+        record as it would be stored, unredacted and sharing its nested values with `live`)."""
+        return self._stored if self._stored is not None else self.live.to_dict()
 
     # ---- running ------------------------------------------------------------------------
 
     async def run(self) -> dict[str, Any]:
         """Run (or resume) to the end; always tears down and writes the final record."""
         started = time.perf_counter()
-        self.record["status"] = "running"
-        self.record["started_at"] = self.record.get("started_at") or now_iso()
-        self.record["owner"] = owner()
+        live = self.live
+        live.status = Status.RUNNING
+        live.started_at = live.started_at or now_iso()
+        live.owner = owner()
         try:
             await self._write_record()
             if self.entries:
@@ -367,11 +373,13 @@ class TaskInstance:
         self.services.reporter.log(self, step_id, message)
 
     async def _write_record(self) -> dict[str, Any]:
-        """Store the record (redacted); the redacted copy."""
-        self.record["steps"] = {sid: dict(info) for sid, info in self.step_info.items()}
-        self.record["log"] = list(self.logs)
-        doc = self.services.redactor(self.record)
+        """Store the record (redacted); the redacted copy (the redactor copies every nested
+        value, so the stored document shares nothing with the live record)."""
+        self.live.steps = self.step_info
+        self.live.log = self.logs
+        doc = self.services.redactor(self.live.to_dict())
         await self.services.stores.documents.put(COLLECTION, self.id, doc)
+        self._stored = doc
         return doc
 
     async def _finish(self, seconds: float) -> None:
@@ -381,27 +389,27 @@ class TaskInstance:
         for info in self.step_info.values():
             if info["status"] in ("pending", "rolled_back"):
                 info["status"] = "skipped"
-        verifiers = self.state.get("verifiers") or {}
+        live = self.live
         reported = self.state.get(STEP_RECORD_KEY) or {}
-        self.record.update(
-            {k: v for k, v in reported.items() if v is not None and not self.record.get(k)}
-        )
-        self.record.update(
-            status=status,
-            outcome=outcome,
-            scores=scores,
-            verifiers=verifiers,
-            failure=self.failure,
-            failure_class=classify_failure(status, self.failure),
-            outputs=self.state.get("outputs") or {},
-            finished_at=now_iso(),
-            seconds=round(float(self.record.get("seconds") or 0) + seconds, 6),
-        )
+        for key in STEP_RECORD_FIELDS:
+            if reported.get(key) is not None and not getattr(live, key):
+                setattr(live, key, reported[key])
+        live.status = Status(status)
+        live.outcome = outcome
+        live.scores = scores
+        live.verifiers = self.state.get("verifiers") or {}
+        live.failure = self.failure
+        live.failure_class = classify_failure(status, self.failure)
+        live.outputs = self.state.get("outputs") or {}
+        live.finished_at = now_iso()
+        live.seconds = round(float(live.seconds or 0) + seconds, 6)
         doc = None
         try:
             doc = await self._write_record()
         finally:
-            final = self.record = doc if doc is not None else self.services.redactor(self.record)
+            if doc is None:
+                self._stored = self.services.redactor(live.to_dict())
+            final = self.record
             try:
                 self.services.plugins.run_finished(final)
             except Exception as exc:

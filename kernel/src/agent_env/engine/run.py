@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import attrs
 
-from agent_env.engine.records import COLLECTION, RUNS
+from agent_env.engine.records import COLLECTION, RUNS, Status, TaskInstanceRecord
 from agent_env.engine.services import EngineServices, Reporter
 from agent_env.errors import AgentEnvError, BundleError
 from agent_env.redact import Redactor
@@ -119,14 +119,26 @@ async def load_record(documents: Any, instance_id: str) -> dict[str, Any]:
     )
 
 
-def check_not_running(record: Mapping[str, Any]) -> None:
-    """Refuse to resume an instance whose owner process is still alive on this host."""
+def check_not_running(record: TaskInstanceRecord | Mapping[str, Any]) -> None:
+    """Refuse to resume an instance (its record or stored document) whose owner process is
+    still alive on this host."""
+    if isinstance(record, Mapping):
+        ident, status, owner = record["id"], record.get("status"), record.get("owner")
+    else:
+        ident, status, owner = record.id, record.status, record.owner
+    if status == Status.RUNNING:
+        check_owner_gone(ident, owner)
+
+
+def check_owner_gone(ident: str, owner: Mapping[str, Any] | None) -> None:
+    """Refuse when `owner` (a record's `{pid, start_time, host}`) is a live process on this
+    host other than this one: the instance or run `ident` is still running there."""
     import os
 
     from agent_env.sandboxes.procs import ProcessIdentity, hostname
 
-    owner = record.get("owner") or {}
-    if record.get("status") != "running" or owner.get("host") != hostname():
+    owner = owner or {}
+    if owner.get("host") != hostname():
         return
     pid = owner.get("pid")
     if not isinstance(pid, int) or pid == os.getpid():
@@ -135,23 +147,29 @@ def check_not_running(record: Mapping[str, Any]) -> None:
     if not ProcessIdentity(pid=pid, start_time=started, host=owner["host"]).alive():
         return
     raise AgentEnvError(
-        f"{'run' if str(record['id']).startswith('run-') else 'task instance'} "
-        f"{record['id']!r} is still running in process {pid}; "
+        f"{'run' if str(ident).startswith('run-') else 'task instance'} "
+        f"{ident!r} is still running in process {pid}; "
         "stop it first (Ctrl-C tears its sandboxes down) or wait for it"
     )
 
 
-def task_for_resume(bundle: Any, record: Mapping[str, Any], task_versions: Mapping[str, int]):
-    """The task of `record` from the reloaded bundle, refusing when its content changed."""
-    name = record["task"]["name"]
+def task_for_resume(
+    bundle: Any, record: TaskInstanceRecord | Mapping[str, Any], task_versions: Mapping[str, int]
+):
+    """The task of `record` (a record, its stored document, or `{id, task: {name, version}}`)
+    from the reloaded bundle, refusing when its content changed."""
+    if isinstance(record, Mapping):
+        ident, name, was = record["id"], record["task"]["name"], record["task"].get("version")
+    else:
+        ident, name, was = record.id, record.task.name, record.task.version
     if name not in bundle.tasks:
         raise BundleError(
-            f"cannot resume {record['id']!r}: bundle {bundle.name!r} no longer has task {name!r}"
+            f"cannot resume {ident!r}: bundle {bundle.name!r} no longer has task {name!r}"
         )
-    was, now = record["task"].get("version"), task_versions.get(name)
+    now = task_versions.get(name)
     if was is not None and now is not None and was != now:
         raise BundleError(
-            f"cannot resume {record['id']!r}: task {name!r} changed since the run started "
+            f"cannot resume {ident!r}: task {name!r} changed since the run started "
             f"(v{was} then, v{now} now)"
         )
     return bundle.tasks[name]

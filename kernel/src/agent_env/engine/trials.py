@@ -18,19 +18,21 @@ from typing import Any
 
 import anyio
 
-from agent_env.engine.export import trial_row
 from agent_env.engine.instance import TaskInstance
 from agent_env.engine.records import (
-    COLLECTION,
     FINISHED,
     RUNS,
+    RunRecord,
+    Status,
+    TaskInstanceRecord,
     attempt_id,
     now_iso,
     owner,
     slot_id,
 )
-from agent_env.engine.results import Results, record_failure_class
 from agent_env.engine.seeds import SeedTable, apply_seed, uses_placeholders
+from agent_env.engine.stored import as_run, latest_attempt, run_records
+from agent_env.reporting.results import Results
 
 
 def bundle_digest(bundle: Any) -> str | None:
@@ -93,15 +95,15 @@ class TrialRun:
             return task.steps
         return apply_seed(task.steps, values)
 
-    def keep(self, record: Mapping[str, Any]) -> None:
+    def keep(self, record: TaskInstanceRecord) -> None:
         """A finished trial from before a resume: counted, not run again."""
         self.results.add(record)
         self.kept += 1
 
-    def finished(self, record: Mapping[str, Any]) -> None:
+    def finished(self, record: TaskInstanceRecord) -> None:
         self.results.add(record)
         if self.progress is not None:
-            self.progress.finished(record.get("status") == "passed")
+            self.progress.finished(record.status == Status.PASSED)
 
 
 #: What a finished `Trial` keeps (its `record`): small, so a run's memory stays flat.
@@ -129,7 +131,7 @@ class Trial:
         task: str,
         index: int,
         *,
-        resume: Mapping[str, Any] | None = None,
+        resume: TaskInstanceRecord | None = None,
         attempt: int = 0,
     ):
         self.owner = owner
@@ -156,7 +158,7 @@ class Trial:
         run = self.owner
         if self.resume is not None:
             record, self.resume = self.resume, None
-            values = record.get("seed_values") or run.seeds.values(self.index)
+            values = record.seed_values or run.seeds.values(self.index)
             steps = run.steps_for(self.task, values)
             return await TaskInstance.load(run.services, record, steps)
         values = run.seeds.values(self.index)
@@ -180,18 +182,20 @@ class Trial:
         if progress is not None:
             progress.started()
         retries = 0
-        final: dict[str, Any] | None = None
+        final: TaskInstanceRecord | None = None
         try:
             while True:
                 instance = await self._instance()
                 try:
-                    final = await instance.run()
+                    await instance.run()
                 except anyio.get_cancelled_exc_class():
-                    if instance.record.get("status") == "cancelled":
-                        run.results.add(instance.record)
+                    if instance.live.status == Status.CANCELLED:
+                        run.results.add(instance.live)
                     raise
+                final = instance.live
                 del instance
-                if record_failure_class(final) != "infrastructure" or retries >= run.retry_infra:
+                cls = final.effective_failure_class()
+                if cls != "infrastructure" or retries >= run.retry_infra:
                     break
                 retries += 1
                 self.attempt += 1
@@ -200,7 +204,7 @@ class Trial:
         finally:
             if final is None and progress is not None:
                 progress.abandoned()
-        row = trial_row(final)
+        row = final.to_row()
         self.record = {k: row[k] for k in _SUMMARY}
         run.finished(final)
         return self.record
@@ -231,25 +235,25 @@ async def plan_run(
     seeds = seeds or SeedTable()
     order = [(t.name, i) for i in range(trials) for t in tasks]
     ids = [slot_id(run_id, n) for n in range(len(order))]
-    doc = {
-        "id": run_id,
-        "bundle": dict(bundle_info),
-        "evals": list(evals),
-        "instances": ids,
-        "tasks": [name for name, _ in order],
-        "trial_index": [i for _, i in order],
-        "trials": trials,
-        "task_versions": {t.name: task_versions.get(t.name) for t in tasks},
-        "eval_tasks": _eval_tasks(bundle, evals, tasks),
-        "seed_table": [dict(e) for e in seeds.entries],
-        "seed_source": seeds.source,
-        "retry_infra": retry_infra,
-        "meta": {k: v for k, v in (meta or {}).items() if v is not None},
-        "options": dict(options or {}),
-        "owner": owner(),
-        "created_at": now_iso(),
-    }
-    await services.stores.documents.put(RUNS, run_id, doc)
+    record = RunRecord(
+        id=run_id,
+        bundle=dict(bundle_info),
+        evals=list(evals),
+        instances=ids,
+        tasks=[name for name, _ in order],
+        trial_index=[i for _, i in order],
+        trials=trials,
+        task_versions={t.name: task_versions.get(t.name) for t in tasks},
+        eval_tasks=_eval_tasks(bundle, evals, tasks),
+        seed_table=[dict(e) for e in seeds.entries],
+        seed_source=seeds.source,
+        retry_infra=retry_infra,
+        meta={k: v for k, v in (meta or {}).items() if v is not None},
+        options=dict(options or {}),
+        owner=owner(),
+        created_at=now_iso(),
+    )
+    await services.stores.documents.put(RUNS, run_id, record.to_dict())
     run = TrialRun(
         services,
         run_id=run_id,
@@ -275,21 +279,9 @@ def _eval_tasks(bundle: Any, evals: Sequence[str], tasks: Sequence[Any]) -> dict
     }
 
 
-async def latest_attempt(documents: Any, base: str) -> tuple[dict[str, Any] | None, int]:
-    """The record of a trial's last attempt and its number ((None, 0): never started)."""
-    record = await documents.get(COLLECTION, base)
-    attempt = 0
-    while record is not None and record_failure_class(record) == "infrastructure":
-        nxt = await documents.get(COLLECTION, attempt_id(base, attempt + 1))
-        if nxt is None:
-            break
-        record, attempt = nxt, attempt + 1
-    return record, attempt
-
-
 async def resume_run(
     services: Any,
-    run_doc: Mapping[str, Any],
+    run_doc: RunRecord | Mapping[str, Any],
     *,
     bundle: Any,
     task_versions: Mapping[str, int],
@@ -298,53 +290,48 @@ async def resume_run(
     check: Any = None,
     meta: Mapping[str, Any] | None = None,
 ) -> TrialRun:
-    """The unfinished trials of a recorded run, ready to run; finished ones are already counted
-    in `results`. `check(record)` may refuse a record (e.g. its owner process is alive)."""
-    from agent_env.engine.run import check_not_running, task_for_resume
+    """The unfinished trials of a recorded run (its record or stored document), ready to run;
+    finished ones are already counted in `results`. `check(record)` may refuse a record (e.g.
+    its owner process is alive)."""
+    from agent_env.engine.run import check_owner_gone, task_for_resume
 
     documents = services.stores.documents
-    if run_doc.get("owner"):
+    run_record = as_run(run_doc)
+    if run_record.owner:
         # A run whose process still runs would start the same trials twice.
-        check_not_running({"id": run_doc["id"], "status": "running", "owner": run_doc["owner"]})
-        await documents.put(RUNS, run_doc["id"], {**run_doc, "owner": owner()})
-    ids = list(run_doc.get("instances", []))
-    names = list(run_doc.get("tasks", []))
-    index = list(run_doc.get("trial_index") or [0] * len(ids))
-    seeds = SeedTable(
-        entries=tuple(run_doc.get("seed_table") or ()),
-        source=run_doc.get("seed_source"),
-    )
-    evals = list(run_doc.get("evals", []))
+        check_owner_gone(run_record.id, run_record.owner)
+        run_record.owner = owner()
+        await documents.put(RUNS, run_record.id, run_record.to_dict())
+    ids, names = run_record.instances, run_record.tasks
+    seeds = SeedTable(entries=tuple(run_record.seed_table), source=run_record.seed_source)
     task_names = list(dict.fromkeys(names))
-    tasks = {}
-    for name in task_names:
-        tasks[name] = task_for_resume(
+    tasks = {
+        name: task_for_resume(
             bundle,
-            {
-                "id": run_doc["id"],
-                "task": {"name": name, "version": _version(run_doc, name)},
-            },
+            {"id": run_record.id, "task": {"name": name, "version": _version(run_record, name)}},
             task_versions,
         )
+        for name in task_names
+    }
     run = TrialRun(
         services,
-        run_id=run_doc["id"],
-        bundle_info=run_doc.get("bundle") or {},
+        run_id=run_record.id,
+        bundle_info=run_record.bundle,
         tasks=tasks,
         task_versions=task_versions,
         seeds=seeds,
-        retry_infra=run_doc.get("retry_infra", 0) if retry_infra is None else retry_infra,
-        meta=(run_doc.get("meta") or {}) if meta is None else meta,
-        results=Results(task_names, _eval_tasks(bundle, evals, list(tasks.values()))),
+        retry_infra=run_record.retry_infra if retry_infra is None else retry_infra,
+        meta=run_record.meta if meta is None else meta,
+        results=Results(task_names, _eval_tasks(bundle, run_record.evals, list(tasks.values()))),
         progress=progress,
     )
-    for base, name, i in zip(ids, names, index, strict=True):
+    for base, name, i in zip(ids, names, run_record.trial_numbers(), strict=True):
         record, attempt = await latest_attempt(documents, base)
         if record is None:
             run.trials.append(Trial(run, base, name, i, attempt=0))
-        elif record_failure_class(record) == "infrastructure":
+        elif record.effective_failure_class() == "infrastructure":
             run.trials.append(Trial(run, base, name, i, attempt=attempt + 1))
-        elif record["status"] in FINISHED:
+        elif record.status in FINISHED:
             run.keep(record)
         else:
             if check is not None:
@@ -354,12 +341,12 @@ async def resume_run(
     return run
 
 
-def _version(run_doc: Mapping[str, Any], name: str) -> int | None:
-    return (run_doc.get("task_versions") or {}).get(name)
+def _version(run: RunRecord, name: str) -> int | None:
+    return run.task_versions.get(name)
 
 
-async def gather_records(documents: Any, run_doc: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Every trial's last record (for `--json`), read back from the store."""
-    from agent_env.engine.export import run_records
-
-    return [r async for r in run_records(documents, run_doc)]
+async def gather_records(
+    documents: Any, run_doc: RunRecord | Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """Every trial's last record as stored (for `--json`), read back from the store."""
+    return [r.to_dict() async for r in run_records(documents, run_doc)]

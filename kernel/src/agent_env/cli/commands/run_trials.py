@@ -38,7 +38,7 @@ class QuietReporter(Reporter):
 
 
 def make_progress(session: Any, total: int, kept: int = 0) -> Any:
-    from agent_env.engine.progress import Progress
+    from agent_env.cli.progress import Progress
 
     interval = session.config.get("run", "progress_interval", 10.0)
     return Progress(total, kept=kept, interval=interval)
@@ -156,9 +156,9 @@ async def report(
     """Print the summary (per-trial lines for single-trial runs, the results table otherwise),
     write `--export`; the exit code."""
     from agent_env.engine import trials as engine_trials
-    from agent_env.engine.export import write_jsonl
     from agent_env.engine.records import RUNS
-    from agent_env.engine.results import format_table
+    from agent_env.reporting.export import write_jsonl
+    from agent_env.reporting.results import format_table
 
     documents = session.stores.documents
     summary = trial_run.results.summary()

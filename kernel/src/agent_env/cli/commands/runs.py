@@ -29,19 +29,19 @@ async def _with_documents(fn: Any, *args: Any) -> Any:
 
 
 async def _list(documents: Any, limit: int) -> list[dict[str, Any]]:
-    from agent_env.engine.export import run_summary
-    from agent_env.engine.records import RUNS
+    from agent_env.engine.records import RUNS, RunRecord
+    from agent_env.reporting.export import run_summary
 
-    docs = [doc for _, doc in await documents.list(RUNS)]
-    docs.sort(key=lambda d: d.get("created_at") or "", reverse=True)
+    runs = [RunRecord.from_dict(doc) for _, doc in await documents.list(RUNS)]
+    runs.sort(key=lambda r: r.created_at or "", reverse=True)
     rows = []
-    for doc in docs[:limit]:
-        summary = await run_summary(documents, doc)
+    for run in runs[:limit]:
+        summary = await run_summary(documents, run)
         rows.append(
             {
-                "id": doc["id"],
-                "created_at": doc.get("created_at"),
-                "bundle": (doc.get("bundle") or {}).get("name"),
+                "id": run.id,
+                "created_at": run.created_at,
+                "bundle": run.bundle.get("name"),
                 "instances": summary["trials"],
                 "trials_per_task": summary["trials_per_task"],
                 "passed": summary["passed"],
@@ -110,17 +110,19 @@ async def _show_with_trajectories(stores: Any, ident: str) -> dict[str, Any]:
 
 
 async def _show(documents: Any, ident: str) -> dict[str, Any]:
-    from agent_env.engine.export import run_records, run_summary
-    from agent_env.engine.records import RUNS
+    """`{run, summary, instances}` (instances only for a single-trial run) or `{instance}`, as
+    stored (JSON)."""
     from agent_env.engine.run import load_record
+    from agent_env.engine.stored import read_run, run_records
+    from agent_env.reporting.export import run_summary
 
-    run = await documents.get(RUNS, ident)
+    run = await read_run(documents, ident)
     if run is not None:
         summary = await run_summary(documents, run)
-        if int(run.get("trials") or 1) > 1:
-            return {"run": run, "summary": summary}
-        records = [r async for r in run_records(documents, run)]
-        return {"run": run, "summary": summary, "instances": records}
+        if run.trials > 1:
+            return {"run": run.to_dict(), "summary": summary}
+        records = [r.to_dict() async for r in run_records(documents, run)]
+        return {"run": run.to_dict(), "summary": summary, "instances": records}
     return {"instance": await load_record(documents, ident)}
 
 
@@ -139,7 +141,7 @@ def show(ident: str, as_json: bool) -> None:
         run = data["run"]
         click.echo(f"run {run['id']}  {run.get('created_at')}  bundle {run['bundle'].get('name')}")
         if "instances" not in data:
-            from agent_env.engine.results import format_table
+            from agent_env.reporting.results import format_table
 
             s = data["summary"]
             click.echo(
@@ -203,11 +205,11 @@ def _show_agents_and_verifiers(record: dict[str, Any], trajectories: dict[str, A
 
 
 async def _export(documents: Any, run_id: str, out: Any, attempts: bool) -> int:
-    from agent_env.engine.export import write_jsonl
-    from agent_env.engine.records import RUNS
     from agent_env.engine.run import load_record
+    from agent_env.engine.stored import read_run
+    from agent_env.reporting.export import write_jsonl
 
-    run = await documents.get(RUNS, run_id)
+    run = await read_run(documents, run_id)
     if run is None:
         await load_record(documents, run_id)  # the did-you-mean error
         raise click.UsageError(f"{run_id!r} is a task instance; export takes a run id (run-...)")

@@ -1,13 +1,14 @@
-"""Results of a run with trials: per task and per eval, trials, pass rate (Wilson 95% interval),
-mean score (Student t 95% interval), pass@k for every k up to the trials, failure classes.
+"""Results of a run with trials, from its `TaskInstanceRecord`s: per task and per eval, trials,
+pass rate (Wilson 95% interval), mean score (Student t 95% interval), pass@k for every k up to
+the trials, failure classes.
 
 Which trials count: a finished trial counts unless it ended `infrastructure` (not the agent's
 fault; `--retry-infra` re-runs those) or `cancelled` or is unfinished; those are listed as
-excluded. A trial's score is the mean of its counted verifier scores; a trial that failed at a
-step scores 0; an unscored one counts as not passed and has no score. An eval pools its tasks'
-trials for the pass rate and mean score and averages its tasks' pass@k (the estimator's usual
-per-problem mean). Everything is kept as counts and running sums: memory does not grow with the
-number of trials.
+excluded. A trial's score is `TaskInstanceRecord.score()`: the mean of its counted verifier
+scores, 0 for a trial that failed at a step, none for an unscored one (not passed). An eval
+pools its tasks' trials for the pass rate and mean score and averages its tasks' pass@k (the
+estimator's usual per-problem mean). Everything is kept as counts and running sums: memory does
+not grow with the number of trials.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from agent_env.engine.records import FINISHED, Status, failure_class
-from agent_env.engine.stats import Moments, pass_at_k, wilson_interval
+from agent_env.engine.records import FINISHED, Status, TaskInstanceRecord
+from agent_env.reporting.stats import Moments, pass_at_k, wilson_interval
 
 #: Statuses a result counts (cancelled trials are counted, then excluded).
 FINAL = FINISHED | {Status.CANCELLED}
@@ -26,25 +27,6 @@ INTERVALS = {
     "pass_rate": "Wilson score interval, 95%",
     "mean_score": "Student t interval on the trial scores, 95%",
 }
-
-
-def record_failure_class(record: Mapping[str, Any]) -> str | None:
-    """The stored class, or (for records written before classes existed) the derived one."""
-    stored = record.get("failure_class")
-    if stored is not None or record.get("status") == "passed":
-        return stored
-    return failure_class(record.get("status") or "", record.get("failure"))
-
-
-def trial_score(record: Mapping[str, Any]) -> float | None:
-    """The score a counted trial contributes to the mean (see the module docstring)."""
-    status = record.get("status")
-    if status == "failed":
-        return 0.0
-    scores = [s for s in (record.get("scores") or {}).values() if isinstance(s, (int, float))]
-    if status in ("passed", "scored_below") and scores:
-        return float(sum(scores) / len(scores))
-    return None
 
 
 class TaskStats:
@@ -61,22 +43,22 @@ class TaskStats:
         self.excluded: Counter[str] = Counter()
         self.seconds = 0.0
 
-    def add(self, record: Mapping[str, Any]) -> None:
-        status = record.get("status")
+    def add(self, record: TaskInstanceRecord) -> None:
+        status = record.status
         if status not in FINAL:
             self.excluded["unfinished"] += 1
             return
-        cls = record_failure_class(record)
+        cls = record.effective_failure_class()
         if cls in EXCLUDED:
             self.excluded[cls] += 1
             return
         self.n += 1
-        self.seconds += float(record.get("seconds") or 0.0)
-        if status == "passed":
+        self.seconds += float(record.seconds or 0.0)
+        if status == Status.PASSED:
             self.passes += 1
         elif cls is not None:
             self.failures[cls] += 1
-        score = trial_score(record)
+        score = record.score()
         if score is not None:
             self.moments.add(score)
 
@@ -124,8 +106,8 @@ class Results:
         self.tasks: dict[str, TaskStats] = {n: TaskStats(n) for n in task_names}
         self.evals = {name: list(tasks) for name, tasks in (evals or {}).items()}
 
-    def add(self, record: Mapping[str, Any]) -> None:
-        name = record["task"]["name"]
+    def add(self, record: TaskInstanceRecord) -> None:
+        name = record.task.name
         stats = self.tasks.get(name)
         if stats is None:
             stats = self.tasks[name] = TaskStats(name)

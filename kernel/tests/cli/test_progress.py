@@ -6,7 +6,7 @@ import io
 
 import anyio
 
-from agent_env.engine.progress import Progress
+from agent_env.cli.progress import Progress
 
 
 def test_terminal_rewrites_one_line_and_ends_it():

@@ -6,9 +6,10 @@ import math
 
 import pytest
 
-from agent_env.engine.records import failure_class, step_failure_class
-from agent_env.engine.results import Results, format_table, shown_ks
-from agent_env.engine.stats import Moments, pass_at_k, t_quantile_975, wilson_interval
+from agent_env.engine.outcome import failure_class, step_failure_class
+from agent_env.engine.records import TaskInstanceRecord
+from agent_env.reporting.results import Results, format_table, shown_ks
+from agent_env.reporting.stats import Moments, pass_at_k, t_quantile_975, wilson_interval
 
 
 def test_pass_at_k_matches_the_combinatorial_definition():
@@ -75,15 +76,21 @@ def test_t_quantiles_and_merge():
     assert (a.n, a.mean, a.m2) == pytest.approx((both.n, both.mean, both.m2))
 
 
-def record(task: str, status: str, score: float | None = None, cls: str | None = None) -> dict:
-    return {
-        "task": {"name": task},
-        "status": status,
-        "scores": {} if score is None else {"v": score},
-        "failure": {"class": cls} if cls else None,
-        "failure_class": failure_class(status, {"class": cls} if cls else None),
-        "seconds": 1.0,
-    }
+def record(
+    task: str, status: str, score: float | None = None, cls: str | None = None
+) -> TaskInstanceRecord:
+    return TaskInstanceRecord.from_dict(
+        {
+            "id": f"ti-{task}",
+            "run_id": "run-x",
+            "task": {"name": task},
+            "status": status,
+            "scores": {} if score is None else {"v": score},
+            "failure": {"class": cls} if cls else None,
+            "failure_class": failure_class(status, {"class": cls} if cls else None),
+            "seconds": 1.0,
+        }
+    )
 
 
 def test_results_per_task_and_per_eval():

@@ -1,0 +1,59 @@
+"""One flat JSON row per trial (the JSONL export of `agent-env runs export` and `run --export`):
+task id and version, bundle digest, agent, model, seed, scores, outcome, failure class,
+durations and the task instance id (`TaskInstanceRecord.to_row()`). Records are read from the
+store one at a time."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import IO, Any
+
+from agent_env.engine.records import RunRecord, Status
+from agent_env.engine.stored import as_run, run_records
+from agent_env.reporting.results import Results
+
+
+async def write_jsonl(
+    documents: Any, run: RunRecord | Mapping[str, Any], out: IO[str], *, attempts: bool = False
+) -> int:
+    """Write one row per trial of `run` (its record or stored document) to `out`; the number
+    of rows."""
+    count = 0
+    async for record in run_records(documents, run, attempts=attempts):
+        out.write(json.dumps(record.to_row(), default=str) + "\n")
+        count += 1
+    return count
+
+
+#: How `run_summary` counts a status.
+_COUNTED_AS = {
+    Status.PASSED: "passed",
+    Status.SCORED_BELOW: "failed",
+    Status.FAILED: "failed",
+    Status.UNSCORED: "unscored",
+    Status.CANCELLED: "cancelled",
+    Status.PENDING: "unfinished",
+    Status.RUNNING: "unfinished",
+}
+
+
+async def run_summary(documents: Any, run: RunRecord | Mapping[str, Any]) -> dict[str, Any]:
+    """Counts and results of a recorded run, reading one record at a time (last attempts):
+    `trials` (planned), `passed`, `failed` (failed or scored below 1), `unscored`,
+    `cancelled`, `unfinished` (never started, pending, running), and `results`."""
+    run = as_run(run)
+    results = Results(list(dict.fromkeys(run.tasks)), run.eval_tasks)
+    counts = dict.fromkeys(("passed", "failed", "unscored", "cancelled", "unfinished"), 0)
+    started = 0
+    async for record in run_records(documents, run):
+        started += 1
+        results.add(record)
+        counts[_COUNTED_AS[record.status]] += 1
+    counts["unfinished"] += len(run.instances) - started
+    return {
+        "trials": len(run.instances),
+        "trials_per_task": run.trials,
+        **counts,
+        "results": results.summary(),
+    }
