@@ -20,10 +20,10 @@ _EXPORTS = {
     # server (heavy)
     "AgentEnvEnvironment": "server",
     "EnvironmentApp": "server",
-    "AgentEnvApplication": "mounting",
-    "AgentEnvFastMCPApplication": "mounting",
-    "AgentEnvStarletteApplication": "mounting",
-    "create_fastmcp_app": "mounting",
+    "AgentEnvApplication": "applications",
+    "AgentEnvFastMCPApplication": "applications",
+    "AgentEnvStarletteApplication": "applications",
+    "create_fastmcp_app": "applications",
     "injecting": "mounting",
     # context
     "ToolContext": "context",
@@ -106,6 +106,7 @@ _SUBMODULES = {
     "output",
     "surface",
     "mounting",
+    "applications",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -116,7 +116,7 @@ async def gateway_for(ctx: StepContext) -> RunGateway:
                 continue
             ctx.set("envs", name, "gateway_url", value=gateway.url)
             ctx.set("envs", name, "mcp_url", value=gateway.mcp_url)
-    from agentenv_core_steps.steps.modify_env_tool_access import replay_tool_access
+    from agentenv_core_steps.tool_access import replay_tool_access
 
     await replay_tool_access(ctx, gateway)
     ctx.set("gateway", value={"url": gateway.url, "mcp_url": gateway.mcp_url})

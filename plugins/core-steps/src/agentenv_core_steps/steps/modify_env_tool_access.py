@@ -15,11 +15,11 @@ from agent_env.context import StepContext
 from agent_env.errors import StepFailed
 from agent_env.models import Step
 from agent_env.suggest import did_you_mean
-from agentenv_core_steps.gateway import RunGateway, gateway_for
+from agentenv_core_steps.gateway import gateway_for
 from agentenv_core_steps.steps.reset_env import deployed_env
+from agentenv_core_steps.tool_access import ToolAccessError, apply_tool_access
 
 ACTIONS = ("disable", "enable")
-TIMEOUT = 30.0
 
 
 @attrs.frozen(kw_only=True)
@@ -77,55 +77,3 @@ class ModifyEnvToolAccess(Step):
             f"{self.action}d {', '.join(self.tools)} for role {self.role!r} on env {name!r}; "
             f"disabled now: {', '.join(after.get('disabled') or []) or 'none'}"
         )
-
-
-class ToolAccessError(Exception):
-    """The gateway refused or did not take a tool-access change."""
-
-    def __init__(self, message: str, failure_class: str = "error"):
-        super().__init__(message)
-        self.failure_class = failure_class
-
-
-async def apply_tool_access(
-    gateway: RunGateway, action: str, role: str, tools: list[str]
-) -> dict[str, Any]:
-    """POST the change to the gateway's `/tools/<action>` route; the rules per role after it."""
-    import httpx
-
-    try:
-        async with httpx.AsyncClient(timeout=TIMEOUT) as http:
-            response = await http.post(
-                f"{gateway.url}/tools/{action}",
-                json={"role": role, "tools": "*" if tools == ["*"] else tools},
-                headers={"authorization": f"Bearer {gateway.admin_token}"},
-            )
-    except httpx.HTTPError as e:
-        raise ToolAccessError(
-            f"the gateway did not take the change: {e}", "infrastructure"
-        ) from None
-    body = _json(response)
-    if response.status_code != 200:
-        raise ToolAccessError(
-            f"{action} {tools} for role {role!r}: {body.get('error') or response.text[:300]}"
-        )
-    return dict(body.get("roles") or {})
-
-
-async def replay_tool_access(ctx: StepContext, gateway: RunGateway) -> None:
-    """Apply the task's recorded changes to a fresh gateway (a resumed run), in step order."""
-    for step_id, change in (ctx.get("tool_access_changes", default={}) or {}).items():
-        try:
-            await apply_tool_access(
-                gateway, change["action"], change["role"], list(change["tools_requested"])
-            )
-        except (ToolAccessError, KeyError, TypeError) as e:
-            ctx.log(f"gateway: tool access of step {step_id!r} not re-applied: {e}")
-
-
-def _json(response: Any) -> dict[str, Any]:
-    try:
-        body = response.json()
-    except ValueError:
-        return {}
-    return body if isinstance(body, dict) else {}
