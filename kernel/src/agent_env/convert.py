@@ -61,26 +61,45 @@ def _type_name(tp: Any) -> str:
 class _WrongType(ValueError):
     """A value of the wrong JSON type; the message names what was expected."""
 
-    def __init__(self, expected: str, value: Any):
+    def __init__(self, expected: str, value: Any, hint: str = ""):
         shown = repr(value)
         if len(shown) > 60:
             shown = shown[:57] + "..."
-        super().__init__(f"expected {expected}, got {shown}")
+        super().__init__(f"expected {expected}, got {shown}{hint}")
 
 
-def _strict_str(value: Any, _: Any) -> str:
+def _strict_enum(value: Any, tp: Any) -> Any:
+    for member in tp:
+        if value == member.value and type(value) is type(member.value):
+            return member
+    hint = did_you_mean(value, [str(m.value) for m in tp]) if isinstance(value, str) else ""
+    raise _WrongType(_type_name(tp), value, hint)
+
+
+def _enum_subclass(tp: Any) -> bool:
+    """A `StrEnum` / `IntEnum`: the str / int class hooks see it first (their subclass)."""
+    return isinstance(tp, type) and issubclass(tp, enum.Enum)
+
+
+def _strict_str(value: Any, tp: Any) -> Any:
+    if tp is not str and _enum_subclass(tp):
+        return _strict_enum(value, tp)
     if not isinstance(value, str):
         raise _WrongType("a string", value)
     return value
 
 
-def _strict_int(value: Any, _: Any) -> int:
+def _strict_int(value: Any, tp: Any) -> Any:
+    if tp is not int and _enum_subclass(tp):
+        return _strict_enum(value, tp)
     if isinstance(value, bool) or not isinstance(value, int):
         raise _WrongType("an integer", value)
     return value
 
 
-def _strict_float(value: Any, _: Any) -> float:
+def _strict_float(value: Any, tp: Any) -> Any:
+    if tp is not float and _enum_subclass(tp):
+        return _strict_enum(value, tp)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise _WrongType("a number", value)
     return float(value)
@@ -247,18 +266,7 @@ def make_converter() -> cattrs.Converter:
         lambda tp: typing.get_origin(tp) is typing.Literal, literal_hook_factory
     )
 
-    def enum_hook_factory(tp: Any) -> Any:
-        def strict_enum(value: Any, _: Any) -> Any:
-            for member in tp:
-                if value == member.value and type(value) is type(member.value):
-                    return member
-            raise _WrongType(_type_name(tp), value)
-
-        return strict_enum
-
-    conv.register_structure_hook_factory(
-        lambda tp: isinstance(tp, type) and issubclass(tp, enum.Enum), enum_hook_factory
-    )
+    conv.register_structure_hook_func(_enum_subclass, _strict_enum)
     return conv
 
 

@@ -62,7 +62,7 @@ class Step:
     #: `StepTypeContract` checks that such a step has a `verifier_id`.
     is_verifier: ClassVar[bool] = False
     #: True for a step whose score combines other verifiers' scores: when a task has one, only
-    #: the aggregates decide the outcome (`engine.records.counted_scores`).
+    #: the aggregates decide the outcome (`engine.outcome.counted_scores`).
     is_aggregate: ClassVar[bool] = False
     #: Which fields name bundle entities, by kind ("artifact", "env", "agent") -> field paths
     #: such as `"artifacts[].id"`; None applies the field names of the core step types.

@@ -146,4 +146,4 @@ def test_a_malformed_stored_record_is_named_and_nothing_changes(old_home):
     _put_all(home, {"task_instances": {record["id"]: record}})
     result = cli(home, "runs", "show", SINGLE_RUN)
     assert result.returncode != 0
-    assert "status: 'pased' is not a status (did you mean 'passed'?)" in result.stderr
+    assert "got 'pased' (did you mean 'passed'?)" in result.stderr

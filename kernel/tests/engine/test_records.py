@@ -66,7 +66,11 @@ async def test_meta_fields_and_unknown_keys_round_trip(harness):
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"status": "pased"}, "status: 'pased' is not a status (did you mean 'passed'?)"),
+        (
+            {"status": "pased"},
+            "status: expected one of 'pending', 'running', 'passed', 'scored_below', 'unscored', "
+            "'failed', 'cancelled', got 'pased' (did you mean 'passed'?)",
+        ),
         ({"steps": []}, "steps: expected an object, got []"),
         ({"resumes": "1"}, "resumes: expected an integer, got '1'"),
         ({"task": {"nam": "t"}}, "task: unknown field 'nam' (did you mean 'name'?)"),

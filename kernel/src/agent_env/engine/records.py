@@ -122,8 +122,8 @@ class TaskInstanceRecord(StoredRecord):
     bundle: dict[str, Any] = attrs.field(factory=dict)
     trial: int = 0
     seed: Any = None
-    #: (The converter's str hook takes a `StrEnum` for a str; the field converter makes it a
-    #: `Status` again. Assignments are not converted: the engine assigns `Status` members.)
+    #: (The field converter also takes a status's string, for records built in code;
+    #: assignments are not converted: the engine assigns `Status` members.)
     status: Status = attrs.field(default=Status.PENDING, converter=to_status)
     outcome: str | None = None
     scores: dict[str, float] = attrs.field(factory=dict)
