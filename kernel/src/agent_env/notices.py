@@ -1,4 +1,5 @@
-"""Warnings a loader reports once per process: logged on the `agent_env` logger, which the
+"""Warnings a loader reports once per process (once per command: the CLI resets it at the
+start of each, which matters where several run in one process, as under a test runner): logged on the `agent_env` logger, which the
 CLI prints to stderr as `agent-env: warning: ...` (a library user sees normal logging)."""
 
 from __future__ import annotations
@@ -16,3 +17,8 @@ def warn_once(messages: Iterable[str]) -> None:
         if message not in _shown:
             _shown.add(message)
             _log.warning("%s", message)
+
+
+def reset() -> None:
+    """Forget what was shown (the CLI calls it as each command starts)."""
+    _shown.clear()

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from agent_env import notices
 from agent_env._version import __version__
 from agent_env.cli.lazy import LazyGroup
 
@@ -78,6 +79,7 @@ class RootGroup(LazyGroup):
         global _verbose
         _verbose = False
         _setup_logging()
+        notices.reset()
         try:
             rv = super().main(args, prog_name or "agent-env", complete_var, False, **extra)
             code = rv if isinstance(rv, int) else 0
