@@ -140,9 +140,21 @@ def _reap_orphans() -> None:
 def _setup_logging() -> None:
     import logging
 
+    class StderrHandler(logging.StreamHandler):
+        """Writes to `sys.stderr` as it is when a record comes (a test runner swaps it per
+        command), not to the stream of the first command."""
+
+        @property  # type: ignore[override]
+        def stream(self) -> Any:
+            return sys.stderr
+
+        @stream.setter
+        def stream(self, value: Any) -> None:
+            pass
+
     logger = logging.getLogger("agent_env")
     if not logger.handlers:
-        handler = logging.StreamHandler()
+        handler = StderrHandler()
         handler.setFormatter(logging.Formatter("agent-env: warning: %(message)s"))
         logger.addHandler(handler)
         logger.setLevel(logging.WARNING)
