@@ -164,6 +164,8 @@ CASES = [
     ("method-not-a-string", {**req("ping"), "method": 5}, None, "library"),
     ("params-an-array", req("ping", [1]), None, "library"),
     ("response-message", {"jsonrpc": "2.0", "id": 1, "result": {}}, None, "library"),
+    ("request-with-result-member", req("ping", result={}), None, "library"),
+    ("request-with-error-member", req("ping", error={"code": 1, "message": "m"}), None, "library"),
     # ids: a string or an integer is a request; null, bool, float or object ids are not
     ("id-string", req("ping", rid="abc"), None, "fast"),
     ("id-large-int", req("ping", rid=2**60), None, "fast"),
