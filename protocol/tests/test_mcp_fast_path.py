@@ -352,6 +352,15 @@ def test_oversize_bodies_get_413_on_both_paths_and_the_server_keeps_serving(serv
     assert both(servers, req("ping"))[0][0] == 200
 
 
+def test_the_gateway_and_the_env_server_negotiate_the_same_versions():
+    """The gateway (no mcp import) lists the versions itself; they must be mcp's."""
+    from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS
+
+    from agentenv_protocol.mcp_http import HANDSHAKE_VERSIONS
+
+    assert list(HANDSHAKE_VERSIONS) == list(SUPPORTED_PROTOCOL_VERSIONS)
+
+
 @pytest.mark.parametrize("method", ["GET", "DELETE", "PUT"])
 def test_other_http_methods_go_to_the_mcp_transport(servers, method):
     fast, library, took = both(servers, b"", {"accept": "application/json"}, method=method)

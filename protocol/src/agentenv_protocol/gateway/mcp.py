@@ -1,6 +1,8 @@
-"""The gateway's `POST /mcp`: parse, check the caller's role, answer the MCP methods, forward
-`tools/call` to the owning env at the JSON-RPC level over a keep-alive pool (fastpost), and log
-each call to the trajectory. Plain ASGI, no mcp package."""
+"""The gateway's `POST /mcp`: parse, check the caller's role, answer the MCP methods (the
+handshake, ping and tools methods of `mcp_methods`, which the env server's `/mcp` answers with
+too, plus the per-request revision's `server/discover`), forward `tools/call` to the owning env at
+the JSON-RPC level over a keep-alive pool (fastpost), and log each call to the trajectory. Plain
+ASGI, no mcp package."""
 
 from __future__ import annotations
 
