@@ -2,7 +2,7 @@
 
 Two real servers (uvicorn in a thread) serve the same tool callbacks: one with the fast path, one
 with `fast=False` (every request through mcp's StreamableHTTPSessionManager). Each raw request
-goes to both; status, content type, session header and JSON body must match, and a counter on
+goes to both; status, content type, session header and body (byte for byte) must match, and a counter on
 the fast server's mcp transport shows which path answered. The checks mirror mcp 1.30's
 streamable HTTP POST handling (server/streamable_http.py `_handle_post_request`) and its server
 session (`_receive_loop`, `_received_request`), item by item.
@@ -54,6 +54,9 @@ def callbacks() -> tuple[Any, Any]:
                     "_meta": {"example.com/cost": 1},
                 }
             )
+        if params.name == "floats":  # serialized as the mcp transport does, NaN as null
+            value = {"small": 1e-7, "big": 1e300, "nan": float("nan"), "inf": float("inf")}
+            return mt.CallToolResult(content=[], structuredContent=value)
         if params.name == "context":  # what the callback sees of the request
             headers = ctx.request.headers if ctx.request is not None else {}
             seen = {"id": ctx.request_id, "meta": ctx.meta, "role": headers.get("agentenv-role")}
@@ -103,6 +106,7 @@ def wire(response: httpx.Response) -> tuple:
         response.headers.get("content-type"),
         response.headers.get("mcp-session-id"),
         body,
+        response.content,
     )
 
 
@@ -263,6 +267,7 @@ CASES = [
         "fast",
     ),
     ("call-rich", req("tools/call", {"name": "rich", "arguments": {}}), None, "fast"),
+    ("call-floats", req("tools/call", {"name": "floats"}), None, "fast"),
     ("call-agentenv-error", req("tools/call", {"name": "fail", "arguments": {}}), None, "fast"),
     ("call-unknown-tool", req("tools/call", {"name": "ecko", "arguments": {}}), None, "fast"),
     (

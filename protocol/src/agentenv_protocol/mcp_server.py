@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 import mcp.types as mt
+import pydantic_core
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http import CONTENT_TYPE_JSON, MCP_PROTOCOL_VERSION_HEADER
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -187,7 +188,7 @@ class _FastPath:
         answer = await self.methods.dispatch(
             {"id": rid, "method": method, "params": params or {}}, incoming
         )
-        await respond(send, 200, answer)
+        await respond(send, 200, pydantic_core.to_json(answer))  # the bytes mcp's models write
         return True
 
 
