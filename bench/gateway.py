@@ -5,11 +5,17 @@ sequential latency (p50/p99) and throughput with N concurrent clients for both p
 generator is the same lean keep-alive client for both paths, so the difference is the gateway.
 
     .venv/bin/python bench/gateway.py [--calls 2000] [--clients 32] [--seconds 5]
+
+A/B against another copy of the protocol package (e.g. `git archive main protocol/src | tar -x
+-C /tmp/base`), alternating whole runs in one session and printing medians and ratios:
+
+    .venv/bin/python bench/gateway.py --baseline /tmp/base/protocol/src [--ab-runs 3]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import socket
 import statistics
@@ -178,6 +184,8 @@ async def run(args: argparse.Namespace) -> None:
                 f"{(f'{gw_cpu:.0f}' if gw_cpu else '-'):>12}"
             )
         (_, d50, _, _, dt, _, _), (_, g50, _, _, gt, _, _) = rows
+        if args.json:
+            print("BENCH " + json.dumps({r[0]: r[1:] for r in rows}))
         print(
             f"\ngateway adds {g50 - d50:.3f} ms at p50 (target < 1 ms); keeps {100 * gt / dt:.0f}% of direct "
             f"throughput (target >= 70%)"
@@ -192,6 +200,39 @@ async def run(args: argparse.Namespace) -> None:
                 proc.kill()
 
 
+COLUMNS = ("p50 ms", "p99 ms", "mean ms", "calls/s", "env us/call", "gw us/call")
+
+
+def ab(args: argparse.Namespace, argv: list[str]) -> None:
+    """Alternate whole runs of this bench on the baseline package and on this tree's."""
+    passthrough = [a for a in argv if a not in ("--baseline", args.baseline)]
+    results: dict[str, list[dict]] = {"baseline": [], "this tree": []}
+    for i in range(args.ab_runs):
+        for label, path in (("baseline", args.baseline), ("this tree", None)):
+            env = {**os.environ}
+            if path:
+                env["PYTHONPATH"] = os.pathsep.join(filter(None, [path, env.get("PYTHONPATH")]))
+            out = subprocess.run(
+                [sys.executable, __file__, *passthrough, "--json"],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+            line = next(x for x in out.splitlines() if x.startswith("BENCH "))
+            results[label].append(json.loads(line[6:]))
+            print(f"run {i + 1} {label}: {line[6:]}", flush=True)
+    print(f"\nmedians of {args.ab_runs} alternating runs each (ratio = this tree / baseline)")
+    for path in ("direct", "gateway"):
+        for col, name in enumerate(COLUMNS):
+            base, new = (
+                statistics.median(r[path][col] for r in results[k])
+                for k in ("baseline", "this tree")
+            )
+            ratio = f"{new / base:.2f}x" if base else "-"
+            print(f"{path:<9}{name:<13}{base:>10.3f}{new:>10.3f}{ratio:>8}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -200,7 +241,14 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=6.0)
     parser.add_argument("--rounds", type=int, default=3)
-    anyio.run(run, parser.parse_args())
+    parser.add_argument("--json", action="store_true", help="also print the rows as one JSON line")
+    parser.add_argument("--baseline", help="A/B: the src dir of the protocol package to compare")
+    parser.add_argument("--ab-runs", type=int, default=3, help="A/B: runs of each side")
+    args = parser.parse_args()
+    if args.baseline:
+        ab(args, sys.argv[1:])
+    else:
+        anyio.run(run, args)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
-"""The gateway's `POST /mcp`: parse, check the caller's role, answer the MCP methods, forward
-`tools/call` to the owning env at the JSON-RPC level over a keep-alive pool (fastpost), and log
-each call to the trajectory. Plain ASGI, no mcp package."""
+"""The gateway's `POST /mcp`: parse, check the caller's role, answer the MCP methods (the
+handshake, ping and tools methods of `mcp_methods`, which the env server's `/mcp` answers with
+too, plus the per-request revision's `server/discover`), forward `tools/call` to the owning env at
+the JSON-RPC level over a keep-alive pool (fastpost), and log each call to the trajectory. Plain
+ASGI, no mcp package."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agentenv_protocol import errors as E
-from agentenv_protocol import jsonrpc
+from agentenv_protocol import jsonrpc, mcp_methods
 from agentenv_protocol.asgi import read_body, respond
 from agentenv_protocol.context import ROLE_META_KEY, SESSION_META_KEY
 from agentenv_protocol.fastpost import ForwardConnectError, ForwardError, ForwardTimeout, PostPool
@@ -166,9 +168,8 @@ class McpEndpoint:
         if req is None or error is not None:
             await respond(send, 400, error)
             return
-        if "id" not in req:
-            await send({"type": "http.response.start", "status": 202, "headers": []})
-            await send({"type": "http.response.body", "body": b""})
+        if mcp_methods.is_notification(req):
+            await mcp_methods.accepted(send)
             return
         rid = req["id"]
         params = req.get("params")
@@ -196,7 +197,7 @@ class McpEndpoint:
             await respond(send, 404 if not_found else 200, answer)
 
     def _dispatcher(self) -> jsonrpc.Dispatcher:
-        capabilities = {"tools": {"listChanged": False}}
+        capabilities = mcp_methods.TOOLS_CAPABILITIES
         server_info = {"name": self.name, "version": "1"}
 
         async def tools_call(params: dict, caller: Caller, modern: bool) -> dict:
@@ -220,31 +221,20 @@ class McpEndpoint:
                 "_meta": {"io.modelcontextprotocol/serverInfo": server_info},
             }
 
-        async def initialize(params: dict, caller: Caller, modern: bool) -> dict:
-            asked = params.get("protocolVersion")
-            return {
-                "protocolVersion": asked if asked in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1],
-                "capabilities": capabilities,
-                "serverInfo": server_info,
-            }
-
-        async def ping(params: dict, caller: Caller, modern: bool) -> dict:
-            return {}
-
-        return jsonrpc.Dispatcher(
-            {
-                "tools/call": tools_call,
-                "tools/list": tools_list,
-                "server/discover": discover,
-                "initialize": initialize,
-                "ping": ping,
-            },
+        methods = mcp_methods.dispatcher(
+            versions=HANDSHAKE_VERSIONS,
+            capabilities=capabilities,
+            server_info=server_info,
+            list_tools=tools_list,
+            call_tool=tools_call,
             lenient_params=True,
             not_found=lambda m: (
                 f"method not found: {m!r} (the gateway serves initialize, "
                 "server/discover, ping, tools/list, tools/call)"
             ),
         )
+        methods.add("server/discover", discover)
+        return methods
 
     # --- tools/call ---------------------------------------------------------------------------
     async def call_tool(self, params: dict, caller: Caller) -> dict:
