@@ -50,12 +50,19 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def load_json(path: Path, problems: Problems) -> Any:
-    """The parsed JSON, or None after recording why it cannot be read (with line and column)."""
+def _read_text(path: Path, problems: Problems) -> str | None:
+    """The file's UTF-8 text (a BOM dropped), or None after recording why it cannot be read."""
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        return path.read_bytes().decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as e:
         problems.add(path, f"cannot be read: {e}")
+        return None
+
+
+def load_json(path: Path, problems: Problems) -> Any:
+    """The parsed JSON, or None after recording why it cannot be read (with line and column)."""
+    text = _read_text(path, problems)
+    if text is None:
         return None
     try:
         return json.loads(text, object_pairs_hook=_pairs, parse_constant=_no_constant)
@@ -81,10 +88,8 @@ def duplicate_keys(value: Any, path: str = "") -> list[str]:
 
 
 def load_toml(path: Path, problems: Problems) -> dict[str, Any] | None:
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError) as e:
-        problems.add(path, f"cannot be read: {e}")
+    text = _read_text(path, problems)
+    if text is None:
         return None
     try:
         return tomllib.loads(text)

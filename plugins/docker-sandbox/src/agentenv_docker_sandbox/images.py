@@ -10,9 +10,9 @@ import os
 import re
 import tarfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec
 
 from agent_env.errors import SandboxError
 from agentenv_docker_sandbox.client import get_client, run
@@ -23,6 +23,7 @@ LOG_TAIL = 80
 ARCHIVE_LAYOUT = 2
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
+P = ParamSpec("P")
 
 
 class ImageBuildError(SandboxError):
@@ -234,25 +235,16 @@ def build_image_sync(
         return tag, True
 
 
-async def build_image(
-    context_dir: Path,
-    name: str,
-    *,
-    dockerfile: str = "Dockerfile",
-    buildargs: Mapping[str, str] | None = None,
-    dockerfile_text: str | None = None,
-    extra_files: Mapping[str, Path] | None = None,
-    settings: Mapping[str, Any] | None = None,
-) -> str:
-    """Build (or reuse) the content-addressed image of `context_dir`; returns its tag."""
-    tag, _ = await run(
-        build_image_sync,
-        Path(context_dir),
-        name,
-        dockerfile=dockerfile,
-        buildargs=buildargs,
-        dockerfile_text=dockerfile_text,
-        extra_files=extra_files,
-        settings=settings,
-    )
-    return tag
+def _tag_in_thread(
+    build: Callable[P, tuple[str, bool]],
+) -> Callable[P, Coroutine[Any, Any, str]]:
+    async def build_image(*args: P.args, **kwargs: P.kwargs) -> str:
+        """Build (or reuse) the content-addressed image of `context_dir` in a worker thread;
+        returns its tag. Takes what `build_image_sync` takes."""
+        tag, _ = await run(build, *args, **kwargs)
+        return tag
+
+    return build_image
+
+
+build_image = _tag_in_thread(build_image_sync)

@@ -52,6 +52,18 @@ def split_ref(ref: str) -> tuple[str, str]:
     return ref, "latest"
 
 
+def _tag_local(client: Any, local_ref: str, target: str, what: str) -> tuple[str, str]:
+    """Tag the local daemon's image `local_ref` as `target`; the (repo, tag) it now has.
+    A missing image is a StoreError that starts with `what`."""
+    try:
+        image = client.images.get(local_ref)
+    except _errors().ImageNotFound:
+        raise StoreError(f"{what} {local_ref!r}: not in the local Docker daemon") from None
+    repo, tag = split_ref(target)
+    image.tag(repo, tag)
+    return repo, tag
+
+
 class DockerImageStore(ImageStore):
     """Images in the local Docker daemon (`[stores] image = "docker"`, the default image store
     when this plugin is installed). `push` tags a local image under a name."""
@@ -64,15 +76,7 @@ class DockerImageStore(ImageStore):
 
     async def push(self, local_ref: str, name: str) -> str:
         def go() -> str:
-            errors = _errors()
-            try:
-                image = self.client.images.get(local_ref)
-            except errors.ImageNotFound:
-                raise StoreError(
-                    f"cannot store image {local_ref!r}: not in the local Docker daemon"
-                ) from None
-            repo, tag = split_ref(name)
-            image.tag(repo, tag)
+            repo, tag = _tag_local(self.client, local_ref, name, "cannot store image")
             return f"{repo}:{tag}"
 
         return await run(go)
@@ -142,6 +146,15 @@ class RegistryImageStore(ImageStore):
             return None
         return {"username": str(user), "password": str(self.settings.get("password") or "")}
 
+    def _basic_auth(self) -> str | None:
+        """The `Authorization: Basic` value of the configured user, None without one."""
+        auth = self._auth_config()
+        if not auth:
+            return None
+        return (
+            "Basic " + base64.b64encode(f"{auth['username']}:{auth['password']}".encode()).decode()
+        )
+
     # -- registry HTTP API ---------------------------------------------------------------
 
     def _request(
@@ -153,10 +166,8 @@ class RegistryImageStore(ImageStore):
             request = urllib.request.Request(url, method=method, headers=headers)
             if self._token:
                 request.add_header("Authorization", f"Bearer {self._token}")
-            elif self._auth_config():
-                auth = self._auth_config()
-                basic = base64.b64encode(f"{auth['username']}:{auth['password']}".encode()).decode()
-                request.add_header("Authorization", f"Basic {basic}")
+            elif basic := self._basic_auth():
+                request.add_header("Authorization", basic)
             try:
                 with urllib.request.urlopen(request, timeout=30) as response:
                     return response.status, response.read(), response.headers
@@ -181,10 +192,8 @@ class RegistryImageStore(ImageStore):
         if not realm:
             return False
         request = urllib.request.Request(f"{realm}?{urllib.parse.urlencode(params)}")
-        auth = self._auth_config()
-        if auth:
-            basic = base64.b64encode(f"{auth['username']}:{auth['password']}".encode()).decode()
-            request.add_header("Authorization", f"Basic {basic}")
+        if basic := self._basic_auth():
+            request.add_header("Authorization", basic)
         try:
             with urllib.request.urlopen(request, timeout=30) as response:
                 body = json.loads(response.read())
@@ -218,14 +227,7 @@ class RegistryImageStore(ImageStore):
 
         def go() -> str:
             errors = _errors()
-            try:
-                image = self.client.images.get(local_ref)
-            except errors.ImageNotFound:
-                raise StoreError(
-                    f"cannot push {local_ref!r}: not in the local Docker daemon"
-                ) from None
-            repo, tag = split_ref(target)
-            image.tag(repo, tag)
+            repo, tag = _tag_local(self.client, local_ref, target, "cannot push")
             try:
                 for line in self.client.images.push(
                     repo, tag=tag, stream=True, decode=True, auth_config=self._auth_config()

@@ -157,19 +157,29 @@ class LocalHub:
         token = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
         authorized = token in self.tokens
 
-        def error(status: int, code: str, message: str, kind: str, repo: str, **headers: str):
+        def record(
+            kind: str,
+            repo: str,
+            *,
+            revision: str | None = None,
+            file: str | None = None,
+            status: int = 200,
+        ) -> None:
             self.log.append(
                 HubRequest(
                     method=method,
                     path=request.url.path,
                     kind=kind,
                     repo=repo,
-                    revision=rev,
+                    revision=revision,
                     file=file,
                     status=status,
                     authorized=authorized,
                 )
             )
+
+        def error(status: int, code: str, message: str, kind: str, repo: str, **headers: str):
+            record(kind, repo, revision=rev, file=file, status=status)
             body = b"" if method == "HEAD" else json.dumps({"error": message}).encode()
             return Response(
                 body,
@@ -210,15 +220,7 @@ class LocalHub:
                 status, "GatedRepo", f"Access to dataset {repo_id} is restricted.", kind, repo_id
             )
         if kind == "refs":
-            self.log.append(
-                HubRequest(
-                    method=method,
-                    path=request.url.path,
-                    kind=kind,
-                    repo=repo_id,
-                    authorized=authorized,
-                )
-            )
+            record(kind, repo_id)
 
             def ref(prefix, name, sha):
                 return {"name": name, "ref": f"refs/{prefix}/{name}", "targetCommit": sha}
@@ -235,16 +237,7 @@ class LocalHub:
             return error(404, "RevisionNotFound", f"Invalid rev id: {rev}", kind, repo_id)
         tree = repo.commits[commit]
         if kind == "revision":
-            self.log.append(
-                HubRequest(
-                    method=method,
-                    path=request.url.path,
-                    kind=kind,
-                    repo=repo_id,
-                    revision=rev,
-                    authorized=authorized,
-                )
-            )
+            record(kind, repo_id, revision=rev)
             return JSONResponse(
                 {
                     "_id": hashlib.md5(repo_id.encode()).hexdigest()[:24],
@@ -262,17 +255,7 @@ class LocalHub:
                 }
             )
         if kind == "tree":
-            self.log.append(
-                HubRequest(
-                    method=method,
-                    path=request.url.path,
-                    kind=kind,
-                    repo=repo_id,
-                    revision=rev,
-                    file=file,
-                    authorized=authorized,
-                )
-            )
+            record(kind, repo_id, revision=rev, file=file)
             prefix = f"{file}/" if file else ""
             recursive = request.query_params.get("recursive") in ("1", "true", "True")
             entries, dirs = [], set()
@@ -305,23 +288,12 @@ class LocalHub:
                 repo_id,
                 **{"X-Repo-Commit": commit},
             )
-        self.log.append(
-            HubRequest(
-                method=method,
-                path=request.url.path,
-                kind=kind,
-                repo=repo_id,
-                revision=rev,
-                file=file,
-                authorized=authorized,
-            )
-        )
+        record(kind, repo_id, revision=rev, file=file)
         content = tree[file]
         headers = {
             "X-Repo-Commit": commit,
             "ETag": f'"{_blob_sha(content)}"',
             "Content-Length": str(len(content)),
         }
-        if method == "HEAD":
-            return Response(b"", headers=headers, media_type="application/octet-stream")
-        return Response(content, headers=headers, media_type="application/octet-stream")
+        body = b"" if method == "HEAD" else content
+        return Response(body, headers=headers, media_type="application/octet-stream")

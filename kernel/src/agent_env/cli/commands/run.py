@@ -18,7 +18,6 @@ from agent_env.cli.commands.run_output import (
     EXIT_OK,
     EXIT_SIGNAL,
     EXIT_USAGE,
-    ProgressReporter,
     check_provider,
 )
 from agent_env.cli.commands.run_output import (
@@ -297,14 +296,7 @@ async def _run_bundle(session: Any, options: RunOptions, caught: list[int]) -> i
             f"reaped {len(reaped)} sandbox(es) left by agent-env processes that died: "
             + ", ".join(reaped)
         )
-    services = await session.services(
-        artifacts=materialized.artifacts,
-        reporter=run_trials.QuietReporter() if options.many else ProgressReporter(),
-        default_provider=options.provider,
-        keep=options.keep,
-        agent=options.agent,
-        model=options.model,
-    )
+    services = await run_trials.services(session, materialized, options)
     trial_run = await run_trials.plan(
         session,
         services,

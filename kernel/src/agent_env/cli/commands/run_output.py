@@ -67,6 +67,13 @@ def summarize(run_id: str, records: list, evals: list, as_json: bool, caught: li
             )
         )
         return code
+    echo_trials(records)
+    echo_evals(evals)
+    return code
+
+
+def echo_trials(records: list) -> None:
+    """One line a trial record: task, outcome, seconds, id."""
     width = max((len(r["task"]["name"]) for r in records), default=4)
     for r in records:
         seconds = r.get("seconds")
@@ -74,9 +81,11 @@ def summarize(run_id: str, records: list, evals: list, as_json: bool, caught: li
         click.echo(
             f"{r['task']['name']:<{width}}  {r['outcome'] or r['status']}  {took}  {r['id']}"
         )
+
+
+def echo_evals(evals: list) -> None:
     for e in evals:
         click.echo(f"eval {e['name']}: {e['passed']} of {e['total']} passed")
-    return code
 
 
 def show_plan(

@@ -80,14 +80,7 @@ async def resume_run(session: Any, options: RunOptions, caught: list[int], run_d
     for line in notes:
         err(line)
     options = attrs.evolve(options, trials=int(run_doc.get("trials") or 1))
-    services = await session.services(
-        artifacts=materialized.artifacts,
-        reporter=run_trials.QuietReporter() if options.many else ProgressReporter(),
-        default_provider=options.provider,
-        keep=options.keep,
-        agent=options.agent,
-        model=options.model,
-    )
+    services = await run_trials.services(session, materialized, options)
     trial_run = await run_trials.resume(session, services, options, run_doc, bundle, materialized)
     if not trial_run.trials:
         err(f"run {run_doc['id']}: every trial already finished; nothing to resume")

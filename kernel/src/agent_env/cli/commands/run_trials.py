@@ -11,12 +11,17 @@ from typing import Any
 import anyio
 import click
 
+from agent_env.cli.commands.run_output import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_SIGNAL,
+    ProgressReporter,
+    echo_evals,
+    echo_trials,
+)
+from agent_env.cli.commands.run_output import err as _err
 from agent_env.engine.services import Reporter
 from agent_env.runs.options import RunOptions
-
-
-def _err(message: str) -> None:
-    click.echo(message, err=True)
 
 
 class QuietReporter(Reporter):
@@ -42,6 +47,19 @@ def make_progress(session: Any, total: int, kept: int = 0) -> Any:
 
     interval = session.config.get("run", "progress_interval", 10.0)
     return Progress(total, kept=kept, interval=interval)
+
+
+async def services(session: Any, materialized: Any, options: RunOptions) -> Any:
+    """The session's services for running `options`' trials of a materialized bundle:
+    progress lines for one run, quiet for many."""
+    return await session.services(
+        artifacts=materialized.artifacts,
+        reporter=QuietReporter() if options.many else ProgressReporter(),
+        default_provider=options.provider,
+        keep=options.keep,
+        agent=options.agent,
+        model=options.model,
+    )
 
 
 def meta(options: RunOptions) -> dict[str, Any]:
@@ -134,8 +152,6 @@ async def execute(
 
 
 def exit_code(summary: dict[str, Any], caught: list[int]) -> int:
-    from agent_env.cli.commands.run_output import EXIT_FAILED, EXIT_OK, EXIT_SIGNAL
-
     if caught:
         return EXIT_SIGNAL.get(caught[0], 130)
     bad = any(
@@ -189,19 +205,12 @@ async def report(
         click.echo(json.dumps(data, indent=2, default=str))
         return code
     if single:
-        width = max((len(r["task"]["name"]) for r in records), default=4)
-        for r in records:
-            seconds = r.get("seconds")
-            took = f"{seconds:.2f}s" if isinstance(seconds, (int, float)) else "-"
-            click.echo(
-                f"{r['task']['name']:<{width}}  {r['outcome'] or r['status']}  {took}  {r['id']}"
-            )
+        echo_trials(records)
     else:
         click.echo(f"run {trial_run.run_id}")
         for line in format_table(summary):
             click.echo(line)
-    for e in evals:
-        click.echo(f"eval {e['name']}: {e['passed']} of {e['total']} passed")
+    echo_evals(evals)
     if caught:
         unstarted = sum(1 for t in trial_run.trials if t.record is None)
         _err(

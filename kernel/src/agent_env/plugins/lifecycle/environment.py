@@ -8,6 +8,7 @@ next to it), or a plain virtualenv (its own pip, else `uv pip`). A system Python
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -138,41 +139,31 @@ def detect(
     uv = _uv()
     has_pip = _has_pip(python)
     low = ("pip", None) if has_pip or not uv else ("uv", uv)
+    found = functools.partial(Environment, python=python, prefix=prefix, site_packages=site)
     if prefix == base_prefix:
-        return Environment(
-            kind=SYSTEM, python=python, prefix=prefix, site_packages=site, low_level=low
-        )
+        return found(kind=SYSTEM, low_level=low)
     receipt = prefix / "uv-receipt.toml"
     if receipt.is_file():
         if uv is None:
             raise Refused(f"{prefix} is a uv tool environment but `uv` is not on PATH")
-        return Environment(
+        return found(
             kind=UV_TOOL,
-            python=python,
-            prefix=prefix,
-            site_packages=site,
             owner=_receipt_owner(receipt),
             state_files=(receipt,),
             low_level=("uv", uv),
         )
     pipx_meta = prefix / "pipx_metadata.json"
     if pipx_meta.is_file():
-        return Environment(
+        return found(
             kind=PIPX,
-            python=python,
-            prefix=prefix,
-            site_packages=site,
             owner=_pipx_owner(pipx_meta),
             state_files=(pipx_meta,),
             low_level=low,
         )
     project = prefix.parent
     if (project / "pyproject.toml").is_file() and (project / "uv.lock").is_file() and uv:
-        return Environment(
+        return found(
             kind=UV_PROJECT,
-            python=python,
-            prefix=prefix,
-            site_packages=site,
             project=project,
             owner=str(project),
             state_files=(project / "pyproject.toml", project / "uv.lock"),
@@ -183,4 +174,4 @@ def detect(
             f"the virtualenv {prefix} has no pip and `uv` is not on PATH: "
             f"run `{python} -m ensurepip` first"
         )
-    return Environment(kind=VENV, python=python, prefix=prefix, site_packages=site, low_level=low)
+    return found(kind=VENV, low_level=low)

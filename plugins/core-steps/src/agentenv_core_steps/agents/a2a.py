@@ -29,6 +29,11 @@ LOOPBACK = {"127.0.0.1", "localhost", "0.0.0.0", "::1"}
 CONTAINER_HOST = "host.docker.internal"
 
 
+def _given(**values: Any) -> dict[str, Any]:
+    """The settings that have a value (None, "" and 0 are left out)."""
+    return {k: v for k, v in values.items() if v}
+
+
 def sandbox_view(url: str | None, provider: str | None) -> str | None:
     """`url` as a process in a sandbox of `provider` reaches it (loopback -> the docker host)."""
     if not url or provider in (None, "local"):
@@ -88,15 +93,7 @@ class A2AAgentKind(AgentKind):
             async with A2AClient(url) as agent:
                 # a host process's exit is a cheap poll; a container's costs a daemon call
                 await _wait_ready(agent, process, startup, 1 if provider in (None, "local") else 25)
-                config = {
-                    k: v
-                    for k, v in {
-                        "model": spec.model,
-                        "system_prompt": spec.system_prompt,
-                        "role": spec.role,
-                    }.items()
-                    if v
-                }
+                config = _given(model=spec.model, system_prompt=spec.system_prompt, role=spec.role)
                 base_url = sandbox_view(spec.model_base_url or settings.get("base_url"), provider)
                 if base_url:
                     config["model_base_url"] = base_url
@@ -249,16 +246,12 @@ class A2AAgentKind(AgentKind):
         url = record["url"]
         try:
             async with A2AClient(url, timeout=30) as agent:
-                changes = {
-                    k: v
-                    for k, v in {
-                        "model": request.model,
-                        "system_prompt": request.system_prompt,
-                        "max_turns": request.max_turns,
-                        "timeout_seconds": request.timeout_seconds,
-                    }.items()
-                    if v
-                }
+                changes = _given(
+                    model=request.model,
+                    system_prompt=request.system_prompt,
+                    max_turns=request.max_turns,
+                    timeout_seconds=request.timeout_seconds,
+                )
                 if changes:
                     await agent.configure(**changes)
                 if request.mcp_url and record.get("gateway_mcp_url") != request.mcp_url:

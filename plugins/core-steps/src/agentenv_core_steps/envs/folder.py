@@ -11,7 +11,7 @@ import os
 import shutil
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import attrs
 
@@ -21,7 +21,9 @@ from agent_env.suggest import did_you_mean
 
 
 @attrs.frozen(kw_only=True)
-class StoredEnv:
+class StoredFolder:
+    """An env or agent entity as stored, its files fetched by digest onto this host."""
+
     name: str
     entity_id: str
     version: int
@@ -30,9 +32,28 @@ class StoredEnv:
     folder: Path
     digest: str
 
+    @classmethod
+    async def fetch(cls, ctx: StepContext, entity: Any, default_type: str) -> Self:
+        """`entity` with its files on this host; `default_type` when its content names none."""
+        digest = entity.digest.split(":", 1)[-1]
+        return cls(
+            name=str(entity.content.get("name") or env_name(entity.entity_id)),
+            entity_id=entity.entity_id,
+            version=entity.version,
+            type=str(entity.content.get("type") or default_type),
+            config=dict(entity.content.get("config") or {}),
+            folder=await _fetch_files(ctx, entity.files or {}, digest),
+            digest=digest,
+        )
+
+
+@attrs.frozen(kw_only=True)
+class StoredEnv(StoredFolder):
+    """An env of the stores."""
+
 
 def env_name(ref: str) -> str:
-    """The bundle name of an env reference (a bundle name or a full `@...` id)."""
+    """The bundle name of an env or agent reference (a bundle name or a full `@...` id)."""
     return ref.rstrip("/").rsplit("/", 1)[-1]
 
 
@@ -67,17 +88,7 @@ async def load_env(ctx: StepContext, ref: str, version: int | None = None) -> St
             f"no {what} in the stores{did_you_mean(env_name(ref), known)}; "
             "envs are materialized from the bundle's envs/ folder",
         )
-    digest = entity.digest.split(":", 1)[-1]
-    folder = await _fetch_files(ctx, entity.files or {}, digest)
-    return StoredEnv(
-        name=str(entity.content.get("name") or env_name(entity.entity_id)),
-        entity_id=entity.entity_id,
-        version=entity.version,
-        type=str(entity.content.get("type") or "mcp_server"),
-        config=dict(entity.content.get("config") or {}),
-        folder=folder,
-        digest=digest,
-    )
+    return await StoredEnv.fetch(ctx, entity, "mcp_server")
 
 
 async def _fetch_files(ctx: StepContext, files: dict[str, str], digest: str) -> Path:
