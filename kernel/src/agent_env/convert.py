@@ -268,6 +268,19 @@ def make_converter() -> cattrs.Converter:
     )
 
     conv.register_structure_hook_func(_enum_subclass, _strict_enum)
+
+    def attrs_hook_factory(tp: Any) -> Any:
+        # cattrs' own hook, after a shape check: it reads `.keys()` of whatever it is given
+        base = conv.gen_structure_attrs_fromdict(tp)
+
+        def strict_attrs(value: Any, _: Any) -> Any:
+            if not isinstance(value, Mapping):
+                raise _WrongType("an object", value)
+            return base(value, tp)
+
+        return strict_attrs
+
+    conv.register_structure_hook_factory(attrs.has, attrs_hook_factory)
     return conv
 
 
