@@ -85,7 +85,7 @@ def test_env_toml_mistakes_are_reported_before_anything_runs(home, tmp_path):
     assert done.returncode != 0
     assert "unknown key 'comand'" in done.stderr and "did you mean 'command'" in done.stderr
     assert "envs/e/env.toml: port: expected an integer, got '80'" in done.stderr
-    assert "envs/e: env.toml: command: required when the env has no Dockerfile" in done.stderr
+    assert "envs/e/env.toml: command: required when the env has no Dockerfile" in done.stderr
     assert "envs/e/env.toml: unknown key 'comand'" in done.stderr
     assert not (home / "sandboxes").exists() or not list((home / "sandboxes").iterdir())
 

@@ -166,8 +166,8 @@ def test_a_misspelled_env_toml_key_fails_the_bundle_load_naming_file_key_and_fix
     )
     done = agent_env("run", str(bundle), "--sandbox", "acme")
     assert done.returncode != 0, done.stdout + done.stderr
-    assert "envs/calc: env.toml: unknown key 'scirpt' (did you mean 'script'?)" in done.stderr
-    assert "envs/calc: env.toml: script: required, the Python file that serves the env" in (
+    assert "envs/calc/env.toml: unknown key 'scirpt' (did you mean 'script'?)" in done.stderr
+    assert "envs/calc/env.toml: script: required, the Python file that serves the env" in (
         done.stderr
     )
     assert "No runs recorded yet" in agent_env("runs", "list").stdout

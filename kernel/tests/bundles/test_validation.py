@@ -294,8 +294,8 @@ def test_a_third_party_env_types_checks_run_for_every_env_folder(
     register_plugin(LabPlugin(), "lab-test")
     writer(bundle / "envs/lab/env.toml", 'type = "lab"\ncommand = "serve.sh"\nprot = 1\n')
     assert problems_of(bundle, more) == [
+        "envs/lab/env.toml: command: no file 'serve.sh' in the env folder",
         "envs/lab/env.toml: unknown key 'prot' (did you mean 'port'?)",
-        "envs/lab: env.toml: command: no file 'serve.sh' in the env folder",
     ]
     writer(bundle / "envs/lab/env.toml", 'type = "lab"\ncommand = "serve.sh"\n')
     writer(bundle / "envs/lab/serve.sh", "exit 0\n")

@@ -161,16 +161,16 @@ def test_mcp_server_env_toml_problems(runner, tmp_path):
         },
     )
     assert sorted(found) == [
+        "envs/e/env.toml: command: required when the env has no Dockerfile",
         "envs/e/env.toml: env_vars.A: expected a string, got 1",
+        "envs/e/env.toml: port: expected an integer in 1..65535, got 0",
+        "envs/e/env.toml: requirements: no file 'reqs.txt' in the env folder",
         "envs/e/env.toml: startup_timeout_seconds: expected a number, got '5'",
         "envs/e/env.toml: unknown key 'comand' (did you mean 'command'?)",
-        "envs/e: env.toml: command: required when the env has no Dockerfile",
-        "envs/e: env.toml: port: expected an integer in 1..65535, got 0",
-        "envs/e: env.toml: requirements: no file 'reqs.txt' in the env folder",
         "envs/f/env.toml: base_image: expected a string, got 3",
         "envs/f/env.toml: command[1]: expected a string, got 3",
-        "envs/g: env.toml: command: expected a non-empty string or list of strings",
-        "envs/g: env.toml: startup_timeout_seconds: expected a positive number, got 0",
+        "envs/g/env.toml: command: expected a non-empty string or list of strings",
+        "envs/g/env.toml: startup_timeout_seconds: expected a positive number, got 0",
     ]
 
 

@@ -410,8 +410,13 @@ class _Parser:
             found = list(cls.problems(config, files) or ())
         except Exception as e:  # noqa: BLE001 - a broken check is reported, not fatal
             found = [f"problems() of env type {entity_type!r} failed: {type(e).__name__}: {e}"]
-        for problem in found:
-            self.problems.add(folder, str(problem))
+        for problem in map(str, found):
+            # `env.toml: port: ...` is shown as the model's problems are: under the file's path
+            about_file, _, rest = problem.partition(": ")
+            if about_file == CONFIG_FILE[kind] and rest:
+                self.problems.add(path, rest)
+            else:
+                self.problems.add(folder, problem)
 
     # -- tasks ------------------------------------------------------------------------------
 
