@@ -84,9 +84,9 @@ def test_env_toml_mistakes_are_reported_before_anything_runs(home, tmp_path):
     done = agent_env(home, "run", str(bundle), "--sandbox", "local")
     assert done.returncode != 0
     assert "unknown key 'comand'" in done.stderr and "did you mean 'command'" in done.stderr
-    assert "port: expected an integer" in done.stderr
-    assert "command: required when the env has no Dockerfile" in done.stderr
-    assert "tasks/t.json" in done.stderr and "step 'deploy'" in done.stderr
+    assert "envs/e/env.toml: port: expected an integer, got '80'" in done.stderr
+    assert "envs/e/env.toml: command: required when the env has no Dockerfile" in done.stderr
+    assert "envs/e/env.toml: unknown key 'comand'" in done.stderr
     assert not (home / "sandboxes").exists() or not list((home / "sandboxes").iterdir())
 
 

@@ -154,21 +154,23 @@ def test_an_unknown_acme_bundle_is_refused_with_a_did_you_mean(agent_env):
     assert "No runs recorded yet" in agent_env("runs", "list").stdout
 
 
-def test_a_misspelled_env_toml_key_fails_the_deploy_naming_file_key_and_fix(agent_env, tmp_path):
-    """The env type's own `problems` catch it; they run when `deploy_env` parses the folder
-    (the bundle parser calls `EnvType.problems` only for core-steps' `mcp_server` today)."""
+def test_a_misspelled_env_toml_key_fails_the_bundle_load_naming_file_key_and_fix(
+    agent_env, tmp_path
+):
+    """The env type's own `problems` catch it; the bundle parser runs every registered env
+    type's static checks for each env folder, so the run fails before anything is recorded."""
     bundle = tmp_path / "demo"
     shutil.copytree(DEMO, bundle)
     (bundle / "envs" / "calc" / "env.toml").write_text(
         'type = "acme_script"\nscirpt = "server.py"\n'
     )
     done = agent_env("run", str(bundle), "--sandbox", "acme")
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert (
-        "env 'calc': env.toml: unknown key 'scirpt' (did you mean 'script'?); "
-        "env.toml: script: required, the Python file that serves the env"
-    ) in done.stderr
-    assert "failed at step 'env'" in done.stdout
+    assert done.returncode != 0, done.stdout + done.stderr
+    assert "envs/calc/env.toml: unknown key 'scirpt' (did you mean 'script'?)" in done.stderr
+    assert "envs/calc/env.toml: script: required, the Python file that serves the env" in (
+        done.stderr
+    )
+    assert "No runs recorded yet" in agent_env("runs", "list").stdout
     assert json.loads(agent_env("acme", "--json").stdout) == []
 
 

@@ -35,6 +35,7 @@ __all__ = [
     "make_converter",
     "structure",
     "structure_step",
+    "unknown_name",
 ]
 
 
@@ -267,6 +268,19 @@ def make_converter() -> cattrs.Converter:
     )
 
     conv.register_structure_hook_func(_enum_subclass, _strict_enum)
+
+    def attrs_hook_factory(tp: Any) -> Any:
+        # cattrs' own hook, after a shape check: it reads `.keys()` of whatever it is given
+        base = conv.gen_structure_attrs_fromdict(tp)
+
+        def strict_attrs(value: Any, _: Any) -> Any:
+            if not isinstance(value, Mapping):
+                raise _WrongType("an object", value)
+            return base(value, tp)
+
+        return strict_attrs
+
+    conv.register_structure_hook_factory(attrs.has, attrs_hook_factory)
     return conv
 
 
@@ -282,14 +296,18 @@ def _field_names(cls: Any) -> list[str]:
     return []
 
 
+def unknown_name(noun: str, name: str, known: Any) -> str:
+    """The one wording of a name that is not one of `known`: `unknown key 'prot' (did you
+    mean 'port'?)`; also for names no model can list as fields (config sections, backends)."""
+    return f"unknown {noun} {name!r}{did_you_mean(name, known)}"
+
+
 def _describe(exc: BaseException, noun: str) -> str:
     """Our wording of one leaf error, for `cattrs.transform_error`; an unknown-keys error
     gives one line per key, each with a did-you-mean over the class's fields."""
     if isinstance(exc, ForbiddenExtraKeysError):
         known = _field_names(exc.cl)
-        return "\n".join(
-            f"unknown {noun} {key!r}{did_you_mean(key, known)}" for key in sorted(exc.extra_fields)
-        )
+        return "\n".join(unknown_name(noun, key, known) for key in sorted(exc.extra_fields))
     if isinstance(exc, KeyError):
         return "required"
     if isinstance(exc, _WrongType):

@@ -27,6 +27,9 @@ import abc
 from pathlib import Path
 from typing import Any, ClassVar, NotRequired, Self, TypedDict
 
+#: The file of an env folder that configures it.
+ENV_TOML = "env.toml"
+
 
 class EnvDeployment(TypedDict):
     """What `EnvType.deploy` returns: the env's MCP URL (host view) and its card, plus
@@ -54,9 +57,31 @@ class EnvType(abc.ABC):
 
     @staticmethod
     def problems(config: dict[str, Any], files: list[str]) -> list[str]:
-        """Static checks of an env folder (its `env.toml` config and file names), one message
-        each; `from_folder` should raise on the same problems. None by default."""
+        """Static checks of an env folder (its `env.toml` config and file names) that
+        `config_model` cannot express (e.g. a file it names exists), one message each, naming
+        the file (`env.toml: port: ...`); the bundle parser runs them, after `config_model`,
+        for every env folder of this type, so they must not assume `config` fits the model. `from_folder` should raise on the same
+        problems (see `read_config`). None by default."""
         return []
+
+    @classmethod
+    def read_config(cls, config: dict[str, Any], files: list[str]) -> Any:
+        """`config` structured into `config_model` (strictly, as the bundle parser does; the
+        dict itself when there is none), then checked by `problems`; `ValueError` listing
+        every problem (the model's prefixed `env.toml:`)."""
+        from agent_env.convert import StructureProblems, structure
+
+        value: Any = config
+        found: list[str] = []
+        if cls.config_model is not None:
+            try:
+                value = structure(config, cls.config_model, noun="key")
+            except StructureProblems as e:
+                found.extend(f"{ENV_TOML}: {p}" for p in e.problems)
+        found.extend(cls.problems(config, files))
+        if found:
+            raise ValueError("; ".join(found))
+        return value
 
     @classmethod
     @abc.abstractmethod

@@ -102,6 +102,11 @@ def test_nested_model_errors_have_paths(registry: Registry) -> None:
     assert any("unknown field 'from'" in p for p in found)
 
 
+def test_a_nested_model_given_something_else_says_what_it_expected(registry: Registry) -> None:
+    found = problems({**BOX, "retry_config": ["a"]}, registry)
+    assert found == ["step 'box': retry_config: expected an object, got ['a']"]
+
+
 def test_structure_plain_model() -> None:
     assert structure({"retry_from_step_id": "a"}, RetryConfig) == RetryConfig(
         retry_from_step_id="a"

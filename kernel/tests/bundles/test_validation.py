@@ -255,3 +255,79 @@ def test_alias_table_problems(bundle: Path, more: Any, writer: Any) -> None:
         "aliases.toml: agents.bot: 'ok' is listed twice",
         "aliases.toml: envs.shpo: the bundle has no env 'shpo' (did you mean 'shop'?); envs: shop",
     ]
+
+
+# -- every env folder gets its env type's static checks at parse time --------------------------
+
+
+class LabEnv(EnvType):
+    """A third-party env type with checks a model cannot express (a file must exist)."""
+
+    type: ClassVar[str] = "lab"
+    config_model: ClassVar[type | None] = ShopConfig
+
+    @staticmethod
+    def problems(config: dict[str, Any], files: list[str]) -> list[str]:
+        command = config.get("command")
+        if isinstance(command, str) and command not in files:
+            return [f"env.toml: command: no file {command!r} in the env folder"]
+        return []
+
+    @classmethod
+    def from_folder(cls, name: str, folder: Path, config: dict[str, Any]) -> LabEnv:
+        return cls()
+
+    async def deploy(self, ctx: Any, *, sandbox_name: str, provider: str, **limits: Any) -> Any:
+        raise NotImplementedError
+
+
+class LabPlugin:
+    @hookimpl
+    def agentenv_register_env_types(self, registry: Any) -> None:
+        registry.add(LabEnv)
+
+
+def test_a_third_party_env_types_checks_run_for_every_env_folder(
+    bundle: Path, more: Any, register_plugin: Any, writer: Any
+) -> None:
+    # no step deploys the env: the folder is still checked, before anything runs
+    register_plugin(LabPlugin(), "lab-test")
+    writer(bundle / "envs/lab/env.toml", 'type = "lab"\ncommand = "serve.sh"\nprot = 1\n')
+    assert problems_of(bundle, more) == [
+        "envs/lab/env.toml: command: no file 'serve.sh' in the env folder",
+        "envs/lab/env.toml: unknown key 'prot' (did you mean 'port'?)",
+    ]
+    writer(bundle / "envs/lab/env.toml", 'type = "lab"\ncommand = "serve.sh"\n')
+    writer(bundle / "envs/lab/serve.sh", "exit 0\n")
+    assert load_bundle(str(bundle), more).envs["lab"].type == "lab"
+
+
+def test_an_env_folder_naming_an_unknown_env_type(bundle: Path, more: Any, writer: Any) -> None:
+    writer(bundle / "envs/shop/env.toml", 'type = "shpo"\ncommand = "serve"\n')
+    (problem,) = problems_of(bundle, more)
+    assert problem.startswith(
+        "envs/shop/env.toml: type: unknown env type 'shpo' (did you mean 'shop'?); installed: "
+    )
+    assert "shop" in problem.split("installed: ")[1].split(", ")
+
+
+def test_a_broken_env_type_check_is_reported_not_fatal(
+    bundle: Path, more: Any, register_plugin: Any, writer: Any
+) -> None:
+    class Broken(LabEnv):
+        type: ClassVar[str] = "broken"
+
+        @staticmethod
+        def problems(config: dict[str, Any], files: list[str]) -> list[str]:
+            raise KeyError("port")
+
+    class BrokenPlugin:
+        @hookimpl
+        def agentenv_register_env_types(self, registry: Any) -> None:
+            registry.add(Broken)
+
+    register_plugin(BrokenPlugin(), "broken-test")
+    writer(bundle / "envs/lab/env.toml", 'type = "broken"\ncommand = "x"\n')
+    assert problems_of(bundle, more) == [
+        "envs/lab: problems() of env type 'broken' failed: KeyError: 'port'"
+    ]

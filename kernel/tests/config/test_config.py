@@ -92,7 +92,7 @@ def test_precedence_default_file_env_configure(project, monkeypatch):
         ("[run\nconcurrency = 3\n", r"config.toml: not valid TOML"),
         (
             "[runn]\nconcurrency = 3\n",
-            r"config.toml: unknown section \[runn\] \(did you mean 'run'\?\)",
+            r"config.toml: unknown section 'runn' \(did you mean 'run'\?\); known sections: ",
         ),
         (
             "[run]\nconcurency = 3\n",
@@ -121,7 +121,8 @@ def test_precedence_default_file_env_configure(project, monkeypatch):
         ),
         (
             "[stores.sqlit]\npath = 'x'\n",
-            r"unknown section \[stores.sqlit\] \(did you mean 'sqlite'\?\)",
+            r"config.toml: \[stores.sqlit\]: unknown stores backend 'sqlit' \(did you mean 'sqlite'\?\); "
+            r"known stores backends: ",
         ),
         (
             "[sandbox]\ndefault = 'docker'\n",
@@ -129,7 +130,8 @@ def test_precedence_default_file_env_configure(project, monkeypatch):
         ),
         (
             "[plugins.agentenv-nope]\nx = 1\n",
-            r"\[plugins.agentenv-nope\]: no installed plugin distribution",
+            r"\[plugins.agentenv-nope\]: unknown plugin distribution 'agentenv-nope'( \(did you mean .*\))?; "
+            r"installed: ",
         ),
     ],
 )
@@ -290,6 +292,6 @@ def test_section_of_a_disabled_plugin_says_so(project, plugin_manager, register_
     write(project, "[tracing]\nendpoint = 'http://t'\n")
     with pytest.raises(
         ConfigError,
-        match=r"unknown section \[tracing\].*\(plugins that failed or are disabled: tracing \(disabled\)\)",
+        match=r"unknown section 'tracing'.*\(plugins that failed or are disabled: tracing \(disabled\)\)",
     ):
         load_config(project)

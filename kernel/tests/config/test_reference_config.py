@@ -152,7 +152,10 @@ def test_config_keys_a_reference_store_drops_are_named(project):
         ),
         ('[run]\nconcurrency = "many"\n', r"\[run\] concurrency: expected an integer, got 'many'"),
         ("[model]\nheaders = 3\n[model.hedaers]\nx = 1\n", r"unknown key 'hedaers'"),
-        ("[conversatons]\nx = 1\n", r"unknown section \[conversatons\] \(did you mean"),
+        (
+            "[conversatons]\nx = 1\n",
+            r"unknown section 'conversatons' \(did you mean 'conversations'\?\)",
+        ),
     ],
 )
 def test_our_sections_stay_strict(project, text, message):

@@ -71,8 +71,18 @@ async def test_limits_it_cannot_enforce_are_refused_and_nothing_is_created(provi
 
 
 def test_unknown_provider_setting_names_the_close_one(tmp_path):
-    with pytest.raises(SandboxError, match="unknown setting 'rot'.*root"):
+    with pytest.raises(SandboxError) as caught:
         LocalProvider({"rot": "/x"}, home=tmp_path)
+    assert str(caught.value) == (
+        "[sandbox.local] has unknown setting 'rot' (did you mean 'root'?); known: root"
+    )
+    assert not (tmp_path / "sandboxes").exists()
+
+
+def test_a_provider_setting_of_the_wrong_type(tmp_path):
+    with pytest.raises(SandboxError) as caught:
+        LocalProvider({"root": 5}, home=tmp_path)
+    assert str(caught.value) == "[sandbox.local] root: expected a string, got 5"
 
 
 async def test_root_setting_moves_work_folders(tmp_path):

@@ -109,6 +109,35 @@ def test_bad_tables_fail_clearly(plugins, tmp_path, table, message):
 
 
 @pytest.mark.parametrize(
+    "table, message",
+    [
+        (
+            {"documnet": "sqlite"},
+            "[stores] has an unknown key 'documnet' (did you mean 'document'?); keys are "
+            "document, object, secret, image and [stores.<type>] tables of backend settings",
+        ),
+        (
+            {"object": ["filesystem"]},
+            "[stores] object = ['filesystem']: must be the name of an object store type "
+            "(expected a string, got ['filesystem'])",
+        ),
+        ({"image": "  "}, "[stores] image = '  ': must be the name of an image store type"),
+    ],
+)
+def test_the_stores_table_messages(plugins, tmp_path, table, message):
+    with pytest.raises(ConfigError) as info:
+        open_stores(table, plugins, home=tmp_path)
+    assert str(info.value) == message
+    assert not any(tmp_path.iterdir())
+
+
+def test_an_empty_image_store_means_none(plugins, tmp_path):
+    for value in ("", "none"):
+        stores = open_stores({"image": value}, plugins, home=tmp_path)
+        assert stores.images is None
+
+
+@pytest.mark.parametrize(
     "kind, name, extra",
     [
         ("object", "s3", "aws"),

@@ -147,3 +147,47 @@ def test_the_existing_products_step_types_are_registered_and_hinted(runner):
     assert any(
         "unknown step type 'snapshot_env'" in p and "agentenv-core-steps" in p for p in found
     ), found
+
+
+def test_mcp_server_env_toml_problems(runner, tmp_path):
+    found = problems(
+        runner,
+        [DEPLOY],
+        {
+            "envs/e/env.toml": 'comand = "python s.py"\nport = 0\nenv_vars = {A = 1}\n'
+            'requirements = "reqs.txt"\nstartup_timeout_seconds = "5"\n',
+            "envs/f/env.toml": 'command = ["python", 3]\nbase_image = 3\n',
+            "envs/g/env.toml": 'command = "  "\nstartup_timeout_seconds = 0\n',
+        },
+    )
+    assert sorted(found) == [
+        "envs/e/env.toml: command: required when the env has no Dockerfile",
+        "envs/e/env.toml: env_vars.A: expected a string, got 1",
+        "envs/e/env.toml: port: expected an integer in 1..65535, got 0",
+        "envs/e/env.toml: requirements: no file 'reqs.txt' in the env folder",
+        "envs/e/env.toml: startup_timeout_seconds: expected a number, got '5'",
+        "envs/e/env.toml: unknown key 'comand' (did you mean 'command'?)",
+        "envs/f/env.toml: base_image: expected a string, got 3",
+        "envs/f/env.toml: command[1]: expected a string, got 3",
+        "envs/g/env.toml: command: expected a non-empty string or list of strings",
+        "envs/g/env.toml: startup_timeout_seconds: expected a positive number, got 0",
+    ]
+
+
+def test_mcp_server_from_folder_raises_on_the_same_problems(tmp_path):
+    from agentenv_core_steps.envs.mcp_server import McpServerEnv
+
+    (tmp_path / "s.py").write_text("")
+    with pytest.raises(ValueError) as caught:
+        McpServerEnv.from_folder("e", tmp_path, {"command": "python s.py", "prot": 80})
+    assert str(caught.value) == "env.toml: unknown key 'prot' (did you mean 'port'?)"
+    env = McpServerEnv.from_folder("e", tmp_path, {"command": "python s.py", "port": 9000})
+    assert (env.command, env.port, env.startup_timeout_seconds) == (["python", "s.py"], 9000, 120)
+
+
+def test_an_env_type_that_is_not_installed(runner):
+    found = problems(runner, [DEPLOY], {"envs/e/env.toml": 'type = "mcp_srever"\ncommand = "x"\n'})
+    assert len(found) == 1
+    assert found[0].startswith(
+        "envs/e/env.toml: type: unknown env type 'mcp_srever' (did you mean 'mcp_server'?)"
+    )

@@ -8,6 +8,7 @@ import socket
 import pytest
 
 from agent_env.errors import BundleError
+from agentenv_hf_hub.card import parse_card
 from agentenv_hf_hub.source import fetch
 
 TASK = json.dumps([{"id": "hi", "type": "run_code", "code": "print('hi')"}])
@@ -358,8 +359,44 @@ def test_invalid_card_front_matter_names_the_problem(endpoint, hub):
     with pytest.raises(BundleError) as err:
         fetch("hf://org/badcard")
     text = str(err.value)
-    assert "agentenv.defualt: unknown key (did you mean 'default'?)" in text
-    assert "agentenv.bundles.hello.plugin: unknown key (did you mean 'plugins'?)" in text
+    assert "agentenv: unknown key 'defualt' (did you mean 'default'?)" in text
+    assert "agentenv.bundles.hello: unknown key 'plugin' (did you mean 'plugins'?)" in text
+
+
+@pytest.mark.parametrize(
+    "front, problems",
+    [
+        ("agentenv:\n  default: 5\n", ["agentenv.default: expected a string, got 5"]),
+        (
+            "agentenv:\n  bundles: [hello]\n",
+            ["agentenv.bundles: expected an object, got ['hello']"],
+        ),
+        (
+            "agentenv:\n  bundles:\n    hello: [x]\n",
+            ["agentenv.bundles.hello: expected an object, got ['x']"],
+        ),
+        (
+            "agentenv:\n  bundles:\n    hello:\n      plugins: [3]\n      setup: [make]\n",
+            [
+                "agentenv.bundles.hello.plugins[0]: expected a string, got 3",
+                "agentenv.bundles.hello.setup: expected a string, got ['make']",
+            ],
+        ),
+    ],
+)
+def test_card_values_of_the_wrong_type(front, problems):
+    with pytest.raises(BundleError) as err:
+        parse_card(card(front), where="hf://org/x README.md")
+    assert sorted(err.value.problems) == problems
+
+
+def test_card_shorthands():
+    front = "agentenv:\n  default: hello\n  bundles:\n    hello:\n      plugins: acme\n    2:\n"
+    parsed = parse_card(card(front), where="README.md")
+    assert parsed.default == "hello"
+    assert parsed.meta("hello").plugins == ("acme",)
+    assert parsed.meta("2") == parsed.meta("absent")
+    assert parse_card(card("agentenv:\n  bundles:\n"), where="README.md").bundles == {}
 
 
 def test_a_failed_download_adds_nothing_and_a_retry_completes(endpoint, hub, demo, cache):

@@ -4,6 +4,8 @@
 - `list_installed_bundles()` -> the `agent_env.bundles` entry points
 - `await materialize(bundle, stores, dry_run=False)` -> `Materialized`
 - `resolve_dependencies(steps)` (in `dag`) -> the step DAG the engine runs
+- `read_model(data, cls)` -> (model or None, problems): a parsed file (TOML, a card's YAML)
+  structured into an attrs class by the kernel's converter, as the parser reads bundle files
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from agent_env.bundles.model import (
     Task,
 )
 from agent_env.bundles.requirements import bundle_toml_requirements, check_requirements
+from agent_env.bundles.schema import read_model
 from agent_env.bundles.source import InstalledBundle, list_installed_bundles, resolve_source
 
 __all__ = [
@@ -45,6 +48,7 @@ __all__ = [
     "list_installed_bundles",
     "load_bundle",
     "materialize",
+    "read_model",
     "resolve_dependencies",
     "resolve_source",
 ]

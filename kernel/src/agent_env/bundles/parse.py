@@ -31,7 +31,7 @@ from agent_env.bundles.source import folder_id_prefix
 from agent_env.bundles.tasks import read_task
 from agent_env.convert import Ignored
 from agent_env.errors import BundleError, PluginError
-from agent_env.plugins.known import FOLDER_DEFAULTS
+from agent_env.plugins.known import FOLDER_DEFAULTS, distribution
 from agent_env.suggest import did_you_mean
 
 KINDS = ("tasks", "evals", "envs", "agents", "artifacts", "skills")
@@ -337,6 +337,7 @@ class _Parser:
                 continue
             files = content_files(path, self.root, self.problems)
             config: dict[str, Any] = {}
+            unreadable = False  # its config file did not load (reported): nothing to check
             if kind == "skill":
                 if SKILL_MD not in files:
                     near = [f for f in files if f.lower() == SKILL_MD.lower()]
@@ -346,7 +347,9 @@ class _Parser:
             else:
                 toml_name = CONFIG_FILE[kind]
                 if toml_name in files:
-                    config = load_toml(files[toml_name], self.problems) or {}
+                    loaded = load_toml(files[toml_name], self.problems)
+                    unreadable = loaded is None
+                    config = loaded or {}
                 elif DOCKERFILE not in files:
                     near = [f for f in files if f.lower() in ("dockerfile", toml_name)]
                     hint = f" (found {near[0]!r}; names are case-sensitive)" if near else ""
@@ -360,8 +363,8 @@ class _Parser:
                     path / CONFIG_FILE.get(kind, ""), "type: expected a non-empty string"
                 )
                 entity_type = self._default_type(kind, path)
-            if kind != "skill":
-                self._check_config(kind, entity_type, config, path / CONFIG_FILE[kind])
+            if kind != "skill" and not unreadable:
+                self._check_config(kind, entity_type, path, config, list(files))
             out[name] = FolderSpec(
                 kind=kind,
                 name=name,
@@ -374,21 +377,46 @@ class _Parser:
         return out
 
     def _check_config(
-        self, kind: str, entity_type: str, config: dict[str, Any], path: Path
+        self, kind: str, entity_type: str, folder: Path, config: dict[str, Any], files: list[str]
     ) -> None:
-        """Structure an env.toml / agent.toml into the `config_model` its type declares (if any):
-        unknown keys get a did-you-mean, compat-ignored keys a warning."""
+        """The static checks an env / agent folder's type declares, run for every folder: its
+        `config_model` (the env.toml / agent.toml structured strictly: unknown keys get a
+        did-you-mean, compat-ignored keys a warning) and, for an env type, its `problems`. An
+        env folder naming a type no installed plugin registers is a problem (did-you-mean);
+        an in-tree type whose plugin is missing parses, and using it names the install."""
+        path = folder / CONFIG_FILE[kind]
         try:
             registry = getattr(self.plugins, DEFAULT_TYPE_REGISTRY[kind])
             cls = registry.get(entity_type) if entity_type in registry else None
         except (AttributeError, PluginError):
             return
-        model = getattr(cls, "config_model", None)
-        if model is None or not attrs.has(model):
+        if cls is None:
+            if kind == "env" and distribution("env type", entity_type) is None:
+                known = registry.names()
+                self.problems.add(
+                    path,
+                    f"type: unknown env type {entity_type!r}{did_you_mean(entity_type, known)}; "
+                    f"installed: {', '.join(known) or 'none'}",
+                )
             return
-        _, problems = read_model(config, model, ignored=self.ignored_in(path))
-        for problem in problems:
-            self.problems.add(path, problem)
+        model = getattr(cls, "config_model", None)
+        if model is not None and attrs.has(model):
+            _, problems = read_model(config, model, ignored=self.ignored_in(path))
+            for problem in problems:
+                self.problems.add(path, problem)
+        if kind != "env":
+            return
+        try:
+            found = list(cls.problems(config, files) or ())
+        except Exception as e:  # noqa: BLE001 - a broken check is reported, not fatal
+            found = [f"problems() of env type {entity_type!r} failed: {type(e).__name__}: {e}"]
+        for problem in map(str, found):
+            # `env.toml: port: ...` is shown as the model's problems are: under the file's path
+            about_file, _, rest = problem.partition(": ")
+            if about_file == CONFIG_FILE[kind] and rest:
+                self.problems.add(path, rest)
+            else:
+                self.problems.add(folder, problem)
 
     # -- tasks ------------------------------------------------------------------------------
 

@@ -57,7 +57,9 @@ class AliasesFile:
 def read_model(
     data: Any, cls: type, *, ignored: list[Ignored] | None = None
 ) -> tuple[Any, list[str]]:
-    """(the model or None, one message per problem) for a parsed TOML file."""
+    """(the model or None, one message per problem) for a parsed TOML (or YAML) file: strict,
+    unknown keys with a did-you-mean (`unknown key 'prot' (did you mean 'port'?)`), each
+    message led by its field path (`bundles.hello.plugins[0]: expected a string, got 3`)."""
     try:
         return structure(data, cls, ignored=ignored, noun="key"), []
     except StructureProblems as e:

@@ -24,6 +24,7 @@ from agent_env.config.schema import (
     coerce_env,
     env_var_name,
 )
+from agent_env.convert import unknown_name
 from agent_env.errors import ConfigError, PluginError
 from agent_env.notices import warn_once
 from agent_env.plugins.known import install_hint
@@ -109,7 +110,8 @@ class _Loader:
         return set(registry.names())
 
     def _section_ok(self, section: str, source: str) -> None:
-        """Raise unless `section` (maybe dotted) may appear in a config."""
+        """Raise unless `section` (maybe dotted) may appear in a config; an unknown one is
+        worded by the converter's `unknown_name` (a did-you-mean over the known names)."""
         if section in self.schema:
             return
         parent, dot, child = section.partition(".")
@@ -118,8 +120,8 @@ class _Loader:
             if child in known:
                 return
             raise ConfigError(
-                f"{source}: [plugins.{child}]: no installed plugin distribution is named "
-                f"{child!r}{did_you_mean(child, known)}; installed: {', '.join(sorted(known))}"
+                f"{source}: [{section}]: {unknown_name('plugin distribution', child, known)}; "
+                f"installed: {', '.join(sorted(known))}"
             )
         if dot and parent in BACKEND_PARENTS:
             names = self._backend_names(parent)
@@ -132,14 +134,13 @@ class _Loader:
                     f"installed (or is disabled); install it with: {hint}"
                 )
             raise ConfigError(
-                f"{source}: unknown section [{section}]{did_you_mean(child, names)}; "
+                f"{source}: [{section}]: {unknown_name(f'{parent} backend', child, names)}; "
                 f"known {parent} backends: {', '.join(sorted(names)) or 'none'}"
                 f"{self._not_loaded_note()}"
             )
         known = [s for s in self.schema if "." not in s] + ["plugins"]
-        near = did_you_mean(section, [*known, *COMPAT_SECTIONS])
         raise ConfigError(
-            f"{source}: unknown section [{section}]{near}; "
+            f"{source}: {unknown_name('section', section, [*known, *COMPAT_SECTIONS])}; "
             f"known sections: {', '.join(sorted(known))}{self._not_loaded_note()}"
         )
 

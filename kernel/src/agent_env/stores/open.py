@@ -115,31 +115,65 @@ def _unknown_type(kind: str, name: str, plugins: Any) -> ConfigError:
     return ConfigError(message + f"; installed: {', '.join(known) or 'none'}")
 
 
+@attrs.frozen(kw_only=True)
+class StoreChoices:
+    """The scalar keys of `[stores]`: the backend type of each kind (None: the default)."""
+
+    document: str | None = None
+    object: str | None = None
+    secret: str | None = None
+    image: str | None = None
+
+
+def _a(kind: str) -> str:
+    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
+
+
 def _split(table: Mapping[str, Any], known_types: set[str]) -> tuple[dict, dict]:
-    choices: dict[str, str | None] = dict(DEFAULTS)
+    """(backend type per kind, `[stores.<type>]` settings per type) of the `[stores]` table:
+    its scalar keys structured into `StoreChoices` by the kernel converter, its sub-tables
+    each naming an installed store type."""
+    from agent_env.convert import StructureProblems, structure
+
     settings: dict[str, dict[str, Any]] = {}
+    scalars: dict[str, Any] = {}
     for key, value in table.items():
-        if key == "image" and value in ("", "none"):
-            choices[key] = None
-        elif key in KINDS:
-            if value is not None and (not isinstance(value, str) or not value.strip()):
-                raise ConfigError(
-                    f"[stores] {key} = {value!r}: must be the name of a {key} store type"
-                )
-            choices[key] = value or None
-        elif isinstance(value, Mapping):
-            if key not in known_types and _hint(key) is None:
-                raise ConfigError(
-                    f"[stores.{key}]: no store type {key!r} is installed"
-                    f"{did_you_mean(key, sorted(known_types))}; installed: "
-                    f"{', '.join(sorted(known_types))}"
-                )
-            settings[key] = dict(value)
-        else:
+        if key in KINDS or not isinstance(value, Mapping):
+            scalars[key] = value
+        elif key not in known_types and _hint(key) is None:
             raise ConfigError(
-                f"[stores] has an unknown key {key!r}{did_you_mean(key, [*KINDS, *known_types])}; "
-                f"keys are {', '.join(KINDS)} and [stores.<type>] tables of backend settings"
+                f"[stores.{key}]: no store type {key!r} is installed"
+                f"{did_you_mean(key, sorted(known_types))}; installed: "
+                f"{', '.join(sorted(known_types))}"
             )
+        else:
+            settings[key] = dict(value)
+    if scalars.get("image") in ("", "none"):
+        scalars["image"] = None
+    try:
+        parsed = structure(scalars, StoreChoices, noun="key")
+    except StructureProblems as e:
+        problem = e.problems[0]
+        if problem.startswith("unknown key"):
+            raise ConfigError(
+                f"[stores] has an {problem}; keys are {', '.join(KINDS)} and "
+                "[stores.<type>] tables of backend settings"
+            ) from None
+        key = problem.split(":", 1)[0]
+        raise ConfigError(
+            f"[stores] {key} = {scalars.get(key)!r}: must be the name of {_a(key)} store type "
+            f"({problem.split(': ', 1)[1]})"
+        ) from None
+    choices: dict[str, str | None] = dict(DEFAULTS)
+    for kind in KINDS:
+        if kind not in scalars:
+            continue
+        value = getattr(parsed, kind)
+        if value is not None and not value.strip():
+            raise ConfigError(
+                f"[stores] {kind} = {value!r}: must be the name of {_a(kind)} store type"
+            )
+        choices[kind] = value or None
     return choices, settings
 
 

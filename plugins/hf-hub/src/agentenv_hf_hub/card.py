@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
+from agent_env.bundles import read_model
 from agent_env.errors import BundleError
 
 
@@ -52,49 +55,41 @@ def parse_card(text: str | None, *, where: str) -> CardConfig:
     if not isinstance(data, dict) or data.get("agentenv") is None:
         return CardConfig()
     section = data["agentenv"]
-    problems: list[str] = []
     if not isinstance(section, dict):
         raise BundleError(f"{where}: the card's 'agentenv' must be a mapping")
-    for key in section:
-        if key not in ("default", "bundles"):
-            from agent_env.suggest import did_you_mean
-
-            problems.append(
-                f"agentenv.{key}: unknown key{did_you_mean(str(key), ['default', 'bundles'])}"
-            )
-    default = section.get("default")
-    if default is not None and not isinstance(default, str):
-        problems.append("agentenv.default: must be a bundle name")
-        default = None
-    bundles: dict[str, BundleMeta] = {}
-    raw_bundles = section.get("bundles") or {}
-    if not isinstance(raw_bundles, dict):
-        problems.append("agentenv.bundles: must be a mapping of bundle names")
-        raw_bundles = {}
-    for name, entry in raw_bundles.items():
-        at = f"agentenv.bundles.{name}"
-        entry = entry or {}
-        if not isinstance(entry, dict):
-            problems.append(f"{at}: must be a mapping with 'plugins' and 'setup'")
-            continue
-        for key in entry:
-            if key not in ("plugins", "setup"):
-                from agent_env.suggest import did_you_mean
-
-                problems.append(
-                    f"{at}.{key}: unknown key{did_you_mean(str(key), ['plugins', 'setup'])}"
-                )
-        plugins = entry.get("plugins") or []
-        if isinstance(plugins, str):
-            plugins = [plugins]
-        if not isinstance(plugins, list) or not all(isinstance(p, str) for p in plugins):
-            problems.append(f"{at}.plugins: must be a list of requirement strings")
-            plugins = []
-        setup = entry.get("setup")
-        if setup is not None and not isinstance(setup, str):
-            problems.append(f"{at}.setup: must be a command string")
-            setup = None
-        bundles[str(name)] = BundleMeta(plugins=tuple(plugins), setup=setup)
+    model, problems = read_model(_normalized(section), CardConfig)
     if problems:
-        raise BundleError(f"{where}: the dataset card's agentenv front matter is invalid", problems)
-    return CardConfig(default=default, bundles=bundles)
+        raise BundleError(
+            f"{where}: the dataset card's agentenv front matter is invalid",
+            [_under_agentenv(p) for p in problems],
+        )
+    return model
+
+
+def _under_agentenv(problem: str) -> str:
+    """A converter message about the `agentenv` table, its field path made whole."""
+    if problem.startswith("unknown "):  # a key of the table itself: no field path
+        return f"agentenv: {problem}"
+    return f"agentenv.{problem}"
+
+
+def _normalized(section: dict[str, Any]) -> dict[str, Any]:
+    """The shorthands a card may use, spelled out for `CardConfig`: no `bundles` or an empty
+    entry, `plugins` as one string, a bundle name YAML read as a number."""
+    out = dict(section)
+    bundles = out.get("bundles")
+    if bundles is None:
+        out.pop("bundles", None)
+    elif isinstance(bundles, dict):
+        entries = {}
+        for name, entry in bundles.items():
+            entry = {} if entry is None else entry
+            if isinstance(entry, dict):
+                entry = dict(entry)
+                if entry.get("plugins") is None:
+                    entry.pop("plugins", None)
+                elif isinstance(entry["plugins"], str):
+                    entry["plugins"] = [entry["plugins"]]
+            entries[str(name)] = entry
+        out["bundles"] = entries
+    return out

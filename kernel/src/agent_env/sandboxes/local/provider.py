@@ -10,14 +10,39 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
+
+from agent_env.convert import StructureProblems, structure
 from agent_env.errors import SandboxError
 from agent_env.sandbox import SandboxProvider, SandboxSpec
 from agent_env.sandboxes import procs
 from agent_env.sandboxes.local.sandbox import LocalSandbox
-from agent_env.suggest import did_you_mean
 
 _NETWORKS = (None, "bridge", "host", "run")
-_SETTINGS = ("root",)
+
+
+@attrs.frozen(kw_only=True)
+class LocalSettings:
+    """The `[sandbox.local]` table."""
+
+    #: Where the sandboxes' folders live (default: `<home>/sandboxes`).
+    root: str | None = None
+
+
+def _read_settings(settings: Mapping[str, Any]) -> LocalSettings:
+    """`[sandbox.local]` structured strictly; `SandboxError` naming every problem (an unknown
+    setting with a did-you-mean and the known ones)."""
+    try:
+        # a path set in code (`configure(sandbox=...)`) is as good as its string
+        data = {k: os.fspath(v) if isinstance(v, os.PathLike) else v for k, v in settings.items()}
+        parsed: LocalSettings = structure(data, LocalSettings, noun="setting")
+    except StructureProblems as e:
+        known = ", ".join(f.name for f in attrs.fields(LocalSettings))
+        problems = "; ".join(
+            f"has {p}; known: {known}" if p.startswith("unknown setting") else p for p in e.problems
+        )
+        raise SandboxError(f"[sandbox.local] {problems}") from None
+    return parsed
 
 
 class LocalProvider(SandboxProvider):
@@ -27,18 +52,12 @@ class LocalProvider(SandboxProvider):
 
     def __init__(self, settings: Mapping[str, Any] | None = None, *, home: Path | None = None):
         super().__init__(settings, home=home)
-        unknown = sorted(set(self.settings) - set(_SETTINGS))
-        if unknown:
-            raise SandboxError(
-                f"[sandbox.local] has unknown setting {unknown[0]!r}"
-                f"{did_you_mean(unknown[0], _SETTINGS)}; known: {', '.join(_SETTINGS)}"
-            )
+        parsed = _read_settings(self.settings)
         from agent_env.paths import home as default_home
 
         base = home or default_home()
         self.lease_dir = base / "leases"
-        root = self.settings.get("root")
-        self.root = Path(root).expanduser() if root else base / "sandboxes"
+        self.root = Path(parsed.root).expanduser() if parsed.root else base / "sandboxes"
 
     async def create(self, spec: SandboxSpec) -> LocalSandbox:
         _refuse_unenforceable(spec)

@@ -25,23 +25,28 @@ import attrs
 from agent_env.envs import EnvType
 from agent_env.errors import SandboxError
 from agent_env.sandbox import SandboxSpec
-from agent_env.suggest import did_you_mean
 from agentenv_protocol import DEFAULT_PORT, WELL_KNOWN_PATH
 
 BASE_IMAGE = "python:3.11-slim"
 WHEELS_DIR = "agentenv-wheels"
-KEYS = (
-    "type",
-    "id",
-    "description",
-    "command",
-    "requirements",
-    "port",
-    "env_vars",
-    "startup_timeout_seconds",
-    "base_image",
-)
 LOG_TAIL = 40
+
+
+@attrs.frozen(kw_only=True)
+class McpServerConfig:
+    """An `mcp_server` env folder's `env.toml` (the bundle parser structures it strictly)."""
+
+    type: str | None = None
+    id: str | None = None
+    description: str | None = None
+    #: A shell-like string or an argv list; required when the env has no Dockerfile.
+    command: str | list[str] | None = None
+    #: A list of requirement strings, or the name of a requirements file in the env folder.
+    requirements: str | list[str] | None = None
+    port: int = DEFAULT_PORT
+    env_vars: dict[str, str] = attrs.field(factory=dict)
+    startup_timeout_seconds: float = 120.0
+    base_image: str = BASE_IMAGE
 
 
 class EnvDeployError(Exception):
@@ -54,6 +59,7 @@ class McpServerEnv(EnvType):
 
     type: ClassVar[str] = "mcp_server"
     default_for: ClassVar[str | None] = "env"
+    config_model: ClassVar[type | None] = McpServerConfig
 
     name: str
     folder: Path
@@ -69,53 +75,37 @@ class McpServerEnv(EnvType):
 
     @staticmethod
     def problems(config: dict[str, Any], files: list[str]) -> list[str]:
-        """Every mistake in an env folder's `env.toml` (empty when it is fine)."""
+        """What `McpServerConfig` cannot say about an env folder (empty when it is fine):
+        a command that is empty, none without a Dockerfile, a requirements file that is not
+        there, a port or timeout out of range. Values of the wrong type are the model's."""
         out = []
-        for key in config:
-            if key not in KEYS:
-                out.append(f"env.toml: unknown key {key!r}{did_you_mean(key, KEYS)}")
         command = config.get("command")
-        if command is not None and not (
-            (isinstance(command, str) and command.strip())
-            or (isinstance(command, list) and command and all(isinstance(c, str) for c in command))
-        ):
-            out.append("env.toml: command: expected a string or a non-empty list of strings")
+        if (isinstance(command, str) and not command.strip()) or command == []:
+            out.append("env.toml: command: expected a non-empty string or list of strings")
         if command is None and "Dockerfile" not in files:
             out.append("env.toml: command: required when the env has no Dockerfile")
         reqs = config.get("requirements")
-        if reqs is not None and not (
-            isinstance(reqs, str)
-            or (isinstance(reqs, list) and all(isinstance(r, str) for r in reqs))
-        ):
-            out.append(
-                "env.toml: requirements: expected a list of requirement strings or a file name"
-            )
-        elif isinstance(reqs, str) and reqs not in files:
+        if isinstance(reqs, str) and reqs not in files:
             out.append(f"env.toml: requirements: no file {reqs!r} in the env folder")
-        port = config.get("port", DEFAULT_PORT)
-        if not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536:
+        port = config.get("port")
+        if _number(port) and not 0 < port < 65536:
             out.append(f"env.toml: port: expected an integer in 1..65535, got {port!r}")
-        env_vars = config.get("env_vars", {})
-        if not isinstance(env_vars, dict) or not all(isinstance(v, str) for v in env_vars.values()):
-            out.append("env.toml: env_vars: expected a table of strings")
-        timeout = config.get("startup_timeout_seconds", 120)
-        if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
-            out.append("env.toml: startup_timeout_seconds: expected a positive number")
-        if not isinstance(config.get("base_image", BASE_IMAGE), str):
-            out.append("env.toml: base_image: expected a string")
+        timeout = config.get("startup_timeout_seconds")
+        if _number(timeout) and timeout <= 0:
+            out.append(
+                f"env.toml: startup_timeout_seconds: expected a positive number, got {timeout!r}"
+            )
         return out
 
     @classmethod
     def from_folder(cls, name: str, folder: Path, config: dict[str, Any]) -> McpServerEnv:
         """Parse; `ValueError` listing every problem."""
         files = [p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()]
-        problems = cls.problems(config, files)
-        if problems:
-            raise ValueError("; ".join(problems))
-        command = config.get("command")
+        parsed: McpServerConfig = cls.read_config(config, files)
+        command = parsed.command
         if isinstance(command, str):
             command = shlex.split(command)
-        reqs = config.get("requirements")
+        reqs = parsed.requirements
         if isinstance(reqs, str):
             requirements = _read_requirements(folder / reqs)
         elif isinstance(reqs, list):
@@ -130,10 +120,10 @@ class McpServerEnv(EnvType):
             has_dockerfile=(folder / "Dockerfile").is_file(),
             command=command,
             requirements=requirements,
-            port=int(config.get("port", DEFAULT_PORT)),
-            env_vars=dict(config.get("env_vars", {})),
-            startup_timeout_seconds=float(config.get("startup_timeout_seconds", 120)),
-            base_image=str(config.get("base_image", BASE_IMAGE)),
+            port=parsed.port,
+            env_vars=dict(parsed.env_vars),
+            startup_timeout_seconds=parsed.startup_timeout_seconds,
+            base_image=parsed.base_image,
         )
 
     # -- deploying ------------------------------------------------------------------------
@@ -291,6 +281,10 @@ class McpServerEnv(EnvType):
         else:
             ctx.log(f"image {image.tag} built in {time.perf_counter() - t0:.1f}s")
         return image.tag, image.workdir
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _read_requirements(path: Path) -> list[str]:

@@ -39,18 +39,6 @@ class DeployEnv(Step):
     env_state_instance_id: str | None = None
     metadata: dict[str, Any] = attrs.field(factory=dict)
 
-    def check(self, bundle: Any) -> list[str]:
-        """The env folder's static problems, as its env type declares them (`EnvType.problems`);
-        an env type of another plugin is checked by its `from_folder` when it deploys."""
-        from agentenv_core_steps.envs import ENV_TYPES
-
-        envs = getattr(bundle, "envs", {}) or {}
-        spec = envs.get(env_name(self.env_id))
-        env_type = {cls.type: cls for cls in ENV_TYPES}.get(spec.type) if spec else None
-        if env_type is None:
-            return []
-        return [f"env {spec.name!r}: {p}" for p in env_type.problems(spec.config, list(spec.files))]
-
     async def execute(self, ctx: StepContext) -> None:
         t0 = time.perf_counter()
         name = env_name(self.env_id)
