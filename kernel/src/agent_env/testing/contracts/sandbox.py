@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import subprocess
 import time
 import urllib.error
@@ -125,15 +126,20 @@ class SandboxProviderContract:
         assert sub.stdout == "sub"
 
     async def test_exec_timeout_kills_the_command_and_its_children(self, sandbox: Sandbox):
+        # durations no other process on the machine uses, so `ps` finds only this test's
+        mark = f"{60 + random.random():.6f}"
         started = time.monotonic()
-        result = await sandbox.exec("sleep 60 & sleep 61; echo never", timeout=0.5)
+        result = await sandbox.exec(f"sleep {mark}1 & sleep {mark}2; echo never", timeout=0.5)
         assert result.timed_out
         assert result.exit_code != 0
         assert "never" not in result.stdout
         assert time.monotonic() - started < 10
-        check = await sandbox.exec(
-            "ps -eo args 2>/dev/null | grep -c '^sleep 6[01]' || true", timeout=30
-        )
+        count = f"ps -eo args 2>/dev/null | grep -c '^sleep {mark}' || true"
+        for _ in range(20):  # a killed child can take a moment to be gone
+            check = await sandbox.exec(count, timeout=30)
+            if check.stdout.strip() in ("0", ""):
+                break
+            await anyio.sleep(0.25)
         assert check.stdout.strip() in ("0", ""), check.stdout
 
     async def test_missing_command_is_exit_127(self, sandbox: Sandbox):
