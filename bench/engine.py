@@ -10,12 +10,14 @@ Run: .venv/bin/python bench/engine.py [--steps 1000] [--width 300] [--tasks 200]
 Per-step overhead is wall time / steps for no-op steps: scheduling, context, wrappers hook,
 one journal document per step, records. Target: under 1 ms per step. `cpu ms/step` is this
 process's CPU time (all threads) per step: on a shared machine it moves much less than the
-wall time, so compare two trees by it (run them alternately, several times).
+wall time, so compare two trees by it (run them alternately, several times). `gc2`: full
+(generation 2) collections in the timed window, `gc ms`: time in all collections there.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import tempfile
 import time
@@ -108,15 +110,30 @@ async def instance(services: EngineServices, name: str, steps: list) -> TaskInst
 class Clock:
     """Wall and process CPU time since `start()`."""
 
+    def __init__(self) -> None:
+        self.gc_seconds = 0.0
+        self._gc_started = 0.0
+        gc.callbacks.append(self._on_gc)
+
+    def _on_gc(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._gc_started = time.perf_counter()
+        else:
+            self.gc_seconds += time.perf_counter() - self._gc_started
+
     def start(self) -> None:
+        self.gc2 = gc.get_stats()[2]["collections"]
+        self.gc_seconds = 0.0
         self.wall, self.cpu = time.perf_counter(), time.process_time()
 
     def row(self, label: str, tasks: int, steps: int) -> None:
         seconds = time.perf_counter() - self.wall
         cpu = time.process_time() - self.cpu
+        gc2 = gc.get_stats()[2]["collections"] - self.gc2
         print(
             f"{label:<30} {tasks:>6} {steps:>7} {seconds:>8.3f} {tasks / seconds:>9.1f} "
-            f"{steps / seconds:>9.0f} {seconds / steps * 1000:>9.3f} {cpu / steps * 1000:>9.3f}"
+            f"{steps / seconds:>9.0f} {seconds / steps * 1000:>9.3f} {cpu / steps * 1000:>11.3f}"
+            f" {gc2:>3} {self.gc_seconds * 1000:>6.1f}"
         )
 
 
@@ -125,7 +142,7 @@ async def main(args: argparse.Namespace) -> None:
         services = await make_services(Path(tmp))
         print(
             f"{'case':<30} {'tasks':>6} {'steps':>7} {'wall s':>8} {'tasks/s':>9} "
-            f"{'steps/s':>9} {'ms/step':>9} {'cpu ms/step':>9}"
+            f"{'steps/s':>9} {'ms/step':>9} {'cpu ms/step':>11} {'gc2':>3} {'gc ms':>6}"
         )
         n, w = args.steps, args.width
         clock = Clock()

@@ -35,11 +35,16 @@ def discard(tmp: str | Path) -> None:
 
 
 def _temp_beside(dest: Path, prefix: str | None, suffix: str) -> tuple[int, str]:
-    """A new empty temp file in `dest`'s folder (created if missing): (open fd, path)."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    return tempfile.mkstemp(
-        prefix=f".{dest.name}." if prefix is None else prefix, suffix=suffix, dir=dest.parent
-    )
+    """A new empty temp file in `dest`'s folder (created if missing): (open fd, path).
+
+    The folder is made only when the first try finds it missing: it almost always exists,
+    and a `mkdir` per write is a syscall every lease and journal file would pay."""
+    name = f".{dest.name}." if prefix is None else prefix
+    try:
+        return tempfile.mkstemp(prefix=name, suffix=suffix, dir=dest.parent)
+    except FileNotFoundError:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        return tempfile.mkstemp(prefix=name, suffix=suffix, dir=dest.parent)
 
 
 @contextmanager

@@ -10,27 +10,23 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-PROTOCOL_VERSION = "1.0"
-WELL_KNOWN_PATH = "/.well-known/agent-env.json"
-RPC_PATH = "/agentenv"
-EXT_PREFIX = f"{RPC_PATH}/ext"
-MCP_PATH = "/mcp"
-MCP_TRANSPORT = "mcp"
-READY_PATH = "/healthz"
-
-METHOD_RESET = "data/reset"
-METHOD_ADD = "data/add"
-METHOD_GET = "data/get"
-
-CLOCK_EXTENSION_URI = "urn:agentenv:clock/v1"
-DATA_OBJECTS_EXTENSION_URI = "urn:agentenv:data-objects/v1"
-
-DEFAULT_HOST = "0.0.0.0"
-DEFAULT_PORT = 18765
-
-
-#: tools/list `_meta` key of a tool a gateway hides from every role until a rule names it.
-HIDDEN_BY_DEFAULT_META_KEY = "agentenv.io/hiddenByDefault"
+from agentenv_protocol.constants import (  # noqa: F401 - re-exported: the wire names live here too
+    CLOCK_EXTENSION_URI,
+    DATA_OBJECTS_EXTENSION_URI,
+    DEFAULT_HOST,
+    DEFAULT_PORT,
+    EXT_PREFIX,
+    HIDDEN_BY_DEFAULT_META_KEY,
+    MCP_PATH,
+    MCP_TRANSPORT,
+    METHOD_ADD,
+    METHOD_GET,
+    METHOD_RESET,
+    PROTOCOL_VERSION,
+    READY_PATH,
+    RPC_PATH,
+    WELL_KNOWN_PATH,
+)
 
 
 def error_body(code: str, message: str, **fields: Any) -> dict:

@@ -30,7 +30,8 @@ def me() -> dict[str, Any]:
 
 def write(path: Path, lease: dict[str, Any]) -> None:
     # No fsync: a lease only has to outlive its process, not a power cut (every create pays it).
-    atomic_write(path, json.dumps(lease, indent=1), fsync=False)
+    # Compact JSON: `indent` makes `json` use its pure-Python encoder (~10x slower).
+    atomic_write(path, json.dumps(lease, separators=(",", ":")), fsync=False)
 
 
 def write_pending(lease_dir: Path, lease: dict[str, Any]) -> Path:
