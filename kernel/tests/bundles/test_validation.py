@@ -5,7 +5,6 @@ declares one) a compat-ignored key that is warned about once while the bundle st
 from __future__ import annotations
 
 import json
-import logging
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -86,24 +85,6 @@ def more(plugins: Any, register_plugin: Any) -> Any:
     return plugins
 
 
-@pytest.fixture
-def logged():
-    records: list[str] = []
-
-    class Keep(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            records.append(record.getMessage())
-
-    logger = logging.getLogger("agent_env")
-    handler = Keep(level=logging.WARNING)
-    logger.addHandler(handler)
-    old = logger.level
-    logger.setLevel(logging.WARNING)
-    yield records
-    logger.removeHandler(handler)
-    logger.setLevel(old)
-
-
 def problems_of(root: Path, plugins: Any) -> list[str]:
     with pytest.raises(BundleError) as info:
         load_bundle(str(root), plugins)
@@ -145,7 +126,7 @@ def test_eval_malformed_value_and_unknown_key(bundle: Path, more: Any, writer: A
 
 
 def test_env_toml_malformed_unknown_and_compat_ignored(
-    bundle: Path, more: Any, writer: Any, logged: list[str]
+    bundle: Path, more: Any, writer: Any, agent_env_warnings: list[str]
 ) -> None:
     writer(bundle / "envs/shop/env.toml", 'type = "shop"\ncommand = "serve"\nport = "80"\n')
     writer(bundle / "envs/mall/env.toml", 'type = "shop"\ncomand = "serve"\n')
@@ -162,7 +143,7 @@ def test_env_toml_malformed_unknown_and_compat_ignored(
         "'legacy_mode' is accepted for compatibility and ignored: legacy mode is not needed "
         "(envs/mall/env.toml: legacy_mode, envs/shop/env.toml: legacy_mode)"
     ]
-    assert logged == [f"{loaded.root}: {loaded.warnings[0]}"]
+    assert agent_env_warnings == [f"{loaded.root}: {loaded.warnings[0]}"]
 
 
 def test_agent_toml_malformed_and_unknown(bundle: Path, more: Any, writer: Any) -> None:
@@ -177,7 +158,7 @@ def test_agent_toml_malformed_and_unknown(bundle: Path, more: Any, writer: Any) 
 
 
 def test_compat_ignored_step_field_is_warned_once_and_the_bundle_loads(
-    bundle: Path, more: Any, writer: Any, logged: list[str]
+    bundle: Path, more: Any, writer: Any, agent_env_warnings: list[str]
 ) -> None:
     writer(bundle / "tasks/a.json", json.dumps([ask(live=True)]))
     writer(
@@ -192,7 +173,7 @@ def test_compat_ignored_step_field_is_warned_once_and_the_bundle_loads(
         "tasks/b.json step 'second': live and 1 more)"
     ]
     load_bundle(str(bundle), more)
-    assert len(logged) == 1 and "no live streaming here" in logged[0]
+    assert len(agent_env_warnings) == 1 and "no live streaming here" in agent_env_warnings[0]
 
 
 def test_unknown_step_field_stays_an_error(bundle: Path, more: Any, writer: Any) -> None:

@@ -3,7 +3,6 @@ named in one warning; our own sections stay strict."""
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 import pytest
@@ -56,32 +55,15 @@ def project(tmp_path, agent_env_home, plugin_manager, monkeypatch):
     return root
 
 
-@pytest.fixture
-def logged():
-    """Warnings logged on the `agent_env` logger (what the CLI prints to stderr)."""
-    records: list[str] = []
-
-    class Keep(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            records.append(record.getMessage())
-
-    logger = logging.getLogger("agent_env")
-    handler = Keep(level=logging.WARNING)
-    logger.addHandler(handler)
-    old = logger.level
-    logger.setLevel(logging.WARNING)
-    yield records
-    logger.removeHandler(handler)
-    logger.setLevel(old)
-
-
 def write(project: Path, text: str) -> Path:
     path = project / ".agentenv" / "config.toml"
     path.write_text(text)
     return path
 
 
-def test_reference_config_loads_and_what_we_support_is_used(project, plugin_manager, logged):
+def test_reference_config_loads_and_what_we_support_is_used(
+    project, plugin_manager, agent_env_warnings
+):
     path = write(project, REFERENCE_CONFIG.format(root=project))
     cfg = load_config(project)
     assert cfg.get("model", "base_url") == "http://127.0.0.1:4000"
@@ -106,9 +88,9 @@ def test_reference_config_loads_and_what_we_support_is_used(project, plugin_mana
         "[explorer]",
     ):
         assert part in warning
-    assert logged == cfg.warnings
+    assert agent_env_warnings == cfg.warnings
     load_config(project)
-    assert logged == cfg.warnings  # logged once per process
+    assert agent_env_warnings == cfg.warnings  # logged once per process
     # the translated store settings are the ones the stores open with
     stores = open_stores(cfg, plugin_manager)
     try:

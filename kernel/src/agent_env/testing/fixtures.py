@@ -2,7 +2,8 @@
 
 `plugin_manager` is a fresh manager with the built-ins but no entry-point autoload, bound as
 the process-wide one; `register_plugin` adds a plugin for one test; `agent_env_home` points
-`AGENT_ENV_HOME` at a temporary folder; `cli_runner` invokes `agent-env` against all of them.
+`AGENT_ENV_HOME` at a temporary folder; `cli_runner` invokes `agent-env` against all of them;
+`agent_env_warnings` collects the warnings logged on the `agent_env` logger.
 """
 
 from __future__ import annotations
@@ -76,3 +77,28 @@ class AgentEnvCliRunner:
 def cli_runner(plugin_manager: Any, agent_env_home: Path) -> AgentEnvCliRunner:
     """`cli_runner.invoke(["plugin", "list"])` -> click `Result` (exit_code, stdout, stderr)."""
     return AgentEnvCliRunner(plugin_manager)
+
+
+@pytest.fixture
+def agent_env_warnings() -> Iterator[list[str]]:
+    """The warnings logged on the `agent_env` logger during the test (what the CLI prints to
+    stderr), as messages; the once-per-command memory starts empty."""
+    import logging
+
+    from agent_env import notices
+
+    records: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record.getMessage())
+
+    notices.reset()
+    logger = logging.getLogger("agent_env")
+    handler = Keep(level=logging.WARNING)
+    logger.addHandler(handler)
+    old = logger.level
+    logger.setLevel(logging.WARNING)
+    yield records
+    logger.removeHandler(handler)
+    logger.setLevel(old)
