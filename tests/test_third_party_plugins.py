@@ -5,52 +5,26 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).parent))
+from wheel_venv import run_command, venv_from_wheels  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
-
-
-def _run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=240, **kwargs)
 
 
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory) -> Path:
     """A virtualenv with the kernel, agentenv-shout and agentenv-broken wheels (no index)."""
-    uv = shutil.which("uv")
-    assert uv, "uv is required (scripts/test installs it)"
-    base = tmp_path_factory.mktemp("third-party")
-    wheels = base / "wheels"
-    for source in (ROOT / "kernel", FIXTURES / "agentenv-shout", FIXTURES / "agentenv-broken"):
-        built = _run(
-            [uv, "build", "--wheel", "--offline", "--quiet", str(source), "-o", str(wheels)]
-        )
-        assert built.returncode == 0, built.stderr
-    venv = base / "venv"
-    created = _run([uv, "venv", "--quiet", "--python", sys.executable, str(venv)])
-    assert created.returncode == 0, created.stderr
-    # Our wheels are given as files, so the index can never substitute another package of
-    # the same name; their dependencies come from uv's cache.
-    installed = _run(
-        [
-            uv,
-            "pip",
-            "install",
-            "--quiet",
-            "--offline",
-            "--python",
-            str(venv / "bin" / "python"),
-            *map(str, sorted(wheels.glob("*.whl"))),
-        ]
+    return venv_from_wheels(
+        tmp_path_factory.mktemp("third-party"),
+        (ROOT / "kernel", FIXTURES / "agentenv-shout", FIXTURES / "agentenv-broken"),
     )
-    assert installed.returncode == 0, installed.stderr
-    return venv
 
 
 @pytest.fixture
@@ -61,7 +35,7 @@ def agent_env(venv, tmp_path):
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
 
     def run(*args: str, **extra_env: str) -> subprocess.CompletedProcess:
-        return _run(
+        return run_command(
             [str(venv / "bin" / "agent-env"), *args], cwd=tmp_path, env={**env, **extra_env}
         )
 

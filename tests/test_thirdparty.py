@@ -26,37 +26,18 @@ from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).parent))
+from wheel_venv import run_command, venv_from_wheels  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "thirdparty-plugin"
 DEMO = FIXTURE / "src" / "agentenv_acme" / "bundles" / "demo"
 SOURCES = (ROOT / "kernel", ROOT / "protocol", ROOT / "plugins" / "core-steps", FIXTURE)
 
 
-def _run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=240, **kwargs)
-
-
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory) -> Path:
-    uv = shutil.which("uv")
-    assert uv, "uv is required (scripts/test installs it)"
-    base = tmp_path_factory.mktemp("acme")
-    wheels = base / "wheels"
-    for source in SOURCES:
-        built = _run(
-            [uv, "build", "--wheel", "--offline", "--quiet", str(source), "-o", str(wheels)]
-        )
-        assert built.returncode == 0, built.stderr
-    venv = base / "venv"
-    created = _run([uv, "venv", "--quiet", "--python", sys.executable, str(venv)])
-    assert created.returncode == 0, created.stderr
-    python = str(venv / "bin" / "python")
-    installed = _run(
-        [uv, "pip", "install", "--quiet", "--offline", "--python", python]
-        + [str(w) for w in sorted(wheels.glob("*.whl"))]
-    )
-    assert installed.returncode == 0, installed.stderr
-    return venv
+    return venv_from_wheels(tmp_path_factory.mktemp("acme"), SOURCES)
 
 
 @pytest.fixture
@@ -66,7 +47,7 @@ def agent_env(venv, tmp_path):
     env["AGENT_ENV_HOME"] = str(tmp_path / "home")
 
     def run(*args: str) -> subprocess.CompletedProcess:
-        return _run([str(venv / "bin" / "agent-env"), *args], cwd=tmp_path, env=env)
+        return run_command([str(venv / "bin" / "agent-env"), *args], cwd=tmp_path, env=env)
 
     return run
 
@@ -240,7 +221,7 @@ print(json.dumps(sorted(sys.modules)), file=sys.stderr)
 def test_help_lists_the_plugin_command_and_imports_only_its_hooks(venv, tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_ENV_", "VIRTUAL_ENV"))}
     env["AGENT_ENV_HOME"] = str(tmp_path / "home")
-    done = _run([str(venv / "bin" / "python"), "-c", PROBE], cwd=tmp_path, env=env)
+    done = run_command([str(venv / "bin" / "python"), "-c", PROBE], cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     assert "  acme " in done.stdout and "List live acme sandboxes." in done.stdout
     modules = json.loads(done.stderr.strip().splitlines()[-1])
