@@ -222,6 +222,24 @@ _svc_start_all() {
     start_docker || return 1
     build_base_image || return 1
     start_registry || return 1
+    _svc_start_extras
+}
+
+# Each scripts/services.d/NAME.sh defines start_NAME (idempotent, like the ones above); a
+# capability that needs its own component (a browser, podman, a Ray head...) adds one file
+# there. A failed extra is logged and does not stop the others.
+_svc_start_extras() {
+    local file name dir
+    dir="$(dirname "${BASH_SOURCE[0]}")/services.d"
+    for file in "$dir"/*.sh; do
+        [ -e "$file" ] || continue
+        name="$(basename "$file" .sh)"
+        name="${name//-/_}"
+        # shellcheck disable=SC1090
+        source "$file"
+        _svc_timed "start_$name" "start_$name" || _svc_log "start_$name failed; its tests will fail on CI"
+    done
+    return 0
 }
 
 start_services() {
