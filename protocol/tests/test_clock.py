@@ -33,16 +33,20 @@ def test_reads_never_go_backwards_even_if_the_monotonic_source_misbehaves():
     assert clock.read() == {"virtual_time": "2026-11-01T05:59:59Z"}
 
 
-def test_rewinding_needs_a_clear():
-    clock = EnvClock(now_fn=FakeMonotonic())
-    clock.set_time("2026-03-08T07:00:00Z", 0)
-    with pytest.raises(ClockError, match="never runs backwards") as err:
-        clock.set_time("2026-03-08T06:00:00Z", 0)
-    assert err.value.status == 409
-    clock.set_time("2026-03-08T07:00:00Z", 0)  # the same instant is fine
+def test_rearming_earlier_is_allowed_and_counts_no_elapsed_time_back():
+    tick = FakeMonotonic()
+    clock = EnvClock(now_fn=tick)
+    clock.set_time("2026-03-08T06:59:00Z", 60)
+    tick.now += 30
+    assert clock.read() == {"virtual_time": "2026-03-08T07:29:00Z"}
+    arms = clock.arms
+    state = clock.set_time("2026-03-08T06:00:00Z", 1)  # the existing product allows it
+    assert state["virtual_time"] == "2026-03-08T06:00:00Z" and clock.arms == arms + 1
+    assert clock.elapsed() == 1800.0  # one step back counts nothing
+    tick.now += 10
+    assert clock.elapsed() == 1810.0
     clock.clear()
-    clock.set_time("2026-03-08T06:00:00Z", 0)
-    assert clock.read()["virtual_time"] == "2026-03-08T06:00:00Z"
+    assert clock.state() == {"armed": False} and clock.elapsed() == 0.0
 
 
 @pytest.mark.parametrize(

@@ -320,11 +320,14 @@ async def test_clock_and_get_time_across_new_york_dst(running):
         ).structuredContent
         assert after["local_time"].endswith("-04:00") and after["local_time"] >= "2026-03-08T03:29"
         assert after["current_time"] > before["current_time"]
-    # the clock never runs backwards: re-arming earlier than now is refused until cleared
+    # re-arming earlier than now is allowed (as the existing product does): it re-anchors
     back = httpx.put(
         server.url + "/clock/set-time", headers=admin, json={"virtual_time": "2026-03-08T06:00:00Z"}
     )
-    assert back.status_code == 409 and "never runs backwards" in back.json()["error"]
+    assert back.status_code == 200 and back.json()["t0"] == "2026-03-08T06:00:00Z", back.text
+    state = httpx.get(server.url + "/clock/state", headers=admin).json()
+    assert state["env_get_time_url"] == server.url + "/clock/time"
+    assert httpx.get(server.url + "/clock/time").status_code == 200  # public: envs read it
     assert httpx.post(server.url + "/clock/clear", headers=admin).json() == {
         "ok": True,
         "armed": False,

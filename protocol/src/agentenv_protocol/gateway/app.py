@@ -25,6 +25,7 @@ from agentenv_protocol.gateway.mcp import Forwarder, McpEndpoint
 from agentenv_protocol.gateway.roles import RoleRules
 from agentenv_protocol.gateway.routing import Route, RouteTable
 from agentenv_protocol.gateway.trajectory import Trajectory
+from agentenv_protocol.gateway.triggers.engine import TriggerEngine
 from agentenv_protocol.types import MCP_PATH
 
 __all__ = ["Gateway", "GatewayError"]
@@ -90,6 +91,13 @@ class Gateway:
             max_request_bytes=max_request_bytes,
             call_timeout=call_timeout,
         )
+        self.triggers = TriggerEngine(
+            self.clock,
+            known_tools=lambda: [*self.table.routes, "get_time"] if self.table.envs else None,
+            admin_token=self.admin_token,
+        )
+        self.mcp.on_call = self.triggers.on_call
+        self.control.triggers = self.triggers
         self.discovered = False
         self.startup_error: BaseException | None = None
         self._lock: anyio.Lock | None = None
@@ -178,6 +186,9 @@ class Gateway:
         if scope["type"] != "http":
             return
         await self._ensure_started()
+        if scope["path"] == "/clock/time" and scope["method"] == "GET":
+            await self.control.clock_time(send)  # public: backing servers read the env clock
+            return
         caller = self.auth.authenticate(scope)
         if isinstance(caller, tuple):
             status, message = caller
@@ -227,6 +238,7 @@ class Gateway:
             self.control.http = self._client()
 
     async def aclose(self) -> None:
+        self.triggers.stop()
         await self.forwarder.aclose()
         if self.control.http is not None:
             await self.control.http.aclose()

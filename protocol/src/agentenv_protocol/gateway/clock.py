@@ -1,8 +1,9 @@
 """The env clock (`urn:agentenv:clock/v1`): a virtual UTC time the gateway serves to agents.
 
 Armed with a start time and a rate (virtual seconds per real second, 0 = frozen); reads derive
-from a monotonic source, so the clock never runs backwards, and re-arming it earlier than the
-time it already shows is refused until it is cleared.
+from a monotonic source, so between two arms the clock never runs backwards. Re-arming it, even
+to an earlier time, re-anchors it (as the existing product does): `elapsed()` counts only the
+virtual time that ran forward, a step back counts nothing.
 """
 
 from __future__ import annotations
@@ -95,6 +96,11 @@ class EnvClock:
         self._t0: datetime | None = None
         self._anchor = 0.0
         self._rate = 1.0
+        self._elapsed = 0.0
+        #: how many times `set_time` armed the clock (a re-arm re-anchors time triggers)
+        self.arms = 0
+        #: callables run after every arm and clear (the trigger engine wakes up on them)
+        self.listeners: list[Callable[[], None]] = []
 
     @property
     def armed(self) -> bool:
@@ -114,22 +120,31 @@ class EnvClock:
             return self._current()
 
     def set_time(self, virtual_time: object, rate: object = None) -> dict:
-        """Arm (or move forward) the clock; moving it backwards is a 409 until `clear()`."""
+        """Arm or re-arm the clock at `virtual_time` running at `rate`; an earlier time than the
+        clock shows is allowed and re-anchors it (listeners hear of every arm)."""
         t0, r = parse_time(virtual_time), parse_rate(rate)
         with self._lock:
             current = self._current()
-            if current is not None and t0 < current.replace(microsecond=0):
-                raise ClockError(
-                    f"virtual_time {virtual_time!r} is before the clock's current time {iso(current)}; "
-                    "the clock never runs backwards (POST /clock/clear first to start over)",
-                    409,
-                )
+            if current is not None:
+                self._elapsed += max(0.0, (current - self._t0).total_seconds())
             self._t0, self._anchor, self._rate = t0, self._now(), r
+            self.arms += 1
+        for listener in list(self.listeners):
+            listener()
         return self.state()
+
+    def elapsed(self) -> float:
+        """Virtual seconds the clock ran forward over all arms since the last `clear()`."""
+        with self._lock:
+            current = self._current()
+            run = 0.0 if current is None else max(0.0, (current - self._t0).total_seconds())
+            return self._elapsed + run
 
     def clear(self) -> dict:
         with self._lock:
-            self._t0 = None
+            self._t0, self._elapsed = None, 0.0
+        for listener in list(self.listeners):
+            listener()
         return {"ok": True, "armed": False}
 
     def read(self) -> dict:

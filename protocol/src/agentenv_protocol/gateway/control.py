@@ -18,6 +18,12 @@ from agentenv_protocol.gateway.clock import GET_TIME_TOOL, ClockError
 from agentenv_protocol.gateway.errors import WILDCARD, GatewayError
 from agentenv_protocol.gateway.mcp import McpEndpoint
 from agentenv_protocol.gateway.routing import RouteTable
+from agentenv_protocol.gateway.triggers.engine import (
+    FEATURES,
+    TRIGGERS_EXTENSION_URI,
+    TriggerEngine,
+)
+from agentenv_protocol.gateway.triggers.errors import TriggerError
 from agentenv_protocol.jsonrpc import error as rpc_error
 from agentenv_protocol.jsonrpc import parse_request
 from agentenv_protocol.schema import did_you_mean
@@ -37,7 +43,8 @@ CLOCK_EXTENSION = {
     "params": {
         "endpoint": "/clock",
         "methods": {
-            "set-time": {
+            "get_time": {"method": "GET", "endpoint": "/clock/time"},
+            "set_time": {
                 "method": "PUT",
                 "endpoint": "/clock/set-time",
                 "request": {
@@ -49,12 +56,36 @@ CLOCK_EXTENSION = {
                     },
                 },
             },
-            "time": {"method": "GET", "endpoint": "/clock/time"},
             "state": {"method": "GET", "endpoint": "/clock/state"},
             "clear": {"method": "POST", "endpoint": "/clock/clear"},
         },
     },
 }
+
+
+TRIGGERS_EXTENSION = {
+    "uri": TRIGGERS_EXTENSION_URI,
+    "description": "Triggers: actions the gateway takes on tool calls and on the env clock.",
+    "params": {
+        "endpoint": "/triggers",
+        "features": list(FEATURES),
+        "methods": {
+            "register": {"method": "POST", "endpoint": "/triggers/register"},
+            "remove": {"method": "POST", "endpoint": "/triggers/remove"},
+            "clear": {"method": "POST", "endpoint": "/triggers/clear"},
+            "state": {"method": "GET", "endpoint": "/triggers/state"},
+        },
+    },
+}
+
+
+def _base_url(scope: dict) -> str:
+    """The URL this request reached the gateway at (its Host header, else the server socket)."""
+    for key, value in scope.get("headers") or []:
+        if key == b"host":
+            return f"{scope.get('scheme', 'http')}://{value.decode('latin-1')}"
+    host, port = scope.get("server") or ("127.0.0.1", 80)
+    return f"http://{host}:{port}"
 
 
 class ControlRoutes:
@@ -76,6 +107,7 @@ class ControlRoutes:
         self.max_request_bytes = max_request_bytes
         self.call_timeout = call_timeout
         self.http: httpx.AsyncClient | None = None
+        self.triggers: TriggerEngine | None = None
 
     async def handle(
         self, scope: dict, receive: Any, send: Any, caller: Caller, path: str, method: str
@@ -96,7 +128,9 @@ class ControlRoutes:
             else:
                 await self._proxy(scope, receive, send, caller, path)
         elif path.startswith("/clock/"):
-            await self._clock_route(receive, send, caller, path, method)
+            await self._clock_route(scope, receive, send, caller, path, method)
+        elif path.startswith("/triggers/"):
+            await self._trigger_route(scope, receive, send, caller, path, method)
         elif path in ("/tools/enable", "/tools/disable") and method == "POST":
             if not caller.admin:
                 await respond(send, 403, {"error": f"{path} needs the gateway's admin token"})
@@ -142,15 +176,25 @@ class ControlRoutes:
             return None
         return body
 
+    async def clock_time(self, send: Any) -> None:
+        """`GET /clock/time`: the virtual time, or 404 while the clock is not armed."""
+        try:
+            await respond(send, 200, self.mcp.clock.read())
+        except ClockError as e:
+            await respond(send, e.status, {"ok": False, "error": str(e)})
+
     async def _clock_route(
-        self, receive: Any, send: Any, caller: Caller, path: str, method: str
+        self, scope: dict, receive: Any, send: Any, caller: Caller, path: str, method: str
     ) -> None:
         try:
             if path == "/clock/time" and method == "GET":
-                await respond(send, 200, self.mcp.clock.read())
+                await self.clock_time(send)
                 return
             if path == "/clock/state" and method == "GET":
-                await respond(send, 200, self.mcp.clock.state())
+                state = self.mcp.clock.state()
+                if state.get("armed"):
+                    state["env_get_time_url"] = f"{_base_url(scope)}/clock/time"
+                await respond(send, 200, state)
                 return
             if path not in ("/clock/set-time", "/clock/clear"):
                 await respond(send, 404, {"ok": False, "error": f"no clock route {method} {path}"})
@@ -180,6 +224,50 @@ class ControlRoutes:
         except ClockError as e:
             await respond(send, e.status, {"ok": False, "error": str(e)})
 
+    async def _trigger_route(
+        self, scope: dict, receive: Any, send: Any, caller: Caller, path: str, method: str
+    ) -> None:
+        """`POST /triggers/register|remove|clear`, `GET /triggers/state` (admin only)."""
+        engine = self.triggers
+        if engine is None:
+            await respond(send, 404, {"ok": False, "error": "this gateway serves no triggers"})
+            return
+        if not caller.admin:
+            await respond(
+                send, 403, {"ok": False, "error": f"{path} needs the gateway's admin token"}
+            )
+            return
+        routes = {
+            ("/triggers/state", "GET"): lambda body: engine.state(),
+            ("/triggers/register", "POST"): engine.register,
+            ("/triggers/remove", "POST"): lambda body: engine.remove(body.get("ids")),
+            ("/triggers/clear", "POST"): lambda body: engine.clear(),
+        }
+        handler = routes.get((path, method))
+        if handler is None:
+            known = sorted({p for p, _ in routes})
+            await respond(
+                send,
+                404 if path not in known else 405,
+                {
+                    "ok": False,
+                    "error": f"no trigger route {method} {path} (known: {', '.join(known)})",
+                },
+            )
+            return
+        body: dict | None = {}
+        if method == "POST":
+            body = await self._json_body(receive, send)
+            if body is None:
+                return
+        engine.bind(_base_url(scope))
+        try:
+            answer = await anyio.to_thread.run_sync(handler, body)
+        except TriggerError as e:
+            await respond(send, 400, {"ok": False, "error": str(e)})
+            return
+        await respond(send, 200, answer)
+
     def card(self, role: str = DEFAULT_ROLE) -> dict:
         """The composed card: the gateway's own, each env's nested under `children_environments`."""
         children = [self._child_card(env, card) for env, card in self.table.cards.items()]
@@ -197,7 +285,7 @@ class ControlRoutes:
             "preferredTransport": "JSONRPC",
             "additionalInterfaces": [{"url": MCP_PATH, "transport": MCP_TRANSPORT}],
             "capabilities": {
-                "extensions": [CLOCK_EXTENSION],
+                "extensions": [CLOCK_EXTENSION, TRIGGERS_EXTENSION],
                 "tools": [
                     {k: t[k] for k in ("name", "description", "inputSchema") if k in t}
                     for t in self.mcp.visible_tools(role)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -134,6 +135,8 @@ class McpEndpoint:
         self.trajectory = trajectory
         self.forwarder = forwarder
         self.max_request_bytes = max_request_bytes
+        #: called after every tools/call with (role, tool, arguments, answer): the trigger engine
+        self.on_call: Callable[[str, str, dict, dict], None] | None = None
         self._methods = self._dispatcher()
 
     # --- what a role sees ---------------------------------------------------------------------
@@ -260,6 +263,8 @@ class McpEndpoint:
         else:
             answer = await self.forwarder.call(route, arguments, caller)
         self._log(stamp, started, caller, name, env, arguments, answer)
+        if self.on_call is not None and isinstance(name, str) and isinstance(arguments, dict):
+            self.on_call(caller.role, name, arguments, answer)
         return answer
 
     def _get_time(self, arguments: dict) -> dict:
