@@ -79,7 +79,11 @@ class RunGateway:
         return list(self.gateway.trajectory.records)
 
     def stop(self) -> None:
+        from agentenv_core_steps.triggers.resume import forget
+
+        self.gateway.triggers.stop()
         self._server.stop(timeout=5.0)
+        forget(self.task_instance_id)
 
 
 async def gateway_for(ctx: StepContext) -> RunGateway:
@@ -119,6 +123,9 @@ async def gateway_for(ctx: StepContext) -> RunGateway:
     from agentenv_core_steps.tool_access import replay_tool_access
 
     await replay_tool_access(ctx, gateway)
+    from agentenv_core_steps.triggers.resume import restore
+
+    restore(ctx, gateway)
     ctx.set("gateway", value={"url": gateway.url, "mcp_url": gateway.mcp_url})
     return gateway
 

@@ -1,6 +1,7 @@
 """The built-in step types, one module each; `STEP_TYPES` is what the hook registers."""
 
 from agentenv_core_steps.steps.aggregate_verifiers import AggregateVerifiers
+from agentenv_core_steps.steps.collect_artifacts import CollectArtifacts
 from agentenv_core_steps.steps.deploy_sandbox import DeploySandbox
 from agentenv_core_steps.steps.load_artifact import LoadArtifact
 from agentenv_core_steps.steps.run_code import RunCode
@@ -16,6 +17,7 @@ STEP_TYPES = (
     RunDockerContainer,
     TeardownSandboxes,
     AggregateVerifiers,
+    CollectArtifacts,
 )
 
 __all__ = [c.__name__ for c in STEP_TYPES] + ["STEP_TYPES"]
