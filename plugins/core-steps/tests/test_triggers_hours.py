@@ -51,8 +51,14 @@ def test_days_are_normalised_and_a_window_may_run_past_midnight():
     "hours, words",
     [
         ({"start": "9:00", "end": "17:00"}, "executor.hours.start must be a 24-hour 'HH:MM'"),
-        ({"start": "09:00", "end": "09:00"}, "start equals end, so the executor would never be available"),
-        ({"start": "09:00", "end": "17:00", "utc_offset": "+5:30"}, "must look like '-07:00' or '+05:30'"),
+        (
+            {"start": "09:00", "end": "09:00"},
+            "start equals end, so the executor would never be available",
+        ),
+        (
+            {"start": "09:00", "end": "17:00", "utc_offset": "+5:30"},
+            "must look like '-07:00' or '+05:30'",
+        ),
         (
             {"start": "09:00", "end": "17:00", "utc_offset": "+00:00", "time_zone": "UTC"},
             "take utc_offset or time_zone, not both",
@@ -61,7 +67,10 @@ def test_days_are_normalised_and_a_window_may_run_past_midnight():
             {"start": "09:00", "end": "17:00", "time_zone": "Mars/Base"},
             "must be an IANA time zone name such as 'America/New_York', got 'Mars/Base'",
         ),
-        ({"start": "09:00", "end": "17:00", "days": ["monday"]}, "must be a non-empty list of ['mon'"),
+        (
+            {"start": "09:00", "end": "17:00", "days": ["monday"]},
+            "must be a non-empty list of ['mon'",
+        ),
     ],
 )
 def test_bad_hours_are_refused_with_the_field(hours, words):

@@ -6,7 +6,7 @@ this task (`executor_agent_name`, or each nl action's `executor`), optionally on
 working hours (`executor_hours`: `{agent: {start, end, days?, utc_offset? | time_zone?}}`).
 With `await_fired` the step waits until those triggers fired. The registration goes to
 `env_trigger_registrations` before any wait; the engine's own record of what fired is
-`GET /triggers/state` (copied to `env_trigger_states.<step id>` when the step ends).
+`GET /triggers/state` (copied to `env_trigger_states.<step id>` once the awaited ones fired).
 """
 
 from __future__ import annotations
@@ -176,11 +176,14 @@ class RegisterEnvTriggers(Step):
         ctx.set("env_trigger_registrations", value=registrations)
         ctx.log(f"registered trigger(s) {', '.join(entry['added'])} on env {name!r}")
         if self.await_fired:
-            statuses = await self._await(ctx, gateway)
-            entry["awaited"] = statuses
-            ctx.set("env_trigger_registrations", value=[*registrations[:-1], entry])
+            state = await self._await(ctx, gateway, entry, registrations)
+            ctx.set("env_trigger_states", self.id, value=state)
 
-    async def _await(self, ctx: StepContext, gateway: Any) -> dict[str, str]:
+    async def _await(
+        self, ctx: StepContext, gateway: Any, entry: dict[str, Any], registrations: list
+    ) -> dict[str, Any]:
+        """The engine's state once every awaited trigger fired; StepFailed when one failed,
+        was cancelled, or the timeout passed. `entry["awaited"]` keeps the last statuses."""
         wanted = list(self.await_fired or [])
         deadline = time.monotonic() + float(self.await_timeout_seconds)
         statuses: dict[str, str] = {}
@@ -191,9 +194,11 @@ class RegisterEnvTriggers(Step):
             statuses = {
                 t["id"]: t["status"] for t in state.get("triggers") or [] if t["id"] in wanted
             }
+            entry["awaited"] = statuses
+            ctx.set("env_trigger_registrations", value=[*registrations[:-1], entry])
             if all(statuses.get(t) == "fired" for t in wanted):
                 ctx.log(f"awaited trigger(s) fired: {', '.join(wanted)}")
-                return statuses
+                return state
             bad = {t: s for t, s in statuses.items() if s in ("failed", "cancelled")}
             if bad or time.monotonic() >= deadline:
                 failures = [
