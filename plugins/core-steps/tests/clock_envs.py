@@ -11,12 +11,19 @@ from agentenv_protocol import AgentEnvEnvironment, environment_card, tool
 class Notes(AgentEnvEnvironment):
     def __init__(self):
         self.notes = {}
+        self.writes = {}
 
     @tool()
     def add_note(self, title: str, body: str = "") -> dict:
         """Add a note; returns its title."""
         self.notes[title] = body
+        self.writes[title] = self.writes.get(title, 0) + 1
         return {"created": title}
+
+    @tool()
+    def count_writes(self) -> dict:
+        """How many times each title was written."""
+        return dict(self.writes)
 
     @tool()
     def list_notes(self) -> dict:
