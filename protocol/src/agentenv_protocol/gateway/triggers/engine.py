@@ -10,24 +10,23 @@ role `as`, change tool access, or ask an executor agent. `state()` is `GET /trig
 
 from __future__ import annotations
 
-import re
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 
-from agentenv_protocol.context import ROLE_HEADER
 from agentenv_protocol.gateway.clock import EnvClock, iso, parse_time
 from agentenv_protocol.gateway.triggers import hours as H
-from agentenv_protocol.gateway.triggers.durations import Span, is_duration, parse_duration
+from agentenv_protocol.gateway.triggers.actions import act, post_to_gateway
+from agentenv_protocol.gateway.triggers.durations import Span
 from agentenv_protocol.gateway.triggers.errors import TriggerError
-from agentenv_protocol.gateway.triggers.executor import ExecutorError, call_executor
+from agentenv_protocol.gateway.triggers.marks import exhausted, first_mark, relative
+from agentenv_protocol.gateway.triggers.matching import result_value, where_holds
+from agentenv_protocol.gateway.triggers.model import Job, Trigger
 from agentenv_protocol.gateway.triggers.spec import check_spec
-from agentenv_protocol.gateway.triggers.templates import Unresolved, lookup, missing, render
 
 TRIGGERS_EXTENSION_URI = "urn:agentenv:triggers/v1"
 FEATURES = [
@@ -41,127 +40,6 @@ FEATURES = [
 POLL_SECONDS = 1.0
 MAX_MARKS = 1000
 MAX_EVENTS = 2000
-DEFAULT_ACTION_ROLE = "trigger"
-_ID_KEY = re.compile(r"^(id|name|title|type|kind|status|[a-z_]*_id|[a-z]+Id)$")
-
-
-def _redact(args: Any) -> Any:
-    """Identifier-like keys keep short scalar values; every other value keeps only its shape."""
-    if not isinstance(args, dict):
-        return {"redacted": {"type": type(args).__name__}}
-    out = {}
-    for key, value in args.items():
-        short = isinstance(value, (int, float, bool)) or (
-            isinstance(value, str) and len(value) <= 200
-        )
-        if _ID_KEY.match(str(key)) and short:
-            out[key] = value
-        else:
-            shape: dict[str, Any] = {"type": type(value).__name__}
-            if hasattr(value, "__len__"):
-                shape["len"] = len(value)
-            out[key] = {"redacted": shape}
-    return out
-
-
-def matches(pred: dict, found: Any) -> bool:
-    if "exists" in pred:
-        return (not missing(found)) == pred["exists"]
-    if missing(found):
-        return False
-    if "equals" in pred:
-        return found == pred["equals"]
-    text = found if isinstance(found, str) else str(found)
-    return re.search(pred["regex"], text) is not None
-
-
-def where_holds(where: dict | None, args: dict, result: Any) -> bool:
-    scope = {"args": args, "result": result}
-    for field, pred in (where or {}).items():
-        path = field if field.startswith(("args.", "result.")) else f"args.{field}"
-        if not matches(pred, lookup(path, scope)):
-            return False
-    return True
-
-
-def result_value(answer: dict) -> Any:
-    """What `${result.x}` reads: the structured content, else the text parsed as JSON."""
-    import json
-
-    structured = answer.get("structuredContent")
-    if isinstance(structured, dict):
-        return structured
-    text = "\n".join(c.get("text", "") for c in answer.get("content") or [] if isinstance(c, dict))
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
-class Trigger:
-    """One registered trigger and its runtime state."""
-
-    def __init__(self, spec: dict) -> None:
-        self.spec = spec
-        self.id: str = spec["id"]
-        self.when: dict = spec["when"]
-        self.kind: str = self.when["type"]
-        self.status = "armed"
-        self.detected_at: str | None = None
-        self.fired_at: str | None = None
-        self.fired_virtual: str | None = None
-        self.fire_count = 0
-        self.failure_count = 0
-        self.last_failure_at: str | None = None
-        self.pending = 0
-        self.next_mark: datetime | None = None
-        self.marks = 0
-        self.anchored_arm: int | None = None
-        self.every = Span(self.when["every"], "when.every") if "every" in self.when else None
-
-    def summary(self) -> dict:
-        keys = ("type", "tool", "at", "after", "offset", "every", "count", "until")
-        return {k: self.when[k] for k in keys if k in self.when}
-
-    def describe(self) -> dict:
-        return {
-            "id": self.id,
-            "type": self.kind,
-            "when": self.summary(),
-            "status": self.status,
-            "detected_at": self.detected_at,
-            "fired_at": self.fired_at,
-            "fire_count": self.fire_count,
-            "failure_count": self.failure_count,
-            "last_failure_at": self.last_failure_at,
-            "barrier": None,
-            "pending": self.pending,
-            "waiting": self.pending > 0,
-            "next_mark": iso(self.next_mark) if self.next_mark else None,
-        }
-
-    RUNTIME = (
-        "status",
-        "detected_at",
-        "fired_at",
-        "fired_virtual",
-        "fire_count",
-        "failure_count",
-        "last_failure_at",
-        "marks",
-    )
-
-
-class Job:
-    """One firing in progress: the actions left, their scope, and when it may go on."""
-
-    def __init__(self, trigger: Trigger, scope: dict, due: datetime | None, detail: dict) -> None:
-        self.trigger = trigger
-        self.scope = scope
-        self.index = 0
-        self.due = due
-        self.delayed_index = -1
-        self.detail = detail
 
 
 class TriggerEngine:
@@ -438,33 +316,6 @@ class TriggerEngine:
         state = self.clock.state()
         return parse_time(state["t0"]) if state.get("armed") else None
 
-    def _first_mark(self, trigger: Trigger, t0: datetime) -> datetime | None:
-        when = trigger.when
-        if "after" in when:
-            other = self.triggers.get(when["after"])
-            if other is None or other.fired_virtual is None:
-                return None
-            return parse_time(other.fired_virtual) + parse_duration(
-                when.get("offset", "PT0S"), "offset", positive=False
-            )
-        if "at" in when:
-            at = when["at"]
-            if is_duration(at):
-                return t0 + parse_duration(at, "at", positive=False)
-            return parse_time(at)
-        assert trigger.every is not None
-        return t0 + trigger.every.draw()
-
-    def _relative(self, trigger: Trigger) -> bool:
-        when = trigger.when
-        return not ("after" in when or ("at" in when and not is_duration(when["at"])))
-
-    def _exhausted(self, trigger: Trigger, mark: datetime) -> bool:
-        when = trigger.when
-        if when.get("count") is not None and trigger.marks >= when["count"]:
-            return True
-        return "until" in when and mark > parse_time(when["until"])
-
     def _evaluate_time(self) -> None:
         now = self.clock.now()
         t0 = self._t0()
@@ -479,8 +330,8 @@ class TriggerEngine:
                 first = trigger.anchored_arm is None
                 trigger.anchored_arm = self.clock.arms
                 one_shot_done = trigger.every is None and trigger.marks > 0
-                if (first or self._relative(trigger)) and not one_shot_done:
-                    trigger.next_mark = self._first_mark(trigger, t0)
+                if (first or relative(trigger)) and not one_shot_done:
+                    trigger.next_mark = first_mark(trigger, t0, self.triggers)
                     if first and trigger.next_mark is not None and trigger.every is not None:
                         for _ in range(min(trigger.marks, MAX_MARKS)):  # a restored trigger
                             trigger.next_mark += trigger.every.draw()
@@ -491,15 +342,15 @@ class TriggerEngine:
                             next_mark=iso(trigger.next_mark),
                         )
             if trigger.next_mark is None and "after" in trigger.when and not trigger.marks:
-                trigger.next_mark = self._first_mark(trigger, t0)
+                trigger.next_mark = first_mark(trigger, t0, self.triggers)
             if trigger.next_mark is None or trigger.next_mark > now:
                 continue
             if trigger.status in ("firing", "queued"):
                 continue
-            first_mark = last_mark = trigger.next_mark
+            earliest = last_mark = trigger.next_mark
             due, capped = 0, False
             while trigger.next_mark is not None and trigger.next_mark <= now:
-                if self._exhausted(trigger, trigger.next_mark):
+                if exhausted(trigger, trigger.next_mark):
                     trigger.next_mark = None
                     break
                 if due >= MAX_MARKS:
@@ -511,7 +362,7 @@ class TriggerEngine:
                 trigger.next_mark = (
                     trigger.next_mark + trigger.every.draw() if trigger.every else None
                 )
-            if trigger.next_mark is not None and self._exhausted(trigger, trigger.next_mark):
+            if trigger.next_mark is not None and exhausted(trigger, trigger.next_mark):
                 trigger.next_mark = None
             if not due:
                 continue
@@ -523,7 +374,7 @@ class TriggerEngine:
                 provoking={"source": "clock"},
                 due=due,
                 capped=capped,
-                first_mark=iso(first_mark),
+                first_mark=iso(earliest),
                 last_mark=iso(last_mark),
             )
             self._queue(trigger, {}, {"mark": iso(last_mark), "capped": capped})
@@ -593,7 +444,7 @@ class TriggerEngine:
                         )
                         self._later(job, opening)
                         return
-            ok, detail = self._act(action, job, http)
+            ok, detail = act(action, job, http, self.executors, self._post)
             with self._cond:
                 if not ok:
                     self._event("action_failed", trigger.id, action_index=job.index, detail=detail)
@@ -626,63 +477,8 @@ class TriggerEngine:
         trigger.status = "failed" if trigger.kind == "time" else "armed"
         self._event("failed", trigger.id, error=reason[:500], **job.detail)
 
-    def _act(self, action: dict, job: Job, http: httpx.Client) -> tuple[bool, dict]:
-        kind = action["type"]
-        if kind == "tool":
-            try:
-                args = render(action.get("args") or {}, job.scope)
-            except Unresolved as e:
-                return False, {"tool": action["tool"], "error": str(e)}
-            role = action.get("as") or DEFAULT_ACTION_ROLE
-            detail = {"tool": action["tool"], "args": _redact(args), "as": role}
-            answer = self._post(
-                http,
-                "/mcp",
-                {
-                    "jsonrpc": "2.0",
-                    "id": uuid.uuid4().hex,
-                    "method": "tools/call",
-                    "params": {"name": action["tool"], "arguments": args},
-                },
-                role,
-            )
-            if "error" in answer:
-                return False, {**detail, "error": str(answer["error"])[:500]}
-            result = answer.get("result") or {}
-            if result.get("isError"):
-                text = " ".join(c.get("text", "") for c in result.get("content") or [])
-                return False, {**detail, "error": text[:500]}
-            return True, detail
-        if kind == "permission":
-            body = {"role": action["role"], "tools": action["tools"]}
-            answer = self._post(http, f"/tools/{action['action']}", body, None)
-            detail = {
-                "permission": action["action"],
-                "role": action["role"],
-                "tools": action["tools"],
-            }
-            if not answer.get("ok"):
-                return False, {**detail, "error": str(answer.get("error") or answer)[:500]}
-            return True, detail
-        name = action.get("executor", "default")
-        try:
-            reply = call_executor(self.executors[name], job.trigger.id, action["instruction"])
-        except ExecutorError as e:
-            return False, {"executor": name, "error": f"executor attempt 1 did not complete: {e}"}
-        return True, {"executor": name, "reply": {"redacted": {"type": "str", "len": len(reply)}}}
-
     def _post(self, http: httpx.Client, path: str, body: dict, role: str | None) -> dict:
-        if self.base_url is None:
-            return {"error": "the trigger engine is not bound to its gateway yet"}
-        headers = {"authorization": f"Bearer {self.admin_token}"}
-        if role:
-            headers[ROLE_HEADER] = role
-        try:
-            response = http.post(self.base_url + path, json=body, headers=headers)
-            answer = response.json()
-        except (httpx.HTTPError, ValueError) as e:
-            return {"error": f"{type(e).__name__}: {e}"}
-        return answer if isinstance(answer, dict) else {"error": str(answer)[:300]}
+        return post_to_gateway(http, self.base_url, self.admin_token, path, body, role)
 
 
 def wait_for(engine: TriggerEngine, predicate: Callable[[dict], bool], timeout: float) -> dict:
