@@ -488,7 +488,7 @@ def wait_for(engine: TriggerEngine, predicate: Callable[[dict], bool], timeout: 
         state = engine.state()
         if predicate(state) or time.monotonic() >= deadline:
             return state
-        time.sleep(0.05)
+        time.sleep(0.005)
 
 
 __all__ = ["FEATURES", "TRIGGERS_EXTENSION_URI", "TriggerEngine", "TriggerError"]
