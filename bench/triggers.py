@@ -93,7 +93,7 @@ def main() -> None:
             figures("+1 trigger firing on every call", latencies(http, server.mcp_url, calls), base)
             wait_for(gateway.triggers, lambda s: False, 2.0)
             reaction = []
-            for i in range(30):
+            for _ in range(30):
                 before = gateway.triggers.state()["triggers"][-1]["fire_count"]
                 latencies(http, server.mcp_url, 1)
                 start = time.perf_counter()
