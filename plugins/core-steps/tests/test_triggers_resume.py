@@ -121,3 +121,45 @@ def test_a_killed_run_resumes_with_the_clock_and_fired_triggers(tmp_path):
     assert json.loads(writes) == {"first": 1, "second": 1, "third": 1}
     assert "trigger(s) restored; already fired: first" in err
     assert not list(snapshots.glob("*.json"))  # forgotten when the instance ended
+
+
+def test_a_restored_time_trigger_keeps_its_mark_and_a_cut_off_firing_fires_again():
+    from agentenv_protocol.gateway.clock import EnvClock
+    from agentenv_protocol.gateway.triggers.engine import TriggerEngine, wait_for
+
+    clock = EnvClock()
+    clock.set_time("2026-03-09T08:00:00Z", 0)
+    engine = TriggerEngine(clock)
+    try:
+        engine.register({"triggers": [note("later", {"at": "PT6H"})]})
+        engine.wake()
+        deadline = time.monotonic() + 10
+        while engine.state()["triggers"][0]["next_mark"] is None:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        snapshot = engine.snapshot()
+    finally:
+        engine.stop()
+    assert snapshot["triggers"][0]["next_mark"] == "2026-03-09T14:00:00Z"
+    # the resumed run re-arms the clock two virtual hours later: the mark stays at t0 + 6h
+    clock = EnvClock()
+    clock.set_time("2026-03-09T10:00:00Z", 0)
+    restored = TriggerEngine(clock)
+    try:
+        restored.restore(snapshot)
+        restored.wake()
+        time.sleep(0.2)
+        assert restored.state()["triggers"][0]["next_mark"] == "2026-03-09T14:00:00Z"
+        assert restored.state()["triggers"][0]["status"] == "armed"
+    finally:
+        restored.stop()
+    cut_off = json.loads(json.dumps(snapshot))
+    cut_off["triggers"][0].update(status="firing", marks=1, next_mark=None)
+    again = TriggerEngine(clock)  # not bound to a gateway: the re-run action fails visibly
+    try:
+        again.restore(cut_off)
+        state = wait_for(again, lambda s: s["triggers"][0]["status"] == "failed", 10)
+        (failed,) = [e for e in state["events"] if e["kind"] == "failed"]
+        assert failed["resumed"] is True  # the cut-off firing ran again after the restore
+    finally:
+        again.stop()

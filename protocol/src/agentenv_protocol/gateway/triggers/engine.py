@@ -234,7 +234,11 @@ class TriggerEngine:
                 "watch_roles": self.watch_roles,
                 "executors": self.executors,
                 "triggers": [
-                    {"spec": t.spec, **{k: getattr(t, k) for k in Trigger.RUNTIME}}
+                    {
+                        "spec": t.spec,
+                        "next_mark": iso(t.next_mark) if t.next_mark else None,
+                        **{k: getattr(t, k) for k in Trigger.RUNTIME},
+                    }
                     for t in self.triggers.values()
                 ],
                 "events": list(self.events),
@@ -242,20 +246,31 @@ class TriggerEngine:
             }
 
     def restore(self, snapshot: dict) -> None:
-        """Take back a snapshot (a resumed run): fired triggers stay fired, a trigger that was
-        firing is armed again, time triggers continue after the marks they already handled."""
+        """Take back a snapshot (a resumed run; re-arm the clock first): fired triggers stay
+        fired, time triggers keep their next mark, a time trigger caught mid-firing fires
+        again, and an action trigger caught mid-firing is armed again (its firing `failed`)."""
         with self._cond:
             self.watch_roles = snapshot.get("watch_roles")
             self.executors = dict(snapshot.get("executors") or {})
+            self.events = list(snapshot.get("events") or [])
+            self._seq = int(snapshot.get("seq") or len(self.events))
             for item in snapshot.get("triggers") or []:
                 trigger = Trigger(item["spec"])
                 for key in Trigger.RUNTIME:
                     setattr(trigger, key, item.get(key, getattr(trigger, key)))
-                if trigger.status in ("firing", "queued"):
-                    trigger.status = "armed"
+                if item.get("next_mark"):
+                    trigger.next_mark = parse_time(item["next_mark"])
+                if self.clock.armed and (trigger.next_mark is not None or trigger.marks):
+                    trigger.anchored_arm = self.clock.arms  # no re-anchoring on restore
                 self.triggers[trigger.id] = trigger
-            self.events = list(snapshot.get("events") or [])
-            self._seq = int(snapshot.get("seq") or len(self.events))
+                if trigger.status not in ("firing", "queued"):
+                    continue
+                if trigger.kind == "time":
+                    trigger.status = "queued"
+                    self._queue(trigger, {}, {"resumed": True})
+                else:
+                    trigger.status = "armed"
+                    self._event("failed", trigger.id, error="its firing was cut off by a crash")
             if self.triggers:
                 self._ensure_thread()
 
