@@ -191,6 +191,11 @@ def _downloads(urls: list[Any]) -> list[tuple[str, str]]:
             )
             count = seen.get(base, 0)
             seen[base] = count + 1
+            if "/" in base or "\\" in base or base in (".", ".."):
+                raise ValueError(
+                    f"{url!r} would be saved as {base!r}, outside destination_path; "
+                    "give it a plain file name: {url, filename}"
+                )
             stem, ext = os.path.splitext(base)
             filename = base if count == 0 else f"{stem}-{count}{ext}"
         if filename in taken:
