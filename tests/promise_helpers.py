@@ -46,6 +46,37 @@ TASK: list[dict[str, Any]] = [
     {"id": "teardown", "type": "teardown_sandboxes", "sandbox_names": ["hello"]},
 ]
 
+#: A task the tests only validate (they run task `t`): it carries the nested shapes a run of
+#: `t` never reaches, so a mutation there must be refused or change nothing.
+EXTRA_TASK: list[dict[str, Any]] = [
+    {"id": "env", "type": "deploy_env", "env_id": "notes"},
+    {
+        "id": "agent",
+        "type": "deploy_agent",
+        "a2a_agent_id": "replay",
+        "env_ids": ["notes"],
+        "skills": [{"name": "notes", "description": "how to take notes", "body": "Write."}],
+    },
+    {"id": "ask", "type": "prompt_agent", "prompt": "take a note", "prompt_id": "ask"},
+    {
+        "id": "answer",
+        "type": "agent_prompt_response_verifier",
+        "prompt_id": "ask",
+        "verifier_id": "answer",
+        "criteria": [{"type": "response_contains", "needles": ["done"]}],
+    },
+    {
+        "id": "calls",
+        "type": "tool_call_verifier",
+        "prompt_id": "ask",
+        "verifier_id": "calls",
+        "criteria": [
+            {"id": "wrote", "type": "tool_called", "tool": "write_note", "min_times": 1},
+            {"type": "tool_call_count", "max": 5},
+        ],
+    },
+]
+
 FILES: dict[str, Any] = {
     "README.md": "# A bundle the promise tests mutate\n",
     "tasks/t.json": TASK,
@@ -53,6 +84,9 @@ FILES: dict[str, Any] = {
     "artifacts/greeting/artifact.toml": 'type = "file"\ndescription = "the greeting"\n',
     "agents/replay/agent.toml": 'type = "scripted"\nscript = "solution.json"\n',
     "agents/replay/solution.json": json.dumps([{"response": "done"}]),
+    "tasks/extra.json": EXTRA_TASK,
+    "envs/notes/env.toml": 'description = "notes"\ncommand = ["python", "server.py"]\n',
+    "envs/notes/server.py": "print('never started: the tests run task t only')\n",
     "evals/all.toml": 'tasks = ["t"]\n',
     "aliases.toml": 'quick = "t"\n',
     "seeds.toml": "seeds = [17]\n",

@@ -142,7 +142,7 @@ def test_a_clean_run_leaves_no_watchdog_behind(tmp_path):
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     assert json.loads(out)["tasks"][0]["status"] == "unscored"  # no verifier: deploys only
-    wanted = [b"agent_env.sandboxes.watchdog", str(proc.pid).encode()]
+    wanted = [b"agent_env.sandboxes.supervisor", str(proc.pid).encode()]
 
     def watchdogs() -> list[str]:
         found = []

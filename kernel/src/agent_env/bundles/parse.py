@@ -250,8 +250,9 @@ class _Parser:
                 toml_path = files.pop(CONFIG_FILE["artifact"])
                 config = load_toml(toml_path, self.problems) or {}
                 _, problems = read_model(config, ArtifactFile, ignored=self.ignored_in(toml_path))
+                worded_below = ("type:", "id:") if isinstance(config.get("type"), str) else ("id:",)
                 for problem in problems:
-                    if not problem.startswith(("type:", "id:")):  # worded below
+                    if not problem.startswith(worded_below):
                         self.problems.add(toml_path, problem)
             if any(f.lower() == SKILL_MD.lower() for f in files):
                 self.problems.add(path, "this looks like a skill: skills live in skills/<name>/")
@@ -265,6 +266,8 @@ class _Parser:
             if not files:
                 self.problems.add(path, "an artifact folder has no files")
                 continue
+            if not isinstance(declared, (str, type(None))):
+                declared = None  # reported by the model above; inferred, so steps still resolve
             if declared is not None:
                 kinds = {
                     "file": "file",

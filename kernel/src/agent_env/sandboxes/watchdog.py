@@ -3,7 +3,7 @@ OOM kill, a crash), its sandboxes are torn down within seconds, without waiting 
 `agent-env` command to reap them.
 
 `watch(home)` (called by `SandboxManager` before its first sandbox is created in `home`)
-starts, once per process, a small supervisor: `python -m agent_env.sandboxes.watchdog`, in its
+starts, once per process, a small supervisor (`python -m agent_env.sandboxes.supervisor`) in its
 own session (Ctrl-C in the terminal does not reach it), reading a pipe whose only writer is the
 controller. Each home the controller uses is written to the pipe, one line each. The kernel
 closes the pipe when the controller ends, however it ends; on end of file the supervisor waits
@@ -19,14 +19,11 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 #: Set to "0" to start no watchdog (sandboxes of a killed process then wait for the next
 #: command's reaper, as before).
 ENV_SWITCH = "AGENT_ENV_WATCHDOG"
-#: How long the supervisor waits, after the pipe closed, for the controller to be gone.
-OWNER_EXIT_WAIT = 5.0
 
 _lock = threading.Lock()
 _pid = 0
@@ -58,7 +55,7 @@ def _start() -> int | None:
     read_end, write_end = os.pipe()
     try:
         subprocess.Popen(
-            [sys.executable, "-m", "agent_env.sandboxes.watchdog", str(os.getpid())],
+            [sys.executable, "-m", "agent_env.sandboxes.supervisor", str(os.getpid())],
             stdin=read_end,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -71,56 +68,3 @@ def _start() -> int | None:
     finally:
         os.close(read_end)
     return write_end
-
-
-def _owner_gone(pid: int, started: int | None) -> bool:
-    from agent_env.sandboxes import procs
-
-    return not procs.alive(pid, started)
-
-
-def supervise(owner_pid: int, stream=None) -> list[str]:
-    """The supervisor's body: read homes until end of file, then reap each; the ids reaped."""
-    from agent_env.sandboxes import procs
-
-    started = procs.start_time(owner_pid)
-    stream = stream if stream is not None else sys.stdin.buffer
-    # Loaded now, while the controller runs: after its death only the reaping itself is left.
-    from agent_env.config import load_config
-    from agent_env.plugins import get_plugin_manager
-    from agent_env.sandboxes.manager import reap_orphans_now
-
-    plugins = get_plugin_manager()
-    homes: list[str] = []
-    for line in iter(stream.readline, b""):
-        home = line.decode(errors="replace").strip()
-        if home and home not in homes:
-            homes.append(home)
-    deadline = time.monotonic() + OWNER_EXIT_WAIT
-    while not _owner_gone(owner_pid, started) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    config = load_config(plugins=plugins)
-    reaped: list[str] = []
-    for home in homes:
-        try:
-            ids, problems = reap_orphans_now(Path(home), plugins, config)
-        except Exception as e:  # noqa: BLE001 - one home's failure must not stop the others
-            ids, problems = [], [f"{type(e).__name__}: {e}"]
-        reaped.extend(ids)
-        if problems:
-            _note(Path(home), problems)
-    return reaped
-
-
-def _note(home: Path, problems: list[str]) -> None:
-    """Keep what the watchdog could not reap where `agent-env sandbox` users look: the home."""
-    try:
-        with open(home / "watchdog.log", "a", encoding="utf-8") as f:
-            for problem in problems:
-                f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {problem}\n")
-    except OSError:
-        pass
-
-
-if __name__ == "__main__":  # pragma: no cover - run as the supervisor process
-    supervise(int(sys.argv[1]))

@@ -8,7 +8,6 @@ ignored. `criterion_shape_problems` is the one entry point the verifier steps us
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Mapping
 from typing import Any
 
@@ -121,13 +120,3 @@ def criterion_shape_problems(
         return [f"{where}: type: unknown criterion type {kind!r}{hint}; known: {', '.join(models)}"]
     _, problems = read_model(criterion, model)
     return [f"{where}: {p}" for p in problems]
-
-
-def escapes(path: str, base: str) -> bool:
-    """True when the relative `path` resolves above `base` (`../../etc/passwd` from `/app`);
-    an absolute path names a place in the sandbox and never escapes."""
-    if path.startswith("/"):
-        return False
-    root = posixpath.normpath("/" + base.strip("/"))
-    joined = posixpath.normpath(posixpath.join(root, path))
-    return joined != root and not joined.startswith(root.rstrip("/") + "/")

@@ -19,6 +19,7 @@ import attrs
 from agent_env.context import StepContext
 from agent_env.errors import SandboxError, StepFailed
 from agent_env.models import Step
+from agentenv_core_steps.sandbox_paths import WORKDIR, escapes
 from agentenv_core_steps.targets import artifact_for, sandbox_for
 
 URL_TIMEOUT = 120.0
@@ -83,6 +84,11 @@ class LoadArtifact(Step):
             _downloads(self.urls or [])
         except ValueError as e:
             problems.append(f"urls: {e}")
+        if self.destination_path and escapes(self.destination_path, WORKDIR):
+            problems.append(
+                f"destination_path: {self.destination_path!r} leads outside the sandbox's work "
+                f"folder {WORKDIR}; give an absolute path or one inside it"
+            )
         return problems
 
     def _destination(self) -> str:

@@ -17,7 +17,8 @@ import attrs
 from agent_env.context import StepContext
 from agent_env.errors import SandboxError
 from agent_env.models import VerifierStep
-from agentenv_core_steps.criteria import SANDBOX_CRITERIA, criterion_shape_problems, escapes
+from agentenv_core_steps.criteria import SANDBOX_CRITERIA, criterion_shape_problems
+from agentenv_core_steps.sandbox_paths import escapes
 from agentenv_core_steps.targets import sandbox_for
 
 HANDLED = ("probe_file_exists", "probe_dir_exists", "probe_file_contains", "bash_cmd_succeeds")
