@@ -18,7 +18,7 @@ from agent_env.context import StepContext
 from agent_env.errors import SandboxError
 from agent_env.models import VerifierStep
 from agentenv_core_steps.criteria import SANDBOX_CRITERIA, criterion_shape_problems
-from agentenv_core_steps.sandbox_paths import escapes
+from agentenv_core_steps.sandbox_paths import WORKDIR, escapes
 from agentenv_core_steps.targets import sandbox_for
 
 HANDLED = ("probe_file_exists", "probe_dir_exists", "probe_file_contains", "bash_cmd_succeeds")
@@ -42,6 +42,8 @@ class VerifySandbox(VerifierStep):
         problems = []
         if self.sandbox_name and self.agent_name and self.agent_name != "default-agent":
             problems.append("set either agent_name or sandbox_name, not both")
+        if escapes(self.base_dir, WORKDIR):
+            problems.append(f"base_dir: {self.base_dir!r} climbs out of {WORKDIR} with '..'")
         for index, criterion in enumerate(self.criteria):
             where = f"criteria[{index}]"
             shape = criterion_shape_problems(criterion, where, SANDBOX_CRITERIA, skip_others=True)
