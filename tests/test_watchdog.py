@@ -142,20 +142,9 @@ def test_a_clean_run_leaves_no_watchdog_behind(tmp_path):
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     assert json.loads(out)["tasks"][0]["status"] == "unscored"  # no verifier: deploys only
-    wanted = [b"agent_env.sandboxes.supervisor", str(proc.pid).encode()]
+    from agent_env.sandboxes.watchdog import supervisor_pids
 
-    def watchdogs() -> list[str]:
-        found = []
-        for pid in filter(str.isdigit, os.listdir("/proc")):
-            try:
-                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if all(w in cmd for w in wanted):
-                found.append(pid)
-        return found
-
-    wait_for(lambda: not watchdogs(), 10, "the watchdog to exit")
+    wait_for(lambda: not supervisor_pids(proc.pid), 10, "the watchdog to exit")
 
 
 def test_the_watchdog_can_be_switched_off(tmp_path):

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from agent_env.sandboxes import procs
+from agent_env.sandboxes.watchdog import supervisor_pids
 
 OWNER = textwrap.dedent(
     """
@@ -34,18 +35,6 @@ OWNER = textwrap.dedent(
     anyio.run(main)
     """
 )
-
-
-def supervisors(owner_pid: int) -> list[int]:
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"agent_env.sandboxes.supervisor" in cmd and str(owner_pid).encode() in cmd:
-            found.append(int(pid))
-    return found
 
 
 def wait_until(predicate, timeout: float) -> bool:
@@ -78,20 +67,20 @@ def test_one_supervisor_reaps_every_home_after_a_sigkill(tmp_path):
     owner, ids = start(homes)
     try:
         assert all(running(i) for i in ids)
-        assert len(supervisors(owner.pid)) == 1  # one per process, however many homes
+        assert len(supervisor_pids(owner.pid)) == 1  # one per process, however many homes
     finally:
         owner.send_signal(signal.SIGKILL)
         owner.wait()
     assert wait_until(lambda: not any(running(i) for i in ids), 5), "sandboxes outlived 5 s"
     for home in {*homes}:
         assert os.listdir(home / "leases") == []
-    assert wait_until(lambda: not supervisors(owner.pid), 5), "the supervisor did not exit"
+    assert wait_until(lambda: not supervisor_pids(owner.pid), 5), "the supervisor did not exit"
 
 
 def test_switched_off_no_supervisor_and_the_sandbox_outlives_its_owner(tmp_path):
     owner, [sandbox_id] = start([tmp_path / "home"], AGENT_ENV_WATCHDOG="0")
     try:
-        assert supervisors(owner.pid) == []
+        assert supervisor_pids(owner.pid) == []
     finally:
         owner.send_signal(signal.SIGKILL)
         owner.wait()

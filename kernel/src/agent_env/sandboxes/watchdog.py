@@ -25,6 +25,9 @@ from pathlib import Path
 #: command's reaper, as before).
 ENV_SWITCH = "AGENT_ENV_WATCHDOG"
 
+#: The supervisor's module (`python -m SUPERVISOR OWNER_PID`).
+SUPERVISOR = "agent_env.sandboxes.supervisor"
+
 _lock = threading.Lock()
 _pid = 0
 _writer: int | None = None
@@ -55,7 +58,7 @@ def _start() -> int | None:
     read_end, write_end = os.pipe()
     try:
         subprocess.Popen(
-            [sys.executable, "-m", "agent_env.sandboxes.supervisor", str(os.getpid())],
+            [sys.executable, "-m", SUPERVISOR, str(os.getpid())],
             stdin=read_end,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -68,3 +71,19 @@ def _start() -> int | None:
     finally:
         os.close(read_end)
     return write_end
+
+
+def supervisor_pids(owner_pid: int) -> list[int]:
+    """The pids of the supervisors watching `owner_pid` (Linux /proc; for diagnostics)."""
+    found = []
+    for name in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                args = f.read().split(b"\0")
+        except OSError:
+            continue
+        if SUPERVISOR.encode() in args and str(owner_pid).encode() in args:
+            found.append(int(name))
+    return found
