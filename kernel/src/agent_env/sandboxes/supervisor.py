@@ -12,10 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agent_env.config import load_config
-from agent_env.plugins import get_plugin_manager
-from agent_env.sandboxes import procs
-from agent_env.sandboxes.manager import reap_orphans_now
+from agent_env.sandboxes import leases, procs
 
 #: How long the supervisor waits, after the pipe closed, for the controller to be gone.
 OWNER_EXIT_WAIT = 5.0
@@ -23,14 +20,10 @@ OWNER_EXIT_WAIT = 5.0
 
 def supervise(owner_pid: int, stream: Any = None) -> list[str]:
     """Read homes from `stream` (stdin) until end of file, then reap each; the ids reaped.
-    The plugins load while the controller still runs: after its death only reaping is left."""
+    Plugins and config load only when a lease is left (after a clean exit none is): the
+    supervisor of a run that ends normally costs an interpreter start and a `listdir`."""
     started = procs.start_time(owner_pid)
     stream = stream if stream is not None else sys.stdin.buffer
-    plugins = get_plugin_manager()
-    try:
-        config = load_config(plugins=plugins)
-    except Exception:  # noqa: BLE001 - a broken config is reported per home below
-        config = None
     homes: list[str] = []
     for line in iter(stream.readline, b""):
         home = line.decode(errors="replace").strip()
@@ -39,15 +32,20 @@ def supervise(owner_pid: int, stream: Any = None) -> list[str]:
     deadline = time.monotonic() + OWNER_EXIT_WAIT
     while procs.alive(owner_pid, started) and time.monotonic() < deadline:
         time.sleep(0.02)
+    left = [Path(home) for home in homes if leases.has_leases(Path(home))]
+    if not left:
+        return []
+    from agent_env.sandboxes.manager import reap_orphans_now
+
     reaped: list[str] = []
-    for home in homes:
+    for home in left:
         try:
-            ids, problems = reap_orphans_now(Path(home), plugins, config)
+            ids, problems = reap_orphans_now(home)
         except Exception as e:  # noqa: BLE001 - one home's failure must not stop the others
             ids, problems = [], [f"{type(e).__name__}: {e}"]
         reaped.extend(ids)
         if problems:
-            _note(Path(home), problems)
+            _note(home, problems)
     return reaped
 
 
