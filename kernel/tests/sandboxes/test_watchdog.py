@@ -71,6 +71,7 @@ def test_one_supervisor_reaps_every_home_after_a_sigkill(tmp_path):
     finally:
         owner.send_signal(signal.SIGKILL)
         owner.wait()
+        owner.stdout.close()
 
     def gone() -> bool:
         return not any(running(i) for i in ids) and not any(
@@ -88,6 +89,7 @@ def test_switched_off_no_supervisor_and_the_sandbox_outlives_its_owner(tmp_path)
     finally:
         owner.send_signal(signal.SIGKILL)
         owner.wait()
+        owner.stdout.close()
     time.sleep(1)
     try:
         assert running(sandbox_id), "without a watchdog the next command reaps, not the kill"

@@ -32,6 +32,8 @@ _lock = threading.Lock()
 _pid = 0
 _writer: int | None = None
 _homes: set[str] = set()
+#: The supervisor's handle, kept for the life of the process (never waited on: it outlives us).
+_supervisor: subprocess.Popen | None = None
 
 
 def watch(home: Path) -> None:
@@ -55,9 +57,10 @@ def watch(home: Path) -> None:
 
 def _start() -> int | None:
     """Spawn the supervisor; the write end of its pipe (never inherited by other children)."""
+    global _supervisor
     read_end, write_end = os.pipe()
     try:
-        subprocess.Popen(
+        _supervisor = subprocess.Popen(
             [sys.executable, "-m", SUPERVISOR, str(os.getpid())],
             stdin=read_end,
             stdout=subprocess.DEVNULL,
