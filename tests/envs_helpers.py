@@ -21,7 +21,11 @@ URL = re.compile(r"up on (\w+) at (http://127\.0\.0\.1:\d+)")
 
 
 def cli_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_ENV_")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("AGENT_ENV_") or k == "AGENT_ENV_WATCHDOG"
+    }
     env["AGENT_ENV_HOME"] = str(home)
     return env
 

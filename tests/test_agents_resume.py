@@ -22,7 +22,10 @@ def test_sigkill_during_a_prompt_then_resume_passes(tmp_path):
     script = [{"content": "answered after the runner died", "delay": 10}, *TOOL_THEN_TEXT]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_ENV_", "LITELLM_"))}
     with ScriptedModelServer(script) as model:
-        env.update(AGENT_ENV_HOME=str(home), LITELLM_BASE_URL=model.base_url)
+        # no watchdog: the env and the agent must outlive the runner, for the resume to adopt
+        env.update(
+            AGENT_ENV_HOME=str(home), LITELLM_BASE_URL=model.base_url, AGENT_ENV_WATCHDOG="0"
+        )
         runner = subprocess.Popen(
             [str(AGENT_ENV), "run", str(NOTES_AGENT), "--agent", "a2a_agent", "--json"],
             env=env,

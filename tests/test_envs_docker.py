@@ -201,7 +201,8 @@ def test_ctrl_c_tears_the_env_down(docker_client, home, tmp_path):
     nothing_left(home)
 
 
-def test_sigkill_then_any_command_reaps_the_env(docker_client, home, tmp_path):
+def test_sigkill_then_any_command_reaps_the_env(docker_client, home, tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENT_ENV_WATCHDOG", "0")  # the next command reaps, not the watchdog
     proc = _start_and_wait_for_deploy(docker_client, home, tmp_path)
     proc.kill()
     proc.wait(timeout=60)

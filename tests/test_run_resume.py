@@ -42,6 +42,9 @@ def env(tmp_path):
     home.mkdir()
     e = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_ENV_")}
     e["AGENT_ENV_HOME"] = str(home)
+    # the sandboxes of a SIGKILLed run must outlive it here (a resume adopts them, the next
+    # command reaps them): no watchdog, which would tear them down within a second
+    e["AGENT_ENV_WATCHDOG"] = "0"
     return {"env": e, "home": home, "cwd": tmp_path}
 
 

@@ -167,6 +167,7 @@ def test_a_killed_run_leaves_an_acme_sandbox_the_next_command_reaps(venv, agent_
     server.write_text("from time import sleep\n" + server.read_text())
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_ENV_", "VIRTUAL_ENV"))}
     env["AGENT_ENV_HOME"] = str(tmp_path / "home")
+    env["AGENT_ENV_WATCHDOG"] = "0"  # the next command reaps here, not the watchdog
     log = tmp_path / "run.log"
     with log.open("w") as out:
         run = subprocess.Popen(

@@ -31,7 +31,10 @@ OWNER = textwrap.dedent(
 
 def start_owner(home):
     proc = subprocess.Popen(
-        [sys.executable, "-c", OWNER, str(home)], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", OWNER, str(home)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "AGENT_ENV_WATCHDOG": "0"},  # `prune` reaps here, not the watchdog
     )
     sandbox_id = proc.stdout.readline().strip()
     assert sandbox_id, "the owner process did not create its sandbox"

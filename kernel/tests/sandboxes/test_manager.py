@@ -20,6 +20,9 @@ from agent_env.sandbox import SandboxSpec
 from agent_env.sandboxes import procs
 from agent_env.sandboxes.manager import SandboxManager
 
+#: Owner processes whose sandboxes must outlive them (the reaper under test, not the watchdog).
+NO_WATCHDOG = {**os.environ, "AGENT_ENV_WATCHDOG": "0"}
+
 pytestmark = pytest.mark.anyio
 
 
@@ -141,7 +144,9 @@ async def test_sigkilled_owner_sandbox_is_reaped_by_the_next_manager(plugins, tm
 
     home = tmp_path / "home"
     script = OWNER.format(tests=str(Path(__file__).parent), home=str(home))
-    owner = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    owner = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=NO_WATCHDOG
+    )
     try:
         line = owner.stdout.readline()
         assert line, "owner process printed nothing"
@@ -253,6 +258,7 @@ async def test_a_creation_killed_before_its_lease_is_reaped_through_the_pending_
         [sys.executable, "-c", KILLED_MID_CREATE.format(), str(home)],
         stdout=subprocess.PIPE,
         text=True,
+        env=NO_WATCHDOG,
     )
     try:
         info = json.loads(owner.stdout.readline())

@@ -123,6 +123,7 @@ def test_sigkill_of_a_runner_then_any_agent_env_command_leaves_nothing(docker_cl
         [sys.executable, "-c", MANAGED_OWNER, str(home), BASE_IMAGE, run_id],
         stdout=subprocess.PIPE,
         text=True,
+        env={**os.environ, "AGENT_ENV_WATCHDOG": "0"},  # the next command reaps, not the watchdog
     )
     sandbox_id = proc.stdout.readline().strip()
     assert ours(docker_client, sandbox_id)

@@ -26,12 +26,13 @@ from agent_env.bundles.model import (
     Task,
 )
 from agent_env.bundles.requirements import check_requirements, declared_requirements
-from agent_env.bundles.schema import AliasesFile, EvalFile, read_model
+from agent_env.bundles.schema import AliasesFile, ArtifactFile, EvalFile, read_model
 from agent_env.bundles.source import folder_id_prefix
 from agent_env.bundles.tasks import read_task
 from agent_env.convert import Ignored
-from agent_env.errors import BundleError, PluginError
+from agent_env.errors import AgentEnvError, BundleError, PluginError
 from agent_env.plugins.known import FOLDER_DEFAULTS, distribution
+from agent_env.sandbox import provider_chain
 from agent_env.suggest import did_you_mean
 
 KINDS = ("tasks", "evals", "envs", "agents", "artifacts", "skills")
@@ -41,6 +42,8 @@ SKILL_MD = "SKILL.md"
 SKILL_TYPE = "skill"
 #: Folder kind -> the registry whose types may declare `default_for` that kind.
 DEFAULT_TYPE_REGISTRY = {"env": "env_types", "agent": "agents"}
+#: Step fields that name a sandbox provider (or a fallback chain `a,b`).
+PROVIDER_FIELDS = ("sandbox_type", "judge_sandbox_type")
 CONFIG_FILE = {"env": "env.toml", "agent": "agent.toml", "artifact": "artifact.toml"}
 
 
@@ -244,7 +247,13 @@ class _Parser:
             files = content_files(path, self.root, self.problems)
             config: dict[str, Any] = {}
             if CONFIG_FILE["artifact"] in files:
-                config = load_toml(files.pop(CONFIG_FILE["artifact"]), self.problems) or {}
+                toml_path = files.pop(CONFIG_FILE["artifact"])
+                config = load_toml(toml_path, self.problems) or {}
+                _, problems = read_model(config, ArtifactFile, ignored=self.ignored_in(toml_path))
+                worded_below = ("type:", "id:") if isinstance(config.get("type"), str) else ("id:",)
+                for problem in problems:
+                    if not problem.startswith(worded_below):
+                        self.problems.add(toml_path, problem)
             if any(f.lower() == SKILL_MD.lower() for f in files):
                 self.problems.add(path, "this looks like a skill: skills live in skills/<name>/")
                 continue
@@ -257,6 +266,8 @@ class _Parser:
             if not files:
                 self.problems.add(path, "an artifact folder has no files")
                 continue
+            if not isinstance(declared, (str, type(None))):
+                declared = None  # reported by the model above; inferred, so steps still resolve
             if declared is not None:
                 kinds = {
                     "file": "file",
@@ -334,6 +345,7 @@ class _Parser:
         out: dict[str, FolderSpec] = {}
         for name, path, entry in self._entries(folder):
             if not entry.is_dir():
+                self._stray_file(kind, name, path)
                 continue
             files = content_files(path, self.root, self.problems)
             config: dict[str, Any] = {}
@@ -376,12 +388,27 @@ class _Parser:
             )
         return out
 
+    def _stray_file(self, kind: str, name: str, path: Path) -> None:
+        """A file where a `kind` folder is expected (`envs/mail.toml`): named, never passed
+        over (a step naming it would otherwise hear only "no env 'mail'"). Notes (`*.md`) are
+        left alone."""
+        if name.lower().endswith((".md", ".txt")):
+            return
+        stem = name.rsplit(".", 1)[0] if "." in name else name
+        config = CONFIG_FILE.get(kind, SKILL_MD)
+        self.problems.add(
+            path,
+            f"an {kind} is a folder, not a file: move it to {path.parent.name}/{stem}/{config}"
+            if kind != "skill"
+            else f"a skill is a folder, not a file: move it to skills/{stem}/{SKILL_MD}",
+        )
+
     def _check_config(
         self, kind: str, entity_type: str, folder: Path, config: dict[str, Any], files: list[str]
     ) -> None:
         """The static checks an env / agent folder's type declares, run for every folder: its
         `config_model` (the env.toml / agent.toml structured strictly: unknown keys get a
-        did-you-mean, compat-ignored keys a warning) and, for an env type, its `problems`. An
+        did-you-mean, compat-ignored keys a warning) and its `problems(config, files)`. An
         env folder naming a type no installed plugin registers is a problem (did-you-mean);
         an in-tree type whose plugin is missing parses, and using it names the install."""
         path = folder / CONFIG_FILE[kind]
@@ -404,12 +431,13 @@ class _Parser:
             _, problems = read_model(config, model, ignored=self.ignored_in(path))
             for problem in problems:
                 self.problems.add(path, problem)
-        if kind != "env":
+        check = getattr(cls, "problems", None)
+        if check is None:
             return
         try:
-            found = list(cls.problems(config, files) or ())
+            found = list(check(config, files) or ())
         except Exception as e:  # noqa: BLE001 - a broken check is reported, not fatal
-            found = [f"problems() of env type {entity_type!r} failed: {type(e).__name__}: {e}"]
+            found = [f"problems() of {kind} type {entity_type!r} failed: {type(e).__name__}: {e}"]
         for problem in map(str, found):
             # `env.toml: port: ...` is shown as the model's problems are: under the file's path
             about_file, _, rest = problem.partition(": ")
@@ -445,9 +473,30 @@ class _Parser:
         if steps is not None:
             steps = [apply_aliases(step, self.entity_aliases) for step in steps]
             self.structured.append((path, steps))
+            ok = self._check_providers(path, steps) and ok
         if not ok:
             return None
         return Task(name=name, id=self.eid(name), steps=steps, path=path, raw=raw)
+
+    def _check_providers(self, path: Path, steps: list[Any]) -> bool:
+        """Each step field that names a sandbox provider (`PROVIDER_FIELDS`) names an installed
+        one (or a fallback chain of them): refused here, with a did-you-mean, not at run time."""
+        try:
+            providers = self.plugins.sandbox_providers
+        except (AttributeError, PluginError):
+            return True
+        ok = True
+        for step in steps:
+            for field in PROVIDER_FIELDS:
+                value = getattr(step, field, None)
+                if not isinstance(value, str):
+                    continue
+                try:
+                    provider_chain(value, providers)
+                except AgentEnvError as e:
+                    ok = False
+                    self.problems.add(path, f"step {step.id!r}: {field}: {e}")
+        return ok
 
     # -- evals and aliases ------------------------------------------------------------------
 

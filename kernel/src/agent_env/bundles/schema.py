@@ -1,4 +1,5 @@
-"""The models of a bundle's TOML files (`bundle.toml`, `evals/<name>.toml`, `aliases.toml`),
+"""The models of a bundle's TOML files (`bundle.toml`, `evals/<name>.toml`, `aliases.toml`,
+`artifacts/<name>/artifact.toml`),
 structured by the kernel's one converter: unknown keys are errors with a did-you-mean, and
 fields accepted only for compatibility are declared with `models.compat_ignored`."""
 
@@ -41,6 +42,18 @@ class EvalFile:
     tasks: list[str]
     type: str | None = None
     id: str | None = None
+    description: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ArtifactFile:
+    """`artifacts/<name>/artifact.toml`: the artifact's type when inference would pick another
+    (the existing agent-env's names `file_artifact_universe` and `docker_image` included), an
+    explicit id, and a description."""
+
+    type: str | None = None
+    id: str | None = None
+    name: str | None = None
     description: str | None = None
 
 

@@ -42,7 +42,13 @@ def read_task(
             ok = False
             for problem in e.problems:
                 problems.add(rel, problem)
-    for problem in [*dependency_problems(_dependency_view(raw)), *_retry_problems(raw)]:
+    checks = [
+        *_id_problems(raw),
+        *dependency_problems(_dependency_view(raw)),
+        *_retry_problems(raw),
+        *verifier_id_problems(steps),
+    ]
+    for problem in checks:
         ok = False
         problems.add(rel, problem)
     return raw, steps, ok
@@ -82,6 +88,38 @@ def _dependency_view(raw: list[Any]) -> list[Any]:
             deps = None
         view.append(types.SimpleNamespace(id=data["id"], depends_on=deps))
     return view
+
+
+def _id_problems(raw: list[Any]) -> list[str]:
+    """A step id must be a non-empty string without surrounding blanks (the engine names
+    journal entries, state and results by it)."""
+    out = []
+    for index, data in enumerate(raw):
+        step_id = data.get("id") if isinstance(data, dict) else None
+        if isinstance(step_id, str) and (not step_id.strip() or step_id != step_id.strip()):
+            out.append(f"step #{index + 1}: id: must be a non-empty name, got {step_id!r}")
+    return out
+
+
+def verifier_id_problems(steps: list[Any]) -> list[str]:
+    """Two verifier steps of a task may not share a `verifier_id`: the later one's score would
+    replace the earlier one's, so a failing verifier could be masked by a passing one."""
+    out = []
+    first: dict[str, str] = {}
+    for step in steps:
+        if not getattr(step, "is_verifier", False):
+            continue
+        verifier_id = getattr(step, "verifier_id", None)
+        if not isinstance(verifier_id, str):
+            continue
+        if verifier_id in first:
+            out.append(
+                f"step {step.id!r}: verifier_id: {verifier_id!r} is already the verifier_id of "
+                f"step {first[verifier_id]!r}; give each verifier its own"
+            )
+        else:
+            first[verifier_id] = step.id
+    return out
 
 
 def _retry_problems(raw: list[Any]) -> list[str]:

@@ -18,7 +18,7 @@ import attrs
 
 from agent_env.errors import AgentEnvError, PluginError, SandboxError
 from agent_env.sandbox import Sandbox, SandboxProvider, SandboxSpec, provider_chain
-from agent_env.sandboxes import leases
+from agent_env.sandboxes import leases, watchdog
 
 log = logging.getLogger(__name__)
 DEFAULT_PROVIDER = "local"
@@ -139,6 +139,7 @@ class SandboxManager:
         spec: SandboxSpec,
         labels: Mapping[str, str] | None,
     ) -> Sandbox:
+        watchdog.watch(self.home)
         owner = leases.me()
         all_labels = {
             **dict(spec.labels),
@@ -211,6 +212,7 @@ class SandboxManager:
         provider_name = info.get("provider") or describe.get("provider")
         if not provider_name:
             raise SandboxError(f"cannot reconnect: no provider in {dict(info)!r}")
+        watchdog.watch(self.home)
         sandbox = await self.provider(provider_name).connect(describe)
         self.live[sandbox.id] = sandbox
         self._adopt(sandbox.id, provider_name, sandbox.describe())

@@ -269,6 +269,7 @@ async def _run_bundle(session: Any, options: RunOptions, caught: list[int]) -> i
     check_provider(session, options.provider)
 
     def select(bundle: Any) -> tuple[list, list, Any]:
+        run_trials.load_seeds(options, bundle)  # a bad seed table fails before any write
         chosen = selection.select(bundle, options.task_names, options.eval_names)
         tasks = chosen.tasks
         if not tasks:

@@ -14,9 +14,12 @@ import json
 import time
 from typing import Any, ClassVar
 
+import attrs
+
 from agent_env.agents import AgentKind, AgentSpec, PromptRequest
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
+from agent_env.suggest import did_you_mean
 
 
 def parse_solution(raw: Any, where: str) -> list[dict[str, Any]]:
@@ -47,14 +50,45 @@ def parse_solution(raw: Any, where: str) -> list[dict[str, Any]]:
     return turns
 
 
+@attrs.frozen(kw_only=True)
+class ScriptedConfig:
+    """`agent.toml` of a scripted agent folder: `script` names a JSON solution file inside it."""
+
+    type: str | None = None
+    id: str | None = None
+    name: str | None = None
+    description: str | None = None
+    script: str | None = None
+
+
 class ScriptedAgent(AgentKind):
     type: ClassVar[str] = "scripted"
     needs_solution: ClassVar[bool] = True
+    config_model: ClassVar[type | None] = ScriptedConfig
+
+    @classmethod
+    def problems(cls, config: dict[str, Any], files: list[str]) -> list[str]:
+        """`script` must name a file of the agent folder (never one outside it)."""
+        script = config.get("script")
+        if not isinstance(script, str):
+            return []
+        if script.startswith("/") or ".." in script.split("/"):
+            return [f"agent.toml: script: {script!r} leads outside the agent folder"]
+        if script not in files:
+            return [
+                f"agent.toml: script: no file {script!r} in the agent folder"
+                f"{did_you_mean(script, files)}"
+            ]
+        return []
 
     async def deploy(self, ctx: StepContext, spec: AgentSpec) -> dict[str, Any]:
         script = spec.solution
         if script is None and spec.folder is not None and spec.settings.get("script"):
             path = spec.folder / str(spec.settings["script"])
+            if not path.resolve().is_relative_to(spec.folder.resolve()):
+                raise StepFailed(
+                    ctx.step_id, f"agent {spec.name!r}: script leads outside the agent folder"
+                )
             try:
                 script = json.loads(path.read_text())
             except (OSError, ValueError) as e:

@@ -19,6 +19,7 @@ import attrs
 from agent_env.context import StepContext
 from agent_env.errors import PluginError, StepFailed
 from agent_env.models import Step
+from agentenv_core_steps.steps.add_skills import Skill
 from agentenv_core_steps.targets import DEFAULT_AGENT, POSIX_NAME, artifact_for
 
 DEFAULT_KIND = "tool-loop"
@@ -68,7 +69,7 @@ class DeployAgent(Step):
     agent_name: str = DEFAULT_AGENT
     agent_description: str | None = None
     env_vars: dict[str, str] = attrs.field(factory=dict)
-    skills: list[dict[str, Any]] = attrs.field(factory=list)
+    skills: list[Skill] = attrs.field(factory=list)
     system_prompt: str | None = None
     disk_size_gb: float | None = None
     litellm_base_url: str | None = None

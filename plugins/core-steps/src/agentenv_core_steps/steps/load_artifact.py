@@ -19,6 +19,7 @@ import attrs
 from agent_env.context import StepContext
 from agent_env.errors import SandboxError, StepFailed
 from agent_env.models import Step
+from agentenv_core_steps.sandbox_paths import WORKDIR, escapes
 from agentenv_core_steps.targets import artifact_for, sandbox_for
 
 URL_TIMEOUT = 120.0
@@ -83,6 +84,11 @@ class LoadArtifact(Step):
             _downloads(self.urls or [])
         except ValueError as e:
             problems.append(f"urls: {e}")
+        if self.destination_path and escapes(self.destination_path, WORKDIR):
+            problems.append(
+                f"destination_path: {self.destination_path!r} leads outside the sandbox's work "
+                f"folder {WORKDIR}; give an absolute path or one inside it"
+            )
         return problems
 
     def _destination(self) -> str:
@@ -191,6 +197,11 @@ def _downloads(urls: list[Any]) -> list[tuple[str, str]]:
             )
             count = seen.get(base, 0)
             seen[base] = count + 1
+            if "/" in base or "\\" in base or base in (".", ".."):
+                raise ValueError(
+                    f"{url!r} would be saved as {base!r}, outside destination_path; "
+                    "give it a plain file name: {url, filename}"
+                )
             stem, ext = os.path.splitext(base)
             filename = base if count == 0 else f"{stem}-{count}{ext}"
         if filename in taken:

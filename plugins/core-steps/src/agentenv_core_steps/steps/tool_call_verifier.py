@@ -18,9 +18,10 @@ from agent_env.context import StepContext
 from agent_env.errors import StepFailed
 from agent_env.models import VerifierStep
 from agent_env.suggest import did_you_mean
+from agentenv_core_steps.criteria import TOOL_CALL_CRITERIA, criterion_shape_problems
 from agentenv_core_steps.steps.agent_prompt_response_verifier import prompt_record
 
-TYPES = ("tool_called", "tool_not_called", "tool_call_count", "no_tool_errors")
+TYPES = tuple(TOOL_CALL_CRITERIA)
 
 
 def _matches(call: dict[str, Any], criterion: dict[str, Any]) -> bool:
@@ -45,13 +46,11 @@ class ToolCallVerifier(VerifierStep):
             problems.append("criteria: at least one criterion is required")
         for i, c in enumerate(self.criteria):
             where = f"criteria[{i}]"
-            kind = c.get("type") if isinstance(c, dict) else None
-            if kind not in TYPES:
-                problems.append(
-                    f"{where}: unknown criterion type {kind!r}{did_you_mean(str(kind), TYPES)}; "
-                    f"known: {', '.join(TYPES)}"
-                )
+            shape = criterion_shape_problems(c, where, TOOL_CALL_CRITERIA)
+            if shape:
+                problems.extend(shape)
                 continue
+            kind = c["type"]
             if kind in ("tool_called", "tool_not_called") and not isinstance(c.get("tool"), str):
                 problems.append(f"{where}: tool: required (a tool name)")
             if c.get("arguments") is not None and not isinstance(c["arguments"], dict):

@@ -17,6 +17,8 @@ import attrs
 from agent_env.context import StepContext
 from agent_env.errors import SandboxError
 from agent_env.models import VerifierStep
+from agentenv_core_steps.criteria import SANDBOX_CRITERIA, criterion_shape_problems
+from agentenv_core_steps.sandbox_paths import WORKDIR, escapes
 from agentenv_core_steps.targets import sandbox_for
 
 HANDLED = ("probe_file_exists", "probe_dir_exists", "probe_file_contains", "bash_cmd_succeeds")
@@ -40,15 +42,27 @@ class VerifySandbox(VerifierStep):
         problems = []
         if self.sandbox_name and self.agent_name and self.agent_name != "default-agent":
             problems.append("set either agent_name or sandbox_name, not both")
+        if escapes(self.base_dir, WORKDIR):
+            problems.append(f"base_dir: {self.base_dir!r} climbs out of {WORKDIR} with '..'")
         for index, criterion in enumerate(self.criteria):
             where = f"criteria[{index}]"
+            shape = criterion_shape_problems(criterion, where, SANDBOX_CRITERIA, skip_others=True)
+            if shape:
+                problems.extend(shape)
+                continue
             kind = criterion.get("type")
-            if not isinstance(kind, str):
-                problems.append(f"{where}: type: required")
-            elif kind in ("probe_file_exists", "probe_dir_exists", "probe_file_contains"):
-                paths = criterion.get("paths")
-                if not isinstance(paths, list) or not paths:
+            if kind in ("probe_file_exists", "probe_dir_exists", "probe_file_contains"):
+                paths = criterion["paths"]
+                if not paths:
                     problems.append(f"{where}: paths: a non-empty list is required")
+                for i, path in enumerate(paths):
+                    if not path:
+                        problems.append(f"{where}: paths[{i}]: must not be empty")
+                    elif escapes(path, self.base_dir):
+                        problems.append(
+                            f"{where}: paths[{i}]: {path!r} leads outside base_dir "
+                            f"{self.base_dir!r}; give an absolute path or one inside it"
+                        )
                 if kind == "probe_file_contains":
                     pattern = criterion.get("expected", criterion.get("value"))
                     try:
