@@ -36,6 +36,7 @@ class TaskHost:
     bundle_info: dict[str, dict[str, Any]]
     run_id: str
     agent: str | None = None
+    task_versions: dict[str, dict[str, int]] = attrs.field(factory=dict)
 
     @classmethod
     async def open(
@@ -49,17 +50,18 @@ class TaskHost:
         session = await Session.open(plugins=plugins)
         try:
             await session.sandboxes.reap_orphans()
-            services, info = {}, {}
+            services, info, versions = {}, {}, {}
             for key, bundle in bundles.items():
                 materialized = await materialize(bundle, session.stores)
                 services[key] = await session.services(
                     artifacts=materialized.artifacts, agent=agent
                 )
                 info[key] = bundle_info(bundle, str(bundle.root))
+                versions[key] = dict(materialized.task_versions)
         except BaseException:
             await session.close()
             raise
-        return cls(session, services, info, new_id("run"), agent)
+        return cls(session, services, info, new_id("run"), agent, versions)
 
     @staticmethod
     def new_instance_id() -> str:
@@ -78,6 +80,7 @@ class TaskHost:
             instance_id=instance_id,
             run_id=self.run_id,
             bundle=self.bundle_info[key],
+            task_version=self.task_versions.get(key, {}).get(task.name),
             meta={"agent": self.agent},
             write=False,
         )
