@@ -236,29 +236,44 @@ def measure(start, sessions: int, seconds: float) -> dict[str, float]:
             proc.kill()
 
 
+def line(label: str, n: int, ours: dict[str, float], theirs: dict[str, float]) -> str:
+    return (
+        f"{label}{n:>3} sessions | ours {ours['steps_per_s']:7.0f} steps/s "
+        f"p50 {ours['p50_ms']:6.2f} ms p99 {ours['p99_ms']:7.2f} ms | openenv "
+        f"{theirs['steps_per_s']:7.0f} steps/s p50 {theirs['p50_ms']:6.2f} ms "
+        f"p99 {theirs['p99_ms']:7.2f} ms | throughput ratio "
+        f"{ours['steps_per_s'] / theirs['steps_per_s']:.2f}"
+    )
+
+
+def median_of(runs: list[dict[str, float]]) -> dict[str, float]:
+    return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--levels", default="1,16,64")
     parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="alternate the two servers this many times per level"
+    )
     args = parser.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
     with tempfile.TemporaryDirectory(prefix="bench-openenv-") as tmp:
         bundle = make_bundle(Path(tmp))
         env = {**os.environ, "AGENT_ENV_HOME": str(Path(tmp) / "home")}
         env.pop("AGENT_ENV_CONFIG", None)
-        rows = []
+        servers = {"ours": lambda s: start_ours(bundle, s, env), "openenv": start_openenv}
         for n in levels:
-            ours = measure(lambda s: start_ours(bundle, s, env), n, args.seconds)
-            theirs = measure(start_openenv, n, args.seconds)
-            rows.append((n, ours, theirs))
-            print(
-                f"{n:>3} sessions | ours {ours['steps_per_s']:8.0f} steps/s "
-                f"p50 {ours['p50_ms']:6.2f} ms p99 {ours['p99_ms']:7.2f} ms "
-                f"(setup {ours['setup_s']:.1f}s) | openenv {theirs['steps_per_s']:8.0f} steps/s "
-                f"p50 {theirs['p50_ms']:6.2f} ms p99 {theirs['p99_ms']:7.2f} ms | "
-                f"throughput ratio {ours['steps_per_s'] / theirs['steps_per_s']:.2f}",
-                flush=True,
-            )
+            runs: dict[str, list[dict[str, float]]] = {"ours": [], "openenv": []}
+            for r in range(args.rounds):
+                order = ["ours", "openenv"] if r % 2 == 0 else ["openenv", "ours"]
+                for name in order:
+                    runs[name].append(measure(servers[name], n, args.seconds))
+                if args.rounds > 1:
+                    print(line(f"round {r + 1}: ", n, runs["ours"][-1], runs["openenv"][-1]))
+            label = "median: " if args.rounds > 1 else ""
+            print(line(label, n, median_of(runs["ours"]), median_of(runs["openenv"])), flush=True)
 
 
 if __name__ == "__main__":
