@@ -195,3 +195,42 @@ def test_serve_from_the_cli_and_ctrl_c_tears_the_open_episode_down(openenv_home)
     assert record["agent"] == "openenv" and record["task"]["version"] == 1
     live = subprocess.run([*agent_env, "sandbox", "list", "--json"], capture_output=True, text=True)
     assert json.loads(live.stdout) == [], live.stdout
+
+
+@pytest.mark.timeout(300)
+def test_end_turn_answers_the_next_prompt_of_a_two_turn_task(tmp_path, openenv_home) -> None:
+    from openenv.core.generic_client import GenericEnvClient
+
+    from agent_env.openenv import build_app
+    from agentenv_protocol.serving import serve_in_thread
+
+    folder = copy_notes(tmp_path, "notes-two-turns")
+    steps = json.loads((folder / "tasks" / "groceries.json").read_text())
+    steps.insert(
+        3, {"id": "ask2", "type": "prompt_agent", "prompt_id": "ask2", "prompt": "Now say bye."}
+    )
+    (folder / "tasks" / "groceries.json").write_text(json.dumps(steps))
+    with serve_in_thread(build_app(folder, reward="answer"), startup_timeout=60) as server:
+
+        async def main() -> None:
+            async with GenericEnvClient(base_url=server.url) as env:
+                r = await env.reset(task="groceries")
+                assert "shopping list" in r.metadata["prompt"]
+                r = await env.step(
+                    {"type": "call_tool", "tool_name": "end_turn", "arguments": {"response": "ok"}}
+                )
+                assert r.done is False
+                assert r.observation["result"]["prompt"] == "Now say bye."
+                assert (await env.state())["turn"] == "ask2"
+                r = await env.step(
+                    {
+                        "type": "call_tool",
+                        "tool_name": "end_turn",
+                        "arguments": {"response": "bye"},
+                    }
+                )
+                # reward="answer": the `answer` verifier read the first turn's reply ("ok")
+                assert r.done is True and r.reward == 0.0
+                assert set(r.metadata["scores"]) == {"env-state", "answer", "tool-calls"}
+
+        anyio.run(main)
