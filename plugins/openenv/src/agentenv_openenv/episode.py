@@ -55,6 +55,7 @@ class Episode:
         self.finished = anyio.Event()
         self._changed = anyio.Event()
         self._scope: anyio.CancelScope | None = None
+        self.abandoned = False
 
     async def run(self) -> None:
         """Run the instance to its end (cancelled by `abandon`); always marks the episode done."""
@@ -62,6 +63,8 @@ class Episode:
             _EPISODES[self.instance_id] = self
         try:
             with anyio.CancelScope() as self._scope:
+                if self.abandoned:  # abandoned before it started
+                    return
                 self.record = await self.host.run(
                     self.served.key, self.served.task, self.instance_id
                 )
@@ -90,6 +93,7 @@ class Episode:
 
     async def abandon(self) -> None:
         """Cancel the instance (its teardown still runs) and wait until it is torn down."""
+        self.abandoned = True
         if self._scope is not None:
             self._scope.cancel()
         turn = self.turn
