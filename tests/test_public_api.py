@@ -28,6 +28,8 @@ PUBLIC_MODULES = {
     "agent_env.hookspecs",
     "agent_env.models",
     "agent_env.net",
+    "agent_env.openenv",
+    "agent_env.openenv.host",
     "agent_env.paths",
     "agent_env.redact",
     "agent_env.scoring",

@@ -10,7 +10,19 @@ import sys
 
 import pytest
 
-HEAVY = ("mcp", "docker", "boto3", "botocore", "google", "huggingface_hub", "httpx", "anyio")
+HEAVY = (
+    "mcp",
+    "docker",
+    "boto3",
+    "botocore",
+    "google",
+    "huggingface_hub",
+    "httpx",
+    "anyio",
+    "openenv",
+    "gradio",
+    "fastapi",
+)
 
 PROBE = """
 import json, sys

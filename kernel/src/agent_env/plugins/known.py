@@ -13,12 +13,14 @@ _AWS = "agentenv-aws-stores"
 _GCP = "agentenv-gcp-stores"
 _DOCKER = "agentenv-docker-sandbox"
 _HF = "agentenv-hf-hub"
+_OPENENV = "agentenv-openenv"
 
 #: Distribution -> the pip command that installs it (default: `pip install <dist>`).
 INSTALL_COMMANDS: dict[str, str] = {
     _AWS: "pip install 'agentenv-framework[aws]'",
     _GCP: "pip install 'agentenv-framework[gcp]'",
     _DOCKER: f"pip install {_DOCKER}  (included in: pip install agentenv-framework)",
+    _OPENENV: "pip install 'agentenv-framework[openenv]'",
 }
 
 _CORE_STEP_TYPES = (
@@ -56,6 +58,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("env type", "mcp_server"): _CORE,
     **{("agent", name): _CORE for name in ("scripted", "oracle", "tool-loop", "a2a_agent")},
     ("bundle source", "hf"): _HF,
+    ("agent", "openenv"): _OPENENV,
     ("object", "s3"): _AWS,
     ("document", "dynamodb"): _AWS,
     ("secret", "secretsmanager"): _AWS,

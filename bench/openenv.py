@@ -1,0 +1,280 @@
+"""OpenEnv step throughput and latency: a trivial env through our OpenEnv server vs an echo env
+served by openenv itself, in one run.
+
+Both servers run as separate processes on loopback; the load is N concurrent sessions of
+openenv's own `GenericEnvClient` over WebSocket, each reset once (not timed), then calling the
+echo tool as fast as it can for `--seconds`. Reported per level (1, 16, 64 sessions): steps/s,
+p50/p99 step latency, and our/openenv ratios.
+
+- ours: `agent-env openenv serve` on a bundle with one env (`echo_message`, a local process
+  behind the run's gateway), one agent, one prompt: every step crosses the gateway (auth and
+  call log) to the env.
+- openenv: an `MCPEnvironment` around a FastMCP server with `echo_message`, the shape of
+  OpenEnv's `envs/echo_env`, served by openenv's `create_app` (tools in-process).
+
+    .venv/bin/python bench/openenv.py [--levels 1,16,64] [--seconds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import anyio
+
+HERE = Path(__file__).resolve().parent
+# This file is named like the package it measures: keep bench/ off the import path.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
+ECHO_ENV_SERVER = '''
+from agentenv_protocol import AgentEnvEnvironment, environment_card, tool
+
+
+@environment_card(name="echo")
+class Echo(AgentEnvEnvironment):
+    @tool()
+    def echo_message(self, message: str) -> str:
+        """Echo the message back."""
+        return message
+
+
+if __name__ == "__main__":
+    Echo().serve()
+'''
+TASK = [
+    {"id": "env", "type": "deploy_env", "env_id": "echo"},
+    {"id": "agent", "type": "deploy_agent", "env_ids": ["echo"]},
+    {
+        "id": "ask",
+        "type": "prompt_agent",
+        "prompt_id": "ask",
+        "prompt": "Echo things.",
+        "timeout_seconds": 3600,
+    },
+    {
+        "id": "answer",
+        "type": "agent_prompt_response_verifier",
+        "verifier_id": "answer",
+        "prompt_id": "ask",
+        "criteria": [{"id": "done", "type": "response_contains", "needles": ["done"]}],
+    },
+]
+OPENENV_ECHO = '''
+import sys
+import uvicorn
+from fastmcp import FastMCP
+from openenv.core.env_server.http_server import create_app
+from openenv.core.env_server.mcp_environment import MCPEnvironment
+from openenv.core.env_server.mcp_types import CallToolAction, CallToolObservation
+from openenv.core.env_server.types import Observation, State
+
+
+class EchoMCP(MCPEnvironment):
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self):
+        mcp = FastMCP("echo_env")
+
+        @mcp.tool
+        def echo_message(message: str) -> str:
+            """Echo the message back."""
+            return message
+
+        super().__init__(mcp)
+        self._state = State(episode_id=None, step_count=0)
+
+    def reset(self, seed=None, episode_id=None, **kwargs):
+        self._state = State(episode_id=episode_id, step_count=0)
+        return Observation(done=False, reward=0.0, metadata={"status": "ready"})
+
+    def _step_impl(self, action, timeout_s=None, **kwargs):
+        return Observation(done=False, metadata={"error": "unknown action"})
+
+    @property
+    def state(self):
+        return self._state
+
+
+app = create_app(EchoMCP, CallToolAction, CallToolObservation, env_name="echo_env",
+                 max_concurrent_envs=int(sys.argv[2]), reset_observation_cls=Observation)
+uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
+'''
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def make_bundle(root: Path) -> Path:
+    bundle = root / "echo-openenv"
+    (bundle / "envs" / "echo").mkdir(parents=True)
+    (bundle / "tasks").mkdir()
+    (bundle / "envs" / "echo" / "server.py").write_text(ECHO_ENV_SERVER)
+    (bundle / "envs" / "echo" / "env.toml").write_text(
+        textwrap.dedent(
+            """\
+            description = "echo"
+            command = ["python", "server.py"]
+            requirements = ["agentenv-framework-protocol>=1.0"]
+            """
+        )
+    )
+    (bundle / "tasks" / "echo.json").write_text(json.dumps(TASK))
+    return bundle
+
+
+def start_ours(bundle: Path, sessions: int, env: dict) -> tuple[subprocess.Popen, str]:
+    agent_env = str(Path(sys.executable).parent / "agent-env")
+    proc = subprocess.Popen(
+        [
+            agent_env,
+            "openenv",
+            "serve",
+            str(bundle),
+            "--port",
+            "0",
+            "--json",
+            "--max-sessions",
+            str(sessions),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    return proc, json.loads(proc.stdout.readline())["url"]
+
+
+async def wait_health(url: str) -> None:
+    import httpx
+
+    async with httpx.AsyncClient() as client:
+        for _ in range(600):
+            try:
+                if (await client.get(url + "/health")).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            await anyio.sleep(0.1)
+    raise RuntimeError(f"{url} did not come up")
+
+
+def start_openenv(sessions: int) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", OPENENV_ECHO, str(port), str(sessions)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    return proc, f"http://127.0.0.1:{port}"
+
+
+async def load(url: str, sessions: int, seconds: float) -> dict[str, float]:
+    from openenv.core.generic_client import GenericEnvClient
+
+    latencies: list[float] = []
+    ready = anyio.Event()
+    n_ready = 0
+    stop_at = [0.0]
+
+    async def session(i: int) -> None:
+        nonlocal n_ready
+        async with GenericEnvClient(base_url=url, message_timeout_s=600) as env:
+            r = await env.reset()
+            assert not r.done, r.metadata
+            n_ready += 1
+            if n_ready == sessions:
+                stop_at[0] = time.perf_counter() + seconds
+                ready.set()
+            await ready.wait()
+            action = {
+                "type": "call_tool",
+                "tool_name": "echo_message",
+                "arguments": {"message": f"hi {i}"},
+            }
+            while time.perf_counter() < stop_at[0]:
+                t0 = time.perf_counter()
+                r = await env.step(action)
+                latencies.append(time.perf_counter() - t0)
+                error = r.observation.get("error")
+                assert error is None, error
+
+    started_setup = time.perf_counter()
+    async with anyio.create_task_group() as tg:
+        for i in range(sessions):
+            tg.start_soon(session, i)
+    total = time.perf_counter() - started_setup
+    latencies.sort()
+    return {
+        "steps_per_s": len(latencies) / seconds,
+        "p50_ms": 1000 * statistics.median(latencies),
+        "p99_ms": 1000 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))],
+        "setup_s": total - seconds,
+    }
+
+
+def measure(start, sessions: int, seconds: float) -> dict[str, float]:
+    proc, url = start(sessions)
+    try:
+        anyio.run(wait_health, url)
+        return anyio.run(load, url, sessions, seconds)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def line(label: str, n: int, ours: dict[str, float], theirs: dict[str, float]) -> str:
+    return (
+        f"{label}{n:>3} sessions | ours {ours['steps_per_s']:7.0f} steps/s "
+        f"p50 {ours['p50_ms']:6.2f} ms p99 {ours['p99_ms']:7.2f} ms | openenv "
+        f"{theirs['steps_per_s']:7.0f} steps/s p50 {theirs['p50_ms']:6.2f} ms "
+        f"p99 {theirs['p99_ms']:7.2f} ms | throughput ratio "
+        f"{ours['steps_per_s'] / theirs['steps_per_s']:.2f}"
+    )
+
+
+def median_of(runs: list[dict[str, float]]) -> dict[str, float]:
+    return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--levels", default="1,16,64")
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="alternate the two servers this many times per level"
+    )
+    args = parser.parse_args()
+    levels = [int(x) for x in args.levels.split(",")]
+    with tempfile.TemporaryDirectory(prefix="bench-openenv-") as tmp:
+        bundle = make_bundle(Path(tmp))
+        env = {**os.environ, "AGENT_ENV_HOME": str(Path(tmp) / "home")}
+        env.pop("AGENT_ENV_CONFIG", None)
+        servers = {"ours": lambda s: start_ours(bundle, s, env), "openenv": start_openenv}
+        for n in levels:
+            runs: dict[str, list[dict[str, float]]] = {"ours": [], "openenv": []}
+            for r in range(args.rounds):
+                order = ["ours", "openenv"] if r % 2 == 0 else ["openenv", "ours"]
+                for name in order:
+                    runs[name].append(measure(servers[name], n, args.seconds))
+                if args.rounds > 1:
+                    print(line(f"round {r + 1}: ", n, runs["ours"][-1], runs["openenv"][-1]))
+            label = "median: " if args.rounds > 1 else ""
+            print(line(label, n, median_of(runs["ours"]), median_of(runs["openenv"])), flush=True)
+
+
+if __name__ == "__main__":
+    main()

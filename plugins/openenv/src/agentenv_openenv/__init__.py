@@ -1,0 +1,1 @@
+"""agentenv-openenv: serve bundles as OpenEnv environments."""

@@ -1,0 +1,141 @@
+"""`build_app(bundle, ...)`: the OpenEnv server (FastAPI, from openenv's `create_app`) for a
+bundle. The bundle is loaded and checked here; the stores, the materialized bundle and the
+task group the episodes run in open with the app's lifespan, and close with it after every
+open episode was abandoned and torn down."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+
+from agentenv_openenv.served import Reward, Served, load
+
+#: Sessions the server admits at once (each owns at most one live task instance).
+DEFAULT_MAX_SESSIONS = 64
+SHUTDOWN_TIMEOUT = 120.0
+
+
+class Runtime:
+    """What every session of one server shares: the served tasks, the engine host, the task
+    group episodes run in, and the event loop (for closes from OpenEnv's worker threads)."""
+
+    def __init__(self, served: Served, plugins: Any):
+        self.served = served
+        self.plugins = plugins
+        self.host: Any = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._tg: Any = None
+        self.episodes: set[Any] = set()
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        from agent_env.openenv.host import TaskHost
+        from agentenv_openenv.episode import KIND
+
+        self.loop = asyncio.get_running_loop()
+        self.host = await TaskHost.open(self.served.bundles, agent=KIND, plugins=self.plugins)
+        try:
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                try:
+                    yield
+                finally:
+                    self._tg = None
+                    with anyio.CancelScope(shield=True), anyio.move_on_after(SHUTDOWN_TIMEOUT):
+                        async with anyio.create_task_group() as closing:
+                            for episode in list(self.episodes):
+                                closing.start_soon(episode.abandon)
+        finally:
+            await self.host.close()
+
+    async def start(self, served_task: Any) -> Any:
+        """A new episode of `served_task`, its instance started in the server's task group."""
+        from agentenv_openenv.episode import Episode
+
+        if self._tg is None:
+            raise RuntimeError(
+                "the server is not running: serve the app with its lifespan "
+                "(uvicorn, `with TestClient(app)`, or `agent-env openenv serve`)"
+            )
+        episode = Episode(self.host, served_task)
+        self.episodes.add(episode)
+        self._tg.start_soon(self._run, episode)
+        return episode
+
+    async def _run(self, episode: Any) -> None:
+        try:
+            await episode.run()
+        finally:
+            self.episodes.discard(episode)
+
+    def abandon_from_any_thread(self, episode: Any) -> None:
+        """Abandon `episode`: in the background when called on the loop (shutdown waits for
+        it), else on the loop, returning once it is torn down."""
+        from agentenv_openenv.environment import in_loop
+
+        loop = self.loop
+        if loop is None or loop.is_closed():
+            return
+        if in_loop(loop):
+            if self._tg is not None:
+                self._tg.start_soon(episode.abandon)
+            return
+        asyncio.run_coroutine_threadsafe(episode.abandon(), loop).result(SHUTDOWN_TIMEOUT)
+
+
+def build_app(
+    bundle: Any,
+    *,
+    reward: Reward = None,
+    max_concurrent_envs: int = DEFAULT_MAX_SESSIONS,
+    plugins: Any = None,
+) -> Any:
+    """The OpenEnv app serving every task of `bundle` (a folder, an installed bundle's name, or
+    a mapping of split names to those). `reward`: None for the mean of the scores that decide
+    the task's outcome, a verifier id or step id for that score, or `f(scores_by_verifier_id)`.
+    `BundleError` when no task can be served; `ValueError` for a reward some task lacks."""
+    from agent_env.errors import PluginError
+    from agent_env.openenv.host import plugin_manager
+    from agentenv_openenv.episode import KIND
+
+    plugins = plugins if plugins is not None else plugin_manager()
+    if KIND not in plugins.agents.names():
+        raise PluginError(
+            f"the {KIND!r} agent kind is not registered: is the agentenv-openenv plugin "
+            "disabled? (`agent-env plugin list`)"
+        )
+    served = load(bundle, plugins, reward=reward)
+    for line in served.left_out:
+        import logging
+
+        logging.getLogger("agentenv_openenv").warning(line)
+    from openenv.core.env_server.http_server import create_app
+    from openenv.core.env_server.mcp_types import CallToolAction, CallToolObservation
+    from openenv.core.env_server.types import Observation
+
+    from agentenv_openenv.environment import TaskEnvironment
+
+    runtime = Runtime(served, plugins)
+    app = create_app(
+        functools.partial(TaskEnvironment, runtime),
+        CallToolAction,
+        CallToolObservation,
+        env_name=served.env_name,
+        max_concurrent_envs=max_concurrent_envs,
+        reset_observation_cls=Observation,
+    )
+    inner = app.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app_: Any) -> AsyncIterator[Any]:
+        async with runtime.running(), inner(app_) as state:
+            yield state
+
+    app.router.lifespan_context = lifespan
+    app.state.agentenv_runtime = runtime
+    return app

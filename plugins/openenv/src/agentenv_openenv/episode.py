@@ -1,0 +1,182 @@
+"""An episode: one task instance run by the engine, whose played agent is the OpenEnv client.
+
+The engine runs the task as `agent-env run` would, with the `openenv` agent kind deployed for
+every `deploy_agent`. Each `prompt_agent` to it opens a `Turn` (the prompt, and an MCP client
+to the run's gateway with the agent's role-bound token, so the gateway's auth and call log
+apply) and parks until the client's `end_turn`. The instance's end (verifiers scored, sandboxes
+torn down) ends the episode.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, ClassVar
+
+import anyio
+import attrs
+
+from agent_env.agents import AgentKind, AgentSpec, PromptRequest
+from agent_env.context import StepContext
+from agent_env.errors import StepFailed
+
+#: The agent kind name (also what the run record shows as the agent).
+KIND = "openenv"
+#: task_instance_id -> the episode that plays its agent.
+_EPISODES: dict[str, Episode] = {}
+_LOCK = threading.Lock()
+
+
+@attrs.define
+class Turn:
+    """One prompt the client answers with `end_turn`."""
+
+    prompt: str
+    system_prompt: str | None
+    prompt_id: str
+    client: Any = None  # agentenv_protocol.client.EnvClient on the gateway, None without envs
+    tools: list[dict[str, Any]] | None = None
+    response: str | None = None
+    ended: anyio.Event = attrs.field(factory=anyio.Event)
+    closed: bool = False
+    trajectory: list[dict[str, Any]] = attrs.field(factory=list)
+
+
+class Episode:
+    """One task instance and the turn the client is playing."""
+
+    def __init__(self, host: Any, served: Any):
+        self.host = host
+        self.served = served
+        self.instance_id: str = host.new_instance_id()
+        self.turn: Turn | None = None
+        self.record: dict[str, Any] | None = None
+        self.error: str | None = None
+        self.finished = anyio.Event()
+        self._changed = anyio.Event()
+        self._scope: anyio.CancelScope | None = None
+        self.abandoned = False
+
+    async def run(self) -> None:
+        """Run the instance to its end (cancelled by `abandon`); always marks the episode done."""
+        with _LOCK:
+            _EPISODES[self.instance_id] = self
+        try:
+            with anyio.CancelScope() as self._scope:
+                if self.abandoned:  # abandoned before it started
+                    return
+                self.record = await self.host.run(
+                    self.served.key, self.served.task, self.instance_id
+                )
+        except Exception as e:  # the engine fails instances itself; this is a host fault
+            self.error = f"{type(e).__name__}: {e}"
+        finally:
+            with _LOCK:
+                _EPISODES.pop(self.instance_id, None)
+            self.finished.set()
+            self._changed.set()
+
+    def open_turn(self, turn: Turn) -> None:
+        self.turn = turn
+        self._changed.set()
+
+    async def wait_turn_or_end(self) -> Turn | None:
+        """The next open turn, or None once the instance finished."""
+        while True:
+            turn = self.turn
+            if turn is not None and not turn.closed and turn.response is None:
+                return turn
+            if self.finished.is_set():
+                return None
+            self._changed = anyio.Event()
+            await self._changed.wait()
+
+    async def abandon(self) -> None:
+        """Cancel the instance (its teardown still runs) and wait until it is torn down."""
+        self.abandoned = True
+        if self._scope is not None:
+            self._scope.cancel()
+        turn = self.turn
+        if turn is not None:
+            turn.ended.set()
+        with anyio.CancelScope(shield=True):
+            await self.finished.wait()
+
+
+def episode_of(ctx: StepContext) -> Episode:
+    with _LOCK:
+        episode = _EPISODES.get(ctx.task_instance_id)
+    if episode is None:
+        raise StepFailed(
+            ctx.step_id,
+            f"the {KIND!r} agent is played by an OpenEnv client, and no OpenEnv session owns "
+            f"task instance {ctx.task_instance_id!r}; serve the bundle with "
+            "`agent-env openenv serve` instead",
+            failure_class="agent",
+        )
+    return episode
+
+
+class OpenEnvAgent(AgentKind):
+    """The played agent of an OpenEnv episode: each prompt waits for the client's turn."""
+
+    type: ClassVar[str] = KIND
+
+    async def deploy(self, ctx: StepContext, spec: AgentSpec) -> dict[str, Any]:
+        episode_of(ctx)
+        return {}
+
+    async def prompt(self, ctx: StepContext, record: dict[str, Any], request: PromptRequest) -> Any:
+        from agentenv_protocol.agent.types import AgentResult, Usage
+
+        episode = episode_of(ctx)
+        turn = Turn(
+            prompt=request.text,
+            system_prompt=request.system_prompt or record.get("system_prompt"),
+            prompt_id=request.prompt_id,
+        )
+        turn.trajectory.append({"type": "user", "content": request.text})
+        try:
+            if request.mcp_url:
+                from agentenv_protocol.client import EnvClient
+
+                base, _, path = request.mcp_url.partition("://")
+                host, _, tail = path.partition("/")
+                async with EnvClient(
+                    f"{base}://{host}",
+                    token=request.token,
+                    mcp_path="/" + (tail or "mcp"),
+                    timeout=request.timeout_seconds,
+                ) as client:
+                    turn.client = client
+                    episode.open_turn(turn)
+                    await turn.ended.wait()
+            else:
+                episode.open_turn(turn)
+                await turn.ended.wait()
+        finally:
+            turn.closed = True
+        if turn.response is None:
+            return AgentResult(
+                text="", failure=("cancelled", "the OpenEnv session ended the episode")
+            )
+        turn.trajectory.append({"type": "model", "content": turn.response})
+        calls = sum(1 for e in turn.trajectory if e.get("type") == "tool")
+        return AgentResult(
+            text=turn.response,
+            trajectory=tuple(turn.trajectory),
+            usage=Usage(tool_call_count=calls),
+        )
+
+
+def tool_event(
+    name: str, arguments: dict[str, Any], text: str, is_error: bool, started: float
+) -> dict[str, Any]:
+    return {
+        "type": "tool",
+        "name": name,
+        "arguments": arguments,
+        "result": text,
+        "is_error": is_error,
+        "seconds": round(time.perf_counter() - started, 4),
+    }
