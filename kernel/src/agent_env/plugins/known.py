@@ -13,12 +13,14 @@ _AWS = "agentenv-aws-stores"
 _GCP = "agentenv-gcp-stores"
 _DOCKER = "agentenv-docker-sandbox"
 _HF = "agentenv-hf-hub"
+_RAY = "agentenv-ray-runner"
 
 #: Distribution -> the pip command that installs it (default: `pip install <dist>`).
 INSTALL_COMMANDS: dict[str, str] = {
     _AWS: "pip install 'agentenv-framework[aws]'",
     _GCP: "pip install 'agentenv-framework[gcp]'",
     _DOCKER: f"pip install {_DOCKER}  (included in: pip install agentenv-framework)",
+    _RAY: "pip install 'agentenv-framework[ray]'",
 }
 
 _CORE_STEP_TYPES = (
@@ -66,6 +68,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("image", "artifactregistry"): _GCP,
     ("image", "docker"): _DOCKER,
     ("sandbox provider", "docker"): _DOCKER,
+    ("runner", "ray"): _RAY,
 }
 
 #: Kinds whose names are configured in `[stores]`/`[sandbox]` settings (see `install_hint`).
