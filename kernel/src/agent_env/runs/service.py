@@ -62,6 +62,11 @@ async def run_with_progress(runner: Any, instances: list, progress: Any) -> None
             tg.start_soon(progress.ticker)
             await runner.run(instances)
             tg.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        # the ticker never fails: the runner's own error, as a runner without progress raises it
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
     finally:
         progress.close()
 

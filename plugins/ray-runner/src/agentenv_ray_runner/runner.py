@@ -186,7 +186,25 @@ def _loss_errors() -> tuple[type[BaseException], ...]:
     )
 
 
+def _check_reachable(address: str, timeout: float = 5.0) -> None:
+    """Fail fast on a `host:port` nobody listens on (Ray itself retries for minutes)."""
+    import socket
+
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit() or address in ("auto", "local"):
+        return
+    try:
+        socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise AgentEnvError(
+            f"cannot reach the Ray cluster at {address!r}: {exc} (start one with "
+            "`ray start --head`, or leave --address out to start a local one)"
+        ) from exc
+
+
 def _connect(address: str | None, namespace: str | None) -> Any:
+    if address:
+        _check_reachable(address)
     import ray
 
     if not ray.is_initialized():
@@ -199,10 +217,12 @@ def _connect(address: str | None, namespace: str | None) -> Any:
                 include_dashboard=False,
                 logging_level=logging.ERROR,
             )
-        except ConnectionError as exc:
+        except Exception as exc:
             raise AgentEnvError(
-                f"cannot reach the Ray cluster at {address!r}: {exc} (start one with "
-                "`ray start --head`, or leave --address out to start a local one)"
+                f"cannot connect to the Ray cluster at {address!r}: {type(exc).__name__}: "
+                f"{exc} (start one with `ray start --head`, or leave --address out to start "
+                "a local one; a cluster with token authentication needs its token, see "
+                "docs/scale-out.md)"
             ) from exc
     return ray
 
