@@ -114,6 +114,17 @@ def _actor_pids() -> list[int]:
     return [int(p) for p in out.stdout.split()]
 
 
+def _lease_owner(home: Path, actors: list[int]) -> int | None:
+    for path in (home / "leases").glob("*.json"):
+        try:
+            pid = json.loads(path.read_text()).get("owner_pid")
+        except (OSError, ValueError):
+            continue
+        if pid in actors:
+            return pid
+    return None
+
+
 def _wait_for(predicate, timeout: float, what: str):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -148,9 +159,10 @@ def test_a_worker_killed_mid_run_loses_no_trial(tmp_path, ray_head, moto_endpoin
         tmp_path, "run", spec, "--trials", "12", "--runner", "ray", "--address", ray_head, "--json"
     )
     try:
-        pids = _wait_for(_actor_pids, 120, "the Ray actors to start")
-        time.sleep(3)  # trials are running on them now
-        os.kill(pids[0], signal.SIGKILL)
+        actors = _wait_for(_actor_pids, 120, "the Ray actors to start")
+        # a worker with a trial in flight: the owner of a live sandbox's lease
+        owner = _wait_for(lambda: _lease_owner(tmp_path / "home", actors), 120, "a live sandbox")
+        os.kill(owner, signal.SIGKILL)
         stdout, stderr = proc.communicate(timeout=600)
     finally:
         if proc.poll() is None:

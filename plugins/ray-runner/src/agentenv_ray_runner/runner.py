@@ -11,8 +11,10 @@ infrastructure reason and the trial runs again on a restarted actor.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
+import sys
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -29,7 +31,7 @@ LOCAL_STORES = {"sqlite", "filesystem", "env", "docker"}
 #: How long a cancelled run waits for its remote trials to tear down.
 CANCEL_GRACE_SECONDS = 120.0
 #: Worker deaths one trial may cost before it is given up (failed as infrastructure).
-WORKER_LOSS_RETRIES = 2
+WORKER_LOSS_RETRIES = 3
 
 
 class RayRunner:
@@ -65,20 +67,31 @@ class RayRunner:
         if len(remote_trials) != len(instances) or not remote_trials:
             # resuming single task instances (`--resume ti-...`): nothing to fan out
             return await LocalRunner(self.concurrency).run(instances)
-        trial_run = remote_trials[0].owner
-        ray = await anyio.to_thread.run_sync(_connect, self.address, self.namespace)
+        # Ray's driver prints the cluster's error messages (a worker died...) on stdout from a
+        # thread of its own: stdout is for the run's summary (`--json`), so they go to stderr
+        # until the driver is shut down.
+        with contextlib.redirect_stdout(sys.stderr):
+            ray = await anyio.to_thread.run_sync(_connect, self.address, self.namespace)
+            try:
+                await self._run_on(ray, remote_trials)
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(ray.shutdown)
+        return [t.record for t in instances]
+
+    async def _run_on(self, ray: Any, trials: Sequence[Any]) -> None:
+        trial_run = trials[0].owner
         nodes = await anyio.to_thread.run_sync(_alive_nodes, ray)
         _check_stores(trial_run.services.config, nodes, self.address)
         context = await remote.context_for(trial_run, publish=nodes > 1)
         pool = await anyio.to_thread.run_sync(self._start_pool, ray, context)
         try:
-            await self._dispatch(ray, pool, remote_trials)
+            await self._dispatch(ray, pool, trials)
         finally:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(_stop_pool, ray, pool)
                 # what a worker that died left on this machine (its leases' owner is gone)
                 await trial_run.services.sandboxes.reap_orphans()
-        return [t.record for t in instances]
 
     def _start_pool(self, ray: Any, context: remote.RunContext) -> list[Any]:
         from agentenv_ray_runner.worker import TrialActor
@@ -136,21 +149,36 @@ class RayRunner:
                 losses += 1
                 reason = f"the Ray worker running it died ({type(exc).__name__})"
                 log.warning("trial %s: %s; retrying", ticket.slot, reason)
+                # Ray restarts the actor (max_restarts=-1): wait until it answers again
+                await _wait_ready(actor, loss_errors)
                 nxt = await remote.abandon_attempt(documents, ticket.slot, reason)
                 if nxt is None or losses > WORKER_LOSS_RETRIES:
-                    record, _ = await _latest(documents, ticket.slot)
-                    return record
+                    return await _latest(documents, ticket.slot, reason)
                 ticket = remote.TrialTicket(
                     slot=ticket.slot, task=ticket.task, index=ticket.index, attempt=nxt
                 )
 
 
-async def _latest(documents: Any, slot: str) -> tuple[dict[str, Any], int]:
+async def _wait_ready(actor: Any, loss_errors: tuple, timeout: float = 180.0) -> None:
+    with anyio.move_on_after(timeout):
+        while True:
+            try:
+                await _await_ref(actor.ready.remote())
+                return
+            except loss_errors:
+                await anyio.sleep(0.5)
+
+
+async def _latest(documents: Any, slot: str, reason: str) -> dict[str, Any]:
+    """The trial's last record after its worker died too often."""
     from agent_env.engine.stored import latest_attempt
 
-    record, attempt = await latest_attempt(documents, slot)
-    assert record is not None
-    return record.to_dict(), attempt
+    record, _ = await latest_attempt(documents, slot)
+    if record is None:
+        raise AgentEnvError(
+            f"trial {slot} could not start: {reason}, {WORKER_LOSS_RETRIES + 1} times"
+        )
+    return record.to_dict()
 
 
 async def _await_ref(ref: Any) -> Any:
