@@ -16,11 +16,10 @@ for an infrastructure reason, so the trial's next attempt (a new ticket) is the 
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 import tarfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +36,7 @@ from agent_env.engine.records import (
     now_iso,
 )
 from agent_env.engine.stored import latest_attempt
+from agent_env.engine.tickets import TrialTicket, bundle_digest, bundle_files
 from agent_env.errors import AgentEnvError
 
 #: Object-store keys of published bundle archives: `bundles/<sha256 hex>.tar.gz`.
@@ -66,45 +66,6 @@ class RunContext:
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any]) -> RunContext:
         return cls(**dict(doc))
-
-
-@attrs.frozen(kw_only=True)
-class TrialTicket:
-    """One trial to run: its slot (the first attempt's instance id), task, index and attempt."""
-
-    slot: str
-    task: str
-    index: int
-    attempt: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return attrs.asdict(self)
-
-    @classmethod
-    def from_dict(cls, doc: Mapping[str, Any]) -> TrialTicket:
-        return cls(**dict(doc))
-
-
-def bundle_files(root: Path) -> Iterator[tuple[str, Path]]:
-    """The files that make a bundle's content, sorted: hidden files and caches left out (what
-    `bundle_digest` hashes and `publish_bundle` packs)."""
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root)
-        if any(p.startswith(".") or p == "__pycache__" for p in rel.parts) or not path.is_file():
-            continue
-        yield rel.as_posix(), path
-
-
-def bundle_digest(root: Path) -> str | None:
-    """sha256 over a bundle folder's files (relative path and content); None if not a folder."""
-    if not root.is_dir():
-        return None
-    h = hashlib.sha256()
-    for rel, path in bundle_files(root):
-        h.update(rel.encode() + b"\0")
-        with open(path, "rb") as f:
-            h.update(hashlib.file_digest(f, "sha256").digest())
-    return "sha256:" + h.hexdigest()
 
 
 def bundle_key(digest: str) -> str:
@@ -232,6 +193,12 @@ async def context_for(trial_run: Any, *, publish: bool) -> RunContext:
         model=trial_run.meta.get("model") or services.model,
         retry_infra=trial_run.retry_infra,
     )
+
+
+async def final_record(documents: Any, slot: str) -> dict[str, Any] | None:
+    """The record of trial `slot`'s last attempt as stored; None if it never started."""
+    record, _ = await latest_attempt(documents, slot)
+    return None if record is None else record.to_dict()
 
 
 class _Collector:

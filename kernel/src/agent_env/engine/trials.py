@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 
-from agent_env.engine import remote
+from agent_env.engine import tickets
 from agent_env.engine.instance import TaskInstance
 from agent_env.engine.records import (
     FINISHED,
@@ -38,7 +38,7 @@ from agent_env.reporting.results import Results
 def bundle_digest(bundle: Any) -> str | None:
     """sha256 over the bundle folder's files (relative path and content), hidden files and
     caches excluded: which bundle content a trial ran."""
-    return remote.bundle_digest(Path(bundle.root))
+    return tickets.bundle_digest(Path(bundle.root))
 
 
 class TrialRun:
@@ -71,7 +71,7 @@ class TrialRun:
         self.progress = progress
         self.trials: list[Trial] = []
         self.kept = 0
-        #: The bundle folder, for a runner that ships it to other machines (`engine.remote`).
+        #: The bundle folder, for a runner that ships it to other machines (`agent_env.runners`).
         self.bundle_root: Path | None = None
         names = sorted({"trial", "seed", *(k for e in seeds.entries for k in e)})
         self._seeded = {
@@ -167,9 +167,9 @@ class Trial:
             write=False,
         )
 
-    def ticket(self) -> remote.TrialTicket:
-        """This trial as plain data, for a worker in another process (`engine.remote`)."""
-        return remote.TrialTicket(
+    def ticket(self) -> tickets.TrialTicket:
+        """This trial as plain data, for a worker in another process (`agent_env.runners`)."""
+        return tickets.TrialTicket(
             slot=self.base, task=self.task, index=self.index, attempt=self.attempt
         )
 

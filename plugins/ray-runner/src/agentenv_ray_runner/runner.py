@@ -20,9 +20,9 @@ from typing import Any, ClassVar
 
 import anyio
 
-from agent_env.engine import remote
-from agent_env.engine.runner import LocalRunner
+from agent_env import runners as remote
 from agent_env.errors import AgentEnvError
+from agent_env.runners import LocalRunner
 
 log = logging.getLogger(__name__)
 
@@ -171,14 +171,12 @@ async def _wait_ready(actor: Any, loss_errors: tuple, timeout: float = 180.0) ->
 
 async def _latest(documents: Any, slot: str, reason: str) -> dict[str, Any]:
     """The trial's last record after its worker died too often."""
-    from agent_env.engine.stored import latest_attempt
-
-    record, _ = await latest_attempt(documents, slot)
+    record = await remote.final_record(documents, slot)
     if record is None:
         raise AgentEnvError(
             f"trial {slot} could not start: {reason}, {WORKER_LOSS_RETRIES + 1} times"
         )
-    return record.to_dict()
+    return record
 
 
 async def _await_ref(ref: Any) -> Any:

@@ -12,7 +12,7 @@ class TrialActor:
     """Methods are Ray actor calls; `run` may be called concurrently (`max_concurrency`)."""
 
     def __init__(self, context: dict[str, Any]):
-        from agent_env.engine.remote import RunContext, TrialWorker
+        from agent_env.runners import RunContext, TrialWorker
 
         self.worker = TrialWorker(RunContext.from_dict(context))
         self.scopes: dict[str, anyio.CancelScope] = {}
@@ -23,7 +23,7 @@ class TrialActor:
     async def run(self, ticket: dict[str, Any]) -> dict[str, Any]:
         """Run one trial; its final record. `cancel(slot)` ends it as Ctrl-C ends a local
         trial: the instance tears down and records `cancelled`."""
-        from agent_env.engine.remote import TrialTicket
+        from agent_env.runners import TrialTicket
 
         parsed = TrialTicket.from_dict(ticket)
         scope = self.scopes[parsed.slot] = anyio.CancelScope()
