@@ -11,13 +11,13 @@ cancelled, or never started), and gives infrastructure failures another attempt.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import anyio
 
+from agent_env.engine import tickets
 from agent_env.engine.instance import TaskInstance
 from agent_env.engine.records import (
     FINISHED,
@@ -38,18 +38,7 @@ from agent_env.reporting.results import Results
 def bundle_digest(bundle: Any) -> str | None:
     """sha256 over the bundle folder's files (relative path and content), hidden files and
     caches excluded: which bundle content a trial ran."""
-    root = Path(bundle.root)
-    if not root.is_dir():
-        return None
-    h = hashlib.sha256()
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root)
-        if any(p.startswith(".") or p == "__pycache__" for p in rel.parts) or not path.is_file():
-            continue
-        h.update(rel.as_posix().encode() + b"\0")
-        with open(path, "rb") as f:
-            h.update(hashlib.file_digest(f, "sha256").digest())
-    return "sha256:" + h.hexdigest()
+    return tickets.bundle_digest(Path(bundle.root))
 
 
 class TrialRun:
@@ -82,6 +71,8 @@ class TrialRun:
         self.progress = progress
         self.trials: list[Trial] = []
         self.kept = 0
+        #: The bundle folder, for a runner that ships it to other machines (`agent_env.runners`).
+        self.bundle_root: Path | None = None
         names = sorted({"trial", "seed", *(k for e in seeds.entries for k in e)})
         self._seeded = {
             name: uses_placeholders(getattr(t, "raw", None) or [s.id for s in t.steps], names)
@@ -176,6 +167,34 @@ class Trial:
             write=False,
         )
 
+    def ticket(self) -> tickets.TrialTicket:
+        """This trial as plain data, for a worker in another process (`agent_env.runners`)."""
+        return tickets.TrialTicket(
+            slot=self.base, task=self.task, index=self.index, attempt=self.attempt
+        )
+
+    async def run_remote(self, call: Any) -> dict[str, Any]:
+        """Run this trial elsewhere: `await call(ticket)` returns its final record (a dict,
+        written to the shared stores by the worker); counted here as `run()` counts."""
+        run = self.owner
+        progress = run.progress
+        if progress is not None:
+            progress.started()
+        final: TaskInstanceRecord | None = None
+        try:
+            final = TaskInstanceRecord.from_dict(await call(self.ticket()))
+        finally:
+            if final is None and progress is not None:
+                progress.abandoned()
+        return self._finish(final)
+
+    def _finish(self, final: TaskInstanceRecord) -> dict[str, Any]:
+        row = final.to_row()
+        self.record = {k: row[k] for k in _SUMMARY}
+        self.attempt = final.attempt or self.attempt
+        self.owner.finished(final)
+        return self.record
+
     async def run(self) -> dict[str, Any]:
         run = self.owner
         progress = run.progress
@@ -204,10 +223,7 @@ class Trial:
         finally:
             if final is None and progress is not None:
                 progress.abandoned()
-        row = final.to_row()
-        self.record = {k: row[k] for k in _SUMMARY}
-        run.finished(final)
-        return self.record
+        return self._finish(final)
 
 
 async def plan_run(
@@ -267,6 +283,7 @@ async def plan_run(
         progress=progress,
     )
     run.trials = [Trial(run, base, name, i) for base, (name, i) in zip(ids, order, strict=True)]
+    run.bundle_root = Path(bundle.root)
     return run
 
 
@@ -325,6 +342,7 @@ async def resume_run(
         results=Results(task_names, _eval_tasks(bundle, run_record.evals, list(tasks.values()))),
         progress=progress,
     )
+    run.bundle_root = Path(bundle.root)
     for base, name, i in zip(ids, names, run_record.trial_numbers(), strict=True):
         record, attempt = await latest_attempt(documents, base)
         if record is None:

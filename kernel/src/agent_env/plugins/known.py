@@ -14,6 +14,7 @@ _GCP = "agentenv-gcp-stores"
 _DOCKER = "agentenv-docker-sandbox"
 _HF = "agentenv-hf-hub"
 _OPENENV = "agentenv-openenv"
+_RAY = "agentenv-ray-runner"
 
 #: Distribution -> the pip command that installs it (default: `pip install <dist>`).
 INSTALL_COMMANDS: dict[str, str] = {
@@ -21,6 +22,7 @@ INSTALL_COMMANDS: dict[str, str] = {
     _GCP: "pip install 'agentenv-framework[gcp]'",
     _DOCKER: f"pip install {_DOCKER}  (included in: pip install agentenv-framework)",
     _OPENENV: "pip install 'agentenv-framework[openenv]'",
+    _RAY: "pip install 'agentenv-framework[ray]'",
 }
 
 _CORE_STEP_TYPES = (
@@ -69,6 +71,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("image", "artifactregistry"): _GCP,
     ("image", "docker"): _DOCKER,
     ("sandbox provider", "docker"): _DOCKER,
+    ("runner", "ray"): _RAY,
 }
 
 #: Kinds whose names are configured in `[stores]`/`[sandbox]` settings (see `install_hint`).

@@ -35,6 +35,10 @@ class RunOptions:
     seeds: str | None = None
     #: Also write one JSON line per trial to this file (`--export`).
     export: str | None = None
+    #: `--runner` / `--address`: the runner type (default `[run] runner`) and, for a runner that
+    #: fans trials out over a cluster, the cluster's address (default `[run.<runner>] address`).
+    runner: str | None = None
+    runner_address: str | None = None
 
     @property
     def many(self) -> bool:

@@ -40,6 +40,18 @@ def check_provider(session: Any, provider: str | None) -> None:
         provider_chain(provider, session.plugins.sandbox_providers)
 
 
+def make_runner(session: Any, options: RunOptions, concurrency: int) -> Any:
+    """The runner `options` (or `[run] runner`) names, built as `cls(concurrency=N, **settings)`
+    with its `[run.<name>]` settings (when a plugin declares them) and `--address`."""
+    config = session.config
+    name = options.runner or config.get("run", "runner", "local") or "local"
+    runner_cls = session.plugins.runners.get(name)
+    settings = {k: v for k, v in dict(config.values.get(f"run.{name}", {})).items()}
+    if options.runner_address:
+        settings["address"] = options.runner_address
+    return runner_cls(concurrency=concurrency, **settings)
+
+
 async def run_with_progress(runner: Any, instances: list, progress: Any) -> None:
     """`runner.run(instances)` with the progress ticker beside it; the last line at the end."""
     if progress is None:
@@ -50,6 +62,11 @@ async def run_with_progress(runner: Any, instances: list, progress: Any) -> None
             tg.start_soon(progress.ticker)
             await runner.run(instances)
             tg.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        # the ticker never fails: the runner's own error, as a runner without progress raises it
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
     finally:
         progress.close()
 
@@ -68,8 +85,7 @@ async def execute(
     concurrency = options.concurrency or config.get("run", "concurrency", 8) or 8
     limit = options.sandbox_concurrency or config.get("run", "sandbox_concurrency", 8)
     session.sandboxes.create_limit = int(limit) if limit else None
-    runner_cls = session.plugins.runners.get(config.get("run", "runner", "local") or "local")
-    runner = runner_cls(concurrency=int(concurrency))
+    runner = make_runner(session, options, int(concurrency))
 
     async def summary() -> int:
         code = report()

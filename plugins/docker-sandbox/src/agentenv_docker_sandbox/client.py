@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
@@ -14,15 +15,67 @@ from agent_env.errors import SandboxError
 
 T = TypeVar("T")
 _lock = threading.Lock()
-_clients: dict[tuple[str, float], Any] = {}
+_clients: dict[tuple[Any, ...], Any] = {}
+
+
+_LOOPBACK = {"localhost", "127.0.0.1", "::1"}
+#: `[sandbox.docker]` keys of a daemon reached over TCP with TLS (as `docker --tlsverify`).
+TLS_KEYS = ("tls_verify", "tls_ca_cert", "tls_client_cert", "tls_client_key")
+
+
+def remote_host(settings: Mapping[str, Any] | None) -> str | None:
+    """The address this machine reaches the daemon's host at, when the daemon is on another
+    machine (`base_url` tcp/http(s)/ssh to a non-loopback host, or `publish_host` set); None
+    for a local daemon (ports are then published on 127.0.0.1)."""
+    from urllib.parse import urlparse
+
+    settings = settings or {}
+    explicit = settings.get("publish_host")
+    if explicit:
+        return str(explicit)
+    base_url = str(settings.get("base_url") or "")
+    parsed = urlparse(base_url)
+    if parsed.scheme not in ("tcp", "http", "https", "ssh") or not parsed.hostname:
+        return None
+    return (
+        None
+        if parsed.hostname in _LOOPBACK or parsed.hostname.startswith("127.")
+        else parsed.hostname
+    )
+
+
+def tls_config(settings: Mapping[str, Any]) -> Any:
+    """A `docker.tls.TLSConfig` from the `tls_*` settings; None when none is set."""
+    if not any(settings.get(k) for k in TLS_KEYS):
+        return None
+    from docker.tls import TLSConfig
+
+    cert, key = settings.get("tls_client_cert"), settings.get("tls_client_key")
+    if bool(cert) != bool(key):
+        raise SandboxError(
+            "[sandbox.docker] tls_client_cert and tls_client_key go together: set both or neither"
+        )
+    for name in ("tls_ca_cert", "tls_client_cert", "tls_client_key"):
+        value = settings.get(name)
+        if value and not Path(str(value)).expanduser().is_file():
+            raise SandboxError(f"[sandbox.docker] {name}: no such file: {value}")
+    ca = settings.get("tls_ca_cert")
+    verify = settings.get("tls_verify")
+    return TLSConfig(
+        client_cert=(str(Path(cert).expanduser()), str(Path(key).expanduser())) if cert else None,
+        ca_cert=str(Path(ca).expanduser()) if ca else None,
+        verify=bool(ca) if verify is None else bool(verify),
+    )
 
 
 def get_client(settings: Mapping[str, Any] | None = None) -> Any:
-    """A `docker.DockerClient` for `settings["base_url"]` (default: the environment's daemon)."""
+    """A `docker.DockerClient` for `settings["base_url"]` (default: the environment's daemon),
+    with TLS when the `tls_*` settings ask for it."""
     settings = settings or {}
     base_url = str(settings.get("base_url") or "")
     timeout = float(settings.get("api_timeout", 120))
-    key = (base_url, timeout)
+    tls_key = tuple(str(settings.get(k) or "") for k in TLS_KEYS)
+    key = (base_url, timeout, *tls_key)
     with _lock:
         client = _clients.get(key)
         if client is None:
@@ -30,8 +83,12 @@ def get_client(settings: Mapping[str, Any] | None = None) -> Any:
 
             try:
                 if base_url:
+                    tls = tls_config(settings)
                     client = docker.DockerClient(
-                        base_url=base_url, timeout=int(timeout), max_pool_size=32
+                        base_url=base_url.replace("https://", "tcp://", 1) if tls else base_url,
+                        timeout=int(timeout),
+                        max_pool_size=32,
+                        tls=tls or False,
                     )
                 else:
                     client = docker.from_env(timeout=int(timeout), max_pool_size=32)

@@ -18,7 +18,13 @@ from agent_env.errors import SandboxError
 from agent_env.sandbox import ExecResult, ImageInfo, Process, Sandbox, SandboxProvider, SandboxSpec
 from agent_env.suggest import did_you_mean
 from agentenv_docker_sandbox import archive, labels
-from agentenv_docker_sandbox.client import enforceable, get_client, run, swap_limit
+from agentenv_docker_sandbox.client import (
+    enforceable,
+    get_client,
+    remote_host,
+    run,
+    swap_limit,
+)
 from agentenv_docker_sandbox.resources import (
     ensure_network,
     reap_orphans,
@@ -296,15 +302,20 @@ class DockerSandbox(Sandbox):
         return ContainerProcess(self)
 
     def url(self, port: int) -> str:
-        """The host URL of container port `port`: its 127.0.0.1 binding when the port was
-        declared in `SandboxSpec.ports`, otherwise the container's address on its network."""
+        """The URL of container port `port` from this machine: its published port when the
+        port was declared in `SandboxSpec.ports` (on 127.0.0.1, or on the daemon's host when
+        the daemon is remote), otherwise the container's address on its network (local
+        daemons only)."""
+        remote = remote_host(self.settings)
         if port in self.ports:
-            return f"http://127.0.0.1:{self.ports[port]}"
-        if self.ip:
+            return f"http://{remote or '127.0.0.1'}:{self.ports[port]}"
+        if self.ip and not remote:
             return f"http://{self.ip}:{port}"
+        where = f"the Docker host {remote}" if remote else "127.0.0.1"
         raise SandboxError(
-            f"port {port} of sandbox {self.id} cannot be reached from the host: declare it in "
-            "the sandbox spec's `ports` (published on 127.0.0.1), or use a network other than 'none'"
+            f"port {port} of sandbox {self.id} cannot be reached from this machine: declare it "
+            f"in the sandbox spec's `ports` (published on {where})"
+            + ("" if remote else ", or use a network other than 'none'")
         )
 
     async def process_logs(self, *, tail: int = 200) -> str:
@@ -338,7 +349,11 @@ class DockerSandbox(Sandbox):
 
 class DockerProvider(SandboxProvider):
     """Settings (`[sandbox.docker]`): `image` (default python:3.11-slim), `network` (default
-    "bridge"), `base_url` (the daemon), `pull` (pull a missing image, default true), `init`."""
+    "bridge"), `base_url` (the daemon: a unix socket, or `tcp://host:2376` on another
+    machine), `tls_verify`/`tls_ca_cert`/`tls_client_cert`/`tls_client_key` (TLS to a TCP
+    daemon), `publish_host` (the address this machine reaches a remote daemon's published
+    ports at; default the `base_url` host), `pull` (pull a missing image, default true),
+    `init`."""
 
     type = "docker"
 
@@ -414,7 +429,9 @@ class DockerProvider(SandboxProvider):
                 command=list(command) if not isinstance(command, str) else ["sh", "-c", command]
             )
         if spec.ports:
-            kwargs["ports"] = {f"{int(p)}/tcp": ("127.0.0.1", None) for p in spec.ports}
+            # a remote daemon publishes on its host's interfaces: this machine connects there
+            bind = "0.0.0.0" if remote_host(settings) else "127.0.0.1"
+            kwargs["ports"] = {f"{int(p)}/tcp": (bind, None) for p in spec.ports}
         network = None
         if mode == "none":
             kwargs["network_mode"] = "none"

@@ -116,6 +116,19 @@ if TYPE_CHECKING:  # pragma: no cover
     metavar="FILE",
     help="Also write one JSON line per trial to FILE.",
 )
+@click.option(
+    "--runner",
+    metavar="NAME",
+    help="Run the trials with this runner: local (this process) or one a plugin adds, such as "
+    "ray (default: [run] runner).",
+)
+@click.option(
+    "--address",
+    "runner_address",
+    metavar="ADDRESS",
+    help="The cluster a distributed runner connects to, e.g. a Ray head's host:port "
+    "(default: [run.<runner>] address).",
+)
 def run(
     spec: str | None,
     task_names: tuple[str, ...],
@@ -135,6 +148,8 @@ def run(
     retry_infra: int | None = None,
     seeds_file: str | None = None,
     export_file: str | None = None,
+    runner: str | None = None,
+    runner_address: str | None = None,
 ) -> int:
     """Run the tasks of bundle SPEC (a folder, an installed bundle NAME or PACKAGE/NAME, or
     e.g. hf://org/repo).
@@ -176,6 +191,8 @@ def run(
         retry_infra=retry_infra,
         seeds=seeds_file,
         export=export_file,
+        runner=runner,
+        runner_address=runner_address,
     )
     try:
         return anyio.run(_guarded, options)

@@ -107,6 +107,9 @@ async def plan(
             "concurrency": options.concurrency,
             "sandbox_concurrency": options.sandbox_concurrency,
             "seeds": options.seeds,
+            # what a worker in another process applies to its copy of the tasks
+            "judge_model": options.judge_model,
+            "user_model": options.user_model,
         },
     )
 

@@ -1,0 +1,65 @@
+"""A Ray head of 2 CPUs and a moto server (S3 + DynamoDB) per test session; on CI a missing
+Ray or moto is a failure, never a skip."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agent_env.net import free_port
+from agent_env.testing.require import require
+
+RAY = Path(sys.executable).with_name("ray")
+
+
+@pytest.fixture(scope="session")
+def moto_endpoint():
+    try:
+        import moto.server  # noqa: F401
+
+        from agentenv_aws_stores.testing import moto_server
+    except ImportError as exc:
+        require(f"moto[server] or agentenv-aws-stores is not installed: {exc}")
+    with moto_server() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def ray_head(tmp_path_factory):
+    """`ray start --head --num-cpus 2` on a loopback port; yields its address."""
+    if not RAY.exists():
+        require(f"ray is not installed ({RAY} is missing): uv sync --all-packages")
+    port = free_port()
+    temp = tmp_path_factory.mktemp("ray")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_ENV_", "RAY_"))}
+    env["RAY_USAGE_STATS_ENABLED"] = "0"
+    # token auth (on by default since Ray 2.5x) is for clusters reachable by others; this
+    # head listens on loopback for the tests only
+    env["RAY_AUTH_MODE"] = "disabled"
+    cmd = [
+        str(RAY),
+        "start",
+        "--head",
+        "--num-cpus=2",
+        f"--port={port}",
+        "--node-ip-address=127.0.0.1",
+        "--include-dashboard=false",
+        "--disable-usage-stats",
+        f"--temp-dir={temp}",
+    ]
+    started = time.monotonic()
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    address = f"127.0.0.1:{port}"
+    try:
+        yield address
+    finally:
+        subprocess.run([str(RAY), "stop", "--force"], env=env, capture_output=True, timeout=120)
+        shutil.rmtree(temp, ignore_errors=True)
+        print(f"ray head up for {time.monotonic() - started:.1f}s")
