@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -54,12 +55,39 @@ def ray_head(tmp_path_factory):
         f"--temp-dir={temp}",
     ]
     started = time.monotonic()
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # --block: `ray start` stays in the foreground and, when terminated, stops the processes
+    # it started (and only those: another Ray on this machine is left alone)
+    head = subprocess.Popen(
+        [*cmd, "--block"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     address = f"127.0.0.1:{port}"
     try:
+        _wait_until_listening(port, head)
         yield address
     finally:
-        subprocess.run([str(RAY), "stop", "--force"], env=env, capture_output=True, timeout=120)
+        os.killpg(head.pid, signal.SIGTERM)
+        try:
+            head.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(head.pid, signal.SIGKILL)
+            head.wait(timeout=30)
         shutil.rmtree(temp, ignore_errors=True)
         print(f"ray head up for {time.monotonic() - started:.1f}s")
+
+
+def _wait_until_listening(port: int, head: subprocess.Popen, timeout: float = 180) -> None:
+    import socket
+
+    deadline = time.monotonic() + timeout
+    while True:
+        assert head.poll() is None, "ray start --head exited"
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            assert time.monotonic() < deadline, "the Ray head did not listen"
+            time.sleep(0.25)
