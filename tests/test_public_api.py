@@ -33,6 +33,7 @@ PUBLIC_MODULES = {
     "agent_env.scoring",
     "agent_env.registry",
     "agent_env.resources",
+    "agent_env.results",
     "agent_env.sandbox",
     "agent_env.sandboxes.leases",
     "agent_env.sandboxes.procs",
