@@ -45,6 +45,7 @@ class Project:
         self.home = root / "home"
         self.runs: dict[str, str] = {}
         self.trials: dict[str, str] = {}
+        self.agent_env = AGENT_ENV
 
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_ENV_")}
@@ -93,6 +94,14 @@ def in_project(project: Project, monkeypatch: pytest.MonkeyPatch) -> Project:
         monkeypatch.delenv(key)
     monkeypatch.setenv("AGENT_ENV_HOME", str(project.home))
     return project
+
+
+@pytest.fixture
+def client_factory(in_project: Project) -> Any:
+    """`client_factory(bind_host=..., token=...)`: a context-managed client with options."""
+    import contextlib
+
+    return lambda **options: contextlib.contextmanager(make_client)(in_project, **options)
 
 
 @pytest.fixture

@@ -36,7 +36,9 @@ const ci = (p) => (p ? `[${num(p[0])}, ${num(p[1])}]` : "");
 const secs = (s) => (typeof s === "number" ? s.toFixed(2) + "s" : "–");
 const when = (t) => (t ? String(t).replace("T", " ").slice(0, 19) : "–");
 
-function show(...nodes) { main().replaceChildren(...nodes); }
+function show(...nodes) {
+  main().replaceChildren(...nodes.flat(3).filter((n) => n !== null && n !== undefined && n !== false));
+}
 function fail(err) { show(h("p", { class: "error", "data-testid": "error" }, String(err.message || err))); }
 
 function table(headers, rows, attrs) {
