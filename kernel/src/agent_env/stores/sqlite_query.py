@@ -44,14 +44,21 @@ class QueryPlanner:
     def __init__(self) -> None:
         self._indexed: set[str] = set()
 
-    def _index(self, collection: str, fields: Sequence[str], *, with_key: bool) -> Statements:
+    def _index(
+        self, collection: str, fields: Sequence[str], *, with_key: bool
+    ) -> tuple[str, Statements]:
+        """The index name for this shape and its DDL (none when this store already made it).
+        Queries name the index (`INDEXED BY`): without statistics SQLite's planner would
+        rather walk the primary key in key order than use it."""
         columns = ["collection", *(field_sql(f) for f in fields)] + (["key"] if with_key else [])
         body = ", ".join(columns)
         name = "ix_" + hashlib.sha1(f"{collection}|{body}".encode()).hexdigest()[:16]
         if name in self._indexed:
-            return []
+            return name, []
         where = f"collection = '{collection}'"  # checked by check_collection: no quote in it
-        return [(f"CREATE INDEX IF NOT EXISTS {name} ON documents ({body}) WHERE {where}", ())]
+        return name, [
+            (f"CREATE INDEX IF NOT EXISTS {name} ON documents ({body}) WHERE {where}", ())
+        ]
 
     def mark_indexed(self, statements: Statements) -> None:
         for sql, _ in statements:
@@ -80,18 +87,19 @@ class QueryPlanner:
     ) -> Statements:
         """Index DDL (when new), the page's SELECT, then the total's SELECT."""
         ordered = [*where, *([order_by] if order_by else [])]
-        ddl = self._index(collection, ordered, with_key=True) if ordered else []
+        name, ddl = self._index(collection, ordered, with_key=True) if ordered else ("", [])
+        table = f"documents INDEXED BY {name}" if name else "documents"
         clause, params = self._filter(collection, where)
         direction = "DESC" if descending else "ASC"
         order = f"{field_sql(order_by)} {direction}, " if order_by else ""
         return [
             *ddl,
             (
-                f"SELECT key, doc FROM documents WHERE {clause} "
+                f"SELECT key, doc FROM {table} WHERE {clause} "
                 f"ORDER BY {order}key {direction} LIMIT ? OFFSET ?",
                 (*params, limit, offset),
             ),
-            (f"SELECT count(*) FROM documents WHERE {clause}", params),
+            (f"SELECT count(*) FROM {table} WHERE {clause}", params),
         ]
 
     def counts(
@@ -100,13 +108,13 @@ class QueryPlanner:
         """Index DDL (when new), then the grouped count's SELECT."""
         if not fields:
             raise StoreError("count_by needs at least one field")
-        ddl = self._index(collection, [*where, *fields], with_key=False)
+        name, ddl = self._index(collection, [*where, *fields], with_key=False)
         clause, params = self._filter(collection, where)
         grouped = ", ".join(field_sql(f) for f in fields)
         return [
             *ddl,
             (
-                f"SELECT {grouped}, count(*) FROM documents WHERE {clause} "
+                f"SELECT {grouped}, count(*) FROM documents INDEXED BY {name} WHERE {clause} "
                 f"GROUP BY {grouped} ORDER BY {grouped}",
                 params,
             ),
