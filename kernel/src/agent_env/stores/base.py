@@ -9,6 +9,7 @@ do I/O (connections open lazily), so building the registry stays cheap.
 from __future__ import annotations
 
 import abc
+import builtins
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -130,7 +131,7 @@ class DocumentStore(_Backend):
         fields: Sequence[str],
         *,
         where: Mapping[str, Any] | None = None,
-    ) -> list[tuple[tuple[Any, ...], int]]:
+    ) -> builtins.list[tuple[tuple[Any, ...], int]]:
         """How many documents matching `where` have each combination of the dotted `fields`'
         values: `[((value, ...), count), ...]` sorted by the values. A JSON object or list
         value is given as its compact JSON text. The default reads the whole collection."""
