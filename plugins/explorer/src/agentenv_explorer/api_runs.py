@@ -53,7 +53,7 @@ async def list_runs(request: Request) -> JSONResponse:
         documents, limit=limit, offset=offset, bundle=request.query_params.get("bundle") or None
     )
     rows = [
-        _run_row(run, await results.run_counts(documents, run), _state(request))
+        _run_row(run, await _state(request).summaries.counts(documents, run), _state(request))
         for _, run in page.items
     ]
     return JSONResponse(_page(page, rows))
@@ -71,12 +71,13 @@ async def show_run(request: Request) -> JSONResponse:
     only(request.query_params, ())
     run = await _run(request)
     documents = _state(request).stores.documents
-    counts = await results.run_counts(documents, run)
+    summaries = _state(request).summaries
+    counts = await summaries.counts(documents, run)
     return JSONResponse(
         {
             **_run_row(run, counts, _state(request)),
             "run": {k: v for k, v in run.items() if k not in ("instances", "trial_index")},
-            "results": await results.run_results(documents, run),
+            "results": await summaries.results(documents, run, counts),
         }
     )
 

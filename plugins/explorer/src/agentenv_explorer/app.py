@@ -19,6 +19,7 @@ from agentenv_explorer import api_entities, api_runs
 from agentenv_explorer.guards import Guards
 from agentenv_explorer.launcher import Launcher
 from agentenv_explorer.params import BadRequest
+from agentenv_explorer.summaries import RunSummaries, warm_indexes
 
 STATIC = Path(__file__).parent / "static"
 
@@ -29,6 +30,7 @@ class ExplorerState:
 
     stores: Any
     launcher: Launcher
+    summaries: RunSummaries = attrs.field(factory=RunSummaries)
 
 
 async def _health(request: Request) -> JSONResponse:
@@ -63,14 +65,18 @@ def create_app(
     allowed_hosts: Iterable[str] = (),
     token: str | None = None,
     close_stores: bool = True,
+    warm: bool = True,
 ) -> Any:
     """The explorer over `stores` (closed at shutdown when `close_stores`); runs it starts
-    run in `cwd` and write their output under `log_dir`."""
+    run in `cwd` and write their output under `log_dir`. With `warm`, the stores' query
+    indexes are made before the first request is served."""
     launcher = Launcher(stores.documents, cwd=cwd, log_dir=log_dir)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette):
         try:
+            if warm:
+                await warm_indexes(stores)
             yield
         finally:
             await launcher.stop_all()
