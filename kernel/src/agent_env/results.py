@@ -112,16 +112,8 @@ def _final_groups(groups: list[tuple[tuple[Any, ...], int]]) -> list[tuple[tuple
 async def run_counts(documents: DocumentStore, run: Mapping[str, Any]) -> dict[str, Any]:
     """`{trials, passed, failed, unscored, cancelled, running, unfinished, pass_rate}` of a
     stored run document; `failed` includes scored below 1, `unfinished` the never started."""
-    groups = _final_groups(
-        [
-            ((k[0], k[1], k[2], k[3], None), n)
-            for k, n in await documents.count_by(
-                TRIALS,
-                ["task.name", "status", "failure_class", "attempt"],
-                where={"run_id": run["id"]},
-            )
-        ]
-    )
+    # the same query shape as `run_results`: one index (one build) serves both
+    groups = _final_groups(await _groups(documents, run["id"]))
     counts = dict.fromkeys(COUNTED, 0)
     started = 0
     for (_task, status, _cls, _attempt, _scores), count in groups:
