@@ -132,12 +132,15 @@ function histogram(bins) {
     const title = document.createElementNS(svg.namespaceURI, "title");
     title.textContent = `${b.from.toFixed(1)}–${b.to.toFixed(1)}: ${b.trials} trial(s)`;
     r.append(title); svg.append(r);
-    if (i % 2 === 0 || i === bins.length - 1) {
+    if (i % 2 === 0) {
       const t = document.createElementNS(svg.namespaceURI, "text");
       t.setAttribute("x", pad + i * bw); t.setAttribute("y", height - 4); t.textContent = b.from.toFixed(1);
       svg.append(t);
     }
   });
+  const end = document.createElementNS(svg.namespaceURI, "text");
+  end.setAttribute("x", width - pad - 12); end.setAttribute("y", height - 4); end.textContent = "1.0";
+  svg.append(end);
   return svg;
 }
 
