@@ -39,6 +39,8 @@ _COUNT_OF = {
     "pending": "unfinished",
 }
 _GROUP_FIELDS = ["task.name", "status", "failure_class", "attempt", "scores"]
+#: Grouped counts: `[((task, status, failure class, attempt, scores JSON), count), ...]`.
+Groups = list[tuple[tuple[Any, ...], int]]
 
 
 async def open_configured_stores(cwd: Path | None = None) -> Any:
@@ -80,11 +82,7 @@ async def run_page(
     )
 
 
-async def _groups(documents: DocumentStore, run_id: str) -> list[tuple[tuple[Any, ...], int]]:
-    return await documents.count_by(TRIALS, _GROUP_FIELDS, where={"run_id": run_id})
-
-
-def _retries(groups: list[tuple[tuple[Any, ...], int]]) -> dict[str, int]:
+def _retries(groups: Groups) -> dict[str, int]:
     """Per task, how many records are retries (each supersedes an infrastructure failure)."""
     out: dict[str, int] = {}
     for (task, _status, _cls, attempt, _scores), count in groups:
@@ -93,7 +91,7 @@ def _retries(groups: list[tuple[tuple[Any, ...], int]]) -> dict[str, int]:
     return out
 
 
-def _final_groups(groups: list[tuple[tuple[Any, ...], int]]) -> list[tuple[tuple[Any, ...], int]]:
+def _final_groups(groups: Groups) -> Groups:
     """The groups with the superseded attempts (infrastructure failures that were retried) taken
     out, so each trial counts once, as its last attempt."""
     retries = _retries(groups)
@@ -109,11 +107,20 @@ def _final_groups(groups: list[tuple[tuple[Any, ...], int]]) -> list[tuple[tuple
     return out
 
 
-async def run_counts(documents: DocumentStore, run: Mapping[str, Any]) -> dict[str, Any]:
+async def run_groups(documents: DocumentStore, run_id: str) -> Groups:
+    """A run's trial records counted by task, status, failure class, attempt and scores: what
+    `run_counts` and `run_results` are computed from (pass it to both to query once)."""
+    return await documents.count_by(TRIALS, _GROUP_FIELDS, where={"run_id": run_id})
+
+
+async def run_counts(
+    documents: DocumentStore, run: Mapping[str, Any], *, groups: Groups | None = None
+) -> dict[str, Any]:
     """`{trials, passed, failed, unscored, cancelled, running, unfinished, pass_rate}` of a
     stored run document; `failed` includes scored below 1, `unfinished` the never started."""
-    # the same query shape as `run_results`: one index (one build) serves both
-    groups = _final_groups(await _groups(documents, run["id"]))
+    if groups is None:
+        groups = await run_groups(documents, run["id"])
+    groups = _final_groups(groups)
     counts = dict.fromkeys(COUNTED, 0)
     started = 0
     for (_task, status, _cls, _attempt, _scores), count in groups:
@@ -129,7 +136,9 @@ async def run_counts(documents: DocumentStore, run: Mapping[str, Any]) -> dict[s
     }
 
 
-async def run_results(documents: DocumentStore, run: Mapping[str, Any]) -> dict[str, Any]:
+async def run_results(
+    documents: DocumentStore, run: Mapping[str, Any], *, groups: Groups | None = None
+) -> dict[str, Any]:
     """A run's statistics as `agent-env run` reports them (per task and eval: pass rate with
     its Wilson interval, mean score with its t interval, pass@k, failure classes) plus
     `score_histogram`: trials per score bin (ten bins of 0.1, the last one closed)."""
@@ -139,9 +148,9 @@ async def run_results(documents: DocumentStore, run: Mapping[str, Any]) -> dict[
     tasks = list(dict.fromkeys(run.get("tasks") or []))
     results = Results(tasks, run.get("eval_tasks") or {})
     bins = [0] * 10
-    for (task, status, cls, _attempt, scores), count in _final_groups(
-        await _groups(documents, run["id"])
-    ):
+    if groups is None:
+        groups = await run_groups(documents, run["id"])
+    for (task, status, cls, _attempt, scores), count in _final_groups(groups):
         record = TaskInstanceRecord(
             id="group",
             run_id=run["id"],

@@ -71,13 +71,13 @@ async def show_run(request: Request) -> JSONResponse:
     only(request.query_params, ())
     run = await _run(request)
     documents = _state(request).stores.documents
-    summaries = _state(request).summaries
-    counts = await summaries.counts(documents, run)
+    groups = await _state(request).summaries.groups(documents, run)
+    counts = await results.run_counts(documents, run, groups=groups)
     return JSONResponse(
         {
             **_run_row(run, counts, _state(request)),
             "run": {k: v for k, v in run.items() if k not in ("instances", "trial_index")},
-            "results": await summaries.results(documents, run, counts),
+            "results": await results.run_results(documents, run, groups=groups),
         }
     )
 

@@ -10,7 +10,6 @@ counted afresh each time: that is the live progress.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from agent_env import results
@@ -46,40 +45,26 @@ def settled(run: dict[str, Any], counts: dict[str, Any]) -> bool:
 
 
 class RunSummaries:
-    """`counts(documents, run)` and `results(documents, run)`, remembered once settled."""
+    """A run's grouped counts (`groups`, what `agent_env.results.run_counts` and
+    `run_results` take), remembered once the run has settled."""
 
     def __init__(self) -> None:
-        self._counts: dict[str, dict[str, Any]] = {}
-        self._results: dict[str, dict[str, Any]] = {}
+        self._groups: dict[str, results.Groups] = {}
 
-    async def _remembered(
-        self,
-        table: dict[str, dict[str, Any]],
-        run: dict[str, Any],
-        compute: Callable[[], Awaitable[dict[str, Any]]],
-        counts: dict[str, Any] | None,
-    ) -> dict[str, Any]:
+    async def groups(self, documents: Any, run: dict[str, Any]) -> results.Groups:
         key = _key(run)
-        if key in table:
-            return table[key]
-        value = await compute()
-        if settled(run, counts if counts is not None else value):
-            if len(table) >= MAX_KEPT:
-                table.pop(next(iter(table)))
-            table[key] = value
-        return value
+        if key in self._groups:
+            return self._groups[key]
+        groups = await results.run_groups(documents, run["id"])
+        counts = await results.run_counts(documents, run, groups=groups)
+        if settled(run, counts):
+            if len(self._groups) >= MAX_KEPT:
+                self._groups.pop(next(iter(self._groups)))
+            self._groups[key] = groups
+        return groups
 
     async def counts(self, documents: Any, run: dict[str, Any]) -> dict[str, Any]:
-        return await self._remembered(
-            self._counts, run, lambda: results.run_counts(documents, run), None
-        )
-
-    async def results(
-        self, documents: Any, run: dict[str, Any], counts: dict[str, Any]
-    ) -> dict[str, Any]:
-        return await self._remembered(
-            self._results, run, lambda: results.run_results(documents, run), counts
-        )
+        return await results.run_counts(documents, run, groups=await self.groups(documents, run))
 
 
 async def warm_indexes(stores: Any) -> None:
