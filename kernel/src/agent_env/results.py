@@ -140,13 +140,14 @@ async def run_results(
     documents: DocumentStore, run: Mapping[str, Any], *, groups: Groups | None = None
 ) -> dict[str, Any]:
     """A run's statistics as `agent-env run` reports them (per task and eval: pass rate with
-    its Wilson interval, mean score with its t interval, pass@k, failure classes) plus
+    its Wilson interval, mean score with its t interval, pass@k for k = 1, 2, 4, ... and every
+    trial, failure classes) plus
     `score_histogram`: trials per score bin (ten bins of 0.1, the last one closed)."""
     from agent_env.engine.records import TaskInstanceRecord, TaskRef
-    from agent_env.reporting.results import Results
+    from agent_env.reporting.results import Results, shown_ks
 
     tasks = list(dict.fromkeys(run.get("tasks") or []))
-    results = Results(tasks, run.get("eval_tasks") or {})
+    results = Results(tasks, run.get("eval_tasks") or {}, ks=shown_ks)
     bins = [0] * 10
     if groups is None:
         groups = await run_groups(documents, run["id"])

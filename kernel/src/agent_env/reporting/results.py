@@ -14,7 +14,7 @@ not grow with the number of trials.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from agent_env.engine.records import FINISHED, Status, TaskInstanceRecord
@@ -108,9 +108,14 @@ class Results:
         self,
         task_names: Iterable[str],
         evals: Mapping[str, Sequence[str]] | None = None,
+        *,
+        ks: Callable[[int], Iterable[int]] | None = None,
     ):
         self.tasks: dict[str, TaskStats] = {n: TaskStats(n) for n in task_names}
         self.evals = {name: list(tasks) for name, tasks in (evals or {}).items()}
+        #: Which k the pass@k figures are given for, from the trials: every k by default;
+        #: `shown_ks` for many trials (each pass@k of n trials costs big binomials).
+        self.ks = ks or (lambda n: range(1, n + 1))
 
     def add(self, record: TaskInstanceRecord, times: int = 1) -> None:
         name = record.task.name
@@ -120,7 +125,7 @@ class Results:
         stats.add(record, times)
 
     def task_summary(self, stats: TaskStats) -> dict[str, Any]:
-        at = {k: pass_at_k(stats.n, stats.passes, k) for k in range(1, stats.n + 1)}
+        at = {k: pass_at_k(stats.n, stats.passes, k) for k in self.ks(stats.n)}
         out = _summary(
             stats.name,
             stats.n,
@@ -144,7 +149,7 @@ class Results:
         k_max = min((s.n for s in counted), default=0)
         at = {
             k: sum(pass_at_k(s.n, s.passes, k) for s in counted) / len(counted)
-            for k in range(1, k_max + 1)
+            for k in self.ks(k_max)
         }
         n = sum(s.n for s in members)
         passes = sum(s.passes for s in members)
