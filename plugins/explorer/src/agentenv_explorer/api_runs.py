@@ -101,16 +101,18 @@ def _trial_row(record: dict[str, Any]) -> dict[str, Any]:
 
 async def run_trials(request: Request) -> JSONResponse:
     only(request.query_params, ("limit", "offset", "status", "task"))
-    run = await _run(request)
+    run_id = request.path_params["run_id"]
     limit, offset = paging(request.query_params)
     page = await results.trial_page(
         _state(request).stores.documents,
-        run["id"],
+        run_id,
         status=choice(request.query_params, "status", results.STATUSES),
         task=request.query_params.get("task") or None,
         limit=limit,
         offset=offset,
     )
+    if page.total == 0:
+        await _run(request)  # 404 for an unknown run (a run document can be large: only now)
     return JSONResponse(_page(page, [_trial_row(doc) for _, doc in page.items]))
 
 
