@@ -69,6 +69,7 @@ def test_entities_list_versions_and_lineage(client, project) -> None:
         ("/api/v1/runs?limit=0", 400, "limit"),
         ("/api/v1/runs?limt=5", 400, "did you mean 'limit'"),
         ("/api/v1/runs/run-nope", 404, "no run 'run-nope'"),
+        ("/api/v1/runs/run-nope/trials", 404, "no run 'run-nope'"),
         ("/api/v1/trials/ti-nope", 404, "no trial"),
         ("/api/v1/taks", 404, "did you mean 'tasks'"),
         ("/api/v1/tasks/%40local%2Fnope/versions", 404, "no task"),
