@@ -82,10 +82,23 @@ class TaskInstance:
             keep=services.keep,
             log=self.log,
             default_provider=services.default_provider,
+            keep_logs=self._keep_logs,
         )
         self.failure: dict[str, Any] | None = None
         self.cancelled = False
         self.logs: list[str] = list(record.log)
+
+    async def _keep_logs(self, sandbox_name: str, sandbox: Any) -> None:
+        """Keep the output of the sandbox's servers and agents with this trial."""
+        from agent_env.engine import trial_logs
+
+        await trial_logs.save(
+            self.services.stores.objects,
+            self.id,
+            sandbox_name,
+            sandbox,
+            self.services.redactor,
+        )
 
     # ---- construction -------------------------------------------------------------------
 

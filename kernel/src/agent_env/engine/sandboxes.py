@@ -3,7 +3,7 @@ context) and every one it created or adopted (what it tears down when it ends)."
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
@@ -24,6 +24,7 @@ class InstanceSandboxes:
         keep: bool,
         log: Callable[[str | None, str], None],
         default_provider: str | None = None,
+        keep_logs: Callable[[str, Any], Awaitable[Any]] | None = None,
     ):
         self.manager = manager
         self.labels = dict(labels)
@@ -32,6 +33,9 @@ class InstanceSandboxes:
         self.default_provider = default_provider
         self.live: dict[str, Any] = {}
         self.owned: list[Any] = []
+        #: `keep_logs(name, sandbox)` saves a sandbox's process output before its teardown
+        self.keep_logs = keep_logs
+        self.names: dict[int, str] = {}
         #: instance-scoped resources (`ctx.instance_resource`), closed with the instance
         self.resources = InstanceResources()
 
@@ -54,6 +58,7 @@ class InstanceSandboxes:
         )
         self.owned.append(sandbox)
         self.live[name] = sandbox
+        self.names[id(sandbox)] = name
         record = {
             "provider": sandbox.provider,
             "id": sandbox.id,
@@ -109,6 +114,7 @@ class InstanceSandboxes:
                 continue
             self.live[name] = sandbox
             self.owned.append(sandbox)
+            self.names[id(sandbox)] = name
         if self.manager is not None:
             await self.manager.reap_orphans(adopt=[s.id for s in self.owned])
         return broken
@@ -123,6 +129,9 @@ class InstanceSandboxes:
         self.live.clear()
 
     async def _teardown(self, sandbox: Any) -> None:
+        name = self.names.pop(id(sandbox), None)
+        if self.keep_logs is not None and name is not None:
+            await self.keep_logs(name, sandbox)
         try:
             await self.manager.teardown(sandbox)
         except Exception as exc:

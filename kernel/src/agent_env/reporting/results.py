@@ -14,7 +14,7 @@ not grow with the number of trials.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from agent_env.engine.records import FINISHED, Status, TaskInstanceRecord
@@ -43,24 +43,30 @@ class TaskStats:
         self.excluded: Counter[str] = Counter()
         self.seconds = 0.0
 
-    def add(self, record: TaskInstanceRecord) -> None:
+    def add(self, record: TaskInstanceRecord, times: int = 1) -> None:
+        """Count `record` (`times` identical trials at once: grouped counts from the store)."""
         status = record.status
         if status not in FINAL:
-            self.excluded["unfinished"] += 1
+            self.excluded["unfinished"] += times
             return
         cls = record.effective_failure_class()
         if cls in EXCLUDED:
-            self.excluded[cls] += 1
+            self.excluded[cls] += times
             return
-        self.n += 1
-        self.seconds += float(record.seconds or 0.0)
+        self.n += times
+        self.seconds += float(record.seconds or 0.0) * times
         if status == Status.PASSED:
-            self.passes += 1
+            self.passes += times
         elif cls is not None:
-            self.failures[cls] += 1
+            self.failures[cls] += times
         score = record.score()
         if score is not None:
-            self.moments.add(score)
+            if times == 1:
+                self.moments.add(score)
+            else:
+                same = Moments()
+                same.n, same.mean = times, score
+                self.moments.merge(same)
 
 
 def _round(x: float | None) -> float | None:
@@ -102,19 +108,24 @@ class Results:
         self,
         task_names: Iterable[str],
         evals: Mapping[str, Sequence[str]] | None = None,
+        *,
+        ks: Callable[[int], Iterable[int]] | None = None,
     ):
         self.tasks: dict[str, TaskStats] = {n: TaskStats(n) for n in task_names}
         self.evals = {name: list(tasks) for name, tasks in (evals or {}).items()}
+        #: Which k the pass@k figures are given for, from the trials: every k by default;
+        #: `shown_ks` for many trials (each pass@k of n trials costs big binomials).
+        self.ks = ks or (lambda n: range(1, n + 1))
 
-    def add(self, record: TaskInstanceRecord) -> None:
+    def add(self, record: TaskInstanceRecord, times: int = 1) -> None:
         name = record.task.name
         stats = self.tasks.get(name)
         if stats is None:
             stats = self.tasks[name] = TaskStats(name)
-        stats.add(record)
+        stats.add(record, times)
 
     def task_summary(self, stats: TaskStats) -> dict[str, Any]:
-        at = {k: pass_at_k(stats.n, stats.passes, k) for k in range(1, stats.n + 1)}
+        at = {k: pass_at_k(stats.n, stats.passes, k) for k in self.ks(stats.n)}
         out = _summary(
             stats.name,
             stats.n,
@@ -138,7 +149,7 @@ class Results:
         k_max = min((s.n for s in counted), default=0)
         at = {
             k: sum(pass_at_k(s.n, s.passes, k) for s in counted) / len(counted)
-            for k in range(1, k_max + 1)
+            for k in self.ks(k_max)
         }
         n = sum(s.n for s in members)
         passes = sum(s.passes for s in members)

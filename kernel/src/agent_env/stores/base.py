@@ -9,9 +9,45 @@ do I/O (connections open lazily), so building the registry stays cheap.
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping
+import builtins
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
+
+import attrs
+
+
+@attrs.frozen(kw_only=True)
+class Page:
+    """One page of a query: `items` are (key, doc) pairs, `total` counts every match."""
+
+    items: list[tuple[str, dict[str, Any]]]
+    total: int
+    limit: int
+    offset: int
+
+    @property
+    def has_more(self) -> bool:
+        return self.offset + len(self.items) < self.total
+
+
+def field_value(doc: Mapping[str, Any], path: str) -> Any:
+    """The value at a dotted `path` (`task.name`) of a document; None when absent."""
+    value: Any = doc
+    for part in path.split("."):
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(part)
+    return value
+
+
+def _sort_key(value: Any) -> tuple[int, Any]:
+    # None first, then numbers, then strings (the order SQLite gives NULL, numbers, text)
+    if value is None:
+        return (0, 0)
+    if isinstance(value, bool | int | float):
+        return (1, value)
+    return (2, str(value))
 
 
 class _Backend(abc.ABC):  # noqa: B024 (abstract only in its subclasses)
@@ -50,6 +86,71 @@ class DocumentStore(_Backend):
     @abc.abstractmethod
     async def list(self, collection: str, prefix: str = "") -> list[tuple[str, dict[str, Any]]]:
         """Every (key, doc) whose key starts with `prefix`, sorted by key."""
+
+    async def query(
+        self,
+        collection: str,
+        *,
+        where: Mapping[str, Any] | None = None,
+        order_by: str | None = None,
+        descending: bool = False,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> Page:
+        """One page of the documents whose dotted fields equal `where`'s values, ordered by the
+        dotted field `order_by` (then by key; by key alone when None).
+
+        This default reads the whole collection; a backend that can filter and sort where the
+        data lives (SQLite: indexes) overrides it. Example:
+        `await docs.query("task_instances", where={"run_id": rid}, order_by="id", limit=50)`.
+        """
+        from agent_env.stores.names import check_collection
+
+        check_collection(collection)
+        wanted = dict(where or {})
+        rows = [
+            (k, d)
+            for k, d in await self.list(collection)
+            if all(field_value(d, f) == v for f, v in wanted.items())
+        ]
+        if order_by is not None:
+            rows.sort(key=lambda kd: (_sort_key(field_value(kd[1], order_by)), kd[0]))
+        if descending:
+            rows.reverse()
+        start = max(int(offset), 0)
+        return Page(
+            items=rows[start : start + max(int(limit), 0)],
+            total=len(rows),
+            limit=int(limit),
+            offset=start,
+        )
+
+    async def count_by(
+        self,
+        collection: str,
+        fields: Sequence[str],
+        *,
+        where: Mapping[str, Any] | None = None,
+    ) -> builtins.list[tuple[tuple[Any, ...], int]]:
+        """How many documents matching `where` have each combination of the dotted `fields`'
+        values: `[((value, ...), count), ...]` sorted by the values. A JSON object or list
+        value is given as its compact JSON text. The default reads the whole collection."""
+        import json
+
+        from agent_env.stores.names import check_collection
+
+        check_collection(collection)
+        wanted = dict(where or {})
+        counts: dict[tuple[Any, ...], int] = {}
+        for _, doc in await self.list(collection):
+            if all(field_value(doc, f) == v for f, v in wanted.items()):
+                values = tuple(field_value(doc, f) for f in fields)
+                values = tuple(
+                    json.dumps(v, separators=(",", ":")) if isinstance(v, dict | list) else v
+                    for v in values
+                )
+                counts[values] = counts.get(values, 0) + 1
+        return sorted(counts.items(), key=lambda kv: tuple(_sort_key(v) for v in kv[0]))
 
 
 class ObjectStore(_Backend):

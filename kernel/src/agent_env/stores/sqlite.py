@@ -17,15 +17,16 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
 
 from agent_env.errors import ConfigError, StoreError
-from agent_env.stores.base import DocumentStore
+from agent_env.stores.base import DocumentStore, Page
 from agent_env.stores.names import check_collection, check_document_key, check_document_prefix
+from agent_env.stores.sqlite_query import QueryPlanner
 from agent_env.stores.support import encode_document, home_path, reject_unknown_settings
 
 _SCHEMA = """
@@ -64,6 +65,7 @@ class SqliteDocumentStore(DocumentStore):
         self._fast_lock = threading.Lock()
         self._fast: sqlite3.Connection | None = None
         self._fast_pid = 0
+        self._planner = QueryPlanner()
 
     def _connection(self) -> sqlite3.Connection:
         if self._closed:
@@ -218,6 +220,51 @@ class SqliteDocumentStore(DocumentStore):
         check_collection(collection)
         check_document_prefix(prefix)
         return await anyio.to_thread.run_sync(self._list, collection, prefix)
+
+    def _select(self, statements: list[tuple[str, tuple]]) -> list[list[tuple]]:
+        """Run `statements` (index DDL first, then SELECTs) on the store's connection; the rows
+        of each."""
+        with self._lock:
+            try:
+                conn = self._connection()
+                return [conn.execute(sql, params).fetchall() for sql, params in statements]
+            except sqlite3.Error as exc:
+                raise StoreError(f"document store {self.path}: {exc}") from exc
+
+    async def query(
+        self,
+        collection: str,
+        *,
+        where: Mapping[str, Any] | None = None,
+        order_by: str | None = None,
+        descending: bool = False,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> Page:
+        """Filtered, ordered and paged in SQLite on an expression index made for the query's
+        shape the first time it is asked (so a page costs the page, not the collection)."""
+        check_collection(collection)
+        limit, offset = max(int(limit), 0), max(int(offset), 0)
+        plan = self._planner.page(collection, where or {}, order_by, descending, limit, offset)
+        results = await anyio.to_thread.run_sync(self._select, plan)
+        self._planner.mark_indexed(plan)
+        rows, total = results[-2], results[-1]
+        items = [(k, json.loads(d)) for k, d in rows]
+        return Page(items=items, total=int(total[0][0]), limit=limit, offset=offset)
+
+    async def count_by(
+        self,
+        collection: str,
+        fields: Sequence[str],
+        *,
+        where: Mapping[str, Any] | None = None,
+    ) -> list[tuple[tuple[Any, ...], int]]:
+        """Grouped counts computed in SQLite on an index covering `where` and `fields`."""
+        check_collection(collection)
+        plan = self._planner.counts(collection, list(fields), where or {})
+        rows = (await anyio.to_thread.run_sync(self._select, plan))[-1]
+        self._planner.mark_indexed(plan)
+        return [(tuple(row[:-1]), int(row[-1])) for row in rows]
 
     async def close(self) -> None:
         with self._lock, self._fast_lock:

@@ -106,7 +106,31 @@ async def _show_with_trajectories(stores: Any, ident: str) -> dict[str, Any]:
     data = await _show(stores.documents, ident)
     if "instance" in data:
         data["trajectories"] = await _trajectories(stores.objects, data["instance"])
+        data["logs"] = await _trial_logs(stores.objects, data["instance"])
     return data
+
+
+async def _trial_logs(objects: Any, record: dict[str, Any]) -> dict[str, str]:
+    """The output its env servers and agents wrote, by sandbox name (`engine.trial_logs`)."""
+    from agent_env.engine import trial_logs
+
+    try:
+        return await trial_logs.load(objects, record["id"])
+    except Exception as exc:  # an unreadable object store still shows the record
+        return {"(unavailable)": str(exc)}
+
+
+#: How many last lines of each kept log `runs show` prints (all of it: `--json`).
+SHOWN_LOG_LINES = 15
+
+
+def _show_logs(logs: dict[str, str]) -> None:
+    """The tail of each sandbox's kept output."""
+    for name, text in logs.items():
+        lines = text.rstrip("\n").splitlines()
+        click.echo(f"log {name}: {len(lines)} line(s), last {min(len(lines), SHOWN_LOG_LINES)}:")
+        for line in lines[-SHOWN_LOG_LINES:]:
+            click.echo(f"    {line}")
 
 
 async def _show(documents: Any, ident: str) -> dict[str, Any]:
@@ -169,6 +193,7 @@ def show(ident: str, as_json: bool) -> None:
             f"  {step_id}: {info['status']} ({took}, attempts {info.get('attempts', 0)}){tail}"
         )
     _show_agents_and_verifiers(r, data.get("trajectories") or {})
+    _show_logs(data.get("logs") or {})
 
 
 def _show_agents_and_verifiers(record: dict[str, Any], trajectories: dict[str, Any]) -> None:

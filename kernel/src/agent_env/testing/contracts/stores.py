@@ -119,6 +119,31 @@ class DocumentStoreContract(_StoreContract):
         assert await store.list(collection, "zzz") == []
 
     @pytest.mark.anyio
+    async def test_query_filters_orders_and_pages(self, store: Any, collection: str) -> None:
+        for i in range(7):
+            doc = {"run": "r1" if i % 2 else "r2", "meta": {"n": 10 - i}, "ok": i < 3}
+            await store.put(collection, f"k{i}", doc)
+        page = await store.query(collection, where={"run": "r1"}, order_by="meta.n", limit=2)
+        assert [k for k, _ in page.items] == ["k5", "k3"]
+        assert (page.total, page.has_more) == (3, True)
+        rest = await store.query(collection, where={"run": "r1"}, order_by="meta.n", offset=2)
+        assert [k for k, _ in rest.items] == ["k1"] and not rest.has_more
+        newest = await store.query(collection, order_by="meta.n", descending=True, limit=1)
+        assert newest.items == [("k0", {"run": "r2", "meta": {"n": 10}, "ok": True})]
+        both = await store.query(collection, where={"run": "r2", "ok": True})
+        assert [k for k, _ in both.items] == ["k0", "k2"] and both.total == 2
+        assert (await store.query(collection, where={"run": "none"})).total == 0
+
+    @pytest.mark.anyio
+    async def test_count_by_groups_dotted_fields(self, store: Any, collection: str) -> None:
+        for i, (task, status) in enumerate([("a", "passed"), ("a", "failed"), ("b", "passed")]):
+            await store.put(collection, f"k{i}", {"run": "r", "task": {"name": task}, "s": status})
+            await store.put(collection, f"other{i}", {"run": "x", "task": {"name": task}})
+        counts = await store.count_by(collection, ["task.name", "s"], where={"run": "r"})
+        assert counts == [(("a", "failed"), 1), (("a", "passed"), 1), (("b", "passed"), 1)]
+        assert await store.count_by(collection, ["run"]) == [(("r",), 3), (("x",), 3)]
+
+    @pytest.mark.anyio
     async def test_prefix_is_literal_not_a_pattern(self, store: Any, collection: str) -> None:
         for key in ["100%_x", "100ab", "1_0"]:
             await store.put(collection, key, {})

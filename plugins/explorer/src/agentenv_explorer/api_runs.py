@@ -1,0 +1,177 @@
+"""`/api/v1/runs...` and `/api/v1/trials/...`: runs newest first with counts, one run with its
+statistics and paged trials, one trial with its trajectories and logs; start and cancel."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse
+from starlette.routing import Route
+
+from agent_env import results
+from agentenv_explorer.launcher import RequestError
+from agentenv_explorer.params import BadRequest, choice, only, paging
+
+
+def _state(request: Request) -> Any:
+    return request.app.state.explorer
+
+
+def _page(page: Any, rows: list[Any]) -> dict[str, Any]:
+    return {
+        "items": rows,
+        "total": page.total,
+        "limit": page.limit,
+        "offset": page.offset,
+        "has_more": page.has_more,
+    }
+
+
+def _run_row(run: dict[str, Any], counts: dict[str, Any], state: Any) -> dict[str, Any]:
+    launched = state.launcher.runs.get(run["id"])
+    return {
+        "id": run["id"],
+        "created_at": run.get("created_at"),
+        "bundle": (run.get("bundle") or {}).get("name"),
+        "tasks": list(dict.fromkeys(run.get("tasks") or [])),
+        "trials_per_task": run.get("trials") or 1,
+        "agent": (run.get("meta") or {}).get("agent"),
+        "model": (run.get("meta") or {}).get("model"),
+        "counts": counts,
+        "started_here": launched is not None,
+        "process_running": bool(launched and launched.running),
+    }
+
+
+async def list_runs(request: Request) -> JSONResponse:
+    only(request.query_params, ("limit", "offset", "bundle"))
+    limit, offset = paging(request.query_params)
+    documents = _state(request).stores.documents
+    page = await results.run_page(
+        documents, limit=limit, offset=offset, bundle=request.query_params.get("bundle") or None
+    )
+    rows = [
+        _run_row(run, await _state(request).summaries.counts(documents, run), _state(request))
+        for _, run in page.items
+    ]
+    return JSONResponse(_page(page, rows))
+
+
+async def _run(request: Request) -> dict[str, Any]:
+    run_id = request.path_params["run_id"]
+    run = await _state(request).stores.documents.get(results.RUNS, run_id)
+    if run is None:
+        raise BadRequest(f"no run {run_id!r}; GET /api/v1/runs lists them", 404)
+    return run
+
+
+async def show_run(request: Request) -> JSONResponse:
+    only(request.query_params, ())
+    run = await _run(request)
+    documents = _state(request).stores.documents
+    groups = await _state(request).summaries.groups(documents, run)
+    counts = await results.run_counts(documents, run, groups=groups)
+    return JSONResponse(
+        {
+            **_run_row(run, counts, _state(request)),
+            "run": {k: v for k, v in run.items() if k not in ("instances", "trial_index")},
+            "results": await results.run_results(documents, run, groups=groups),
+        }
+    )
+
+
+def _trial_row(record: dict[str, Any]) -> dict[str, Any]:
+    failure = record.get("failure") or {}
+    return {
+        "id": record["id"],
+        "task": (record.get("task") or {}).get("name"),
+        "trial": record.get("trial"),
+        "attempt": record.get("attempt") or 0,
+        "status": record.get("status"),
+        "outcome": record.get("outcome"),
+        "scores": record.get("scores") or {},
+        "failure_class": record.get("failure_class"),
+        "failure_step": failure.get("step"),
+        "seconds": record.get("seconds"),
+        "started_at": record.get("started_at"),
+    }
+
+
+async def run_trials(request: Request) -> JSONResponse:
+    only(request.query_params, ("limit", "offset", "status", "task"))
+    run_id = request.path_params["run_id"]
+    limit, offset = paging(request.query_params)
+    page = await results.trial_page(
+        _state(request).stores.documents,
+        run_id,
+        status=choice(request.query_params, "status", results.STATUSES),
+        task=request.query_params.get("task") or None,
+        limit=limit,
+        offset=offset,
+    )
+    if page.total == 0:
+        await _run(request)  # 404 for an unknown run (a run document can be large: only now)
+    return JSONResponse(_page(page, [_trial_row(doc) for _, doc in page.items]))
+
+
+async def show_trial(request: Request) -> JSONResponse:
+    only(request.query_params, ())
+    iid = request.path_params["instance_id"]
+    stores = _state(request).stores
+    record = await stores.documents.get(results.TRIALS, iid)
+    if record is None:
+        raise BadRequest(f"no trial {iid!r}; a run's page lists its trials", 404)
+    details = await results.trial_details(stores.objects, record)
+    return JSONResponse({"record": record, **details})
+
+
+async def start_run(request: Request) -> JSONResponse:
+    try:
+        body = json.loads(await request.body() or b"{}")
+    except json.JSONDecodeError as exc:
+        raise BadRequest(f"the body is not JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise BadRequest('the body must be a JSON object such as {"spec": "hello"}')
+    try:
+        launched = await _state(request).launcher.start(body)
+    except RequestError as exc:
+        raise BadRequest(str(exc), exc.status) from None
+    return JSONResponse({"run_id": launched.run_id, "status": "running"}, status_code=202)
+
+
+async def cancel_run(request: Request) -> JSONResponse:
+    run = await _run(request)
+    try:
+        cancelled = _state(request).launcher.cancel(run["id"])
+    except KeyError:
+        raise BadRequest(
+            f"run {run['id']!r} was not started by this explorer: stop it where it runs "
+            "(Ctrl-C), then `agent-env run --resume` if wanted",
+            409,
+        ) from None
+    return JSONResponse({"run_id": run["id"], "cancelled": cancelled})
+
+
+async def run_log(request: Request) -> PlainTextResponse:
+    run = await _run(request)
+    launched = _state(request).launcher.runs.get(run["id"])
+    if launched is None:
+        raise BadRequest(f"run {run['id']!r} was not started by this explorer: no output kept", 404)
+    try:
+        text = launched.log.read_text(errors="replace")
+    except OSError as exc:
+        raise BadRequest(f"the run's output is gone: {exc}", 410) from None
+    return PlainTextResponse(text[-200_000:])
+
+
+ROUTES = [
+    Route("/api/v1/runs", list_runs, methods=["GET"]),
+    Route("/api/v1/runs", start_run, methods=["POST"]),
+    Route("/api/v1/runs/{run_id}", show_run, methods=["GET"]),
+    Route("/api/v1/runs/{run_id}/trials", run_trials, methods=["GET"]),
+    Route("/api/v1/runs/{run_id}/cancel", cancel_run, methods=["POST"]),
+    Route("/api/v1/runs/{run_id}/log", run_log, methods=["GET"]),
+    Route("/api/v1/trials/{instance_id}", show_trial, methods=["GET"]),
+]

@@ -1,0 +1,131 @@
+"""`agent-env up`: serve the explorer over the configured stores until Ctrl-C.
+
+Exit codes: 0 stopped with Ctrl-C or SIGTERM; 1 an error (no config, port in use, bad
+`[explorer]` settings); 2 a usage error."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import click
+
+NO_CONFIG = (
+    "no .agentenv/config.toml found in {cwd} or above. Create one to select your backends "
+    "(an empty file keeps every local default: `mkdir -p .agentenv && touch "
+    ".agentenv/config.toml`), or point AGENT_ENV_CONFIG at an existing config file."
+)
+
+
+def _err(message: str) -> None:
+    click.echo(message, err=True)
+
+
+def _check_port(host: str, port: int) -> None:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host.strip("[]"), port))
+        except OSError as exc:
+            raise click.ClickException(
+                f"cannot listen on {host}:{port} ({exc.strerror}): another explorer may be "
+                "running; pick another port with --port or [explorer] port"
+            ) from None
+
+
+def _log_dir(stores: Any, cwd: Path) -> Path:
+    """Where the output of runs started from the explorer goes: `<agent-env home>/explorer-runs`."""
+    home = getattr(stores.documents, "home", None)
+    return Path(home) / "explorer-runs" if home else cwd / ".agentenv" / "explorer-runs"
+
+
+@click.command("up")
+@click.option("--host", help="Address to listen on (default: [explorer] host, 127.0.0.1).")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), help="Port (default: [explorer] port, 8234)."
+)
+@click.option("--open", "open_browser", is_flag=True, help="Open the explorer in a browser.")
+@click.option("--json", "as_json", is_flag=True, help="Print the URL and stores as one JSON line.")
+def up(host: str | None, port: int | None, open_browser: bool, as_json: bool) -> None:
+    """Start the explorer: runs with pass rates, trials with steps, trajectories, tool calls,
+    verifier rows and logs, the stored tasks, envs and artifacts with their versions; start
+    and cancel runs. Needs .agentenv/config.toml in this folder or above (empty is fine).
+
+    Listens on 127.0.0.1:8234 unless told otherwise; bound to another address it requires a
+    token ([explorer] token, else a fresh one printed in the URL)."""
+    from agent_env import results
+
+    cwd = Path.cwd()
+    path = results.config_path(cwd)
+    if path is None:
+        raise click.ClickException(NO_CONFIG.format(cwd=cwd))
+    anyio.run(_serve, cwd, path, host, port, open_browser, as_json)
+
+
+async def _serve(
+    cwd: Path, path: Path, host: str | None, port: int | None, open_browser: bool, as_json: bool
+) -> None:
+    import uvicorn
+
+    from agent_env import results
+    from agentenv_explorer.app import create_app
+    from agentenv_explorer.guards import is_loopback
+
+    stores = await results.open_configured_stores(cwd)
+    try:
+        settings: dict[str, Any] = await results.config_table("explorer", stores, cwd)
+        host = host or str(settings.get("host") or "127.0.0.1")
+        port = int(settings.get("port") or 8234) if port is None else port
+        token = settings.get("token") or None
+        if not is_loopback(host) and token is None:
+            token = secrets.token_urlsafe(24)
+        _check_port(host, port)
+    except BaseException:
+        await stores.close()
+        raise
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
+    info = {
+        "url": url,
+        "config": str(path),
+        "document_store": type(stores.documents).__name__,
+        "object_store": type(stores.objects).__name__,
+    }
+    if as_json:
+        click.echo(json.dumps(info))
+    else:
+        _err(f"config: {path}")
+        _err(f"stores: documents {info['document_store']}, objects {info['object_store']}")
+        click.echo(f"explorer: {url}")
+    sys.stdout.flush()
+    app = create_app(
+        stores,
+        cwd=cwd,
+        log_dir=_log_dir(stores, cwd),
+        bind_host=host,
+        allowed_hosts=settings.get("allowed_hosts") or (),
+        token=token,
+    )
+    server = uvicorn.Server(
+        uvicorn.Config(app, host=host.strip("[]"), port=port, log_level="warning", lifespan="on")
+    )
+    if open_browser:
+        import webbrowser
+
+        async def opener() -> None:
+            while not server.started:
+                await anyio.sleep(0.05)
+            webbrowser.open(url)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(opener)
+            await server.serve()
+            tg.cancel_scope.cancel()
+    else:
+        await server.serve()

@@ -1,0 +1,290 @@
+// The explorer's pages: plain DOM, no framework, every text set through textContent.
+"use strict";
+
+const main = () => document.getElementById("main");
+let timer = null;
+
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else el.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+async function api(path, options) {
+  const res = await fetch("/api/v1" + path, {
+    headers: { "Content-Type": "application/json" }, credentials: "same-origin", ...options,
+  });
+  const text = await res.text();
+  let data = null;
+  try { data = JSON.parse(text); } catch (e) { data = text; }
+  if (!res.ok) throw new Error((data && data.detail) || `${res.status} ${res.statusText}`);
+  return data;
+}
+
+const enc = (s) => encodeURIComponent(s);
+const pct = (x) => (x === null || x === undefined ? "–" : (100 * x).toFixed(1) + "%");
+const num = (x, d = 3) => (x === null || x === undefined ? "–" : Number(x).toFixed(d));
+const ci = (p) => (p ? `[${num(p[0])}, ${num(p[1])}]` : "");
+const secs = (s) => (typeof s === "number" ? s.toFixed(2) + "s" : "–");
+const when = (t) => (t ? String(t).replace("T", " ").slice(0, 19) : "–");
+
+function show(...nodes) {
+  main().replaceChildren(...nodes.flat(3).filter((n) => n !== null && n !== undefined && n !== false));
+}
+function fail(err) { show(h("p", { class: "error", "data-testid": "error" }, String(err.message || err))); }
+
+function table(headers, rows, attrs) {
+  return h("table", attrs || {},
+    h("thead", {}, h("tr", {}, headers.map((x) => h("th", {}, x)))),
+    h("tbody", {}, rows.length ? rows : [h("tr", {}, h("td", { colspan: headers.length, class: "muted" }, "nothing yet"))]));
+}
+
+function pager(page, go) {
+  const from = page.total ? page.offset + 1 : 0;
+  const to = page.offset + page.items.length;
+  return h("div", { class: "pager" },
+    h("button", { disabled: page.offset === 0, onclick: () => go(Math.max(page.offset - page.limit, 0)) }, "‹ previous"),
+    h("span", { class: "muted" }, `${from}–${to} of ${page.total}`),
+    h("button", { disabled: !page.has_more, onclick: () => go(page.offset + page.limit) }, "next ›"));
+}
+
+function rateBar(rate) {
+  const width = rate === null || rate === undefined ? 0 : Math.round(rate * 100);
+  const bar = h("span", { class: "bar" });
+  bar.style.width = `${width}%`; // CSSOM, which the page's CSP allows (style attributes it does not)
+  return h("span", {}, h("span", { class: "barbox" }, bar), pct(rate));
+}
+
+// ---- runs ------------------------------------------------------------------------------
+async function runsPage(params) {
+  const offset = Number(params.get("offset") || 0);
+  const bundle = params.get("bundle") || "";
+  const q = new URLSearchParams({ limit: 50, offset });
+  if (bundle) q.set("bundle", bundle);
+  const page = await api("/runs?" + q);
+  const go = (o, b = bundle) => { location.hash = "#/runs?" + new URLSearchParams({ offset: o, bundle: b }); };
+  const filter = h("input", { placeholder: "bundle name", value: bundle, "data-testid": "bundle-filter" });
+  const rows = page.items.map((r) => h("tr", { "data-testid": "run-row" },
+    h("td", {}, h("a", { href: "#/run/" + enc(r.id) }, r.id)),
+    h("td", {}, when(r.created_at)),
+    h("td", {}, r.bundle || "–"),
+    h("td", {}, (r.tasks || []).join(", ")),
+    h("td", {}, `${r.counts.trials}` + (r.trials_per_task > 1 ? ` (${r.trials_per_task}/task)` : "")),
+    h("td", {}, rateBar(r.counts.pass_rate)),
+    h("td", {}, h("span", { class: "passed" }, r.counts.passed), " / ", h("span", { class: "failed" }, r.counts.failed),
+      " / ", h("span", { class: "unscored" }, r.counts.unscored),
+      r.counts.running + r.counts.unfinished ? h("span", { class: "running" }, ` · ${r.counts.running + r.counts.unfinished} to go`) : null)));
+  show(
+    h("h1", {}, "Runs"),
+    startForm(),
+    h("div", { class: "filters" }, filter,
+      h("button", { onclick: () => go(0, filter.value.trim()) }, "filter"),
+      bundle ? h("button", { onclick: () => go(0, "") }, "clear") : null),
+    table(["run", "started", "bundle", "tasks", "trials", "pass rate", "passed / failed / unscored"], rows, { "data-testid": "runs" }),
+    pager(page, (o) => go(o)));
+}
+
+function startForm() {
+  const field = (name, placeholder, size) => h("input", { name, placeholder, size: size || 14, "data-testid": "start-" + name });
+  const spec = field("spec", "bundle: folder, name or hf://", 34);
+  const task = field("task", "task (optional)");
+  const agent = field("agent", "agent (optional)");
+  const model = field("model", "model (optional)");
+  const trials = h("input", { name: "trials", type: "number", min: 1, value: 1, class: "narrow", "data-testid": "start-trials" });
+  const message = h("span", { class: "error", "data-testid": "start-error" });
+  const submit = async (ev) => {
+    ev.preventDefault();
+    message.textContent = "starting…";
+    const body = { spec: spec.value.trim(), trials: Number(trials.value || 1) };
+    if (task.value.trim()) body.task = [task.value.trim()];
+    if (agent.value.trim()) body.agent = agent.value.trim();
+    if (model.value.trim()) body.model = model.value.trim();
+    try {
+      const started = await api("/runs", { method: "POST", body: JSON.stringify(body) });
+      location.hash = "#/run/" + enc(started.run_id);
+    } catch (err) { message.textContent = err.message; }
+  };
+  return h("form", { class: "start", onsubmit: submit, "data-testid": "start-form" },
+    h("b", {}, "Start a run:"), spec, task, agent, model, h("label", {}, "trials ", trials),
+    h("button", { type: "submit", "data-testid": "start-submit" }, "start"), message);
+}
+
+// ---- one run ---------------------------------------------------------------------------
+function histogram(bins) {
+  const width = 420, height = 120, pad = 18, bw = (width - 2 * pad) / bins.length;
+  const most = Math.max(1, ...bins.map((b) => b.trials));
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  svg.setAttribute("class", "hist"); svg.setAttribute("width", width); svg.setAttribute("height", height);
+  svg.setAttribute("data-testid", "score-histogram");
+  bins.forEach((b, i) => {
+    const bh = ((height - 2 * pad) * b.trials) / most;
+    const r = document.createElementNS(svg.namespaceURI, "rect");
+    r.setAttribute("x", pad + i * bw + 1); r.setAttribute("y", height - pad - bh);
+    r.setAttribute("width", bw - 2); r.setAttribute("height", bh);
+    const title = document.createElementNS(svg.namespaceURI, "title");
+    title.textContent = `${b.from.toFixed(1)}–${b.to.toFixed(1)}: ${b.trials} trial(s)`;
+    r.append(title); svg.append(r);
+    if (i % 2 === 0) {
+      const t = document.createElementNS(svg.namespaceURI, "text");
+      t.setAttribute("x", pad + i * bw); t.setAttribute("y", height - 4); t.textContent = b.from.toFixed(1);
+      svg.append(t);
+    }
+  });
+  const end = document.createElementNS(svg.namespaceURI, "text");
+  end.setAttribute("x", width - pad - 12); end.setAttribute("y", height - 4); end.textContent = "1.0";
+  svg.append(end);
+  return svg;
+}
+
+async function runPage(runId, params) {
+  const offset = Number(params.get("offset") || 0);
+  const status = params.get("status") || "";
+  const q = new URLSearchParams({ limit: 50, offset });
+  if (status) q.set("status", status);
+  const [run, trials] = await Promise.all([api("/runs/" + enc(runId)), api(`/runs/${enc(runId)}/trials?` + q)]);
+  const c = run.counts;
+  const live = run.process_running || c.running + c.unfinished > 0 && run.started_here;
+  const card = (label, value, cls) => h("div", { class: "card" }, h("b", { class: cls || "" }, value), label);
+  const res = run.results;
+  const taskRows = res.tasks.map((t) => h("tr", { "data-testid": "task-row" },
+    h("td", {}, t.name), h("td", {}, t.trials), h("td", {}, t.passed),
+    h("td", {}, pct(t.pass_rate), " ", h("span", { class: "muted" }, ci(t.pass_rate_ci95))),
+    h("td", {}, num(t.mean_score), " ", h("span", { class: "muted" }, ci(t.mean_score_ci95))),
+    h("td", {}, Object.entries(t.pass_at_k).filter(([k]) => [1, 2, 4, 8, 16, 32, 64].includes(Number(k)) || Number(k) === t.trials)
+      .map(([k, v]) => `@${k} ${num(v, 2)}`).join("  ")),
+    h("td", {}, Object.entries(t.failures).map(([k, v]) => `${k}: ${v}`).join(", ") || "–")));
+  const go = (o, s = status) => { location.hash = `#/run/${enc(runId)}?` + new URLSearchParams({ offset: o, status: s }); };
+  const statusSel = h("select", { "data-testid": "status-filter", onchange: (e) => go(0, e.target.value) },
+    ["", "passed", "failed", "scored_below", "unscored", "cancelled", "running", "pending"].map((s) =>
+      h("option", { value: s, selected: s === status }, s || "every status")));
+  const trialRows = trials.items.map((t) => h("tr", { "data-testid": "trial-row" },
+    h("td", {}, h("a", { href: "#/trial/" + enc(t.id) }, t.id)), h("td", {}, t.task), h("td", {}, t.trial),
+    h("td", { class: t.status }, t.outcome || t.status), h("td", {}, secs(t.seconds)),
+    h("td", {}, t.failure_class ? `${t.failure_class}${t.failure_step ? " at " + t.failure_step : ""}` : "")));
+  const cancel = run.process_running ? h("button", { "data-testid": "cancel-run", onclick: async () => {
+    try { await api(`/runs/${enc(runId)}/cancel`, { method: "POST" }); } catch (err) { alert(err.message); }
+    route();
+  } }, "cancel run") : null;
+  show(
+    h("h1", {}, "Run ", h("code", {}, run.id), " ", h("span", { class: live ? "running" : "muted", "data-testid": "run-state" }, live ? "running" : "finished")),
+    h("p", { class: "muted" }, `bundle ${run.bundle || "–"} · started ${when(run.created_at)}`,
+      run.agent ? ` · agent ${run.agent}` : "", run.model ? ` · model ${run.model}` : "", " ", cancel,
+      run.started_here ? h("a", { href: `/api/v1/runs/${enc(runId)}/log`, target: "_blank" }, " output") : null),
+    h("div", { class: "cards", "data-testid": "run-counts" },
+      card("trials", c.trials), card("passed", c.passed, "passed"), card("failed", c.failed, "failed"),
+      card("unscored", c.unscored, "unscored"), card("running", c.running, "running"),
+      card("to start", c.unfinished), card("pass rate", pct(c.pass_rate))),
+    h("h2", {}, "Tasks"),
+    table(["task", "trials", "passed", "pass rate (95% CI)", "mean score (95% CI)", "pass@k", "failures"], taskRows, { "data-testid": "task-stats" }),
+    h("h2", {}, "Score distribution"), histogram(res.score_histogram),
+    h("h2", {}, "Trials"), h("div", { class: "filters" }, statusSel),
+    table(["trial", "task", "#", "outcome", "time", "failure"], trialRows, { "data-testid": "trials" }),
+    pager(trials, (o) => go(o)));
+  if (live) timer = setTimeout(route, 1000);
+}
+
+// ---- one trial -------------------------------------------------------------------------
+function pretty(value) { return typeof value === "string" ? value : JSON.stringify(value, null, 2); }
+
+async function trialPage(iid) {
+  const data = await api("/trials/" + enc(iid));
+  const r = data.record;
+  const steps = Object.entries(r.steps || {}).map(([id, s]) => h("div", { class: "step " + s.status, "data-testid": "step" },
+    h("b", {}, id), ` ${s.status} · ${secs(s.seconds)}` + (s.attempts > 1 ? ` · ${s.attempts} attempts` : ""),
+    s.error ? h("div", { class: "error" }, s.error) : null));
+  const sections = [];
+  for (const [pid, output] of Object.entries(r.outputs || {})) {
+    if (!output || typeof output !== "object" || !("prompt_id" in output)) continue;
+    const traj = (data.trajectories || {})[output.prompt_id] || {};
+    sections.push(h("h2", {}, `Prompt ${pid} → ${output.agent_name || "agent"} (${output.status || "?"})`));
+    sections.push(h("div", { "data-testid": "trajectory" }, (traj.events || []).map((e) => h("div", { class: "event " + e.type },
+      h("b", {}, e.type), " ", e.type === "tool" ? `${e.name}(${JSON.stringify(e.arguments)}) → ${pretty(e.result)}` : pretty(e.content)))));
+    const calls = (traj.gateway_calls || []).map((g) => h("tr", { "data-testid": "tool-call" },
+      h("td", {}, when(g.time)), h("td", {}, g.role), h("td", {}, g.env || ""), h("td", {}, h("code", {}, g.tool)),
+      h("td", {}, h("pre", {}, pretty(g.arguments))), h("td", {}, h("pre", {}, g.error ? pretty(g.error) : pretty(g.result))),
+      h("td", {}, g.duration_ms === undefined ? "–" : `${num(g.duration_ms, 1)} ms`)));
+    sections.push(h("h2", {}, "Gateway tool calls"));
+    sections.push(table(["time", "role", "env", "tool", "arguments", "result", "duration"], calls, { "data-testid": "tool-calls" }));
+    if (output.response) sections.push(h("p", {}, h("b", {}, "answer: "), output.response));
+  }
+  const vrows = [];
+  for (const [vid, v] of Object.entries(r.verifiers || {})) {
+    for (const row of (v && v.results) || []) {
+      if (row.skipped) continue;
+      vrows.push(h("tr", { "data-testid": "verifier-row" }, h("td", {}, vid), h("td", {}, row.id),
+        h("td", { class: row.result ? "pass" : "fail" }, row.result ? "pass" : "fail"),
+        h("td", {}, row.description || row.criterion || ""), h("td", {}, row.justification || "")));
+    }
+  }
+  const logs = Object.entries(data.logs || {}).map(([name, text]) => [h("h3", {}, name), h("pre", { "data-testid": "log" }, text)]);
+  show(
+    h("h1", {}, "Trial ", h("code", {}, r.id)),
+    h("p", {}, h("a", { href: "#/run/" + enc(r.run_id) }, "run " + r.run_id), ` · task ${r.task.name} v${r.task.version ?? "?"} · trial ${r.trial}`),
+    h("p", { class: r.status, "data-testid": "trial-outcome" }, r.outcome || r.status),
+    r.failure ? h("p", { class: "error" }, `${r.failure.class || ""} failure at ${r.failure.step || "?"}: ${r.failure.message}`) : null,
+    h("h2", {}, "Steps"), h("div", { class: "dag", "data-testid": "steps" }, steps),
+    ...sections,
+    h("h2", {}, "Verifiers"),
+    table(["verifier", "check", "result", "what", "why"], vrows, { "data-testid": "verifiers" }),
+    h("h2", {}, "Logs"), logs.length ? logs.flat() : h("p", { class: "muted" }, "no server or agent output was kept"));
+  if (r.status === "running" || r.status === "pending") timer = setTimeout(route, 1000);
+}
+
+// ---- entities --------------------------------------------------------------------------
+async function entitiesPage(kind, params) {
+  const offset = Number(params.get("offset") || 0);
+  const id = params.get("id") || "";
+  const page = await api(`/${kind}?` + new URLSearchParams({ limit: 50, offset, id }));
+  const go = (o, i = id) => { location.hash = `#/entities/${kind}?` + new URLSearchParams({ offset: o, id: i }); };
+  const filter = h("input", { placeholder: "id contains", value: id });
+  const rows = page.items.map((e) => h("tr", { "data-testid": "entity-row" },
+    h("td", {}, h("a", { href: `#/entity/${kind}/${enc(e.id)}` }, e.id)), h("td", {}, e.name || ""),
+    h("td", {}, "v" + e.version), h("td", {}, e.versions)));
+  show(h("h1", {}, kind[0].toUpperCase() + kind.slice(1)),
+    h("div", { class: "filters" }, filter, h("button", { onclick: () => go(0, filter.value.trim()) }, "filter")),
+    table(["id", "name", "latest", "versions"], rows, { "data-testid": "entities" }), pager(page, (o) => go(o)));
+}
+
+async function entityPage(kind, entityId, params) {
+  const path = `/${kind}/${enc(entityId)}`;
+  const versions = await api(path + "/versions");
+  const chosen = Number(params.get("version") || versions[0].version);
+  const entity = await api(path + "?version=" + chosen);
+  const rows = versions.map((v) => h("tr", { "data-testid": "version-row" },
+    h("td", {}, h("a", { href: `#/entity/${kind}/${enc(entityId)}?version=${v.version}` }, "v" + v.version)),
+    h("td", {}, when(new Date(v.created_at * 1000).toISOString())), h("td", {}, h("code", {}, v.digest.slice(0, 19))),
+    h("td", {}, v.runs === null ? h("span", { class: "muted" }, "not known") :
+      v.runs.length ? v.runs.slice(0, 20).map((id) => [h("a", { href: "#/run/" + enc(id) }, id), " "]).flat() : h("span", { class: "muted" }, "no runs"))));
+  show(h("h1", {}, kind.slice(0, -1) + " ", h("code", {}, entityId)),
+    h("h2", {}, "Versions"), table(["version", "stored", "digest", "used by runs"], rows, { "data-testid": "versions" }),
+    h("h2", {}, `Content of v${chosen}`), h("pre", {}, JSON.stringify(entity.content, null, 2)),
+    entity.files ? [h("h2", {}, "Files"), h("pre", {}, Object.keys(entity.files).join("\n"))] : null);
+}
+
+// ---- routing ---------------------------------------------------------------------------
+async function route() {
+  clearTimeout(timer);
+  const [path, query] = (location.hash.slice(1) || "/runs").split("?");
+  const params = new URLSearchParams(query || "");
+  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  const section = parts[0] === "entities" || parts[0] === "entity" ? parts[1] : "runs";
+  document.querySelectorAll("nav a").forEach((a) => a.classList.toggle("active", a.dataset.nav === section));
+  try {
+    if (parts[0] === "run" && parts[1]) await runPage(parts[1], params);
+    else if (parts[0] === "trial" && parts[1]) await trialPage(parts[1]);
+    else if (parts[0] === "entities" && parts[1]) await entitiesPage(parts[1], params);
+    else if (parts[0] === "entity" && parts[2]) await entityPage(parts[1], parts.slice(2).join("/"), params);
+    else await runsPage(params);
+  } catch (err) { fail(err); }
+}
+
+window.addEventListener("hashchange", route);
+document.addEventListener("DOMContentLoaded", route);

@@ -1,0 +1,124 @@
+"""A project with recorded runs, made once per session through the real CLI: `hello`, the
+`notes-agent` example with its oracle (an env server, gateway tool calls, verifiers), and a
+bundle whose task sleeps (for cancelling). Tests serve it with the real app."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+AGENT_ENV = str(Path(sys.executable).parent / "agent-env")
+
+SLOW_TASK = [
+    {"id": "box", "type": "deploy_sandbox", "sandbox_name": "box", "sandbox_mode": "vm"},
+    {
+        "id": "wait",
+        "type": "verify_sandbox",
+        "sandbox_name": "box",
+        "verifier_id": "waited",
+        "criteria": [
+            {
+                "id": "slept",
+                "type": "bash_cmd_succeeds",
+                "criterion": "slept",
+                "bash_cmd": "sleep 120",
+            }
+        ],
+    },
+]
+
+
+class Project:
+    """The project folder (with `.agentenv/config.toml`), its home and the recorded runs."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.home = root / "home"
+        self.runs: dict[str, str] = {}
+        self.trials: dict[str, str] = {}
+        self.agent_env = AGENT_ENV
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_ENV_")}
+        env["AGENT_ENV_HOME"] = str(self.home)
+        return env
+
+    def cli(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [AGENT_ENV, *args],
+            cwd=self.root,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
+    def record(self, name: str, *args: str) -> dict[str, Any]:
+        done = self.cli("run", *args, "--json")
+        assert done.returncode == 0, done.stderr
+        data = json.loads(done.stdout)
+        self.runs[name] = data["run_id"]
+        self.trials[name] = data["tasks"][0]["id"]
+        return data
+
+
+@pytest.fixture(scope="session")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
+    root = tmp_path_factory.mktemp("explorer-project")
+    (root / ".agentenv").mkdir()
+    (root / ".agentenv" / "config.toml").write_text("")
+    project = Project(root)
+    project.home.mkdir()
+    shutil.copytree(REPO / "examples" / "notes-agent", root / "notes-agent")
+    (root / "slow" / "tasks").mkdir(parents=True)
+    (root / "slow" / "tasks" / "slow.json").write_text(json.dumps(SLOW_TASK))
+    project.record("hello", "hello")
+    project.record("notes", "notes-agent", "--agent", "oracle")
+    return project
+
+
+@pytest.fixture
+def in_project(project: Project, monkeypatch: pytest.MonkeyPatch) -> Project:
+    """The current process sees the project's home and folder (for an in-process app)."""
+    monkeypatch.chdir(project.root)
+    for key in [k for k in os.environ if k.startswith("AGENT_ENV_")]:
+        monkeypatch.delenv(key)
+    monkeypatch.setenv("AGENT_ENV_HOME", str(project.home))
+    return project
+
+
+@pytest.fixture
+def client_factory(in_project: Project) -> Any:
+    """`client_factory(bind_host=..., token=...)`: a context-managed client with options."""
+    import contextlib
+
+    return lambda **options: contextlib.contextmanager(make_client)(in_project, **options)
+
+
+@pytest.fixture
+def client(in_project: Project) -> Iterator[Any]:
+    """A `TestClient` of the explorer over the project's stores, as a loopback browser."""
+    yield from make_client(in_project)
+
+
+def make_client(project: Project, **options: Any) -> Iterator[Any]:
+    import anyio
+    from starlette.testclient import TestClient
+
+    from agent_env import results
+    from agentenv_explorer.app import create_app
+
+    stores = anyio.run(results.open_configured_stores, project.root)
+    app = create_app(stores, cwd=project.root, log_dir=project.home / "explorer-runs", **options)
+    base = options.get("bind_host", "127.0.0.1")
+    with TestClient(app, base_url=f"http://{base}:8234") as client:
+        yield client

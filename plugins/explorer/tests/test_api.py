@@ -1,0 +1,148 @@
+"""The explorer's JSON API over real recorded runs (hello, notes-agent with its oracle): runs
+with counts, a run's statistics and paged trials, a trial's trajectory, tool calls, verifier
+rows and logs, the stored entities with versions and lineage, starting and cancelling runs."""
+
+from __future__ import annotations
+
+import time
+from urllib.parse import quote
+
+import pytest
+
+
+def test_runs_list_newest_first_with_counts_and_paging(client, project) -> None:
+    page = client.get("/api/v1/runs").json()
+    ids = [r["id"] for r in page["items"]]
+    assert ids.index(project.runs["notes"]) < ids.index(project.runs["hello"])
+    notes = next(r for r in page["items"] if r["id"] == project.runs["notes"])
+    assert notes["bundle"] == "notes-agent" and notes["agent"] == "oracle"
+    assert notes["counts"]["passed"] == 1 and notes["counts"]["pass_rate"] == 1.0
+    first = client.get("/api/v1/runs?limit=1").json()
+    assert len(first["items"]) == 1 and first["has_more"] and first["total"] >= 2
+    only_hello = client.get("/api/v1/runs?bundle=hello").json()["items"]
+    assert {r["bundle"] for r in only_hello} == {"hello"}
+
+
+def test_a_run_has_statistics_and_its_trials(client, project) -> None:
+    run = client.get(f"/api/v1/runs/{project.runs['notes']}").json()
+    [task] = run["results"]["tasks"]
+    assert task["name"] == "groceries" and task["passed"] == 1
+    assert task["pass_at_k"] == {"1": 1.0} and task["pass_rate_ci95"][1] == 1.0
+    assert sum(b["trials"] for b in run["results"]["score_histogram"]) == 1
+    assert run["results"]["score_histogram"][-1]["trials"] == 1
+    trials = client.get(f"/api/v1/runs/{project.runs['notes']}/trials").json()
+    assert [t["id"] for t in trials["items"]] == [project.trials["notes"]]
+    assert trials["items"][0]["status"] == "passed"
+    none = client.get(f"/api/v1/runs/{project.runs['notes']}/trials?status=failed").json()
+    assert none["items"] == [] and none["total"] == 0
+
+
+def test_a_trial_shows_steps_tool_calls_verifiers_and_logs(client, project) -> None:
+    data = client.get(f"/api/v1/trials/{project.trials['notes']}").json()
+    assert list(data["record"]["steps"]) == ["env", "agent", "ask", "state", "answer", "calls"]
+    calls = data["trajectories"]["ask"]["gateway_calls"]
+    assert [c["tool"] for c in calls] == ["list_notes", "add_note"]
+    assert calls[1]["arguments"]["title"] == "groceries" and calls[1]["role"]
+    assert all(isinstance(c["duration_ms"], float) for c in calls)
+    rows = [r for v in data["record"]["verifiers"].values() for r in v["results"]]
+    assert rows and all(r["result"] for r in rows)
+    assert "serving 'notes'" in data["logs"]["env_notes"]
+
+
+def test_entities_list_versions_and_lineage(client, project) -> None:
+    tasks = client.get("/api/v1/tasks").json()
+    groceries = next(e for e in tasks["items"] if e["name"] == "groceries")
+    assert groceries["version"] == 1
+    path = quote(groceries["id"], safe="")
+    versions = client.get(f"/api/v1/tasks/{path}/versions").json()
+    assert versions[0]["version"] == 1
+    assert project.runs["notes"] in versions[0]["runs"]
+    entity = client.get(f"/api/v1/tasks/{path}?version=1").json()
+    assert entity["content"]["name"] == "groceries"
+    envs = client.get("/api/v1/envs?id=notes").json()["items"]
+    assert [e["name"] for e in envs] == ["notes"]
+
+
+@pytest.mark.parametrize(
+    ("url", "status", "words"),
+    [
+        ("/api/v1/runs?limit=0", 400, "limit"),
+        ("/api/v1/runs?limt=5", 400, "did you mean 'limit'"),
+        ("/api/v1/runs/run-nope", 404, "no run 'run-nope'"),
+        ("/api/v1/runs/run-nope/trials", 404, "no run 'run-nope'"),
+        ("/api/v1/trials/ti-nope", 404, "no trial"),
+        ("/api/v1/taks", 404, "did you mean 'tasks'"),
+        ("/api/v1/tasks/%40local%2Fnope/versions", 404, "no task"),
+    ],
+)
+def test_bad_requests_name_the_problem(client, url, status, words) -> None:
+    answer = client.get(url)
+    assert answer.status_code == status
+    assert words in answer.json()["detail"]
+
+
+def test_bad_status_filter_suggests_a_status(client, project) -> None:
+    answer = client.get(f"/api/v1/runs/{project.runs['hello']}/trials?status=pased")
+    assert answer.status_code == 400
+    assert "did you mean 'passed'" in answer.json()["detail"]
+
+
+def _wait_finished(client, run_id: str, timeout: float = 120) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run = client.get(f"/api/v1/runs/{run_id}").json()
+        if not run["process_running"]:
+            return run
+        time.sleep(0.2)
+    raise AssertionError(f"run {run_id} did not finish")
+
+
+def test_start_a_run_and_watch_it_finish(client, project) -> None:
+    answer = client.post("/api/v1/runs", json={"spec": "hello"})
+    assert answer.status_code == 202, answer.text
+    run_id = answer.json()["run_id"]
+    run = _wait_finished(client, run_id)
+    assert run["started_here"] and run["counts"]["passed"] == 1
+    assert client.get(f"/api/v1/runs/{run_id}/log").status_code == 200
+    assert client.post(f"/api/v1/runs/{run_id}/cancel").json() == {
+        "run_id": run_id,
+        "cancelled": False,
+    }
+
+
+def test_cancel_a_running_run(client, project) -> None:
+    answer = client.post("/api/v1/runs", json={"spec": "slow"})
+    assert answer.status_code == 202, answer.text
+    run_id = answer.json()["run_id"]
+    deadline = time.monotonic() + 60
+    while client.get(f"/api/v1/runs/{run_id}").json()["counts"]["running"] == 0:
+        assert time.monotonic() < deadline, "the slow trial never started"
+        time.sleep(0.1)
+    t0 = time.monotonic()
+    assert client.post(f"/api/v1/runs/{run_id}/cancel").json()["cancelled"] is True
+    run = _wait_finished(client, run_id, timeout=60)
+    assert time.monotonic() - t0 < 30
+    assert run["counts"]["cancelled"] == 1 and run["counts"]["running"] == 0
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "words"),
+    [
+        ({"spek": "hello"}, 400, "did you mean 'spec'"),
+        ({}, 400, "spec: required"),
+        ({"spec": "hello", "trials": 0}, 400, "trials"),
+        ({"spec": "no-such-bundle"}, 422, "neither a folder nor an installed bundle"),
+    ],
+)
+def test_bad_run_requests_start_nothing(client, body, status, words) -> None:
+    before = client.get("/api/v1/runs").json()["total"]
+    answer = client.post("/api/v1/runs", json=body)
+    assert answer.status_code == status, answer.text
+    assert words in answer.json()["detail"]
+    assert client.get("/api/v1/runs").json()["total"] == before
+
+
+def test_cancelling_a_run_started_elsewhere_is_refused(client, project) -> None:
+    answer = client.post(f"/api/v1/runs/{project.runs['hello']}/cancel")
+    assert answer.status_code == 409
+    assert "not started by this explorer" in answer.json()["detail"]

@@ -1,0 +1,166 @@
+"""The explorer's pages in a real headless Chromium (Debian's /usr/bin/chromium driven by
+Python playwright) against a real `agent-env up`: open the notes-agent run, open its trial,
+see the tool calls and verifier rows, start a run from the page and watch it finish, look at
+a task's versions and the runs that used them. Screenshots of each page are kept under
+`$AGENTENV_CI_CACHE/screenshots` (else the session's pytest temp folder, `screenshots/`)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_env.testing.require import require
+
+CHROMIUM = Path("/usr/bin/chromium")
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-extensions",
+    "--no-first-run",
+]
+
+
+def _problem() -> str | None:
+    if not CHROMIUM.exists():
+        return f"{CHROMIUM} is missing (scripts/services.d/chromium.sh installs it)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "python playwright is not installed (root dev dependency group)"
+    return None
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    cache = os.environ.get("AGENTENV_CI_CACHE")
+    folder = (
+        Path(cache) / "screenshots" if cache else tmp_path_factory.getbasetemp() / "screenshots"
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def explorer(project: Any) -> Iterator[str]:
+    """`agent-env up` on a free loopback port in the project; its base URL."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [project.agent_env, "up", "--port", str(port)],
+        cwd=project.root,
+        env=project.env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(base + "/health", timeout=2)
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(
+                        f"agent-env up did not answer: {proc.stderr.read()}"
+                    ) from None
+                time.sleep(0.1)
+        yield base
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def page(explorer: str) -> Iterator[Any]:
+    require(_problem())
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.console_errors = []
+            page.on(
+                "console",
+                lambda msg: page.console_errors.append(msg.text) if msg.type == "error" else None,
+            )
+            page.set_default_timeout(30_000)
+            yield page
+        finally:
+            browser.close()
+
+
+def test_open_a_run_then_its_trial_with_tool_calls_and_verifiers(page, explorer, project, shots):
+    page.goto(explorer + "/")
+    row = page.locator("[data-testid=run-row]", has_text=project.runs["notes"])
+    row.wait_for()
+    assert "notes-agent" in row.inner_text() and "100.0%" in row.inner_text()
+    page.screenshot(path=str(shots / "runs.png"), full_page=True)
+
+    row.get_by_role("link").click()
+    page.locator("[data-testid=task-row]").first.wait_for()
+    assert "groceries" in page.locator("[data-testid=task-stats]").inner_text()
+    assert "@1 1.00" in page.locator("[data-testid=task-stats]").inner_text()
+    page.locator("[data-testid=score-histogram] rect").first.wait_for(state="attached")
+    trial = page.locator("[data-testid=trial-row]")
+    assert "passed" in trial.inner_text()
+    page.screenshot(path=str(shots / "run.png"), full_page=True)
+
+    trial.get_by_role("link").click()
+    page.locator("[data-testid=tool-call]").first.wait_for()
+    calls = page.locator("[data-testid=tool-call]").all_inner_texts()
+    assert [c.split("\t")[3] for c in calls] == ["list_notes", "add_note"]
+    assert "groceries" in calls[1]
+    verifiers = page.locator("[data-testid=verifier-row]").all_inner_texts()
+    assert verifiers and all("\tpass\t" in v for v in verifiers)
+    assert page.locator("[data-testid=step]").count() == 6
+    assert "serving 'notes'" in page.locator("[data-testid=log]").first.inner_text()
+    page.screenshot(path=str(shots / "trial.png"), full_page=True)
+    assert page.console_errors == []
+
+
+def test_start_a_run_from_the_page_and_watch_it_finish(page, explorer, shots):
+    page.goto(explorer + "/#/runs")
+    page.locator("[data-testid=start-spec]").fill("hello")
+    page.locator("[data-testid=start-submit]").click()
+    page.wait_for_url("**/#/run/run-*")
+    page.locator("[data-testid=run-state]", has_text="finished").wait_for(timeout=120_000)
+    counts = page.locator("[data-testid=run-counts]").inner_text()
+    assert "1\npassed" in counts
+    assert "passed" in page.locator("[data-testid=trial-row]").inner_text()
+    page.screenshot(path=str(shots / "started-run.png"), full_page=True)
+
+    page.goto(explorer + "/#/runs")
+    page.locator("[data-testid=start-spec]").fill("no-such-bundle")
+    page.locator("[data-testid=start-submit]").click()
+    error = page.locator("[data-testid=start-error]", has_text="neither a folder")
+    error.wait_for()
+    assert page.console_errors == [] or all("422" in e for e in page.console_errors)
+
+
+def test_a_task_shows_its_versions_and_the_runs_that_used_them(page, explorer, project, shots):
+    page.goto(explorer + "/#/entities/tasks")
+    page.locator("[data-testid=entity-row]", has_text="groceries").get_by_role("link").click()
+    row = page.locator("[data-testid=version-row]").first
+    row.wait_for()
+    assert "v1" in row.inner_text() and project.runs["notes"] in row.inner_text()
+    page.screenshot(path=str(shots / "task.png"), full_page=True)
