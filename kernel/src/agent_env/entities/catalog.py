@@ -111,6 +111,8 @@ async def show(stores: Any, kind: str, ref: str, version: int | None = None) -> 
         **summary(entity, len(history)),
         "content": entity.content,
         "files": entity.files or {},
-        "history": [{"version": e.version, "digest": e.digest, "created_at": e.created_at} for e in history],
+        "history": [
+            {"version": e.version, "digest": e.digest, "created_at": e.created_at} for e in history
+        ],
         "runs": [{"run_id": u["run_id"], "id": u["id"], "version": u["version"]} for u in uses],
     }

@@ -202,4 +202,3 @@ def _readme(root: Any, written: list[dict[str, Any]], left_out: list[str]) -> st
     if left_out:
         lines += ["", "## Left out", "", *(f"- {line}" for line in left_out)]
     return "\n".join(lines) + "\n"
-

@@ -70,7 +70,9 @@ def select(bundle: Any, kind: str, name: str | None) -> Any:
         for a in SUPPORT:
             keep[a] = dict(getattr(bundle, a))
     if kind == "eval":
-        keep["tasks"] = {t: bundle.tasks[t] for e in chosen.values() for t in e.tasks if t in bundle.tasks}
+        keep["tasks"] = {
+            t: bundle.tasks[t] for e in chosen.values() for t in e.tasks if t in bundle.tasks
+        }
     return attrs.evolve(bundle, **keep)
 
 

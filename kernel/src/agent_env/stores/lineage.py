@@ -66,7 +66,9 @@ async def uses_of(
     return sorted(rows, key=lambda r: (r.get("created_at", 0.0), r["run_id"]))
 
 
-async def runs_using(stores: Any, kind: str, entity_id: str, version: int | None = None) -> list[str]:
+async def runs_using(
+    stores: Any, kind: str, entity_id: str, version: int | None = None
+) -> list[str]:
     """Ids of the runs that used `kind` `entity_id` (version `version`, or any), oldest first."""
     return list(dict.fromkeys(r["run_id"] for r in await uses_of(stores, kind, entity_id, version)))
 
@@ -80,14 +82,18 @@ async def record_bundle_run(
     eval_names = set(evals or ())
     uses = []
     for (kind, name), version in sorted(materialized.versions.items()):
-        if (kind == "task" and name not in task_names) or (kind == "eval" and name not in eval_names):
+        if (kind == "task" and name not in task_names) or (
+            kind == "eval" and name not in eval_names
+        ):
             continue
         entity_id = _bundle_entity(bundle, kind, name)
         if entity_id is None:
             continue
         stored = await stores.entities.get(kind, entity_id, version)
         if stored is not None:
-            uses.append({"kind": kind, "id": entity_id, "version": version, "digest": stored.digest})
+            uses.append(
+                {"kind": kind, "id": entity_id, "version": version, "digest": stored.digest}
+            )
     return await record_run(stores, run_id, uses)
 
 
