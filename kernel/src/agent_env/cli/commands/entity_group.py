@@ -62,7 +62,6 @@ def make_group(
     def list_cmd(
         match: str | None, type_: str | None, limit: int, offset: int, as_json: bool
     ) -> None:
-        f"""List the stored {kind}s (latest version of each)."""
         from agent_env.entities.catalog import list_entities
 
         async def go(session: Any) -> Any:

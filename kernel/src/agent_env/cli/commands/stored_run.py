@@ -3,8 +3,6 @@ planning, progress and summary as `agent-env run`, over the stored versions."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import anyio
 
 from agent_env.runs.options import RunOptions
