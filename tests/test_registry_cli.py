@@ -135,3 +135,20 @@ def test_a_plugins_step_type_is_accepted_by_task_commands(cli_runner, register_p
     assert json.loads(made.stdout)["status"] == "new"
     listed = json.loads(cli_runner.invoke(["task", "list", "--json"]).stdout)
     assert [r["id"] for r in listed["rows"]] == ["@local/lab/w"]
+
+
+def test_an_eval_runs_by_id_and_exports_with_its_tasks(cli, tmp_path):
+    bundle = tmp_path / "lab"
+    shutil.copytree(HELLO, bundle)
+    (bundle / "evals").mkdir()
+    (bundle / "evals" / "smoke.toml").write_text('tasks = ["hello"]\n')
+    put = cli("eval", "put", str(bundle))
+    assert "eval smoke: v1 (new)" in put.stdout and "task hello: v1 (new)" in put.stdout
+    ran = cli("eval", "run", "--id", "smoke", "--max-concurrency", "1")
+    assert ran.returncode == 0, ran.stderr
+    assert "eval smoke: 1 of 1 passed" in ran.stdout
+    out = tmp_path / "out"
+    assert cli("bundle", "init", str(out), "--from-eval", "smoke").returncode == 0
+    assert (out / "evals" / "smoke.toml").read_text() == 'tasks = ["hello"]\n'
+    again = cli("run", str(out))
+    assert again.returncode == 0 and "eval smoke: 1 of 1 passed" in again.stdout
