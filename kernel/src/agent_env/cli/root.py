@@ -20,6 +20,14 @@ KERNEL_COMMANDS: dict[str, tuple[str, str]] = {
     "plugin": ("agent_env.cli.commands.plugin:plugin", "List, show and check plugins."),
     "config": ("agent_env.cli.commands.config:config", "Show the configuration in effect."),
     "sandbox": ("agent_env.cli.commands.sandbox:sandbox", "List and clean up sandboxes."),
+    "task": ("agent_env.cli.commands.task:task", "Stored tasks: list, show, put, run by id."),
+    "eval": ("agent_env.cli.commands.eval:eval_group", "Stored evals: list, show, put, run by id."),
+    "env": ("agent_env.cli.commands.env:env", "Stored environments: list, show, put, check."),
+    "agent": ("agent_env.cli.commands.agent:agent", "Stored agents: list, show, put."),
+    "a2a-agent": ("agent_env.cli.commands.agent:a2a_agent", "Stored agents (reference name)."),
+    "artifact": ("agent_env.cli.commands.artifact:artifact", "Stored artifacts and skills."),
+    "bundle": ("agent_env.cli.commands.bundle:bundle", "Export stored entities as a bundle."),
+    "completion": ("agent_env.cli.commands.completion:completion", "Print shell completion."),
 }
 
 EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130

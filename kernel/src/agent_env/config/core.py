@@ -28,6 +28,31 @@ class Config:
     #: One line naming what the file sets that is accepted for compatibility but not used
     #: (`load_config` logs it once); empty when nothing is ignored.
     warnings: list[str] = attrs.field(factory=list)
+    #: Every value each source set, in the order applied (`config explain`).
+    layers: dict[str, dict[str, list[tuple[str, Any]]]] = attrs.field(factory=dict)
+    #: The schema's defaults per section (built-ins and plugin declarations).
+    defaults: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+
+    def explain(self, section: str, key: str) -> list[dict[str, Any]]:
+        """How `[section] key` got its value: the default, then every source that set it
+        (secrets masked); the last row is the one in effect."""
+        if section not in self.values or (
+            key not in self.values[section] and key not in self.defaults.get(section, {})
+        ):
+            known = [f"{s}.{k}" for s in self.values for k in self.values[s]]
+            raise ConfigError(
+                f"no config setting {section}.{key}{did_you_mean(f'{section}.{key}', known)}"
+            )
+        show = (lambda v: v) if (section, key) in BACKEND_KEYS else (lambda v: mask(key, v))
+        rows = []
+        if key in self.defaults.get(section, {}):
+            rows.append({"origin": "default", "value": show(self.defaults[section][key])})
+        rows += [
+            {"origin": o, "value": show(v)} for o, v in self.layers.get(section, {}).get(key, [])
+        ]
+        for i, row in enumerate(rows):
+            row["in_effect"] = i == len(rows) - 1
+        return rows
 
     def table(self, section: str) -> dict[str, Any]:
         """A copy of `section` with defaults merged; backend sub-tables nested by name."""

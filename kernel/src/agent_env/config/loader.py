@@ -91,6 +91,8 @@ class _Loader:
             self.declared_by[section] = plugin
         self.values: dict[str, dict[str, Any]] = {s: dict(k) for s, k in self.schema.items()}
         self.origins: dict[str, dict[str, str]] = {}
+        #: Every value each source set, in the order applied: section -> key -> [(origin, value)].
+        self.layers: dict[str, dict[str, list[tuple[str, Any]]]] = {}
         self.ignored: list[str] = []
 
     def _registry(self, name: str) -> Any:
@@ -207,7 +209,7 @@ class _Loader:
             if is_compat_key(section, key):
                 continue
             target[key] = value
-            self.origins.setdefault(section, {})[key] = origin
+            self._set_origin(section, key, origin, value)
 
     def _raise(self, section: str, problems: list[str], source: str) -> None:
         """One `ConfigError` for the first problem of `[section]` (unknown keys list the
@@ -239,7 +241,7 @@ class _Loader:
                 section, key, default = names[var]
                 value = coerce_env(f"environment variable {var}", default, raw)
                 self.values.setdefault(section, {})[key] = value
-                self.origins.setdefault(section, {})[key] = f"env {var}"
+                self._set_origin(section, key, f"env {var}", value)
                 continue
             for section in self.schema:
                 prefix = env_var_name(section, "")
@@ -258,7 +260,7 @@ class _Loader:
         for key, var in (("base_url", "LITELLM_BASE_URL"), ("api_key", "LITELLM_API_KEY")):
             if key not in self.origins.get("model", {}) and environ.get(var):
                 self.values["model"][key] = environ[var]
-                self.origins.setdefault("model", {})[key] = f"env {var}"
+                self._set_origin("model", key, f"env {var}", environ[var])
 
     def check_backends(self) -> None:
         """Every non-default backend choice must name a registered backend."""
@@ -288,7 +290,11 @@ class _Loader:
                 return
             if ("image", "docker") in stores:
                 self.values["stores"]["image"] = "docker"
-                self.origins.setdefault("stores", {})["image"] = "default (docker plugin)"
+                self._set_origin("stores", "image", "default (docker plugin)", "docker")
+
+    def _set_origin(self, section: str, key: str, origin: str, value: Any) -> None:
+        self.origins.setdefault(section, {})[key] = origin
+        self.layers.setdefault(section, {}).setdefault(key, []).append((origin, value))
 
     def origin_label(self, section: str, key: str) -> str:
         return self.origins.get(section, {}).get(key, "default")
@@ -325,4 +331,6 @@ def load_config(cwd: Path | str | None = None, *, plugins: Any = None) -> Config
         values=loader.values,
         origins=loader.origins,
         warnings=warnings,
+        layers=loader.layers,
+        defaults={s: dict(k) for s, k in loader.schema.items()},
     )

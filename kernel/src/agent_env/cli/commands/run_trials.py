@@ -86,9 +86,10 @@ async def plan(
     info["digest"] = await anyio.to_thread.run_sync(engine_trials.bundle_digest, bundle)
     k = options.trials
     progress = make_progress(session, k * len(tasks)) if k > 1 else None
-    return await engine_trials.plan_run(
+    run_id = new_id("run")
+    trial_run = await engine_trials.plan_run(
         services,
-        run_id=new_id("run"),
+        run_id=run_id,
         bundle=bundle,
         bundle_info=info,
         tasks=tasks,
@@ -112,6 +113,10 @@ async def plan(
             "user_model": options.user_model,
         },
     )
+    from agent_env.stores.lineage import record_bundle_run
+
+    await record_bundle_run(session.stores, run_id, bundle, materialized, tasks, evals)
+    return trial_run
 
 
 async def resume(session, services, options: RunOptions, run_doc, bundle, materialized) -> Any:

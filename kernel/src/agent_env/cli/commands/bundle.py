@@ -1,0 +1,74 @@
+"""`agent-env bundle init FOLDER --from-task ID | --from-eval ID`: stored entities as a folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import click
+
+from agent_env.cli.commands.entity_group import echo_json, with_session
+
+
+@click.group("bundle")
+def bundle() -> None:
+    """Bundle folders from the stores."""
+
+
+@bundle.command("init")
+@click.argument("folder", type=click.Path(path_type=Path))
+@click.option("--from-task", metavar="ID", help="Import this stored task, by id (or name).")
+@click.option("--from-eval", metavar="ID", help="Import this stored eval and every task it names.")
+@click.option(
+    "--version", type=click.IntRange(min=1), help="The version to import (default latest)."
+)
+@click.option(
+    "--include-scope",
+    type=click.Choice(["user"]),
+    multiple=True,
+    help="Keep the fields of this scope (sandbox_type, env_state_*) as stored.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
+def init(
+    folder: Path,
+    from_task: str | None,
+    from_eval: str | None,
+    version: int | None,
+    include_scope: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Write a stored task (or eval and its tasks) with the artifacts, skills, envs and agents
+    stored beside it into FOLDER (new or empty), byte for byte, plus README.md and
+    provenance.json. Nothing is written to a store; an export that fails writes nothing."""
+    from agent_env.entities.export import export
+
+    if (from_task is None) == (from_eval is None):
+        raise click.UsageError("give one of --from-task or --from-eval")
+    done = anyio.run(
+        with_session,
+        lambda s: export(
+            s.stores,
+            folder,
+            task=from_task,
+            evaluation=from_eval,
+            version=version,
+            include_user_scope="user" in include_scope,
+        ),
+    )
+    if as_json:
+        echo_json(
+            {
+                "folder": str(done.folder),
+                "from": done.origin,
+                "written": done.written,
+                "left_out": done.left_out,
+            }
+        )
+        return
+    o = done.origin
+    click.echo(f"Imported {o['kind']} {o['id']} v{o['version']} into {done.folder}:")
+    for w in done.written:
+        click.echo(f"Written: {w['folder']}: {w['kind']} {w['id']} v{w['version']}")
+    for line in done.left_out:
+        click.echo(f"Left out: {line}")
+    click.echo(f"Run it with: agent-env run {done.folder}")

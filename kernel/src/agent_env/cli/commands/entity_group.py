@@ -1,0 +1,164 @@
+"""The commands every stored-entity group shares (`list`, `show`/`get`, `put`, `validate`),
+built for one kind; `task`, `eval`, `env`, `agent`/`a2a-agent` and `artifact` add their own."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import click
+
+
+def echo_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, default=str))
+
+
+async def with_session(fn: Any, *args: Any) -> Any:
+    from agent_env.engine.run import Session
+
+    session = await Session.open()
+    try:
+        return await fn(session, *args)
+    finally:
+        await session.close()
+
+
+def _show_text(data: dict[str, Any]) -> None:
+    click.echo(f"{data['kind']} {data['id']} v{data['version']} (of {data['versions']})")
+    click.echo(f"digest: {data['digest']}")
+    if data.get("type"):
+        click.echo(f"type: {data['type']}")
+    for rel, digest in sorted(data["files"].items()):
+        click.echo(f"file: {rel}  {digest[:12]}")
+    runs = data["runs"]
+    click.echo(f"runs: {len(runs)}" + ("" if runs else " (no run has used this version)"))
+    for r in runs:
+        click.echo(f"  {r['run_id']}  as {r['id']} v{r['version']}")
+
+
+def make_group(
+    kind: str, help_text: str, *, name: str | None = None, cls: type = click.Group
+) -> click.Group:
+    """A click group named `name` (default `kind`) with list, show, get, put and validate."""
+
+    @click.group(name or kind, cls=cls, help=help_text)
+    def group() -> None:
+        pass
+
+    @group.command("list")
+    @click.option("--match", metavar="TEXT", help="Only ids that contain TEXT.")
+    @click.option("--type", "type_", metavar="TYPE", help=f"Only {kind}s of this type.")
+    @click.option(
+        "--limit",
+        type=click.IntRange(min=0),
+        default=50,
+        show_default=True,
+        help="At most this many rows; 0 lists them all.",
+    )
+    @click.option("--offset", type=click.IntRange(min=0), default=0, help="Skip this many rows.")
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    def list_cmd(
+        match: str | None, type_: str | None, limit: int, offset: int, as_json: bool
+    ) -> None:
+        from agent_env.entities.catalog import list_entities
+
+        async def go(session: Any) -> Any:
+            return await list_entities(
+                session.stores, kind, match=match, type_=type_, offset=offset, limit=limit or None
+            )
+
+        page = anyio.run(with_session, go)
+        if as_json:
+            echo_json({"total": page.total, "offset": offset, "rows": page.rows})
+            return
+        if not page.rows:
+            click.echo(f"No {kind}s stored" + (" match" if match or type_ else "") + ".")
+            return
+        for r in page.rows:
+            extra = f"  {r['type']}" if r["type"] else ""
+            click.echo(f"{r['id']}  v{r['version']}{extra}  {r['digest'][:19]}")
+        if page.total > offset + len(page.rows):
+            click.echo(
+                f"({page.total - offset - len(page.rows)} more; use --offset/--limit)", err=True
+            )
+
+    list_cmd.help = f"List the stored {kind}s (the latest version of each), filtered and paged."
+
+    def _show(ref: str, version: int | None, as_json: bool) -> None:
+        from agent_env.entities.catalog import show
+
+        data = anyio.run(with_session, lambda s: show(s.stores, kind, ref, version))
+        if as_json:
+            echo_json(data)
+        else:
+            _show_text(data)
+
+    @group.command(
+        "show",
+        help=f"Show a stored {kind}: a version, its digest, files and the runs that used it.",
+    )
+    @click.argument("ref", metavar="ID")
+    @click.option("--version", type=click.IntRange(min=1), help="This version (default latest).")
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON, content included.")
+    def show_cmd(ref: str, version: int | None, as_json: bool) -> None:
+        _show(ref, version, as_json)
+
+    @group.command("get", help=f"Print a stored {kind} as JSON (the reference's `get --id`).")
+    @click.option("--id", "ref", required=True, help=f"The {kind} id (or its name).")
+    @click.option("--version", type=click.IntRange(min=1), help="This version (default latest).")
+    def get_cmd(ref: str, version: int | None) -> None:
+        _show(ref, version, True)
+
+    @group.command(
+        "put",
+        help=f"Store the {kind}s of a bundle folder, or the one at "
+        f"BUNDLE/<kind folder>/<name>, as new versions when their digest changed.",
+    )
+    @click.argument("path", type=click.Path(path_type=Path))
+    @click.option("--dry-run", is_flag=True, help="Show what would be written; write nothing.")
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    def put_cmd(path: Path, dry_run: bool, as_json: bool) -> None:
+        from agent_env.entities.put import put_path
+
+        done = anyio.run(with_session, lambda s: put_path(s, kind, path, dry_run=dry_run))
+        if as_json:
+            echo_json([{"kind": k, "name": n, "version": v} for (k, n), v in done.versions.items()])
+            return
+        for line in done.lines:
+            click.echo(line)
+
+    @group.command(
+        "validate",
+        help=f"Check a stored {kind} (ID, with --id or --version) or "
+        "one on disk (PATH) the way a run would; exit 1 with every problem.",
+    )
+    @click.argument("target", required=False)
+    @click.option("--id", "ref", help=f"A stored {kind} id (the reference's form).")
+    @click.option("--version", type=click.IntRange(min=1), help="This version (default latest).")
+    def validate_cmd(target: str | None, ref: str | None, version: int | None) -> None:
+        from agent_env.entities import put
+
+        if (target is None) == (ref is None):
+            raise click.UsageError("give a PATH or a stored ID (or --id ID)")
+        if target is not None and Path(target).exists():
+            put.validate_path(_plugins(), kind, Path(target))
+            click.echo(f"{target}: valid")
+            return
+        ref = ref or target
+        if kind in ("task", "eval"):
+            root = anyio.run(with_session, lambda s: put.validate_stored(s, kind, ref, version))
+        else:
+            from agent_env.entities.catalog import get_version
+
+            root = anyio.run(with_session, lambda s: get_version(s.stores, kind, ref, version))
+        click.echo(f"{kind} {root.entity_id} v{root.version}: valid")
+
+    return group
+
+
+def _plugins() -> Any:
+    from agent_env.plugins import get_plugin_manager
+
+    return get_plugin_manager()

@@ -1,0 +1,204 @@
+"""Write stored entities out as a bundle folder (`agent-env bundle init`, and `task run ID`).
+
+A task (or an eval and its tasks) is written with the artifacts, skills, envs and agents
+stored beside it (the same id prefix), each at its latest version, with its files fetched by
+content digest. The folder is built in a temporary sibling and renamed into place, so an export
+that fails writes nothing. `provenance.json` records what each file came from; a run of the
+folder records that origin in its lineage while the content is unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from agent_env._version import __version__
+from agent_env.entities.catalog import get_version
+from agent_env.entities.toml_out import dumps as toml_dumps
+from agent_env.errors import AgentEnvError, StoreError
+
+PROVENANCE = "provenance.json"
+#: Step fields a user picks per machine; left out unless `include_user_scope`.
+USER_SCOPE_FIELDS = ("sandbox_type", "env_state_type", "env_state_instance_id")
+_FOLDERS = {"artifact": "artifacts", "skill": "skills", "env": "envs", "agent": "agents"}
+
+
+@attrs.frozen(kw_only=True)
+class Export:
+    """What an export wrote: one row per file or folder, the fields left out, the origin."""
+
+    folder: Path
+    written: list[dict[str, Any]]
+    left_out: list[str]
+    origin: dict[str, Any]
+    tasks: list[str]
+
+
+def _prefix(entity_id: str) -> str:
+    return entity_id.rpartition("/")[0]
+
+
+def _name(entity: Any) -> str:
+    return str(entity.content.get("name") or entity.entity_id.rpartition("/")[2])
+
+
+def _scoped_steps(task: Any, include_user_scope: bool, left_out: list[str]) -> list[Any]:
+    steps = json.loads(json.dumps(task.content.get("steps", [])))
+    if include_user_scope:
+        return steps
+    for step in steps:
+        if not isinstance(step, dict):
+            continue
+        for field in USER_SCOPE_FIELDS:
+            if field in step:
+                del step[field]
+                left_out.append(
+                    f"tasks/{_name(task)}.json: step {step.get('id')!r}: {field}: dropped: user "
+                    "scope, so a run takes its own; --include-scope user keeps it"
+                )
+    return steps
+
+
+async def _siblings(stores: Any, prefix: str) -> list[Any]:
+    """The latest version of every artifact, skill, env and agent stored directly under `prefix`."""
+    found = []
+    for kind in _FOLDERS:
+        for entity_id in await stores.entities.ids(kind):
+            if _prefix(entity_id) == prefix:
+                found.append(await stores.entities.latest(kind, entity_id))
+    return found
+
+
+async def _tasks_of_eval(stores: Any, evaluation: Any) -> list[Any]:
+    prefix = _prefix(evaluation.entity_id)
+    tasks = []
+    for ref in evaluation.content.get("tasks", []):
+        entity_id = ref if ref.startswith("@") else f"{prefix}/{ref}"
+        task = await stores.entities.latest("task", entity_id)
+        if task is None:
+            raise StoreError(
+                f"eval {evaluation.entity_id!r} v{evaluation.version} names task {ref!r}, "
+                "which is not stored"
+            )
+        tasks.append(task)
+    return tasks
+
+
+def _use(entity: Any, where: str) -> dict[str, Any]:
+    return {
+        "folder": where,
+        "kind": entity.kind,
+        "type": entity.content.get("type", entity.content.get("kind")),
+        "id": entity.entity_id,
+        "version": entity.version,
+        "digest": entity.digest,
+    }
+
+
+async def export(
+    stores: Any,
+    folder: Path,
+    *,
+    task: str | None = None,
+    evaluation: str | None = None,
+    version: int | None = None,
+    include_user_scope: bool = False,
+) -> Export:
+    """Write `task` (or `evaluation` and its tasks) and their stored siblings into `folder`,
+    which must not exist or be empty; nothing is written when anything fails."""
+    if (task is None) == (evaluation is None):
+        raise AgentEnvError("give one of --from-task or --from-eval")
+    folder = Path(folder).expanduser().absolute()
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise AgentEnvError(f"{folder}: not empty; import into a new or empty folder")
+    kind = "task" if task is not None else "eval"
+    root = await get_version(stores, kind, task or evaluation or "", version)
+    tasks = [root] if kind == "task" else await _tasks_of_eval(stores, root)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    try:
+        result = await _write(stores, staging, root, tasks, include_user_scope)
+        if folder.exists():
+            folder.rmdir()
+        staging.rename(folder)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return attrs.evolve(result, folder=folder)
+
+
+async def _write(
+    stores: Any, out: Path, root: Any, tasks: list[Any], include_user_scope: bool
+) -> Export:
+    written: list[dict[str, Any]] = []
+    left_out: list[str] = []
+    (out / "tasks").mkdir()
+    for task in tasks:
+        where = f"tasks/{_name(task)}.json"
+        steps = _scoped_steps(task, include_user_scope, left_out)
+        (out / where).write_text(json.dumps(steps, indent=2) + "\n", encoding="utf-8")
+        written.append({**_use(task, where), "unchanged": steps == task.content.get("steps")})
+    if root.kind == "eval":
+        (out / "evals").mkdir()
+        config = dict(root.content.get("config") or {})
+        config["tasks"] = [_name(t) for t in tasks]
+        where = f"evals/{_name(root)}.toml"
+        (out / where).write_text(toml_dumps(config), encoding="utf-8")
+        written.append({**_use(root, where), "unchanged": False})
+    written += await write_siblings(stores, out, _prefix(root.entity_id))
+    origin = {"kind": root.kind, "id": root.entity_id, "version": root.version}
+    (out / "README.md").write_text(_readme(root, written, left_out), encoding="utf-8")
+    provenance = {
+        "agent_env": __version__,
+        "imported_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "from": {root.kind: root.entity_id, "version": root.version},
+        "written": written,
+        "left_out": left_out,
+    }
+    (out / PROVENANCE).write_text(json.dumps(provenance, indent=2) + "\n", encoding="utf-8")
+    return Export(
+        folder=out,
+        written=written,
+        left_out=left_out,
+        origin=origin,
+        tasks=[_name(t) for t in tasks],
+    )
+
+
+async def write_siblings(stores: Any, out: Path, prefix: str) -> list[dict[str, Any]]:
+    """Write every artifact, skill, env and agent stored under `prefix` into bundle folder
+    `out` (files by digest, an artifact's settings as `artifact.toml`); a row per folder."""
+    from agent_env.bundles import fetch_files
+
+    written = []
+    for entity in await _siblings(stores, prefix):
+        where = f"{_FOLDERS[entity.kind]}/{_name(entity)}"
+        target = out / where
+        target.mkdir(parents=True)
+        await fetch_files(stores.objects, dict(entity.files or {}), target)
+        config = entity.content.get("config") or {}
+        if entity.kind == "artifact" and config:
+            (target / "artifact.toml").write_text(toml_dumps(config), encoding="utf-8")
+        written.append({**_use(entity, where + "/"), "unchanged": True})
+    return written
+
+
+def _readme(root: Any, written: list[dict[str, Any]], left_out: list[str]) -> str:
+    lines = [
+        f"{root.kind.capitalize()} {_name(root)}, exported from {root.entity_id} v{root.version}",
+        "",
+        "Written by `agent-env bundle init`; run it with `agent-env run <this folder>`.",
+        "",
+        "## Contents",
+        "",
+        *(f"- `{w['folder']}`: {w['kind']} {w['id']} v{w['version']}" for w in written),
+    ]
+    if left_out:
+        lines += ["", "## Left out", "", *(f"- {line}" for line in left_out)]
+    return "\n".join(lines) + "\n"

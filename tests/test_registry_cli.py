@@ -1,0 +1,154 @@
+"""The registry from the CLI (issue 20): put a task and its artifact, list and show them, run
+the task by id, export it with `bundle init`, run the folder, and find one lineage from the
+stored task version to both runs. Real `agent-env` processes on a private home and SQLite."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+AGENT_ENV = Path(sys.executable).with_name("agent-env")
+ROOT = Path(__file__).resolve().parents[1]
+HELLO = ROOT / "kernel" / "src" / "agent_env" / "hello_bundle" / "hello"
+ACME_SRC = ROOT / "tests" / "fixtures" / "thirdparty-plugin" / "src"
+
+
+@pytest.fixture
+def cli(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_ENV_")}
+    env["AGENT_ENV_HOME"] = str(tmp_path / "home")
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [str(AGENT_ENV), *args],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    return run
+
+
+def test_put_list_show_run_export_and_one_lineage(cli, tmp_path):
+    bundle = tmp_path / "lab"
+    shutil.copytree(HELLO, bundle)
+    put = cli("task", "put", str(bundle / "tasks" / "hello.json"))
+    assert put.returncode == 0, put.stderr
+    assert "task hello: v1 (new)" in put.stdout and "artifact greeting: v1 (new)" in put.stdout
+    again = cli("task", "put", str(bundle))
+    assert "task hello: v1, unchanged" in again.stdout
+
+    tasks = json.loads(cli("task", "list", "--json").stdout)
+    task_id = f"@local/{bundle.as_posix().lstrip('/')}/hello"
+    assert [r["id"] for r in tasks["rows"]] == [task_id] and tasks["total"] == 1
+    (artifact,) = json.loads(cli("artifact", "list", "--json", "--type", "file").stdout)["rows"]
+    assert artifact["name"] == "greeting" and artifact["version"] == 1
+    shown = json.loads(cli("task", "show", "hello", "--json").stdout)
+    assert shown["digest"].startswith("sha256:") and shown["runs"] == []
+
+    by_id = cli("task", "run", "--id", task_id, "--json")
+    assert by_id.returncode == 0, by_id.stderr
+    (record,) = json.loads(by_id.stdout)["tasks"]
+    assert record["status"] == "passed"
+
+    out = tmp_path / "exported"
+    init = cli("bundle", "init", str(out), "--from-task", task_id)
+    assert init.returncode == 0, init.stderr
+    assert (out / "artifacts" / "greeting" / "greeting.txt").read_bytes() == (
+        HELLO / "artifacts" / "greeting" / "greeting.txt"
+    ).read_bytes()
+    provenance = json.loads((out / "provenance.json").read_text())
+    assert provenance["from"] == {"task": task_id, "version": 1}
+    folder_run = cli("run", str(out), "--json")
+    assert folder_run.returncode == 0, folder_run.stderr
+
+    shown = json.loads(cli("task", "show", task_id, "--version", "1", "--json").stdout)
+    runs = {r["run_id"]: r["id"] for r in shown["runs"]}
+    assert len(runs) == 2
+    assert sorted(runs.values()) == sorted([task_id, f"@local/{out.as_posix().lstrip('/')}/hello"])
+
+    again = cli("bundle", "init", str(out), "--from-task", task_id)
+    assert again.returncode == 1 and "not empty" in again.stderr
+
+
+def test_bad_input_is_named_and_changes_nothing(cli, tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"id": "x", "type": "verify_sandbx", "sandbox_name": "s"}]')
+    made = cli("task", "create", str(bad), "--id", "@local/lab/bad")
+    assert made.returncode == 1
+    assert "unknown step type 'verify_sandbx'" in made.stderr and "verify_sandbox" in made.stderr
+    assert json.loads(cli("task", "list", "--json").stdout)["total"] == 0
+    missing = cli("task", "show", "helo")
+    assert missing.returncode == 1 and "no task 'helo'" in missing.stderr
+    nothing = cli("bundle", "init", str(tmp_path / "out"), "--from-task", "nope")
+    assert nothing.returncode == 1 and not (tmp_path / "out").exists()
+    assert (
+        cli("config", "explain", "run.concurency")
+        .stderr.strip()
+        .endswith("(did you mean 'run.concurrency'?)")
+    )
+
+
+def test_config_explain_shows_each_layer(cli, tmp_path):
+    (tmp_path / ".agentenv").mkdir()
+    (tmp_path / ".agentenv" / "config.toml").write_text("[run]\nconcurrency = 4\n")
+    shown = json.loads(cli("config", "explain", "run.concurrency", "--json").stdout)
+    assert [
+        (r["origin"].rsplit("/", 1)[-1], r["value"], r["in_effect"]) for r in shown["layers"]
+    ] == [
+        ("default", 8, False),
+        ("config.toml", 4, True),
+    ]
+
+
+def test_completion_scripts_for_each_shell(cli):
+    for shell, marker in (
+        ("bash", "complete -o"),
+        ("zsh", "compdef"),
+        ("fish", "complete --no-files"),
+    ):
+        done = cli("completion", shell)
+        assert done.returncode == 0 and marker in done.stdout, done.stderr
+
+
+def test_a_plugins_step_type_is_accepted_by_task_commands(cli_runner, register_plugin, monkeypatch):
+    """A step type a third-party plugin registers validates in `task create` with no kernel change."""
+    steps = '[{"id": "w", "type": "acme_state_equals", "verifier_id": "w", "expect": {"a": 1}}]'
+    path = Path(os.environ["AGENT_ENV_HOME"]) / "t.json"
+    path.write_text(steps)
+    without = cli_runner.invoke(["task", "create", str(path), "--id", "@local/lab/w"])
+    assert without.exit_code == 1 and "unknown step type 'acme_state_equals'" in without.output
+    monkeypatch.syspath_prepend(str(ACME_SRC))
+    import agentenv_acme.hooks as acme_hooks
+
+    register_plugin(acme_hooks, "acme", dist="agentenv-acme")
+    made = cli_runner.invoke(["task", "create", str(path), "--id", "@local/lab/w", "--json"])
+    assert made.exit_code == 0, made.output
+    assert json.loads(made.stdout)["status"] == "new"
+    listed = json.loads(cli_runner.invoke(["task", "list", "--json"]).stdout)
+    assert [r["id"] for r in listed["rows"]] == ["@local/lab/w"]
+
+
+def test_an_eval_runs_by_id_and_exports_with_its_tasks(cli, tmp_path):
+    bundle = tmp_path / "lab"
+    shutil.copytree(HELLO, bundle)
+    (bundle / "evals").mkdir()
+    (bundle / "evals" / "smoke.toml").write_text('tasks = ["hello"]\n')
+    put = cli("eval", "put", str(bundle))
+    assert "eval smoke: v1 (new)" in put.stdout and "task hello: v1 (new)" in put.stdout
+    ran = cli("eval", "run", "--id", "smoke", "--max-concurrency", "1")
+    assert ran.returncode == 0, ran.stderr
+    assert "eval smoke: 1 of 1 passed" in ran.stdout
+    out = tmp_path / "out"
+    assert cli("bundle", "init", str(out), "--from-eval", "smoke").returncode == 0
+    assert (out / "evals" / "smoke.toml").read_text() == 'tasks = ["hello"]\n'
+    again = cli("run", str(out))
+    assert again.returncode == 0 and "eval smoke: 1 of 1 passed" in again.stdout
