@@ -214,18 +214,16 @@ async def trial_details(objects: ObjectStore, record: Mapping[str, Any]) -> dict
 async def runs_using(
     stores: Any, kind: str, entity_id: str, version: int | None = None
 ) -> list[str] | None:
-    """The ids of the runs that used `entity_id` (at `version`), when the kernel can tell
-    (`agent_env.stores.lineage`); None when it cannot. Tasks are also found from trial records."""
-    try:
-        from agent_env.stores import lineage  # type: ignore[attr-defined]
-    except ImportError:
-        lineage = None
-    if lineage is not None:
-        return list(await lineage.runs_using(stores, kind, entity_id, version))
-    if kind != "task":
-        return None
-    where: dict[str, Any] = {"task.id": entity_id}
-    if version is not None:
-        where["task.version"] = version
-    groups = await stores.documents.count_by(TRIALS, ["run_id"], where=where)
-    return sorted((str(k[0]) for k, _ in groups), reverse=True)
+    """The ids of the runs that used `entity_id` (at `version`), newest first: what the runs
+    recorded (`agent_env.stores.lineage`), and for tasks also what the trial records name
+    (runs from before lineage was recorded)."""
+    from agent_env.stores import lineage
+
+    found = set(await lineage.runs_using(stores, kind, entity_id, version))
+    if kind == "task":
+        where: dict[str, Any] = {"task.id": entity_id}
+        if version is not None:
+            where["task.version"] = version
+        groups = await stores.documents.count_by(TRIALS, ["run_id"], where=where)
+        found.update(str(k[0]) for k, _ in groups)
+    return sorted(found, reverse=True)
