@@ -4,7 +4,6 @@ and the data-plane / REST proxy to envs. `Gateway` composes one; `POST /mcp` liv
 from __future__ import annotations
 
 import copy
-import json
 from typing import Any
 
 import anyio
@@ -19,7 +18,7 @@ from agentenv_protocol.gateway.errors import WILDCARD, GatewayError
 from agentenv_protocol.gateway.mcp import McpEndpoint
 from agentenv_protocol.gateway.routing import RouteTable
 from agentenv_protocol.jsonrpc import error as rpc_error
-from agentenv_protocol.jsonrpc import parse_request
+from agentenv_protocol.jsonrpc import loads, parse_request
 from agentenv_protocol.schema import did_you_mean
 from agentenv_protocol.types import (
     CLOCK_EXTENSION_URI,
@@ -133,7 +132,7 @@ class ControlRoutes:
             )
             return None
         try:
-            body = json.loads(raw) if raw else {}
+            body = loads(raw) if raw else {}
         except ValueError as e:
             await respond(send, 400, {"ok": False, "error": f"invalid JSON body: {e}"})
             return None
@@ -282,7 +281,7 @@ class ControlRoutes:
                 {"error": f"unknown environment {env!r}{did_you_mean(env, self.table.envs)}"},
             )
             return
-        body = await read_body(receive, self.max_request_bytes)
+        body = await read_body(receive, self.max_request_bytes, scope)
         if body is None:
             await respond(
                 send, 413, {"error": f"request body exceeds {self.max_request_bytes} bytes"}

@@ -159,7 +159,7 @@ class McpEndpoint:
 
     # --- ASGI ---------------------------------------------------------------------------------
     async def post(self, scope: dict, receive: Any, send: Any, caller: Caller) -> None:
-        body = await read_body(receive, self.max_request_bytes)
+        body = await read_body(receive, self.max_request_bytes, scope)
         if body is None:
             message = f"request body exceeds {self.max_request_bytes} bytes"
             await respond(send, 413, rpc_error(None, E.INVALID_REQUEST, message))
