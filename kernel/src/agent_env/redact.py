@@ -27,8 +27,9 @@ SECRET_KEY_ENDINGS = (
     "sessionkey",
     "cookie",
 )
-#: Known secret values shorter than this are not replaced inside text (too many false hits).
-MIN_SECRET_LENGTH = 6
+#: Kept for plugins that imported it: known secrets are matched by exact value whatever their
+#: length (a 4-character PIN is a secret too), so there is no floor any more.
+MIN_SECRET_LENGTH = 1
 
 _NON_ALNUM = re.compile(r"[^a-z0-9]")
 
@@ -55,7 +56,7 @@ class Redactor:
     def add(self, secrets: Iterable[str]) -> None:
         """Learn more secret values (e.g. resolved `secret:` references)."""
         for value in secrets:
-            if isinstance(value, str) and len(value) >= MIN_SECRET_LENGTH:
+            if isinstance(value, str) and value.strip():
                 self._secrets.add(value)
         if self._secrets:
             ordered = sorted(self._secrets, key=len, reverse=True)
@@ -63,6 +64,15 @@ class Redactor:
 
     def __call__(self, value: Any) -> Any:
         return redact(value, self._pattern)
+
+    def text(self, value: str) -> str:
+        """`value` with every known secret replaced (for log lines and other plain text)."""
+        return self._pattern.sub(REDACTED, value) if self._pattern is not None else value
+
+    @property
+    def secrets(self) -> frozenset[str]:
+        """The secret values this redactor replaces (for callers that scan files for leaks)."""
+        return frozenset(self._secrets)
 
     @classmethod
     async def from_stores(

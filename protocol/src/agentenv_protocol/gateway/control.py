@@ -80,7 +80,7 @@ class ControlRoutes:
         self, scope: dict, receive: Any, send: Any, caller: Caller, path: str, method: str
     ) -> None:
         if path == WELL_KNOWN_PATH and method == "GET":
-            await respond(send, 200, self.card(caller.role))
+            await respond(send, 200, self.card(caller.role, caller.envs))
         elif path == READY_PATH and method == "GET":
             await respond(send, 200, await self._health())
         elif path == RPC_PATH or path.startswith("/svc/"):
@@ -179,9 +179,14 @@ class ControlRoutes:
         except ClockError as e:
             await respond(send, e.status, {"ok": False, "error": str(e)})
 
-    def card(self, role: str = DEFAULT_ROLE) -> dict:
-        """The composed card: the gateway's own, each env's nested under `children_environments`."""
-        children = [self._child_card(env, card) for env, card in self.table.cards.items()]
+    def card(self, role: str = DEFAULT_ROLE, envs: frozenset[str] | None = None) -> dict:
+        """The composed card: the gateway's own, each env's nested under `children_environments`
+        (only the envs in `envs` when the caller's token is scoped)."""
+        children = [
+            self._child_card(env, card)
+            for env, card in self.table.cards.items()
+            if envs is None or env in envs
+        ]
         operations = (
             (self.table.cards[next(iter(self.table.cards))].get("capabilities") or {}).get(
                 "operations"
@@ -199,7 +204,7 @@ class ControlRoutes:
                 "extensions": [CLOCK_EXTENSION],
                 "tools": [
                     {k: t[k] for k in ("name", "description", "inputSchema") if k in t}
-                    for t in self.mcp.visible_tools(role)
+                    for t in self.mcp.visible_tools(role, envs)
                 ],
                 "operations": operations or [],
             },
