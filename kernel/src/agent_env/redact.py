@@ -27,9 +27,11 @@ SECRET_KEY_ENDINGS = (
     "sessionkey",
     "cookie",
 )
-#: Kept for plugins that imported it: known secrets are matched by exact value whatever their
-#: length (a 4-character PIN is a secret too), so there is no floor any more.
-MIN_SECRET_LENGTH = 1
+#: Values only guessed to be secret (under a secret-looking key of the host environment or
+#: the config) are
+#: matched from this length on; secrets known to be secrets (the secret store, the config,
+#: tokens a step adds) are matched by exact value whatever their length.
+MIN_SECRET_LENGTH = 6
 
 _NON_ALNUM = re.compile(r"[^a-z0-9]")
 
@@ -53,10 +55,11 @@ class Redactor:
         self._pattern: re.Pattern[str] | None = None
         self.add(secrets)
 
-    def add(self, secrets: Iterable[str]) -> None:
-        """Learn more secret values (e.g. resolved `secret:` references)."""
+    def add(self, secrets: Iterable[str], *, min_length: int = 1) -> None:
+        """Learn more secret values (e.g. resolved `secret:` references); `min_length` only
+        for values guessed to be secret."""
         for value in secrets:
-            if isinstance(value, str) and value.strip():
+            if isinstance(value, str) and value.strip() and len(value) >= min_length:
                 self._secrets.add(value)
         if self._secrets:
             ordered = sorted(self._secrets, key=len, reverse=True)
@@ -82,7 +85,8 @@ class Redactor:
         secret-looking environment variables (`OPENAI_API_KEY`, `HF_TOKEN`, ...) and the
         config's secret-looking settings and `env:` references."""
         environ = os.environ if environ is None else environ
-        values: list[str] = [v for k, v in environ.items() if is_secret_key(k)]
+        guessed = [v for k, v in environ.items() if is_secret_key(k)]
+        values: list[str] = []
         secrets = getattr(stores, "secrets", None)
         if secrets is not None:
             for name in await secrets.list():
@@ -95,10 +99,12 @@ class Redactor:
                     continue
                 if value.startswith("env:") and value[4:] in environ:
                     if is_secret_key(key):
-                        values.append(environ[value[4:]])
+                        guessed.append(environ[value[4:]])
                 elif is_secret_key(key) and not value.startswith("secret:"):
-                    values.append(value)
-        return cls(values)
+                    guessed.append(value)
+        redactor = cls(values)
+        redactor.add(guessed, min_length=MIN_SECRET_LENGTH)
+        return redactor
 
 
 def redact(value: Any, secrets: re.Pattern[str] | Iterable[str] | None = None) -> Any:
