@@ -10,6 +10,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 
 def fsync_dir(path: Path | str) -> None:
@@ -120,3 +121,12 @@ def replacing_dir(dest: Path | str) -> Iterator[Path]:
         fsync_dir(dest.parent)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def open_private(path: Path | str, mode: str = "wb") -> IO:
+    """Open `path` for writing readable by its owner only (0600, whatever the umask): process
+    logs and anything else that may hold a secret the redactor cannot reach."""
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if "a" in mode else os.O_TRUNC)
+    fd = os.open(path, flags, 0o600)
+    os.fchmod(fd, 0o600)  # an existing file keeps its old mode otherwise
+    return os.fdopen(fd, mode)

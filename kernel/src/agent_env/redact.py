@@ -27,7 +27,10 @@ SECRET_KEY_ENDINGS = (
     "sessionkey",
     "cookie",
 )
-#: Known secret values shorter than this are not replaced inside text (too many false hits).
+#: Values only guessed to be secret (under a secret-looking key of the host environment or
+#: the config) are
+#: matched from this length on; secrets known to be secrets (the secret store, the config,
+#: tokens a step adds) are matched by exact value whatever their length.
 MIN_SECRET_LENGTH = 6
 
 _NON_ALNUM = re.compile(r"[^a-z0-9]")
@@ -52,10 +55,11 @@ class Redactor:
         self._pattern: re.Pattern[str] | None = None
         self.add(secrets)
 
-    def add(self, secrets: Iterable[str]) -> None:
-        """Learn more secret values (e.g. resolved `secret:` references)."""
+    def add(self, secrets: Iterable[str], *, min_length: int = 1) -> None:
+        """Learn more secret values (e.g. resolved `secret:` references); `min_length` only
+        for values guessed to be secret."""
         for value in secrets:
-            if isinstance(value, str) and len(value) >= MIN_SECRET_LENGTH:
+            if isinstance(value, str) and value.strip() and len(value) >= min_length:
                 self._secrets.add(value)
         if self._secrets:
             ordered = sorted(self._secrets, key=len, reverse=True)
@@ -63,6 +67,15 @@ class Redactor:
 
     def __call__(self, value: Any) -> Any:
         return redact(value, self._pattern)
+
+    def text(self, value: str) -> str:
+        """`value` with every known secret replaced (for log lines and other plain text)."""
+        return self._pattern.sub(REDACTED, value) if self._pattern is not None else value
+
+    @property
+    def secrets(self) -> frozenset[str]:
+        """The secret values this redactor replaces (for callers that scan files for leaks)."""
+        return frozenset(self._secrets)
 
     @classmethod
     async def from_stores(
@@ -72,7 +85,8 @@ class Redactor:
         secret-looking environment variables (`OPENAI_API_KEY`, `HF_TOKEN`, ...) and the
         config's secret-looking settings and `env:` references."""
         environ = os.environ if environ is None else environ
-        values: list[str] = [v for k, v in environ.items() if is_secret_key(k)]
+        guessed = [v for k, v in environ.items() if is_secret_key(k)]
+        values: list[str] = []
         secrets = getattr(stores, "secrets", None)
         if secrets is not None:
             for name in await secrets.list():
@@ -85,10 +99,12 @@ class Redactor:
                     continue
                 if value.startswith("env:") and value[4:] in environ:
                     if is_secret_key(key):
-                        values.append(environ[value[4:]])
+                        guessed.append(environ[value[4:]])
                 elif is_secret_key(key) and not value.startswith("secret:"):
-                    values.append(value)
-        return cls(values)
+                    guessed.append(value)
+        redactor = cls(values)
+        redactor.add(guessed, min_length=MIN_SECRET_LENGTH)
+        return redactor
 
 
 def redact(value: Any, secrets: re.Pattern[str] | Iterable[str] | None = None) -> Any:

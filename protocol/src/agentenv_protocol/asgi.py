@@ -8,8 +8,19 @@ from typing import Any
 _JSON = [(b"content-type", b"application/json")]
 
 
-async def read_body(receive: Any, limit: int) -> bytes | None:
-    """The request body, or None once it exceeds `limit` bytes."""
+def declared_length(scope: Any) -> int | None:
+    """The request's Content-Length header as an int (None when absent or not a number)."""
+    for key, value in scope.get("headers") or ():
+        if key == b"content-length":
+            return int(value) if value.isdigit() else None
+    return None
+
+
+async def read_body(receive: Any, limit: int, scope: Any = None) -> bytes | None:
+    """The request body, or None once it exceeds `limit` bytes (at once, without reading it,
+    when `scope` declares a longer Content-Length)."""
+    if scope is not None and (declared_length(scope) or 0) > limit:
+        return None
     chunks, size = [], 0
     while True:
         message = await receive()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -30,6 +31,9 @@ __all__ = [
     "result",
     "parse_request",
     "valid_id",
+    "MAX_JSON_DEPTH",
+    "loads",
+    "too_deep",
     "Fault",
     "Dispatcher",
 ]
@@ -58,10 +62,45 @@ def valid_id(rid: Any) -> bool:
     return isinstance(rid, float) and math.isfinite(rid)
 
 
+#: The deepest nesting of arrays and objects a body may have; deeper bodies are refused before
+#: parsing (a parser, validator or redactor that recurses would fail on them with a traceback).
+MAX_JSON_DEPTH = 128
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKET = re.compile(rb"[\[\]{}]")
+
+
+def too_deep(data: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether `data` nests arrays/objects deeper than `limit` (brackets inside strings do not
+    count); costs two `bytes.count` calls unless the body holds more than `limit` brackets."""
+    if data.count(b"[") + data.count(b"{") <= limit:  # the common case: no scan at all
+        return False
+    depth = 0
+    for match in _BRACKET.finditer(_STRING.sub(b'""', data)):
+        if match.group() in (b"[", b"{"):
+            depth += 1
+            if depth > limit:
+                return True
+        else:
+            depth -= 1
+    return False
+
+
+def loads(body: bytes | str, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """`json.loads` that refuses nesting deeper than `max_depth` before parsing; every failure
+    (syntax, encoding, depth) is a ValueError whose message says what is wrong."""
+    data = body.encode() if isinstance(body, str) else bytes(body)
+    if too_deep(data, max_depth):
+        raise ValueError(f"the JSON nests deeper than {max_depth} levels")
+    try:
+        return json.loads(data)
+    except RecursionError:  # pragma: no cover - the depth check comes first
+        raise ValueError(f"the JSON nests deeper than {max_depth} levels") from None
+
+
 def parse_request(body: bytes | str) -> tuple[dict | None, dict | None]:
     """(request, None) for a well-formed JSON-RPC request, else (None, error answer)."""
     try:
-        req = json.loads(body) if body else None
+        req = loads(body) if body else None
     except (ValueError, UnicodeDecodeError) as e:
         return None, error(None, PARSE_ERROR, f"parse error: {e}")
     if isinstance(req, list):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import typing
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
@@ -102,6 +103,7 @@ class _FastPath:
             icons=options.icons,
         )
         self.list_tools, self.call_tool = list_tools, call_tool
+        self.known_methods = _client_request_methods()
         self.methods = mcp_methods.dispatcher(
             versions=SUPPORTED_PROTOCOL_VERSIONS,
             capabilities=options.capabilities.model_dump(
@@ -164,9 +166,18 @@ class _FastPath:
         ):
             return False
         method, rid = req["method"], req.get("id")
+        if "id" in req and (rid is None or not jsonrpc.valid_id(rid)):
+            # mcp would take it for a notification and answer 202: refuse it as JSON-RPC says
+            message = "invalid request: 'id' must be a string or a number"
+            await respond(send, 400, rpc_error(None, E.INVALID_REQUEST, message))
+            return True
         is_request = type(rid) in (int, str)
         if "id" in req and not is_request:
             return False
+        if is_request and self.known_methods and method not in self.known_methods:
+            answer = rpc_error(rid, E.METHOD_NOT_FOUND, f"method not found: {method!r}")
+            await respond(send, 200, answer)
+            return True
         version = headers.get(MCP_PROTOCOL_VERSION_HEADER.encode())
         checks_version = not (is_request and method == "initialize")
         if checks_version and version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
@@ -192,6 +203,20 @@ class _FastPath:
         return True
 
 
+def _client_request_methods() -> frozenset[str]:
+    """Every request method mcp's `ClientRequest` union knows (empty if its shape changed, which
+    leaves unknown methods to the mcp transport)."""
+    try:
+        union = mt.ClientRequest.model_fields["root"].annotation
+        return frozenset(
+            arg
+            for member in typing.get_args(union)
+            for arg in typing.get_args(member.model_fields["method"].annotation)
+        )
+    except (AttributeError, KeyError, TypeError):
+        return frozenset()
+
+
 class _Endpoint:
     """`/mcp`: bounds the body (413 past `limit`), answers what the fast path can, and hands
     the rest (GET, DELETE, batches, errors) to the mcp transport. A class instance, so
@@ -206,10 +231,14 @@ class _Endpoint:
         if scope.get("method") != "POST":
             await self.manager.handle_request(scope, receive, send)
             return
-        body = await read_body(receive, self.limit)
+        body = await read_body(receive, self.limit, scope)
         if body is None:
             message = f"invalid request: the body exceeds the limit of {self.limit} bytes"
             await respond(send, 413, rpc_error(None, E.INVALID_REQUEST, message))
+            return
+        if jsonrpc.too_deep(body):
+            message = f"parse error: the JSON nests deeper than {jsonrpc.MAX_JSON_DEPTH} levels"
+            await respond(send, 400, rpc_error(None, E.PARSE_ERROR, message))
             return
         if self.fast is not None and await self.fast.answer(scope, body, send):
             return

@@ -25,6 +25,7 @@ from agentenv_protocol.context import Caller, bound, caller_from_request, new_co
 from agentenv_protocol.dataplane import dispatch
 from agentenv_protocol.errors import AgentEnvError
 from agentenv_protocol.jsonrpc import error as rpc_error
+from agentenv_protocol.jsonrpc import loads
 from agentenv_protocol.mcp_server import mcp_app
 from agentenv_protocol.surface import EnvironmentHooks, ServedExtension, ServedTool, read_surface
 from agentenv_protocol.types import (
@@ -157,7 +158,7 @@ class EnvironmentApp:
                     params: Any = dict(request.query_params)
                 else:
                     raw = await read_body(request, self.max_request_bytes)
-                    params = json.loads(raw) if raw else {}
+                    params = loads(raw) if raw else {}
                     if not isinstance(params, dict):
                         raise ValueError("the request body must be a JSON object")
                 kwargs = sig.bind(params, allow_unknown=False)

@@ -9,11 +9,14 @@ per-role tool rules in the env itself.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
+import os
 from collections.abc import Callable
 from typing import Any
 
+import anyio
 import attrs
 
 from agentenv_protocol.authoring import EXT_ATTR, OP_ATTR, TOOL_ATTR
@@ -39,6 +42,7 @@ from agentenv_protocol.types import (
 log = logging.getLogger(__name__)
 
 ENV_NAME_TOKEN = "{environment_name}"
+DEFAULT_TOOL_THREADS = 16
 
 
 @attrs.define
@@ -254,6 +258,7 @@ class Surface:
     card: EnvironmentCard
     access: ToolAccess | None = None
     on_tool_call: Callable | None = None
+    _limiter: Any = attrs.field(default=None, init=False, repr=False)
 
     # --- MCP -------------------------------------------------------------------------------
     def listed_tools(self, role: str | None) -> list[dict]:
@@ -286,16 +291,35 @@ class Surface:
                 answer = await _maybe_await(hook(context)) if hook else None
                 if answer is not None:
                     return _hook_answer(answer)
-                value = await _maybe_await(entry.fn(**kwargs))
+                value = await _maybe_await(await self._run(entry.fn, kwargs))
             except AgentEnvError as e:
                 return agentenv_error_result(e)
             except Exception as e:
                 log.exception("tool %r failed", name)
                 return error_result(f"tool {name!r} failed: {type(e).__name__}: {e}")
+            except (
+                BaseException
+            ) as e:  # SystemExit, KeyboardInterrupt: the call fails, not the server
+                if isinstance(e, anyio.get_cancelled_exc_class()):
+                    raise
+                log.error("tool %r raised %s; the call failed, the server goes on", name, e)
+                return error_result(f"tool {name!r} failed: {type(e).__name__}: {e}")
         try:
             return tool_result(value, entry.output)
         except (OutputError, TypeError, ValueError) as e:
             return error_result(f"tool {name!r} returned a value that does not fit: {e}")
+
+    async def _run(self, fn: Callable, kwargs: dict) -> Any:
+        """Call a tool: a coroutine function on the event loop, a plain function in a worker
+        thread of a bounded pool (so a blocking tool never stalls `/healthz` or other calls)."""
+        if self._limiter is None:
+            threads = tool_threads()
+            self._limiter = anyio.CapacityLimiter(threads) if threads else False
+        if not self._limiter or _is_async(fn):
+            return fn(**kwargs)
+        return await anyio.to_thread.run_sync(
+            functools.partial(fn, **kwargs), limiter=self._limiter
+        )
 
     def update_tool(self, name: str, *, description: str) -> None:
         """Change a served tool's description, on the card and in `tools/list` alike."""
@@ -311,6 +335,18 @@ class Surface:
         self.card = self.card.model_copy(
             update={"capabilities": caps.model_copy(update={"tools": tools})}
         )
+
+
+def tool_threads() -> int:
+    """The size of each env server's pool for sync tools (`AGENTENV_TOOL_THREADS`, default 16;
+    0 runs them on the event loop, for envs whose objects must stay on one thread)."""
+    raw = os.environ.get("AGENTENV_TOOL_THREADS", "").strip()
+    return int(raw) if raw.isdigit() else DEFAULT_TOOL_THREADS
+
+
+def _is_async(fn: Callable) -> bool:
+    target = getattr(fn, "__func__", fn)
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(target)
 
 
 async def _maybe_await(value: Any) -> Any:

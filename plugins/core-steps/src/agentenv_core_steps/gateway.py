@@ -57,9 +57,9 @@ class RunGateway:
     def envs(self) -> dict[str, str]:
         return dict(self.gateway.envs)
 
-    def issue_token(self, role: str) -> str:
-        """A new random bearer token that may act only as `role`."""
-        return self.gateway.issue_token(role)
+    def issue_token(self, role: str, envs: list[str] | None = None) -> str:
+        """A new random bearer token that may act only as `role` (and reach only `envs`)."""
+        return self.gateway.issue_token(role, envs)
 
     def capability_url(self, token: str, path: str = "/mcp") -> str:
         """A URL that authenticates by its path (for callers that cannot set headers)."""
@@ -145,9 +145,12 @@ def stop_gateway(task_instance_id: str) -> bool:
     return True
 
 
-def issue_token(ctx: StepContext, gateway: RunGateway, role: str) -> str:
-    """A role-bound token for `gateway`, known to the run's redactor before anyone sees it."""
-    token = gateway.issue_token(role)
+def issue_token(
+    ctx: StepContext, gateway: RunGateway, role: str, envs: list[str] | None = None
+) -> str:
+    """A role-bound token for `gateway`, known to the run's redactor before anyone sees it;
+    with `envs` it reaches only those envs' tools (an agent's deploy step's `env_ids`)."""
+    token = gateway.issue_token(role, envs)
     _add_secret(ctx, token)
     return token
 

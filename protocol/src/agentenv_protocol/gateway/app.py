@@ -103,9 +103,10 @@ class Gateway:
         self._lock: anyio.Lock | None = None
 
     # --- setup ------------------------------------------------------------------------------
-    def issue_token(self, role: str) -> str:
-        """A new random bearer token bound to `role`."""
-        return self.auth.issue_token(role)
+    def issue_token(self, role: str, envs: Iterable[str] | None = None) -> str:
+        """A new random bearer token bound to `role`; with `envs` (env names) the token sees
+        and calls only those envs' tools (plus the gateway's own, such as `get_time`)."""
+        return self.auth.issue_token(role, envs)
 
     @property
     def admin_token(self) -> str:
@@ -171,8 +172,8 @@ class Gateway:
     def is_disabled(self, role: str, tool: str) -> bool:
         return self.mcp.is_disabled(role, tool)
 
-    def visible_tools(self, role: str) -> list[dict]:
-        return self.mcp.visible_tools(role)
+    def visible_tools(self, role: str, envs: Iterable[str] | None = None) -> list[dict]:
+        return self.mcp.visible_tools(role, None if envs is None else frozenset(envs))
 
     def card(self, role: str = DEFAULT_ROLE) -> dict:
         """The composed card: the gateway's own, each env's nested under `children_environments`."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets as pysecrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
@@ -18,11 +18,26 @@ CAPABILITY_PREFIX = "/k/"
 
 @attrs.define(slots=True)
 class Caller:
-    """An authenticated caller: the role it acts as, whether it holds the admin token, its session."""
+    """An authenticated caller: the role it acts as, whether it holds the admin token, its
+    session, and the envs its token reaches (`envs`: None = every env the gateway fronts)."""
 
     role: str
     admin: bool
     session: str
+    envs: frozenset[str] | None = None
+
+    def reaches(self, env: str | None) -> bool:
+        """Whether this caller may see and call the tools of `env` (the gateway's own tools,
+        env None, are in every scope)."""
+        return self.envs is None or env is None or env in self.envs
+
+
+@attrs.frozen(slots=True)
+class Grant:
+    """What one agent token may do: act as `role`, reach `envs` (None = all)."""
+
+    role: str
+    envs: frozenset[str] | None = None
 
 
 class Auth:
@@ -34,14 +49,22 @@ class Auth:
     ) -> None:
         self.admin_token = admin_token or pysecrets.token_urlsafe(32)
         self.tokens = tokens
+        self.scopes: dict[str, frozenset[str]] = {}
         self._on_token = on_token
         self._sessions: dict[str, str] = {}
 
-    def issue_token(self, role: str) -> str:
+    def issue_token(self, role: str, envs: Iterable[str] | None = None) -> str:
+        """A new token bound to `role`; with `envs`, it reaches only those envs' tools."""
         token = pysecrets.token_urlsafe(32)
         self.tokens[token] = role
+        if envs is not None:
+            self.scopes[token] = frozenset(envs)
         self._on_token(token)
         return token
+
+    def grant(self, token: str) -> Grant | None:
+        role = self.tokens.get(token)
+        return None if role is None else Grant(role, self.scopes.get(token))
 
     def authenticate(self, scope: dict) -> Caller | tuple[int, str]:
         token = claimed = None
@@ -61,7 +84,7 @@ class Auth:
             return 401, "invalid bearer token"
         if claimed and claimed != role:
             return 403, f"this token is bound to role {role!r}; it cannot act as {claimed!r}"
-        return Caller(role, False, self.session(token))
+        return Caller(role, False, self.session(token), self.scopes.get(token))
 
     def session(self, token: str) -> str:
         """A stable, non-secret session id per (valid) token, stamped on forwarded calls."""

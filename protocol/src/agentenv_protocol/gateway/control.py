@@ -4,7 +4,6 @@ and the data-plane / REST proxy to envs. `Gateway` composes one; `POST /mcp` liv
 from __future__ import annotations
 
 import copy
-import json
 from typing import Any
 
 import anyio
@@ -25,7 +24,7 @@ from agentenv_protocol.gateway.triggers.engine import (
 )
 from agentenv_protocol.gateway.triggers.errors import TriggerError
 from agentenv_protocol.jsonrpc import error as rpc_error
-from agentenv_protocol.jsonrpc import parse_request
+from agentenv_protocol.jsonrpc import loads, parse_request
 from agentenv_protocol.schema import did_you_mean
 from agentenv_protocol.types import (
     CLOCK_EXTENSION_URI,
@@ -113,7 +112,7 @@ class ControlRoutes:
         self, scope: dict, receive: Any, send: Any, caller: Caller, path: str, method: str
     ) -> None:
         if path == WELL_KNOWN_PATH and method == "GET":
-            await respond(send, 200, self.card(caller.role))
+            await respond(send, 200, self.card(caller.role, caller.envs))
         elif path == READY_PATH and method == "GET":
             await respond(send, 200, await self._health())
         elif path == RPC_PATH or path.startswith("/svc/"):
@@ -167,7 +166,7 @@ class ControlRoutes:
             )
             return None
         try:
-            body = json.loads(raw) if raw else {}
+            body = loads(raw) if raw else {}
         except ValueError as e:
             await respond(send, 400, {"ok": False, "error": f"invalid JSON body: {e}"})
             return None
@@ -268,9 +267,14 @@ class ControlRoutes:
             return
         await respond(send, 200, answer)
 
-    def card(self, role: str = DEFAULT_ROLE) -> dict:
-        """The composed card: the gateway's own, each env's nested under `children_environments`."""
-        children = [self._child_card(env, card) for env, card in self.table.cards.items()]
+    def card(self, role: str = DEFAULT_ROLE, envs: frozenset[str] | None = None) -> dict:
+        """The composed card: the gateway's own, each env's nested under `children_environments`
+        (only the envs in `envs` when the caller's token is scoped)."""
+        children = [
+            self._child_card(env, card)
+            for env, card in self.table.cards.items()
+            if envs is None or env in envs
+        ]
         operations = (
             (self.table.cards[next(iter(self.table.cards))].get("capabilities") or {}).get(
                 "operations"
@@ -288,7 +292,7 @@ class ControlRoutes:
                 "extensions": [CLOCK_EXTENSION, TRIGGERS_EXTENSION],
                 "tools": [
                     {k: t[k] for k in ("name", "description", "inputSchema") if k in t}
-                    for t in self.mcp.visible_tools(role)
+                    for t in self.mcp.visible_tools(role, envs)
                 ],
                 "operations": operations or [],
             },
@@ -370,7 +374,7 @@ class ControlRoutes:
                 {"error": f"unknown environment {env!r}{did_you_mean(env, self.table.envs)}"},
             )
             return
-        body = await read_body(receive, self.max_request_bytes)
+        body = await read_body(receive, self.max_request_bytes, scope)
         if body is None:
             await respond(
                 send, 413, {"error": f"request body exceeds {self.max_request_bytes} bytes"}

@@ -148,9 +148,14 @@ class McpEndpoint:
         hidden = isinstance(meta, dict) and meta.get(HIDDEN_BY_DEFAULT_META_KEY) is True
         return self.roles.is_disabled(role, tool, hidden)
 
-    def visible_tools(self, role: str) -> list[dict]:
+    def visible_tools(self, role: str, envs: frozenset[str] | None = None) -> list[dict]:
+        """The tools `role` sees, only those of `envs` when the caller's token is scoped."""
         routes = self.table.routes
-        tools = [r.descriptor for n, r in routes.items() if not self.is_disabled(role, n)]
+        tools = [
+            r.descriptor
+            for n, r in routes.items()
+            if (envs is None or r.env in envs) and not self.is_disabled(role, n)
+        ]
         if self.clock.armed and GET_TIME not in routes and not self.is_disabled(role, GET_TIME):
             tools.append(GET_TIME_TOOL)
         return tools
@@ -162,7 +167,7 @@ class McpEndpoint:
 
     # --- ASGI ---------------------------------------------------------------------------------
     async def post(self, scope: dict, receive: Any, send: Any, caller: Caller) -> None:
-        body = await read_body(receive, self.max_request_bytes)
+        body = await read_body(receive, self.max_request_bytes, scope)
         if body is None:
             message = f"request body exceeds {self.max_request_bytes} bytes"
             await respond(send, 413, rpc_error(None, E.INVALID_REQUEST, message))
@@ -185,7 +190,7 @@ class McpEndpoint:
                 )
                 await respond(send, 403, rpc_error(rid, E.INVALID_REQUEST, message))
                 return
-            caller = Caller(claimed.strip(), True, caller.session)
+            caller = Caller(claimed.strip(), True, caller.session, caller.envs)
         modern = any(
             k == b"mcp-protocol-version" and v == MODERN_VERSION.encode()
             for k, v in scope["headers"]
@@ -210,7 +215,7 @@ class McpEndpoint:
             return answer
 
         async def tools_list(params: dict, caller: Caller, modern: bool) -> dict:
-            result: dict = {"tools": self.visible_tools(caller.role)}
+            result: dict = {"tools": self.visible_tools(caller.role, caller.envs)}
             if modern:
                 result.update(ttlMs=0, cacheScope="private")
             return result
@@ -246,19 +251,25 @@ class McpEndpoint:
         arguments = params.get("arguments") or {}
         started, stamp = time.perf_counter(), _now_iso()
         route = self.table.routes.get(name) if isinstance(name, str) else None
+        hidden = route is not None and not caller.reaches(route.env)
+        if hidden:
+            route = None  # out of this token's scope: as if the tool did not exist
         env = route.env if route else None
         answer: dict
         if not isinstance(name, str):
             answer = rpc_error(None, E.INVALID_PARAMS, "tools/call needs a string 'name'")
         elif not isinstance(arguments, dict):
             answer = error_result(f"invalid arguments for tool {name!r}: expected an object")
+        elif hidden:
+            visible = [t["name"] for t in self.visible_tools(caller.role, caller.envs)]
+            answer = error_result(f"unknown tool {name!r}{did_you_mean(name, visible)}")
         elif self.is_disabled(caller.role, name):
             answer = error_result(f"tool {name!r} is disabled for role {caller.role!r}")
         elif route is None and name == GET_TIME and self.clock.armed:
             env = "gateway"
             answer = self._get_time(arguments)
         elif route is None:
-            visible = [t["name"] for t in self.visible_tools(caller.role)]
+            visible = [t["name"] for t in self.visible_tools(caller.role, caller.envs)]
             answer = error_result(f"unknown tool {name!r}{did_you_mean(name, visible)}")
         else:
             answer = await self.forwarder.call(route, arguments, caller)

@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 
 from agent_env.errors import SandboxError
+from agent_env.fsutil import open_private
 from agent_env.net import free_port
 from agent_env.sandbox import ExecResult, Sandbox
 from agent_env.sandboxes import procs
@@ -226,7 +227,7 @@ class LocalSandbox(Sandbox):
             extra.setdefault("MCP_HOST", "127.0.0.1")  # a host process: stay off the network
             url = f"http://127.0.0.1:{chosen}"
         log_path = self.new_log_path()
-        with open(log_path, "wb") as log:
+        with open_private(log_path) as log:
             try:
                 popen = subprocess.Popen(
                     self._argv(command),

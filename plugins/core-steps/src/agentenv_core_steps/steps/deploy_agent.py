@@ -170,12 +170,8 @@ class DeployAgent(Step):
         role = self.role or name
         mcp_url = token = None
         envs = ctx.get("envs", default={}) or {}
-        if envs:
-            from agentenv_core_steps.gateway import gateway_for, issue_token
-
-            gateway = await gateway_for(ctx)
-            mcp_url, token = gateway.mcp_url, issue_token(ctx, gateway, role)
-        missing = [e for e in self.env_ids if e.rstrip("/").rsplit("/", 1)[-1] not in envs]
+        scope = [e.rstrip("/").rsplit("/", 1)[-1] for e in self.env_ids]
+        missing = [e for e, name in zip(self.env_ids, scope, strict=True) if name not in envs]
         if missing:
             raise StepFailed(
                 self.id,
@@ -183,6 +179,13 @@ class DeployAgent(Step):
                 f"deployed: {', '.join(sorted(envs)) or 'none'}",
                 failure_class="env",
             )
+        if envs:
+            from agentenv_core_steps.gateway import gateway_for, issue_token
+
+            gateway = await gateway_for(ctx)
+            # the token reaches only the envs the step names (every env when it names none)
+            mcp_url = gateway.mcp_url
+            token = issue_token(ctx, gateway, role, scope or None)
         model = model_override(ctx) or settings.get("model") or run_setting(ctx, "default", "model")
         spec = AgentSpec(
             name=name,
@@ -210,6 +213,7 @@ class DeployAgent(Step):
             system_prompt=spec.system_prompt,
             env_vars=spec.env_vars,
             mcp_url=record.get("mcp_url") or mcp_url,
+            env_scope=scope or None,
             folder=spec.folder_id,
             deployed_by=self.id,
         )

@@ -117,7 +117,7 @@ class PromptAgent(Step):
             from agentenv_core_steps.gateway import gateway_for, issue_token
 
             gateway = await gateway_for(ctx)
-            token = issue_token(ctx, gateway, record["role"])
+            token = issue_token(ctx, gateway, record["role"], record.get("env_scope"))
         request = PromptRequest(
             text=self.text(),
             prompt_id=self.prompt_id,

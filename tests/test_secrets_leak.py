@@ -1,0 +1,121 @@
+"""A 4-character secret set in the secret store and used by a step is found in no file under
+the state and cache folders, in no `--json` output, `runs show` or `runs export`, after a run
+and after a SIGKILL of the controller mid-step."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+PIN = "q7Zx"
+SCRIPT = """import os, sys, time
+def run(data):
+    pin = os.environ["AGENT_ENV_SECRET_PIN"]
+    print("the pin is", pin)
+    print("stderr pin", pin, file=sys.stderr)
+    marker = (data.get("args") or {}).get("marker")
+    if marker:
+        open(marker, "w").write("started")
+        time.sleep(5)
+    return {"pin": pin, "note": f"used {pin} here", "nested": [{"x": pin}]}
+"""
+AGENT_ENV = str(Path(__import__("sys").executable).with_name("agent-env"))
+
+
+def _bundle(root: Path, args: dict) -> Path:
+    (root / "tasks").mkdir(parents=True)
+    (root / "artifacts" / "leak").mkdir(parents=True)
+    (root / "artifacts" / "leak" / "leak.py").write_text(SCRIPT)
+    steps = [
+        {
+            "id": "box",
+            "type": "deploy_sandbox",
+            "sandbox_name": "main",
+            "sandbox_mode": "vm",
+            "sandbox_type": "local",
+        },
+        {
+            "id": "use",
+            "type": "run_code",
+            "script_artifact_id": "leak",
+            "result_id": "used",
+            "sandbox_name": "main",
+            "args": args,
+        },
+    ]
+    (root / "tasks" / "t.json").write_text(json.dumps(steps))
+    return root
+
+
+@pytest.fixture
+def env(tmp_path):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_ENV_")}
+    e.update(
+        AGENT_ENV_HOME=str(tmp_path / "home"),
+        XDG_CACHE_HOME=str(tmp_path / "cache"),
+        AGENT_ENV_SECRET_PIN=PIN,
+    )
+    return e
+
+
+def _cli(env, *args) -> subprocess.CompletedProcess:
+    return subprocess.run([AGENT_ENV, *args], env=env, capture_output=True, text=True, timeout=120)
+
+
+def _leaks(tmp_path: Path, *texts: str) -> list[str]:
+    found = [t[:80] for t in texts if PIN in t]
+    for folder in (tmp_path / "home", tmp_path / "cache"):
+        for path in folder.rglob("*") if folder.exists() else ():
+            if path.is_file() and PIN.encode() in path.read_bytes():
+                found.append(str(path))
+    return found
+
+
+def _private_logs(tmp_path: Path) -> list[str]:
+    return [
+        f"{p}: {oct(p.stat().st_mode & 0o777)}"
+        for p in (tmp_path / "home").rglob("*.log")
+        if p.stat().st_mode & 0o077
+    ]
+
+
+def test_a_short_secret_reaches_no_file_and_no_output(env, tmp_path):
+    bundle = _bundle(tmp_path / "b", {})
+    ran = _cli(env, "run", str(bundle), "--json")
+    assert ran.returncode == 0, ran.stderr
+    record = json.loads(ran.stdout)
+    shown = _cli(env, "runs", "show", record["tasks"][0]["id"], "--json")
+    export = _cli(env, "runs", "export", record["run_id"])
+    assert shown.returncode == 0 and export.returncode == 0, shown.stderr + export.stderr
+    stored = b"".join(p.read_bytes() for p in (tmp_path / "home").rglob("*") if p.is_file())
+    assert b"used [redacted] here" in stored  # the step's result was persisted, masked
+    texts = (ran.stdout, ran.stderr, shown.stdout, shown.stderr, export.stdout, export.stderr)
+    assert _leaks(tmp_path, *texts) == []
+    assert _private_logs(tmp_path) == []
+
+
+def test_a_short_secret_reaches_no_file_after_a_sigkill_mid_step(env, tmp_path):
+    marker = tmp_path / "started"
+    bundle = _bundle(tmp_path / "b", {"marker": str(marker)})
+    proc = subprocess.Popen(
+        [AGENT_ENV, "run", str(bundle)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the step never started"
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    out, err = proc.communicate(timeout=10)
+    assert _leaks(tmp_path, out, err) == []
+    assert _private_logs(tmp_path) == []
