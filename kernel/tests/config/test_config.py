@@ -199,7 +199,11 @@ def test_plugin_declared_section_validates_keys_and_reads_env(
     monkeypatch.setenv("AGENT_ENV_SANDBOX_FANCY_CPUS", "2.5")
     write(project, "[sandbox]\ndefault = 'fancy'\n[sandbox.fancy]\nnetwork = 'none'\n")
     cfg = load_config(project)
-    assert cfg.table("sandbox") == {"default": "fancy", "fancy": {"network": "none", "cpus": 2.5}}
+    assert cfg.table("sandbox") == {
+        "default": "fancy",
+        "fancy": {"network": "none", "cpus": 2.5},
+        "local": {"root": None},  # the built-in local provider's section
+    }
     write(project, "[sandbox.fancy]\nnetwrok = 'none'\n")
     with pytest.raises(
         ConfigError,

@@ -56,7 +56,22 @@ def test_t_interval_by_hand():
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / 3)  # sample sd, n - 1
     half = 3.1824 * sd / 2  # t_{0.975, 3} = 3.1824; sqrt(4) = 2
     assert m.mean == pytest.approx(0.625)
-    assert m.interval() == pytest.approx((mean - half, mean + half), abs=1e-4)
+    assert mean - half < 0 and mean + half > 1  # what the raw t interval says at n = 4
+    assert m.interval() == pytest.approx((0.0, 1.0), abs=1e-4)  # a mean score stays in [0, 1]
+    narrow = Moments()
+    for v in [0.4, 0.5, 0.6]:
+        narrow.add(v)
+    half = 4.3027 * 0.1 / math.sqrt(3)  # sd 0.1, t_{0.975, 2}
+    assert narrow.interval() == pytest.approx((0.5 - half, 0.5 + half), abs=1e-4)
+    wide = Moments()  # scores outside [0, 1]: the range widens to the values seen
+    for v in [2.0, 4.0]:
+        wide.add(v)
+    lo, hi = wide.interval()
+    assert (lo, hi) == (0.0, 4.0)
+    merged = Moments()
+    merged.merge(narrow)
+    merged.merge(wide)
+    assert (merged.lo, merged.hi) == (0.4, 4.0)
     single = Moments()
     single.add(1.0)
     assert single.interval() is None

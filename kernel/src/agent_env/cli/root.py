@@ -17,7 +17,10 @@ from agent_env.cli.lazy import LazyGroup
 KERNEL_COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("agent_env.cli.commands.run:run", "Run a bundle's tasks and score them."),
     "runs": ("agent_env.cli.commands.runs:runs", "List and inspect past runs."),
-    "plugin": ("agent_env.cli.commands.plugin:plugin", "List, show and check plugins."),
+    "plugin": (
+        "agent_env.cli.commands.plugin:plugin",
+        "List, show, check, add, remove and create plugins.",
+    ),
     "config": ("agent_env.cli.commands.config:config", "Show the configuration in effect."),
     "sandbox": ("agent_env.cli.commands.sandbox:sandbox", "List and clean up sandboxes."),
     "task": ("agent_env.cli.commands.task:task", "Stored tasks: list, show, put, run by id."),
@@ -195,7 +198,7 @@ def build_cli() -> RootGroup:
     @click.group(
         cls=RootGroup,
         context_settings={"help_option_names": ["-h", "--help"]},
-        epilog="Exit codes: 0 ok, 1 error, 2 usage error, 130 interrupted.",
+        epilog="Exit codes: 0 ok, 1 error, 2 usage error, 130 interrupted, 143 terminated.",
     )
     @click.version_option(
         __version__, "--version", prog_name="agent-env", message="%(prog)s %(version)s"

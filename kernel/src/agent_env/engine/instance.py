@@ -277,6 +277,8 @@ class TaskInstance:
         except StepFailed as exc:
             error = exc.reason if exc.step_id == sid else str(exc)
             failure_class = step_failure_class(exc.failure_class)
+            if exc.failure_class == "error" and _infrastructure_cause(exc):
+                failure_class = "infrastructure"
         except (SandboxError, StoreError) as exc:
             error = f"{type(exc).__name__}: {exc}"
             failure_class = "infrastructure"
@@ -434,3 +436,20 @@ def _describe(exc: BaseException) -> str:
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
         exc = exc.exceptions[0]
     return f"{type(exc).__name__}: {exc}"
+
+
+def _infrastructure_cause(exc: BaseException) -> bool:
+    """Whether a step failure was caused by a sandbox or store error (Docker down, a sandbox
+    that vanished): infrastructure, not the task's fault, whatever class the step gave it."""
+    seen: set[int] = set()
+    cause = _cause_of(exc)
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, (SandboxError, StoreError)):
+            return True
+        seen.add(id(cause))
+        cause = _cause_of(cause)
+    return False
+
+
+def _cause_of(exc: BaseException) -> BaseException | None:
+    return exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)

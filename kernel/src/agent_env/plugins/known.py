@@ -79,8 +79,11 @@ BACKEND_KINDS = ("object", "document", "secret", "image", "sandbox provider")
 
 
 def install_command(dist: str) -> str:
-    """The pip command that installs distribution `dist`."""
-    return INSTALL_COMMANDS.get(dist, f"pip install {dist}")
+    """The command that installs distribution `dist` with the installer agent-env runs under
+    (pip, uv tool, uvx, pipx, uv project)."""
+    from agent_env.plugins.installer import install_hint
+
+    return install_hint(dist, INSTALL_COMMANDS.get(dist, f"pip install {dist}"))
 
 
 #: (backend kind, name) -> pip command, for the store and sandbox error messages.

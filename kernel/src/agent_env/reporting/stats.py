@@ -58,16 +58,21 @@ def t_quantile_975(df: int) -> float:
 
 
 class Moments:
-    """Running count, mean and sum of squared deviations (Welford), for the t interval."""
+    """Running count, mean and sum of squared deviations (Welford), for the t interval, plus
+    the smallest and largest value (the interval never leaves [0, 1] when they are inside)."""
 
-    __slots__ = ("m2", "mean", "n")
+    __slots__ = ("hi", "lo", "m2", "mean", "n")
 
     def __init__(self) -> None:
         self.n = 0
         self.mean = 0.0
         self.m2 = 0.0
+        self.lo = math.inf
+        self.hi = -math.inf
 
     def add(self, x: float) -> None:
+        self.lo = min(self.lo, x)
+        self.hi = max(self.hi, x)
         self.n += 1
         delta = x - self.mean
         self.mean += delta / self.n
@@ -77,6 +82,8 @@ class Moments:
         """Fold `other` in (Chan et al.'s parallel update)."""
         if other.n == 0:
             return
+        self.lo = min(self.lo, other.lo)
+        self.hi = max(self.hi, other.hi)
         n = self.n + other.n
         delta = other.mean - self.mean
         self.m2 += other.m2 + delta * delta * self.n * other.n / n
@@ -84,9 +91,12 @@ class Moments:
         self.n = n
 
     def interval(self) -> tuple[float, float] | None:
-        """mean +- t_{0.975, n-1} * s / sqrt(n); None with fewer than two values."""
+        """mean +- t_{0.975, n-1} * s / sqrt(n), clipped to the score range [0, 1] (widened to
+        the values seen, if any lie outside it); None with fewer than two values. For small n
+        the t interval is wide (t = 12.7 at n = 2), and a mean score cannot leave that range."""
         if self.n < 2:
             return None
         sd = math.sqrt(max(self.m2, 0.0) / (self.n - 1))
         half = t_quantile_975(self.n - 1) * sd / math.sqrt(self.n)
-        return self.mean - half, self.mean + half
+        floor, ceiling = min(0.0, self.lo), max(1.0, self.hi)
+        return max(floor, self.mean - half), min(ceiling, self.mean + half)

@@ -6,6 +6,21 @@ from agent_env import hookimpl
 #: The kernel plugin API versions this plugin works with.
 AGENTENV_PLUGIN_API = ">=1.0,<2"
 
+#: The `[sandbox.docker]` settings, so a typo (`netwrk`) fails before a run with a
+#: did-you-mean. None: any type (`command` is a string or a list).
+CONFIG_SECTIONS = {
+    "sandbox.docker": {
+        "image": None,
+        "network": "bridge",
+        "workdir": None,
+        "command": None,
+        "init": True,
+        "pull": True,
+        "base_url": None,
+        "api_timeout": 120.0,
+    }
+}
+
 
 @hookimpl
 def agentenv_register_sandbox_providers(registry):

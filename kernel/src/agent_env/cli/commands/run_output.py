@@ -69,7 +69,29 @@ def summarize(run_id: str, records: list, evals: list, as_json: bool, caught: li
         return code
     echo_trials(records)
     echo_evals(evals)
+    echo_totals(run_id, records)
     return code
+
+
+def echo_totals(run_id: str, records: list) -> None:
+    """After more than one task: the failed ones again with their reason, then one line of
+    totals (passed, not passed by failure class) and the run id."""
+    if len(records) < 2:
+        return
+    not_passed = [r for r in records if r["status"] != "passed"]
+    if not_passed:
+        click.echo("not passed:")
+        for r in not_passed:
+            cls = r.get("failure_class") or r["status"]
+            click.echo(f"  {r['task']['name']}  [{cls}]  {r['outcome'] or r['status']}  {r['id']}")
+    classes: dict[str, int] = {}
+    for r in not_passed:
+        cls = r.get("failure_class") or r["status"]
+        classes[cls] = classes.get(cls, 0) + 1
+    by_class = ", ".join(f"{c} {n}" for c, n in sorted(classes.items()))
+    passed = len(records) - len(not_passed)
+    tail = f", {len(not_passed)} not passed ({by_class})" if not_passed else ""
+    click.echo(f"{passed} of {len(records)} passed{tail}; run {run_id}")
 
 
 def echo_trials(records: list) -> None:

@@ -17,6 +17,7 @@ from agent_env.cli.commands.run_output import (
     EXIT_SIGNAL,
     ProgressReporter,
     echo_evals,
+    echo_totals,
     echo_trials,
 )
 from agent_env.cli.commands.run_output import err as _err
@@ -214,6 +215,7 @@ async def report(
         return code
     if single:
         echo_trials(records)
+        echo_totals(trial_run.run_id, records)
     else:
         click.echo(f"run {trial_run.run_id}")
         for line in format_table(summary):

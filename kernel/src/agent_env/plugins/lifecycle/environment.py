@@ -3,7 +3,11 @@
 `detect()` looks at the running interpreter: a `uv tool` environment (its `uv-receipt.toml`),
 a pipx one (`pipx_metadata.json`), the `.venv` of a uv project (`pyproject.toml` + `uv.lock`
 next to it), or a plain virtualenv (its own pip, else `uv pip`). A system Python marked
-`EXTERNALLY-MANAGED` (PEP 668) or a read-only one is refused with the command to run instead.
+`EXTERNALLY-MANAGED` (PEP 668), a read-only one, or the throwaway environment `uvx` runs in
+(a folder of uv's cache: a change would not persist, or would leak into later `uvx` runs) is
+refused with the command to run instead.
+
+The cheap, file-only view of the same question (for install hints) is `plugins.installer`.
 """
 
 from __future__ import annotations
@@ -19,8 +23,7 @@ from pathlib import Path
 import attrs
 
 from agent_env.errors import PluginError
-
-VENV, UV_TOOL, PIPX, UV_PROJECT, SYSTEM = "virtualenv", "uv tool", "pipx", "uv project", "system"
+from agent_env.plugins.installer import PIPX, SYSTEM, UV_PROJECT, UV_TOOL, VENV, ephemeral_uvx
 
 
 class Refused(PluginError):
@@ -121,6 +124,13 @@ def detect(
     prefix = Path(prefix or sys.prefix)
     base_prefix = Path(base_prefix or sys.base_prefix)
     site = Path(sysconfig.get_path("purelib", vars={"base": str(prefix), "platbase": str(prefix)}))
+    if ephemeral_uvx(prefix):
+        raise Refused(
+            f"agent-env runs in {prefix}, a throwaway environment of uv's cache (uvx): a plugin "
+            "added there would not be kept (or would leak into later uvx runs). Instead:\n"
+            "  uv tool install agentenv-framework --with SPEC   (keeps it)\n"
+            "  uvx --from agentenv-framework --with SPEC agent-env ...   (for one command)"
+        )
     marker = externally_managed(prefix, base_prefix, Path(sysconfig.get_path("stdlib")))
     if marker is not None:
         raise Refused(

@@ -76,6 +76,19 @@ def orphans(snapshot: Snapshot, removing: set[str]) -> list[str]:
     return sorted(mine - rest)
 
 
+def requirers(snapshot: Snapshot, removing: set[str]) -> list[str]:
+    """Staying distributions that require one of `removing` (not through an extra): removing
+    it would leave the environment inconsistent (`pip check` failing), so it counts as a use."""
+    out = []
+    for dist in sorted(set(snapshot.dists) - removing):
+        for needed in sorted(_requirements(snapshot, dist, all_extras=False) & removing):
+            out.append(
+                f"{dist} {snapshot.dists[dist]} requires {needed} (`pip check` would fail); "
+                "for fewer plugins install agentenv-kernel with only the plugins you want"
+            )
+    return out
+
+
 def _resolve(snapshot: Snapshot, name: str) -> str:
     """The distribution NAME means: a plugin name or a distribution name."""
     by_plugin = {p["name"]: normalize(p["dist"]) for p in snapshot.plugins if p.get("dist")}
@@ -118,7 +131,9 @@ def plan_remove(
         for kind, registered in plugin.get("registered", {}).items():
             provides.setdefault(kind, []).extend(registered)
         sections |= set(plugin.get("config_sections", {}))
-    users = find_users(provided_names(provides), set(dists), sections)
+    users = requirers(snapshot, set(dists)) + find_users(
+        provided_names(provides), set(dists), sections
+    )
     gone = orphans(snapshot, set(dists))
     command = installers.remove_command(env, dists, gone)
     return RemovePlan(

@@ -30,7 +30,7 @@ def config_users(
     """Settings (not defaults) that name a provided thing or belong to the plugin's sections."""
     users = []
     for row in config.rows():
-        if row["origin"] == "default":
+        if str(row["origin"]).startswith("default"):  # also "default (docker plugin)"
             continue
         section, key, value = row["section"], row["key"], row["value"]
         where = f"{row['origin']}: [{section}] {key}"

@@ -74,7 +74,9 @@ class DeployEnv(Step):
             except EnvDeployError as e:
                 failures.insert(0, StepFailed(self.id, str(e)))
             except SandboxError as e:
-                failures.insert(0, StepFailed(self.id, f"env {name!r}: {e}"))
+                failures.insert(
+                    0, StepFailed(self.id, f"env {name!r}: {e}", failure_class="infrastructure")
+                )
         if failures:
             raise failures[0]
         try:
