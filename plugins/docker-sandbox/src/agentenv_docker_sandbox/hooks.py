@@ -18,6 +18,12 @@ CONFIG_SECTIONS = {
         "pull": True,
         "base_url": None,
         "api_timeout": 120.0,
+        # a daemon on another machine (docs/scale-out.md)
+        "tls_verify": None,
+        "tls_ca_cert": None,
+        "tls_client_cert": None,
+        "tls_client_key": None,
+        "publish_host": None,
     }
 }
 
