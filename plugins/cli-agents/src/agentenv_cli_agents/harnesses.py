@@ -116,6 +116,7 @@ def claude_invoke(
         "CLAUDE_CONFIG_DIR": f"{home}/.claude",
         "DISABLE_AUTOUPDATER": "1",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "ENABLE_TOOL_SEARCH": "false",
         "DISABLE_TELEMETRY": "1",
     }
     if base_url:

@@ -14,14 +14,22 @@ USAGE_IN, USAGE_OUT = 11, 7
 
 def tool_names(request: dict[str, Any]) -> list[str]:
     """The names of the tools a request offers, in any of the three formats."""
-    names = []
-    for tool in request.get("tools") or []:
+    return [n for n, _ in _offered(request.get("tools") or [], None)]
+
+
+def _offered(tools: list[Any], namespace: str | None) -> list[tuple[str, str | None]]:
+    """(name, namespace) of each tool; a Responses `namespace` tool holds its own tools."""
+    found: list[tuple[str, str | None]] = []
+    for tool in tools:
         if not isinstance(tool, dict):
+            continue
+        if tool.get("type") == "namespace":
+            found += _offered(tool.get("tools") or [], tool.get("name"))
             continue
         name = tool.get("name") or (tool.get("function") or {}).get("name")
         if isinstance(name, str):
-            names.append(name)
-    return names
+            found.append((name, namespace))
+    return found
 
 
 def resolve_tool(name: str, offered: list[str]) -> str:
@@ -36,15 +44,20 @@ def resolve_tool(name: str, offered: list[str]) -> str:
 
 
 def _calls(reply: dict[str, Any], request: dict[str, Any], serial: int) -> list[dict[str, Any]]:
-    offered = tool_names(request)
-    return [
-        {
-            "id": c.get("id") or f"call_{serial}_{i}",
-            "name": resolve_tool(c["name"], offered),
-            "arguments": c.get("arguments") or {},
-        }
-        for i, c in enumerate(reply.get("tool_calls") or [])
-    ]
+    offered = _offered(request.get("tools") or [], None)
+    namespaces = dict(offered)
+    calls = []
+    for i, c in enumerate(reply.get("tool_calls") or []):
+        name = resolve_tool(c["name"], [n for n, _ in offered])
+        calls.append(
+            {
+                "id": c.get("id") or f"call_{serial}_{i}",
+                "name": name,
+                "namespace": namespaces.get(name),
+                "arguments": c.get("arguments") or {},
+            }
+        )
+    return calls
 
 
 def sse(events: list[tuple[str, dict[str, Any]]]) -> bytes:
@@ -129,6 +142,19 @@ def response_object(reply: dict[str, Any], request: dict[str, Any], serial: int)
             }
         )
     for c in _calls(reply, request, serial):
+        if c["namespace"]:
+            output.append(
+                {
+                    "type": "function_call",
+                    "id": f"fc_{c['id']}",
+                    "call_id": c["id"],
+                    "namespace": c["namespace"],
+                    "name": c["name"],
+                    "arguments": json.dumps(c["arguments"]),
+                    "status": "completed",
+                }
+            )
+            continue
         output.append(
             {
                 "type": "function_call",
