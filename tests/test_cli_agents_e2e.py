@@ -88,11 +88,18 @@ def test_cli_agent_timeout_and_crash_are_attributed(tmp_path, cli_cache):
         with ScriptedModelServer(script, side_requests=True) as model:
             env.update(LITELLM_BASE_URL=model.base_url)
             data, stderr = run_json(
-                tmp_path / f"home-{name}", str(bundle), "--agent", "codex", env=env
+                tmp_path / f"home-{name}",
+                str(bundle),
+                "--agent",
+                "codex",
+                "--model",
+                "scripted-1",
+                env=env,
             )
         [record] = data["tasks"]
+        record["log"] = [line for line in stderr.splitlines() if "ask" in line]
         outcomes[name] = record
-    assert outcomes["slow"]["status"] == "failed"
+    assert outcomes["slow"]["status"] == "failed", outcomes["slow"]["log"]
     assert outcomes["slow"]["failure_class"] == "timeout", outcomes["slow"]
     assert outcomes["broken"]["status"] == "failed"
     assert outcomes["broken"]["failure_class"] == "agent", outcomes["broken"]
