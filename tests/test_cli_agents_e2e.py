@@ -103,3 +103,28 @@ def test_cli_agent_timeout_and_crash_are_attributed(tmp_path, cli_cache):
     assert outcomes["slow"]["failure_class"] == "timeout", outcomes["slow"]
     assert outcomes["broken"]["status"] == "failed"
     assert outcomes["broken"]["failure_class"] == "agent", outcomes["broken"]
+
+
+def test_install_agent_puts_a_cli_agent_into_a_deployed_sandbox(tmp_path, cli_cache):
+    """`install_agent` with a CLI agent name installs it into the task's own sandbox."""
+    steps = json.loads((NOTES_AGENT / "tasks" / "groceries.json").read_text())
+    box = {"id": "box", "type": "deploy_sandbox", "sandbox_name": "box", "sandbox_mode": "vm"}
+    install = {
+        "id": "agent",
+        "type": "install_agent",
+        "sandbox_name": "box",
+        "a2a_agent_id": "cc",
+    }
+    bundle = tmp_path / "bundle"
+    shutil.copytree(NOTES_AGENT, bundle)
+    (bundle / "tasks" / "groceries.json").write_text(
+        json.dumps([steps[0], box, install, *steps[2:]])
+    )
+    (bundle / "agents" / "cc").mkdir()
+    (bundle / "agents" / "cc" / "agent.toml").write_text('type = "claude-code"\n')
+    with ScriptedModelServer(TOOL_THEN_TEXT, side_requests=True) as model:
+        env = {"AGENTENV_CI_CACHE": cli_cache, "LITELLM_BASE_URL": model.base_url}
+        data, stderr = run_json(tmp_path / "home", str(bundle), "--model", "scripted-1", env=env)
+    [record] = data["tasks"]
+    assert record["status"] == "passed", f"{record['outcome']}\n{stderr}"
+    assert record["agent"] == "claude-code:cc"

@@ -121,8 +121,8 @@ def claude_invoke(
     }
     if base_url:
         env["ANTHROPIC_BASE_URL"] = base_url.rstrip("/").removesuffix("/v1")
-    if api_key:
-        env["ANTHROPIC_API_KEY"] = api_key
+    if api_key or base_url:  # a keyless local endpoint still needs a key for the CLI to start
+        env["ANTHROPIC_API_KEY"] = api_key or "unused"
     return Invocation(files=files, argv=argv, env=env)
 
 

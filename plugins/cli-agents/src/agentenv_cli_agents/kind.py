@@ -44,13 +44,20 @@ class CliAgentKind(AgentKind):
 
     type: ClassVar[str] = ""
     harness: ClassVar[Harness]
+    #: `install_agent` may install it into a sandbox the task already deployed.
+    installs_into_sandbox: ClassVar[bool] = True
 
     async def deploy(self, ctx: StepContext, spec: AgentSpec) -> dict[str, Any]:
         from agent_env.sandbox import SandboxSpec
         from agentenv_cli_agents.install import InstallError, ensure_installed
 
         h = self.harness
-        provider = spec.sandbox_provider or "local"
+        existing = spec.sandbox_name in (ctx.get("sandboxes", default={}) or {})
+        provider = (
+            (await ctx.sandbox(str(spec.sandbox_name))).provider
+            if existing
+            else spec.sandbox_provider or "local"
+        )
         if provider != "local":
             raise StepFailed(
                 ctx.step_id,
@@ -72,7 +79,6 @@ class CliAgentKind(AgentKind):
             f"{h.package}@{version} {'installed' if installed else 'reused from the cache'} "
             f"in {time.perf_counter() - t0:.1f}s"
         )
-        existing = spec.sandbox_name in (ctx.get("sandboxes", default={}) or {})
         try:
             if not existing:
                 await ctx.create_sandbox(
