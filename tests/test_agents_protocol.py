@@ -62,7 +62,12 @@ def test_card_advertises_the_three_extensions(agent_url):
         card = httpx.get(agent_url + path).json()
         assert card["url"] == agent_url + "/a2a" and card["preferredTransport"] == "JSONRPC"
         uris = {e["uri"]: e["params"] for e in card["capabilities"]["extensions"]}
-        assert set(uris) == {MCP_CONFIG_URI, AGENT_CONFIG_URI, TRAJECTORY_URI}
+        assert set(uris) == {
+            MCP_CONFIG_URI,
+            AGENT_CONFIG_URI,
+            TRAJECTORY_URI,
+            "urn:agentenv:skill-config/v1",
+        }
         assert uris[MCP_CONFIG_URI]["methods"]["add"]["request"] == {
             "required": ["url"],
             "optional": ["headers", "name"],
@@ -86,8 +91,10 @@ def test_extensions_configure_and_refuse_bad_input(agent_url):
                 await agent.add_mcp_server("ftp://nope")
             config = await agent.configure(model="m1", max_turns=3)
             assert (config["model"], config["max_turns"]) == ("m1", 3)
-            with pytest.raises(A2AError, match="unknown agent-config field 'temperature'"):
-                await agent.configure(temperature=0.1)
+            # a key the card does not list as supported is not sent; posted anyway, it is refused
+            assert "temperature" not in await agent.configure(temperature=0.1, max_turns=4)
+            refused = httpx.post(agent_url + "/ext/agent-config", json={"temperature": 0.1})
+            assert refused.status_code == 400 and "temperature" in refused.text
             with pytest.raises(A2AError, match="max_turns must be a positive integer"):
                 await agent.configure(max_turns=0)
 

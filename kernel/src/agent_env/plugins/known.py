@@ -15,6 +15,16 @@ _DOCKER = "agentenv-docker-sandbox"
 _HF = "agentenv-hf-hub"
 _OPENENV = "agentenv-openenv"
 _RAY = "agentenv-ray-runner"
+_CLI_AGENTS = "agentenv-cli-agents"
+_CLI_AGENT_NAMES = (
+    "claude-code",
+    "claude",
+    "codex",
+    "codex-cli",
+    "gemini",
+    "gemini-cli",
+    "opencode",
+)
 
 #: Distribution -> the pip command that installs it (default: `pip install <dist>`).
 INSTALL_COMMANDS: dict[str, str] = {
@@ -59,6 +69,7 @@ KNOWN: dict[tuple[str, str], str] = {
     **{("step type", name): _CORE for name in _CORE_STEP_TYPES},
     ("env type", "mcp_server"): _CORE,
     **{("agent", name): _CORE for name in ("scripted", "oracle", "tool-loop", "a2a_agent")},
+    **{("agent", name): _CLI_AGENTS for name in _CLI_AGENT_NAMES},
     ("bundle source", "hf"): _HF,
     ("agent", "openenv"): _OPENENV,
     ("object", "s3"): _AWS,

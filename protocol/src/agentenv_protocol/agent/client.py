@@ -118,8 +118,17 @@ class A2AClient:
         return await self._request(method, self.base_url + path, f"{uri} {name}", **kwargs)
 
     async def configure(self, **settings: Any) -> dict[str, Any]:
-        """Set agent-config fields (model, system_prompt, max_turns, ...); returns the config."""
-        return (await self._operation(AGENT_CONFIG_URI, "set", settings))["config"]
+        """Set the agent-config fields the card lists as `supported` (model, system_prompt,
+        ...); the others are not sent, and a card that lists none gets nothing. Returns what
+        sent when the agent does not echo its config."""
+        from agentenv_protocol.agent.extensions import negotiated_config
+
+        body = negotiated_config(await self.card(), settings)
+        if not body:
+            return {}
+        answer = await self._operation(AGENT_CONFIG_URI, "set", body)
+        config = answer.get("config") if isinstance(answer, dict) else None
+        return config if isinstance(config, dict) else body
 
     async def add_mcp_server(
         self, url: str, *, name: str | None = None, headers: dict[str, str] | None = None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import os
+import re
 import uuid
 from datetime import UTC, datetime
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 import anyio
 
 from agentenv_protocol import jsonrpc
+from agentenv_protocol.agent import extensions as ext
 from agentenv_protocol.agent.types import (
     A2A_PATH,
     AGENT_CARD_PATH,
@@ -35,28 +37,18 @@ from agentenv_protocol.agent.types import (
 
 MAX_KEPT = 256
 TASK_NOT_FOUND = -32001
+SKILL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+TRAJECTORY_PAGE_MAX = 1000
 EXTENSIONS = {
     MCP_CONFIG_URI: (
-        "/ext/mcp-config",
         "The MCP servers the agent uses (with their auth headers).",
-        {
-            "add": {
-                "method": "POST",
-                "request": {"required": ["url"], "optional": ["headers", "name"]},
-            },
-            "list": {"method": "GET"},
-            "remove": {"method": "DELETE", "request": {"required": ["name"]}},
-        },
+        ext.mcp_config_params(),
     ),
-    AGENT_CONFIG_URI: (
-        "/ext/agent-config",
-        "Model, system prompt and limits of the agent.",
-        {"set": {"method": "POST"}, "get": {"method": "GET"}},
-    ),
+    AGENT_CONFIG_URI: ("Model, system prompt and limits of the agent.", ext.agent_config_params()),
+    ext.SKILL_CONFIG_URI: ("Skills (SKILL.md) the agent may use.", ext.skill_config_params()),
     TRAJECTORY_URI: (
-        "/ext/trajectory",
         "What the agent did for a task (model turns and tool calls).",
-        {"get": {"method": "POST", "request": {"optional": ["task_id", "context_id"]}}},
+        ext.trajectory_params(live=True),
     ),
 }
 
@@ -83,6 +75,7 @@ class A2AAgent:
     def __init__(self, config: AgentConfig | None = None) -> None:
         self.config = config or AgentConfig(model=os.environ.get("AGENTENV_MODEL") or None)
         self.mcp_servers: dict[str, McpServer] = {}
+        self.skills: dict[str, dict[str, str]] = {}
         self.histories: _Bounded = _Bounded()
         self.tasks: _Bounded = _Bounded()
         self.trajectories: _Bounded = _Bounded()
@@ -109,9 +102,9 @@ class A2AAgent:
                         "uri": uri,
                         "description": text,
                         "required": False,
-                        "params": {"endpoint": path, "methods": methods},
+                        "params": params,
                     }
-                    for uri, (path, text, methods) in EXTENSIONS.items()
+                    for uri, (text, params) in EXTENSIONS.items()
                 ],
             },
             "defaultInputModes": ["text"],
@@ -208,6 +201,27 @@ class A2AAgent:
         return task
 
     # --- extensions ---------------------------------------------------------------------
+    def add_skill(self, body: dict[str, Any]) -> str:
+        """skill-config `add` with an inline `skill_md`; ValueError naming the bad field."""
+        if not ext.request_accepts(ext.skill_config_params()["methods"]["add"]["request"], body):
+            raise ValueError(
+                "a skill is {name, description, skill_md} or {name, description, skill_bundle}; "
+                f"got keys {sorted(body)}"
+            )
+        name, description = body.get("name"), body.get("description")
+        if not isinstance(name, str) or not SKILL_NAME.match(name):
+            raise ValueError(f"'name' {name!r} must match {SKILL_NAME.pattern}")
+        if not isinstance(description, str):
+            raise ValueError("'description' must be a string")
+        if "skill_bundle" in body:
+            raise NotImplementedError(
+                "this agent takes skills inline (skill_md); skill_bundle is not supported"
+            )
+        if not isinstance(body.get("skill_md"), str):
+            raise ValueError("'skill_md' must be a string")
+        self.skills[name] = {"description": description, "skill_md": body["skill_md"]}
+        return name
+
     def add_mcp_server(self, body: dict[str, Any]) -> str:
         url = body.get("url")
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
@@ -301,25 +315,68 @@ def create_app(agent: A2AAgent) -> Any:
         return JSONResponse({"config": agent.config.to_json()})
 
     async def trajectory(request: Request) -> JSONResponse:
-        body = await _json(request) or {}
-        if request.method == "GET":
-            body = dict(request.query_params)
+        body = dict(request.query_params) if request.method == "GET" else await _json(request)
+        if not isinstance(body, dict):
+            return JSONResponse({"error": "the body must be a JSON object"}, status_code=400)
+        try:
+            variant = ext.trajectory_variant(body)
+            page = _trajectory_page(body) if variant.endswith("_events") else None
+        except ValueError as e:
+            return JSONResponse({"error": str(e)}, status_code=400)
+        if variant.endswith("_objects"):
+            return JSONResponse(
+                {"error": "this agent returns trajectories inline; omit 'objects'"},
+                status_code=501,
+            )
         task_id, context_id = body.get("task_id"), body.get("context_id")
         if task_id:
             if task_id not in agent.trajectories:
                 return JSONResponse(
-                    {"error": f"no trajectory for task {task_id!r}"}, status_code=404
+                    {"error": f"No completed trajectory available for task {task_id!r}"},
+                    status_code=404,
                 )
-            return JSONResponse({"trajectory": agent.trajectories[task_id]})
-        if context_id:
+            events = list(agent.trajectories[task_id])
+            task = agent.tasks.get(task_id) or {}
+            context_id = task.get("contextId")
+        else:
+            task = {}
             events = [
                 e
                 for tid, t in agent.tasks.items()
                 if t["contextId"] == context_id
                 for e in agent.trajectories.get(tid, [])
             ]
+        if page is None:
             return JSONResponse({"trajectory": events})
-        return JSONResponse({"error": "give task_id or context_id"}, status_code=400)
+        after, limit = page
+        chunk = events[after : after + limit]
+        return JSONResponse(
+            {
+                "context_id": context_id,
+                "task_id": task_id,
+                "state": (task.get("status") or {}).get("state", "completed"),
+                "format": "agentenv/v1",
+                "events": chunk,
+                "next": after + len(chunk),
+                "has_more": after + len(chunk) < len(events),
+            }
+        )
+
+    async def skill_config(request: Request) -> JSONResponse:
+        if request.method == "GET":
+            return JSONResponse(
+                {"skills": {n: {"description": s["description"]} for n, s in agent.skills.items()}}
+            )
+        body = await _json(request)
+        if not isinstance(body, dict):
+            return JSONResponse({"error": "the body must be a JSON object"}, status_code=400)
+        try:
+            name = agent.add_skill(body)
+        except NotImplementedError as e:
+            return JSONResponse({"error": str(e)}, status_code=501)
+        except ValueError as e:
+            return JSONResponse({"error": str(e)}, status_code=400)
+        return JSONResponse({"name": name})
 
     routes = [
         Route(AGENT_CARD_PATH, card, methods=["GET"]),
@@ -329,8 +386,22 @@ def create_app(agent: A2AAgent) -> Any:
         Route("/ext/mcp-config", mcp_config, methods=["GET", "POST", "DELETE"]),
         Route("/ext/agent-config", agent_config, methods=["GET", "POST"]),
         Route("/ext/trajectory", trajectory, methods=["GET", "POST"]),
+        Route("/ext/skill-config", skill_config, methods=["GET", "POST"]),
     ]
     return Starlette(routes=routes)
+
+
+def _trajectory_page(body: dict[str, Any]) -> tuple[int, int]:
+    after, limit = body.get("after"), body.get("limit", TRAJECTORY_PAGE_MAX)
+    if isinstance(after, str) and after.isdigit():  # GET query parameters are strings
+        after = int(after)
+    if isinstance(limit, str) and limit.isdigit():
+        limit = int(limit)
+    if not isinstance(after, int) or isinstance(after, bool) or after < 0:
+        raise ValueError("'after' must be an integer >= 0")
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:
+        raise ValueError("'limit' must be an integer from 1 to 1000")
+    return after, limit
 
 
 async def _json(request: Any) -> Any:

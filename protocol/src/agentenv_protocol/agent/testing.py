@@ -10,6 +10,13 @@ A reply may also be `{"status": 503}` (an HTTP error; `"times": n` repeats it n 
 `{"raw": "..."}` (a body that is not a chat completion), `{"delay": seconds, ...}`, and
 `"repeat": true` (keep answering with it once the script reaches it: a model that never stops).
 Past the end of the script the server answers 500 "script exhausted".
+
+It answers chat completions (`/v1/chat/completions`), the Anthropic Messages API
+(`/v1/messages`) and the OpenAI Responses API (`/v1/responses`), streamed when asked, so CLI
+coding agents run against it too. A scripted tool name is matched against the request's tools
+(`add_note` is Claude Code's `mcp__gateway__add_note`). With `side_requests=True` a request
+that offers no tools (a CLI agent's title or summary call) gets a short text and does not use
+up a scripted reply.
 """
 
 from __future__ import annotations
@@ -22,15 +29,25 @@ from typing import Any
 
 import anyio
 
+from agentenv_protocol.agent import scripted_apis
 from agentenv_protocol.serving import RunningServer, serve_in_thread
 
+APIS = ("/chat/completions", "/messages", "/responses")
+SSE = b"text/event-stream"
 USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
 
 
 class ScriptedModelServer:
     """The ASGI app and its script; `requests` keeps every request body received, in order."""
 
-    def __init__(self, script: Sequence[dict[str, Any]], *, model: str = "scripted-model") -> None:
+    def __init__(
+        self,
+        script: Sequence[dict[str, Any]],
+        *,
+        model: str = "scripted-model",
+        side_requests: bool = False,
+    ) -> None:
+        self.side_requests = side_requests
         self.script: list[dict[str, Any]] = []
         for reply in script:
             self.script.extend([reply] * int(reply.get("times", 1)))
@@ -103,7 +120,8 @@ class ScriptedModelServer:
                 send, 200, {"object": "list", "data": [{"id": self.model, "object": "model"}]}
             )
             return
-        if scope["method"] != "POST" or not path.endswith("/chat/completions"):
+        api = next((a for a in APIS if path.endswith(a)), None)
+        if scope["method"] != "POST" or api is None:
             await _respond(
                 send, 404, {"error": {"message": f"no route {scope['method']} {scope['path']}"}}
             )
@@ -118,7 +136,10 @@ class ScriptedModelServer:
             self.authorizations.append(
                 dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
             )
-        reply = self._next()
+        if self.side_requests and not scripted_apis.tool_names(request):
+            reply: dict[str, Any] | None = {"content": "ok"}
+        else:
+            reply = self._next()
         if reply is None:
             await _respond(send, 500, {"error": {"message": "script exhausted"}})
             return
@@ -134,7 +155,21 @@ class ScriptedModelServer:
         if "raw" in reply:
             await _respond(send, 200, reply["raw"])
             return
-        await _respond(send, 200, self.completion(reply, request))
+        serial = len(self.requests)
+        if api == "/messages":
+            message = scripted_apis.anthropic_message(reply, request, serial)
+            if request.get("stream"):
+                await _respond(send, 200, scripted_apis.anthropic_stream(message), SSE)
+            else:
+                await _respond(send, 200, message)
+        elif api == "/responses":
+            answer = scripted_apis.response_object(reply, request, serial)
+            if request.get("stream"):
+                await _respond(send, 200, scripted_apis.responses_stream(answer), SSE)
+            else:
+                await _respond(send, 200, answer)
+        else:
+            await _respond(send, 200, self.completion(reply, request))
 
     def completion(self, reply: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": reply.get("content")}
@@ -163,14 +198,19 @@ class ScriptedModelServer:
         }
 
 
-async def _respond(send: Any, status: int, body: Any) -> None:
-    data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+async def _respond(
+    send: Any, status: int, body: Any, content_type: bytes = b"application/json"
+) -> None:
+    if isinstance(body, bytes):
+        data = body
+    else:
+        data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
     await send(
         {
             "type": "http.response.start",
             "status": status,
             "headers": [
-                (b"content-type", b"application/json"),
+                (b"content-type", content_type),
                 (b"content-length", str(len(data)).encode()),
             ],
         }
@@ -187,8 +227,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("script", help="a JSON file with the list of replies")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--side-requests", action="store_true")
     args = parser.parse_args(argv)
-    server = ScriptedModelServer(json.loads(Path(args.script).read_text()))
+    server = ScriptedModelServer(
+        json.loads(Path(args.script).read_text()), side_requests=args.side_requests
+    )
     print(server.start(host=args.host, port=args.port), flush=True)
     try:
         threading.Event().wait()

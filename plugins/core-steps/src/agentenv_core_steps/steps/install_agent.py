@@ -71,6 +71,15 @@ class InstallAgent(Step):
         stored = await load_agent(
             ctx, ref, self.a2a_agent_version if ref == self.a2a_agent_id else None
         )
+        kind_name = stored.type if stored is not None else ref
+        if getattr(
+            _kind_or_none(ctx, kind_name), "installs_into_sandbox", False
+        ):  # a CLI agent kind (agentenv-cli-agents) installs itself into the sandbox
+            await DeployAgent(
+                id=self.id, a2a_agent_id=ref, agent_name=self.agent_name, sandbox_name=target
+            ).execute(ctx)
+            ctx.set("agents", self.agent_name, "installed_in", value=target)
+            return
         if stored is None:
             raise StepFailed(
                 self.id,
@@ -98,3 +107,12 @@ class InstallAgent(Step):
         )
         await deploy.execute(ctx)
         ctx.set("agents", self.agent_name, "installed_in", value=target)
+
+
+def _kind_or_none(ctx: StepContext, name: str) -> type | None:
+    from agent_env.errors import PluginError
+
+    try:
+        return ctx.plugins.agents.get(name)
+    except PluginError:
+        return None

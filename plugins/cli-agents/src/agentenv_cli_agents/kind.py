@@ -1,0 +1,180 @@
+"""The agent kind behind every CLI coding agent: deploy installs the CLI (cached by digest)
+and creates its sandbox; each prompt writes the CLI's MCP config (the run's gateway, the
+agent's role token by environment variable), runs it headless with the model endpoint and the
+step's `env_vars`, and turns its session log into the trajectory.
+
+Failures are attributed: a CLI that cannot be installed fails `deploy_agent` as `agent`; one
+that exits non-zero or reports an error fails the prompt as `agent`; one that runs past the
+prompt's `timeout_seconds` is killed and classed `timeout`.
+
+Settings (agent folder `agent.toml` or the step's `metadata`): `version` (the npm version to
+install), `base_url` (the model endpoint, else `[model] base_url` / `LITELLM_BASE_URL`).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, ClassVar
+
+from agent_env.agents import AgentKind, AgentSpec, PromptRequest
+from agent_env.context import StepContext
+from agent_env.errors import SandboxError, StepFailed
+from agentenv_cli_agents.harnesses import HARNESSES, TOKEN_ENV, Harness
+
+HOME = "/app/.agent-home"
+LOG_TAIL = 800
+
+
+async def _model_endpoint(ctx: StepContext, base_url: str | None) -> tuple[str | None, str | None]:
+    """(base_url, api_key): the explicit URL, else `[model]` (refs resolved), else LITELLM_*."""
+    from agentenv_protocol.agent.chat import endpoint_from_env
+
+    config = getattr(ctx, "config", None)
+    table = (
+        await config.resolved_table("model", getattr(ctx.stores, "secrets", None)) if config else {}
+    )
+    key = table.get("api_key")
+    if key and getattr(ctx, "add_secret", None) is not None:
+        ctx.add_secret(str(key))
+    return endpoint_from_env(base_url or table.get("base_url"), key)
+
+
+class CliAgentKind(AgentKind):
+    """Subclassed once per harness and alias (see `cli_agent_kinds`)."""
+
+    type: ClassVar[str] = ""
+    harness: ClassVar[Harness]
+    #: `install_agent` may install it into a sandbox the task already deployed.
+    installs_into_sandbox: ClassVar[bool] = True
+
+    async def deploy(self, ctx: StepContext, spec: AgentSpec) -> dict[str, Any]:
+        from agent_env.sandbox import SandboxSpec
+        from agentenv_cli_agents.install import InstallError, ensure_installed
+
+        h = self.harness
+        existing = spec.sandbox_name in (ctx.get("sandboxes", default={}) or {})
+        provider = (
+            (await ctx.sandbox(str(spec.sandbox_name))).provider
+            if existing
+            else spec.sandbox_provider or "local"
+        )
+        if provider != "local":
+            raise StepFailed(
+                ctx.step_id,
+                f"agent {spec.name!r} ({h.type}): CLI agents run in the local sandbox; "
+                f"sandbox_type {provider!r} is not supported for them yet",
+                failure_class="agent",
+            )
+        version = str(spec.settings.get("version") or h.version)
+        t0 = time.perf_counter()
+        try:
+            exe, installed = await ensure_installed(h.package, version, h.binary)
+        except InstallError as e:
+            raise StepFailed(
+                ctx.step_id,
+                f"agent {spec.name!r} ({h.type}) could not be installed: {e}",
+                failure_class="agent",
+            ) from None
+        ctx.log(
+            f"{h.package}@{version} {'installed' if installed else 'reused from the cache'} "
+            f"in {time.perf_counter() - t0:.1f}s"
+        )
+        try:
+            if not existing:
+                await ctx.create_sandbox(
+                    str(spec.sandbox_name),
+                    SandboxSpec(env_vars=dict(spec.env_vars)),
+                    provider=provider,
+                )
+        except SandboxError as e:
+            raise StepFailed(
+                ctx.step_id,
+                f"agent {spec.name!r}: its sandbox could not be created: {e}",
+                failure_class="infrastructure",
+            ) from None
+        return {
+            "harness": h.type,
+            "package": f"{h.package}@{version}",
+            "executable": str(exe),
+            "sandbox": spec.sandbox_name,
+            "home": f"{HOME}/{spec.name}",
+            "model_base_url": spec.model_base_url or spec.settings.get("base_url"),
+            "installed": installed,
+            "prompts": 0,
+        }
+
+    async def prompt(self, ctx: StepContext, record: dict[str, Any], request: PromptRequest) -> Any:
+        from agentenv_protocol.agent.types import AgentResult, Usage
+
+        h = self.harness
+        sandbox = await ctx.sandbox(str(record["sandbox"]))
+        base_url, api_key = await _model_endpoint(ctx, record.get("model_base_url"))
+        home = str(record["home"])
+        call = h.invoke(
+            exe=str(record["executable"]),
+            home=home,
+            prompt=request.text,
+            model=request.model or record.get("model"),
+            system_prompt=request.system_prompt or record.get("system_prompt"),
+            base_url=base_url,
+            api_key=api_key,
+            mcp_url=request.mcp_url,
+        )
+        for rel, text in call.files.items():
+            await sandbox.write_file(f"{home}/{rel}", text.encode(), mode=0o600)
+        env = {**(record.get("env_vars") or {}), **call.env, "HOME": home}
+        if request.token:
+            env[TOKEN_ENV] = request.token
+        t0 = time.perf_counter()
+        done = await sandbox.exec(call.argv, env=env, cwd="/app", timeout=request.timeout_seconds)
+        seconds = time.perf_counter() - t0
+        session = h.parse(done.stdout)
+        await sandbox.write_file(f"{home}/session-{request.prompt_id}.jsonl", done.stdout.encode())
+        usage = Usage(
+            prompt_tokens=session.input_tokens,
+            completion_tokens=session.output_tokens,
+            total_tokens=session.input_tokens + session.output_tokens,
+            model_calls=session.model_calls,
+            tool_call_count=session.tool_calls,
+        )
+        trajectory = [
+            {"type": "user", "content": request.text},
+            *session.trajectory,
+            {
+                "type": "exit",
+                "harness": h.type,
+                "exit_code": done.exit_code,
+                "timed_out": done.timed_out,
+                "seconds": round(seconds, 3),
+            },
+        ]
+        failure = None
+        if done.timed_out:
+            failure = ("timeout", f"{h.type} did not finish within {request.timeout_seconds:g}s")
+        elif done.exit_code != 0 or session.error:
+            tail = (session.error or done.stderr or done.stdout).strip()[-LOG_TAIL:]
+            failure = ("agent", f"{h.type} exited with code {done.exit_code}: {tail}")
+        return AgentResult(
+            text=session.text, usage=usage, trajectory=tuple(trajectory), failure=failure
+        )
+
+    def record_updates(
+        self, record: dict[str, Any], request: PromptRequest, result: Any
+    ) -> dict[str, Any]:
+        return {"prompts": int(record.get("prompts") or 0) + 1}
+
+
+def cli_agent_kinds() -> list[type[CliAgentKind]]:
+    """One kind per harness name and per alias, so `claude-code` and `claude` both resolve."""
+    kinds: list[type[CliAgentKind]] = []
+    for h in HARNESSES:
+        for name in (h.type, *h.aliases):
+            cls_name = "".join(p.title() for p in name.replace("-", " ").split()) + "Agent"
+            kinds.append(
+                type(
+                    cls_name,
+                    (CliAgentKind,),
+                    {"type": name, "harness": h, "__doc__": f"{h.package} ({name})."},
+                )
+            )
+    return kinds

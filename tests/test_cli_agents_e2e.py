@@ -1,0 +1,130 @@
+"""The issue's done-when for CLI coding agents: examples/notes-agent passes with Claude Code and
+with Codex CLI, each installed for real from the npm registry (into a cache that starts
+empty: `$AGENTENV_CI_CACHE/cli-agents` on CI, a session folder otherwise), driven by a scripted
+model server speaking each CLI's API (Anthropic Messages, OpenAI Responses) with the right
+tool calls. The verifiers pass, the gateway log shows the calls under the agent's role, the
+trajectory is stored, and a second run reuses the install."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from agents_support import NOTES_AGENT, TOOL_THEN_TEXT, run_json, show_json  # noqa: E402
+
+from agent_env.testing.require import require  # noqa: E402
+from agentenv_protocol.agent.scripted_apis import tool_names  # noqa: E402
+from agentenv_protocol.agent.testing import ScriptedModelServer  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def cli_cache(tmp_path_factory) -> str:
+    require(
+        None if shutil.which("npm") and shutil.which("node") else "node and npm are not installed"
+    )
+    ci = os.environ.get("AGENTENV_CI_CACHE")
+    return ci or str(tmp_path_factory.mktemp("cli-agent-cache"))
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex"])
+def test_cli_agent_solves_notes_agent(tmp_path, cli_cache, agent):
+    home = tmp_path / "home"
+    env = {"AGENTENV_CI_CACHE": cli_cache}
+    runs = []
+    for _ in range(2):  # the second run reuses the cached install
+        with ScriptedModelServer(TOOL_THEN_TEXT, side_requests=True) as model:
+            env.update(LITELLM_BASE_URL=model.base_url, LITELLM_API_KEY="sk-test-key-123456")
+            data, stderr = run_json(
+                home, str(NOTES_AGENT), "--agent", agent, "--model", "scripted-1", env=env
+            )
+        [record] = data["tasks"]
+        assert record["status"] == "passed", f"{record['outcome']}\n{stderr}"
+        runs.append((record, stderr, model))
+    (first, first_log, model), (_, second_log, _) = runs
+    assert "installed in" in first_log or "reused from the cache" in first_log
+    assert "reused from the cache" in second_log
+    assert {v["score"] for v in first["verifiers"].values()} == {1.0}
+    assert first["agent"] == agent
+
+    # the model saw the gateway's tools under the CLI's own naming
+    main = [r for r in model.requests if r.get("tools")]
+    names = tool_names(main[0])
+    assert any(n.endswith("add_note") for n in names), names
+
+    shown = show_json(home, first["id"])
+    trajectory = shown["trajectories"]["ask"]
+    kinds = [e["type"] for e in trajectory["events"]]
+    assert kinds[0] == "user" and kinds[-1] == "exit" and "tool" in kinds, kinds
+    assert trajectory["events"][-1]["exit_code"] == 0
+    tools = [e for e in trajectory["events"] if e["type"] == "tool"]
+    assert any((e["name"] or "").endswith("add_note") for e in tools), tools
+    added = [c for c in trajectory["gateway_calls"] if c["tool"] == "add_note"]
+    assert added and added[0]["arguments"] == {"title": "groceries", "body": "milk, eggs, bread"}
+    assert {c["role"] for c in trajectory["gateway_calls"]} == {"default-agent"}
+    assert "groceries" in shown["instance"]["outputs"]["ask"]["response"]
+    assert "sk-test-key-123456" not in json.dumps(shown)
+
+
+def test_cli_agent_timeout_and_crash_are_attributed(tmp_path, cli_cache):
+    """A model that never answers makes the CLI time out (`timeout`); a model endpoint that
+    refuses every call makes it exit with an error (`agent`), not a wrong answer."""
+    steps = json.loads((NOTES_AGENT / "tasks" / "groceries.json").read_text())
+    steps[2]["timeout_seconds"] = 8
+    bundle = tmp_path / "bundle"
+    shutil.copytree(NOTES_AGENT, bundle)
+    (bundle / "tasks" / "groceries.json").write_text(json.dumps(steps))
+    env = {"AGENTENV_CI_CACHE": cli_cache}
+    outcomes = {}
+    for name, script in {
+        "slow": [{"content": "late", "delay": 60, "repeat": True}],
+        "broken": [{"status": 400, "message": "bad model", "repeat": True}],
+    }.items():
+        with ScriptedModelServer(script, side_requests=True) as model:
+            env.update(LITELLM_BASE_URL=model.base_url)
+            data, stderr = run_json(
+                tmp_path / f"home-{name}",
+                str(bundle),
+                "--agent",
+                "codex",
+                "--model",
+                "scripted-1",
+                env=env,
+            )
+        [record] = data["tasks"]
+        record["log"] = [line for line in stderr.splitlines() if "ask" in line]
+        outcomes[name] = record
+    assert outcomes["slow"]["status"] == "failed", outcomes["slow"]["log"]
+    assert outcomes["slow"]["failure_class"] == "timeout", outcomes["slow"]
+    assert outcomes["broken"]["status"] == "failed"
+    assert outcomes["broken"]["failure_class"] == "agent", outcomes["broken"]
+
+
+def test_install_agent_puts_a_cli_agent_into_a_deployed_sandbox(tmp_path, cli_cache):
+    """`install_agent` with a CLI agent name installs it into the task's own sandbox."""
+    steps = json.loads((NOTES_AGENT / "tasks" / "groceries.json").read_text())
+    box = {"id": "box", "type": "deploy_sandbox", "sandbox_name": "box", "sandbox_mode": "vm"}
+    install = {
+        "id": "agent",
+        "type": "install_agent",
+        "sandbox_name": "box",
+        "a2a_agent_id": "cc",
+    }
+    bundle = tmp_path / "bundle"
+    shutil.copytree(NOTES_AGENT, bundle)
+    (bundle / "tasks" / "groceries.json").write_text(
+        json.dumps([steps[0], box, install, *steps[2:]])
+    )
+    (bundle / "agents" / "cc").mkdir()
+    (bundle / "agents" / "cc" / "agent.toml").write_text('type = "claude-code"\n')
+    with ScriptedModelServer(TOOL_THEN_TEXT, side_requests=True) as model:
+        env = {"AGENTENV_CI_CACHE": cli_cache, "LITELLM_BASE_URL": model.base_url}
+        data, stderr = run_json(tmp_path / "home", str(bundle), "--model", "scripted-1", env=env)
+    [record] = data["tasks"]
+    assert record["status"] == "passed", f"{record['outcome']}\n{stderr}"
+    assert record["agent"] == "claude-code:cc"
