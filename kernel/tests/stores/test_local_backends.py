@@ -80,12 +80,18 @@ async def test_sqlite_store_usable_after_fork(tmp_path):
     await store.put("c", "parent", {})
     pid = os.fork()
     if pid == 0:  # the child reopens instead of sharing the parent's connection
-        code = 1
-        try:
+        code = [1]
+
+        def child() -> None:  # a thread of its own: this one still holds the parent's loop
             anyio.run(store.put, "c", "child", {"pid": os.getpid()})
-            code = 0
+            code[0] = 0
+
+        try:
+            worker = threading.Thread(target=child)
+            worker.start()
+            worker.join()
         finally:
-            os._exit(code)
+            os._exit(code[0])
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert [k for k, _ in await store.list("c")] == ["child", "parent"]

@@ -65,6 +65,10 @@ STEPS = [
 def run(home: Path, *args: str, **popen) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_ENV_")}
     env["AGENT_ENV_HOME"] = str(home)
+    # The resume adopts the env the killed run left (its state holds the first trigger's
+    # write); the watchdog would have reaped it. With the watchdog on, a resume re-runs the
+    # env from scratch while the snapshot says the first trigger already fired: open item.
+    env["AGENT_ENV_WATCHDOG"] = "0"
     return subprocess.Popen(
         [str(AGENT_ENV), "run", *args, "--json"],
         env=env,

@@ -137,7 +137,7 @@ async def test_network_none_has_no_network(provider):
         result = await box.exec(["python3", "-c", PROBE], timeout=30)
         assert result.stdout.splitlines()[0] == "['lo']"
         assert "error" in result.stdout
-        with pytest.raises(SandboxError, match="cannot be reached from the host"):
+        with pytest.raises(SandboxError, match="cannot be reached from this machine"):
             await box.start_process(["python3", "-c", "pass"], port=8080)
     finally:
         await box.teardown()

@@ -114,7 +114,10 @@ def test_a_killed_controller_leaves_containers_that_sandbox_prune_removes(tmp_pa
     base_url, podman_cmd = podman
     config = _config(tmp_path, base_url)
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_ENV_")}
-    env.update(AGENT_ENV_HOME=str(tmp_path / "home"), AGENT_ENV_CONFIG=str(config))
+    # no watchdog: this is the case of a controller whose supervisor died with it
+    env.update(
+        AGENT_ENV_HOME=str(tmp_path / "home"), AGENT_ENV_CONFIG=str(config), AGENT_ENV_WATCHDOG="0"
+    )
     proc = subprocess.Popen(
         [str(AGENT_ENV), "run", str(EXAMPLES / "echo-docker"), "--sandbox", "docker", "--keep"],
         env=env,
