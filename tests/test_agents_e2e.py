@@ -50,10 +50,11 @@ def test_tool_loop_changes_env_state_and_run_record_shows_it(tmp_path):
         "content": "You manage the user's notes with the notes tools. Never delete notes.",
     }
     tool_replies = [m for m in second["messages"] if m["role"] == "tool"]
-    assert [json.loads(m["content"]) for m in tool_replies] == [
-        ["draft"],
-        {"created": "groceries", "count": 2},
-    ]
+    listed, added = [json.loads(m["content"]) for m in tool_replies]
+    # the loop runs one turn's tool calls concurrently (sync tools run in the env's thread
+    # pool): list_notes may see the note add_note makes in the same turn, or not
+    assert listed in (["draft"], ["draft", "groceries"])
+    assert added == {"created": "groceries", "count": 2}
 
     shown = show_json(tmp_path / "home", record["id"])
     prompt = shown["instance"]["outputs"]["ask"]

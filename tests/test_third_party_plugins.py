@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -48,7 +49,8 @@ BROKEN = "installed but broken: importing 'agentenv_broken.hooks' raised Runtime
 def test_help_lists_the_plugin_command_and_warns_once_about_the_broken_one(agent_env):
     result = agent_env("--help")
     assert result.returncode == 0, result.stderr
-    assert "  shout    Shout TEXT back, louder." in result.stdout
+    # click pads the names to the longest command's
+    assert re.search(r"^  shout +Shout TEXT back, louder\.$", result.stdout, re.M), result.stdout
     assert result.stderr.count("plugin 'broken' failed to load") == 1
     assert BROKEN in result.stderr
 
