@@ -46,7 +46,7 @@ def make_runner(session: Any, options: RunOptions, concurrency: int) -> Any:
     config = session.config
     name = options.runner or config.get("run", "runner", "local") or "local"
     runner_cls = session.plugins.runners.get(name)
-    settings = {k: v for k, v in dict(config.values.get(f"run.{name}", {})).items()}
+    settings = dict(config.values.get(f"run.{name}", {}))
     if options.runner_address:
         settings["address"] = options.runner_address
     return runner_cls(concurrency=concurrency, **settings)

@@ -26,8 +26,8 @@ from agent_env.runners import LocalRunner
 
 log = logging.getLogger(__name__)
 
-#: Store types whose data lives on the controller's machine only.
-LOCAL_STORES = {"sqlite", "filesystem", "env", "docker"}
+#: Document and object store types whose data lives on the controller's machine only.
+LOCAL_STORES = {"sqlite", "filesystem"}
 #: How long a cancelled run waits for its remote trials to tear down.
 CANCEL_GRACE_SECONDS = 120.0
 #: Worker deaths one trial may cost before it is given up (failed as infrastructure).
