@@ -15,20 +15,12 @@ import pytest
 
 from agent_env.net import free_port
 from agent_env.testing.require import require
+from agentenv_aws_stores.testing import moto_endpoint_fixture
 
 RAY = Path(sys.executable).with_name("ray")
 
 
-@pytest.fixture(scope="session")
-def moto_endpoint():
-    try:
-        import moto.server  # noqa: F401
-
-        from agentenv_aws_stores.testing import moto_server
-    except ImportError as exc:
-        require(f"moto[server] or agentenv-aws-stores is not installed: {exc}")
-    with moto_server() as url:
-        yield url
+moto_endpoint = moto_endpoint_fixture()
 
 
 @pytest.fixture(scope="session")

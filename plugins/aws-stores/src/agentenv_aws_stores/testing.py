@@ -69,3 +69,22 @@ def require_emulators() -> bool:
     from agent_env.testing.require import on_ci
 
     return on_ci()
+
+
+def _moto_endpoint() -> Iterator[str]:
+    try:
+        import moto.server  # noqa: F401
+    except ImportError as exc:
+        from agent_env.testing.require import require
+
+        require(f"moto[server] is not installed (uv sync --all-groups): {exc}")
+    with moto_server() as url:
+        yield url
+
+
+def moto_endpoint_fixture() -> Any:
+    """A session-scoped pytest fixture serving moto on loopback (import it in a conftest as
+    `moto_endpoint = moto_endpoint_fixture()`); on CI a missing moto fails, never skips."""
+    import pytest
+
+    return pytest.fixture(scope="session", name="moto_endpoint")(_moto_endpoint)
