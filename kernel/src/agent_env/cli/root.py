@@ -31,6 +31,10 @@ KERNEL_COMMANDS: dict[str, tuple[str, str]] = {
     "artifact": ("agent_env.cli.commands.artifact:artifact", "Stored artifacts and skills."),
     "bundle": ("agent_env.cli.commands.bundle:bundle", "Export stored entities as a bundle."),
     "completion": ("agent_env.cli.commands.completion:completion", "Print shell completion."),
+    # issue 19: scaffolding, checks and caches
+    "init": ("agent_env.cli.commands.init:init", "Write a new bundle, env or task that works."),
+    "check": ("agent_env.cli.commands.check:check", "Validate a bundle without running it."),
+    "cache": ("agent_env.cli.commands.cache:cache", "List and prune agent-env's caches."),
 }
 
 EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130

@@ -1,0 +1,99 @@
+"""`agent-env init bundle|env|task NAME`: write a working starting point (never overwriting).
+
+Exit codes: 0 written; 1 a file already exists or the name is invalid (nothing written).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+DIR_HELP = "The bundle folder to write into (default: {default})."
+
+
+def _write(folder: Path, planned: dict[str, str], as_json: bool, kind: str, name: str) -> None:
+    from agent_env.scaffold import write_new
+
+    written = write_new(folder, planned)
+    rel = [p.relative_to(folder).as_posix() for p in written]
+    if as_json:
+        payload = {"kind": kind, "name": name, "folder": str(folder.resolve()), "files": rel}
+        click.echo(json.dumps(payload, indent=2))
+        return
+    for path in rel:
+        click.echo(f"wrote {folder / path}")
+
+
+@click.group("init")
+def init() -> None:
+    """Write a new bundle, env or task that works as is."""
+
+
+@init.command("bundle")
+@click.argument("name")
+@click.option(
+    "--dir",
+    "folder",
+    type=click.Path(file_okay=False, path_type=Path),
+    help=DIR_HELP.format(default="./NAME"),
+)
+@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
+def init_bundle(name: str, folder: Path | None, as_json: bool) -> None:
+    """A bundle folder with env NAME (two tools and the data plane) and task NAME, which
+    passes with the scripted agent: `agent-env run FOLDER`."""
+    from agent_env.scaffold import check_name, plan_bundle
+
+    target = folder if folder is not None else Path(check_name(name, "bundle"))
+    _write(target, plan_bundle(name), as_json, "bundle", name)
+    if not as_json:
+        click.echo(f"next: agent-env check {target} && agent-env run {target}", err=True)
+
+
+@init.command("env")
+@click.argument("name")
+@click.option(
+    "--dir",
+    "folder",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("."),
+    help=DIR_HELP.format(default="."),
+)
+@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
+def init_env(name: str, folder: Path, as_json: bool) -> None:
+    """An env under envs/NAME: env.toml (a local command) and server.py, built on
+    agentenv_protocol, with tools add_item and list_items and data/reset, add, get."""
+    from agent_env.scaffold import plan_env
+
+    _write(folder, plan_env(name), as_json, "env", name)
+    if not as_json:
+        click.echo(f"next: agent-env env check {folder / 'envs' / name}", err=True)
+
+
+@init.command("task")
+@click.argument("name")
+@click.option("--env", "env", metavar="ENV", help="The env the task deploys (default: NAME).")
+@click.option(
+    "--dir",
+    "folder",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("."),
+    help=DIR_HELP.format(default="."),
+)
+@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
+def init_task(name: str, env: str | None, folder: Path, as_json: bool) -> None:
+    """tasks/NAME.json and its verifier artifact: the task deploys ENV (an env written by
+    `init env`), prompts the scripted agent and checks the env's state, answer and calls."""
+    from agent_env.scaffold import plan_task
+
+    env = env or name
+    _write(folder, plan_task(name, env, folder), as_json, "task", name)
+    if not as_json:
+        if not (folder / "envs" / env).is_dir():
+            click.echo(
+                f"note: {folder / 'envs' / env} does not exist yet: "
+                f"agent-env init env {env} --dir {folder}",
+                err=True,
+            )
+        click.echo(f"next: agent-env check {folder}", err=True)
