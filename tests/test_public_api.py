@@ -21,6 +21,7 @@ PUBLIC_MODULES = {
     "agent_env",
     "agent_env.agents",
     "agent_env.bundles",
+    "agent_env.caches",
     "agent_env.context",
     "agent_env.envs",
     "agent_env.errors",

@@ -134,3 +134,23 @@ def agentenv_run_finished(record: Any) -> None:
 
     Example: push `record` to an experiment tracker. Must not raise; errors are reported.
     """
+
+
+@hookspec
+def agentenv_register_cache_kinds(registry: Registry) -> None:
+    """Called once when the cache-kind registry is built (by `agent-env cache list|prune`);
+    add `agent_env.caches.CacheKind` classes, keyed by their `type`.
+
+    A folder under the cache dir needs only a `FolderCache` subclass::
+
+        # my_plugin/caches.py
+        class DownloadCache(FolderCache):
+            type = "downloads"
+            description = "Files my plugin downloaded"
+            folders = ("my-plugin",)
+
+        @hookimpl
+        def agentenv_register_cache_kinds(registry):
+            from my_plugin.caches import DownloadCache
+            registry.add(DownloadCache)
+    """

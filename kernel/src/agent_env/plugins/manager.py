@@ -64,6 +64,8 @@ REGISTRIES: dict[str, tuple[str, Callable[[], Any]]] = {
     "stores": ("agentenv_register_stores", StoreRegistry),
     "runners": ("agentenv_register_runners", lambda: HintedRegistry("runner")),
     "agents": ("agentenv_register_agents", lambda: HintedRegistry("agent")),
+    # issue 19: what `agent-env cache list|prune` covers
+    "cache_kinds": ("agentenv_register_cache_kinds", lambda: HintedRegistry("cache kind")),
 }
 
 
@@ -254,6 +256,10 @@ class PluginManager:
     @property
     def agents(self) -> Registry:
         return self.registry("agents")
+
+    @property
+    def cache_kinds(self) -> Registry:
+        return self.registry("cache_kinds")
 
     @property
     def stores(self) -> StoreRegistry:

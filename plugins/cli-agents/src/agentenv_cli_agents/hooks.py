@@ -13,3 +13,10 @@ def agentenv_register_agents(registry):
 
     for cls in cli_agent_kinds():
         registry.add(cls)
+
+
+@hookimpl
+def agentenv_register_cache_kinds(registry):
+    from agentenv_cli_agents.cache_kind import CliAgentCache
+
+    registry.add(CliAgentCache)

@@ -35,3 +35,11 @@ def agentenv_register_env_types(registry):
 
     for cls in ENV_TYPES:
         registry.add(cls)
+
+
+@hookimpl
+def agentenv_register_cache_kinds(registry):
+    from agentenv_core_steps.caches import CACHE_KINDS
+
+    for cls in CACHE_KINDS:
+        registry.add(cls)

@@ -41,3 +41,10 @@ def agentenv_register_stores(registry):
 
     registry.add(DockerImageStore)
     registry.add(RegistryImageStore)
+
+
+@hookimpl
+def agentenv_register_cache_kinds(registry):
+    from agentenv_docker_sandbox.cache_kind import ImageCache
+
+    registry.add(ImageCache)

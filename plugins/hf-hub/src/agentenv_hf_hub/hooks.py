@@ -15,3 +15,10 @@ def agentenv_resolve_bundle_source(spec: str):
     from agentenv_hf_hub.source import resolve
 
     return resolve(spec)
+
+
+@hookimpl
+def agentenv_register_cache_kinds(registry):
+    from agentenv_hf_hub.cache_kind import HubCache
+
+    registry.add(HubCache)

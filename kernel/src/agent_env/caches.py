@@ -1,0 +1,278 @@
+"""Cache kinds: what `agent-env cache list|prune` shows and removes. Plugins register them
+through `agentenv_register_cache_kinds`; the kernel knows none of docker, the Hub or venvs.
+
+A kind lists its `CacheEntry`s and removes one; an entry a live run uses is never removed.
+"In use" is decided from the sandbox leases whose owner is alive (`LiveUse`): an entry is in use
+when one of its `refs` occurs in such a lease or in the command line of a process it tracks;
+a kind can refine `in_use` (images ask the daemon which image a live container runs).
+
+Most caches are folders under `agent_env.paths.cache_dir()`; `FolderCache` covers them::
+
+    class VenvCache(FolderCache):
+        type = "venvs"
+        description = "Python virtual environments built for env requirements"
+        folders = ("venvs",)
+"""
+
+from __future__ import annotations
+
+import abc
+import fcntl
+import json
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import attrs
+
+
+@attrs.frozen(kw_only=True)
+class CacheEntry:
+    """One removable thing: `name` as shown, `size` in bytes, `last_used` (epoch seconds),
+    `refs` (paths, image ids) whose presence in a live run means it is in use."""
+
+    kind: str
+    name: str
+    size: int
+    last_used: float
+    refs: tuple[str, ...] = ()
+    location: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class LiveUse:
+    """What live runs hold: their leases (as JSON text) and their tracked processes' argv."""
+
+    leases: tuple[dict[str, Any], ...] = ()
+    texts: tuple[str, ...] = ()
+
+    @classmethod
+    def scan(cls, home: Path) -> LiveUse:
+        """The leases under `<home>/leases` whose owner is alive, with their processes' argv."""
+        from agent_env.sandboxes import leases as lease_files
+
+        live: list[dict[str, Any]] = []
+        texts: list[str] = []
+        lease_dir = Path(home) / "leases"
+        try:
+            names = sorted(os.listdir(lease_dir))
+        except FileNotFoundError:
+            names = []
+        for name in names:
+            if not name.endswith(lease_files.SUFFIX):
+                continue
+            lease = lease_files.read(lease_dir / name)
+            if lease is None or not lease_files.owner_alive(lease):
+                continue
+            live.append(lease)
+            texts.append(json.dumps(lease))
+            describe = lease.get("describe") if isinstance(lease.get("describe"), dict) else {}
+            for pid in describe.get("pids") or []:
+                texts.append(_cmdline(pid))
+        return cls(leases=tuple(live), texts=tuple(t for t in texts if t))
+
+    def mentions(self, ref: str) -> bool:
+        return bool(ref) and any(ref in text for text in self.texts)
+
+
+def _cmdline(pid: Any) -> str:
+    try:
+        raw = Path(f"/proc/{int(pid)}/cmdline").read_bytes()
+    except (OSError, ValueError):
+        return ""
+    return " ".join(part.decode(errors="replace") for part in raw.split(b"\0") if part)
+
+
+class CacheKind(abc.ABC):
+    """A kind of cache (`type` names it in `--kind`); constructed with no arguments."""
+
+    type: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+
+    @abc.abstractmethod
+    def location(self) -> str:
+        """Where it lives, as shown (a folder, a daemon)."""
+
+    @abc.abstractmethod
+    def entries(self) -> list[CacheEntry]:
+        """Every entry now (an empty list when the cache does not exist yet)."""
+
+    @abc.abstractmethod
+    def remove(self, entry: CacheEntry) -> None:
+        """Delete `entry` (gone already is fine)."""
+
+    def in_use(self, entry: CacheEntry, live: LiveUse) -> bool:
+        """Whether a live run uses `entry` (then prune keeps it)."""
+        return any(live.mentions(ref) for ref in entry.refs)
+
+
+class FolderCache(CacheKind):
+    """A cache whose entries are the children (`depth` levels down) of `folders` under the
+    cache dir; a sibling `<entry>.lock` held by a process marks the entry in use."""
+
+    folders: ClassVar[tuple[str, ...]] = ()
+    depth: ClassVar[int] = 1
+
+    def roots(self) -> list[Path]:
+        from agent_env.paths import cache_dir
+
+        return [cache_dir() / f for f in self.folders]
+
+    def location(self) -> str:
+        return ", ".join(str(r) for r in self.roots())
+
+    def _children(self, root: Path, depth: int) -> Iterator[Path]:
+        try:
+            children = sorted(root.iterdir())
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        for child in children:
+            if child.name.startswith(".") or child.name.endswith(".lock"):
+                continue
+            if depth > 1 and child.is_dir() and not child.is_symlink():
+                yield from self._children(child, depth - 1)
+            else:
+                yield child
+
+    def entries(self) -> list[CacheEntry]:
+        out = []
+        for root in self.roots():
+            for path in self._children(root, self.depth):
+                size, newest = usage(path)
+                out.append(
+                    CacheEntry(
+                        kind=self.type,
+                        name=path.relative_to(root).as_posix(),
+                        size=size,
+                        last_used=newest,
+                        refs=(str(path),),
+                        location=str(path),
+                    )
+                )
+        return out
+
+    def remove(self, entry: CacheEntry) -> None:
+        path = Path(entry.location)
+        if path.is_dir() and not path.is_symlink():
+            # moved aside first, so a reader never sees half a folder
+            aside = path.with_name(f".{path.name}.removing-{os.getpid()}")
+            try:
+                os.replace(path, aside)
+            except FileNotFoundError:
+                return
+            shutil.rmtree(aside, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        path.with_name(path.name + ".lock").unlink(missing_ok=True)
+
+    def in_use(self, entry: CacheEntry, live: LiveUse) -> bool:
+        return super().in_use(entry, live) or _locked(Path(entry.location + ".lock"))
+
+
+def _locked(lock: Path) -> bool:
+    """Whether some process holds an flock on `lock` right now."""
+    try:
+        fd = os.open(lock, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def usage(path: Path) -> tuple[int, float]:
+    """(bytes on disk, newest mtime) of a file or a folder tree (symlinks not followed)."""
+    try:
+        st = path.lstat()
+    except OSError:
+        return 0, 0.0
+    size, newest = st.st_size, st.st_mtime
+    if path.is_dir() and not path.is_symlink():
+        for folder, dirs, files in os.walk(path):
+            for name in (*dirs, *files):
+                try:
+                    st = os.lstat(os.path.join(folder, name))
+                except OSError:
+                    continue
+                if name in files:
+                    size += st.st_size
+                newest = max(newest, st.st_mtime)
+    return size, newest
+
+
+def parse_age(text: str) -> float:
+    """Seconds in `30s`, `15m`, `12h`, `7d`, `2w` (ValueError with the accepted forms)."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+    text = text.strip().lower()
+    number, unit = text[:-1], text[-1:]
+    try:
+        value = float(number)
+    except ValueError:
+        value = -1.0
+    if unit not in units or value < 0:
+        raise ValueError(f"{text!r} is not an age; use a number and a unit: 30s, 15m, 12h, 7d, 2w")
+    return value * units[unit]
+
+
+def human_size(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GB"
+
+
+def age(seconds_since_epoch: float, now: float | None = None) -> str:
+    seconds = max(0.0, (now or time.time()) - seconds_since_epoch)
+    for unit, span in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= span:
+            return f"{seconds / span:.0f}{unit} ago"
+    return f"{seconds:.0f}s ago"
+
+
+def select(plugins: Any, names: tuple[str, ...] = ()) -> list[CacheKind]:
+    """The registered kinds named (all when none); PluginError with a did-you-mean."""
+    registry = plugins.cache_kinds
+    chosen = list(dict.fromkeys(names)) or sorted(registry)
+    return [registry.get(name)() for name in chosen]
+
+
+def prune(
+    kinds: list[CacheKind],
+    live: LiveUse,
+    *,
+    older_than: float | None = None,
+    dry_run: bool = False,
+    now: float | None = None,
+) -> list[dict[str, Any]]:
+    """One row per entry considered: `action` is removed / would remove / kept (in use) /
+    failed; entries used within `older_than` seconds are left out. Nothing in use is touched."""
+    now = time.time() if now is None else now
+    rows = []
+    for kind in kinds:
+        for entry in kind.entries():
+            if older_than is not None and now - entry.last_used < older_than:
+                continue
+            row = {"kind": entry.kind, "name": entry.name, "size": entry.size}
+            try:
+                if kind.in_use(entry, live):
+                    row["action"] = "kept"
+                    row["reason"] = "in use by a live run"
+                elif dry_run:
+                    row["action"] = "would remove"
+                else:
+                    kind.remove(entry)
+                    row["action"] = "removed"
+            except Exception as e:  # one entry failing must not stop the others
+                row["action"] = "failed"
+                row["reason"] = f"{type(e).__name__}: {e}"
+            rows.append(row)
+    return rows

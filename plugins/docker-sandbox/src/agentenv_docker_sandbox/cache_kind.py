@@ -1,0 +1,67 @@
+"""The content-addressed images agent-env built (label `io.agentenv.context`) as a cache kind.
+An image any container still uses (running or stopped) counts as in use."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from agent_env.caches import CacheEntry, CacheKind, LiveUse
+
+LABEL = "io.agentenv.context"
+
+
+def _epoch(stamp: str | None) -> float:
+    if not stamp:
+        return 0.0
+    try:
+        return dt.datetime.fromisoformat(stamp[:26].rstrip("Z") + "+00:00").timestamp()
+    except ValueError:
+        return 0.0
+
+
+class ImageCache(CacheKind):
+    type = "images"
+    description = "Docker images built from env and agent folders (content-addressed)"
+
+    def _client(self) -> Any:
+        from agentenv_docker_sandbox.client import get_client
+
+        return get_client()
+
+    def location(self) -> str:
+        return f"docker images labelled {LABEL}"
+
+    def entries(self) -> list[CacheEntry]:
+        out = []
+        for image in self._client().images.list(filters={"label": LABEL}):
+            attrs = image.attrs
+            used = _epoch((attrs.get("Metadata") or {}).get("LastTagTime")) or _epoch(
+                attrs.get("Created")
+            )
+            for tag in image.tags:
+                out.append(
+                    CacheEntry(
+                        kind=self.type,
+                        name=tag,
+                        size=int(attrs.get("Size") or 0),
+                        last_used=used,
+                        refs=(image.id, tag),
+                        location=image.id,
+                    )
+                )
+        return out
+
+    def in_use(self, entry: CacheEntry, live: LiveUse) -> bool:
+        if super().in_use(entry, live):
+            return True
+        containers = self._client().containers.list(all=True, filters={"ancestor": entry.name})
+        return bool(containers)
+
+    def remove(self, entry: CacheEntry) -> None:
+        import docker
+
+        try:
+            self._client().images.remove(entry.name, noprune=False)
+        except docker.errors.ImageNotFound:
+            pass
