@@ -51,11 +51,15 @@ class LiveUse:
 
     @classmethod
     def scan(cls, home: Path) -> LiveUse:
-        """The leases under `<home>/leases` whose owner is alive, with their processes' argv."""
+        """The leases under `<home>/leases` whose owner is alive, with the argv of each process
+        their sandboxes run (tracked pids, and host processes carrying the sandbox marker)."""
         from agent_env.sandboxes import leases as lease_files
+        from agent_env.sandboxes import procs
+        from agent_env.sandboxes.local.process import MARKER_ENV
 
         live: list[dict[str, Any]] = []
         texts: list[str] = []
+        marked: dict[str, list[int]] | None = None
         lease_dir = Path(home) / "leases"
         try:
             names = sorted(os.listdir(lease_dir))
@@ -70,8 +74,11 @@ class LiveUse:
             live.append(lease)
             texts.append(json.dumps(lease))
             describe = lease.get("describe") if isinstance(lease.get("describe"), dict) else {}
-            for pid in describe.get("pids") or []:
-                texts.append(_cmdline(pid))
+            pids = set(describe.get("pids") or [])
+            if marked is None:
+                marked = procs.env_values(MARKER_ENV)
+            pids.update(marked.get(str(lease.get("sandbox_id")), ()))
+            texts.extend(_cmdline(pid) for pid in sorted(pids))
         return cls(leases=tuple(live), texts=tuple(t for t in texts if t))
 
     def mentions(self, ref: str) -> bool:
