@@ -1,9 +1,15 @@
-"""The caches core-steps fills under the cache dir: protocol wheels, docker build contexts,
-venvs for env requirements, and env files fetched from the stores."""
+"""The caches core-steps fills under the cache dir: venvs for env requirements, protocol
+wheels, docker build contexts, and env files fetched from the stores."""
 
 from __future__ import annotations
 
 from agent_env.caches import FolderCache
+
+
+class VenvCache(FolderCache):
+    type = "venvs"
+    description = "Python venvs built for env requirements (local sandbox)"
+    folders = ("venvs",)
 
 
 class WheelCache(FolderCache):
@@ -18,16 +24,10 @@ class ContextCache(FolderCache):
     folders = ("contexts", "agent-contexts")
 
 
-class VenvCache(FolderCache):
-    type = "venvs"
-    description = "Python venvs built for env requirements (local sandbox)"
-    folders = ("venvs",)
-
-
 class EnvFilesCache(FolderCache):
     type = "env-files"
     description = "Env folders fetched from the stores, by content digest"
     folders = ("envs",)
 
 
-CACHE_KINDS = (WheelCache, ContextCache, VenvCache, EnvFilesCache)
+CACHE_KINDS = (VenvCache, WheelCache, ContextCache, EnvFilesCache)
