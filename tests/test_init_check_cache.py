@@ -141,7 +141,7 @@ def test_check_of_a_spec_that_is_nothing(home, tmp_path):
 
 # -- env check -------------------------------------------------------------------------------
 
-BROKEN_SERVER = r'''
+BROKEN_SERVER = r"""
 import json, os
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
@@ -175,7 +175,7 @@ class H(BaseHTTPRequestHandler):
 
 
 HTTPServer(("127.0.0.1", int(os.environ["MCP_PORT"])), H).serve_forever()
-'''
+"""
 
 
 def test_env_check_names_a_bad_card_schema_and_data_plane(home, tmp_path):
@@ -232,7 +232,9 @@ def test_env_check_refuses_what_is_not_an_env(home, tmp_path):
     typo = agent_env(home, "env", "check", str(tmp_path / "b" / "envs" / "b"), "--json")
     assert typo.returncode == 1
     assert checks_of(typo) == {"config": "fail"}
-    unknown = agent_env(home, "env", "check", str(tmp_path / "b" / "envs" / "b"), "--sandbox", "lcoal")
+    unknown = agent_env(
+        home, "env", "check", str(tmp_path / "b" / "envs" / "b"), "--sandbox", "lcoal"
+    )
     assert unknown.returncode == 1 and "did you mean 'local'" in unknown.stderr
 
 
@@ -241,7 +243,9 @@ def test_env_check_in_docker(home, tmp_path):
 
     require_docker()
     assert agent_env(home, "init", "env", "dock", "--dir", str(tmp_path)).returncode == 0
-    done = agent_env(home, "env", "check", str(tmp_path / "envs" / "dock"), "--sandbox", "docker", "--json")
+    done = agent_env(
+        home, "env", "check", str(tmp_path / "envs" / "dock"), "--sandbox", "docker", "--json"
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert set(checks_of(done).values()) == {"pass"}
     nothing_left(home)
@@ -275,7 +279,9 @@ def test_cache_list_and_prune_by_kind_and_age(home, tmp_path):
     assert kinds["venvs"]["size"] >= 2 * 4096
     assert [e["name"] for e in kinds["wheels"]["entries"]] == ["w1"]
 
-    dry = agent_env(home, "cache", "prune", "--kind", "venvs", "--older-than", "7d", "--dry-run", "--json")
+    dry = agent_env(
+        home, "cache", "prune", "--kind", "venvs", "--older-than", "7d", "--dry-run", "--json"
+    )
     assert dry.returncode == 0, dry.stderr
     assert [(r["name"], r["action"]) for r in json.loads(dry.stdout)["entries"]] == [
         ("old", "would remove")

@@ -78,7 +78,9 @@ async def _card(http: Any, report: _Report) -> dict[str, Any] | None:
         report.add("card", False, f"GET {WELL_KNOWN_PATH}: {type(e).__name__}: {e}")
         return None
     if not isinstance(card, dict):
-        report.add("card", False, f"GET {WELL_KNOWN_PATH}: HTTP {response.status_code}, no JSON object")
+        report.add(
+            "card", False, f"GET {WELL_KNOWN_PATH}: HTTP {response.status_code}, no JSON object"
+        )
         return None
     report.add("card", True, f"GET {WELL_KNOWN_PATH}")
     name = card.get("name")
@@ -112,10 +114,12 @@ async def _list_tools(mcp_url: str) -> list[dict[str, Any]]:
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
-    async with streamable_http_client(mcp_url) as (read, write, _):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            listed = await session.list_tools()
+    async with (
+        streamable_http_client(mcp_url) as (read, write, _),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        listed = await session.list_tools()
     return [tool.model_dump(mode="json", exclude_none=True) for tool in listed.tools]
 
 
@@ -150,7 +154,9 @@ async def _tools(url: str, card: dict[str, Any], report: _Report) -> None:
         label = name if isinstance(name, str) and name else f"[{index}]"
         name_ok = isinstance(name, str) and bool(TOOL_NAME.match(name)) and name not in seen
         why = "a duplicate" if name in seen else "letters, digits, '_', '-', '.'; 1-128 long"
-        report.add(f"tools.{label}.name", name_ok, f"name {name!r}" + ("" if name_ok else f": {why}"))
+        report.add(
+            f"tools.{label}.name", name_ok, f"name {name!r}" + ("" if name_ok else f": {why}")
+        )
         seen.add(str(name))
         problem = schema_problem(tool.get("inputSchema"))
         report.add(f"tools.{label}.inputSchema", problem is None, problem or "valid JSON Schema")
@@ -222,11 +228,15 @@ async def _data_plane(http: Any, path: str, card: dict[str, Any], report: _Repor
         return
     report.add("data.reset", True, "data/reset answered")
     emptied = parts_of(await _step(report, "data.reset", lambda: _call(http, path, "data/get", {})))
-    added = await _step(report, "data.add", lambda: _call(http, path, "data/add", {"parts": seeded}))
+    added = await _step(
+        report, "data.add", lambda: _call(http, path, "data/add", {"parts": seeded})
+    )
     if added is None:
         return
     report.add("data.add", True, f"data/add of the {len(seeded or [])} part(s) data/get gave")
-    after = parts_of(await _step(report, "data.roundtrip", lambda: _call(http, path, "data/get", {})))
+    after = parts_of(
+        await _step(report, "data.roundtrip", lambda: _call(http, path, "data/get", {}))
+    )
     if after is None:
         return
     if not seeded or seeded == emptied:

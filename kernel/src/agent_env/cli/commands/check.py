@@ -20,7 +20,9 @@ _FILE = re.compile(r"^(?P<file>[^\s:]+\.(?:json|toml|md|yaml|yml|txt|py)|[^\s:]+
 
 
 _STEP = re.compile(r"^step '(?P<step>[^']+)': (?P<rest>.*)$")
-_FIELD = re.compile(r"^(?P<field>[A-Za-z_][\w\[\].]*): |^unknown (?:field|key) '(?P<unknown>[^']+)'")
+_FIELD = re.compile(
+    r"^(?P<field>[A-Za-z_][\w\[\].]*): |^unknown (?:field|key) '(?P<unknown>[^']+)'"
+)
 
 
 def split_problem(line: str) -> dict[str, Any]:

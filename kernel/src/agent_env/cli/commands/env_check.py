@@ -44,7 +44,11 @@ def _env_folder(path: Path) -> Path:
         raise click.UsageError(f"{path}: no such folder")
     if (path / ENV_TOML).is_file() or (path / "Dockerfile").is_file():
         return path
-    envs = sorted(p.name for p in (path / "envs").iterdir() if p.is_dir()) if (path / "envs").is_dir() else []
+    envs = (
+        sorted(p.name for p in (path / "envs").iterdir() if p.is_dir())
+        if (path / "envs").is_dir()
+        else []
+    )
     hint = (
         f" (a bundle: did you mean {path / 'envs' / envs[0]}?"
         + (f" its envs: {', '.join(envs)})" if len(envs) > 1 else ")")
@@ -62,7 +66,9 @@ def _parse(session: Any, folder: Path) -> Any:
     registry = session.plugins.env_types
     type_name = config.get("type")
     if type_name is None:
-        claimed = sorted(n for n in registry if getattr(registry.get(n), "default_for", None) == "env")
+        claimed = sorted(
+            n for n in registry if getattr(registry.get(n), "default_for", None) == "env"
+        )
         if not claimed:
             raise ValueError(f"{ENV_TOML}: type: not set, and no installed env type is the default")
         type_name = claimed[0]
