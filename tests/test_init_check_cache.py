@@ -335,3 +335,42 @@ def test_prune_keeps_the_venv_a_live_sandbox_runs(home, tmp_path, monkeypatch):
         ("used", "removed")
     ]
     assert not used.exists()
+
+
+def test_prune_keeps_an_image_a_container_uses(home, tmp_path):
+    import io
+    import uuid
+
+    import docker
+    from agentenv_docker_sandbox.cache_kind import LABEL, ImageCache
+    from agentenv_docker_sandbox.testing import require_docker, tiny_image
+
+    require_docker(None)
+    client = docker.from_env(timeout=60)
+    base = tiny_image()
+    suffix = uuid.uuid4().hex[:12]
+    tags = [f"agentenv-test/cache-{which}:{suffix}" for which in ("used", "idle")]
+    for tag, note in zip(tags, ("used", "idle"), strict=True):
+        dockerfile = f"FROM {base}\nLABEL note={note}\n".encode()
+        client.images.build(fileobj=io.BytesIO(dockerfile), tag=tag, labels={LABEL: suffix})
+    container = client.containers.create(tags[0], command=["/hello.txt"])
+    try:
+        dry = agent_env(home, "cache", "prune", "--kind", "images", "--dry-run", "--json")
+        assert dry.returncode == 0, dry.stderr
+        rows = {r["name"]: r for r in json.loads(dry.stdout)["entries"]}
+        assert rows[tags[0]]["action"] == "kept"
+        assert rows[tags[1]]["action"] == "would remove"
+
+        kind = ImageCache()
+        [idle] = [e for e in kind.entries() if e.name == tags[1]]
+        kind.remove(idle)
+        assert tags[1] not in {e.name for e in kind.entries()}
+        with pytest.raises(docker.errors.APIError):  # the daemon refuses too
+            kind.remove(next(e for e in kind.entries() if e.name == tags[0]))
+    finally:
+        container.remove(force=True)
+        for tag in tags:
+            try:
+                client.images.remove(tag, force=True)
+            except docker.errors.ImageNotFound:
+                pass

@@ -265,7 +265,15 @@ def prune(
     now = time.time() if now is None else now
     rows = []
     for kind in kinds:
-        for entry in kind.entries():
+        try:
+            entries = kind.entries()
+        except Exception as e:  # a daemon that is down: the other kinds are still pruned
+            reason = f"cannot list: {type(e).__name__}: {e}"
+            rows.append(
+                {"kind": kind.type, "name": "*", "size": 0, "action": "failed", "reason": reason}
+            )
+            continue
+        for entry in entries:
             if older_than is not None and now - entry.last_used < older_than:
                 continue
             row = {"kind": entry.kind, "name": entry.name, "size": entry.size}

@@ -63,8 +63,8 @@ async def probe(url: str, *, timeout: float = 30.0) -> list[Check]:
         rpc_path = card.get("url") if isinstance(card.get("url"), str) else "/agentenv"
         if rpc_path.startswith(("http://", "https://")):
             rpc_path = httpx.URL(rpc_path).path
-        await _data_plane(http, rpc_path, card, report)
-        await _errors(http, rpc_path, report)
+        has_data = await _data_plane(http, rpc_path, card, report)
+        await _errors(http, rpc_path, report, has_data=has_data)
     return report.checks
 
 
@@ -206,13 +206,18 @@ async def _step(report: _Report, check_id: str, what: Callable[[], Any]) -> Any:
         return None
 
 
-async def _data_plane(http: Any, path: str, card: dict[str, Any], report: _Report) -> None:
+async def _data_plane(http: Any, path: str, card: dict[str, Any], report: _Report) -> bool:
+    """Probe the data plane; False when the card declares none (nothing probed)."""
     caps = card.get("capabilities") if isinstance(card.get("capabilities"), dict) else {}
     operations = caps.get("operations") if isinstance(caps, dict) else None
     if isinstance(operations, list) and not set(DATA_METHODS) & set(operations):
         report.skip("data", "the card declares no data-plane operations")
-        return
+        return False
+    await _round_trip(http, path, report)
+    return True
 
+
+async def _round_trip(http: Any, path: str, report: _Report) -> None:
     def parts_of(result: Any) -> list[Any] | None:
         parts = result.get("parts") if isinstance(result, dict) else None
         return parts if isinstance(parts, list) else None
@@ -255,7 +260,7 @@ def _canonical(parts: list[Any]) -> str:
     return json.dumps(parts, sort_keys=True)
 
 
-async def _errors(http: Any, path: str, report: _Report) -> None:
+async def _errors(http: Any, path: str, report: _Report, *, has_data: bool) -> None:
     cases = [
         ("errors.parse", "{not json", PARSE_ERROR),
         ("errors.invalidRequest", {"jsonrpc": "2.0", "id": 7}, INVALID_REQUEST),
@@ -270,6 +275,9 @@ async def _errors(http: Any, path: str, report: _Report) -> None:
             INVALID_PARAMS,
         ),
     ]
+    if not has_data:
+        cases.pop()
+        report.skip("errors.invalidParams", "no data/add to send invalid params to")
     for check_id, body, code in cases:
         answer = await _step(report, check_id, lambda body=body: _rpc(http, path, body))
         if answer is None:
