@@ -342,6 +342,7 @@ def test_prune_keeps_an_image_a_container_uses(home, tmp_path):
     import uuid
 
     import docker
+
     from agentenv_docker_sandbox.cache_kind import LABEL, ImageCache
     from agentenv_docker_sandbox.testing import require_docker, tiny_image
 
@@ -374,3 +375,40 @@ def test_prune_keeps_an_image_a_container_uses(home, tmp_path):
                 client.images.remove(tag, force=True)
             except docker.errors.ImageNotFound:
                 pass
+
+
+def test_check_an_hf_bundle_and_list_the_download(home, tmp_path, monkeypatch):
+    from agentenv_hf_hub.testing import LocalHub
+
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    for name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_HUB_OFFLINE"):
+        monkeypatch.delenv(name, raising=False)
+    hub = LocalHub()
+    repo = hub.create_repo("org/inv")
+    card = "---\nagentenv:\n  bundles:\n    inv:\n      plugins: [agentenv-hf-hub>=1]\n---\n# inv\n"
+    steps = [
+        {"id": "box", "type": "deploy_sandbox", "sandbox_name": "box", "sandbox_mode": "vm"},
+        {"id": "load", "type": "load_artifact", "sandbox_name": "box", "artifact_id": "greting"},
+    ]
+    repo.commit(
+        {
+            "README.md": card,
+            "bundles/inv/tasks/t.json": json.dumps(steps),
+            "bundles/inv/artifacts/greeting/greeting.txt": "hi\n",
+        }
+    )
+    with hub.serve() as url:
+        monkeypatch.setenv("HF_ENDPOINT", url)
+        done = agent_env(home, "check", "hf://org/inv", "--json")
+    assert done.returncode == 2, done.stdout + done.stderr
+    [problem] = json.loads(done.stdout)["problems"]
+    assert (problem["file"], problem["step"], problem["field"]) == (
+        "tasks/t.json",
+        "load",
+        "artifact_id",
+    )
+    assert "did you mean 'greeting'" in problem["message"]
+
+    listed = agent_env(home, "cache", "list", "--kind", "hub", "--json")
+    [kind] = json.loads(listed.stdout)["kinds"]
+    assert [e["name"] for e in kind["entries"]] == ["org/inv"] and kind["size"] > 0

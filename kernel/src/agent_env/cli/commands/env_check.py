@@ -141,6 +141,8 @@ def env_check(path: Path, provider: str, timeout: float, as_json: bool) -> int:
     JSON-RPC error codes. The env is stopped afterwards.
 
     Exit codes: 0 all passed, 1 a check failed, 2 PATH is not an env folder."""
+    if "," in provider:
+        raise click.UsageError("--sandbox takes one provider here, not a fallback chain")
     folder = _env_folder(path)
     result = anyio.run(_run, folder, provider, timeout, as_json)
     checks = result["checks"]
