@@ -222,6 +222,20 @@ def test_env_check_names_a_data_plane_handler_that_raises(home, tmp_path):
     assert statuses["card.protocolVersion"] == "pass" and statuses["data.get"] == "pass"
 
 
+def test_env_check_names_a_data_plane_that_loses_what_it_is_given(home, tmp_path):
+    assert agent_env(home, "init", "env", "inv", "--dir", str(tmp_path)).returncode == 0
+    server = tmp_path / "envs" / "inv" / "server.py"
+    text = server.read_text()
+    assert "        for part in parts:\n" in text
+    server.write_text(
+        text.replace("        for part in parts:\n", "        for part in parts[:0]:\n")
+    )
+    done = agent_env(home, "env", "check", str(server.parent), "--json")
+    assert done.returncode == 1
+    failed = {k for k, v in checks_of(done).items() if v == "fail"}
+    assert failed == {"data.roundtrip"}
+
+
 def test_env_check_refuses_what_is_not_an_env(home, tmp_path):
     assert agent_env(home, "init", "bundle", "b", "--dir", str(tmp_path / "b")).returncode == 0
     done = agent_env(home, "env", "check", str(tmp_path / "b"))

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -198,14 +197,6 @@ async def _call(http: Any, path: str, method: str, params: dict[str, Any]) -> An
     return answer["result"]
 
 
-async def _step(report: _Report, check_id: str, what: Callable[[], Any]) -> Any:
-    try:
-        return await what()
-    except Exception as e:  # a failing call is this check's finding, named with the method
-        report.add(check_id, False, f"{type(e).__name__}: {e}")
-        return None
-
-
 async def _data_plane(http: Any, path: str, card: dict[str, Any], report: _Report) -> bool:
     """Probe the data plane; False when the card declares none (nothing probed)."""
     caps = card.get("capabilities") if isinstance(card.get("capabilities"), dict) else {}
@@ -218,41 +209,57 @@ async def _data_plane(http: Any, path: str, card: dict[str, Any], report: _Repor
 
 
 async def _round_trip(http: Any, path: str, report: _Report) -> None:
+    """data/get (the env's own data), data/reset, data/add of what data/get gave, data/get:
+    the last must equal the first. Each call that fails is its check's failure."""
+
+    async def call(check_id: str, method: str, params: dict[str, Any]) -> tuple[bool, Any]:
+        try:
+            return True, await _call(http, path, method, params)
+        except Exception as e:  # a failing call is this check's finding, named with the method
+            report.add(check_id, False, f"{method}: {type(e).__name__}: {e}")
+            return False, None
+
     def parts_of(result: Any) -> list[Any] | None:
         parts = result.get("parts") if isinstance(result, dict) else None
         return parts if isinstance(parts, list) else None
 
-    before = await _step(report, "data.get", lambda: _call(http, path, "data/get", {}))
-    if before is None:
+    ok, first = await call("data.get", "data/get", {})
+    seeded = parts_of(first)
+    if not ok or not report.add(
+        "data.get",
+        seeded is not None,
+        f"data/get: {len(seeded)} part(s)"
+        if seeded is not None
+        else f"data/get: no parts in {first!r}",
+    ):
         return
-    seeded = parts_of(before)
-    if not report.add("data.get", seeded is not None, f"data/get: {len(seeded or [])} part(s)"):
+    ok, _ = await call("data.reset", "data/reset", {})
+    if not ok:
         return
-    reset = await _step(report, "data.reset", lambda: _call(http, path, "data/reset", {}))
-    if reset is None:
-        return
-    report.add("data.reset", True, "data/reset answered")
-    emptied = parts_of(await _step(report, "data.reset", lambda: _call(http, path, "data/get", {})))
-    added = await _step(
-        report, "data.add", lambda: _call(http, path, "data/add", {"parts": seeded})
-    )
-    if added is None:
-        return
-    report.add("data.add", True, f"data/add of the {len(seeded or [])} part(s) data/get gave")
-    after = parts_of(
-        await _step(report, "data.roundtrip", lambda: _call(http, path, "data/get", {}))
-    )
-    if after is None:
-        return
-    if not seeded or seeded == emptied:
-        report.skip("data.roundtrip", "data/get gave nothing that data/reset removed to add back")
+    ok, emptied = await call("data.reset", "data/get", {})
+    if not ok:
         return
     report.add(
+        "data.reset", True, f"data/reset, then data/get: {len(parts_of(emptied) or [])} part(s)"
+    )
+    ok, _ = await call("data.add", "data/add", {"parts": seeded})
+    if not ok:
+        return
+    report.add("data.add", True, f"data/add of the {len(seeded or [])} part(s) data/get gave")
+    ok, last = await call("data.roundtrip", "data/get", {})
+    if not ok:
+        return
+    if not seeded or _canonical(seeded) == _canonical(parts_of(emptied) or []):
+        report.skip("data.roundtrip", "data/get gave nothing that data/reset removed to add back")
+        return
+    after = parts_of(last) or []
+    same = _canonical(after) == _canonical(seeded)
+    report.add(
         "data.roundtrip",
-        _canonical(after) == _canonical(seeded),
-        "data/get after data/reset + data/add(what data/get gave) equals the first data/get"
-        if _canonical(after) == _canonical(seeded)
-        else f"first data/get {seeded!r}, after reset and add {after!r}",
+        same,
+        "data/get after data/reset and data/add(what data/get gave) equals the first data/get"
+        if same
+        else f"first data/get {seeded!r}, after data/reset and data/add {after!r}",
     )
 
 
@@ -279,8 +286,10 @@ async def _errors(http: Any, path: str, report: _Report, *, has_data: bool) -> N
         cases.pop()
         report.skip("errors.invalidParams", "no data/add to send invalid params to")
     for check_id, body, code in cases:
-        answer = await _step(report, check_id, lambda body=body: _rpc(http, path, body))
-        if answer is None:
+        try:
+            answer = await _rpc(http, path, body)
+        except Exception as e:  # no JSON-RPC answer at all is this check's finding
+            report.add(check_id, False, f"expected JSON-RPC error {code}: {type(e).__name__}: {e}")
             continue
         error = answer.get("error") if isinstance(answer.get("error"), dict) else {}
         got = error.get("code")

@@ -7,10 +7,24 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
-DIR_HELP = "The bundle folder to write into (default: {default})."
+
+def _dir_option(default: Path | None, shown: str) -> Any:
+    return click.option(
+        "--dir",
+        "folder",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=default,
+        help=f"The bundle folder to write into (default: {shown}).",
+    )
+
+
+_json_option = click.option(
+    "--json", "as_json", is_flag=True, help="Print what was written as JSON."
+)
 
 
 def _write(folder: Path, planned: dict[str, str], as_json: bool, kind: str, name: str) -> None:
@@ -33,13 +47,8 @@ def init() -> None:
 
 @init.command("bundle")
 @click.argument("name")
-@click.option(
-    "--dir",
-    "folder",
-    type=click.Path(file_okay=False, path_type=Path),
-    help=DIR_HELP.format(default="./NAME"),
-)
-@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
+@_dir_option(None, "./NAME")
+@_json_option
 def init_bundle(name: str, folder: Path | None, as_json: bool) -> None:
     """A bundle folder with env NAME (two tools and the data plane) and task NAME, which
     passes with the scripted agent: `agent-env run FOLDER`."""
@@ -53,14 +62,8 @@ def init_bundle(name: str, folder: Path | None, as_json: bool) -> None:
 
 @init.command("env")
 @click.argument("name")
-@click.option(
-    "--dir",
-    "folder",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("."),
-    help=DIR_HELP.format(default="."),
-)
-@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
+@_dir_option(Path("."), ".")
+@_json_option
 def init_env(name: str, folder: Path, as_json: bool) -> None:
     """An env under envs/NAME: env.toml (a local command) and server.py, built on
     agentenv_protocol, with tools add_item and list_items and data/reset, add, get."""
@@ -74,14 +77,8 @@ def init_env(name: str, folder: Path, as_json: bool) -> None:
 @init.command("task")
 @click.argument("name")
 @click.option("--env", "env", metavar="ENV", help="The env the task deploys (default: NAME).")
-@click.option(
-    "--dir",
-    "folder",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("."),
-    help=DIR_HELP.format(default="."),
-)
-@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
+@_dir_option(Path("."), ".")
+@_json_option
 def init_task(name: str, env: str | None, folder: Path, as_json: bool) -> None:
     """tasks/NAME.json and its verifier artifact: the task deploys ENV (an env written by
     `init env`), prompts the scripted agent and checks the env's state, answer and calls."""
