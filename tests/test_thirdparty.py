@@ -60,6 +60,7 @@ def test_plugin_list_shows_what_the_plugin_registered(agent_env):
     assert "agentenv_resolve_bundle_source" in acme["hooks"]
     assert acme["registered"] == {
         "agents": ["acme-caller"],
+        "cache_kinds": ["acme-downloads"],
         "commands": ["acme"],
         "env_types": ["acme_script"],
         "runners": ["acme-serial"],
@@ -69,6 +70,13 @@ def test_plugin_list_shows_what_the_plugin_registered(agent_env):
     }
     check = agent_env("plugin", "check")
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_the_plugins_cache_kind_is_listed(agent_env):
+    listed = agent_env("cache", "list", "--kind", "acme-downloads", "--json")
+    assert listed.returncode == 0, listed.stderr
+    [kind] = json.loads(listed.stdout)["kinds"]
+    assert kind["kind"] == "acme-downloads" and kind["location"].endswith("/agentenv/acme")
 
 
 def test_a_task_runs_end_to_end_on_the_plugins_provider_env_type_and_agent(agent_env, tmp_path):
