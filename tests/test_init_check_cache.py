@@ -51,6 +51,8 @@ def test_a_scaffolded_bundle_checks_and_passes_a_real_run(home, tmp_path):
     run = agent_env(home, "run", str(folder), "--sandbox", "local")
     assert run.returncode == 0, run.stdout + run.stderr
     assert "inventory  passed" in run.stdout
+    oracle = agent_env(home, "run", str(folder), "--agent", "oracle", "--json")
+    assert oracle.returncode == 0, oracle.stdout + oracle.stderr
     nothing_left(home)
 
     probed = agent_env(home, "env", "check", str(folder / "envs" / "inventory"), "--json")
@@ -133,7 +135,10 @@ def test_check_lists_every_problem_with_file_step_field(home, tmp_path):
     assert listed.returncode == 0 and json.loads(listed.stdout)["rows"] == []
 
 
-def test_check_of_a_spec_that_is_nothing(home, tmp_path):
+def test_check_of_an_installed_bundle_and_of_a_spec_that_is_nothing(home, tmp_path):
+    hello = agent_env(home, "check", "hello", "--json")
+    assert hello.returncode == 0, hello.stderr
+    assert json.loads(hello.stdout)["tasks"] == ["hello"]
     done = agent_env(home, "check", str(tmp_path / "nowhere"))
     assert done.returncode == 2
     assert "nowhere" in done.stderr
