@@ -73,8 +73,8 @@ class LiveUse:
                 continue
             live.append(lease)
             texts.append(json.dumps(lease))
-            describe = lease.get("describe") if isinstance(lease.get("describe"), dict) else {}
-            pids = set(describe.get("pids") or [])
+            describe = lease.get("describe")
+            pids = set(describe.get("pids") or []) if isinstance(describe, dict) else set()
             if marked is None:
                 marked = procs.env_values(MARKER_ENV)
             pids.update(marked.get(str(lease.get("sandbox_id")), ()))

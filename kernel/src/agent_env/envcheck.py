@@ -59,7 +59,8 @@ async def probe(url: str, *, timeout: float = 30.0) -> list[Check]:
         if card is None:
             return report.checks
         await _tools(url, card, report)
-        rpc_path = card.get("url") if isinstance(card.get("url"), str) else "/agentenv"
+        declared = card.get("url")
+        rpc_path = declared if isinstance(declared, str) else "/agentenv"
         if rpc_path.startswith(("http://", "https://")):
             rpc_path = httpx.URL(rpc_path).path
         has_data = await _data_plane(http, rpc_path, card, report)
@@ -291,6 +292,6 @@ async def _errors(http: Any, path: str, report: _Report, *, has_data: bool) -> N
         except Exception as e:  # no JSON-RPC answer at all is this check's finding
             report.add(check_id, False, f"expected JSON-RPC error {code}: {type(e).__name__}: {e}")
             continue
-        error = answer.get("error") if isinstance(answer.get("error"), dict) else {}
-        got = error.get("code")
+        error = answer.get("error")
+        got = error.get("code") if isinstance(error, dict) else None
         report.add(check_id, got == code, f"expected JSON-RPC error {code}, got {got!r}")

@@ -77,11 +77,11 @@ def list_caches(kinds: tuple[str, ...], entries: bool, as_json: bool) -> int:
             f"  ({row['location']})"
         )
         if entries:
-            for e in row["entries"]:
-                mark = "  in use" if e["in_use"] else ""
+            for entry in row["entries"]:
+                mark = "  in use" if entry["in_use"] else ""
                 click.echo(
-                    f"  {e['name']:<60} {human_size(e['size']):>9}  "
-                    f"{age(e['last_used'], now)}{mark}"
+                    f"  {entry['name']:<60} {human_size(entry['size']):>9}  "
+                    f"{age(entry['last_used'], now)}{mark}"
                 )
     return 0
 
