@@ -241,6 +241,46 @@ def test_env_check_names_a_data_plane_that_loses_what_it_is_given(home, tmp_path
     assert failed == {"data.roundtrip"}
 
 
+def test_env_check_of_an_env_already_serving_at_a_url(home, tmp_path):
+    import subprocess
+
+    from envs_helpers import wait_for
+
+    from agent_env.net import free_port
+
+    assert agent_env(home, "init", "env", "live", "--dir", str(tmp_path)).returncode == 0
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "server.py"],
+        cwd=tmp_path / "envs" / "live",
+        env={**os.environ, "MCP_HOST": "127.0.0.1", "MCP_PORT": str(port)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(lambda: _answers(url), what="the env to serve its card")
+        done = agent_env(home, "env", "check", url, "--json")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert checks_of(done)["data.roundtrip"] == "pass"
+        assert server.poll() is None  # left running
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    gone = agent_env(home, "env", "check", url, "--json")
+    assert gone.returncode == 1 and checks_of(gone) == {"card": "fail"}
+
+
+def _answers(url: str) -> bool:
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url + "/.well-known/agent-env.json", timeout=1) as r:
+            return r.status == 200
+    except OSError:
+        return False
+
+
 def test_env_check_refuses_what_is_not_an_env(home, tmp_path):
     assert agent_env(home, "init", "bundle", "b", "--dir", str(tmp_path / "b")).returncode == 0
     done = agent_env(home, "env", "check", str(tmp_path / "b"))

@@ -1,5 +1,6 @@
-"""`agent-env env check PATH`: start an env folder (a local process, or `--sandbox docker`) and
-validate its card, tool schemas and data plane, one line per check (`agent_env.envcheck`).
+"""`agent-env env check PATH|URL`: start an env folder (a local process, or `--sandbox docker`),
+or reach one already serving at URL, and validate its card, tool schemas and data plane, one
+line per check (`agent_env.envcheck`).
 
 Exit codes: 0 every check passed; 1 a check failed or the env did not start; 2 PATH is not an
 env folder.
@@ -117,7 +118,7 @@ async def _run(folder: Path, provider: str, timeout: float, quiet: bool) -> dict
 
 
 @click.command("check")
-@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("target", metavar="PATH|URL")
 @click.option(
     "--sandbox",
     "provider",
@@ -134,17 +135,21 @@ async def _run(folder: Path, provider: str, timeout: float, quiet: bool) -> dict
     help="Seconds to wait for the env to start, and for each probe.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
-def env_check(path: Path, provider: str, timeout: float, as_json: bool) -> int:
-    """Start the env folder PATH and validate it: its card (name, protocolVersion, url,
+def env_check(target: str, provider: str, timeout: float, as_json: bool) -> int:
+    """Start the env folder PATH (or probe an env already serving at URL) and validate it:
+    its card (name, protocolVersion, url,
     capabilities), its tools (names; input schemas are valid JSON Schema; card and MCP
     tools/list agree), its data plane (data/get, data/reset, data/add round trip) and its
-    JSON-RPC error codes. The env is stopped afterwards.
+    JSON-RPC error codes. An env started from PATH is stopped afterwards; one at URL is
+    left running (and its data is reset and re-added by the round trip).
 
     Exit codes: 0 all passed, 1 a check failed, 2 PATH is not an env folder."""
     if "," in provider:
         raise click.UsageError("--sandbox takes one provider here, not a fallback chain")
-    folder = _env_folder(path)
-    result = anyio.run(_run, folder, provider, timeout, as_json)
+    if target.startswith(("http://", "https://")):
+        result = anyio.run(_probe_url, target.rstrip("/"), timeout)
+    else:
+        result = anyio.run(_run, _env_folder(Path(target)), provider, timeout, as_json)
     checks = result["checks"]
     ok = all(c.ok for c in checks)
     if as_json:
@@ -157,6 +162,12 @@ def env_check(path: Path, provider: str, timeout: float, as_json: bool) -> int:
         summary = f"{len(checks) - len(failed)}/{len(checks)} checks passed or skipped"
         click.echo(summary + (f"; failed: {', '.join(failed)}" if failed else ""), err=True)
     return EXIT_OK if ok else EXIT_FAILED
+
+
+async def _probe_url(url: str, timeout: float) -> dict[str, Any]:
+    from agent_env.envcheck import probe
+
+    return {"path": None, "url": url, "sandbox": None, "checks": await probe(url, timeout=timeout)}
 
 
 def _row(check: Any) -> dict[str, Any]:
