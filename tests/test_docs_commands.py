@@ -24,9 +24,11 @@ an `agent-env` command in it is an error: tag it `text` (not run) or `bash` (run
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -90,7 +92,9 @@ def _marks(comment: str, where: str) -> dict[str, str]:
         if not raw.strip():
             continue
         if not sep or key.strip() not in DIRECTIVES:
-            raise ValueError(f"{where}: doc-test marker line {raw.strip()!r} is not one of {DIRECTIVES}")
+            raise ValueError(
+                f"{where}: doc-test marker line {raw.strip()!r} is not one of {DIRECTIVES}"
+            )
         marks[key.strip()] = value.strip()
     return marks
 
@@ -200,7 +204,8 @@ def _script(commands: list[Command], out: Path) -> str:
             if "serve" in block.marks:
                 lines.append(
                     textwrap.dedent(f"""\
-                    {text} >'{o}' 2>'{e}' </dev/null &
+                    ( exec {text}
+                    ) >'{o}' 2>'{e}' </dev/null &
                     pid=$!; up=
                     for _ in $(seq {int(SERVE_WAIT * 10)}); do
                       kill -0 $pid 2>/dev/null || break
@@ -241,18 +246,23 @@ def _run_page(page: Path, commands: list[Command], base: Path) -> dict[int, Outc
     )
     script = folder / "script.sh"
     script.write_text(_script(commands, out), encoding="utf-8")
+    shell = subprocess.Popen(
+        ["bash", str(script)],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
-        subprocess.run(
-            ["bash", str(script)],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=PAGE_TIMEOUT,
-            start_new_session=True,
-        )
+        shell.wait(timeout=PAGE_TIMEOUT)
     except subprocess.TimeoutExpired:
         pass  # the commands that did not finish have no exit code
+    finally:
+        # what the page left running (a model server of a setup, a hung command): its group only
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(shell.pid, signal.SIGTERM)
+        shell.wait()
 
     def read(path: Path) -> str:
         return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
@@ -281,9 +291,7 @@ def doc_runs(request, tmp_path_factory):
     futures: dict[Path, Future] = {}
     for page in sorted(selected, key=lambda p: -len([c for c in RUN if c.page == p])):
         with lock:
-            futures[page] = pool.submit(
-                _run_page, page, [c for c in RUN if c.page == page], base
-            )
+            futures[page] = pool.submit(_run_page, page, [c for c in RUN if c.page == page], base)
     yield futures
     pool.shutdown(wait=True)
     shutil.rmtree(base, ignore_errors=True)

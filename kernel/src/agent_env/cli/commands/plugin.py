@@ -15,9 +15,12 @@ from agent_env.plugins.loader import LEGACY, STATUSES
 
 
 def _registered(info: PluginInfo) -> str:
-    text = "; ".join(
-        f"{kind}: {', '.join(names)}" for kind, names in sorted(info.registered.items())
-    )
+    parts = [f"{kind}: {', '.join(names)}" for kind, names in sorted(info.registered.items())]
+    # hooks that register nothing (a bundle source, a step wrapper) are listed by name
+    other = [h.removeprefix("agentenv_") for h in info.hooks if "_register_" not in h]
+    if other:
+        parts.append(f"hooks: {', '.join(other)}")
+    text = "; ".join(parts)
     if info.format == LEGACY:  # written for the existing product's entry-point groups
         return f"(legacy format) {text}".rstrip()
     return text
