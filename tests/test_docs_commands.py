@@ -13,6 +13,8 @@ A command must exit 0, unless the HTML comment just above its block says otherwi
     <!-- doc-test
     exit: 1                 the agent-env commands of the block exit 1 (an error shown on purpose)
     setup: SHELL            run first, in a folder of the block's own (e.g. write a config file)
+    needs: docker           a Docker daemon (implied by a command that names docker); without
+                            one the command is skipped, or fails on CI (agent_env.testing.require)
     serve: yes              each command is a server: it must come up (print its http:// URL)
                             and keep running; the test then stops it
     skip: REASON            not run here, and why (another test covers it, or it needs a remote)
@@ -32,7 +34,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,8 +47,8 @@ PAGES = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
 BIN = Path(sys.executable).parent
 SHELL_TAGS = {"bash", "sh", "shell", "console"}
 FENCE = re.compile(r"^\s*(`{3,})\s*([\w-]*)")
-MARKER = re.compile(r"<!--\s*doc-test\b(.*?)-->\s*$", re.S)
-DIRECTIVES = {"exit", "setup", "serve", "skip"}
+MARKER = re.compile(r"<!--\s*doc-test\b((?:(?!-->).)*)-->$", re.S)  # the one closing `before`
+DIRECTIVES = {"exit", "setup", "serve", "skip", "needs"}
 AGENT_ENV_LINE = re.compile(r"^\s*(\$\s+)?(uv run\s+)?agent-env(\s|$)")
 AGENT_ENV_WORD = re.compile(r"(^|[\s;&|(])(uv run\s+)?agent-env(\s|$)")
 HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
@@ -116,7 +117,7 @@ def blocks(page: Path) -> list[Block]:
         before = "\n".join(lines[max(0, i - 12) : i]).rstrip()
         marker = MARKER.search(before)
         marks = {}
-        if marker and before.endswith("-->"):
+        if marker:
             marks = _marks(marker.group(1), f"{page.name}:{i + 1}")
         found.append(Block(page, i + 1, tag.lower(), lines[i + 1 : end], marks))
         i = end + 1
@@ -181,7 +182,8 @@ RUN = [c for c in ALL if "skip" not in c.block.marks]
 
 
 def _needs_docker(command: Command) -> bool:
-    return re.search(r"\bdocker\b", command.text) is not None
+    named = re.search(r"\bdocker\b", command.text) is not None
+    return named or command.block.marks.get("needs") == "docker"
 
 
 def _script(commands: list[Command], out: Path) -> str:
@@ -287,11 +289,9 @@ def doc_runs(request, tmp_path_factory):
     }
     base = tmp_path_factory.mktemp("docs")
     pool = ThreadPoolExecutor(max_workers=4)
-    lock = threading.Lock()
     futures: dict[Path, Future] = {}
     for page in sorted(selected, key=lambda p: -len([c for c in RUN if c.page == p])):
-        with lock:
-            futures[page] = pool.submit(_run_page, page, [c for c in RUN if c.page == page], base)
+        futures[page] = pool.submit(_run_page, page, [c for c in RUN if c.page == page], base)
     yield futures
     pool.shutdown(wait=True)
     shutil.rmtree(base, ignore_errors=True)
@@ -336,6 +336,12 @@ def test_the_parser_reads_console_heredocs_and_markers(tmp_path):
     page.write_text(
         textwrap.dedent("""\
         <!-- doc-test
+        serve: yes
+        -->
+        ```bash
+        agent-env up
+        ```
+        <!-- doc-test
         exit: 2
         -->
         ```console
@@ -352,9 +358,14 @@ def test_the_parser_reads_console_heredocs_and_markers(tmp_path):
         """),
         encoding="utf-8",
     )
-    (block, untagged) = blocks(page)
+    (server, block, untagged) = blocks(page)
+    assert server.marks == {"serve": "yes"}
     found = commands(block)
+    assert block.marks == {"exit": "2"}
     assert [c.text for c in found] == ["agent-env run ./x", "cat > f <<'JSON'\n[1]\nJSON"]
     assert [c.expected for c in found] == [2, 0]
-    assert untagged.tag == ""
-    assert untagged_commands(page) == ["p.md:12"]
+    assert untagged.tag == "" and untagged.marks == {}
+    assert untagged_commands(page) == ["p.md:18"]
+    page.write_text("<!-- doc-test\nexpect: 2\n-->\n```bash\nagent-env run\n```\n")
+    with pytest.raises(ValueError, match=r"p.md:4: doc-test marker line 'expect: 2' is not one"):
+        blocks(page)
