@@ -52,6 +52,7 @@ DIRECTIVES = {"exit", "setup", "serve", "skip", "needs"}
 AGENT_ENV_LINE = re.compile(r"^\s*(\$\s+)?(uv run\s+)?agent-env(\s|$)")
 AGENT_ENV_WORD = re.compile(r"(^|[\s;&|(])(uv run\s+)?agent-env(\s|$)")
 HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
+DIAGNOSTICS = ("Error: ", "agent-env: warning: ")
 PAGE_TIMEOUT = 420.0
 SERVE_WAIT = 60.0
 
@@ -72,6 +73,7 @@ class Command:
     text: str
     block: Block
     index: int = -1  # its place in the page's script
+    shown: list[str] = field(default_factory=list)  # the `Error:`/warning lines the doc shows
 
     @property
     def is_agent_env(self) -> bool:
@@ -154,6 +156,10 @@ def commands(block: Block) -> list[Command]:
                 if lines[i].strip() == terminator:
                     break
         found.append(Command(block.page, block.line + 1 + start, "\n".join(parts), block))
+        while console and i + 1 < len(lines) and not lines[i + 1].strip().startswith("$ "):
+            i += 1
+            if lines[i].startswith(DIAGNOSTICS):
+                found[-1].shown.append(lines[i].strip())
         i += 1
     return found
 
@@ -179,6 +185,13 @@ def page_commands(page: Path) -> list[Command]:
 
 ALL = [c for page in PAGES for c in page_commands(page)]
 RUN = [c for c in ALL if "skip" not in c.block.marks]
+
+
+def shown_pattern(line: str) -> re.Pattern[str]:
+    """A diagnostic line of a transcript as a pattern: `...` and the example's paths (under
+    `/work/`) stand for anything; the real line may go on after it."""
+    parts = re.split(r"(\.\.\.|/work/\S*?(?=[:\s]))", line)
+    return re.compile("".join(".*?" if i % 2 else re.escape(part) for i, part in enumerate(parts)))
 
 
 def _needs_docker(command: Command) -> bool:
@@ -309,6 +322,10 @@ def test_documented_command_runs(command: Command, doc_runs):
         f"the doc expects {command.expected}\n--- stdout\n{outcome.stdout[-3000:]}"
         f"\n--- stderr\n{outcome.stderr[-3000:]}"
     )
+    for line in command.shown:
+        assert shown_pattern(line).search(outcome.stderr), (
+            f"{command.where}: the doc shows `{line}` but stderr was:\n{outcome.stderr[-3000:]}"
+        )
 
 
 def test_the_commands_are_found():
@@ -321,6 +338,14 @@ def test_the_commands_are_found():
     for command in ALL:
         if "skip" in command.block.marks:
             assert len(command.block.marks["skip"]) > 10, f"{command.where}: skip without a reason"
+
+
+def test_a_shown_diagnostic_matches_the_real_one_up_to_paths_and_ellipses():
+    shown = "Error: /work/proj/.agentenv/config.toml: [stores] document = 'x': ... install it"
+    pattern = shown_pattern(shown)
+    real = "Error: /tmp/p/.agentenv/config.toml: [stores] document = 'x': store 'x' ...; install it"
+    assert pattern.search(real)
+    assert not pattern.search(real.replace("document", "object"))
 
 
 def test_no_untagged_block_holds_a_command():
@@ -364,6 +389,7 @@ def test_the_parser_reads_console_heredocs_and_markers(tmp_path):
     assert block.marks == {"exit": "2"}
     assert [c.text for c in found] == ["agent-env run ./x", "cat > f <<'JSON'\n[1]\nJSON"]
     assert [c.expected for c in found] == [2, 0]
+    assert [c.shown for c in found] == [["Error: bad"], []]
     assert untagged.tag == "" and untagged.marks == {}
     assert untagged_commands(page) == ["p.md:18"]
     page.write_text("<!-- doc-test\nexpect: 2\n-->\n```bash\nagent-env run\n```\n")
