@@ -19,28 +19,32 @@ def _docs_text() -> str:
     return "\n".join(p.read_text(encoding="utf-8") for p in sorted(DOCS.rglob("*.md")))
 
 
-def _command_paths() -> list[str]:
-    """`agent-env X Y` for every command the installed agent-env offers."""
+def _commands() -> list[tuple[str, click.Command | None]]:
+    """(`agent-env X Y`, its command) for every command the installed agent-env offers; the
+    command is None when its module does not exist yet (its name is still checked)."""
     from agent_env.cli.root import build_cli
 
     root = build_cli()
-    ctx = click.Context(root, info_name="agent-env")
-    paths = []
+    found: list[tuple[str, click.Command | None]] = []
 
     def walk(group: click.Group, ctx: click.Context, prefix: str) -> None:
         for name in group.list_commands(ctx):
-            paths.append(f"{prefix} {name}")
             try:
                 command = group.get_command(ctx, name)
             except PluginError:
-                continue  # a command whose module does not exist yet: its name is still checked
+                command = None
+            found.append((f"{prefix} {name}", command))
             if isinstance(command, click.Group):
                 walk(
                     command, click.Context(command, info_name=name, parent=ctx), f"{prefix} {name}"
                 )
 
-    walk(root, ctx, "agent-env")
-    return paths
+    walk(root, click.Context(root, info_name="agent-env"), "agent-env")
+    return found
+
+
+def _command_paths() -> list[str]:
+    return [path for path, _ in _commands()]
 
 
 def _mentioned(phrase: str, text: str) -> bool:
@@ -75,3 +79,24 @@ def test_the_walk_finds_the_kernel_commands():
         "agent-env config show",
     ):
         assert path in paths
+
+
+def _long_options() -> list[str]:
+    """`agent-env X Y --option` for every long option of every (leaf) command."""
+    return [
+        f"{path} {opt}"
+        for path, command in _commands()
+        if command is not None and not isinstance(command, click.Group)
+        for param in command.params
+        if isinstance(param, click.Option)
+        for opt in param.opts
+        if opt.startswith("--")
+    ]
+
+
+@pytest.mark.parametrize("option", _long_options())
+def test_every_long_option_is_documented(option):
+    flag = option.rsplit(" ", 1)[1]
+    assert re.search(re.escape(flag) + r"(?![\w-])", _docs_text()), (
+        f"`{option}` is not mentioned under docs/ (see docs/cli.md)"
+    )

@@ -57,6 +57,20 @@ def test_plugin_list_table_and_json(cli_runner, register_plugin):
     ]
 
 
+class SourceOnly:
+    @hookimpl
+    def agentenv_resolve_bundle_source(self, spec):
+        return None
+
+
+def test_plugin_list_names_hooks_that_register_nothing(cli_runner, register_plugin):
+    # a bundle source registers nothing: its row names the hook instead of staying empty
+    register_plugin(SourceOnly(), "src", dist="agentenv-src")
+    lines = cli_runner.invoke(["plugin", "list"]).stdout.splitlines()
+    row = next(line for line in lines if line.startswith("src "))
+    assert row.split()[3:] == ["ok", "hooks:", "resolve_bundle_source"], row
+
+
 def test_plugin_show(cli_runner, register_plugin):
     register_plugin(EchoPlugin(), "echo", dist="agentenv-echo")
     result = cli_runner.invoke(["plugin", "show", "agentenv-echo"])
@@ -71,8 +85,19 @@ def test_plugin_show(cli_runner, register_plugin):
     missing = cli_runner.invoke(["plugin", "show", "ecko"])
     assert missing.exit_code == 1
     assert "Error: no plugin named 'ecko' (did you mean 'echo'?)" in missing.stderr
+    prefix = cli_runner.invoke(["plugin", "show", "ech"])
+    assert prefix.exit_code == 1
+    assert "Error: no plugin named 'ech' (did you mean 'echo'?)" in prefix.stderr
     as_json = json.loads(cli_runner.invoke(["plugin", "show", "echo", "--json"]).stdout)
     assert as_json["hooks"] == ["agentenv_register_commands", "agentenv_register_step_types"]
+
+
+def test_plugin_show_of_a_distribution_with_several_plugins_names_them(cli_runner):
+    # agentenv-kernel carries the built-in local plugins: the error names them
+    result = cli_runner.invoke(["plugin", "show", "agentenv-kernel"])
+    assert result.exit_code == 1
+    assert "Error: distribution 'agentenv-kernel' carries 3 plugins: " in result.stderr
+    assert "local-sandbox" in result.stderr and "name one of them" in result.stderr
 
 
 def test_plugin_check_ok_then_duplicate(cli_runner, register_plugin):

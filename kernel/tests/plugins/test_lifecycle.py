@@ -262,6 +262,8 @@ def test_plugin_new_creates_a_package_whose_tests_pass(cli_runner, tmp_path):
     assert result.exit_code == 0, result.output
     root = tmp_path / "agentenv-greet"
     assert f"created {root}" in result.stdout
+    # the hint runs the scaffold's tests with agent-env's own interpreter, not the shell's pytest
+    assert f"next: cd {root} && {sys.executable} -m pytest" in result.stdout
     hooks = (root / "src" / "agentenv_greet" / "hooks.py").read_text()
     assert 'AGENTENV_PLUGIN_API = ">=1.0,<2"' in hooks
     assert 'greet = "agentenv_greet.hooks"' in (root / "pyproject.toml").read_text()

@@ -120,3 +120,12 @@ def test_resume_loads_the_recorded_commit_even_after_the_branch_moved(
     (again,) = json.loads(resumed.stdout)["tasks"]
     assert again["status"] == "failed", "the resume ran the branch's new commit"
     assert again["bundle"]["provenance"]["commit"] == first_commit
+
+
+def test_an_unreachable_hub_with_nothing_cached_exits_1_not_2(cache, tmp_path):
+    # a network problem, not a usage error: exit 1, and nothing was wrong with the spec
+    env = {**os.environ, "AGENT_ENV_HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "1"}
+    result = _run(["run", "hf://org/envs"], env)
+    assert result.returncode == 1, result.stderr
+    assert "Error: hf://org/envs: cannot reach the Hub" in result.stderr
+    assert "no commit of org/envs@main is cached; run it once while online" in result.stderr

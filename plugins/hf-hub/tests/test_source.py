@@ -9,7 +9,7 @@ import pytest
 
 from agent_env.errors import BundleError
 from agentenv_hf_hub.card import parse_card
-from agentenv_hf_hub.source import fetch
+from agentenv_hf_hub.source import HubUnavailable, fetch
 
 TASK = json.dumps([{"id": "hi", "type": "run_code", "code": "print('hi')"}])
 OTHER_FILES = {"data/train.jsonl": '{"x": 1}\n' * 50, "scripts/publish.py": "print('publish')\n"}
@@ -310,7 +310,7 @@ def test_offline_hub_uses_the_cached_commit(hub, demo, cache, monkeypatch, capsy
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert fetch("hf://org/demo").path == first.path
     with pytest.raises(
-        BundleError, match=r"cannot reach the Hub.*no commit of org/demo@v2 is cached"
+        HubUnavailable, match=r"cannot reach the Hub.*no commit of org/demo@v2 is cached"
     ):
         fetch("hf://org/demo@v2")
 
@@ -320,7 +320,7 @@ def test_offline_hub_without_a_cached_commit_is_a_clear_error(cache, monkeypatch
         sock.bind(("127.0.0.1", 0))
         monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{sock.getsockname()[1]}")
     with pytest.raises(
-        BundleError,
+        HubUnavailable,
         match=r"cannot reach the Hub at http://127\.0\.0\.1:\d+ .*run it once while online",
     ):
         fetch("hf://org/demo")

@@ -72,7 +72,15 @@ def get(plugins: Mapping[str, PluginInfo], name: str) -> PluginInfo:
     by_dist = [i for i in plugins.values() if i.dist == name]
     if len(by_dist) == 1:
         return by_dist[0]
+    if by_dist:
+        raise PluginError(
+            f"distribution {name!r} carries {len(by_dist)} plugins: "
+            f"{', '.join(sorted(i.name for i in by_dist))}; name one of them"
+        )
+    starting = [p for p in plugins if p.startswith(name)]
+    hint = did_you_mean(name, plugins) or (
+        f" (did you mean {starting[0]!r}?)" if len(starting) == 1 else ""
+    )
     raise PluginError(
-        f"no plugin named {name!r}{did_you_mean(name, plugins)}; "
-        f"known: {', '.join(sorted(plugins)) or 'none'}"
+        f"no plugin named {name!r}{hint}; known: {', '.join(sorted(plugins)) or 'none'}"
     )

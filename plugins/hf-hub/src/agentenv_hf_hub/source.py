@@ -15,7 +15,7 @@ from pathlib import Path
 
 import attrs
 
-from agent_env.errors import BundleError
+from agent_env.errors import AgentEnvError, BundleError
 from agentenv_hf_hub.cache import RepoCache
 from agentenv_hf_hub.card import parse_card
 from agentenv_hf_hub.hub import Hub, HubUnreachable, endpoint, offline
@@ -23,6 +23,11 @@ from agentenv_hf_hub.layout import CARD, Selected, select, unsafe_paths
 from agentenv_hf_hub.spec import COMMIT_SHA, HubSpec, parse_spec
 
 DOWNLOAD_WORKERS = 8
+
+
+class HubUnavailable(AgentEnvError):
+    """The Hub cannot be reached and the cache cannot stand in: a network problem, so the run
+    exits 1 (not 2, which says the spec or the bundle is wrong)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -70,7 +75,7 @@ class _Resolver:
                 return commit, siblings
         commit = spec.revision if spec.pinned else self.cache.cached_commit(spec.rev)
         if commit is None or self.cache.manifest(commit) is None:
-            raise BundleError(
+            raise HubUnavailable(
                 f"{spec.spec}: cannot reach the Hub at {endpoint()} ({self.offline_reason}) and no commit "
                 f"of {spec.repo_id}@{spec.rev} is cached; run it once while online"
             )
@@ -86,7 +91,7 @@ class _Resolver:
         if not missing:
             return
         if self.offline_reason:
-            raise BundleError(
+            raise HubUnavailable(
                 f"{self.spec.spec}: cannot reach the Hub at {endpoint()} ({self.offline_reason}) and "
                 f"commit {commit} of {self.spec.repo_id} is cached without these files: "
                 + ", ".join(missing[:5])

@@ -15,9 +15,12 @@ from agent_env.plugins.loader import LEGACY, STATUSES
 
 
 def _registered(info: PluginInfo) -> str:
-    text = "; ".join(
-        f"{kind}: {', '.join(names)}" for kind, names in sorted(info.registered.items())
-    )
+    parts = [f"{kind}: {', '.join(names)}" for kind, names in sorted(info.registered.items())]
+    # hooks that register nothing (a bundle source, a step wrapper) are listed by name
+    other = [h.removeprefix("agentenv_") for h in info.hooks if "_register_" not in h]
+    if other:
+        parts.append(f"hooks: {', '.join(other)}")
+    text = "; ".join(parts)
     if info.format == LEGACY:  # written for the existing product's entry-point groups
         return f"(legacy format) {text}".rstrip()
     return text
@@ -215,6 +218,9 @@ def remove_plugins(
 )
 def new_plugin(name: str, parent: str) -> None:
     """Create a plugin package NAME (pyproject, hooks.py, an example step type, tests, README)."""
+    import importlib.util
+    import shlex
+    import sys
     from pathlib import Path
 
     from agent_env.plugins.scaffold import scaffold
@@ -223,4 +229,8 @@ def new_plugin(name: str, parent: str) -> None:
     click.echo(f"created {created.root}")
     for path in created.files:
         click.echo(f"  {path.relative_to(created.root)}")
-    click.echo(f"next: cd {created.root} && pytest   (then: agent-env plugin add {created.root})")
+    # The tests import agent_env: run them with the Python agent-env runs on, not the shell's.
+    pytest = f"{shlex.quote(sys.executable)} -m pytest"
+    click.echo(f"next: cd {created.root} && {pytest}   (then: agent-env plugin add {created.root})")
+    if importlib.util.find_spec("pytest") is None:
+        click.echo("  (pytest is not installed next to agent-env yet: install it there first)")
