@@ -22,6 +22,7 @@ PUBLIC_MODULES = {
     "agent_env.agents",
     "agent_env.bundles",
     "agent_env.context",
+    "agent_env.entities.kinds",
     "agent_env.envs",
     "agent_env.errors",
     "agent_env.fsutil",

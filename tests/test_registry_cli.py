@@ -152,3 +152,65 @@ def test_an_eval_runs_by_id_and_exports_with_its_tasks(cli, tmp_path):
     assert (out / "evals" / "smoke.toml").read_text() == 'tasks = ["hello"]\n'
     again = cli("run", str(out))
     assert again.returncode == 0 and "eval smoke: 1 of 1 passed" in again.stdout
+
+
+@pytest.fixture
+def acme(register_plugin, monkeypatch):
+    monkeypatch.syspath_prepend(str(ACME_SRC))
+    import agentenv_acme.hooks as acme_hooks
+
+    register_plugin(acme_hooks, "acme", dist="agentenv-acme")
+
+
+def test_a_plugins_entity_kind_gets_list_show_put_validate(cli_runner, acme, tmp_path):
+    """The acme plugin declares `scenario`; `entity scenario ...` manages it, no kernel change."""
+    folder = tmp_path / "lab" / "scenarios"
+    folder.mkdir(parents=True)
+    (folder / "login.toml").write_text('goal = "log in"\ntype = "smoke"\nmax_steps = 3\n')
+    (folder / "bulk").mkdir()
+    (folder / "bulk" / "scenario.toml").write_text('goal = "import"\ntype = "soak"\n')
+    (folder / "bulk" / "rows.csv").write_text("a,b\n1,2\n")
+    kinds = json.loads(cli_runner.invoke(["entity", "kinds", "--json"]).stdout)
+    assert {"kind": "scenario", "owner": "acme", "folder": "scenarios"}.items() <= kinds[-1].items()
+
+    put = cli_runner.invoke(["entity", "scenario", "put", str(folder.parent)])
+    assert put.exit_code == 0, put.output
+    assert put.stdout.splitlines() == ["scenario bulk: v1 (new)", "scenario login: v1 (new)"]
+    again = cli_runner.invoke(["entity", "scenario", "put", str(folder / "login.toml")])
+    assert again.stdout.strip() == "scenario login: v1, unchanged"
+    (folder / "bulk" / "rows.csv").write_text("a,b\n1,3\n")
+    changed = cli_runner.invoke(["entity", "scenario", "put", str(folder / "bulk"), "--json"])
+    assert [(r["name"], r["version"], r["status"]) for r in json.loads(changed.stdout)] == [
+        ("bulk", 2, "changed")
+    ]
+
+    listed = json.loads(
+        cli_runner.invoke(["entity", "scenario", "list", "--type", "soak", "--json"]).stdout
+    )
+    assert [(r["name"], r["version"], r["versions"]) for r in listed["rows"]] == [("bulk", 2, 2)]
+    shown = json.loads(cli_runner.invoke(["entity", "scenario", "show", "bulk", "--json"]).stdout)
+    assert shown["content"]["goal"] == "import" and list(shown["files"]) == ["rows.csv"]
+    valid = cli_runner.invoke(["entity", "scenario", "validate", "login"])
+    assert valid.exit_code == 0 and "scenario " in valid.stdout and "v1: valid" in valid.stdout
+
+
+def test_a_plugins_entity_kind_refuses_bad_files_naming_them_and_writes_nothing(
+    cli_runner, acme, tmp_path
+):
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    (folder / "ok.toml").write_text('goal = "fine"\n')
+    (folder / "bad.toml").write_text('type = "smok"\nmax_steps = 0\n')
+    done = cli_runner.invoke(["entity", "scenario", "put", str(folder)])
+    assert done.exit_code == 1
+    assert "bad.toml: goal: required" in done.output
+    assert "bad.toml: type: unknown scenario type 'smok' (did you mean 'smoke'?)" in done.output
+    assert "bad.toml: max_steps: a whole number of steps, at least 1, not 0" in done.output
+    listed = json.loads(cli_runner.invoke(["entity", "scenario", "list", "--json"]).stdout)
+    assert listed["total"] == 0
+    checked = cli_runner.invoke(["entity", "scenario", "validate", str(folder / "bad.toml")])
+    assert checked.exit_code == 1 and "goal: required" in checked.output
+    typo = cli_runner.invoke(["entity", "scenari", "list"])
+    assert (
+        typo.exit_code == 2 and "no entity kind 'scenari' (did you mean 'scenario'?)" in typo.output
+    )

@@ -61,6 +61,7 @@ def test_plugin_list_shows_what_the_plugin_registered(agent_env):
     assert acme["registered"] == {
         "agents": ["acme-caller"],
         "commands": ["acme"],
+        "entity_kinds": ["scenario"],
         "env_types": ["acme_script"],
         "runners": ["acme-serial"],
         "sandbox_providers": ["acme"],
@@ -69,6 +70,25 @@ def test_plugin_list_shows_what_the_plugin_registered(agent_env):
     }
     check = agent_env("plugin", "check")
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_the_plugins_entity_kind_is_managed_by_the_entity_commands(agent_env, tmp_path):
+    """`scenario`, declared by the installed plugin, gets list/show/put/validate; no kernel change."""
+    folder = tmp_path / "lab" / "scenarios"
+    folder.mkdir(parents=True)
+    (folder / "login.toml").write_text('goal = "log in"\ntype = "smoke"\n')
+    kinds = agent_env("entity", "kinds")
+    assert "scenario  acme  scenarios/  Acme scenarios" in kinds.stdout, kinds.stderr
+    put = agent_env("entity", "scenario", "put", str(folder.parent))
+    assert put.returncode == 0 and put.stdout == "scenario login: v1 (new)\n", put.stderr
+    listed = json.loads(agent_env("entity", "scenario", "list", "--json").stdout)
+    assert [(r["name"], r["type"], r["version"]) for r in listed["rows"]] == [("login", "smoke", 1)]
+    shown = agent_env("entity", "scenario", "show", "login")
+    assert shown.returncode == 0 and "scenario @local/" in shown.stdout, shown.stderr
+    assert agent_env("entity", "scenario", "validate", "login").returncode == 0
+    (folder / "login.toml").write_text('type = "smoke"\n')
+    bad = agent_env("entity", "scenario", "validate", str(folder / "login.toml"))
+    assert bad.returncode == 1 and "login.toml: goal: required" in bad.stderr
 
 
 def test_a_task_runs_end_to_end_on_the_plugins_provider_env_type_and_agent(agent_env, tmp_path):

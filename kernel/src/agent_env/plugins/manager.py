@@ -64,7 +64,14 @@ REGISTRIES: dict[str, tuple[str, Callable[[], Any]]] = {
     "stores": ("agentenv_register_stores", StoreRegistry),
     "runners": ("agentenv_register_runners", lambda: HintedRegistry("runner")),
     "agents": ("agentenv_register_agents", lambda: HintedRegistry("agent")),
+    "entity_kinds": ("agentenv_register_entity_kinds", lambda: _entity_kinds()),
 }
+
+
+def _entity_kinds() -> Any:
+    from agent_env.entities.kinds import EntityKindRegistry
+
+    return EntityKindRegistry()
 
 
 def _env_list(value: str | None) -> list[str]:
