@@ -77,14 +77,24 @@ async def _siblings(stores: Any, prefix: str) -> list[Any]:
 
 async def _tasks_of_eval(stores: Any, evaluation: Any) -> list[Any]:
     prefix = _prefix(evaluation.entity_id)
-    tasks = []
+    pins = evaluation.content.get("task_versions") or {}
+    tasks: list[Any] = []
     for ref in evaluation.content.get("tasks", []):
         entity_id = ref if ref.startswith("@") else f"{prefix}/{ref}"
-        task = await stores.entities.latest("task", entity_id)
+        pinned = pins.get(ref)
+        task = await stores.entities.get("task", entity_id, pinned)
         if task is None:
+            what = f"task {ref!r}" + (f" v{pinned}" if pinned else "")
             raise StoreError(
-                f"eval {evaluation.entity_id!r} v{evaluation.version} names task {ref!r}, "
+                f"eval {evaluation.entity_id!r} v{evaluation.version} names {what}, "
                 "which is not stored"
+            )
+        clash = [t for t in tasks if _name(t) == _name(task)]
+        if clash:
+            raise StoreError(
+                f"eval {evaluation.entity_id!r} v{evaluation.version} has two tasks named "
+                f"{_name(task)!r} ({clash[0].entity_id}, {task.entity_id}); a bundle folder "
+                "holds one task per name"
             )
         tasks.append(task)
     return tasks
@@ -151,7 +161,8 @@ async def _write(
         where = f"evals/{_name(root)}.toml"
         (out / where).write_text(toml_dumps(config), encoding="utf-8")
         written.append({**_use(root, where), "unchanged": False})
-    written += await write_siblings(stores, out, _prefix(root.entity_id))
+    for prefix in dict.fromkeys(_prefix(e.entity_id) for e in (root, *tasks)):
+        written += await write_siblings(stores, out, prefix)
     origin = {"kind": root.kind, "id": root.entity_id, "version": root.version}
     (out / "README.md").write_text(_readme(root, written, left_out), encoding="utf-8")
     provenance = {
@@ -180,6 +191,11 @@ async def write_siblings(stores: Any, out: Path, prefix: str) -> list[dict[str, 
     for entity in await _siblings(stores, prefix):
         where = f"{_FOLDERS[entity.kind]}/{_name(entity)}"
         target = out / where
+        if target.exists():
+            raise StoreError(
+                f"{entity.kind} {entity.entity_id}: another {entity.kind} named "
+                f"{_name(entity)!r} is stored beside these tasks; a bundle folder holds one per name"
+            )
         target.mkdir(parents=True)
         await fetch_files(stores.objects, dict(entity.files or {}), target)
         config = entity.content.get("config") or {}

@@ -25,6 +25,15 @@ async def with_session(fn: Any, *args: Any) -> Any:
         await session.close()
 
 
+def echo_materialized(done: Any, as_json: bool) -> None:
+    """What a put wrote: one line per entity, or JSON rows of kind, name and version."""
+    if as_json:
+        echo_json([{"kind": k, "name": n, "version": v} for (k, n), v in done.versions.items()])
+        return
+    for line in done.lines:
+        click.echo(line)
+
+
 def _show_text(data: dict[str, Any]) -> None:
     click.echo(f"{data['kind']} {data['id']} v{data['version']} (of {data['versions']})")
     click.echo(f"digest: {data['digest']}")
@@ -139,11 +148,7 @@ def make_group(
         from agent_env.entities.put import put_path
 
         done = anyio.run(with_session, lambda s: put_path(s, kind, path, dry_run=dry_run))
-        if as_json:
-            echo_json([{"kind": k, "name": n, "version": v} for (k, n), v in done.versions.items()])
-            return
-        for line in done.lines:
-            click.echo(line)
+        echo_materialized(done, as_json)
 
     if declared is not None:
         click.option("--id", "entity_id", help=f"Store it under this {kind} id.")(put_cmd)
