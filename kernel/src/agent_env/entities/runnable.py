@@ -52,7 +52,7 @@ async def stored_bundle(
         name=_bundle_name(prefix),
     )
     bundle = _stored_ids(load_bundle(source, plugins), done.written)
-    return bundle, _materialized(bundle, done.written), root
+    return bundle, materialized_from(bundle, done.written), root
 
 
 def _row_name(row: dict[str, Any]) -> str:
@@ -78,7 +78,7 @@ def _stored_ids(bundle: Any, written: list[dict[str, Any]]) -> Any:
     return attrs.evolve(bundle, **changes) if changes else bundle
 
 
-def _materialized(bundle: Any, written: list[dict[str, Any]]) -> Materialized:
+def materialized_from(bundle: Any, written: list[dict[str, Any]]) -> Materialized:
     by_id = {(w["kind"], w["id"]): w for w in written}
     lines, versions, artifacts, task_versions = [], {}, {}, {}
     for kind, attr in BUNDLE_MAPS.items():

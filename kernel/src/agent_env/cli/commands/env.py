@@ -1,9 +1,19 @@
-"""`agent-env env ...`: stored environments (list, show/get, put, validate)."""
+"""`agent-env env ...`: stored environments (list, show/get, put, validate), and `deploy` /
+`get-instance` (`env_deploy`)."""
 
 from __future__ import annotations
 
 from agent_env.cli.commands.entity_group import make_group
 from agent_env.cli.lazy import LazyGroup
 
-# `env check PATH` (start an env and probe its card, schemas and data plane) is not built yet.
-env = make_group("env", "Stored environments: list, show, put and validate them.", cls=LazyGroup)
+env = make_group(
+    "env", "Stored environments: list, show, put, validate and deploy them.", cls=LazyGroup
+)
+env.add_lazy_command(
+    "deploy", "agent_env.cli.commands.env_deploy:deploy", "Deploy a stored env until Ctrl-C."
+)
+env.add_lazy_command(
+    "get-instance",
+    "agent_env.cli.commands.env_deploy:get_instance",
+    "Print the envs a task instance deployed.",
+)
