@@ -214,3 +214,115 @@ def test_a_plugins_entity_kind_refuses_bad_files_naming_them_and_writes_nothing(
     assert (
         typo.exit_code == 2 and "no entity kind 'scenari' (did you mean 'scenario'?)" in typo.output
     )
+
+
+def test_eval_create_and_add_tasks_from_task_references(cli, tmp_path):
+    """The reference's `eval create --id` / `eval add-tasks --id`: a JSON array of task refs;
+    an eval stored elsewhere than its tasks runs them and exports with their artifacts."""
+    bundle = tmp_path / "lab"
+    shutil.copytree(HELLO, bundle)
+    assert cli("task", "put", str(bundle)).returncode == 0
+    task_id = f"@local/{bundle.as_posix().lstrip('/')}/hello"
+    refs = tmp_path / "refs.json"
+    refs.write_text('[{"task_id": "hello", "task_version": 1}]')
+    made = cli("eval", "create", str(refs), "--id", "@local/evals/smoke", "--json")
+    assert made.returncode == 0, made.stderr
+    assert json.loads(made.stdout) == {"id": "@local/evals/smoke", "version": 1, "status": "new"}
+    shown = json.loads(cli("eval", "show", "smoke", "--json").stdout)["content"]
+    assert shown["tasks"] == [task_id] and shown["task_versions"] == {task_id: 1}
+
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"task_id": "helo"}, {"task_id": "hello", "task_version": 3}, {"taskid": 1}]')
+    refused = cli("eval", "add-tasks", str(bad), "--id", "smoke")
+    assert refused.returncode == 1
+    assert "entry 2: unknown key 'taskid' (did you mean 'task_id'?)" in refused.stderr
+    bad.write_text('[{"task_id": "helo"}, {"task_id": "hello", "task_version": 3}]')
+    refused = cli("eval", "add-tasks", str(bad), "--id", "smoke")
+    assert refused.returncode == 1 and "nothing was stored" in refused.stderr
+    assert "no task 'helo' (did you mean 'hello'?)" in refused.stderr
+    assert "has no version 3; versions: v1" in refused.stderr
+    assert json.loads(cli("eval", "show", "smoke", "--json").stdout)["versions"] == 1
+
+    refs.write_text('[{"task_id": "hello"}]')
+    added = cli("eval", "add-tasks", str(refs), "--id", "smoke")
+    assert added.stdout.strip() == "eval @local/evals/smoke: v2 (changed)", added.stderr
+    content = json.loads(cli("eval", "show", "smoke", "--json").stdout)["content"]
+    assert content["tasks"] == [task_id] and "task_versions" not in content
+
+    ran = cli("eval", "run", "--id", "@local/evals/smoke", "--json")
+    assert ran.returncode == 0, ran.stderr
+    (record,) = json.loads(ran.stdout)["tasks"]
+    assert record["task"]["id"] == task_id and record["status"] == "passed"
+    out = tmp_path / "out"
+    assert cli("bundle", "init", str(out), "--from-eval", "smoke").returncode == 0
+    assert (out / "artifacts" / "greeting" / "greeting.txt").is_file()
+    assert cli("run", str(out)).returncode == 0
+
+
+def test_artifact_type_groups_put_and_get_by_id(cli, tmp_path):
+    skill = tmp_path / "my-skill"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text("---\nname: my-skill\ndescription: d\n---\nDo it.\n")
+    put = cli("artifact", "skill", "put", "--id", "@local/lab/my-skill", "--skill-dir", str(skill))
+    assert put.stdout.strip() == "skill my-skill: v1 (new)", put.stderr
+    got = cli("artifact", "skill", "get", "--id", "my-skill", "--output-dir", str(tmp_path / "s"))
+    assert got.returncode == 0, got.stderr
+    assert (tmp_path / "s" / "SKILL.md").read_bytes() == (skill / "SKILL.md").read_bytes()
+    no_md = cli(
+        "artifact", "skill", "put", "--id", "@local/lab/x", "--skill-dir", str(tmp_path / "s2")
+    )
+    assert no_md.returncode == 1 and "no such file or folder" in no_md.stderr
+    (tmp_path / "s2").mkdir()
+    (tmp_path / "s2" / "notes.md").write_text("x")
+    no_md = cli(
+        "artifact", "skill", "put", "--id", "@local/lab/x", "--skill-dir", str(tmp_path / "s2")
+    )
+    assert no_md.returncode == 1 and f"{tmp_path / 's2'}: a skill needs SKILL.md" in no_md.stderr
+
+    data = tmp_path / "greeting.txt"
+    data.write_text("Hello\n")
+    put = cli(
+        "artifact", "file", "put", str(data), "--id", "@local/lab/greet", "--description", "hi"
+    )
+    assert put.stdout.strip() == "artifact greet: v1 (new)", put.stderr
+    (row,) = json.loads(cli("artifact", "list", "--type", "file", "--json").stdout)["rows"]
+    assert row["id"] == "@local/lab/greet"
+    shown = json.loads(cli("artifact", "show", "greet", "--json").stdout)
+    assert shown["content"]["config"] == {"type": "file", "description": "hi"}
+    out = tmp_path / "g"
+    assert cli("artifact", "file", "get", "--id", "greet", "--output-dir", str(out)).returncode == 0
+    assert (out / "greeting.txt").read_text() == "Hello\n"
+    again = cli("artifact", "file", "get", "--id", "greet", "--output-dir", str(out))
+    assert again.returncode == 1 and "not empty" in again.stderr
+    both = cli(
+        "artifact", "fileset", "put", str(data), "--dir", str(tmp_path), "--id", "@local/a/b"
+    )
+    assert both.returncode == 2 and "give one of FILEPATH or --dir" in both.stderr
+
+
+def test_task_run_output_dir_start_step_and_get_instance(cli, tmp_path):
+    bundle = tmp_path / "lab"
+    shutil.copytree(HELLO, bundle)
+    assert cli("task", "put", str(bundle)).returncode == 0
+    out = tmp_path / "records"
+    ran = cli("task", "run", "--id", "hello", "--k", "2", "--output-dir", str(out))
+    assert ran.returncode == 0, ran.stderr
+    files = sorted(out.glob("ti-*.json"))
+    assert len(files) == 2
+    record = json.loads(files[0].read_text())
+    assert record["status"] == "passed" and list(record["steps"])[0] == "sandbox"
+    got = json.loads(cli("task", "get-instance", "--id", record["id"]).stdout)
+    assert got["id"] == record["id"] and got["outcome"] == record["outcome"]
+    missing = cli("task", "get-instance", "--id", "ti-nope")
+    assert missing.returncode == 1 and "no task instance or run 'ti-nope'" in missing.stderr
+
+    late = cli("task", "run", "--id", "hello", "--start-step", "3", "--json")
+    assert (
+        "task hello starts at step 'teardown'; not run: sandbox, load-greeting, verify"
+        in late.stderr
+    )
+    (only,) = json.loads(late.stdout)["tasks"]
+    assert list(only["steps"]) == ["teardown"]
+    past = cli("task", "run", "--id", "hello", "--start-step", "4")
+    assert past.returncode == 1
+    assert "--start-step 4: task 'hello' has 4 steps (0 to 3)" in past.stderr
