@@ -32,7 +32,8 @@ class EntityGroup(click.Group):
     """Subcommands are the kinds: the kernel's plus every declared one, built on demand."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *BUILTIN_GROUPS, *_declared().names()})
+        # the kernel's kinds resolve here too, but are listed (and documented) at the root
+        return sorted({*super().list_commands(ctx), *_declared().names()})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         found = super().get_command(ctx, cmd_name)
@@ -68,8 +69,9 @@ class EntityGroup(click.Group):
 
 @click.group("entity", cls=EntityGroup)
 def entity() -> None:
-    """Stored entities of every kind, including the kinds plugins declare:
-    `agent-env entity KIND list|show|get|put|validate`."""
+    """Stored entities of the kinds plugins declare: `agent-env entity KIND
+    list|show|get|put|validate` (`entity kinds` lists every kind; the kernel's kinds also
+    answer here, as `agent-env task ...` etc.)."""
 
 
 @entity.command("kinds")
