@@ -4,7 +4,6 @@ optional: the latest at run time). Every reference must name a stored task (and 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -13,13 +12,10 @@ from agent_env.errors import AgentEnvError, BundleError, StoreError
 
 def read_refs(path: Path) -> list[tuple[str, int | None]]:
     """(task id, version or None) for each entry of the task-reference file `path`."""
+    from agent_env.entities.put import read_json
+
     path = Path(path).expanduser()
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise AgentEnvError(f"{path}: cannot be read: {exc.strerror}") from None
-    except ValueError as exc:
-        raise BundleError(f"{path}: not valid JSON: {exc}") from None
+    data = read_json(path)
     if not isinstance(data, list) or not data:
         raise BundleError(f'{path}: a JSON array of task references, e.g. [{{"task_id": "hello"}}]')
     problems, refs = [], []

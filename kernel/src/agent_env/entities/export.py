@@ -9,10 +9,12 @@ folder records that origin in its lineage while the content is unchanged.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -124,23 +126,37 @@ async def export(
     which must not exist or be empty; nothing is written when anything fails."""
     if (task is None) == (evaluation is None):
         raise AgentEnvError("give one of --from-task or --from-eval")
-    folder = Path(folder).expanduser().absolute()
-    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
-        raise AgentEnvError(f"{folder}: not empty; import into a new or empty folder")
+    folder = empty_folder(folder, "import")
     kind = "task" if task is not None else "eval"
     root = await get_version(stores, kind, task or evaluation or "", version)
     tasks = [root] if kind == "task" else await _tasks_of_eval(stores, root)
+    with filled(folder) as staging:
+        result = await _write(stores, staging, root, tasks, include_user_scope)
+    return attrs.evolve(result, folder=folder)
+
+
+def empty_folder(folder: Path, verb: str) -> Path:
+    """`folder` as an absolute path; `AgentEnvError` unless it is new or empty."""
+    folder = Path(folder).expanduser().absolute()
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise AgentEnvError(f"{folder}: not empty; {verb} into a new or empty folder")
+    return folder
+
+
+@contextlib.contextmanager
+def filled(folder: Path) -> Iterator[Path]:
+    """A staging sibling of (new or empty) `folder` to write into, renamed into place when the
+    block succeeds and removed when it fails, so a failure writes nothing."""
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
     try:
-        result = await _write(stores, staging, root, tasks, include_user_scope)
+        yield staging
         if folder.exists():
             folder.rmdir()
         staging.rename(folder)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return attrs.evolve(result, folder=folder)
 
 
 async def _write(

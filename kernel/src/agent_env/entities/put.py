@@ -105,15 +105,20 @@ async def validate_stored(session: Any, kind: str, ref: str, version: int | None
     return root
 
 
-def read_steps(path: Path) -> list[Any]:
-    """A task file: a JSON array of step objects."""
-    path = Path(path).expanduser()
+def read_json(path: Path) -> Any:
+    """The JSON in file `path`; an error naming the file when it cannot be read or parsed."""
     try:
-        steps = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise AgentEnvError(f"{path}: cannot be read: {exc.strerror}") from None
     except ValueError as exc:
         raise BundleError(f"{path}: not valid JSON: {exc}") from None
+
+
+def read_steps(path: Path) -> list[Any]:
+    """A task file: a JSON array of step objects."""
+    path = Path(path).expanduser()
+    steps = read_json(path)
     if not isinstance(steps, list) or not all(isinstance(s, dict) for s in steps):
         raise BundleError(f"{path}: a task file is a JSON array of step objects")
     return steps
@@ -211,23 +216,12 @@ async def put_as(
 async def get_files(stores: Any, kind: str, ref: str, version: int | None, out: Path) -> Any:
     """Write the files of stored `kind` `ref` into `out` (new or empty; nothing written on an
     error); the stored `Entity`."""
-    import shutil
-
     from agent_env.bundles import fetch_files
     from agent_env.entities.catalog import get_version
+    from agent_env.entities.export import empty_folder, filled
 
+    out = empty_folder(out, "download")
     entity = await get_version(stores, kind, ref, version)
-    out = Path(out).expanduser().absolute()
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise AgentEnvError(f"{out}: not empty; download into a new or empty folder")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+    with filled(out) as staging:
         await fetch_files(stores.objects, dict(entity.files or {}), staging)
-        if out.exists():
-            out.rmdir()
-        staging.rename(out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     return entity
