@@ -75,7 +75,9 @@ def test_env_deploy_serves_the_stored_env_until_ctrl_c(home_env, tmp_path):
         shown = json.loads(
             _cli(home_env, tmp_path, "env", "get-instance", "--id", up["instance"]).stdout
         )
-        assert shown["envs"]["notes"]["url"] == up["url"]
+        assert shown["envs"]["notes"]["url"] == up["url"] and shown["run_id"] == up["run_id"]
+        lineage = json.loads(_cli(home_env, tmp_path, "env", "show", "notes", "--json").stdout)
+        assert [r["run_id"] for r in lineage["runs"]] == [up["run_id"]]
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=60) == 0
         assert "torn down" in proc.stderr.read()

@@ -2,8 +2,8 @@
 
 `tests/fixtures/thirdparty-plugin` (distribution `agentenv-acme`) adds the `acme` sandbox
 provider, the `acme_script` env type, the `acme-caller` agent kind, a verifier step, a command,
-an `acme://` bundle source, a runner, a secret store, a step wrapper and a `run_finished`
-hook, importing only the kernel's public
+an `acme://` bundle source, a runner, a secret store, a step wrapper, a `run_finished`
+hook and the `scenario` entity kind, importing only the kernel's public
 modules (tests/test_public_api.py scans it like the in-tree plugins).
 
 How it is installed: wheels of the kernel, the protocol, core-steps (whose deploy/prompt steps

@@ -94,7 +94,10 @@ async def _deploy(
             )
             return 1
         info = await instance_envs(session.stores.documents, record["id"])
-        up = describe(env.entity_id, env.version, record["id"], info)
+        up = {
+            **describe(env.entity_id, env.version, record["id"], info),
+            "run_id": record["run_id"],
+        }
         if as_json:
             echo_json(up)
         else:
@@ -150,6 +153,7 @@ def get_instance(ident: str) -> None:
         record = await load_record(session.stores.documents, ident)
         return {
             "instance": record["id"],
+            "run_id": record.get("run_id"),
             "status": record.get("status"),
             "envs": await instance_envs(session.stores.documents, ident),
         }

@@ -70,7 +70,7 @@ def run_options(what: str, *, trials: bool = True) -> Callable[[Any], Any]:
                     type=click.IntRange(min=1),
                     default=1,
                     show_default=True,
-                    help=f"Run every task of the {what} this many times (pass rates, pass@k).",
+                    help="Run each task this many times (pass rates, pass@k).",
                 )
             )
         for option in reversed(options):
