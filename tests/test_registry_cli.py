@@ -210,6 +210,19 @@ def test_a_plugins_entity_kind_refuses_bad_files_naming_them_and_writes_nothing(
     assert listed["total"] == 0
     checked = cli_runner.invoke(["entity", "scenario", "validate", str(folder / "bad.toml")])
     assert checked.exit_code == 1 and "goal: required" in checked.output
+    (folder / "bad.toml").unlink()
+    (folder / "data").mkdir()
+    (folder / "data" / "rows.csv").write_text("a\n")
+    no_toml = cli_runner.invoke(["entity", "scenario", "put", str(folder)])
+    assert (
+        no_toml.exit_code == 1 and "data: a scenario folder needs scenario.toml" in no_toml.output
+    )
+    (tmp_path / "other").mkdir()
+    not_one = cli_runner.invoke(["entity", "scenario", "put", str(tmp_path / "other")])
+    assert (
+        not_one.exit_code == 1
+        and "holds no scenario: neither a scenarios/ folder" in not_one.output
+    )
     typo = cli_runner.invoke(["entity", "scenari", "list"])
     assert (
         typo.exit_code == 2 and "no entity kind 'scenari' (did you mean 'scenario'?)" in typo.output

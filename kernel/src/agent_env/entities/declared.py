@@ -42,6 +42,11 @@ def _entries(decl: EntityKind, path: Path) -> list[tuple[str, Path, Path]]:
         ]
     if path.is_file() and path.suffix not in SUFFIXES:
         raise AgentEnvError(f"{path}: a {decl.kind} file is .json or .toml")
+    if path.is_dir() and not (path / decl.settings_file).is_file():
+        raise AgentEnvError(
+            f"{path}: holds no {decl.kind}: neither a {folder}/ folder nor a "
+            f"{decl.settings_file} (a {decl.kind} folder's content)"
+        )
     root = path.parent.parent if path.parent.name == folder else path.parent
     return [(path.stem if path.is_file() else path.name, path, root)]
 
@@ -54,7 +59,10 @@ def _read(decl: EntityKind, name: str, path: Path, problems: Any) -> tuple[dict,
         settings = path / decl.settings_file
         files = content_files(path, path, problems)
         files.pop(decl.settings_file, None)
-        content = load_toml(settings, problems) if settings.is_file() else {}
+        if not settings.is_file():
+            problems.add(path, f"a {decl.kind} folder needs {decl.settings_file}")
+            return {}, files
+        content = load_toml(settings, problems)
     elif path.suffix == ".toml":
         content = load_toml(path, problems)
     else:
