@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from agent_env.bundles.source import folder_id_prefix
+
 AGENT_ENV = Path(sys.executable).with_name("agent-env")
 ROOT = Path(__file__).resolve().parents[1]
 HELLO = ROOT / "kernel" / "src" / "agent_env" / "hello_bundle" / "hello"
@@ -192,6 +194,32 @@ def test_a_plugins_entity_kind_gets_list_show_put_validate(cli_runner, acme, tmp
     assert shown["content"]["goal"] == "import" and list(shown["files"]) == ["rows.csv"]
     valid = cli_runner.invoke(["entity", "scenario", "validate", "login"])
     assert valid.exit_code == 0 and "scenario " in valid.stdout and "v1: valid" in valid.stdout
+
+    # bundle init brings the scenarios stored beside the task, as `put` reads them back
+    steps = tmp_path / "w.json"
+    steps.write_text(
+        '[{"id": "w", "type": "acme_state_equals", "verifier_id": "w", "expect": {"a": 1}}]'
+    )
+    task_id = f"@local/{folder.parent.resolve().as_posix().lstrip('/')}/w"
+    made = cli_runner.invoke(["task", "create", str(steps), "--id", task_id])
+    assert made.exit_code == 0, made.output
+    out = tmp_path / "exported"
+    init = cli_runner.invoke(["bundle", "init", str(out), "--from-task", task_id])
+    assert init.exit_code == 0, init.output
+    assert json.loads((out / "scenarios" / "login.json").read_text()) == {
+        "goal": "log in",
+        "type": "smoke",
+        "max_steps": 3,
+    }
+    assert (out / "scenarios" / "bulk" / "rows.csv").read_text() == "a,b\n1,3\n"
+    back = cli_runner.invoke(["entity", "scenario", "put", str(out), "--json"])
+    assert back.exit_code == 0, back.output
+    rows = json.loads(back.stdout)
+    assert {r["id"].rpartition("/")[0] for r in rows} == {folder_id_prefix(out)}
+    for row in rows:
+        original = f"{task_id.rpartition('/')[0]}/{row['name']}"
+        shown = cli_runner.invoke(["entity", "scenario", "show", original, "--json"])
+        assert json.loads(shown.stdout)["digest"] == row["digest"], row["name"]
 
 
 def test_a_plugins_entity_kind_refuses_bad_files_naming_them_and_writes_nothing(

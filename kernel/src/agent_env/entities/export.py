@@ -14,7 +14,7 @@ import json
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -121,9 +121,11 @@ async def export(
     evaluation: str | None = None,
     version: int | None = None,
     include_user_scope: bool = False,
+    kinds: Sequence[Any] = (),
 ) -> Export:
     """Write `task` (or `evaluation` and its tasks) and their stored siblings into `folder`,
-    which must not exist or be empty; nothing is written when anything fails."""
+    which must not exist or be empty; nothing is written when anything fails. `kinds` are
+    the `EntityKind`s plugins declare: their entities stored beside the tasks come along."""
     if (task is None) == (evaluation is None):
         raise AgentEnvError("give one of --from-task or --from-eval")
     folder = empty_folder(folder, "import")
@@ -131,7 +133,7 @@ async def export(
     root = await get_version(stores, kind, task or evaluation or "", version)
     tasks = [root] if kind == "task" else await _tasks_of_eval(stores, root)
     with filled(folder) as staging:
-        result = await _write(stores, staging, root, tasks, include_user_scope)
+        result = await _write(stores, staging, root, tasks, include_user_scope, kinds)
     return attrs.evolve(result, folder=folder)
 
 
@@ -160,7 +162,12 @@ def filled(folder: Path) -> Iterator[Path]:
 
 
 async def _write(
-    stores: Any, out: Path, root: Any, tasks: list[Any], include_user_scope: bool
+    stores: Any,
+    out: Path,
+    root: Any,
+    tasks: list[Any],
+    include_user_scope: bool,
+    kinds: Sequence[Any],
 ) -> Export:
     written: list[dict[str, Any]] = []
     left_out: list[str] = []
@@ -179,6 +186,7 @@ async def _write(
         written.append({**_use(root, where), "unchanged": False})
     for prefix in dict.fromkeys(_prefix(e.entity_id) for e in (root, *tasks)):
         written += await write_siblings(stores, out, prefix)
+        written += await _write_declared(stores, out, prefix, kinds)
     origin = {"kind": root.kind, "id": root.entity_id, "version": root.version}
     (out / "README.md").write_text(_readme(root, written, left_out), encoding="utf-8")
     provenance = {
@@ -218,6 +226,34 @@ async def write_siblings(stores: Any, out: Path, prefix: str) -> list[dict[str, 
         if entity.kind == "artifact" and config:
             (target / "artifact.toml").write_text(toml_dumps(config), encoding="utf-8")
         written.append({**_use(entity, where + "/"), "unchanged": True})
+    return written
+
+
+async def _write_declared(
+    stores: Any, out: Path, prefix: str, kinds: Sequence[Any]
+) -> list[dict[str, Any]]:
+    """Write the entities of each declared kind stored under `prefix` as `put` reads them: a
+    folder entity as `<folder>/<name>/` with its files and `<kind>.toml`, else `<name>.json`."""
+    from agent_env.bundles import fetch_files
+
+    written = []
+    for decl in kinds:
+        for entity_id in await stores.entities.ids(decl.kind):
+            if _prefix(entity_id) != prefix:
+                continue
+            entity = await stores.entities.latest(decl.kind, entity_id)
+            content = {k: v for k, v in entity.content.items() if k not in ("name", "files")}
+            where = f"{decl.folder_name}/{_name(entity)}"
+            if entity.files:
+                (out / where).mkdir(parents=True)
+                await fetch_files(stores.objects, dict(entity.files), out / where)
+                (out / where / decl.settings_file).write_text(toml_dumps(content), "utf-8")
+                where += "/"
+            else:
+                where += ".json"
+                (out / where).parent.mkdir(parents=True, exist_ok=True)
+                (out / where).write_text(json.dumps(content, indent=2) + "\n", "utf-8")
+            written.append({**_use(entity, where), "unchanged": True})
     return written
 
 
