@@ -99,3 +99,15 @@ def test_env_deploy_of_an_unknown_env_names_the_stored_ones(home_env, tmp_path):
     assert _cli(home_env, tmp_path, "sandbox", "list").stdout.strip() == "no sandboxes"
     bad = _cli(home_env, tmp_path, "env", "deploy", "--id", "notes", "--sandbox", "dockr")
     assert bad.returncode == 1 and "'docker'" in bad.stderr, bad.stderr
+
+
+def test_env_deploy_of_an_env_that_does_not_start_exits_1_with_its_log(home_env, tmp_path):
+    bundle = tmp_path / "broken"
+    shutil.copytree(NOTES, bundle)
+    (bundle / "envs" / "notes" / "server.py").write_text('raise SystemExit("boom: no server")\n')
+    assert _cli(home_env, tmp_path, "env", "put", str(bundle)).returncode == 0
+    done = _cli(home_env, tmp_path, "env", "deploy", "--id", "notes", "--json")
+    assert done.returncode == 1 and done.stdout == ""
+    assert "Error: env @local/" in done.stderr and "did not come up" in done.stderr
+    assert "boom: no server" in done.stderr
+    assert _cli(home_env, tmp_path, "sandbox", "list").stdout.strip() == "no sandboxes"
