@@ -367,3 +367,37 @@ def test_task_run_output_dir_start_step_and_get_instance(cli, tmp_path):
     past = cli("task", "run", "--id", "hello", "--start-step", "4")
     assert past.returncode == 1
     assert "--start-step 4: task 'hello' has 4 steps (0 to 3)" in past.stderr
+
+
+def test_dockerfile_puts_of_envs_and_agents_by_id(cli, tmp_path):
+    """The reference's `env mcp-server put` / `a2a-agent put --id --dockerfile [--context]`."""
+    echo = ROOT / "examples" / "echo-docker" / "envs" / "echo"
+    put = cli(
+        "env",
+        "mcp-server",
+        "put",
+        "--id",
+        "@local/lab/echo",
+        "--dockerfile",
+        str(echo / "Dockerfile"),
+    )
+    assert put.stdout.strip() == "env echo: v1 (new)", put.stderr
+    shown = json.loads(cli("env", "show", "echo", "--json").stdout)
+    assert shown["type"] == "mcp_server" and sorted(shown["files"]) == sorted(
+        p.name for p in echo.iterdir()
+    )
+    context = tmp_path / "ctx"
+    context.mkdir()
+    (context / "agent.py").write_text("print('hi')\n")
+    dockerfile = tmp_path / "agent.Dockerfile"
+    dockerfile.write_text("FROM python:3.12-slim\nCOPY agent.py /agent.py\n")
+    args = ("a2a-agent", "put", "--id", "@local/lab/bare", "--dockerfile", str(dockerfile))
+    put = cli(*args, "--context", str(context), "--json")
+    assert json.loads(put.stdout) == [{"kind": "agent", "name": "bare", "version": 1}], put.stderr
+    files = json.loads(cli("agent", "show", "bare", "--json").stdout)["files"]
+    assert sorted(files) == ["Dockerfile", "agent.py"]
+    missing = cli("env", "mcp-server", "put", "--id", "@local/lab/x", "--dockerfile", "nope")
+    assert missing.returncode == 1 and "--dockerfile nope: no such file" in missing.stderr
+    both = cli("a2a-agent", "put", str(tmp_path), "--id", "@local/lab/y")
+    assert both.returncode == 2 and "not both" in both.stderr
+    assert json.loads(cli("env", "list", "--json").stdout)["total"] == 1

@@ -169,12 +169,14 @@ async def put_as(
     source: Path,
     *,
     config: dict[str, Any] | None = None,
+    dockerfile: Path | None = None,
     dry_run: bool = False,
 ) -> Any:
     """Put the files of `source` (a folder, or one file) as `kind` `entity_id` (an artifact
     or a skill): staged as `<kind folder>/<name>/` of a bundle and checked by the bundle parser,
-    so it is stored exactly as a bundle's would be; `config` becomes its `artifact.toml`. The
-    `Materialized` report; nothing is written when the check finds a problem."""
+    so it is stored exactly as a bundle's would be; `config` becomes its `artifact.toml`, and
+    `dockerfile` (a file anywhere) its `Dockerfile`. The `Materialized` report; nothing is
+    written when the check finds a problem."""
     import shutil
 
     from agent_env.bundles import load_bundle, materialize
@@ -193,6 +195,10 @@ async def put_as(
             shutil.copy2(source, target / source.name)
         if config:
             (target / "artifact.toml").write_text(dumps(config), encoding="utf-8")
+        if dockerfile is not None:
+            if not Path(dockerfile).is_file():
+                raise AgentEnvError(f"--dockerfile {dockerfile}: no such file")
+            shutil.copyfile(dockerfile, target / "Dockerfile")
         resolved = ResolvedSource(
             path=Path(tmp), id_prefix=prefix or None, name=prefix.rpartition("/")[2]
         )

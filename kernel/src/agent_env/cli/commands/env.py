@@ -17,3 +17,6 @@ env.add_lazy_command(
     "agent_env.cli.commands.env_deploy:get_instance",
     "Print the envs a task instance deployed.",
 )
+env.add_lazy_command(
+    "mcp-server", "agent_env.cli.commands.dockerfile_put:mcp_server", "MCP server envs by id."
+)
