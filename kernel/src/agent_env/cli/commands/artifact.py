@@ -13,6 +13,8 @@ from agent_env.cli.commands.entity_group import (
     echo_json,
     echo_materialized,
     make_group,
+    path_or_id,
+    put_bundle,
     with_session,
 )
 
@@ -84,17 +86,10 @@ def _get_command(kind: str, what: str, *, json_without_dir: bool) -> click.Comma
 def _skill_put(
     path: Path | None, entity_id: str | None, skill_dir: Path | None, dry_run: bool, as_json: bool
 ) -> None:
-    if path is not None and (entity_id or skill_dir):
-        raise click.UsageError("give PATH, or --id with --skill-dir, not both")
-    if path is None:
-        if not (entity_id and skill_dir):
-            raise click.UsageError("give PATH, or --id with --skill-dir")
-        _put("skill", entity_id, skill_dir, {}, dry_run, as_json)
-        return
-    from agent_env.entities.put import put_path
-
-    done = anyio.run(with_session, lambda s: put_path(s, "skill", path, dry_run=dry_run))
-    echo_materialized(done, as_json)
+    if path_or_id(path, entity_id, skill_dir, "--skill-dir"):
+        _put("skill", entity_id, skill_dir, {}, dry_run, as_json)  # type: ignore[arg-type]
+    else:
+        put_bundle("skill", path, dry_run, as_json)  # type: ignore[arg-type]
 
 
 skill.add_command(_skill_put)

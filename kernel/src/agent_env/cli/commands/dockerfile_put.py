@@ -9,7 +9,12 @@ from pathlib import Path
 import anyio
 import click
 
-from agent_env.cli.commands.entity_group import echo_materialized, with_session
+from agent_env.cli.commands.entity_group import (
+    echo_materialized,
+    path_or_id,
+    put_bundle,
+    with_session,
+)
 
 
 def put_dockerfile(
@@ -86,14 +91,7 @@ def a2a_agent_put(
 ) -> None:
     """Store agents: from a bundle (PATH: BUNDLE or BUNDLE/agents/<name>), or the build context
     of --dockerfile under --id (the reference's form); a new version only when it changed."""
-    if path is not None and (entity_id or dockerfile):
-        raise click.UsageError("give PATH, or --id with --dockerfile, not both")
-    if path is None:
-        if not (entity_id and dockerfile):
-            raise click.UsageError("give PATH, or --id with --dockerfile")
-        put_dockerfile("agent", entity_id, dockerfile, context, dry_run, as_json)
-        return
-    from agent_env.entities.put import put_path
-
-    done = anyio.run(with_session, lambda s: put_path(s, "agent", path, dry_run=dry_run))
-    echo_materialized(done, as_json)
+    if path_or_id(path, entity_id, dockerfile, "--dockerfile"):
+        put_dockerfile("agent", entity_id, dockerfile, context, dry_run, as_json)  # type: ignore[arg-type]
+    else:
+        put_bundle("agent", path, dry_run, as_json)  # type: ignore[arg-type]

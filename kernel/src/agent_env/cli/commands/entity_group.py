@@ -34,6 +34,24 @@ def echo_materialized(done: Any, as_json: bool) -> None:
         click.echo(line)
 
 
+def put_bundle(kind: str, path: Path, dry_run: bool, as_json: bool) -> None:
+    """`<kind> put PATH`: the `kind` entities of the bundle around PATH, and what they need."""
+    from agent_env.entities.put import put_path
+
+    done = anyio.run(with_session, lambda s: put_path(s, kind, path, dry_run=dry_run))
+    echo_materialized(done, as_json)
+
+
+def path_or_id(path: Path | None, entity_id: str | None, source: Any, flag: str) -> bool:
+    """True for a put by id (`--id` with `flag`), False for a put of bundle PATH; a usage
+    error unless exactly one of the two forms is given."""
+    if path is not None and (entity_id or source):
+        raise click.UsageError(f"give PATH, or --id with {flag}, not both")
+    if path is None and not (entity_id and source):
+        raise click.UsageError(f"give PATH, or --id with {flag}")
+    return path is None
+
+
 def _show_text(data: dict[str, Any]) -> None:
     click.echo(f"{data['kind']} {data['id']} v{data['version']} (of {data['versions']})")
     click.echo(f"digest: {data['digest']}")
@@ -145,10 +163,7 @@ def make_group(
         if declared is not None:
             _put_declared(declared, path, entity_id, dry_run, as_json)
             return
-        from agent_env.entities.put import put_path
-
-        done = anyio.run(with_session, lambda s: put_path(s, kind, path, dry_run=dry_run))
-        echo_materialized(done, as_json)
+        put_bundle(kind, path, dry_run, as_json)
 
     if declared is not None:
         click.option("--id", "entity_id", help=f"Store it under this {kind} id.")(put_cmd)
