@@ -401,3 +401,20 @@ def test_dockerfile_puts_of_envs_and_agents_by_id(cli, tmp_path):
     both = cli("a2a-agent", "put", str(tmp_path), "--id", "@local/lab/y")
     assert both.returncode == 2 and "not both" in both.stderr
     assert json.loads(cli("env", "list", "--json").stdout)["total"] == 1
+
+
+def test_a_plugin_cannot_declare_a_kernel_kind(register_plugin, plugin_manager):
+    from agent_env import hookimpl
+    from agent_env.entities.kinds import EntityKind
+    from agent_env.errors import PluginError
+
+    class Grabby:
+        @hookimpl
+        def agentenv_register_entity_kinds(self, registry):
+            registry.add(EntityKind(kind="task"))
+
+    register_plugin(Grabby(), "grabby")
+    with pytest.raises(PluginError, match="declared entity kind 'task', which the kernel owns"):
+        plugin_manager.registry("entity_kinds")
+    with pytest.raises(ValueError, match="entity kind 'Bad Kind'"):
+        EntityKind(kind="Bad Kind")

@@ -98,9 +98,10 @@ class EntityKindRegistry(Registry):
                 f"plugin {self._current_plugin!r} registered {cls!r} as an entity kind; "
                 "register an agent_env.entities.kinds.EntityKind(kind=..., ...)"
             )
-        if cls.kind in BUILTIN_KINDS:
+        if cls.kind in (*BUILTIN_KINDS, "kinds"):
             raise PluginError(
                 f"plugin {self._current_plugin!r} declared entity kind {cls.kind!r}, which the "
-                f"kernel owns; the kernel's kinds: {', '.join(BUILTIN_KINDS)}"
+                f"kernel owns; the kernel's kinds: {', '.join(BUILTIN_KINDS)} (and 'kinds' is "
+                "the command that lists them)"
             )
         return super().add(cls)

@@ -29,7 +29,8 @@ def _declared() -> Any:
 
 
 class EntityGroup(click.Group):
-    """Subcommands are the kinds: the kernel's plus every declared one, built on demand."""
+    """Subcommands are `kinds` and one group per declared kind, built on demand; the kernel's
+    kinds resolve too (their groups at the root)."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         # the kernel's kinds resolve here too, but are listed (and documented) at the root
