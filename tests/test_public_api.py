@@ -23,6 +23,7 @@ PUBLIC_MODULES = {
     "agent_env.bundles",
     "agent_env.caches",
     "agent_env.context",
+    "agent_env.entities.kinds",
     "agent_env.envs",
     "agent_env.errors",
     "agent_env.fsutil",

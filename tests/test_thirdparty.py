@@ -2,8 +2,8 @@
 
 `tests/fixtures/thirdparty-plugin` (distribution `agentenv-acme`) adds the `acme` sandbox
 provider, the `acme_script` env type, the `acme-caller` agent kind, a verifier step, a command,
-an `acme://` bundle source, a runner, a secret store, a step wrapper and a `run_finished`
-hook, importing only the kernel's public
+an `acme://` bundle source, a runner, a secret store, a step wrapper, a `run_finished`
+hook and the `scenario` entity kind, importing only the kernel's public
 modules (tests/test_public_api.py scans it like the in-tree plugins).
 
 How it is installed: wheels of the kernel, the protocol, core-steps (whose deploy/prompt steps
@@ -62,6 +62,7 @@ def test_plugin_list_shows_what_the_plugin_registered(agent_env):
         "agents": ["acme-caller"],
         "cache_kinds": ["acme-downloads"],
         "commands": ["acme"],
+        "entity_kinds": ["scenario"],
         "env_types": ["acme_script"],
         "runners": ["acme-serial"],
         "sandbox_providers": ["acme"],
@@ -77,6 +78,25 @@ def test_the_plugins_cache_kind_is_listed(agent_env):
     assert listed.returncode == 0, listed.stderr
     [kind] = json.loads(listed.stdout)["kinds"]
     assert kind["kind"] == "acme-downloads" and kind["location"].endswith("/agentenv/acme")
+
+
+def test_the_plugins_entity_kind_is_managed_by_the_entity_commands(agent_env, tmp_path):
+    """`scenario`, declared by the installed plugin, gets list/show/put/validate; no kernel change."""
+    folder = tmp_path / "lab" / "scenarios"
+    folder.mkdir(parents=True)
+    (folder / "login.toml").write_text('goal = "log in"\ntype = "smoke"\n')
+    kinds = agent_env("entity", "kinds")
+    assert "scenario  acme  scenarios/  Acme scenarios" in kinds.stdout, kinds.stderr
+    put = agent_env("entity", "scenario", "put", str(folder.parent))
+    assert put.returncode == 0 and put.stdout == "scenario login: v1 (new)\n", put.stderr
+    listed = json.loads(agent_env("entity", "scenario", "list", "--json").stdout)
+    assert [(r["name"], r["type"], r["version"]) for r in listed["rows"]] == [("login", "smoke", 1)]
+    shown = agent_env("entity", "scenario", "show", "login")
+    assert shown.returncode == 0 and "scenario @local/" in shown.stdout, shown.stderr
+    assert agent_env("entity", "scenario", "validate", "login").returncode == 0
+    (folder / "login.toml").write_text('type = "smoke"\n')
+    bad = agent_env("entity", "scenario", "validate", str(folder / "login.toml"))
+    assert bad.returncode == 1 and "login.toml: goal: required" in bad.stderr
 
 
 def test_a_task_runs_end_to_end_on_the_plugins_provider_env_type_and_agent(agent_env, tmp_path):

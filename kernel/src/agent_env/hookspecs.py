@@ -87,6 +87,19 @@ def agentenv_register_agents(registry: Registry) -> None:
 
 
 @hookspec
+def agentenv_register_entity_kinds(registry: Registry) -> None:
+    """Called once when the entity-kind registry is built; add `EntityKind` declarations.
+
+    Each kind gets `agent-env entity <kind> list|show|get|put|validate`, with no kernel change::
+
+        @hookimpl
+        def agentenv_register_entity_kinds(registry):
+            from agent_env.entities.kinds import EntityKind
+            registry.add(EntityKind(kind="scenario", help="Scenarios.", required=("goal",)))
+    """
+
+
+@hookspec
 def agentenv_register_commands(group: Any) -> None:
     """Called when the CLI is built; contribute commands to the root group.
 

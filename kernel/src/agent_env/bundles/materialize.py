@@ -104,6 +104,34 @@ async def _preview(
     )
 
 
+async def put_entity(
+    stores: Any,
+    kind: str,
+    entity_id: str,
+    content: dict[str, Any],
+    host_files: dict[str, Path],
+    *,
+    dry_run: bool = False,
+    entities: Entities | None = None,
+) -> tuple[PutResult, str]:
+    """Put one entity (its `content` plus `host_files`, relative path -> host path, stored by
+    digest) as a new version when its digest changed: (`PutResult`, digest). `dry_run`
+    reports the same and writes nothing."""
+    entities = entities or getattr(stores, "entities", None) or Entities(stores.documents)
+    digests = await anyio.to_thread.run_sync(_digest_files, host_files)
+    if host_files:
+        content = {
+            **content,
+            "files": {rel: {"sha256": d, "size": s} for rel, (d, s) in digests.items()},
+        }
+    digest = content_digest(content)
+    files = {rel: d for rel, (d, _) in digests.items()} if host_files else None
+    if dry_run:
+        return await _preview(entities, kind, entity_id, digest, files), digest
+    await _store_blobs(stores.objects, host_files, digests)
+    return await entities.put(kind, entity_id, content, digest=digest, files=files), digest
+
+
 async def materialize(bundle: Bundle, stores: Any, *, dry_run: bool = False) -> Materialized:
     """Put every entity of `bundle` (artifacts, skills, envs, agents, tasks, evals) as a version;
     `dry_run` computes the same report and writes nothing."""
@@ -113,19 +141,9 @@ async def materialize(bundle: Bundle, stores: Any, *, dry_run: bool = False) -> 
     artifacts: dict[str, MaterializedArtifact] = {}
     task_versions: dict[str, int] = {}
     for kind, name, entity_id, content, host_files in _entries(bundle):
-        digests = await anyio.to_thread.run_sync(_digest_files, host_files)
-        if host_files:
-            content = {
-                **content,
-                "files": {rel: {"sha256": d, "size": s} for rel, (d, s) in digests.items()},
-            }
-        digest = content_digest(content)
-        files = {rel: d for rel, (d, _) in digests.items()} if host_files else None
-        if dry_run:
-            result = await _preview(entities, kind, entity_id, digest, files)
-        else:
-            await _store_blobs(stores.objects, host_files, digests)
-            result = await entities.put(kind, entity_id, content, digest=digest, files=files)
+        result, digest = await put_entity(
+            stores, kind, entity_id, content, host_files, dry_run=dry_run, entities=entities
+        )
         lines.append(f"{kind} {name}: {describe(result)}")
         versions[(kind, name)] = result.version
         if kind == "task":

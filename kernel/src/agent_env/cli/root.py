@@ -30,6 +30,7 @@ KERNEL_COMMANDS: dict[str, tuple[str, str]] = {
     "a2a-agent": ("agent_env.cli.commands.agent:a2a_agent", "Stored agents (reference name)."),
     "artifact": ("agent_env.cli.commands.artifact:artifact", "Stored artifacts and skills."),
     "bundle": ("agent_env.cli.commands.bundle:bundle", "Export stored entities as a bundle."),
+    "entity": ("agent_env.cli.commands.entity:entity", "Stored entities of every kind (plugins')."),
     "completion": ("agent_env.cli.commands.completion:completion", "Print shell completion."),
     # issue 19: scaffolding, checks and caches
     "init": ("agent_env.cli.commands.init:init", "Write a new bundle, env or task that works."),

@@ -10,9 +10,6 @@ import attrs
 from agent_env.errors import StoreError
 from agent_env.suggest import did_you_mean
 
-#: The kinds a bundle materializes; a plugin may store others (any `[a-z][a-z0-9_]*`).
-BUNDLE_KINDS = ("task", "eval", "env", "agent", "artifact", "skill")
-
 
 @attrs.frozen(kw_only=True)
 class Page:

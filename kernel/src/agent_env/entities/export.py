@@ -9,10 +9,12 @@ folder records that origin in its lineage while the content is unchanged.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -77,14 +79,24 @@ async def _siblings(stores: Any, prefix: str) -> list[Any]:
 
 async def _tasks_of_eval(stores: Any, evaluation: Any) -> list[Any]:
     prefix = _prefix(evaluation.entity_id)
-    tasks = []
+    pins = evaluation.content.get("task_versions") or {}
+    tasks: list[Any] = []
     for ref in evaluation.content.get("tasks", []):
         entity_id = ref if ref.startswith("@") else f"{prefix}/{ref}"
-        task = await stores.entities.latest("task", entity_id)
+        pinned = pins.get(ref)
+        task = await stores.entities.get("task", entity_id, pinned)
         if task is None:
+            what = f"task {ref!r}" + (f" v{pinned}" if pinned else "")
             raise StoreError(
-                f"eval {evaluation.entity_id!r} v{evaluation.version} names task {ref!r}, "
+                f"eval {evaluation.entity_id!r} v{evaluation.version} names {what}, "
                 "which is not stored"
+            )
+        clash = [t for t in tasks if _name(t) == _name(task)]
+        if clash:
+            raise StoreError(
+                f"eval {evaluation.entity_id!r} v{evaluation.version} has two tasks named "
+                f"{_name(task)!r} ({clash[0].entity_id}, {task.entity_id}); a bundle folder "
+                "holds one task per name"
             )
         tasks.append(task)
     return tasks
@@ -109,32 +121,53 @@ async def export(
     evaluation: str | None = None,
     version: int | None = None,
     include_user_scope: bool = False,
+    kinds: Sequence[Any] = (),
 ) -> Export:
     """Write `task` (or `evaluation` and its tasks) and their stored siblings into `folder`,
-    which must not exist or be empty; nothing is written when anything fails."""
+    which must not exist or be empty; nothing is written when anything fails. `kinds` are
+    the `EntityKind`s plugins declare: their entities stored beside the tasks come along."""
     if (task is None) == (evaluation is None):
         raise AgentEnvError("give one of --from-task or --from-eval")
-    folder = Path(folder).expanduser().absolute()
-    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
-        raise AgentEnvError(f"{folder}: not empty; import into a new or empty folder")
+    folder = empty_folder(folder, "import")
     kind = "task" if task is not None else "eval"
     root = await get_version(stores, kind, task or evaluation or "", version)
     tasks = [root] if kind == "task" else await _tasks_of_eval(stores, root)
+    with filled(folder) as staging:
+        result = await _write(stores, staging, root, tasks, include_user_scope, kinds)
+    return attrs.evolve(result, folder=folder)
+
+
+def empty_folder(folder: Path, verb: str) -> Path:
+    """`folder` as an absolute path; `AgentEnvError` unless it is new or empty."""
+    folder = Path(folder).expanduser().absolute()
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise AgentEnvError(f"{folder}: not empty; {verb} into a new or empty folder")
+    return folder
+
+
+@contextlib.contextmanager
+def filled(folder: Path) -> Iterator[Path]:
+    """A staging sibling of (new or empty) `folder` to write into, renamed into place when the
+    block succeeds and removed when it fails, so a failure writes nothing."""
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
     try:
-        result = await _write(stores, staging, root, tasks, include_user_scope)
+        yield staging
         if folder.exists():
             folder.rmdir()
         staging.rename(folder)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return attrs.evolve(result, folder=folder)
 
 
 async def _write(
-    stores: Any, out: Path, root: Any, tasks: list[Any], include_user_scope: bool
+    stores: Any,
+    out: Path,
+    root: Any,
+    tasks: list[Any],
+    include_user_scope: bool,
+    kinds: Sequence[Any],
 ) -> Export:
     written: list[dict[str, Any]] = []
     left_out: list[str] = []
@@ -151,7 +184,9 @@ async def _write(
         where = f"evals/{_name(root)}.toml"
         (out / where).write_text(toml_dumps(config), encoding="utf-8")
         written.append({**_use(root, where), "unchanged": False})
-    written += await write_siblings(stores, out, _prefix(root.entity_id))
+    for prefix in dict.fromkeys(_prefix(e.entity_id) for e in (root, *tasks)):
+        written += await write_siblings(stores, out, prefix)
+        written += await _write_declared(stores, out, prefix, kinds)
     origin = {"kind": root.kind, "id": root.entity_id, "version": root.version}
     (out / "README.md").write_text(_readme(root, written, left_out), encoding="utf-8")
     provenance = {
@@ -180,12 +215,45 @@ async def write_siblings(stores: Any, out: Path, prefix: str) -> list[dict[str, 
     for entity in await _siblings(stores, prefix):
         where = f"{_FOLDERS[entity.kind]}/{_name(entity)}"
         target = out / where
+        if target.exists():
+            raise StoreError(
+                f"{entity.kind} {entity.entity_id}: another {entity.kind} named "
+                f"{_name(entity)!r} is stored beside these tasks; a bundle folder holds one per name"
+            )
         target.mkdir(parents=True)
         await fetch_files(stores.objects, dict(entity.files or {}), target)
         config = entity.content.get("config") or {}
         if entity.kind == "artifact" and config:
             (target / "artifact.toml").write_text(toml_dumps(config), encoding="utf-8")
         written.append({**_use(entity, where + "/"), "unchanged": True})
+    return written
+
+
+async def _write_declared(
+    stores: Any, out: Path, prefix: str, kinds: Sequence[Any]
+) -> list[dict[str, Any]]:
+    """Write the entities of each declared kind stored under `prefix` as `put` reads them: a
+    folder entity as `<folder>/<name>/` with its files and `<kind>.toml`, else `<name>.json`."""
+    from agent_env.bundles import fetch_files
+
+    written = []
+    for decl in kinds:
+        for entity_id in await stores.entities.ids(decl.kind):
+            if _prefix(entity_id) != prefix:
+                continue
+            entity = await stores.entities.latest(decl.kind, entity_id)
+            content = {k: v for k, v in entity.content.items() if k not in ("name", "files")}
+            where = f"{decl.folder_name}/{_name(entity)}"
+            if entity.files:
+                (out / where).mkdir(parents=True)
+                await fetch_files(stores.objects, dict(entity.files), out / where)
+                (out / where / decl.settings_file).write_text(toml_dumps(content), "utf-8")
+                where += "/"
+            else:
+                where += ".json"
+                (out / where).parent.mkdir(parents=True, exist_ok=True)
+                (out / where).write_text(json.dumps(content, indent=2) + "\n", "utf-8")
+            written.append({**_use(entity, where), "unchanged": True})
     return written
 
 

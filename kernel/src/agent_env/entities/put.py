@@ -105,15 +105,20 @@ async def validate_stored(session: Any, kind: str, ref: str, version: int | None
     return root
 
 
-def read_steps(path: Path) -> list[Any]:
-    """A task file: a JSON array of step objects."""
-    path = Path(path).expanduser()
+def read_json(path: Path) -> Any:
+    """The JSON in file `path`; an error naming the file when it cannot be read or parsed."""
     try:
-        steps = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise AgentEnvError(f"{path}: cannot be read: {exc.strerror}") from None
     except ValueError as exc:
         raise BundleError(f"{path}: not valid JSON: {exc}") from None
+
+
+def read_steps(path: Path) -> list[Any]:
+    """A task file: a JSON array of step objects."""
+    path = Path(path).expanduser()
+    steps = read_json(path)
     if not isinstance(steps, list) or not all(isinstance(s, dict) for s in steps):
         raise BundleError(f"{path}: a task file is a JSON array of step objects")
     return steps
@@ -128,9 +133,7 @@ async def create_task(
     from agent_env.bundles.materialize import content_digest
     from agent_env.entities.export import write_siblings
 
-    prefix, _, name = entity_id.rpartition("/")
-    if not name or not entity_id.strip():
-        raise AgentEnvError(f"--id {entity_id!r}: a task id must end in a name")
+    prefix, name = split_id(entity_id, "task")
     problems = None
     with tempfile.TemporaryDirectory(prefix="agent-env-task-") as tmp:
         out = Path(tmp)
@@ -149,3 +152,82 @@ async def create_task(
         "task", entity_id, content, digest=content_digest(content)
     )
     return result, problems
+
+
+def split_id(entity_id: str, what: str) -> tuple[str, str]:
+    """(prefix, name) of `entity_id`; an id must end in a name."""
+    prefix, _, name = entity_id.rpartition("/")
+    if not name or not entity_id.strip() or name.startswith("."):
+        raise AgentEnvError(f"--id {entity_id!r}: the {what} id must end in a name")
+    return prefix, name
+
+
+async def put_as(
+    session: Any,
+    kind: str,
+    entity_id: str,
+    source: Path,
+    *,
+    config: dict[str, Any] | None = None,
+    dockerfile: Path | None = None,
+    dry_run: bool = False,
+) -> Any:
+    """Put the files of `source` (a folder, or one file) as `kind` `entity_id` (an artifact
+    or a skill): staged as `<kind folder>/<name>/` of a bundle and checked by the bundle parser,
+    so it is stored exactly as a bundle's would be; `config` becomes its `artifact.toml`, and
+    `dockerfile` (a file anywhere) its `Dockerfile`. The `Materialized` report; nothing is
+    written when the check finds a problem."""
+    import shutil
+
+    from agent_env.bundles import load_bundle, materialize
+    from agent_env.entities.toml_out import dumps
+
+    source = Path(source).expanduser().absolute()
+    if not source.exists():
+        raise AgentEnvError(f"{source}: no such file or folder")
+    prefix, name = split_id(entity_id, kind)
+    with tempfile.TemporaryDirectory(prefix="agent-env-put-") as tmp:
+        target = Path(tmp) / KIND_FOLDERS[kind][0] / name
+        if source.is_dir():
+            shutil.copytree(source, target, symlinks=False)
+        else:
+            target.mkdir(parents=True)
+            shutil.copy2(source, target / source.name)
+        if config:
+            (target / "artifact.toml").write_text(dumps(config), encoding="utf-8")
+        if dockerfile is not None:
+            if not Path(dockerfile).is_file():
+                raise AgentEnvError(f"--dockerfile {dockerfile}: no such file")
+            shutil.copyfile(dockerfile, target / "Dockerfile")
+        resolved = ResolvedSource(
+            path=Path(tmp), id_prefix=prefix or None, name=prefix.rpartition("/")[2]
+        )
+        try:
+            bundle = load_bundle(resolved, session.plugins)
+        except BundleError as exc:
+            staged = f"{KIND_FOLDERS[kind][0]}/{name}"
+
+            def here(problem: str) -> str:
+                problem = problem.replace(f"{tmp}/{staged}", str(source))
+                return (
+                    str(source) + problem[len(staged) :] if problem.startswith(staged) else problem
+                )
+
+            raise BundleError(
+                f"{kind} {entity_id}", [here(p) for p in exc.problems] or [here(str(exc))]
+            ) from None
+        return await materialize(select(bundle, kind, name), session.stores, dry_run=dry_run)
+
+
+async def get_files(stores: Any, kind: str, ref: str, version: int | None, out: Path) -> Any:
+    """Write the files of stored `kind` `ref` into `out` (new or empty; nothing written on an
+    error); the stored `Entity`."""
+    from agent_env.bundles import fetch_files
+    from agent_env.entities.catalog import get_version
+    from agent_env.entities.export import empty_folder, filled
+
+    out = empty_folder(out, "download")
+    entity = await get_version(stores, kind, ref, version)
+    with filled(out) as staging:
+        await fetch_files(stores.objects, dict(entity.files or {}), staging)
+    return entity

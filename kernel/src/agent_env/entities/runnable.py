@@ -10,9 +10,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from agent_env.bundles.model import Materialized, MaterializedArtifact, ResolvedSource
 from agent_env.entities.catalog import get_version
 from agent_env.entities.export import export
+from agent_env.stores.lineage import BUNDLE_MAPS
 
 FOLDER = "stored-bundles"
 
@@ -48,23 +51,38 @@ async def stored_bundle(
         id_prefix=prefix,
         name=_bundle_name(prefix),
     )
-    bundle = load_bundle(source, plugins)
-    return bundle, _materialized(bundle, done.written), root
+    bundle = _stored_ids(load_bundle(source, plugins), done.written)
+    return bundle, materialized_from(bundle, done.written), root
 
 
-def _materialized(bundle: Any, written: list[dict[str, Any]]) -> Materialized:
+def _row_name(row: dict[str, Any]) -> str:
+    """The bundle name of a written row (`tasks/hello.json` -> hello, `artifacts/x/` -> x)."""
+    last = row["folder"].rstrip("/").rpartition("/")[2]
+    return last.rpartition(".")[0] if row["kind"] in ("task", "eval") else last
+
+
+def _stored_ids(bundle: Any, written: list[dict[str, Any]]) -> Any:
+    """`bundle` whose entities carry the ids they are stored under (an eval's tasks and their
+    artifacts may live under other prefixes than the eval)."""
+    by_name = {(w["kind"], _row_name(w)): w["id"] for w in written}
+    changes = {}
+    for kind, attr in BUNDLE_MAPS.items():
+        specs = getattr(bundle, attr)
+        moved = {
+            n: attrs.evolve(s, id=by_name[(kind, n)])
+            for n, s in specs.items()
+            if by_name.get((kind, n), s.id) != s.id
+        }
+        if moved:
+            changes[attr] = {**specs, **moved}
+    return attrs.evolve(bundle, **changes) if changes else bundle
+
+
+def materialized_from(bundle: Any, written: list[dict[str, Any]]) -> Materialized:
     by_id = {(w["kind"], w["id"]): w for w in written}
-    maps = {
-        "artifact": bundle.artifacts,
-        "skill": bundle.skills,
-        "env": bundle.envs,
-        "agent": bundle.agents,
-        "task": bundle.tasks,
-        "eval": bundle.evals,
-    }
     lines, versions, artifacts, task_versions = [], {}, {}, {}
-    for kind, entities in maps.items():
-        for name, spec in entities.items():
+    for kind, attr in BUNDLE_MAPS.items():
+        for name, spec in getattr(bundle, attr).items():
             row = by_id.get((kind, spec.id))
             if row is None:
                 continue

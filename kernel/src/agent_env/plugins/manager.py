@@ -66,7 +66,14 @@ REGISTRIES: dict[str, tuple[str, Callable[[], Any]]] = {
     "agents": ("agentenv_register_agents", lambda: HintedRegistry("agent")),
     # issue 19: what `agent-env cache list|prune` covers
     "cache_kinds": ("agentenv_register_cache_kinds", lambda: HintedRegistry("cache kind")),
+    "entity_kinds": ("agentenv_register_entity_kinds", lambda: _entity_kinds()),
 }
+
+
+def _entity_kinds() -> Any:
+    from agent_env.entities.kinds import EntityKindRegistry
+
+    return EntityKindRegistry()
 
 
 def _env_list(value: str | None) -> list[str]:

@@ -97,7 +97,8 @@ async def record_bundle_run(
     return await record_run(stores, run_id, uses)
 
 
-_BUNDLE_MAPS = {
+#: Entity kind -> the `Bundle` attribute that holds that kind by name.
+BUNDLE_MAPS = {
     "artifact": "artifacts",
     "skill": "skills",
     "env": "envs",
@@ -108,5 +109,5 @@ _BUNDLE_MAPS = {
 
 
 def _bundle_entity(bundle: Any, kind: str, name: str) -> str | None:
-    entity = getattr(bundle, _BUNDLE_MAPS.get(kind, ""), {}).get(name)
+    entity = getattr(bundle, BUNDLE_MAPS.get(kind, ""), {}).get(name)
     return getattr(entity, "id", None)

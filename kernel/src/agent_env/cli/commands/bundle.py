@@ -38,23 +38,26 @@ def init(
     as_json: bool,
 ) -> None:
     """Write a stored task (or eval and its tasks) with the artifacts, skills, envs and agents
-    stored beside it into FOLDER (new or empty), byte for byte, plus README.md and
-    provenance.json. Nothing is written to a store; an export that fails writes nothing."""
+    stored beside it into FOLDER (new or empty), byte for byte (entities of the kinds plugins
+    declare too), plus README.md and provenance.json. Nothing is written to a store; an export that fails writes nothing."""
     from agent_env.entities.export import export
 
     if (from_task is None) == (from_eval is None):
         raise click.UsageError("give one of --from-task or --from-eval")
-    done = anyio.run(
-        with_session,
-        lambda s: export(
+
+    def go(s):
+        declared = s.plugins.registry("entity_kinds")
+        return export(
             s.stores,
             folder,
             task=from_task,
             evaluation=from_eval,
             version=version,
             include_user_scope="user" in include_scope,
-        ),
-    )
+            kinds=[declared.get(n) for n in declared.names()],
+        )
+
+    done = anyio.run(with_session, go)
     if as_json:
         echo_json(
             {

@@ -25,6 +25,33 @@ async def with_session(fn: Any, *args: Any) -> Any:
         await session.close()
 
 
+def echo_materialized(done: Any, as_json: bool) -> None:
+    """What a put wrote: one line per entity, or JSON rows of kind, name and version."""
+    if as_json:
+        echo_json([{"kind": k, "name": n, "version": v} for (k, n), v in done.versions.items()])
+        return
+    for line in done.lines:
+        click.echo(line)
+
+
+def put_bundle(kind: str, path: Path, dry_run: bool, as_json: bool) -> None:
+    """`<kind> put PATH`: the `kind` entities of the bundle around PATH, and what they need."""
+    from agent_env.entities.put import put_path
+
+    done = anyio.run(with_session, lambda s: put_path(s, kind, path, dry_run=dry_run))
+    echo_materialized(done, as_json)
+
+
+def path_or_id(path: Path | None, entity_id: str | None, source: Any, flag: str) -> bool:
+    """True for a put by id (`--id` with `flag`), False for a put of bundle PATH; a usage
+    error unless exactly one of the two forms is given."""
+    if path is not None and (entity_id or source):
+        raise click.UsageError(f"give PATH, or --id with {flag}, not both")
+    if path is None and not (entity_id and source):
+        raise click.UsageError(f"give PATH, or --id with {flag}")
+    return path is None
+
+
 def _show_text(data: dict[str, Any]) -> None:
     click.echo(f"{data['kind']} {data['id']} v{data['version']} (of {data['versions']})")
     click.echo(f"digest: {data['digest']}")
@@ -39,9 +66,15 @@ def _show_text(data: dict[str, Any]) -> None:
 
 
 def make_group(
-    kind: str, help_text: str, *, name: str | None = None, cls: type = click.Group
+    kind: str,
+    help_text: str,
+    *,
+    name: str | None = None,
+    cls: type = click.Group,
+    declared: Any = None,
 ) -> click.Group:
-    """A click group named `name` (default `kind`) with list, show, get, put and validate."""
+    """A click group named `name` (default `kind`) with list, show, get, put and validate;
+    `declared` (an `EntityKind` a plugin registered) reads and checks files its own way."""
 
     @click.group(name or kind, cls=cls, help=help_text)
     def group() -> None:
@@ -111,23 +144,29 @@ def make_group(
     def get_cmd(ref: str, version: int | None) -> None:
         _show(ref, version, True)
 
-    @group.command(
-        "put",
-        help=f"Store the {kind}s of a bundle folder, or the one at "
-        f"BUNDLE/<kind folder>/<name>, as new versions when their digest changed.",
+    put_help = (
+        f"Store the {kind}s of a bundle folder, or the one at BUNDLE/<kind folder>/<name>, "
+        "as new versions when their digest changed."
     )
+    if declared is not None:
+        put_help = (
+            f"Store the {kind} at PATH ({declared.folder_name}/<name>.toml|.json, or a folder "
+            f"with {declared.settings_file} and files), or every one in a {declared.folder_name}/ "
+            "folder, as new versions when their digest changed; nothing is written on a problem."
+        )
+
+    @group.command("put", help=put_help)
     @click.argument("path", type=click.Path(path_type=Path))
     @click.option("--dry-run", is_flag=True, help="Show what would be written; write nothing.")
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-    def put_cmd(path: Path, dry_run: bool, as_json: bool) -> None:
-        from agent_env.entities.put import put_path
-
-        done = anyio.run(with_session, lambda s: put_path(s, kind, path, dry_run=dry_run))
-        if as_json:
-            echo_json([{"kind": k, "name": n, "version": v} for (k, n), v in done.versions.items()])
+    def put_cmd(path: Path, dry_run: bool, as_json: bool, entity_id: str | None = None) -> None:
+        if declared is not None:
+            _put_declared(declared, path, entity_id, dry_run, as_json)
             return
-        for line in done.lines:
-            click.echo(line)
+        put_bundle(kind, path, dry_run, as_json)
+
+    if declared is not None:
+        click.option("--id", "entity_id", help=f"Store it under this {kind} id.")(put_cmd)
 
     @group.command(
         "validate",
@@ -143,11 +182,22 @@ def make_group(
         if (target is None) == (ref is None):
             raise click.UsageError("give a PATH or a stored ID (or --id ID)")
         if target is not None and Path(target).exists():
-            put.validate_path(_plugins(), kind, Path(target))
+            if declared is not None:
+                from agent_env.entities.declared import read
+
+                read(declared, Path(target))
+            else:
+                put.validate_path(_plugins(), kind, Path(target))
             click.echo(f"{target}: valid")
             return
         ref = ref or target
-        if kind in ("task", "eval"):
+        if declared is not None:
+            from agent_env.entities.declared import validate_stored
+
+            root = anyio.run(
+                with_session, lambda s: validate_stored(s.stores, declared, ref, version)
+            )
+        elif kind in ("task", "eval"):
             root = anyio.run(with_session, lambda s: put.validate_stored(s, kind, ref, version))
         else:
             from agent_env.entities.catalog import get_version
@@ -156,6 +206,22 @@ def make_group(
         click.echo(f"{kind} {root.entity_id} v{root.version}: valid")
 
     return group
+
+
+def _put_declared(
+    declared: Any, path: Path, entity_id: str | None, dry_run: bool, as_json: bool
+) -> None:
+    from agent_env.entities.declared import put
+
+    rows = anyio.run(
+        with_session,
+        lambda s: put(s.stores, declared, path, entity_id=entity_id, dry_run=dry_run),
+    )
+    if as_json:
+        echo_json([{k: v for k, v in r.items() if k != "line"} for r in rows])
+        return
+    for row in rows:
+        click.echo(row["line"])
 
 
 def _plugins() -> Any:

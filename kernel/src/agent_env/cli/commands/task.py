@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import anyio
 import click
 
 from agent_env.cli.commands.entity_group import echo_json, make_group, with_session
+from agent_env.cli.commands.stored_run import run_options, run_stored
 
 task = make_group("task", "Stored tasks: list, show, put, create, validate and run them by id.")
 
@@ -34,79 +36,35 @@ def create(filepath: Path, entity_id: str, skip_validation: bool, as_json: bool)
         click.echo(f"task {entity_id}: {result.describe()}")
 
 
-def _run_options(f):
-    f = click.option("--id", "ref", required=True, help="The stored task id (or its name).")(f)
-    f = click.option(
-        "--version", type=click.IntRange(min=1), help="Task version (default latest)."
-    )(f)
-    f = click.option(
-        "--sandbox", "provider", metavar="NAME", help="Sandbox provider for every step."
-    )(f)
-    f = click.option(
-        "--agent", metavar="NAME", help="Deploy this agent in every deploy_agent step."
-    )(f)
-    f = click.option(
-        "--agent-model", "--model", "model", metavar="NAME", help="Model for every agent."
-    )(f)
-    f = click.option("--judge-model", metavar="NAME", help="Model for every judge.")(f)
-    f = click.option("--user-model", metavar="NAME", help="Model for every simulated user.")(f)
-    f = click.option(
-        "--retry-infra", type=click.IntRange(min=0), help="Re-run infra failures N times."
-    )(f)
-    f = click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")(f)
-    return f
-
-
-def _options(**kw):
-    from agent_env.runs.options import RunOptions
-
-    return RunOptions(
-        spec=None,
-        as_json=kw["as_json"],
-        provider=kw["provider"],
-        agent=kw["agent"],
-        model=kw["model"],
-        judge_model=kw["judge_model"],
-        user_model=kw["user_model"],
-        trials=kw.get("trials", 1),
-        concurrency=kw.get("concurrency"),
-        retry_infra=kw["retry_infra"],
-        seeds=kw.get("seeds"),
-    )
-
-
 @task.command("run")
-@_run_options
-@click.option(
-    "--k",
-    "--trials",
-    "trials",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Run the task this many times (pass rates, pass@k).",
-)
-@click.option("--concurrency", type=click.IntRange(min=1), help="At most this many trials at once.")
-def run(ref: str, version: int | None, **kw) -> int:
+@run_options("task")
+def run(**kw: Any) -> int:
     """Run a stored task by id through the same run service as `agent-env run`.
     Exit codes: 0 passed, 1 failed or scored below 1, 130 Ctrl-C."""
-    from agent_env.cli.commands.stored_run import run_stored
-
-    return run_stored("task", ref, version, _options(**kw))
+    return run_stored("task", kw)
 
 
 @task.command("run-batch")
-@_run_options
+@run_options("task", trials=False)
 @click.option(
     "--seeds", required=True, type=click.Path(exists=True), help="Seed table (one trial per row)."
 )
-@click.option("--concurrency", type=click.IntRange(min=1), help="At most this many trials at once.")
-def run_batch(ref: str, version: int | None, seeds: str, **kw) -> int:
+def run_batch(seeds: str, **kw: Any) -> int:
     """Run a stored task once per seed row of --seeds ({placeholder} substitution)."""
-    from agent_env.cli.commands.stored_run import run_stored
     from agent_env.engine.seeds import load_seed_table
 
     table = load_seed_table(Path(seeds), Path(seeds).parent)
-    kw["trials"] = max(1, len(table.entries))
-    kw["seeds"] = seeds
-    return run_stored("task", ref, version, _options(**kw))
+    return run_stored("task", {**kw, "trials": max(1, len(table.entries)), "seeds": seeds})
+
+
+@task.command("get-instance")
+@click.option("--id", "ident", required=True, help="The task instance id (ti-...).")
+def get_instance(ident: str) -> None:
+    """Print a task instance's record (its steps, outcome, scores) as JSON; `runs show ID`
+    shows it for reading."""
+    from agent_env.engine.run import load_record
+
+    async def go(session: Any) -> Any:
+        return await load_record(session.stores.documents, ident)
+
+    echo_json(anyio.run(with_session, go))

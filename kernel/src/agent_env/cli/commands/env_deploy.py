@@ -1,0 +1,161 @@
+"""`agent-env env deploy --id ENV` and `env get-instance --id TI`: bring a stored env up in a
+sandbox through the run service (a one-step `deploy_env` task), print where it answers, hold it
+until Ctrl-C, then tear it down."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import anyio
+import click
+
+from agent_env.cli.commands.entity_group import echo_json, with_session
+
+
+@click.command("deploy")
+@click.option("--id", "ref", required=True, help="The stored env id (or its name).")
+@click.option("--version", type=click.IntRange(min=1), help="Env version (default latest).")
+@click.option(
+    "--sandbox", "provider", metavar="NAME", help="Sandbox provider (or chain a,b) to deploy on."
+)
+@click.option(
+    "--ttl-seconds",
+    type=click.IntRange(60, 1_209_600),
+    help="Sandbox lifetime where the provider enforces one.",
+)
+@click.option("--cpu", type=click.FloatRange(min=0, min_open=True), help="vCPUs for the env.")
+@click.option("--memory-mb", type=click.IntRange(min=1), help="Memory for the env, in MB.")
+@click.option(
+    "--disk-size-gb", type=click.FloatRange(min=0, min_open=True), help="Disk for the env, in GB."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print where the env answers as JSON.")
+def deploy(
+    ref: str, version: int | None, provider: str | None, as_json: bool, **limits: Any
+) -> int:
+    """Deploy a stored env into a sandbox, print its URL and tools, and keep it up until
+    Ctrl-C, which tears it down. Exit codes: 0 deployed (and torn down), 1 it did not come up."""
+    from agent_env.cli.signals import guarded
+
+    step = {k: v for k, v in limits.items() if v is not None}
+    held: list[int] = []
+
+    async def main(caught: list[int]) -> int:
+        return await _deploy(ref, version, provider, step, as_json, held)
+
+    async def outer() -> int:
+        code, caught = await guarded(main, default=1)
+        if caught and held:  # the signal ended the hold: torn down as asked
+            click.echo("torn down", err=True)
+            return 0
+        return 130 if caught else code
+
+    return anyio.run(outer)
+
+
+async def _deploy(
+    ref: str,
+    version: int | None,
+    provider: str | None,
+    step: dict[str, Any],
+    as_json: bool,
+    held: list[int],
+) -> int:
+    from agent_env.cli.commands import run_trials
+    from agent_env.cli.commands.run_output import err
+    from agent_env.engine.records import RUNS
+    from agent_env.engine.run import Session
+    from agent_env.engine.trials import gather_records
+    from agent_env.entities.deploy import deploy_bundle
+    from agent_env.runs import overrides, service
+    from agent_env.runs.options import RunOptions
+
+    options = RunOptions(keep=True, provider=provider, as_json=as_json)
+    session = await Session.open()
+    try:
+        service.check_provider(session, provider)
+        bundle, materialized, env = await deploy_bundle(
+            session.stores, session.plugins, session.config.home, ref, version, step
+        )
+        tasks, notes = overrides.apply(bundle.tasks.values(), options)
+        for line in notes:
+            err(line)
+        services = await run_trials.services(session, materialized, options)
+        trial_run = await run_trials.plan(
+            session, services, options, bundle, materialized, tasks, [], str(bundle.root)
+        )
+        await service.execute(session, trial_run.trials, options, lambda: 0)
+        run_doc = await session.stores.documents.get(RUNS, trial_run.run_id)
+        (record,) = await gather_records(session.stores.documents, run_doc)
+        if record.get("failure"):
+            err(
+                f"Error: env {env.entity_id} v{env.version} did not come up: "
+                f"{record['failure'].get('message')}"
+            )
+            return 1
+        info = await instance_envs(session.stores.documents, record["id"])
+        up = {
+            **describe(env.entity_id, env.version, record["id"], info),
+            "run_id": record["run_id"],
+        }
+        if as_json:
+            echo_json(up)
+        else:
+            click.echo(f"env {up['env']} v{up['version']} up on {up['provider']}")
+            click.echo(f"url: {up['url']}")
+            click.echo(f"mcp: {up['mcp_url']}")
+            click.echo("token: none (the env's own server; a run's gateway adds role tokens)")
+            click.echo(f"tools: {', '.join(up['tools']) or 'none'}")
+            click.echo(f"instance: {up['instance']}")
+        sys.stdout.flush()
+        err("press Ctrl-C to tear it down")
+        held.append(0)
+        await anyio.sleep_forever()
+        return 0
+    finally:
+        await session.close()
+
+
+async def instance_envs(documents: Any, instance_id: str) -> dict[str, Any]:
+    """The envs task instance `instance_id` deployed (its journaled `envs` state), by name."""
+    from agent_env.engine.journal import Journal
+    from agent_env.engine.state import replay
+
+    _, entries = await Journal.open(documents, instance_id)
+    return dict(replay(entries).get("envs") or {})
+
+
+def describe(env_id: str, version: int, instance: str, envs: dict[str, Any]) -> dict[str, Any]:
+    """Where the deployed env answers (its own server: no token), from the instance's state."""
+    (entry,) = envs.values()
+    url = str(entry["url"]).rstrip("/")
+    return {
+        "env": env_id,
+        "version": version,
+        "instance": instance,
+        "provider": entry.get("provider"),
+        "sandbox": entry.get("sandbox"),
+        "url": url,
+        "mcp_url": f"{url}/mcp",
+        "token": None,
+        "tools": list(entry.get("tools") or []),
+    }
+
+
+@click.command("get-instance")
+@click.option("--id", "ident", required=True, help="A task instance id (ti-...).")
+def get_instance(ident: str) -> None:
+    """Print the envs a task instance deployed (`env deploy` prints its instance id) as JSON:
+    each one's id, version, provider, sandbox, URL and tools."""
+    from agent_env.engine.run import load_record
+
+    async def go(session: Any) -> Any:
+        record = await load_record(session.stores.documents, ident)
+        return {
+            "instance": record["id"],
+            "run_id": record.get("run_id"),
+            "status": record.get("status"),
+            "envs": await instance_envs(session.stores.documents, ident),
+        }
+
+    echo_json(anyio.run(with_session, go))
