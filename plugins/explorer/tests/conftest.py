@@ -30,7 +30,7 @@ SLOW_TASK = [
                 "id": "slept",
                 "type": "bash_cmd_succeeds",
                 "criterion": "slept",
-                "bash_cmd": "sleep 120",
+                "bash_cmd": "sleep 1717",
             }
         ],
     },

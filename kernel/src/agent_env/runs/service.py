@@ -1,14 +1,24 @@
 """The steps of running a bundle that every front end shares; nothing here knows about click.
 
 `load_bundle` loads, validates and materializes a bundle; `check_provider` refuses an unknown
-sandbox provider before anything runs; `execute` runs instances through the configured runner
-(with an optional progress ticker) and always produces the summary, also when cancelled.
+sandbox provider before anything runs; `plan` writes the run document; `execute` runs instances
+through the configured runner (with an optional progress ticker) and always produces the
+summary, also when cancelled. A front end that runs bundles in its own process (the explorer)
+uses `open_session`, `prepare` and `execute`, as `agent-env run` does:
+
+    session = await open_session()
+    try:
+        trial_run = await prepare(session, RunOptions(spec="hello"))
+        await execute(session, trial_run.trials, options, lambda: 0)  # cancel: a cancel scope
+    finally:
+        await session.close()  # tears down what is still live
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -98,3 +108,115 @@ async def execute(
             await summary()
         raise
     return await summary()
+
+
+async def open_session() -> Any:
+    """The session `agent-env run` opens (plugins, config from the current folder, stores,
+    sandbox manager); `await session.close()` tears down what is still live."""
+    from agent_env.engine.run import Session
+
+    return await Session.open()
+
+
+def spec_for_record(spec: str) -> str:
+    """The bundle spec a run records: a folder as its absolute path, anything else as given."""
+    from pathlib import Path
+
+    path = Path(spec).expanduser()
+    return str(path.resolve()) if path.is_dir() else spec
+
+
+async def plan(
+    session: Any,
+    services: Any,
+    options: RunOptions,
+    bundle: Any,
+    materialized: Any,
+    tasks: list,
+    evals: list,
+    spec: str,
+    *,
+    progress: Any = None,
+) -> Any:
+    """Write the run document of `options.trials` trials of each of `tasks` (and the bundle's
+    lineage) and return the `TrialRun` whose `trials` `execute` runs."""
+    from agent_env.engine import run as engine_run
+    from agent_env.engine import trials as engine_trials
+    from agent_env.engine.records import new_id
+    from agent_env.engine.seeds import load_seed_table
+    from agent_env.stores.lineage import record_bundle_run
+
+    seeds = load_seed_table(
+        Path(options.seeds).expanduser() if options.seeds else None, bundle.root
+    )
+    info = engine_run.bundle_info(bundle, spec)
+    info["digest"] = await anyio.to_thread.run_sync(engine_trials.bundle_digest, bundle)
+    run_id = new_id("run")
+    retry = options.retry_infra
+    trial_run = await engine_trials.plan_run(
+        services,
+        run_id=run_id,
+        bundle=bundle,
+        bundle_info=info,
+        tasks=tasks,
+        evals=evals,
+        task_versions=materialized.task_versions,
+        trials=options.trials,
+        seeds=seeds,
+        retry_infra=int(
+            retry if retry is not None else session.config.get("run", "retry_infra", 0) or 0
+        ),
+        meta={"agent": options.agent, "model": options.model},
+        progress=progress,
+        options={
+            "concurrency": options.concurrency,
+            "sandbox_concurrency": options.sandbox_concurrency,
+            "seeds": options.seeds,
+            # what a worker in another process applies to its copy of the tasks
+            "judge_model": options.judge_model,
+            "user_model": options.user_model,
+        },
+    )
+    await record_bundle_run(session.stores, run_id, bundle, materialized, tasks, evals)
+    return trial_run
+
+
+async def prepare(session: Any, options: RunOptions, *, reporter: Any = None) -> Any:
+    """What `agent-env run SPEC` does before its trials run: check the sandbox provider, load
+    and validate `options.spec`, select `options.task_names` / `eval_names` (every task when
+    none), apply the overrides, materialize and write the run document; the `TrialRun`.
+    `reporter` receives the engine's progress events (`agent_env.engine.services.Reporter`'s
+    methods). Errors (`BundleError`, `PluginError`, ...) come before anything runs."""
+    from agent_env.errors import BundleError
+    from agent_env.runs import overrides, selection
+
+    if not options.spec:
+        raise BundleError("no bundle spec given")
+    check_provider(session, options.provider)
+
+    def select(bundle: Any) -> Any:
+        chosen = selection.select(bundle, options.task_names, options.eval_names)
+        if not chosen.tasks:
+            raise BundleError(f"bundle {bundle.name!r} has no tasks to run")
+        return chosen
+
+    bundle, materialized, chosen = await load_bundle(session, options.spec, select=select)
+    tasks, _notes = overrides.apply(chosen.tasks, options)
+    services = await session.services(
+        artifacts=materialized.artifacts,
+        reporter=reporter,
+        default_provider=options.provider,
+        keep=options.keep,
+        agent=options.agent,
+        model=options.model,
+    )
+    return await plan(
+        session,
+        services,
+        options,
+        bundle,
+        materialized,
+        tasks,
+        chosen.evals,
+        spec_for_record(options.spec),
+    )

@@ -35,13 +35,14 @@ def _run_row(run: dict[str, Any], counts: dict[str, Any], state: Any) -> dict[st
         "id": run["id"],
         "created_at": run.get("created_at"),
         "bundle": (run.get("bundle") or {}).get("name"),
-        "tasks": list(dict.fromkeys(run.get("tasks") or [])),
+        "tasks": list(run.get("task_versions") or {})
+        or list(dict.fromkeys(run.get("tasks") or [])),
         "trials_per_task": run.get("trials") or 1,
         "agent": (run.get("meta") or {}).get("agent"),
         "model": (run.get("meta") or {}).get("model"),
         "counts": counts,
         "started_here": launched is not None,
-        "process_running": bool(launched and launched.running),
+        "process_running": bool(launched and launched.running),  # its in-process task
     }
 
 
@@ -76,7 +77,8 @@ async def show_run(request: Request) -> JSONResponse:
     return JSONResponse(
         {
             **_run_row(run, counts, _state(request)),
-            "run": {k: v for k, v in run.items() if k not in ("instances", "trial_index")},
+            # the per-trial lists (100,000 entries in a big run) are the trials page's business
+            "run": {k: v for k, v in run.items() if k not in ("instances", "trial_index", "tasks")},
             "results": await results.run_results(documents, run, groups=groups),
         }
     )

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import attrs
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -77,9 +78,14 @@ def create_app(
         try:
             if warm:
                 await warm_indexes(stores)
-            yield
+            async with anyio.create_task_group() as group:  # the runs started from the API
+                launcher.attach(group)
+                try:
+                    yield
+                finally:
+                    await launcher.stop_all()
+                    group.cancel_scope.cancel()
         finally:
-            await launcher.stop_all()
             if close_stores:
                 await stores.close()
 
