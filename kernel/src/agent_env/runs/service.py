@@ -181,26 +181,48 @@ async def plan(
     return trial_run
 
 
-async def prepare(session: Any, options: RunOptions, *, reporter: Any = None) -> Any:
-    """What `agent-env run SPEC` does before its trials run: check the sandbox provider, load
-    and validate `options.spec`, select `options.task_names` / `eval_names` (every task when
-    none), apply the overrides, materialize and write the run document; the `TrialRun`.
-    `reporter` receives the engine's progress events (`agent_env.engine.services.Reporter`'s
-    methods). Errors (`BundleError`, `PluginError`, ...) come before anything runs."""
+async def prepare(
+    session: Any,
+    options: RunOptions,
+    *,
+    reporter: Any = None,
+    stored: tuple[str, str, int | None] | None = None,
+) -> Any:
+    """What `agent-env run SPEC` (or, with `stored=(kind, id, version)`, `agent-env task|eval
+    run ID`) does before its trials run: check the sandbox provider, load and validate the
+    bundle, select `options.task_names` / `eval_names` (every task when none), apply the
+    overrides, materialize and write the run document; the `TrialRun`. `reporter` receives
+    the engine's progress events (`agent_env.engine.services.Reporter`'s methods). Errors
+    (`BundleError`, `PluginError`, `KeyError` for an unknown stored id) come before anything
+    runs."""
     from agent_env.errors import BundleError
     from agent_env.runs import overrides, selection
 
-    if not options.spec:
-        raise BundleError("no bundle spec given")
     check_provider(session, options.provider)
+    if stored is not None:
+        from agent_env.entities.runnable import stored_bundle
 
-    def select(bundle: Any) -> Any:
-        chosen = selection.select(bundle, options.task_names, options.eval_names)
-        if not chosen.tasks:
-            raise BundleError(f"bundle {bundle.name!r} has no tasks to run")
-        return chosen
+        kind, ref, version = stored
+        bundle, materialized, root = await stored_bundle(
+            session.stores, session.plugins, session.config.home, kind, ref, version
+        )
+        names = [root.content.get("name") or root.entity_id.rpartition("/")[2]]
+        chosen = selection.select(
+            bundle, names if kind == "task" else (), names if kind == "eval" else ()
+        )
+        spec = str(bundle.root)
+    elif options.spec:
 
-    bundle, materialized, chosen = await load_bundle(session, options.spec, select=select)
+        def select(bundle: Any) -> Any:
+            chosen = selection.select(bundle, options.task_names, options.eval_names)
+            if not chosen.tasks:
+                raise BundleError(f"bundle {bundle.name!r} has no tasks to run")
+            return chosen
+
+        bundle, materialized, chosen = await load_bundle(session, options.spec, select=select)
+        spec = spec_for_record(options.spec)
+    else:
+        raise BundleError("no bundle spec given")
     tasks, _notes = overrides.apply(chosen.tasks, options)
     services = await session.services(
         artifacts=materialized.artifacts,
@@ -210,13 +232,4 @@ async def prepare(session: Any, options: RunOptions, *, reporter: Any = None) ->
         agent=options.agent,
         model=options.model,
     )
-    return await plan(
-        session,
-        services,
-        options,
-        bundle,
-        materialized,
-        tasks,
-        chosen.evals,
-        spec_for_record(options.spec),
-    )
+    return await plan(session, services, options, bundle, materialized, tasks, chosen.evals, spec)

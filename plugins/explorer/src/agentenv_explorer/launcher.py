@@ -120,6 +120,8 @@ class Launched:
     log: Path
     scope: anyio.CancelScope = attrs.field(factory=anyio.CancelScope)
     run_id: str | None = None
+    #: The planned trials' instance ids (first attempts), in plan order.
+    instances: list[str] = attrs.field(factory=list)
     error: str | None = None
     running: bool = True
     planned: anyio.Event = attrs.field(factory=anyio.Event)
@@ -141,16 +143,20 @@ class Launcher:
         self._group = group
 
     async def start(self, request: Mapping[str, Any]) -> Launched:
-        """Start the run `request` asks for; returns once its run document is written.
-        `RequestError` (422) when it could not start, with the reason."""
-        options = run_options(request, self.cwd)
+        """Start the run `request` asks for (`FIELDS`); see `launch`."""
+        return await self.launch(run_options(request, self.cwd))
+
+    async def launch(self, options: Any, stored: tuple[str, str, int | None] | None = None):
+        """Start a run of `options` (or of the stored task or eval `stored` names: `(kind, id,
+        version)`); returns once its run document is written. `RequestError` (422) when it
+        could not start, with the reason."""
         if self._group is None:
             raise RequestError("the explorer is not serving (no task group)", 503)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         stamp = time.strftime("%Y%m%d%H%M%S")
         launched = Launched(log=self.log_dir / f"run-{stamp}-{len(self.runs)}.log")
         launched.log.touch(mode=0o600)
-        self._group.start_soon(self._run, launched, options)
+        self._group.start_soon(self._run, launched, options, stored)
         with anyio.move_on_after(RECORD_TIMEOUT):
             await launched.planned.wait()
         if launched.run_id is None:
@@ -160,7 +166,7 @@ class Launcher:
         self.runs[launched.run_id] = launched
         return launched
 
-    async def _run(self, launched: Launched, options: Any) -> None:
+    async def _run(self, launched: Launched, options: Any, stored: Any) -> None:
         from agent_env.runs import service
 
         reporter = LogReporter(launched.log)
@@ -168,8 +174,11 @@ class Launcher:
             with launched.scope:
                 session = await service.open_session()
                 try:
-                    trial_run = await service.prepare(session, options, reporter=reporter)
+                    trial_run = await service.prepare(
+                        session, options, reporter=reporter, stored=stored
+                    )
                     launched.run_id = trial_run.run_id
+                    launched.instances = [t.id for t in trial_run.trials]
                     reporter.write(f"run {trial_run.run_id}: {len(trial_run.trials)} trial(s)")
                     launched.planned.set()
                     await service.execute(session, trial_run.trials, options, lambda: 0)
@@ -179,7 +188,7 @@ class Launcher:
             if launched.scope.cancelled_caught:
                 reporter.write("cancelled; sandboxes torn down")
         except Exception as exc:  # the run's failure is the run's, not the explorer's
-            launched.error = str(exc) or type(exc).__name__
+            launched.error = (exc.args[0] if isinstance(exc, KeyError) else str(exc)) or repr(exc)
             reporter.write(f"error: {launched.error}")
         finally:
             launched.running = False
