@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import signal
-import socket
-import subprocess
 import time
 import urllib.request
 
@@ -26,28 +24,9 @@ def _call(base: str, path: str, body: dict | None = None) -> dict:
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_stopping_up_cancels_the_runs_it_started(project, signum) -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen(
-        [project.agent_env, "up", "--port", str(port)],
-        cwd=project.root,
-        env=project.env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
+def test_stopping_up_cancels_the_runs_it_started(project, start_up, signum) -> None:
+    proc, base = start_up(project)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                urllib.request.urlopen(base + "/health", timeout=2)
-                break
-            except OSError:
-                assert proc.poll() is None and time.monotonic() < deadline, "up did not answer"
-                time.sleep(0.1)
         run_id = _call(base, "/api/v1/runs", {"spec": "slow"})["run_id"]
         deadline = time.monotonic() + 60
         while _call(base, f"/api/v1/runs/{run_id}")["counts"]["running"] == 0:

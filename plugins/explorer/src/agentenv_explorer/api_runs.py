@@ -3,7 +3,6 @@ statistics and paged trials, one trial with its trajectories and logs; start and
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from starlette.requests import Request
@@ -12,7 +11,7 @@ from starlette.routing import Route
 
 from agent_env import results
 from agentenv_explorer.launcher import RequestError
-from agentenv_explorer.params import BadRequest, choice, only, paging
+from agentenv_explorer.params import BadRequest, choice, json_body, only, paging
 
 
 def _state(request: Request) -> Any:
@@ -130,12 +129,7 @@ async def show_trial(request: Request) -> JSONResponse:
 
 
 async def start_run(request: Request) -> JSONResponse:
-    try:
-        body = json.loads(await request.body() or b"{}")
-    except json.JSONDecodeError as exc:
-        raise BadRequest(f"the body is not JSON: {exc}") from None
-    if not isinstance(body, dict):
-        raise BadRequest('the body must be a JSON object such as {"spec": "hello"}')
+    body = await json_body(request)
     try:
         launched = await _state(request).launcher.start(body)
     except RequestError as exc:

@@ -6,7 +6,6 @@ each of its trials a task instance. The id is one percent-encoded path segment
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 from urllib.parse import unquote
@@ -19,7 +18,7 @@ from agent_env import results
 from agent_env.suggest import did_you_mean
 from agentenv_explorer import api_entities
 from agentenv_explorer.launcher import RequestError
-from agentenv_explorer.params import BadRequest, only, paging
+from agentenv_explorer.params import BadRequest, json_body, only, paging
 
 _ROUTE = re.compile(
     r"/api/v1/tasks/(?P<id>[^/]+)/(?P<what>run|runs|cancel-run|instances|run-groups)"
@@ -43,16 +42,6 @@ _DONE = ("passed", "scored_below", "unscored", "failed", "cancelled")
 
 def _state(request: Request) -> Any:
     return request.app.state.explorer
-
-
-async def _body(request: Request) -> dict[str, Any]:
-    try:
-        body = json.loads(await request.body() or b"{}")
-    except json.JSONDecodeError as exc:
-        raise BadRequest(f"the body is not JSON: {exc}") from None
-    if not isinstance(body, dict):
-        raise BadRequest("the body must be a JSON object")
-    return body
 
 
 def _options(body: dict[str, Any], extra: tuple[str, ...] = ()) -> tuple[Any, int | None]:
@@ -98,7 +87,7 @@ async def _launch(request: Request, task_id: str, options: Any, version: int | N
 
 async def run_task(request: Request, task_id: str) -> JSONResponse:
     await _task(request, task_id)
-    options, version = _options(await _body(request))
+    options, version = _options(await json_body(request, '{"version": 1}'))
     launched = await _launch(request, task_id, options, version)
     return JSONResponse(
         {"workflow_id": launched.run_id, "instance_id": launched.instances[0], "status": "QUEUED"},
@@ -108,7 +97,7 @@ async def run_task(request: Request, task_id: str) -> JSONResponse:
 
 async def run_task_group(request: Request, task_id: str) -> JSONResponse:
     entity = await _task(request, task_id)
-    body = await _body(request)
+    body = await json_body(request, '{"version": 1}')
     if "seeds" in body:
         raise BadRequest("seeds: not supported by this explorer; give count", 501)
     count = body.pop("count", None)
