@@ -126,6 +126,14 @@ def spec_for_record(spec: str) -> str:
     return str(path.resolve()) if path.is_dir() else spec
 
 
+def load_seeds(options: RunOptions, bundle: Any) -> Any:
+    """The seed table of a run: `options.seeds` (a file), else the bundle's `seeds.toml`."""
+    from agent_env.engine.seeds import load_seed_table
+
+    path = Path(options.seeds).expanduser() if options.seeds else None
+    return load_seed_table(path, bundle.root)
+
+
 async def plan(
     session: Any,
     services: Any,
@@ -143,12 +151,9 @@ async def plan(
     from agent_env.engine import run as engine_run
     from agent_env.engine import trials as engine_trials
     from agent_env.engine.records import new_id
-    from agent_env.engine.seeds import load_seed_table
     from agent_env.stores.lineage import record_bundle_run
 
-    seeds = load_seed_table(
-        Path(options.seeds).expanduser() if options.seeds else None, bundle.root
-    )
+    seeds = load_seeds(options, bundle)
     info = engine_run.bundle_info(bundle, spec)
     info["digest"] = await anyio.to_thread.run_sync(engine_trials.bundle_digest, bundle)
     run_id = new_id("run")
@@ -214,6 +219,7 @@ async def prepare(
     elif options.spec:
 
         def select(bundle: Any) -> Any:
+            load_seeds(options, bundle)  # a bad seed table fails before any write
             chosen = selection.select(bundle, options.task_names, options.eval_names)
             if not chosen.tasks:
                 raise BundleError(f"bundle {bundle.name!r} has no tasks to run")

@@ -125,6 +125,7 @@ async def show_trial(request: Request) -> JSONResponse:
     if record is None:
         raise BadRequest(f"no trial {iid!r}; a run's page lists its trials", 404)
     details = await results.trial_details(stores.objects, record)
+    record["steps"] = await results.live_steps(stores.documents, record)  # live while running
     return JSONResponse({"record": record, **details})
 
 

@@ -272,13 +272,6 @@ async def _main(options: RunOptions, caught: list[int], held: list[int]) -> int:
         await session.close()
 
 
-def _spec_for_record(spec: str) -> str:
-    from pathlib import Path
-
-    path = Path(spec).expanduser()
-    return str(path.resolve()) if path.is_dir() else spec
-
-
 async def _run_bundle(session: Any, options: RunOptions, caught: list[int]) -> int:
     from agent_env.cli.commands import run_trials
     from agent_env.runs import overrides, selection, service
@@ -286,7 +279,7 @@ async def _run_bundle(session: Any, options: RunOptions, caught: list[int]) -> i
     check_provider(session, options.provider)
 
     def select(bundle: Any) -> tuple[list, list, Any]:
-        run_trials.load_seeds(options, bundle)  # a bad seed table fails before any write
+        service.load_seeds(options, bundle)  # a bad seed table fails before any write
         chosen = selection.select(bundle, options.task_names, options.eval_names)
         tasks = chosen.tasks
         if not tasks:
@@ -323,7 +316,7 @@ async def _run_bundle(session: Any, options: RunOptions, caught: list[int]) -> i
         materialized,
         tasks,
         evals,
-        _spec_for_record(options.spec),
+        service.spec_for_record(options.spec),
     )
     not_run = [t.name for t in chosen.not_run]
     return await run_trials.execute(session, trial_run, options, caught, not_run=not_run)

@@ -67,13 +67,6 @@ def meta(options: RunOptions) -> dict[str, Any]:
     return {"agent": options.agent, "model": options.model}
 
 
-def load_seeds(options: RunOptions, bundle: Any) -> Any:
-    from agent_env.engine.seeds import load_seed_table
-
-    path = Path(options.seeds).expanduser() if options.seeds else None
-    return load_seed_table(path, bundle.root)
-
-
 async def plan(
     session, services, options: RunOptions, bundle, materialized, tasks, evals, spec
 ) -> Any:
