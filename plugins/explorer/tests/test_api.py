@@ -158,6 +158,7 @@ def _sleepers() -> int:
         ({}, 400, "spec: required"),
         ({"spec": "hello", "trials": 0}, 400, "trials"),
         ({"spec": "no-such-bundle"}, 422, "neither a folder nor an installed bundle"),
+        ({"spec": "hello", "agent": "orcale"}, 422, "no agent 'orcale' (did you mean 'oracle'"),
     ],
 )
 def test_bad_run_requests_start_nothing(client, body, status, words) -> None:

@@ -126,6 +126,42 @@ def spec_for_record(spec: str) -> str:
     return str(path.resolve()) if path.is_dir() else spec
 
 
+def check_agent(session: Any, bundle: Any, agent: str) -> Any:
+    """`--agent` must name an agent folder of the bundle or a registered agent kind: the
+    kind's class when it names one (None for a bundle agent folder); `BundleError` with a
+    did-you-mean otherwise."""
+    from agent_env.errors import BundleError, PluginError
+    from agent_env.suggest import did_you_mean
+
+    try:
+        kinds = list(session.plugins.agents.names())
+    except PluginError:
+        kinds = []
+    if agent in kinds:
+        return session.plugins.agents.get(agent)
+    if agent in bundle.agents:
+        return None
+    names = sorted({*bundle.agents, *kinds})
+    raise BundleError(
+        f"no agent {agent!r}{did_you_mean(agent, names)}; bundle agents: "
+        f"{', '.join(sorted(bundle.agents)) or 'none'}; agent types: {', '.join(kinds) or 'none'}"
+    )
+
+
+def with_solution(bundle: Any, tasks: list, agent: str) -> tuple[list, list[str]]:
+    """(the tasks that ship a solution (a step whose `has_solution()` is true), the names of
+    those left out), for an agent whose kind `needs_solution`; `BundleError` when none does."""
+    from agent_env.errors import BundleError
+
+    kept = [t for t in tasks if any(s.has_solution() for s in t.steps)]
+    if not kept:
+        raise BundleError(
+            f"--agent {agent}: no selected task of bundle {bundle.name!r} ships a solution "
+            "(deploy_agent metadata.solution)"
+        )
+    return kept, [t.name for t in tasks if t not in kept]
+
+
 def load_seeds(options: RunOptions, bundle: Any) -> Any:
     """The seed table of a run: `options.seeds` (a file), else the bundle's `seeds.toml`."""
     from agent_env.engine.seeds import load_seed_table
@@ -216,20 +252,26 @@ async def prepare(
             bundle, names if kind == "task" else (), names if kind == "eval" else ()
         )
         spec = str(bundle.root)
+        selected = chosen.tasks
     elif options.spec:
 
-        def select(bundle: Any) -> Any:
-            load_seeds(options, bundle)  # a bad seed table fails before any write
+        def select(bundle: Any) -> tuple[Any, list]:
+            """Every check before anything is written: seeds, the selection, the agent."""
+            load_seeds(options, bundle)
             chosen = selection.select(bundle, options.task_names, options.eval_names)
             if not chosen.tasks:
                 raise BundleError(f"bundle {bundle.name!r} has no tasks to run")
-            return chosen
+            kind = check_agent(session, bundle, options.agent) if options.agent else None
+            if kind is not None and kind.needs_solution:
+                return chosen, with_solution(bundle, chosen.tasks, options.agent)[0]
+            return chosen, chosen.tasks
 
-        bundle, materialized, chosen = await load_bundle(session, options.spec, select=select)
+        loaded = await load_bundle(session, options.spec, select=select)
+        bundle, materialized, (chosen, selected) = loaded
         spec = spec_for_record(options.spec)
     else:
         raise BundleError("no bundle spec given")
-    tasks, _notes = overrides.apply(chosen.tasks, options)
+    tasks, _notes = overrides.apply(selected, options)
     services = await session.services(
         artifacts=materialized.artifacts,
         reporter=reporter,
