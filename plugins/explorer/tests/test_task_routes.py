@@ -136,6 +136,8 @@ def test_unknown_task_and_method(client) -> None:
     assert answer.status_code == 404 and "GET /api/v1/tasks lists them" in answer.json()["detail"]
     tid = _task_id(client, "hello")
     assert client.post(f"/api/v1/tasks/{tid}/instances").status_code == 405
+    unencoded = client.post(f"/api/v1/tasks/{quote_back(tid)}/run", json={})
+    assert unencoded.status_code == 405 and "percent-encoded" in unencoded.json()["detail"]
     # the entity routes still answer under /api/v1/tasks/
     assert client.get(f"/api/v1/tasks/{tid}/versions").status_code == 200
 

@@ -343,7 +343,11 @@ async def dispatch(request: Request) -> Response:
     found = _ROUTE.fullmatch(raw.split("?", 1)[0])
     if found is None:
         if request.method != "GET":
-            raise BadRequest(f"{request.method} is not served at {request.url.path}", 405)
+            raise BadRequest(
+                f"{request.method} is not served at {request.url.path}; a task id goes "
+                "percent-encoded as one segment (/api/v1/tasks/%40local%2Fme%2Fhello/run)",
+                405,
+            )
         request.scope["path_params"] = {"kind": "tasks", "entity_id": request.path_params["rest"]}
         return await api_entities.show_entity(request)
     task_id, what, sub, tail = (unquote(found[g]) if found[g] else None for g in found.groupdict())
