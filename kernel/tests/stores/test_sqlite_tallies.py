@@ -88,3 +88,36 @@ async def test_writes_of_another_process_are_counted(tmp_path: Path) -> None:
     assert other._planner.covering("trials", {"run_id": "r", "status": "failed"}) is not None
     await other.close()
     await store.close()
+
+
+async def test_concurrent_writers_keep_the_counts_exact(tmp_path: Path) -> None:
+    """Four processes write and rewrite records of one run at once; the tally still equals
+    the documents (each trigger runs in its write's own transaction)."""
+    store = SqliteDocumentStore(home=tmp_path)
+    assert await store.count_by("trials", ["status"], where={"run_id": "r"}) == []
+    code = (
+        "import anyio, sys\n"
+        "from pathlib import Path\n"
+        "from agent_env.stores.sqlite import SqliteDocumentStore\n"
+        "async def main():\n"
+        "    s = SqliteDocumentStore(home=Path(sys.argv[1]))\n"
+        "    me = sys.argv[2]\n"
+        "    for i in range(150):\n"
+        "        await s.put('trials', f'{me}-{i}', {'run_id': 'r', 'status': 'running'})\n"
+        "        await s.put('trials', f'{me}-{i}', {'run_id': 'r', 'status': 'sp'[i % 2]})\n"
+        "        if i % 10 == 0:\n"
+        "            await s.delete('trials', f'{me}-{i}')\n"
+        "    await s.close()\n"
+        "anyio.run(main)\n"
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, str(tmp_path), f"w{n}"]) for n in range(4)
+    ]
+    for proc in procs:
+        assert proc.wait(timeout=120) == 0
+    truth: dict = {}
+    for _, doc in await store.list("trials"):
+        truth[(doc["status"],)] = truth.get((doc["status"],), 0) + 1
+    counted = await store.count_by("trials", ["status"], where={"run_id": "r"})
+    assert counted == sorted(truth.items()) and sum(truth.values()) == 4 * 135
+    await store.close()
