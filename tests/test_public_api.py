@@ -38,6 +38,7 @@ PUBLIC_MODULES = {
     "agent_env.registry",
     "agent_env.resources",
     "agent_env.runners",
+    "agent_env.runs.service",
     "agent_env.results",
     "agent_env.sandbox",
     "agent_env.sandboxes.leases",

@@ -191,6 +191,22 @@ async def trial_page(
     return await documents.query(TRIALS, where=where, limit=limit, offset=offset)
 
 
+async def live_steps(documents: DocumentStore, record: Mapping[str, Any]) -> dict[str, Any]:
+    """A trial's steps (`{step id: {status, ...}}`) as they stand: the record's, and for a
+    trial still running also the steps its journal says completed since (the record is
+    rewritten only at the trial's start and end)."""
+    from agent_env.engine.journal import COLLECTION
+
+    steps = {sid: dict(info) for sid, info in (record.get("steps") or {}).items()}
+    if record.get("status") != "running":
+        return steps
+    for _, entry in await documents.list(COLLECTION, f"{record.get('id')}/"):
+        info = steps.get(entry.get("step_id"))
+        if info is not None and entry.get("status"):
+            info.update(status=entry["status"], seconds=entry.get("seconds"))
+    return steps
+
+
 async def trial_details(objects: ObjectStore, record: Mapping[str, Any]) -> dict[str, Any]:
     """What a trial kept besides its record: `trajectories` (each prompt's events and the
     gateway's calls, by prompt id) and `logs` (its servers' and agents' output, by sandbox)."""

@@ -174,3 +174,17 @@ def test_shown_ks():
     assert shown_ks(1) == [1]
     assert shown_ks(5) == [1, 2, 4, 5]
     assert shown_ks(8) == [1, 2, 4, 8]
+
+
+def test_pass_at_k_of_many_trials_matches_the_exact_binomials() -> None:
+    """Above EXACT_UP_TO trials pass@k goes through log-gamma (a run page of 100,000 trials
+    asks dozens of them); it agrees with the exact ratio."""
+    import math
+
+    from agent_env.reporting.stats import EXACT_UP_TO, pass_at_k
+
+    for n in (EXACT_UP_TO + 1, 20_000):
+        for c in (0, 1, n // 7, n // 2, n - 3):
+            for k in (1, 2, 64, n // 3, n - c):
+                exact = 1.0 - math.comb(n - c, k) / math.comb(n, k) if n - c >= k else 1.0
+                assert abs(pass_at_k(n, c, k) - exact) < 1e-9, (n, c, k)

@@ -30,7 +30,7 @@ SLOW_TASK = [
                 "id": "slept",
                 "type": "bash_cmd_succeeds",
                 "criterion": "slept",
-                "bash_cmd": "sleep 120",
+                "bash_cmd": "sleep 1717",
             }
         ],
     },
@@ -122,3 +122,42 @@ def make_client(project: Project, **options: Any) -> Iterator[Any]:
     base = options.get("bind_host", "127.0.0.1")
     with TestClient(app, base_url=f"http://{base}:8234") as client:
         yield client
+
+
+@pytest.fixture(scope="session")
+def start_up() -> Any:
+    """`start_up(project)`: see `start_explorer`."""
+    return start_explorer
+
+
+def start_explorer(project: Project) -> tuple[subprocess.Popen, str]:
+    """`agent-env up` on a free loopback port in the project, answering; (process, base URL).
+    The caller stops it (SIGINT)."""
+    import socket
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [project.agent_env, "up", "--port", str(port)],
+        cwd=project.root,
+        env=project.env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            urllib.request.urlopen(base + "/health", timeout=2)
+            return proc, base
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                raise AssertionError(
+                    f"agent-env up did not answer: {proc.communicate()[1]}"
+                ) from None
+            time.sleep(0.1)

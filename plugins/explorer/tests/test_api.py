@@ -4,7 +4,10 @@ rows and logs, the stored entities with versions and lineage, starting and cance
 
 from __future__ import annotations
 
+import json
+import os
 import time
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
@@ -111,6 +114,8 @@ def test_start_a_run_and_watch_it_finish(client, project) -> None:
 
 
 def test_cancel_a_running_run(client, project) -> None:
+    """The run runs in the explorer's process (its record's owner), and a cancel from the API
+    records its trial as cancelled and tears its sandbox (the sleeping process) down."""
     answer = client.post("/api/v1/runs", json={"spec": "slow"})
     assert answer.status_code == 202, answer.text
     run_id = answer.json()["run_id"]
@@ -118,11 +123,32 @@ def test_cancel_a_running_run(client, project) -> None:
     while client.get(f"/api/v1/runs/{run_id}").json()["counts"]["running"] == 0:
         assert time.monotonic() < deadline, "the slow trial never started"
         time.sleep(0.1)
+    run = client.get(f"/api/v1/runs/{run_id}").json()
+    assert run["run"]["owner"]["pid"] == os.getpid()  # in process, not an `agent-env run` child
+    assert json.loads(project.cli("sandbox", "list", "--json").stdout)  # its lease
+    assert _sleepers() == 1
     t0 = time.monotonic()
     assert client.post(f"/api/v1/runs/{run_id}/cancel").json()["cancelled"] is True
     run = _wait_finished(client, run_id, timeout=60)
     assert time.monotonic() - t0 < 30
     assert run["counts"]["cancelled"] == 1 and run["counts"]["running"] == 0
+    assert not run["process_running"]
+    [trial] = client.get(f"/api/v1/runs/{run_id}/trials").json()["items"]
+    assert trial["status"] == "cancelled"
+    assert json.loads(project.cli("sandbox", "list", "--json").stdout) == []
+    assert _sleepers() == 0
+    assert "cancelled; sandboxes torn down" in client.get(f"/api/v1/runs/{run_id}/log").text
+
+
+def _sleepers() -> int:
+    """How many `sleep 1717` processes (the slow task's) are alive."""
+    found = 0
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            found += (proc / "cmdline").read_bytes() == b"sleep\x001717\x00"
+        except OSError:
+            pass
+    return found
 
 
 @pytest.mark.parametrize(
@@ -132,6 +158,7 @@ def test_cancel_a_running_run(client, project) -> None:
         ({}, 400, "spec: required"),
         ({"spec": "hello", "trials": 0}, 400, "trials"),
         ({"spec": "no-such-bundle"}, 422, "neither a folder nor an installed bundle"),
+        ({"spec": "hello", "agent": "orcale"}, 422, "no agent 'orcale' (did you mean 'oracle'"),
     ],
 )
 def test_bad_run_requests_start_nothing(client, body, status, words) -> None:

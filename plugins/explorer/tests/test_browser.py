@@ -8,10 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -53,32 +50,10 @@ def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def explorer(project: Any) -> Iterator[str]:
+def explorer(project: Any, start_up: Any) -> Iterator[str]:
     """`agent-env up` on a free loopback port in the project; its base URL."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen(
-        [project.agent_env, "up", "--port", str(port)],
-        cwd=project.root,
-        env=project.env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
+    proc, base = start_up(project)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                urllib.request.urlopen(base + "/health", timeout=2)
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(
-                        f"agent-env up did not answer: {proc.stderr.read()}"
-                    ) from None
-                time.sleep(0.1)
         yield base
     finally:
         proc.send_signal(signal.SIGINT)

@@ -197,6 +197,8 @@ class TaskInstance:
                 await self.sandboxes.close_resources()
                 if not self.services.keep:
                     await self.sandboxes.teardown_owned()
+                else:  # --keep: they live on till the run ends; their output so far is kept
+                    await self.sandboxes.save_logs()
                 await self._finish(time.perf_counter() - started)
         return self.record
 

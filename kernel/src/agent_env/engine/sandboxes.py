@@ -128,6 +128,16 @@ class InstanceSandboxes:
                     tg.start_soon(self._teardown, sandbox)
         self.live.clear()
 
+    async def save_logs(self) -> None:
+        """Keep the output of every sandbox this instance still owns, without tearing any down
+        (what `--keep` runs save when a trial ends)."""
+        if self.keep_logs is None:
+            return
+        named = [(self.names[id(s)], s) for s in self.owned if id(s) in self.names]
+        async with anyio.create_task_group() as tg:
+            for name, sandbox in named:
+                tg.start_soon(self.keep_logs, name, sandbox)
+
     async def _teardown(self, sandbox: Any) -> None:
         name = self.names.pop(id(sandbox), None)
         if self.keep_logs is not None and name is not None:

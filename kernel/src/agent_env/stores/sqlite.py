@@ -24,9 +24,9 @@ from typing import Any
 import anyio.to_thread
 
 from agent_env.errors import ConfigError, StoreError
-from agent_env.stores.base import DocumentStore, Page
+from agent_env.stores.base import DocumentStore, Page, _sort_key
 from agent_env.stores.names import check_collection, check_document_key, check_document_prefix
-from agent_env.stores.sqlite_query import QueryPlanner
+from agent_env.stores.sqlite_query import TALLY_SCHEMA, QueryPlanner, Tally, tally_groups
 from agent_env.stores.support import encode_document, home_path, reject_unknown_settings
 
 _SCHEMA = """
@@ -93,6 +93,8 @@ class SqliteDocumentStore(DocumentStore):
                     conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute(f"PRAGMA synchronous={self.synchronous}")
                 conn.execute(_SCHEMA)
+                for ddl in TALLY_SCHEMA:
+                    conn.execute(ddl)
                 return conn
             except sqlite3.OperationalError as exc:
                 if conn is not None:
@@ -227,9 +229,32 @@ class SqliteDocumentStore(DocumentStore):
         with self._lock:
             try:
                 conn = self._connection()
+                self._load_tallies(conn)
                 return [conn.execute(sql, params).fetchall() for sql, params in statements]
             except sqlite3.Error as exc:
                 raise StoreError(f"document store {self.path}: {exc}") from exc
+
+    def _load_tallies(self, conn: sqlite3.Connection) -> None:
+        if not self._planner.tallies_loaded:
+            shapes = conn.execute("SELECT collection, scope, fields FROM tally_shapes").fetchall()
+            self._planner.known(shapes)
+            self._planner.tallies_loaded = True
+
+    def _page(self, args: tuple) -> tuple[list, int]:
+        """The page's (key, doc text) rows in order and the total; `args` as `page` takes."""
+        collection = args[0]
+        with self._lock:
+            try:
+                conn = self._connection()
+                self._load_tallies(conn)
+                plan = self._planner.page(*args)
+                results = [conn.execute(sql, params).fetchall() for sql, params in plan]
+                self._planner.mark_indexed(plan)
+                keys = [k for (k,) in results[-2]]
+                docs = dict(conn.execute(*self._planner.documents(collection, keys)).fetchall())
+            except sqlite3.Error as exc:
+                raise StoreError(f"document store {self.path}: {exc}") from exc
+        return [(k, docs[k]) for k in keys if k in docs], int(results[-1][0][0])
 
     async def query(
         self,
@@ -242,15 +267,15 @@ class SqliteDocumentStore(DocumentStore):
         offset: int = 0,
     ) -> Page:
         """Filtered, ordered and paged in SQLite on an expression index made for the query's
-        shape the first time it is asked (so a page costs the page, not the collection)."""
+        shape the first time it is asked (so a page costs the page, not the collection); the
+        total comes from a tally when one covers the filter (see `count_by`)."""
         check_collection(collection)
         limit, offset = max(int(limit), 0), max(int(offset), 0)
-        plan = self._planner.page(collection, where or {}, order_by, descending, limit, offset)
-        results = await anyio.to_thread.run_sync(self._select, plan)
-        self._planner.mark_indexed(plan)
-        rows, total = results[-2], results[-1]
+        args = (collection, dict(where or {}), order_by, descending, limit, offset)
+        self._planner.page(*args)  # a bad field name fails here, before the thread hop
+        rows, total = await anyio.to_thread.run_sync(self._page, args)
         items = [(k, json.loads(d)) for k, d in rows]
-        return Page(items=items, total=int(total[0][0]), limit=limit, offset=offset)
+        return Page(items=items, total=total, limit=limit, offset=offset)
 
     async def count_by(
         self,
@@ -259,12 +284,47 @@ class SqliteDocumentStore(DocumentStore):
         *,
         where: Mapping[str, Any] | None = None,
     ) -> list[tuple[tuple[Any, ...], int]]:
-        """Grouped counts computed in SQLite on an index covering `where` and `fields`."""
+        """Grouped counts computed in SQLite on an index covering `where` and `fields`. With a
+        filter on one field (a run's records by `run_id`) the counts come from a tally the
+        store keeps on every write (made, with its triggers, the first time the shape is
+        asked), so they cost the groups, not the documents."""
         check_collection(collection)
-        plan = self._planner.counts(collection, list(fields), where or {})
+        where = dict(where or {})
+        if len(where) == 1 and fields:
+            tally = Tally(collection, next(iter(where)), list(fields))
+            rows = await anyio.to_thread.run_sync(self._tally_rows, tally, where)
+            return sorted(tally_groups(rows), key=lambda kv: tuple(_sort_key(v) for v in kv[0]))
+        plan = self._planner.counts(collection, list(fields), where)
         rows = (await anyio.to_thread.run_sync(self._select, plan))[-1]
         self._planner.mark_indexed(plan)
         return [(tuple(row[:-1]), int(row[-1])) for row in rows]
+
+    def _tally_rows(self, tally: Tally, where: Mapping[str, Any]) -> list[tuple[str, int]]:
+        """The tally's rows for `where`, making the tally first when this store has none."""
+        with self._lock:
+            try:
+                conn = self._connection()
+                self._load_tallies(conn)
+                if tally.name not in self._planner.tallies:
+                    self._make_tally(conn, tally)
+                return conn.execute(*tally.rows(where)).fetchall()
+            except sqlite3.Error as exc:
+                raise StoreError(f"document store {self.path}: {exc}") from exc
+
+    def _make_tally(self, conn: sqlite3.Connection, tally: Tally) -> None:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            made = conn.execute(
+                "SELECT 1 FROM tally_shapes WHERE name = ?", (tally.name,)
+            ).fetchone()
+            if made is None:  # another process may have made it meanwhile
+                for sql, params in tally.create():
+                    conn.execute(sql, params)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        self._planner.tallies[tally.name] = tally
 
     async def close(self) -> None:
         with self._lock, self._fast_lock:

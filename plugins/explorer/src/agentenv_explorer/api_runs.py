@@ -3,7 +3,6 @@ statistics and paged trials, one trial with its trajectories and logs; start and
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from starlette.requests import Request
@@ -12,7 +11,7 @@ from starlette.routing import Route
 
 from agent_env import results
 from agentenv_explorer.launcher import RequestError
-from agentenv_explorer.params import BadRequest, choice, only, paging
+from agentenv_explorer.params import BadRequest, choice, json_body, only, paging
 
 
 def _state(request: Request) -> Any:
@@ -35,13 +34,14 @@ def _run_row(run: dict[str, Any], counts: dict[str, Any], state: Any) -> dict[st
         "id": run["id"],
         "created_at": run.get("created_at"),
         "bundle": (run.get("bundle") or {}).get("name"),
-        "tasks": list(dict.fromkeys(run.get("tasks") or [])),
+        "tasks": list(run.get("task_versions") or {})
+        or list(dict.fromkeys(run.get("tasks") or [])),
         "trials_per_task": run.get("trials") or 1,
         "agent": (run.get("meta") or {}).get("agent"),
         "model": (run.get("meta") or {}).get("model"),
         "counts": counts,
         "started_here": launched is not None,
-        "process_running": bool(launched and launched.running),
+        "process_running": bool(launched and launched.running),  # its in-process task
     }
 
 
@@ -76,7 +76,8 @@ async def show_run(request: Request) -> JSONResponse:
     return JSONResponse(
         {
             **_run_row(run, counts, _state(request)),
-            "run": {k: v for k, v in run.items() if k not in ("instances", "trial_index")},
+            # the per-trial lists (100,000 entries in a big run) are the trials page's business
+            "run": {k: v for k, v in run.items() if k not in ("instances", "trial_index", "tasks")},
             "results": await results.run_results(documents, run, groups=groups),
         }
     )
@@ -124,16 +125,12 @@ async def show_trial(request: Request) -> JSONResponse:
     if record is None:
         raise BadRequest(f"no trial {iid!r}; a run's page lists its trials", 404)
     details = await results.trial_details(stores.objects, record)
+    record["steps"] = await results.live_steps(stores.documents, record)  # live while running
     return JSONResponse({"record": record, **details})
 
 
 async def start_run(request: Request) -> JSONResponse:
-    try:
-        body = json.loads(await request.body() or b"{}")
-    except json.JSONDecodeError as exc:
-        raise BadRequest(f"the body is not JSON: {exc}") from None
-    if not isinstance(body, dict):
-        raise BadRequest('the body must be a JSON object such as {"spec": "hello"}')
+    body = await json_body(request)
     try:
         launched = await _state(request).launcher.start(body)
     except RequestError as exc:

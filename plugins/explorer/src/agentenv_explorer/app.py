@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import attrs
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -15,7 +16,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from agent_env.errors import AgentEnvError
-from agentenv_explorer import api_entities, api_runs
+from agentenv_explorer import api_entities, api_objects, api_runs, api_tasks
 from agentenv_explorer.guards import Guards
 from agentenv_explorer.launcher import Launcher
 from agentenv_explorer.params import BadRequest
@@ -77,9 +78,14 @@ def create_app(
         try:
             if warm:
                 await warm_indexes(stores)
-            yield
+            async with anyio.create_task_group() as group:  # the runs started from the API
+                launcher.attach(group)
+                try:
+                    yield
+                finally:
+                    await launcher.stop_all()
+                    group.cancel_scope.cancel()
         finally:
-            await launcher.stop_all()
             if close_stores:
                 await stores.close()
 
@@ -88,6 +94,8 @@ def create_app(
             Route("/", _index),
             Route("/health", _health),
             *api_runs.ROUTES,
+            *api_objects.ROUTES,
+            *api_tasks.ROUTES,
             *api_entities.ROUTES,
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
         ],

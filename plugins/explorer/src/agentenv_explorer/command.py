@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import signal
 import socket
 import sys
 from pathlib import Path
@@ -65,7 +66,17 @@ def up(host: str | None, port: int | None, open_browser: bool, as_json: bool) ->
     path = results.config_path(cwd)
     if path is None:
         raise click.ClickException(NO_CONFIG.format(cwd=cwd))
-    anyio.run(_serve, cwd, path, host, port, open_browser, as_json)
+    # uvicorn stops the server (and the runs started here) on SIGINT/SIGTERM, then raises the
+    # signal again: that second one is the documented exit 0, not an interruption
+    signal.signal(signal.SIGTERM, _stopped)
+    try:
+        anyio.run(_serve, cwd, path, host, port, open_browser, as_json)
+    except KeyboardInterrupt:
+        pass
+
+
+def _stopped(signum: int, frame: Any) -> None:
+    raise SystemExit(0)
 
 
 async def _serve(

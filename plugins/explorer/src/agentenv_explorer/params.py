@@ -60,3 +60,16 @@ def only(query: Any, names: Iterable[str]) -> None:
                 f"unknown query parameter {key!r}{did_you_mean(key, names)}; "
                 f"known: {', '.join(names) or 'none'}"
             )
+
+
+async def json_body(request: Any, example: str = '{"spec": "hello"}') -> dict[str, Any]:
+    """The request's JSON object body (`{}` when empty); 400 when it is not one."""
+    import json
+
+    try:
+        body = json.loads(await request.body() or b"{}")
+    except json.JSONDecodeError as exc:
+        raise BadRequest(f"the body is not JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise BadRequest(f"the body must be a JSON object such as {example}")
+    return body

@@ -75,5 +75,6 @@ async def warm_indexes(stores: Any) -> None:
     await results.run_page(stores.documents, limit=1)
     await results.run_counts(stores.documents, nobody)
     await results.trial_page(stores.documents, "", limit=1)
+    await stores.documents.count_by(results.TRIALS, ["run_id"], where={"task.id": ""})
     for kind in results.ENTITY_KINDS:
         await stores.documents.count_by(f"entities-{kind}", ["entity_id"])

@@ -272,13 +272,6 @@ async def _main(options: RunOptions, caught: list[int], held: list[int]) -> int:
         await session.close()
 
 
-def _spec_for_record(spec: str) -> str:
-    from pathlib import Path
-
-    path = Path(spec).expanduser()
-    return str(path.resolve()) if path.is_dir() else spec
-
-
 async def _run_bundle(session: Any, options: RunOptions, caught: list[int]) -> int:
     from agent_env.cli.commands import run_trials
     from agent_env.runs import overrides, selection, service
@@ -286,7 +279,7 @@ async def _run_bundle(session: Any, options: RunOptions, caught: list[int]) -> i
     check_provider(session, options.provider)
 
     def select(bundle: Any) -> tuple[list, list, Any]:
-        run_trials.load_seeds(options, bundle)  # a bad seed table fails before any write
+        service.load_seeds(options, bundle)  # a bad seed table fails before any write
         chosen = selection.select(bundle, options.task_names, options.eval_names)
         tasks = chosen.tasks
         if not tasks:
@@ -323,44 +316,32 @@ async def _run_bundle(session: Any, options: RunOptions, caught: list[int]) -> i
         materialized,
         tasks,
         evals,
-        _spec_for_record(options.spec),
+        service.spec_for_record(options.spec),
     )
     not_run = [t.name for t in chosen.not_run]
     return await run_trials.execute(session, trial_run, options, caught, not_run=not_run)
 
 
 def _check_agent(session: Any, bundle: Any, agent: str) -> Any:
-    """`--agent` must name an agent folder of the bundle or a registered agent type; the
-    agent type's class when it names one (None for a bundle agent folder)."""
-    from agent_env.errors import PluginError
-    from agent_env.suggest import did_you_mean
+    """`--agent`'s agent kind class, None for a bundle agent folder (`runs.service`)."""
+    from agent_env.errors import BundleError
+    from agent_env.runs import service
 
     try:
-        kinds = list(session.plugins.agents.names())
-    except PluginError:
-        kinds = []
-    if agent in kinds:
-        return session.plugins.agents.get(agent)
-    if agent in bundle.agents:
-        return None
-    names = sorted({*bundle.agents, *kinds})
-    raise click.BadParameter(
-        f"no agent {agent!r}{did_you_mean(agent, names)}; bundle agents: "
-        f"{', '.join(sorted(bundle.agents)) or 'none'}; agent types: {', '.join(kinds) or 'none'}",
-        param_hint="--agent",
-    )
+        return service.check_agent(session, bundle, agent)
+    except BundleError as exc:
+        raise click.BadParameter(str(exc), param_hint="--agent") from None
 
 
 def _with_solution(bundle: Any, tasks: list, agent: str) -> list:
-    """The tasks that ship a solution (a step whose `has_solution()` is true), for an agent
-    whose kind `needs_solution`."""
-    kept = [t for t in tasks if any(s.has_solution() for s in t.steps)]
-    skipped = [t.name for t in tasks if t not in kept]
-    if not kept:
-        raise click.UsageError(
-            f"--agent {agent}: no selected task of bundle {bundle.name!r} ships a solution "
-            "(deploy_agent metadata.solution)"
-        )
+    """The tasks that ship a solution, for an agent whose kind `needs_solution`."""
+    from agent_env.errors import BundleError
+    from agent_env.runs import service
+
+    try:
+        kept, skipped = service.with_solution(bundle, tasks, agent)
+    except BundleError as exc:
+        raise click.UsageError(str(exc)) from None
     if skipped:
         _err(
             f"--agent {agent}: skipping {len(skipped)} task(s) without a solution: "

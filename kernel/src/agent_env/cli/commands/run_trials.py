@@ -67,57 +67,17 @@ def meta(options: RunOptions) -> dict[str, Any]:
     return {"agent": options.agent, "model": options.model}
 
 
-def load_seeds(options: RunOptions, bundle: Any) -> Any:
-    from agent_env.engine.seeds import load_seed_table
-
-    path = Path(options.seeds).expanduser() if options.seeds else None
-    return load_seed_table(path, bundle.root)
-
-
 async def plan(
     session, services, options: RunOptions, bundle, materialized, tasks, evals, spec
 ) -> Any:
     """Write the run document and return the `TrialRun` (its `trials` go to the runner)."""
-    from agent_env.engine import run as engine_run
-    from agent_env.engine import trials as engine_trials
-    from agent_env.engine.records import new_id
+    from agent_env.runs import service
 
-    seeds = load_seeds(options, bundle)
-    info = engine_run.bundle_info(bundle, spec)
-    info["digest"] = await anyio.to_thread.run_sync(engine_trials.bundle_digest, bundle)
     k = options.trials
     progress = make_progress(session, k * len(tasks)) if k > 1 else None
-    run_id = new_id("run")
-    trial_run = await engine_trials.plan_run(
-        services,
-        run_id=run_id,
-        bundle=bundle,
-        bundle_info=info,
-        tasks=tasks,
-        evals=evals,
-        task_versions=materialized.task_versions,
-        trials=k,
-        seeds=seeds,
-        retry_infra=int(
-            options.retry_infra
-            if options.retry_infra is not None
-            else session.config.get("run", "retry_infra", 0) or 0
-        ),
-        meta=meta(options),
-        progress=progress,
-        options={
-            "concurrency": options.concurrency,
-            "sandbox_concurrency": options.sandbox_concurrency,
-            "seeds": options.seeds,
-            # what a worker in another process applies to its copy of the tasks
-            "judge_model": options.judge_model,
-            "user_model": options.user_model,
-        },
+    return await service.plan(
+        session, services, options, bundle, materialized, tasks, evals, spec, progress=progress
     )
-    from agent_env.stores.lineage import record_bundle_run
-
-    await record_bundle_run(session.stores, run_id, bundle, materialized, tasks, evals)
-    return trial_run
 
 
 async def resume(session, services, options: RunOptions, run_doc, bundle, materialized) -> Any:
