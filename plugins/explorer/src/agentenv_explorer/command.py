@@ -73,6 +73,11 @@ def up(host: str | None, port: int | None, open_browser: bool, as_json: bool) ->
         anyio.run(_serve, cwd, path, host, port, open_browser, as_json)
     except KeyboardInterrupt:
         pass
+    except BaseExceptionGroup as group:
+        # with --open the server runs in a task group, which wraps the re-raised signal
+        _, rest = group.split((KeyboardInterrupt, SystemExit))
+        if rest is not None:
+            raise rest from None
 
 
 def _stopped(signum: int, frame: Any) -> None:
