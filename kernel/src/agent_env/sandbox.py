@@ -195,7 +195,8 @@ def provider_chain(spec: str, providers: Any, *, local_machine: bool = False) ->
             "fallback chain such as local,docker"
         )
     for name in names:
-        providers.get(name)
+        if name not in providers:
+            providers.get(name)  # the unknown-name error, with a did-you-mean
     out: list[str] = []
     for name in names:
         out.append(name)
@@ -204,7 +205,7 @@ def provider_chain(spec: str, providers: Any, *, local_machine: bool = False) ->
                 other
                 for other in providers.names()
                 if other not in names
-                and getattr(providers.get(other), "on_this_machine", False)
-                and getattr(providers.get(other), "can_build_images", False)
+                and providers.attribute(other, "on_this_machine", False)
+                and providers.attribute(other, "can_build_images", False)
             )
     return tuple(dict.fromkeys(out))

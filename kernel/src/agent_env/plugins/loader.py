@@ -19,6 +19,7 @@ from agent_env import hookspecs
 from agent_env._version import __version__ as KERNEL_VERSION
 from agent_env.errors import PluginError
 from agent_env.plugins import api
+from agent_env.registry import import_failure
 from agent_env.suggest import did_you_mean
 
 log = logging.getLogger("agent_env.plugins")
@@ -59,16 +60,6 @@ class PluginInfo:
 
     def to_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
-
-
-def import_failure(module: str, exc: BaseException) -> str:
-    """Why importing `module` (`pkg.mod` or `pkg.mod:obj`) failed: not installed, or broken."""
-    if isinstance(exc, ModuleNotFoundError):
-        own = module.split(":")[0]
-        if exc.name and (own == exc.name or own.startswith(exc.name + ".")):
-            return f"not installed: module {own!r} does not exist"
-        return f"installed but broken: importing {module!r} failed: {exc}"
-    return f"installed but broken: importing {module!r} raised {type(exc).__name__}: {exc}"
 
 
 class PluginLoader:
