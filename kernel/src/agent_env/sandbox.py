@@ -131,6 +131,13 @@ class Sandbox(abc.ABC):
         messages when a server does not come up); "" when the provider keeps none."""
         return ""
 
+    async def vanished(self) -> str | None:
+        """Why this sandbox is no longer there although nobody tore it down (its container
+        removed, its folder deleted, its commands killed from outside), None while it is (or
+        when the provider cannot tell: the default). The engine asks after a step that went
+        wrong, so that such a trial is classed `infrastructure`, not the agent's failure."""
+        return None
+
 
 class SandboxProvider(abc.ABC):
     """Creates, reconnects and reaps sandboxes of one kind."""

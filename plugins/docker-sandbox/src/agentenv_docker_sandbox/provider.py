@@ -338,6 +338,32 @@ class DockerSandbox(Sandbox):
             "ip": self.ip,
         }
 
+    async def vanished(self) -> str | None:
+        """The container was removed, or stopped (killed, out of memory) under a live sandbox."""
+        if self._torn_down:
+            return None
+        api = self.client.api
+
+        def state() -> dict[str, Any] | None:
+            try:
+                return api.inspect_container(self.container_id).get("State") or {}
+            except _errors().NotFound:
+                return None
+
+        try:
+            found = await run(state)
+        except Exception:  # noqa: BLE001 - the daemon cannot say: not evidence of anything
+            return None
+        if found is None:
+            return f"its container {self.container_id[:12]} was removed"
+        if found.get("Running") or found.get("Status") in ("created", "running", "paused"):
+            return None
+        why = " (out of memory)" if found.get("OOMKilled") else ""
+        return (
+            f"its container {self.container_id[:12]} stopped{why} with exit code "
+            f"{found.get('ExitCode')}"
+        )
+
     async def teardown(self) -> None:
         if self._torn_down:
             return
