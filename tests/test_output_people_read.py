@@ -37,9 +37,7 @@ def bundle(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def agent_env_cmd(tmp_path: Path):
-    env = {
-        k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "TERM")
-    }
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "TERM")}
     env["AGENT_ENV_HOME"] = str(tmp_path / "home")
 
     def run(*args: str, **extra: str) -> subprocess.CompletedProcess:

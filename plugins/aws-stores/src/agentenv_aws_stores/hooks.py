@@ -16,7 +16,9 @@ CONFIG_SECTIONS = {f"stores.{name}": dict(keys) for name, keys in SECTIONS.items
 def agentenv_register_stores(registry):
     # by import path: a backend's SDK (boto3) loads only when a config selects it
     registry.add_lazy("s3", "agentenv_aws_stores.s3:S3ObjectStore", kind="object")
-    registry.add_lazy("dynamodb", "agentenv_aws_stores.dynamodb:DynamoDocumentStore", kind="document")
+    registry.add_lazy(
+        "dynamodb", "agentenv_aws_stores.dynamodb:DynamoDocumentStore", kind="document"
+    )
     registry.add_lazy(
         "secretsmanager", "agentenv_aws_stores.secretsmanager:SecretsManagerStore", kind="secret"
     )

@@ -5,8 +5,8 @@ from typing import Any
 
 
 def __getattr__(name: str) -> Any:
-    from agentenv_core_steps.catalog import STEP_TYPES
     from agent_env.registry import import_target
+    from agentenv_core_steps.catalog import STEP_TYPES
 
     for target in STEP_TYPES.values():
         if target.endswith(f":{name}"):
