@@ -86,8 +86,10 @@ class PluginLoader:
     def load_entry_points(self, found: EntryPoints) -> None:
         """Load the `agent_env` group's entry points among `found` (one metadata scan)."""
         for ep in sorted(found.select(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-            dist = ep.dist.name if ep.dist is not None else None
-            version = ep.dist.version if ep.dist is not None else None
+            # one parse of the METADATA file for both (`.name` and `.version` parse it each)
+            meta = ep.dist.metadata if ep.dist is not None else None
+            dist = meta["Name"] if meta is not None else None
+            version = meta["Version"] if meta is not None else None
             info = PluginInfo(name=ep.name, module=ep.value, dist=dist, version=version)
             if self.claimed(info):
                 continue
