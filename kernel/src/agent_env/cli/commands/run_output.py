@@ -30,9 +30,12 @@ class ProgressReporter:
     def step_finished(
         self, instance: Any, step_id: str, status: str, seconds: float, error: str | None
     ) -> None:
+        from agent_env.cli.output import echo, paint
+
         word = {"completed": "ok", "tolerated": "failed (tolerated)"}.get(status, status)
+        word = paint(word, {"completed": "passed", "tolerated": "unscored"}.get(status, status))
         tail = f": {error}" if error else ""
-        err(f"{self._tag(instance)} {step_id}: {word} ({seconds:.2f}s){tail}")
+        echo(f"{self._tag(instance)} {step_id}: {word} ({seconds:.2f}s){tail}", err=True)
 
     def log(self, instance: Any, step_id: str | None, message: str) -> None:
         where = f" {step_id}:" if step_id else ""
