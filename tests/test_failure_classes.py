@@ -1,14 +1,22 @@
 """Failure classes produced for real: a trial that fails because the Docker daemon cannot be
-reached is `infrastructure` (not `env`), is excluded from the pass rate and is re-run by
-`--retry-infra`. The command runs as a user runs it: the installed `agent-env` in a subprocess."""
+reached, because its sandbox vanished mid-run (a local sandbox's command killed or its folder
+removed, a Docker container removed) or because an env's port never opened is
+`infrastructure` (not `env`, not the verifier's), is excluded from the pass rate and is re-run
+by `--retry-infra`. The command runs as a user runs it: the installed `agent-env` in a
+subprocess."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import pytest
 
 
 def agent_env(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -40,3 +48,165 @@ def test_docker_daemon_down_is_infrastructure_excluded_and_retried(tmp_path):
     assert plain.returncode == 1
     assert "not passed: hello: infrastructure 2 (excluded)" in plain.stdout
     assert "env 2" not in plain.stdout
+
+
+# -- a sandbox that vanishes mid-run, an env whose port never opens -------------------------
+
+HELLO = Path(__file__).resolve().parents[1] / "kernel/src/agent_env/hello_bundle/hello"
+
+
+def slow_hello(root: Path, seconds: int = 5) -> Path:
+    """The hello bundle whose verifier first sleeps `seconds` in the sandbox: the window in
+    which the test makes the sandbox vanish."""
+    shutil.copytree(HELLO, root)
+    task = root / "tasks" / "hello.json"
+    steps = json.loads(task.read_text())
+    steps[2]["criteria"][1]["bash_cmd"] = f"sleep {seconds}; grep -q '^Hello' greeting.txt"
+    task.write_text(json.dumps(steps))
+    return root
+
+
+def start(home: Path, *args: str) -> subprocess.Popen[str]:
+    exe = Path(sys.executable).with_name("agent-env")
+    return subprocess.Popen(
+        [str(exe), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "AGENT_ENV_HOME": str(home)},
+    )
+
+
+def wait_for(find, what: str, timeout: float = 60.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = find()
+        if found:
+            return found
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def sleeping_in(folder: Path) -> list[int]:
+    """Pids of `sleep` processes whose working folder is under `folder` (the sandbox's)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cwd = os.readlink(entry / "cwd")
+            comm = (entry / "comm").read_text().strip()
+        except OSError:
+            continue
+        if comm == "sleep" and cwd.startswith(str(folder) + "/"):
+            pids.append(int(entry.name))
+    return pids
+
+
+def attempts(home: Path, run_id: str) -> list[dict]:
+    """Every attempt of every trial of `run_id`, as `runs export --attempts` writes them."""
+    done = agent_env(home, "runs", "export", run_id, "--attempts")
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def finish_retried_run(home: Path, run: subprocess.Popen[str]) -> dict:
+    """The `--json` summary of a run whose first attempt lost its sandbox: the attempt is
+    `infrastructure` with the reason, `--retry-infra 1` ran it again and the retry passed."""
+    out, err = run.communicate(timeout=180)
+    assert run.returncode == 0, err
+    data = json.loads(out)
+    [task] = data["results"]["tasks"]
+    assert (task["trials"], task["passed"]) == (1, 1)  # only the retry counts
+    rows = attempts(home, data["run_id"])
+    assert [r["failure_class"] for r in rows] == ["infrastructure", None]
+    assert "vanished" in rows[0]["outcome"], rows[0]
+    return rows[0]
+
+
+@pytest.mark.parametrize("how", ["process group killed", "folder removed"])
+def test_a_local_sandbox_that_vanishes_mid_run_is_infrastructure_and_retried(tmp_path, how):
+    home = tmp_path / "home"
+    bundle = slow_hello(tmp_path / "b")
+    run = start(home, "run", str(bundle), "--retry-infra", "1", "--json")
+    sandboxes = home / "sandboxes"
+    pids = wait_for(lambda: sleeping_in(sandboxes), "the verifier's sleep in the sandbox")
+    if how == "process group killed":
+        os.killpg(os.getpgid(pids[0]), signal.SIGKILL)
+        why = "was killed (SIGKILL) from outside"
+    else:
+        cwd = Path(os.readlink(f"/proc/{pids[0]}/cwd"))
+        shutil.rmtree(sandboxes / cwd.relative_to(sandboxes).parts[0])  # the sandbox's folder
+        why = "is gone"
+    first = finish_retried_run(home, run)
+    assert why in first["outcome"]
+    assert "failed at step 'verify': sandbox 'hello'" in first["outcome"]
+
+
+def test_a_docker_container_removed_mid_run_is_infrastructure_and_retried(tmp_path):
+    from agentenv_docker_sandbox.testing import require_docker
+
+    require_docker()
+    home = tmp_path / "home"
+    bundle = slow_hello(tmp_path / "b")
+    run = start(home, "run", str(bundle), "--sandbox", "docker", "--retry-infra", "1", "--json")
+
+    def ours() -> list[str]:
+        listed = subprocess.run(
+            [
+                "docker",
+                "ps",
+                "--filter",
+                "label=io.agentenv.managed",
+                "--format",
+                '{{.ID}} {{.Label "io.agentenv.lease"}}',
+            ],
+            capture_output=True,
+            text=True,
+        ).stdout.split("\n")
+        return [
+            line.split()[0]
+            for line in listed
+            if len(line.split()) == 2 and line.split()[1].startswith(f"{home}/")
+        ]
+
+    [container] = wait_for(ours, "the trial's container")
+    time.sleep(1.5)  # into the verifier's sleep
+    removed = subprocess.run(["docker", "rm", "-f", container], capture_output=True, text=True)
+    assert removed.returncode == 0, removed.stderr
+    first = finish_retried_run(home, run)
+    assert f"its container {container[:12]}" in first["outcome"]
+
+
+def test_an_env_whose_port_never_opens_is_infrastructure_and_retried(tmp_path):
+    sys.path.insert(0, str(Path(__file__).parent))
+    from envs_helpers import env_bundle
+
+    home = tmp_path / "home"
+    bundle = env_bundle(
+        tmp_path / "b",
+        'command = "python server.py"\nstartup_timeout_seconds = 1\n',
+        server="import time\nprint('listening soon', flush=True)\ntime.sleep(120)\n",
+    )
+    done = agent_env(home, "run", str(bundle), "--sandbox", "local", "--retry-infra", "1", "--json")
+    assert done.returncode == 1, done.stderr
+    data = json.loads(done.stdout)
+    [task] = data["results"]["tasks"]
+    assert task["trials"] == 0 and task["excluded"] == {"infrastructure": 1}
+    rows = attempts(home, data["run_id"])
+    assert [r["failure_class"] for r in rows] == ["infrastructure", "infrastructure"]
+    assert all("did not answer within 1s" in r["outcome"] for r in rows)
+
+    # an env whose process exits is the env's own failure: counted, and not retried
+    crashed = env_bundle(
+        tmp_path / "c",
+        'command = "python server.py"\n',
+        server="import sys\nsys.exit(3)\n",
+    )
+    done = agent_env(
+        home, "run", str(crashed), "--sandbox", "local", "--retry-infra", "1", "--json"
+    )
+    data = json.loads(done.stdout)
+    rows = attempts(home, data["run_id"])
+    assert [r["failure_class"] for r in rows] == ["env"]
+    assert "exited with code 3" in rows[0]["outcome"]

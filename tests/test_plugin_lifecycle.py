@@ -1,8 +1,9 @@
 """`agent-env plugin add|remove` in fresh environments of each kind that can be made here (a
 virtualenv with pip, one with only `uv pip`, a `uv tool` install, a uv project, pipx when it can
 be installed), with plugins
-scaffolded by `agent-env plugin new` and built as wheels in the test. Nothing comes from an
-index: our distribution names belong to another project there."""
+scaffolded by `agent-env plugin new` and built as wheels in the test. Nothing of ours comes from
+an index (our distribution names belong to another project there): builds and installs run
+offline, from uv's cache that `wheel_venv.warm_uv_cache` fills with the third-party part."""
 
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ import attrs
 import pytest
 
 from agent_env.plugins.scaffold import scaffold
+
+sys.path.insert(0, str(Path(__file__).parent))
+from wheel_venv import warm_uv_cache  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 UV = shutil.which("uv")
@@ -109,6 +113,7 @@ def wheels(tmp_path_factory) -> Wheels:
         ),
         **{n: (root, future_dir if n == "future" else out, None) for n, root in roots.items()},
     }
+    warm_uv_cache([source for source, _, _ in jobs.values()], base)
     with ThreadPoolExecutor(max_workers=4) as pool:
         built = dict(zip(jobs, pool.map(lambda job: _build(*job), jobs.values()), strict=False))
     return Wheels(
@@ -161,6 +166,7 @@ def _vars(tmp: Path, wheels: Wheels) -> dict[str, str]:
         k: v
         for k, v in os.environ.items()
         if not k.startswith(("AGENT_ENV_", "VIRTUAL_ENV", "UV_", "PIP_", "PYTHON"))
+        or k in ("UV_CACHE_DIR", "PIP_CACHE_DIR")  # the caches `warm_uv_cache` filled
     }
     env.update(
         AGENT_ENV_HOME=str(tmp / "home"),

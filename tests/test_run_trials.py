@@ -44,6 +44,7 @@ def test_trials_table_json_and_export(run_cli, agent_env_home, tmp_path):
             "3",
             "--export",
             str(export),
+            "--wide",
         ]
     )
     assert result.exit_code == 1, result.stderr  # some trials scored below 1

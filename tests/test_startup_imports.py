@@ -61,3 +61,59 @@ def test_cheap_commands_import_no_heavy_module(args, leases, tmp_path):
     assert heavy == [], f"agent-env {' '.join(args)} imported {heavy}"
     if args == ["--version"]:
         assert "click" not in modules and "pluggy" not in modules
+
+
+#: What `run hello` (a local sandbox, three core steps, the default stores) has no use for: the
+#: heavy SDKs, `packaging`, and every plugin class it does not run (registries hold them by
+#: import path until one is used).
+HELLO_UNUSED = (
+    *(m for m in HEAVY if m != "anyio"),  # a run uses anyio
+    "packaging",
+    "boto3",
+    "ray",
+    "starlette",
+    "uvicorn",
+    "agentenv_aws_stores.ecr",
+    "agentenv_aws_stores.s3",
+    "agentenv_aws_stores.dynamodb",
+    "agentenv_aws_stores.secretsmanager",
+    "agentenv_gcp_stores.gcs",
+    "agentenv_gcp_stores.firestore",
+    "agentenv_gcp_stores.artifactregistry",
+    "agentenv_docker_sandbox.provider",
+    "agentenv_core_steps.envs",
+    "agentenv_core_steps.agents",
+    "agentenv_core_steps.steps.deploy_env",
+    "agentenv_core_steps.steps.prompt_agent",
+    "agentenv_core_steps.steps.run_docker_container",
+    "agentenv_cli_agents.kind",
+    "agentenv_openenv.episode",
+    "agentenv_ray_runner.runner",
+    "agentenv_protocol",
+)
+
+
+def test_run_hello_imports_only_what_it_uses(tmp_path):
+    out = tmp_path / "modules.json"
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE.format(args=["run", "hello"], out=str(out))],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={**os.environ, "AGENT_ENV_HOME": str(tmp_path / "home")},
+    )
+    assert result.returncode == 0, result.stderr
+    assert "hello  passed" in result.stdout
+    modules = set(json.loads(out.read_text()))
+    # what it runs is there: the three step types of the task, the local sandbox and stores
+    assert {
+        "agentenv_core_steps.steps.deploy_sandbox",
+        "agentenv_core_steps.steps.verify_sandbox",
+        "agent_env.sandboxes.local.provider",
+        "agent_env.stores.sqlite",
+    } <= modules
+    unused = sorted(
+        m for m in modules if any(m == u or m.startswith(u + ".") for u in HELLO_UNUSED)
+    )
+    assert unused == [], f"agent-env run hello imported {unused}"

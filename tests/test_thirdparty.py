@@ -8,8 +8,9 @@ modules (tests/test_public_api.py scans it like the in-tree plugins).
 
 How it is installed: wheels of the kernel, the protocol, core-steps (whose deploy/prompt steps
 the task uses) and the fixture are built from this checkout and installed as files into a
-fresh `uv venv` (offline: their dependencies come from the uv cache that `uv sync` filled, so
-the index can never substitute a package of the same name). That is what a user's
+fresh `uv venv` (offline: their dependencies come from the uv cache, which
+`wheel_venv.warm_uv_cache` fills first without naming any package of ours, so the index can
+never substitute a package of the same name). That is what a user's
 `pip install agentenv-acme` does, takes a few seconds, and exercises the entry point, the
 package data (the demo bundle) and the lazy hooks as installed, not as source folders.
 """

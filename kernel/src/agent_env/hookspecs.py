@@ -10,6 +10,14 @@ Names are a contract: add hooks, never rename them. A plugin is a module (usuall
         from my_plugin.steps import MyStep   # keep hooks.py cheap; import here
         registry.add(MyStep)
 
+Registering by import path keeps start-up fast: the class is imported only when a run uses it
+(its name-keyed class attributes, such as a store's `kind`, are declared in the call and
+checked against the class when it is imported)::
+
+    @hookimpl
+    def agentenv_register_step_types(registry):
+        registry.add_lazy("shout", "my_plugin.steps:Shout")
+
 Hooks are cheap and synchronous; I/O lives in the async methods of the registered classes.
 """
 
@@ -52,7 +60,9 @@ def agentenv_register_env_types(registry: Registry) -> None:
 def agentenv_register_sandbox_providers(registry: Registry) -> None:
     """Called once when the sandbox-provider registry is built; add `SandboxProvider` classes.
 
-    Example: `registry.add(DockerProvider)` where `DockerProvider.type == "docker"`.
+    Example: `registry.add(DockerProvider)` where `DockerProvider.type == "docker"`; lazily,
+    with the flags `provider_chain` reads unimported: `registry.add_lazy("docker",
+    "my_plugin.provider:DockerProvider", can_build_images=True, on_this_machine=True)`.
     """
 
 
@@ -67,6 +77,10 @@ def agentenv_register_stores(registry: Any) -> None:
         def agentenv_register_stores(registry):
             from my_plugin.store import RedisDocuments
             registry.add(RedisDocuments)   # kind "document", type "redis"
+
+    or, without importing the class until a config selects it::
+
+            registry.add_lazy("redis", "my_plugin.store:RedisDocuments", kind="document")
     """
 
 

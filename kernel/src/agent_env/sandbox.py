@@ -131,6 +131,13 @@ class Sandbox(abc.ABC):
         messages when a server does not come up); "" when the provider keeps none."""
         return ""
 
+    async def vanished(self) -> str | None:
+        """Why this sandbox is no longer there although nobody tore it down (its container
+        removed, its folder deleted, its commands killed from outside), None while it is (or
+        when the provider cannot tell: the default). The engine asks after a step that went
+        wrong, so that such a trial is classed `infrastructure`, not the agent's failure."""
+        return None
+
 
 class SandboxProvider(abc.ABC):
     """Creates, reconnects and reaps sandboxes of one kind."""
@@ -195,7 +202,8 @@ def provider_chain(spec: str, providers: Any, *, local_machine: bool = False) ->
             "fallback chain such as local,docker"
         )
     for name in names:
-        providers.get(name)
+        if name not in providers:
+            providers.get(name)  # the unknown-name error, with a did-you-mean
     out: list[str] = []
     for name in names:
         out.append(name)
@@ -204,7 +212,7 @@ def provider_chain(spec: str, providers: Any, *, local_machine: bool = False) ->
                 other
                 for other in providers.names()
                 if other not in names
-                and getattr(providers.get(other), "on_this_machine", False)
-                and getattr(providers.get(other), "can_build_images", False)
+                and providers.attribute(other, "on_this_machine", False)
+                and providers.attribute(other, "can_build_images", False)
             )
     return tuple(dict.fromkeys(out))

@@ -34,6 +34,9 @@ def bundle_toml_requirements(text: str, *, where: str) -> list[str]:
 
 def unmet_requirements(requirements: Iterable[str]) -> tuple[list[str], list[str]]:
     """Return (one message per unmet or malformed requirement, the requirements to install)."""
+    requirements = list(requirements)
+    if not requirements:  # most bundles: no need to import `packaging`
+        return [], []
     from importlib.metadata import PackageNotFoundError, version
 
     from packaging.requirements import InvalidRequirement, Requirement

@@ -5,6 +5,4 @@ from agent_env import hookimpl
 
 @hookimpl
 def agentenv_register_runners(registry):
-    from agent_env.engine.runner import LocalRunner
-
-    registry.add(LocalRunner)
+    registry.add_lazy("local", "agent_env.engine.runner:LocalRunner")

@@ -19,7 +19,7 @@ import anyio
 from agent_env.bundles.dag import dependents, resolve_dependencies
 from agent_env.engine.context import EngineStepContext
 from agent_env.engine.journal import Journal
-from agent_env.engine.outcome import decide, step_failure_class
+from agent_env.engine.outcome import decide, doubtful, step_failure_class
 from agent_env.engine.outcome import failure_class as classify_failure
 from agent_env.engine.records import (
     COLLECTION,
@@ -289,8 +289,12 @@ class TaskInstance:
             failure_class = "timeout"
         except Exception as exc:  # a step's bug must fail the step, not the engine
             error = f"{type(exc).__name__}: {exc}"
+        gone = await self.sandboxes.vanished() if doubtful(error, failure_class, ctx.ops) else []
+        if gone:  # not the agent's or the env's doing: infrastructure, and the trial stops here
+            error = "; ".join(gone) + (f" (the step then failed: {error})" if error else "")
+            failure_class = "infrastructure"
         seconds = time.perf_counter() - t0
-        fatal = bool(step.fail_task_on_error)
+        fatal = bool(step.fail_task_on_error) or bool(gone)
         status = "completed" if error is None else ("failed" if fatal else "tolerated")
         info.update(status=status, finished_at=now_iso(), seconds=round(seconds, 6))
         if error is not None:

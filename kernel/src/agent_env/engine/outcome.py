@@ -98,6 +98,23 @@ def decide(
     return "scored_below", f"scored below 1 ({listed})", scores
 
 
+def doubtful(error: str | None, failure_class: str, ops: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a step's result may be the doing of a sandbox that vanished under it (so the
+    engine asks its sandboxes, `Sandbox.vanished`): it failed for a reason that would count
+    against the agent or the env, or it recorded a verifier score below 1."""
+    if error is not None:
+        return failure_class not in ("infrastructure", "cancelled")
+    for op in ops:
+        path = op.get("path") or []
+        if op.get("op") != "set" or not path or path[0] != "verifiers":
+            continue
+        value = op.get("value")
+        score = value.get("score") if isinstance(value, Mapping) else value
+        if path[-1] in ("score", *path[1:2]) and isinstance(score, (int, float)) and score < 1:
+            return True
+    return False
+
+
 def step_failure_class(raised: str | None) -> str:
     """The report class of a step failure class as raised; unknown ones count as `env`."""
     return _STEP_CLASSES.get(str(raised or "error").lower(), "env")

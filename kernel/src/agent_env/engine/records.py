@@ -7,7 +7,7 @@ outcome rule and the failure classes are `outcome`.
 from __future__ import annotations
 
 import functools
-import secrets
+import os
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -69,7 +69,7 @@ def now_iso() -> str:
 def new_id(prefix: str) -> str:
     """A short, time-sortable id such as `ti-20261202163512-a1b2c3`."""
     stamp = datetime.now(UTC).strftime("%Y%m%d%H%M%S")
-    return f"{prefix}-{stamp}-{secrets.token_hex(3)}"
+    return f"{prefix}-{stamp}-{os.urandom(3).hex()}"
 
 
 def slot_id(run_id: str, index: int) -> str:

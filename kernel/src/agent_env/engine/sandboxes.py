@@ -119,6 +119,19 @@ class InstanceSandboxes:
             await self.manager.reap_orphans(adopt=[s.id for s in self.owned])
         return broken
 
+    async def vanished(self) -> list[str]:
+        """`sandbox 'name' (id) vanished: why` for each live sandbox that is gone (or whose
+        commands were killed) although no step tore it down (`Sandbox.vanished`)."""
+        gone = []
+        for name, sandbox in list(self.live.items()):
+            try:
+                why = await sandbox.vanished()
+            except Exception:  # noqa: BLE001 - a provider that cannot tell says nothing
+                why = None
+            if why:
+                gone.append(f"sandbox {name!r} ({sandbox.id}) vanished: {why}")
+        return gone
+
     async def teardown_owned(self) -> None:
         """Tear down every sandbox this instance created or adopted, concurrently."""
         owned = list(self.owned)

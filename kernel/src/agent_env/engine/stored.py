@@ -49,7 +49,10 @@ async def run_records(
 ) -> AsyncIterator[TaskInstanceRecord]:
     """The records of a run's trials in plan order: the last attempt of each trial (every
     attempt with `attempts`); trials that never started are skipped."""
-    for base in as_run(run).instances:
+    # a stored run document is read as it is: its ids need no model (building the run
+    # record's structure function costs every `agent-env run` several milliseconds)
+    instances = (run.get("instances") or []) if isinstance(run, Mapping) else run.instances
+    for base in instances:
         attempt, record = 0, await read_record(documents, base)
         while record is not None:
             nxt = None

@@ -19,6 +19,7 @@ from agent_env import hookspecs
 from agent_env._version import __version__ as KERNEL_VERSION
 from agent_env.errors import PluginError
 from agent_env.plugins import api
+from agent_env.registry import import_failure
 from agent_env.suggest import did_you_mean
 
 log = logging.getLogger("agent_env.plugins")
@@ -61,16 +62,6 @@ class PluginInfo:
         return attrs.asdict(self)
 
 
-def import_failure(module: str, exc: BaseException) -> str:
-    """Why importing `module` (`pkg.mod` or `pkg.mod:obj`) failed: not installed, or broken."""
-    if isinstance(exc, ModuleNotFoundError):
-        own = module.split(":")[0]
-        if exc.name and (own == exc.name or own.startswith(exc.name + ".")):
-            return f"not installed: module {own!r} does not exist"
-        return f"installed but broken: importing {module!r} failed: {exc}"
-    return f"installed but broken: importing {module!r} raised {type(exc).__name__}: {exc}"
-
-
 class PluginLoader:
     """Registers plugins with pluggy and keeps one `PluginInfo` per plugin name."""
 
@@ -95,8 +86,10 @@ class PluginLoader:
     def load_entry_points(self, found: EntryPoints) -> None:
         """Load the `agent_env` group's entry points among `found` (one metadata scan)."""
         for ep in sorted(found.select(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-            dist = ep.dist.name if ep.dist is not None else None
-            version = ep.dist.version if ep.dist is not None else None
+            # one parse of the METADATA file for both (`.name` and `.version` parse it each)
+            meta = ep.dist.metadata if ep.dist is not None else None
+            dist = meta["Name"] if meta is not None else None
+            version = meta["Version"] if meta is not None else None
             info = PluginInfo(name=ep.name, module=ep.value, dist=dist, version=version)
             if self.claimed(info):
                 continue

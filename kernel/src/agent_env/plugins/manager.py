@@ -334,10 +334,17 @@ class PluginManager:
         self.load()
         return introspection.not_loaded(self.plugins.values())
 
-    def describe(self) -> tuple[list[PluginInfo], dict[str, str]]:
-        """Every plugin with the names it registered per registry, plus registry build errors."""
+    def describe(self, *, import_classes: bool = False) -> tuple[list[PluginInfo], dict[str, str]]:
+        """Every plugin with the names it registered per registry, plus registry build errors.
+        With `import_classes` (`plugin check`), every lazily registered class is imported too,
+        and a plugin whose class cannot be loaded counts as failed."""
         self.load()
         problems = introspection.describe(self.plugins, REGISTRIES, self.registry, self._commands)
+        if import_classes:
+            for attr in REGISTRIES:
+                if attr not in problems:
+                    for plugin, why in self.registry(attr).load_all():
+                        self._loader.hook_failed(plugin, why, PluginError(why))
         return list(self.plugins.values()), problems
 
     def get(self, name: str) -> PluginInfo:

@@ -48,6 +48,15 @@ class StoreRegistry(PluginAttribution):
         with registry.registering(self._current_plugin):
             return registry.add(cls)
 
+    def add_lazy(self, name: str, target: str, *, kind: str, **attributes: Any) -> None:
+        """Register the `kind` store class at `target` (`pkg.module:Class`) as `name` without
+        importing it (see `Registry.add_lazy`); `kind` is checked against the class on import."""
+        registry = self._kind(
+            kind, f"plugin {self._current_plugin!r} registered {kind} store {name!r} which"
+        )
+        with registry.registering(self._current_plugin):
+            registry.add_lazy(name, target, kind=kind, **attributes)
+
     def get(self, kind: str, type: str) -> Any:
         registry = self._kind(kind, "the lookup")
         if type not in registry:
@@ -58,6 +67,17 @@ class StoreRegistry(PluginAttribution):
                     f"(or is disabled); install it with: {hint}"
                 )
         return registry.get(type)
+
+    def attribute(self, kind: str, type: str, attribute: str, default: Any = None) -> Any:
+        """A class attribute of a backend, without importing it when it was declared."""
+        return self._kind(kind, "the lookup").attribute(type, attribute, default)
+
+    def is_loaded(self, kind: str, type: str) -> bool:
+        return self._kind(kind, "the lookup").is_loaded(type)
+
+    def load_all(self) -> list[tuple[str, str]]:
+        """Import every lazily registered backend: (plugin, why) for each failure."""
+        return [problem for registry in self._kinds.values() for problem in registry.load_all()]
 
     def names(self, kind: str) -> list[str]:
         return self._kind(kind, "the lookup").names()

@@ -184,16 +184,33 @@ def _ci(pair: Sequence[float] | None) -> str:
     return "-" if pair is None else f"[{pair[0]:.3f}, {pair[1]:.3f}]"
 
 
-def format_table(summary: Mapping[str, Any]) -> list[str]:
-    """The results as aligned text lines (tasks, then evals, then failure classes)."""
+#: The width the results table keeps to (without `wide`): names are shortened to fit.
+TABLE_WIDTH = 100
+
+
+def _fit(name: str, room: int) -> str:
+    return name if len(name) <= room else name[: max(room - 1, 1)] + "\u2026"
+
+
+def format_table(
+    summary: Mapping[str, Any],
+    *,
+    wide: bool = False,
+    width: int = TABLE_WIDTH,
+    style: Callable[[str, float | None], str] | None = None,
+) -> list[str]:
+    """The results as aligned text lines (tasks, then evals, then failure classes), within
+    `width` columns: names are shortened to fit. `wide` adds the pass@k columns and keeps
+    names whole. `style(cell, pass_rate)` may colour the pass-rate cell (after padding)."""
     rows = [("task", s) for s in summary["tasks"]] + [("eval", s) for s in summary["evals"]]
     if not rows:
         return []
     k_max = max((len(s["pass_at_k"]) for _, s in rows), default=0)
-    ks = shown_ks(k_max)
+    ks = shown_ks(k_max) if wide else []
     head = ["", "trials", "passed", "pass rate", "95% CI", "mean score", "95% CI"]
     head += [f"pass@{k}" for k in ks]
     table = [head]
+    rates: list[float | None] = [None]
     for kind, s in rows:
         name = s["name"] if kind == "task" else f"eval {s['name']}"
         line = [
@@ -207,17 +224,21 @@ def format_table(summary: Mapping[str, Any]) -> list[str]:
         ]
         line += [_num(s["pass_at_k"].get(str(k))) for k in ks]
         table.append(line)
+        rates.append(s["pass_rate"])
     widths = [max(len(r[i]) for r in table) for i in range(len(head))]
+    if not wide:
+        room = width - sum(widths[1:]) - 2 * (len(widths) - 1)
+        widths[0] = max(min(widths[0], room), 8)
     out = []
-    for r in table:
-        cells = [r[0].ljust(widths[0])] + [
+    for r, rate in zip(table, rates, strict=True):
+        cells = [_fit(r[0], widths[0]).ljust(widths[0])] + [
             c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=True)
         ]
+        if style is not None and rate is not None:
+            cells[3] = style(cells[3], rate)
         out.append("  ".join(cells).rstrip())
-    out.append(
-        "(pass rate: Wilson 95% interval; mean score: Student t 95% interval; "
-        "pass@k: unbiased estimator)"
-    )
+    pass_at = "pass@k: unbiased estimator" if wide else "pass@k columns: --wide"
+    out.append(f"(pass rate: Wilson 95% interval; mean score: Student t 95% interval; {pass_at})")
     for kind, s in rows:
         if kind != "task":
             continue

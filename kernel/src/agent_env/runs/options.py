@@ -35,6 +35,8 @@ class RunOptions:
     seeds: str | None = None
     #: Also write one JSON line per trial to this file (`--export`).
     export: str | None = None
+    #: `--wide`: the results table shows the pass@k columns (beyond 100 columns).
+    wide: bool = False
     #: `--runner` / `--address`: the runner type (default `[run] runner`) and, for a runner that
     #: fans trials out over a cluster, the cluster's address (default `[run.<runner>] address`).
     runner: str | None = None

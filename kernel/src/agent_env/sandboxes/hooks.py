@@ -5,6 +5,4 @@ from agent_env import hookimpl
 
 @hookimpl
 def agentenv_register_sandbox_providers(registry):
-    from agent_env.sandboxes.local import LocalProvider
-
-    registry.add(LocalProvider)
+    registry.add_lazy("local", "agent_env.sandboxes.local.provider:LocalProvider")

@@ -5,10 +5,8 @@ from agent_env.hookspecs import hookimpl
 
 @hookimpl
 def agentenv_register_stores(registry):
-    from agent_env.stores.env_secrets import EnvSecretStore
-    from agent_env.stores.filesystem import FilesystemObjectStore
-    from agent_env.stores.sqlite import SqliteDocumentStore
-
-    registry.add(SqliteDocumentStore)
-    registry.add(FilesystemObjectStore)
-    registry.add(EnvSecretStore)
+    registry.add_lazy("sqlite", "agent_env.stores.sqlite:SqliteDocumentStore", kind="document")
+    registry.add_lazy(
+        "filesystem", "agent_env.stores.filesystem:FilesystemObjectStore", kind="object"
+    )
+    registry.add_lazy("env", "agent_env.stores.env_secrets:EnvSecretStore", kind="secret")

@@ -14,12 +14,12 @@ CONFIG_SECTIONS = {f"stores.{name}": dict(keys) for name, keys in SECTIONS.items
 
 @hookimpl
 def agentenv_register_stores(registry):
-    from agentenv_aws_stores.dynamodb import DynamoDocumentStore
-    from agentenv_aws_stores.ecr import EcrImageStore
-    from agentenv_aws_stores.s3 import S3ObjectStore
-    from agentenv_aws_stores.secretsmanager import SecretsManagerStore
-
-    registry.add(S3ObjectStore)
-    registry.add(DynamoDocumentStore)
-    registry.add(SecretsManagerStore)
-    registry.add(EcrImageStore)
+    # by import path: a backend's SDK (boto3) loads only when a config selects it
+    registry.add_lazy("s3", "agentenv_aws_stores.s3:S3ObjectStore", kind="object")
+    registry.add_lazy(
+        "dynamodb", "agentenv_aws_stores.dynamodb:DynamoDocumentStore", kind="document"
+    )
+    registry.add_lazy(
+        "secretsmanager", "agentenv_aws_stores.secretsmanager:SecretsManagerStore", kind="secret"
+    )
+    registry.add_lazy("ecr", "agentenv_aws_stores.ecr:EcrImageStore", kind="image")

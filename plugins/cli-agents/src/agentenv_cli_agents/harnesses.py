@@ -503,3 +503,9 @@ HARNESSES = (
         parse=opencode_parse,
     ),
 )
+
+
+def kind_class_name(name: str) -> str:
+    """The agent kind class of harness name or alias `name` (`claude-code` -> ClaudeCodeAgent),
+    an attribute of `agentenv_cli_agents.kind`."""
+    return "".join(p.title() for p in name.replace("-", " ").split()) + "Agent"

@@ -9,10 +9,11 @@ AGENTENV_PLUGIN_API = ">=1.0,<2"
 
 @hookimpl
 def agentenv_register_agents(registry):
-    from agentenv_cli_agents.kind import cli_agent_kinds
+    from agentenv_cli_agents.harnesses import HARNESSES, kind_class_name
 
-    for cls in cli_agent_kinds():
-        registry.add(cls)
+    for harness in HARNESSES:
+        for name in (harness.type, *harness.aliases):
+            registry.add_lazy(name, f"agentenv_cli_agents.kind:{kind_class_name(name)}")
 
 
 @hookimpl

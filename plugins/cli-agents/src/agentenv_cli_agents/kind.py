@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from agent_env.agents import AgentKind, AgentSpec, PromptRequest
 from agent_env.context import StepContext
 from agent_env.errors import SandboxError, StepFailed
-from agentenv_cli_agents.harnesses import HARNESSES, TOKEN_ENV, Harness
+from agentenv_cli_agents.harnesses import HARNESSES, TOKEN_ENV, Harness, kind_class_name
 
 HOME = "/app/.agent-home"
 LOG_TAIL = 800
@@ -169,12 +169,15 @@ def cli_agent_kinds() -> list[type[CliAgentKind]]:
     kinds: list[type[CliAgentKind]] = []
     for h in HARNESSES:
         for name in (h.type, *h.aliases):
-            cls_name = "".join(p.title() for p in name.replace("-", " ").split()) + "Agent"
             kinds.append(
                 type(
-                    cls_name,
+                    kind_class_name(name),
                     (CliAgentKind,),
                     {"type": name, "harness": h, "__doc__": f"{h.package} ({name})."},
                 )
             )
     return kinds
+
+
+# each kind is a module attribute, so the hook registers it by import path (`kind_class_name`)
+globals().update({cls.__name__: cls for cls in cli_agent_kinds()})

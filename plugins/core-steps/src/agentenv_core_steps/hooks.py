@@ -1,7 +1,8 @@
-"""core-steps plugin hooks: registers the built-in step types and env types (imported only
-when asked), the agent kinds, and stops a task instance's gateway when the instance finishes."""
+"""core-steps plugin hooks: registers the built-in step types, env types and agent kinds by
+import path (`catalog`), so each is imported only when a task uses it."""
 
 from agent_env import hookimpl
+from agentenv_core_steps.catalog import AGENT_KINDS, ENV_TYPES, STEP_TYPES
 
 #: The kernel plugin API versions this plugin works with.
 AGENTENV_PLUGIN_API = ">=1.0,<2"
@@ -13,28 +14,20 @@ CONFIG_SECTIONS = {"agents": {"default": None, "override": None, "model_override
 
 @hookimpl
 def agentenv_register_step_types(registry):
-    from agentenv_core_steps.steps import STEP_TYPES
-    from agentenv_core_steps.steps.agent_steps import AGENT_STEP_TYPES
-    from agentenv_core_steps.steps.env_steps import ENV_STEP_TYPES
-
-    for cls in (*STEP_TYPES, *ENV_STEP_TYPES, *AGENT_STEP_TYPES):
-        registry.add(cls)
+    for name, target in STEP_TYPES.items():
+        registry.add_lazy(name, target)
 
 
 @hookimpl
 def agentenv_register_agents(registry):
-    from agentenv_core_steps.agents import agent_kinds
-
-    for cls in agent_kinds():
-        registry.add(cls)
+    for name, target in AGENT_KINDS.items():
+        registry.add_lazy(name, target)
 
 
 @hookimpl
 def agentenv_register_env_types(registry):
-    from agentenv_core_steps.envs import ENV_TYPES
-
-    for cls in ENV_TYPES:
-        registry.add(cls)
+    for name, target in ENV_TYPES.items():
+        registry.add_lazy(name, target)
 
 
 @hookimpl

@@ -30,17 +30,19 @@ CONFIG_SECTIONS = {
 
 @hookimpl
 def agentenv_register_sandbox_providers(registry):
-    from agentenv_docker_sandbox.provider import DockerProvider
-
-    registry.add(DockerProvider)
+    # by import path (docker-py loads on use); `provider_chain` reads the two flags unimported
+    registry.add_lazy(
+        "docker",
+        "agentenv_docker_sandbox.provider:DockerProvider",
+        can_build_images=True,
+        on_this_machine=True,
+    )
 
 
 @hookimpl
 def agentenv_register_stores(registry):
-    from agentenv_docker_sandbox.store import DockerImageStore, RegistryImageStore
-
-    registry.add(DockerImageStore)
-    registry.add(RegistryImageStore)
+    registry.add_lazy("docker", "agentenv_docker_sandbox.store:DockerImageStore", kind="image")
+    registry.add_lazy("registry", "agentenv_docker_sandbox.store:RegistryImageStore", kind="image")
 
 
 @hookimpl

@@ -158,6 +158,8 @@ class DockerSandbox(Sandbox):
         self.settings = dict(settings)
         self._torn_down = False
         self._proc_logs: list[str] = []
+        #: Set when a command died of SIGKILL without a timeout (`vanished`).
+        self._killed: str | None = None
 
     # -- exec ----------------------------------------------------------------------------
 
@@ -200,6 +202,8 @@ class DockerSandbox(Sandbox):
             and code == 137
             and time.monotonic() - started >= float(timeout) * 0.9
         )
+        if code == 137 and not timed_out:  # SIGKILL from outside: see `vanished`
+            self._killed = f"its command {shlex.join(argv)[:80]!r} was killed (SIGKILL)"
         return ExecResult(
             exit_code=124 if timed_out else (code if code is not None else -1),
             stdout=out.decode("utf-8", "replace"),
@@ -337,6 +341,39 @@ class DockerSandbox(Sandbox):
             "network": self.network,
             "ip": self.ip,
         }
+
+    async def vanished(self) -> str | None:
+        """The container was removed, or stopped (killed, out of memory) under a live sandbox."""
+        if self._torn_down:
+            return None
+        api = self.client.api
+
+        def state() -> dict[str, Any] | None:
+            try:
+                return api.inspect_container(self.container_id).get("State") or {}
+            except _errors().NotFound:
+                return None
+
+        # a command killed because the container is being removed ends before the daemon
+        # shows the container stopped: give the daemon a moment then
+        deadline = time.monotonic() + (3.0 if self._killed else 0.0)
+        while True:
+            try:
+                found = await run(state)
+            except Exception:  # noqa: BLE001 - the daemon cannot say: not evidence of anything
+                return None
+            if found is None:
+                return f"its container {self.container_id[:12]} was removed"
+            running = found.get("Running") and found.get("Status") != "removing"
+            if not running and found.get("Status") not in ("created", "paused"):
+                why = " (out of memory)" if found.get("OOMKilled") else ""
+                return (
+                    f"its container {self.container_id[:12]} stopped{why} with exit code "
+                    f"{found.get('ExitCode')}"
+                )
+            if time.monotonic() >= deadline:
+                return None
+            await anyio.sleep(0.1)
 
     async def teardown(self) -> None:
         if self._torn_down:

@@ -15,9 +15,7 @@ from __future__ import annotations
 import base64
 import json
 import re
-import urllib.error
 import urllib.parse
-import urllib.request
 from typing import Any
 
 from agent_env.errors import StoreError
@@ -160,6 +158,9 @@ class RegistryImageStore(ImageStore):
     def _request(
         self, method: str, path: str, headers: dict[str, str] | None = None
     ) -> tuple[int, bytes, Any]:
+        import urllib.error  # with urllib.request ~10 ms: only registry stores talk HTTP
+        import urllib.request
+
         url = f"{self._scheme}://{self.address}{path}"
         headers = dict(headers or {})
         for attempt in range(2):
@@ -191,6 +192,8 @@ class RegistryImageStore(ImageStore):
         realm = params.pop("realm", "")
         if not realm:
             return False
+        import urllib.request
+
         request = urllib.request.Request(f"{realm}?{urllib.parse.urlencode(params)}")
         if basic := self._basic_auth():
             request.add_header("Authorization", basic)

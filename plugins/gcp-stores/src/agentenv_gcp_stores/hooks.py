@@ -14,12 +14,16 @@ CONFIG_SECTIONS = {f"stores.{name}": dict(keys) for name, keys in SECTIONS.items
 
 @hookimpl
 def agentenv_register_stores(registry):
-    from agentenv_gcp_stores.artifactregistry import ArtifactRegistryImageStore
-    from agentenv_gcp_stores.firestore import FirestoreDocumentStore
-    from agentenv_gcp_stores.gcs import GcsObjectStore
-    from agentenv_gcp_stores.secretmanager import SecretManagerStore
-
-    registry.add(GcsObjectStore)
-    registry.add(FirestoreDocumentStore)
-    registry.add(SecretManagerStore)
-    registry.add(ArtifactRegistryImageStore)
+    # by import path: a backend's SDK (google-cloud-*) loads only when a config selects it
+    registry.add_lazy("gcs", "agentenv_gcp_stores.gcs:GcsObjectStore", kind="object")
+    registry.add_lazy(
+        "firestore", "agentenv_gcp_stores.firestore:FirestoreDocumentStore", kind="document"
+    )
+    registry.add_lazy(
+        "secretmanager", "agentenv_gcp_stores.secretmanager:SecretManagerStore", kind="secret"
+    )
+    registry.add_lazy(
+        "artifactregistry",
+        "agentenv_gcp_stores.artifactregistry:ArtifactRegistryImageStore",
+        kind="image",
+    )

@@ -12,9 +12,7 @@ AGENTENV_PLUGIN_API = ">=1.0,<2"
 
 @hookimpl
 def agentenv_register_agents(registry):
-    from agentenv_openenv.episode import OpenEnvAgent
-
-    registry.add(OpenEnvAgent)
+    registry.add_lazy("openenv", "agentenv_openenv.episode:OpenEnvAgent")
 
 
 @hookimpl

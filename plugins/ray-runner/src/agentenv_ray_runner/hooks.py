@@ -15,6 +15,4 @@ CONFIG_SECTIONS = {
 
 @hookimpl
 def agentenv_register_runners(registry):
-    from agentenv_ray_runner.runner import RayRunner
-
-    registry.add(RayRunner)
+    registry.add_lazy("ray", "agentenv_ray_runner.runner:RayRunner")

@@ -26,8 +26,8 @@ def _registered(info: PluginInfo) -> str:
     return text
 
 
-def _describe() -> tuple[list[PluginInfo], dict[str, str]]:
-    return get_plugin_manager().describe()
+def _describe(import_classes: bool = False) -> tuple[list[PluginInfo], dict[str, str]]:
+    return get_plugin_manager().describe(import_classes=import_classes)
 
 
 @click.group()
@@ -92,7 +92,7 @@ def show_plugin(name: str, as_json: bool) -> None:
 def check_plugins(as_json: bool) -> None:
     """Load every plugin and build every registry; exit 1 and say why when anything failed."""
     manager = get_plugin_manager()
-    infos, registry_problems = _describe()
+    infos, registry_problems = _describe(import_classes=True)
     problems = [f"plugin {i.name!r}: {e}" for i in infos for e in i.errors]
     problems += [f"registry {attr}: {p}" for attr, p in registry_problems.items()]
     try:

@@ -117,6 +117,11 @@ if TYPE_CHECKING:  # pragma: no cover
     help="Also write one JSON line per trial to FILE.",
 )
 @click.option(
+    "--wide",
+    is_flag=True,
+    help="Show the pass@k columns in the results table too (wider than 100 columns).",
+)
+@click.option(
     "--runner",
     metavar="NAME",
     help="Run the trials with this runner: local (this process) or one a plugin adds, such as "
@@ -148,6 +153,7 @@ def run(
     retry_infra: int | None = None,
     seeds_file: str | None = None,
     export_file: str | None = None,
+    wide: bool = False,
     runner: str | None = None,
     runner_address: str | None = None,
 ) -> int:
@@ -191,6 +197,7 @@ def run(
         retry_infra=retry_infra,
         seeds=seeds_file,
         export=export_file,
+        wide=wide,
         runner=runner,
         runner_address=runner_address,
     )

@@ -30,9 +30,12 @@ class ProgressReporter:
     def step_finished(
         self, instance: Any, step_id: str, status: str, seconds: float, error: str | None
     ) -> None:
+        from agent_env.cli.output import echo, paint
+
         word = {"completed": "ok", "tolerated": "failed (tolerated)"}.get(status, status)
+        word = paint(word, {"completed": "passed", "tolerated": "unscored"}.get(status, status))
         tail = f": {error}" if error else ""
-        err(f"{self._tag(instance)} {step_id}: {word} ({seconds:.2f}s){tail}")
+        echo(f"{self._tag(instance)} {step_id}: {word} ({seconds:.2f}s){tail}", err=True)
 
     def log(self, instance: Any, step_id: str | None, message: str) -> None:
         where = f" {step_id}:" if step_id else ""
@@ -74,35 +77,44 @@ def summarize(run_id: str, records: list, evals: list, as_json: bool, caught: li
 
 
 def echo_totals(run_id: str, records: list) -> None:
-    """After more than one task: the failed ones again with their reason, then one line of
-    totals (passed, not passed by failure class) and the run id."""
+    """After more than one task: the failed ones again with their class and reason, then one
+    line of totals (passed, not passed by failure class) and the run id."""
+    from agent_env.cli.output import echo, paint
+
     if len(records) < 2:
         return
     not_passed = [r for r in records if r["status"] != "passed"]
     if not_passed:
-        click.echo("not passed:")
+        echo("not passed:")
         for r in not_passed:
             cls = r.get("failure_class") or r["status"]
-            click.echo(f"  {r['task']['name']}  [{cls}]  {r['outcome'] or r['status']}  {r['id']}")
+            echo(f"  {r['task']['name']}  {paint(f'[{cls}]', cls)}  {reason(r)}  {r['id']}")
     classes: dict[str, int] = {}
     for r in not_passed:
         cls = r.get("failure_class") or r["status"]
         classes[cls] = classes.get(cls, 0) + 1
-    by_class = ", ".join(f"{c} {n}" for c, n in sorted(classes.items()))
+    by_class = ", ".join(paint(f"{c} {n}", c) for c, n in sorted(classes.items()))
     passed = len(records) - len(not_passed)
     tail = f", {len(not_passed)} not passed ({by_class})" if not_passed else ""
-    click.echo(f"{passed} of {len(records)} passed{tail}; run {run_id}")
+    head = paint(f"{passed} of {len(records)} passed", "failed" if not_passed else "passed")
+    echo(f"{head}{tail}; run {run_id}")
+
+
+def reason(record: dict) -> str:
+    """Why a trial did not pass, in a line: its outcome (which names the failing step)."""
+    return record.get("outcome") or record["status"]
 
 
 def echo_trials(records: list) -> None:
-    """One line a trial record: task, outcome, seconds, id."""
+    """One line a trial record: task, outcome (coloured by status), seconds, id."""
+    from agent_env.cli.output import echo, paint
+
     width = max((len(r["task"]["name"]) for r in records), default=4)
     for r in records:
         seconds = r.get("seconds")
         took = f"{seconds:.2f}s" if isinstance(seconds, (int, float)) else "-"
-        click.echo(
-            f"{r['task']['name']:<{width}}  {r['outcome'] or r['status']}  {took}  {r['id']}"
-        )
+        outcome = paint(r["outcome"] or r["status"], r["status"])
+        echo(f"{r['task']['name']:<{width}}  {outcome}  {took}  {r['id']}")
 
 
 def echo_evals(evals: list) -> None:

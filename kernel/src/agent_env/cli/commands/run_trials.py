@@ -140,6 +140,7 @@ async def report(
 ) -> int:
     """Print the summary (per-trial lines for single-trial runs, the results table otherwise),
     write `--export`; the exit code."""
+    from agent_env.cli.output import echo, paint_rate
     from agent_env.engine import trials as engine_trials
     from agent_env.engine.records import RUNS
     from agent_env.reporting.export import write_jsonl
@@ -178,8 +179,8 @@ async def report(
         echo_totals(trial_run.run_id, records)
     else:
         click.echo(f"run {trial_run.run_id}")
-        for line in format_table(summary):
-            click.echo(line)
+        for line in format_table(summary, wide=options.wide, style=paint_rate):
+            echo(line)
     echo_evals(evals)
     if caught:
         unstarted = sum(1 for t in trial_run.trials if t.record is None)

@@ -153,9 +153,11 @@ async def _show(documents: Any, ident: str) -> dict[str, Any]:
 @runs.command("show")
 @click.argument("ident", metavar="ID")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def show(ident: str, as_json: bool) -> None:
-    """A run (`run-...`: its task instances) or a task instance (`ti-...`: its steps)."""
-    from agent_env.cli.output import emit_json
+@click.option("--wide", is_flag=True, help="Show the pass@k columns too (wider than 100 columns).")
+def show(ident: str, as_json: bool, wide: bool) -> None:
+    """A run (`run-...`: its results and the trials that did not pass, with their failure
+    class and reason) or a task instance (`ti-...`: its steps)."""
+    from agent_env.cli.output import echo, emit_json, paint
 
     data = anyio.run(_with_stores, _show_with_trajectories, ident)
     if as_json:
@@ -164,22 +166,27 @@ def show(ident: str, as_json: bool) -> None:
     if "run" in data:
         run = data["run"]
         click.echo(f"run {run['id']}  {run.get('created_at')}  bundle {run['bundle'].get('name')}")
+        s = data["summary"]
         if "instances" not in data:
-            from agent_env.reporting.results import format_table
+            from agent_env.cli.output import paint_rate
+            from agent_env.reporting.results import TABLE_WIDTH, format_table
 
-            s = data["summary"]
             click.echo(
                 f"{s['trials']} trials ({s['trials_per_task']} per task): {s['passed']} passed, "
                 f"{s['failed']} failed, {s['unscored']} unscored, {s['cancelled']} cancelled, "
                 f"{s['unfinished']} unfinished"
             )
-            for line in format_table(s["results"]):
-                click.echo(f"  {line}")
-            return
-        for r in data["instances"]:
-            secs = r.get("seconds")
-            took = f"{secs:.2f}s" if isinstance(secs, (int, float)) else "-"
-            click.echo(f"  {r['task']['name']}  {r['outcome'] or r['status']}  {took}  {r['id']}")
+            for line in format_table(
+                s["results"], wide=wide, width=TABLE_WIDTH - 2, style=paint_rate
+            ):
+                echo(f"  {line}")
+        else:
+            for r in data["instances"]:
+                secs = r.get("seconds")
+                took = f"{secs:.2f}s" if isinstance(secs, (int, float)) else "-"
+                outcome = paint(r["outcome"] or r["status"], r["status"])
+                echo(f"  {r['task']['name']}  {outcome}  {took}  {r['id']}")
+        _show_not_passed(s, run["id"])
         return
     r = data["instance"]
     click.echo(f"task instance {r['id']} (run {r['run_id']})")
@@ -194,6 +201,25 @@ def show(ident: str, as_json: bool) -> None:
         )
     _show_agents_and_verifiers(r, data.get("trajectories") or {})
     _show_logs(data.get("logs") or {})
+
+
+def _show_not_passed(summary: dict[str, Any], run_id: str) -> None:
+    """The trials that did not pass: task, trial, failure class, reason, id (the first ones)."""
+    from agent_env.cli.output import echo, paint
+
+    rows = summary.get("not_passed") or []
+    if not rows:
+        return
+    total = summary["trials"] - summary["passed"] - summary["unfinished"]
+    echo(f"trials not passed ({total}):" if total > len(rows) else "trials not passed:")
+    for row in rows:
+        cls = row["failure_class"] or row["status"]
+        echo(
+            f"  {row['task']} #{row['trial']}  {paint(f'[{cls}]', cls)}  {row['reason']}  "
+            f"{row['id']}"
+        )
+    if total > len(rows):
+        echo(f"  ... and {total - len(rows)} more: agent-env runs export {run_id}")
 
 
 def _show_agents_and_verifiers(record: dict[str, Any], trajectories: dict[str, Any]) -> None:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
+import signal
 import subprocess
 import uuid
 from collections.abc import Mapping, Sequence
@@ -53,6 +55,9 @@ class LocalSandbox(Sandbox):
         self.env_vars = dict(env_vars)
         self._tracked: dict[int, dict[str, Any]] = {}
         self._servers: dict[int, subprocess.Popen] = {}
+        #: Set when a command died of a SIGKILL this sandbox did not send (`vanished`).
+        self._killed_from_outside: str | None = None
+        self._torn_down = False
 
     # -- paths (`paths`) -------------------------------------------------------------------
 
@@ -174,6 +179,12 @@ class LocalSandbox(Sandbox):
             if pid is not None:
                 procs.kill_group(pid, started.get("started"))
                 self._untrack(pid)
+        if code == -signal.SIGKILL and not timed_out:
+            shown = command if isinstance(command, str) else shlex.join(map(str, command))
+            self._killed_from_outside = (
+                f"its command {shown[:80]!r} was killed (SIGKILL) from outside: the out-of-memory "
+                "killer, or someone reaping the sandbox"
+            )
         code = TIMEOUT_EXIT_CODE if timed_out else code
         return ExecResult(
             exit_code=code if code is not None else -1,
@@ -290,6 +301,13 @@ class LocalSandbox(Sandbox):
             "pids": sorted(self._tracked),
         }
 
+    async def vanished(self) -> str | None:
+        if self._torn_down:
+            return None
+        if not self.folder.is_dir():
+            return f"its folder {self.folder} is gone"
+        return self._killed_from_outside
+
     async def teardown(self) -> None:
         """Kill every tracked process group (servers get SIGTERM and a short grace), then any
         process still carrying this sandbox's marker, then remove the folder and meta."""
@@ -297,6 +315,7 @@ class LocalSandbox(Sandbox):
             await anyio.to_thread.run_sync(self._teardown_sync)
 
     def _teardown_sync(self) -> None:
+        self._torn_down = True
         kill_all(self.id, self._tracked, self._servers.values())
         self._servers.clear()
         self._tracked.clear()

@@ -50,7 +50,14 @@ class McpServerConfig:
 
 
 class EnvDeployError(Exception):
-    """The env did not come up; the message names the env and carries its log tail."""
+    """The env did not come up; the message names the env and carries its log tail.
+    `failure_class`: `env` when its process exited (its own error, the same on every try),
+    `infrastructure` when its port never answered while it ran (a busy machine, a port or
+    network problem: not the agent's failure, and `--retry-infra` tries again)."""
+
+    def __init__(self, message: str, *, failure_class: str = "env"):
+        super().__init__(message)
+        self.failure_class = failure_class
 
 
 @attrs.frozen(kw_only=True)
@@ -356,7 +363,8 @@ async def wait_for_card(
                 )
                 raise EnvDeployError(
                     f"env {name!r} did not come up at {url}: {why}\n"
-                    f"--- env log (last {LOG_TAIL} lines) ---\n{logs or '(empty)'}"
+                    f"--- env log (last {LOG_TAIL} lines) ---\n{logs or '(empty)'}",
+                    failure_class="env" if exited is not None else "infrastructure",
                 )
             await anyio.sleep(0.01)
 

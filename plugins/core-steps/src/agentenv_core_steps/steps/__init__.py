@@ -1,23 +1,14 @@
-"""The built-in step types, one module each; `STEP_TYPES` is what the hook registers."""
+"""The built-in step types, one module each (`agentenv_core_steps.catalog` lists them); a class
+is importable from here too (`from agentenv_core_steps.steps import RunCode`), loaded on use."""
 
-from agentenv_core_steps.steps.aggregate_verifiers import AggregateVerifiers
-from agentenv_core_steps.steps.collect_artifacts import CollectArtifacts
-from agentenv_core_steps.steps.deploy_sandbox import DeploySandbox
-from agentenv_core_steps.steps.load_artifact import LoadArtifact
-from agentenv_core_steps.steps.run_code import RunCode
-from agentenv_core_steps.steps.run_docker_container import RunDockerContainer
-from agentenv_core_steps.steps.teardown_sandboxes import TeardownSandboxes
-from agentenv_core_steps.steps.verify_sandbox import VerifySandbox
+from typing import Any
 
-STEP_TYPES = (
-    DeploySandbox,
-    LoadArtifact,
-    VerifySandbox,
-    RunCode,
-    RunDockerContainer,
-    TeardownSandboxes,
-    AggregateVerifiers,
-    CollectArtifacts,
-)
 
-__all__ = [c.__name__ for c in STEP_TYPES] + ["STEP_TYPES"]
+def __getattr__(name: str) -> Any:
+    from agent_env.registry import import_target
+    from agentenv_core_steps.catalog import STEP_TYPES
+
+    for target in STEP_TYPES.values():
+        if target.endswith(f":{name}"):
+            return import_target(target)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

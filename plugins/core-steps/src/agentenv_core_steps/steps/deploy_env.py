@@ -72,7 +72,7 @@ class DeployEnv(Step):
                     ctx, sandbox_name=sandbox_name, provider=provider, **self._limits()
                 )
             except EnvDeployError as e:
-                failures.insert(0, StepFailed(self.id, str(e)))
+                failures.insert(0, StepFailed(self.id, str(e), failure_class=e.failure_class))
             except SandboxError as e:
                 failures.insert(
                     0, StepFailed(self.id, f"env {name!r}: {e}", failure_class="infrastructure")
