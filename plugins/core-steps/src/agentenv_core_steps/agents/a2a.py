@@ -21,11 +21,11 @@ from agent_env.agents import AgentKind, AgentSpec, PromptRequest
 from agent_env.context import StepContext
 from agent_env.errors import SandboxError, StepFailed
 from agent_env.sandbox import SandboxSpec
+from agentenv_core_steps.agents.relay import LOOPBACK, reachable_url
 from agentenv_core_steps.agents.tool_loop import model_endpoint
 
 AGENT_PORT = 8000
 DEFAULT_COMMAND = ["python", "-m", "agentenv_protocol.agent.tool_loop_agent"]
-LOOPBACK = {"127.0.0.1", "localhost", "0.0.0.0", "::1"}
 CONTAINER_HOST = "host.docker.internal"
 
 
@@ -104,7 +104,7 @@ class A2AAgentKind(AgentKind):
                     await agent.configure(**config)
                 if spec.mcp_url:
                     headers = {"authorization": f"Bearer {spec.token}"} if spec.token else None
-                    mcp_url = await self._reachable_gateway(ctx, spec.mcp_url, provider)
+                    mcp_url = await reachable_url(ctx, spec.mcp_url, provider)
                     await agent.add_mcp_server(mcp_url, name="gateway", headers=headers)
                     record["mcp_url"] = mcp_url
                     record["gateway_mcp_url"] = spec.mcp_url
@@ -203,25 +203,11 @@ class A2AAgentKind(AgentKind):
             await agent.remove_mcp_server("gateway")
         except Exception:  # already gone
             pass
-        mcp_url = await self._reachable_gateway(ctx, request.mcp_url, record.get("provider"))
+        mcp_url = await reachable_url(ctx, request.mcp_url, record.get("provider"))
         headers = {"authorization": f"Bearer {request.token}"} if request.token else None
         await agent.add_mcp_server(mcp_url, name="gateway", headers=headers)
         ctx.set("agents", request.agent_name, "gateway_mcp_url", value=request.mcp_url)
         ctx.set("agents", request.agent_name, "mcp_url", value=mcp_url)
-
-    async def _reachable_gateway(self, ctx: StepContext, mcp_url: str, provider: str | None) -> str:
-        """The gateway's MCP URL as the agent's sandbox reaches it (a relay for containers)."""
-        if provider in (None, "local"):
-            return mcp_url
-        from agentenv_core_steps.agents.relay import RELAYS, relay_url, stop_relays
-
-        where = ctx.sandbox_provider(provider).host_address
-        host = await anyio.to_thread.run_sync(where) or "0.0.0.0"
-        relays = await ctx.instance_resource(
-            RELAYS, start=dict, close=lambda r: anyio.to_thread.run_sync(stop_relays, r)
-        )
-        url = relay_url(mcp_url, relays, host=host)
-        return url
 
     async def _image(self, ctx: StepContext, spec: AgentSpec, provider: str) -> str:
         builder = ctx.sandbox_provider(provider)
