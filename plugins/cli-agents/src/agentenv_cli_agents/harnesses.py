@@ -311,6 +311,9 @@ def gemini_invoke(
     settings: dict[str, Any] = {
         "general": {"disableAutoUpdate": True},
         "privacy": {"usageStatisticsEnabled": False},
+        # the API key auth honours GOOGLE_GEMINI_BASE_URL (the `gateway` auth that variable
+        # selects by default is refused by headless runs)
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
     }
     if mcp_url:
         settings["mcpServers"] = {
@@ -330,9 +333,13 @@ def gemini_invoke(
     ]
     if model:
         argv += ["--model", model]
-    env = {"GEMINI_CLI_HOME": home, "GEMINI_API_KEY": api_key or "unused"}
-    if base_url:
-        env["GOOGLE_GEMINI_BASE_URL"] = base_url
+    env = {
+        "GEMINI_CLI_HOME": home,
+        "GEMINI_API_KEY": api_key or "unused",
+        "GEMINI_CLI_TRUST_WORKSPACE": "true",  # headless runs refuse an untrusted folder
+    }
+    if base_url:  # the Gemini API's root: the client adds `/v1beta/models/...` itself
+        env["GOOGLE_GEMINI_BASE_URL"] = base_url.rstrip("/").removesuffix("/v1")
     return Invocation(
         files={".gemini/settings.json": json.dumps(settings, indent=1)}, argv=argv, env=env
     )
@@ -342,7 +349,7 @@ def gemini_parse(stdout: str) -> Session:
     trajectory: list[dict[str, Any]] = []
     pending: dict[str, dict[str, Any]] = {}
     texts: list[str] = []
-    error, calls = None, 0
+    error, calls, inp, out = None, 0, 0, 0
     for event in _lines(stdout):
         kind = event.get("type")
         if kind == "message" and event.get("role") == "assistant":
@@ -375,12 +382,23 @@ def gemini_parse(stdout: str) -> Session:
                     "is_error": event.get("status") != "success",
                 }
             )
-        elif kind == "result" and event.get("status") not in (None, "success"):
-            error = str(event.get("error") or event.get("status"))
+        elif kind == "result":
+            stats = event.get("stats") or {}
+            inp, out = int(stats.get("input_tokens") or 0), int(stats.get("output_tokens") or 0)
+            if event.get("status") not in (None, "success"):
+                error = str(event.get("error") or event.get("status"))
     text = "".join(texts)
     if text:
         trajectory.append({"type": "model", "content": text, "tool_calls": []})
-    return Session(text=text, trajectory=trajectory, tool_calls=calls, error=error)
+    return Session(
+        text=text,
+        trajectory=trajectory,
+        input_tokens=inp,
+        output_tokens=out,
+        model_calls=sum(1 for e in trajectory if e["type"] == "model"),
+        tool_calls=calls,
+        error=error,
+    )
 
 
 # --- OpenCode -------------------------------------------------------------------------------
@@ -434,11 +452,16 @@ def opencode_invoke(
 def opencode_parse(stdout: str) -> Session:
     trajectory: list[dict[str, Any]] = []
     texts: list[str] = []
-    error, calls = None, 0
+    error, calls, steps, inp, out = None, 0, 0, 0, 0
     for event in _lines(stdout):
         part = event.get("part") or {}
         kind = event.get("type")
-        if kind == "text" and part.get("text"):
+        if kind == "step_finish":
+            steps += 1
+            tokens = part.get("tokens") or {}
+            inp += int(tokens.get("input") or 0)
+            out += int(tokens.get("output") or 0)
+        elif kind == "text" and part.get("text"):
             texts.append(part["text"])
             trajectory.append({"type": "model", "content": part["text"], "tool_calls": []})
         elif kind == "tool_use":
@@ -457,7 +480,13 @@ def opencode_parse(stdout: str) -> Session:
         elif kind == "error":
             error = json.dumps(event.get("error") or event)
     return Session(
-        text=texts[-1] if texts else "", trajectory=trajectory, tool_calls=calls, error=error
+        text=texts[-1] if texts else "",
+        trajectory=trajectory,
+        input_tokens=inp,
+        output_tokens=out,
+        model_calls=steps,
+        tool_calls=calls,
+        error=error,
     )
 
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 import socket
 import socketserver
 import threading
-from urllib.parse import urlsplit, urlunsplit
-
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from agent_env.resources import InstanceKey
 
