@@ -1,0 +1,30 @@
+"""A deploy_agent step may name a CLI agent kind (`a2a_agent_id: "claude-code"`) without an
+agent folder, as the reference accepts: the bundle check asks the agent registry. A misspelled
+kind is still refused, with a did-you-mean, and nothing runs."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from agents_support import agent_env, groceries_steps, notes_bundle  # noqa: E402
+
+
+def test_a_cli_agent_kind_needs_no_agent_folder(tmp_path):
+    bundle = notes_bundle(tmp_path, {"groceries": groceries_steps(a2a_agent_id="claude-code")})
+    done = agent_env(tmp_path / "home", "run", str(bundle), "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert "claude-code" not in done.stderr
+
+
+def test_a_misspelled_agent_kind_is_refused_with_a_did_you_mean(tmp_path):
+    bundle = notes_bundle(tmp_path, {"groceries": groceries_steps(a2a_agent_id="claude-cod")})
+    home = tmp_path / "home"
+    done = agent_env(home, "run", str(bundle), "--dry-run")
+    assert done.returncode != 0
+    assert "groceries.json" in done.stderr and "a2a_agent_id" in done.stderr, done.stderr
+    assert "'claude-cod'" in done.stderr and "did you mean 'claude-code'" in done.stderr, (
+        done.stderr
+    )
+    assert not (home / "runs").exists() or not any((home / "runs").iterdir())
