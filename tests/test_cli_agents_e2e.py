@@ -88,7 +88,7 @@ def _assert_solved(home: Path, record: dict, model: ScriptedModelServer, agent: 
     assert "sk-test-key-123456" not in json.dumps(shown)
 
 
-@pytest.mark.parametrize("agent", ["claude-code", "codex", "gemini", "opencode"])
+@pytest.mark.parametrize("agent", ["claude-code", "codex", "gemini", "opencode", "pi"])
 def test_cli_agent_solves_notes_agent(tmp_path, cli_cache, agent):
     home, (first, _), (first_log, second_log), model = _solve(
         tmp_path, cli_cache, NOTES_AGENT, "--agent", agent

