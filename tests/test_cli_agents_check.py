@@ -28,3 +28,15 @@ def test_a_misspelled_agent_kind_is_refused_with_a_did_you_mean(tmp_path):
         done.stderr
     )
     assert not (home / "runs").exists() or not any((home / "runs").iterdir())
+
+
+def test_openhands_resolves_and_says_what_it_is_missing(tmp_path):
+    """The reference's `openhands` name is known (the check accepts it), and deploying it
+    fails as the agent's fault with the reason, not as a wrong answer or an unknown name."""
+    from agents_support import run_json
+
+    bundle = notes_bundle(tmp_path, {"groceries": groceries_steps(a2a_agent_id="openhands")})
+    data, stderr = run_json(tmp_path / "home", str(bundle))
+    [record] = data["tasks"]
+    assert record["status"] == "failed" and record["failure_class"] == "agent", record
+    assert "Python 3.12" in record["outcome"] and "openhands-sdk" in record["outcome"], record

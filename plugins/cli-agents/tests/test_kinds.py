@@ -13,7 +13,14 @@ def test_names_and_aliases():
     kinds = {k.type: k.harness.type for k in cli_agent_kinds()}
     assert kinds["claude-code"] == kinds["claude"] == "claude-code"
     assert kinds["codex-cli"] == "codex" and kinds["gemini-cli"] == "gemini"
-    assert "opencode" in kinds
+    assert "opencode" in kinds and kinds["pi"] == "pi"
+
+
+def test_openhands_is_known_but_unavailable():
+    from agentenv_cli_agents.unavailable import unavailable_kinds
+
+    [openhands] = unavailable_kinds()
+    assert openhands.type == "openhands" and "Python 3.12" in openhands.missing
 
 
 def test_digest_changes_with_version_and_node():
