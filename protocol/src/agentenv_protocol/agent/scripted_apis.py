@@ -156,6 +156,8 @@ def anthropic_stream(message: dict[str, Any]) -> bytes:
         ("message_start", {"type": "message_start", "message": head})
     ]
     for i, block in enumerate(message["content"]):
+        start: dict[str, Any]
+        delta: dict[str, Any]
         if block["type"] == "text":
             start, delta = (
                 {"type": "text", "text": ""},

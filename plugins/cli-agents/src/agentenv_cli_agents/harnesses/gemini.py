@@ -43,7 +43,7 @@ def invoke(ask: base.Ask) -> base.Invocation:
 
 def parse(stdout: str) -> base.Session:
     t = base.Tally()
-    pending: dict[str, dict[str, Any]] = {}
+    pending: dict[Any, dict[str, Any]] = {}
     for event in base.lines(stdout):
         kind = event.get("type")
         if kind == "message" and event.get("role") == "assistant":
