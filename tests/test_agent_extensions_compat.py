@@ -189,3 +189,173 @@ def test_trajectory_variants_paging_and_skills():
         assert httpx.post(running.url + "/ext/agent-config", json={"bogus": 1}).status_code == 400
     finally:
         running.stop()
+
+
+REFERENCE_TRANSFERS = textwrap.dedent(
+    """
+    import json, sys
+    from pydantic import ValidationError
+    from agentenv_protocol.a2a_agent import extensions as ext
+    out = []
+    for name, body in json.load(sys.stdin):
+        try:
+            model = getattr(ext, name).model_validate(body)
+        except ValidationError:
+            out.append(None)
+        else:
+            out.append(model.model_dump(mode="json", exclude_none=True))
+    print(json.dumps(out))
+    """
+)
+
+_SOON = "2026-12-04T19:00:00Z"
+
+
+def _grant(kind: str, **extra) -> dict:
+    return {"kind": kind, "url": "https://store.example/o?sig=1", "expires_at": _SOON, **extra}
+
+
+def _obj(media: str = "application/octet-stream", **extra) -> dict:
+    return {"media_type": media, "max_bytes": 1024, "read": _grant("http-get"), **extra}
+
+
+def _wobj(media: str = "application/octet-stream") -> dict:
+    return {"media_type": media, "max_bytes": 1024, "write": _grant("http-put")}
+
+
+_NAMESPACE = {
+    "root_path": "runs/r1/changelog",
+    "expires_at": _SOON,
+    "max_objects": 10,
+    "max_object_bytes": 1024,
+    "max_total_bytes": 4096,
+    "write": {
+        "kind": "http-post-policy",
+        "url": "https://store.example/",
+        "fields": {"policy": "p"},
+        "path_field": "key",
+        "file_field": "file",
+    },
+}
+
+#: (request class, body, valid?) — the same verdict is expected from both SDKs
+TRANSFER_CASES = [
+    ("ObjectSnapshotSaveRequest", {"context_id": "c", "objects": {"trajectory": _wobj()}}, True),
+    (
+        "ObjectSnapshotSaveRequest",
+        {"context_id": "c", "objects": {"trajectory": _wobj(), "workspace": _wobj()}},
+        True,
+    ),
+    (
+        "ObjectSnapshotSaveRequest",
+        {"context_id": "c", "objects": {"trajectory": _wobj("application/json")}},
+        False,
+    ),
+    (
+        "ObjectSnapshotLoadRequest",
+        {"objects": {"trajectory": _obj(sha256="a" * 64, size_bytes=3)}, "target_context_id": "t"},
+        True,
+    ),
+    ("ObjectSnapshotLoadRequest", {"objects": {"trajectory": _obj(size_bytes=4096)}}, False),
+    ("ObjectSnapshotLoadRequest", {"objects": {"trajectory": _obj(sha256="ABC")}}, False),
+    ("ObjectSnapshotLoadRequest", {"objects": {"trajectory": _obj()}, "bogus": 1}, False),
+    ("NamespaceChangelogEnableRequest", {"write_namespace": _NAMESPACE, "roots": ["/app"]}, True),
+    (
+        "NamespaceChangelogEnableRequest",
+        {"write_namespace": {**_NAMESPACE, "root_path": "../escape"}},
+        False,
+    ),
+    (
+        "NamespaceChangelogEnableRequest",
+        {"write_namespace": {**_NAMESPACE, "max_objects": 0}},
+        False,
+    ),
+    (
+        "NamespaceChangelogEnableRequest",
+        {"write_namespace": {**_NAMESPACE, "write": {**_NAMESPACE["write"], "expires_at": _SOON}}},
+        False,
+    ),
+    (
+        "ObjectChangelogApplyRequest",
+        {
+            "increments": [{"sequence": 0, "object": _obj()}, {"sequence": 1, "object": _obj()}],
+            "resume_conversation": True,
+        },
+        True,
+    ),
+    (
+        "ObjectChangelogApplyRequest",
+        {"increments": [{"sequence": 1, "object": _obj()}, {"sequence": 1, "object": _obj()}]},
+        False,
+    ),
+    (
+        "ObjectChangelogApplyRequest",
+        {"increments": [{"sequence": 0, "object": {**_obj(), "read": _grant("http-put")}}]},
+        False,
+    ),
+    (
+        "TaskObjectTrajectoryRequest",
+        {"task_id": "t", "objects": {"trajectory": _wobj("application/json")}},
+        True,
+    ),
+    (
+        "TaskObjectTrajectoryRequest",
+        {
+            "task_id": "t",
+            "objects": {
+                "trajectory": {
+                    **_wobj("application/json"),
+                    "write": {**_grant("http-put"), "url": "http://store.example/o"},
+                }
+            },
+        },
+        False,
+    ),
+    (
+        "ObjectSnapshotLoadRequest",
+        {
+            "objects": {
+                "trajectory": {
+                    **_obj(),
+                    "read": {**_grant("http-get"), "expires_at": "2026-12-04T19:00:00+01:00"},
+                }
+            }
+        },
+        False,
+    ),
+]
+
+
+def test_transfer_requests_agree_with_the_reference_both_ways(reference_python):
+    """Every object-transfer request (snapshot save/load, changelog enable/apply, trajectory
+    objects) gets the same verdict from the existing SDK and from ours; what one side writes
+    for a valid request, the other reads back to the same value."""
+    from agentenv_protocol.agent import transfers
+
+    def reference(cases: list) -> list:
+        done = subprocess.run(
+            [reference_python, "-c", REFERENCE_TRANSFERS],
+            input=json.dumps(cases),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        return json.loads(done.stdout)
+
+    theirs = reference([[name, body] for name, body, _ in TRANSFER_CASES])
+    ours_sent = []
+    for (name, body, valid), their_dump in zip(TRANSFER_CASES, theirs, strict=True):
+        cls = getattr(transfers, name)
+        assert (their_dump is not None) == valid, (name, body)
+        if not valid:
+            with pytest.raises(transfers.TransferRequestError) as refused:
+                transfers.parse(cls, body)
+            assert name in str(refused.value)
+            continue
+        ours = transfers.parse(cls, body)
+        assert transfers.parse(cls, their_dump) == ours  # theirs -> ours
+        ours_sent.append((name, transfers.dump(ours), their_dump))
+    # ours -> theirs: the reference reads what we write back to the same value
+    read_back = reference([[name, dumped] for name, dumped, _ in ours_sent])
+    assert read_back == [their for _, _, their in ours_sent]

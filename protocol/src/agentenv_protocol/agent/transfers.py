@@ -308,9 +308,7 @@ def make_converter() -> cattrs.Converter:
     converter.register_structure_hook(int, _strict_int)
     converter.register_structure_hook(str, _strict_str)
     converter.register_structure_hook(bool, _strict_bool)
-    converter.register_unstructure_hook(
-        datetime, lambda d: d.isoformat().replace("+00:00", "Z")
-    )
+    converter.register_unstructure_hook(datetime, lambda d: d.isoformat().replace("+00:00", "Z"))
     return converter
 
 
