@@ -1,9 +1,11 @@
-"""The issue's done-when for CLI coding agents: examples/notes-agent passes with Claude Code and
-with Codex CLI, each installed for real from the npm registry (into a cache that starts
-empty: `$AGENTENV_CI_CACHE/cli-agents` on CI, a session folder otherwise), driven by a scripted
-model server speaking each CLI's API (Anthropic Messages, OpenAI Responses) with the right
-tool calls. The verifiers pass, the gateway log shows the calls under the agent's role, the
-trajectory is stored, and a second run reuses the install."""
+"""The issue's done-when for CLI coding agents: examples/notes-agent passes with Claude Code,
+Codex CLI, Gemini CLI, OpenCode and pi, each installed for real from the npm registry (into a
+cache that starts empty: `$AGENTENV_CI_CACHE/cli-agents` on CI, a session folder otherwise),
+driven by a scripted model server speaking each CLI's API (Anthropic Messages, OpenAI
+Responses, Gemini generateContent, OpenAI chat completions) with the right tool calls, in the
+local sandbox and (Codex, Gemini CLI) in a Docker sandbox. The verifiers pass, the gateway log
+shows the calls under the agent's role, the trajectory is stored, and a second run reuses the
+install (and the image)."""
 
 from __future__ import annotations
 
@@ -41,9 +43,7 @@ def docker_missing() -> str | None:
 
 @pytest.fixture(scope="session")
 def cli_cache(tmp_path_factory) -> str:
-    require(
-        None if shutil.which("npm") and shutil.which("node") else "node and npm are not installed"
-    )
+    require(None if shutil.which("npm") else "npm is not installed (scripts/services.d/npm.sh)")
     ci = os.environ.get("AGENTENV_CI_CACHE")
     return ci or str(tmp_path_factory.mktemp("cli-agent-cache"))
 
@@ -98,23 +98,26 @@ def test_cli_agent_solves_notes_agent(tmp_path, cli_cache, agent):
     _assert_solved(home, first, model, agent)
 
 
-def test_cli_agent_solves_notes_agent_in_docker(tmp_path, cli_cache):
-    """Codex in a Docker sandbox: the image (Node.js from the base image's Debian mirror, the
-    CLI copied from the host's install) is built once and reused by the second run; the
-    gateway and the loopback-only model server are reached through relays."""
+@pytest.mark.parametrize("agent", ["codex", "gemini"])
+def test_cli_agent_solves_notes_agent_in_docker(tmp_path, cli_cache, agent):
+    """A CLI in a Docker sandbox (Codex: a native binary; Gemini CLI: JavaScript that needs a
+    newer Node.js than the Debian base image has): the image (the host's install with its
+    Node.js, copied in) is built once and reused by the second run; the gateway and the
+    loopback-only model server are reached through relays."""
     require(docker_missing())
     steps = groceries_steps(sandbox_type="docker")
     bundle = notes_bundle(tmp_path, {"groceries": steps})
-    home, (first, second), (first_log, second_log), model = _solve(
-        tmp_path, cli_cache, bundle, "--agent", "codex"
+    home, (first, _), (first_log, second_log), model = _solve(
+        tmp_path, cli_cache, bundle, "--agent", agent
     )
-    assert "image agentenv/cli-codex:" in first_log, first_log
-    assert "reused" in second_log.split("image agentenv/cli-codex:")[1].splitlines()[0]
-    _assert_solved(home, first, model, "codex")
+    tag = f"image agentenv/cli-{agent}:"
+    assert tag in first_log, first_log
+    assert "reused" in second_log.split(tag)[1].splitlines()[0]
+    _assert_solved(home, first, model, agent)
     shown = show_json(home, first["id"])
     exit_event = shown["trajectories"]["ask"]["events"][-1]
     assert exit_event["provider"] == "docker", exit_event
-    assert exit_event["image"].startswith("agentenv/cli-codex:"), exit_event
+    assert exit_event["image"].startswith(f"agentenv/cli-{agent}:"), exit_event
 
 
 def test_cli_agent_timeout_and_crash_are_attributed(tmp_path, cli_cache):

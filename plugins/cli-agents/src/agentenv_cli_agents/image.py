@@ -1,13 +1,12 @@
-"""A CLI agent in a container sandbox: an image made from the sandbox's base image, Node.js
-(the one installed beside the CLI, else the image's own, else installed with the image's
-`apt-get` from its Debian mirror) and the
-CLI's npm tree from the host's install cache, copied in. The provider builds it
+"""A CLI agent in a container sandbox: an image made from the sandbox's base image and the
+CLI's install from the host's cache (its npm tree and the Node.js installed beside it), copied
+in; nothing is downloaded in the build. The provider builds it
 content-addressed, so the second trial (or run) reuses the image; the build context is kept
 in the install cache next to the install (hard links, no second copy on disk).
 
-The copied tree carries the host's native parts (Codex's and OpenCode's binaries), so the
-container must have the host's OS and CPU; the build runs `<cli> --version` in the image, and
-a mismatch (or a Node.js older than the CLI needs) fails the build with its log.
+The copied tree carries the host's native parts (Node.js, Codex's and OpenCode's binaries), so
+the container must have the host's OS and CPU; the build runs `<cli> --version` in the image,
+and a mismatch fails the build with its log.
 """
 
 from __future__ import annotations
@@ -23,19 +22,13 @@ CLI_ROOT = "/opt/agentenv-cli"
 #: The base image when neither the agent (`image`) nor the provider (`[sandbox.<p>] image`) names one.
 DEFAULT_BASE = "python:3.11-slim"
 #: Version of the context layout (part of the context folder's name).
-LAYOUT = 1
+LAYOUT = 2
 
-NODE_FROM_APT = """\
-RUN command -v node >/dev/null 2>&1 || ( \\
-    apt-get update -qq \\
-    && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs \\
-    && rm -rf /var/lib/apt/lists/* )
-"""
 DOCKERFILE = """\
 FROM {base}
-{node_from_apt}COPY cli/ {root}/
-ENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
-RUN {node} --version && {node} {root}/node_modules/.bin/{binary} --version
+COPY cli/ {root}/
+ENV PATH={node_bin}:$PATH NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
+RUN node --version && {root}/node_modules/.bin/{binary} --version
 """
 
 
@@ -62,7 +55,6 @@ def build_context(install: Path, base: str, binary: str) -> Path:
     from agentenv_cli_agents.install import bundled_node
 
     key = hashlib.sha256(f"{install.name}|{base}|{binary}|{LAYOUT}".encode()).hexdigest()[:16]
-    node = bundled_node(install)
     context = install.parent / "images" / f"{install.name}-{key}"
     if (context / "Dockerfile").is_file():
         return context
@@ -75,8 +67,7 @@ def build_context(install: Path, base: str, binary: str) -> Path:
                 base=base,
                 root=CLI_ROOT,
                 binary=binary,
-                node=image_path(node, install) if node else "node",
-                node_from_apt="" if node else NODE_FROM_APT,
+                node_bin=image_path(bundled_node(install).parent, install),
             )
         )
         try:

@@ -1,9 +1,10 @@
 """Install a CLI agent's npm package once per digest and reuse it in every later trial.
 
-The digest covers the package, its version and the Node.js major version, so a second trial
-(or a second run) finds the install ready. A CLI that needs a newer Node.js than the host's
-gets one from the npm registry beside it (`node-<os>-<arch>@<version>`, a plain binary package),
-and then runs with that (`bundled_node`). The cache is `$AGENTENV_CI_CACHE/cli-agents` when
+Each install also takes a pinned Node.js from the npm registry (`node-<os>-<arch>@NODE`, a
+plain binary package) and the CLI runs with that one, so neither the host's Node.js version
+nor the sandbox image's matters (pi needs 22.19+, Gemini CLI 20+, Debian bookworm has 18); the
+host needs only npm. The digest covers the package, its version and that Node.js, so a second
+trial (or a second run) finds the install ready. The cache is `$AGENTENV_CI_CACHE/cli-agents` when
 that is set (CI keeps it between runs), else `<user cache>/agentenv/cli-agents`. An install
 goes to a temporary folder and is renamed into place, so a crash leaves nothing half-made and
 two trials installing at once both end up with one complete copy.
@@ -22,6 +23,8 @@ from pathlib import Path
 import anyio
 
 INSTALL_TIMEOUT = 600.0
+#: The Node.js every CLI runs with (installed beside it from the npm registry).
+NODE = "22.23.5"
 
 
 class InstallError(Exception):
@@ -37,16 +40,8 @@ def cache_root() -> Path:
     return cache_dir() / "cli-agents"
 
 
-async def _node_major() -> str:
-    node = shutil.which("node")
-    if node is None:
-        raise InstallError("node is not installed (CLI agents need Node.js 20+ and npm)")
-    done = await anyio.run_process([node, "--version"], check=False)
-    return done.stdout.decode().strip().split(".")[0] or "unknown"
-
-
-def digest(package: str, version: str, node_major: str) -> str:
-    return hashlib.sha256(f"{package}@{version}|node {node_major}".encode()).hexdigest()[:20]
+def digest(package: str, version: str, node: str) -> str:
+    return hashlib.sha256(f"{package}@{version}|{node}".encode()).hexdigest()[:20]
 
 
 def node_package() -> str:
@@ -57,19 +52,16 @@ def node_package() -> str:
     return f"node-{system}-{arch}"
 
 
-def bundled_node(install: Path) -> Path | None:
-    """The Node.js binary installed beside the CLI in `install`, if it has one."""
-    found = install / "node_modules" / node_package() / "bin" / "node"
-    return found if found.exists() else None
+def bundled_node(install: Path) -> Path:
+    """The Node.js binary installed beside the CLI in `install`."""
+    return install / "node_modules" / node_package() / "bin" / "node"
 
 
-async def ensure_installed(
-    package: str, version: str, binary: str, *, node: str | None = None
-) -> tuple[Path, bool]:
-    """(path of the CLI's executable, True when this call installed it); with `node`, that
-    Node.js version is installed beside it (see `bundled_node`)."""
-    runtime = f"{node_package()}@{node}" if node else None
-    key = digest(package, version, runtime or await _node_major())
+async def ensure_installed(package: str, version: str, binary: str) -> tuple[Path, bool]:
+    """(path of the CLI's executable, True when this call installed it); run it with
+    `bundled_node` of its install folder (`exe.parents[2]`)."""
+    runtime = f"{node_package()}@{NODE}"
+    key = digest(package, version, runtime)
     slug = package.strip("@").replace("/", "-")
     target = cache_root() / f"{slug}-{version}-{key}"
     exe = target / "node_modules" / ".bin" / binary
@@ -77,7 +69,7 @@ async def ensure_installed(
         return exe, False
     npm = shutil.which("npm")
     if npm is None:
-        raise InstallError("npm is not installed (CLI agents need Node.js 20+ and npm)")
+        raise InstallError("npm is not installed (CLI agents are installed with npm)")
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{slug}-", dir=target.parent))
     try:
@@ -90,7 +82,7 @@ async def ensure_installed(
             "--no-fund",
             "--loglevel=error",
             f"{package}@{version}",
-            *([runtime] if runtime else []),
+            runtime,
         ]
         try:
             with anyio.fail_after(INSTALL_TIMEOUT):
@@ -104,6 +96,8 @@ async def ensure_installed(
             raise InstallError(f"npm install {package}@{version} failed: {tail}")
         if not (staging / "node_modules" / ".bin" / binary).exists():
             raise InstallError(f"{package}@{version} installs no executable {binary!r}")
+        if not bundled_node(staging).exists():
+            raise InstallError(f"{runtime} installs no Node.js binary for this OS and CPU")
         try:
             staging.rename(target)
         except OSError:

@@ -18,6 +18,7 @@ install), `base_url` (the model endpoint, else `[model] base_url` / `LITELLM_BAS
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any, ClassVar
@@ -55,7 +56,6 @@ class CliAgentKind(AgentKind):
 
     async def deploy(self, ctx: StepContext, spec: AgentSpec) -> dict[str, Any]:
         from agent_env.sandbox import SandboxSpec
-        from agentenv_cli_agents.image import image_path
         from agentenv_cli_agents.install import InstallError, bundled_node, ensure_installed
 
         h = self.harness
@@ -75,7 +75,7 @@ class CliAgentKind(AgentKind):
         version = str(spec.settings.get("version") or h.version)
         t0 = time.perf_counter()
         try:
-            exe, installed = await ensure_installed(h.package, version, h.binary, node=h.node)
+            exe, installed = await ensure_installed(h.package, version, h.binary)
         except InstallError as e:
             raise StepFailed(
                 ctx.step_id,
@@ -87,11 +87,12 @@ class CliAgentKind(AgentKind):
             f"in {time.perf_counter() - t0:.1f}s"
         )
         install = exe.parents[2]  # <install>/node_modules/.bin/<binary>
-        node = bundled_node(install) if h.node else None
+        # the Node.js installed beside the CLI comes first on PATH (an image sets it itself)
+        node_bin: str | None = str(bundled_node(install).parent)
         image, executable = None, str(exe)
         if provider != "local":
             image, executable = await self._image(ctx, spec, provider, install)
-            node = Path(image_path(node, install)) if node else None
+            node_bin = None
         try:
             if not existing:
                 await ctx.create_sandbox(
@@ -109,7 +110,7 @@ class CliAgentKind(AgentKind):
             "harness": h.type,
             "package": f"{h.package}@{version}",
             "executable": executable,
-            "node": str(node) if node else None,
+            "node_bin": node_bin,
             "sandbox": spec.sandbox_name,
             "provider": provider,
             "image": image,
@@ -181,14 +182,15 @@ class CliAgentKind(AgentKind):
             mcp_url=mcp_url,
         )
         call = h.invoke(ask)
-        argv = [str(record["node"]), *call.argv] if record.get("node") else call.argv
         for rel, text in call.files.items():
             await sandbox.write_file(f"{home}/{rel}", text.encode(), mode=0o600)
         env = {**(record.get("env_vars") or {}), **call.env, "HOME": home}
+        if record.get("node_bin"):
+            env["PATH"] = os.pathsep.join([str(record["node_bin"]), os.environ.get("PATH", "")])
         if request.token:
             env[TOKEN_ENV] = request.token
         t0 = time.perf_counter()
-        done = await sandbox.exec(argv, env=env, cwd="/app", timeout=request.timeout_seconds)
+        done = await sandbox.exec(call.argv, env=env, cwd="/app", timeout=request.timeout_seconds)
         seconds = time.perf_counter() - t0
         session = h.parse(done.stdout)
         await sandbox.write_file(f"{home}/session-{request.prompt_id}.jsonl", done.stdout.encode())

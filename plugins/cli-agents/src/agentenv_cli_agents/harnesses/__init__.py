@@ -12,14 +12,13 @@ from __future__ import annotations
 from agentenv_cli_agents.harnesses import claude, codex, gemini, opencode, pi
 from agentenv_cli_agents.harnesses.base import TOKEN_ENV, Ask, Harness, Invocation, Session
 
-# name, the reference's other names, npm package, its version, executable, model API, module,
-# a Node.js version to install beside it (pi needs 22.19+, newer than hosts and images have)
+# name, the reference's other names, npm package, its version, executable, model API, module
 _TABLE = (
-    ("claude-code", ("claude",), "@anthropic-ai/claude-code", "2.1.332", "claude", "anthropic", claude, None),
-    ("codex", ("codex-cli",), "@openai/codex", "0.171.0", "codex", "openai", codex, None),
-    ("gemini", ("gemini-cli",), "@google/gemini-cli", "0.61.0", "gemini", "gemini", gemini, None),
-    ("opencode", (), "opencode-ai", "1.18.33", "opencode", "openai", opencode, None),
-    ("pi", (), "@earendil-works/pi-coding-agent", "1.6.0", "pi", "openai", pi, "22.23.5"),
+    ("claude-code", ("claude",), "@anthropic-ai/claude-code", "2.1.332", "claude", "anthropic", claude),
+    ("codex", ("codex-cli",), "@openai/codex", "0.171.0", "codex", "openai", codex),
+    ("gemini", ("gemini-cli",), "@google/gemini-cli", "0.61.0", "gemini", "gemini", gemini),
+    ("opencode", (), "opencode-ai", "1.18.33", "opencode", "openai", opencode),
+    ("pi", (), "@earendil-works/pi-coding-agent", "1.6.0", "pi", "openai", pi),
 )  # fmt: skip
 
 HARNESSES: tuple[Harness, ...] = tuple(
@@ -32,9 +31,8 @@ HARNESSES: tuple[Harness, ...] = tuple(
         api=api,
         invoke=module.invoke,
         parse=module.parse,
-        node=node,
     )
-    for name, aliases, package, version, binary, api, module, node in _TABLE
+    for name, aliases, package, version, binary, api, module in _TABLE
 )
 
 __all__ = ["HARNESSES", "TOKEN_ENV", "Ask", "Harness", "Invocation", "Session"]

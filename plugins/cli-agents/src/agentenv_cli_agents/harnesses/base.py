@@ -85,8 +85,7 @@ class Tally:
 
 @attrs.frozen(kw_only=True)
 class Harness:
-    """One CLI agent. `api` is the model API it speaks (`anthropic`, `openai`, `gemini`);
-    `node` a Node.js version to install beside it when it needs a newer one than hosts have."""
+    """One CLI agent. `api` is the model API it speaks (`anthropic`, `openai`, `gemini`)."""
 
     type: str
     aliases: tuple[str, ...] = ()
@@ -96,7 +95,6 @@ class Harness:
     api: str
     invoke: Callable[[Ask], Invocation]
     parse: Callable[[str], Session]
-    node: str | None = None
 
 
 def lines(stdout: str) -> list[dict[str, Any]]:

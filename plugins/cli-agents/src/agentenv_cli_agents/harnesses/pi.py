@@ -1,7 +1,7 @@
 """pi (`@earendil-works/pi-coding-agent`, the reference's `pi`): `pi -p --mode json`, an
 `openai-completions` provider in `$PI_CODING_AGENT_DIR/models.json` and the gateway in its
 `mcp.json` with `direct` exposure (the tools offered to the model as they are). pi needs
-Node.js 22.19+, so a Node.js 22 from the npm registry is installed beside it."""
+Node.js 22.19+: it runs with the Node.js installed beside every CLI (`install.NODE`)."""
 
 from __future__ import annotations
 
