@@ -40,3 +40,37 @@ def test_openhands_resolves_and_says_what_it_is_missing(tmp_path):
     [record] = data["tasks"]
     assert record["status"] == "failed" and record["failure_class"] == "agent", record
     assert "Python 3.12" in record["outcome"] and "openhands-sdk" in record["outcome"], record
+
+
+def test_install_agent_into_a_docker_sandbox_is_refused_with_the_way_out(tmp_path):
+    """A CLI agent goes into a container through its own image (deploy_agent with
+    sandbox_type docker); `install_agent` into a running container says so and runs nothing."""
+    import json
+
+    from agents_support import NOTES_AGENT, run_json
+    from test_cli_agents_e2e import docker_missing
+
+    from agent_env.testing.require import require
+
+    require(docker_missing())
+    steps = json.loads((NOTES_AGENT / "tasks" / "groceries.json").read_text())
+    box = {
+        "id": "box",
+        "type": "deploy_sandbox",
+        "sandbox_name": "box",
+        "sandbox_mode": "vm",
+        "sandbox_type": "docker",
+    }
+    install = {
+        "id": "agent",
+        "type": "install_agent",
+        "sandbox_name": "box",
+        "a2a_agent_id": "codex",
+    }
+    bundle = notes_bundle(tmp_path, {"groceries": [steps[0], box, install, *steps[2:]]})
+    data, stderr = run_json(tmp_path / "home", str(bundle))
+    [record] = data["tasks"]
+    assert record["status"] == "failed" and record["failure_class"] == "agent", record
+    assert "only into a local sandbox" in record["outcome"], record["outcome"]
+    assert "sandbox_type" in record["outcome"]
+    assert "installed in" not in stderr
