@@ -271,22 +271,16 @@ def _timestamp(value: Any, _: Any) -> datetime:
         raise ValueError("must be an RFC 3339 timestamp") from None
 
 
-def _strict_int(value: Any, _: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError("must be an integer")
-    return value
+def _exactly(kind: type, message: str) -> Any:
+    """A structure hook taking only values of `kind` as they are (no `"1"` -> 1, no bool
+    for an int)."""
 
+    def hook(value: Any, _: Any) -> Any:
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise ValueError(message)
+        return value
 
-def _strict_str(value: Any, _: Any) -> str:
-    if not isinstance(value, str):
-        raise ValueError("must be a string")
-    return value
-
-
-def _strict_bool(value: Any, _: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError("must be true or false")
-    return value
+    return hook
 
 
 def _say(exc: BaseException, type_: Any) -> str:
@@ -305,9 +299,8 @@ def make_converter() -> cattrs.Converter:
     timestamps as `...Z`, absent optional fields left out."""
     converter = cattrs.Converter(forbid_extra_keys=True, omit_if_default=True)
     converter.register_structure_hook(datetime, _timestamp)
-    converter.register_structure_hook(int, _strict_int)
-    converter.register_structure_hook(str, _strict_str)
-    converter.register_structure_hook(bool, _strict_bool)
+    for kind, message in ((int, "an integer"), (str, "a string"), (bool, "true or false")):
+        converter.register_structure_hook(kind, _exactly(kind, f"must be {message}"))
     converter.register_unstructure_hook(datetime, lambda d: d.isoformat().replace("+00:00", "Z"))
     return converter
 
