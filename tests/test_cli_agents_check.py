@@ -65,9 +65,13 @@ def test_install_agent_into_a_docker_sandbox_is_refused_with_the_way_out(tmp_pat
         "id": "agent",
         "type": "install_agent",
         "sandbox_name": "box",
-        "a2a_agent_id": "codex",
+        "a2a_agent_id": "cx",
     }
-    bundle = notes_bundle(tmp_path, {"groceries": [steps[0], box, install, *steps[2:]]})
+    bundle = notes_bundle(
+        tmp_path,
+        {"groceries": [steps[0], box, install, *steps[2:]]},
+        agents={"cx": {"agent.toml": 'type = "codex"\n'}},
+    )
     data, stderr = run_json(tmp_path / "home", str(bundle))
     [record] = data["tasks"]
     assert record["status"] == "failed" and record["failure_class"] == "agent", record
