@@ -26,6 +26,9 @@ from agentenv_protocol.agent.server import A2AAgent, create_app
 from agentenv_protocol.agent.types import AgentResult
 from agentenv_protocol.serving import serve_in_thread
 
+sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
+from test_agent_transfers_io import https_store  # noqa: E402, F401 - a fixture
+
 REFERENCE = "agentenv-framework==0.9.1364"
 
 REFERENCE_AGENT = textwrap.dedent(
@@ -359,3 +362,95 @@ def test_transfer_requests_agree_with_the_reference_both_ways(reference_python):
     # ours -> theirs: the reference reads what we write back to the same value
     read_back = reference([[name, dumped] for name, dumped, _ in ours_sent])
     assert read_back == [their for _, _, their in ours_sent]
+
+
+REFERENCE_IO = textwrap.dedent(
+    """
+    import asyncio, json, sys
+    from pathlib import Path
+    from agentenv_protocol.transfers import ReadObject, WriteObject, download, upload
+    write, read, out = json.loads(sys.argv[1]), json.loads(sys.argv[2]), Path(sys.argv[3])
+    uploaded = asyncio.run(upload(WriteObject.model_validate(write), b"from the reference"))
+    asyncio.run(download(ReadObject.model_validate(read), out))
+    print(json.dumps(uploaded.model_dump(mode="json")))
+    """
+)
+
+
+def test_transfers_move_the_same_bytes_as_the_reference(reference_python, https_store, tmp_path):  # noqa: F811
+    """Through the same presigned HTTPS grants, the existing SDK's `download` reads what our
+    `write_object` wrote, and our `read_object` reads what its `upload` wrote."""
+    import hashlib
+    import os
+
+    from agentenv_protocol.agent import transfers
+
+    store, url, tls, cert = https_store
+    from datetime import UTC, datetime, timedelta
+
+    soon = (datetime.now(UTC) + timedelta(hours=1)).isoformat().replace("+00:00", "Z")
+    grant = {"expires_at": soon, "headers": {"x-sig": "ok"}}
+    ours = transfers.parse(
+        transfers.WriteObject,
+        {
+            "media_type": "application/octet-stream",
+            "max_bytes": 64,
+            "write": {**grant, "kind": "http-put", "url": url + "/ours"},
+        },
+    )
+    data = b"from agent-env"
+    read_ours = {
+        "media_type": "application/octet-stream",
+        "max_bytes": 64,
+        "size_bytes": len(data),
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "read": {**grant, "kind": "http-get", "url": url + "/ours"},
+    }
+    theirs_write = {
+        **transfers.dump(ours),
+        "write": {**grant, "kind": "http-put", "url": url + "/theirs"},
+    }
+
+    async def write_ours():
+        async with httpx.AsyncClient(verify=tls) as client:
+            await transfers.write_object(ours, data, client)
+
+    anyio.run(write_ours)
+    out = tmp_path / "downloaded"
+    done = subprocess.run(
+        [
+            reference_python,
+            "-c",
+            REFERENCE_IO,
+            json.dumps(theirs_write),
+            json.dumps(read_ours),
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "SSL_CERT_FILE": str(cert)},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert out.read_bytes() == data  # theirs read ours
+    theirs = b"from the reference"
+    assert json.loads(done.stdout) == {
+        "size_bytes": len(theirs),
+        "sha256": hashlib.sha256(theirs).hexdigest(),
+    }
+    read_theirs = transfers.parse(
+        transfers.ReadObject,
+        {
+            **read_ours,
+            "size_bytes": len(theirs),
+            "sha256": hashlib.sha256(theirs).hexdigest(),
+            "read": {**grant, "kind": "http-get", "url": url + "/theirs"},
+        },
+    )
+
+    async def read_back():
+        async with httpx.AsyncClient(verify=tls) as client:
+            return await transfers.read_object(read_theirs, client)
+
+    assert anyio.run(read_back) == theirs  # ours read theirs
+    assert store.objects["/theirs"][0] == theirs

@@ -323,3 +323,63 @@ def parse(cls: type[T], body: Any) -> T:
 def dump(obj: Any) -> dict[str, Any]:
     """The JSON body for `obj` (one of the classes above)."""
     return CONVERTER.unstructure(obj)
+
+
+# --- moving bytes -------------------------------------------------------------------------------
+class TransferError(RuntimeError):
+    """A transfer that failed; `code` is the existing SDK's (`grant_expired`,
+    `transfer_too_large`, `integrity_mismatch`, `transfer_rejected`, `transfer_unavailable`)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+
+
+def _unexpired(expires_at: datetime) -> None:
+    from datetime import UTC
+
+    if expires_at <= datetime.now(UTC):
+        raise TransferError("grant_expired", f"the grant expired at {expires_at.isoformat()}")
+
+
+def _answered(response: Any) -> None:
+    if response.status_code >= 500:
+        raise TransferError("transfer_unavailable", f"the store answered {response.status_code}")
+    if response.status_code >= 300:
+        raise TransferError("transfer_rejected", f"the store answered {response.status_code}")
+
+
+async def read_object(obj: ReadObject, client: Any) -> bytes:
+    """The bytes `obj` grants, read with `client` (an `httpx.AsyncClient`): at most
+    `max_bytes`, and exactly `size_bytes` and `sha256` when the grant states them."""
+    import hashlib
+
+    _unexpired(obj.read.expires_at)
+    data = bytearray()
+    headers = {**(obj.read.headers or {}), "accept-encoding": "identity"}  # the stored bytes
+    async with client.stream("GET", obj.read.url, headers=headers) as response:
+        _answered(response)
+        async for chunk in response.aiter_raw():
+            data += chunk
+            if len(data) > obj.max_bytes:
+                raise TransferError("transfer_too_large", f"more than {obj.max_bytes} bytes")
+    if obj.size_bytes is not None and len(data) != obj.size_bytes:
+        raise TransferError(
+            "integrity_mismatch", f"{len(data)} bytes read, {obj.size_bytes} expected"
+        )
+    if obj.sha256 is not None and hashlib.sha256(data).hexdigest() != obj.sha256:
+        raise TransferError("integrity_mismatch", "the sha256 of what was read differs")
+    return bytes(data)
+
+
+async def write_object(obj: WriteObject, data: bytes, client: Any) -> Uploaded:
+    """PUT `data` where `obj` grants (with its headers and media type); what was written."""
+    import hashlib
+
+    _unexpired(obj.write.expires_at)
+    if len(data) > obj.max_bytes:
+        raise TransferError("transfer_too_large", f"{len(data)} bytes, at most {obj.max_bytes}")
+    headers = {"content-type": obj.media_type, **(obj.write.headers or {})}
+    response = await client.put(obj.write.url, content=data, headers=headers)
+    _answered(response)
+    return Uploaded(size_bytes=len(data), sha256=hashlib.sha256(data).hexdigest())
