@@ -3,7 +3,8 @@ readers turn each CLI's JSON lines into trajectory events."""
 
 import json
 
-from agentenv_cli_agents.harnesses import claude_parse, codex_parse
+from agentenv_cli_agents.harnesses import claude as claude_cli
+from agentenv_cli_agents.harnesses import codex as codex_cli
 from agentenv_cli_agents.install import digest
 from agentenv_cli_agents.kind import cli_agent_kinds
 
@@ -12,7 +13,14 @@ def test_names_and_aliases():
     kinds = {k.type: k.harness.type for k in cli_agent_kinds()}
     assert kinds["claude-code"] == kinds["claude"] == "claude-code"
     assert kinds["codex-cli"] == "codex" and kinds["gemini-cli"] == "gemini"
-    assert "opencode" in kinds
+    assert "opencode" in kinds and kinds["pi"] == "pi"
+
+
+def test_openhands_is_known_but_unavailable():
+    from agentenv_cli_agents.unavailable import unavailable_kinds
+
+    [openhands] = unavailable_kinds()
+    assert openhands.type == "openhands" and "Python 3.12" in openhands.missing
 
 
 def test_digest_changes_with_version_and_node():
@@ -57,7 +65,7 @@ def test_claude_and_codex_logs_become_trajectories():
             "usage": {"input_tokens": 3, "output_tokens": 2},
         },
     ]
-    s = claude_parse("\n".join(json.dumps(e) for e in claude))
+    s = claude_cli.parse("\n".join(json.dumps(e) for e in claude))
     assert (s.text, s.tool_calls, s.error, s.input_tokens) == ("saved", 1, None, 3)
     assert [e["type"] for e in s.trajectory] == ["model", "tool"]
     assert s.trajectory[1]["result"] == "ok"
@@ -77,5 +85,5 @@ def test_claude_and_codex_logs_become_trajectories():
         },
         {"type": "turn.failed", "error": {"message": "model refused"}},
     ]
-    s = codex_parse("\n".join(json.dumps(e) for e in codex))
+    s = codex_cli.parse("\n".join(json.dumps(e) for e in codex))
     assert s.error == "model refused" and s.tool_calls == 1

@@ -4,12 +4,14 @@ step type's own `check(bundle)`.
 A step class says which of its fields are references with the class attribute `Step.bundle_refs`, e.g.
 `bundle_refs = {"artifact": ("script_artifact_id",), "env": ("env_ids[]",)}`; without one,
 the field names the core step types use apply (`DEFAULT_REFS`). A value is a bundle name or
-a full id; a name (or this bundle's id) that matches nothing is a problem.
+a full id; a name (or this bundle's id) that matches nothing is a problem. An agent reference
+may also name a registered agent kind (`claude-code`, `tool-loop`, ...: the run's agent
+registry, passed in as `agent_kinds`), which needs no agent folder.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import attrs
@@ -78,10 +80,16 @@ def _known(bundle: Any, kind: str) -> dict[str, Any]:
 
 
 def check_bundle(
-    bundle: Any, problems: Problems, structured: list[tuple[Any, list[Any]]] | None = None
+    bundle: Any,
+    problems: Problems,
+    structured: list[tuple[Any, list[Any]]] | None = None,
+    *,
+    agent_kinds: Iterable[str] = (),
 ) -> None:
     """Record every dangling reference and every message of the steps' own `check`;
-    `structured` adds the steps that parsed in tasks that have other problems."""
+    `structured` adds the steps that parsed in tasks that have other problems; `agent_kinds`
+    are the registered agent kind names an agent reference may name instead of a folder."""
+    kinds = frozenset(agent_kinds)
     if structured is None:
         structured = [(task.path, task.steps) for task in bundle.tasks.values()]
     for path, steps in structured:
@@ -92,7 +100,9 @@ def check_bundle(
                 known = _known(bundle, kind)
                 for path in paths:
                     for where, value in ref_values(step, path):
-                        message = _dangling(bundle, kind, known, value)
+                        if kind == "agent" and value in kinds:
+                            continue
+                        message = _dangling(bundle, kind, known, value, kinds)
                         if message:
                             problems.add(rel, f"{label}: {where}: {message}")
             try:
@@ -103,7 +113,9 @@ def check_bundle(
                 problems.add(rel, f"{label}: {message}")
 
 
-def _dangling(bundle: Any, kind: str, known: dict[str, Any], value: Any) -> str | None:
+def _dangling(
+    bundle: Any, kind: str, known: dict[str, Any], value: Any, kinds: frozenset[str] = frozenset()
+) -> str | None:
     if not isinstance(value, str):
         return None
     if value.startswith("@"):
@@ -120,4 +132,10 @@ def _dangling(bundle: Any, kind: str, known: dict[str, Any], value: Any) -> str 
     names = sorted(known)
     listing = ", ".join(names) if names else "none"
     plural = {"artifact": "artifacts", "env": "envs", "agent": "agents"}[kind]
+    if kind == "agent" and kinds:
+        hint = did_you_mean(name, [*names, *sorted(kinds)])
+        return (
+            f"no agent {name!r} in the bundle and no agent kind of that name{hint}; "
+            f"agents: {listing}; agent kinds: {', '.join(sorted(kinds))}"
+        )
     return f"no {kind} {name!r} in the bundle{did_you_mean(name, names)}; {plural}: {listing}"

@@ -141,7 +141,9 @@ class _Parser:
             provenance=dict(self.source.provenance),
             warnings=self._warnings(),
         )
-        check_bundle(bundle, self.problems, self.structured)
+        check_bundle(
+            bundle, self.problems, self.structured, agent_kinds=self.plugins.agents.names()
+        )
         if self.problems.items:
             self.problems.items.sort(key=lambda p: p.split(": ", 1)[0])
             count = len(self.problems.items)

@@ -1,5 +1,6 @@
 """cli-agents plugin hooks: registers one agent kind per CLI coding agent and per alias of the
-existing product (`claude-code`, `codex`, `gemini`, `opencode`, ...). Imports stay cheap."""
+existing product (`claude-code`, `codex`, `gemini`, `opencode`, `pi`; `openhands` says what
+it is missing). Imports stay cheap."""
 
 from agent_env import hookimpl
 
@@ -9,11 +10,18 @@ AGENTENV_PLUGIN_API = ">=1.0,<2"
 
 @hookimpl
 def agentenv_register_agents(registry):
-    from agentenv_cli_agents.harnesses import HARNESSES, kind_class_name
+    from agentenv_cli_agents.names import (
+        KIND_NAMES,
+        MISSING,
+        kind_class_name,
+        unavailable_class_name,
+    )
 
-    for harness in HARNESSES:
-        for name in (harness.type, *harness.aliases):
-            registry.add_lazy(name, f"agentenv_cli_agents.kind:{kind_class_name(name)}")
+    for name, aliases in KIND_NAMES.items():
+        for kind in (name, *aliases):
+            registry.add_lazy(kind, f"agentenv_cli_agents.kind:{kind_class_name(kind)}")
+    for name in MISSING:
+        registry.add_lazy(name, f"agentenv_cli_agents.unavailable:{unavailable_class_name(name)}")
 
 
 @hookimpl

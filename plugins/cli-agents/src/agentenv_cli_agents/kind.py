@@ -7,19 +7,27 @@ Failures are attributed: a CLI that cannot be installed fails `deploy_agent` as 
 that exits non-zero or reports an error fails the prompt as `agent`; one that runs past the
 prompt's `timeout_seconds` is killed and classed `timeout`.
 
+In a container sandbox (`sandbox_type` docker, or `agent-env run --sandbox docker`) the CLI runs
+in an image built from the host's install (`image`); the gateway and a model server on the
+host's loopback are reached through relays (`agentenv_core_steps.agents.relay`).
+
 Settings (agent folder `agent.toml` or the step's `metadata`): `version` (the npm version to
-install), `base_url` (the model endpoint, else `[model] base_url` / `LITELLM_BASE_URL`).
+install), `base_url` (the model endpoint, else `[model] base_url` / `LITELLM_BASE_URL`),
+`image` (the base image of a container sandbox, else the provider's `image`).
 """
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 from typing import Any, ClassVar
 
 from agent_env.agents import AgentKind, AgentSpec, PromptRequest
 from agent_env.context import StepContext
 from agent_env.errors import SandboxError, StepFailed
-from agentenv_cli_agents.harnesses import HARNESSES, TOKEN_ENV, Harness, kind_class_name
+from agentenv_cli_agents.harnesses import HARNESSES, TOKEN_ENV, Ask, Harness
+from agentenv_cli_agents.names import kind_class_name
 
 HOME = "/app/.agent-home"
 LOG_TAIL = 800
@@ -49,20 +57,20 @@ class CliAgentKind(AgentKind):
 
     async def deploy(self, ctx: StepContext, spec: AgentSpec) -> dict[str, Any]:
         from agent_env.sandbox import SandboxSpec
-        from agentenv_cli_agents.install import InstallError, ensure_installed
+        from agentenv_cli_agents.install import InstallError, bundled_node, ensure_installed
 
         h = self.harness
         existing = spec.sandbox_name in (ctx.get("sandboxes", default={}) or {})
-        provider = (
-            (await ctx.sandbox(str(spec.sandbox_name))).provider
-            if existing
-            else spec.sandbox_provider or "local"
-        )
-        if provider != "local":
+        if existing:
+            provider = (await ctx.sandbox(str(spec.sandbox_name))).provider
+        else:  # a fallback chain (`local,docker`): the CLI runs on the first
+            provider = (spec.sandbox_provider or ctx.default_provider).split(",")[0]
+        if existing and provider != "local":
             raise StepFailed(
                 ctx.step_id,
-                f"agent {spec.name!r} ({h.type}): CLI agents run in the local sandbox; "
-                f"sandbox_type {provider!r} is not supported for them yet",
+                f"agent {spec.name!r} ({h.type}): install_agent puts a CLI agent only into a "
+                f"local sandbox, and {spec.sandbox_name!r} is a {provider} sandbox; let "
+                f"deploy_agent make the agent its own {provider} sandbox (sandbox_type) instead",
                 failure_class="agent",
             )
         version = str(spec.settings.get("version") or h.version)
@@ -79,11 +87,18 @@ class CliAgentKind(AgentKind):
             f"{h.package}@{version} {'installed' if installed else 'reused from the cache'} "
             f"in {time.perf_counter() - t0:.1f}s"
         )
+        install = exe.parents[2]  # <install>/node_modules/.bin/<binary>
+        # the Node.js installed beside the CLI comes first on PATH (an image sets it itself)
+        node_bin: str | None = str(bundled_node(install).parent)
+        image, executable = None, str(exe)
+        if provider != "local":
+            image, executable = await self._image(ctx, spec, provider, install)
+            node_bin = None
         try:
             if not existing:
                 await ctx.create_sandbox(
                     str(spec.sandbox_name),
-                    SandboxSpec(env_vars=dict(spec.env_vars)),
+                    SandboxSpec(image=image, env_vars=dict(spec.env_vars)),
                     provider=provider,
                 )
         except SandboxError as e:
@@ -95,22 +110,69 @@ class CliAgentKind(AgentKind):
         return {
             "harness": h.type,
             "package": f"{h.package}@{version}",
-            "executable": str(exe),
+            "executable": executable,
+            "node_bin": node_bin,
             "sandbox": spec.sandbox_name,
+            "provider": provider,
+            "image": image,
             "home": f"{HOME}/{spec.name}",
             "model_base_url": spec.model_base_url or spec.settings.get("base_url"),
             "installed": installed,
             "prompts": 0,
         }
 
+    async def _image(
+        self, ctx: StepContext, spec: AgentSpec, provider: str, install: Path
+    ) -> tuple[str, str]:
+        """(image tag, the CLI's path in it) for a container sandbox of `provider`."""
+        import anyio
+
+        from agentenv_cli_agents import image
+
+        h = self.harness
+        builder = ctx.sandbox_provider(provider)
+        if not getattr(builder, "can_build_images", False):
+            raise StepFailed(
+                ctx.step_id,
+                f"agent {spec.name!r} ({h.type}): sandbox provider {provider!r} cannot build "
+                "images, and a CLI agent outside the local sandbox runs in an image with its "
+                "CLI installed (use sandbox_type local or docker)",
+                failure_class="infrastructure",
+            )
+        provider_settings = getattr(builder, "settings", None) or {}
+        base = str(
+            spec.settings.get("image") or provider_settings.get("image") or image.DEFAULT_BASE
+        )
+        t0 = time.perf_counter()
+        context = await anyio.to_thread.run_sync(image.build_context, install, base, h.binary)
+        try:
+            info = await builder.build_image(context, f"cli-{h.type}")
+        except SandboxError as e:
+            raise StepFailed(
+                ctx.step_id,
+                f"agent {spec.name!r} ({h.type}) could not be installed into an image from "
+                f"{base!r}: {e}",
+                failure_class="agent",
+            ) from None
+        ctx.log(
+            f"{h.type} image {info.tag} {'reused' if info.reused else 'built'} "
+            f"in {time.perf_counter() - t0:.1f}s"
+        )
+        return info.tag, image.executable(h.binary)
+
     async def prompt(self, ctx: StepContext, record: dict[str, Any], request: PromptRequest) -> Any:
+        from agentenv_core_steps.agents.relay import reachable_url
         from agentenv_protocol.agent.types import AgentResult, Usage
 
         h = self.harness
         sandbox = await ctx.sandbox(str(record["sandbox"]))
         base_url, api_key = await _model_endpoint(ctx, record.get("model_base_url"))
+        provider = record.get("provider")
+        if base_url:
+            base_url = await reachable_url(ctx, base_url, provider)
+        mcp_url = await reachable_url(ctx, request.mcp_url, provider) if request.mcp_url else None
         home = str(record["home"])
-        call = h.invoke(
+        ask = Ask(
             exe=str(record["executable"]),
             home=home,
             prompt=request.text,
@@ -118,11 +180,14 @@ class CliAgentKind(AgentKind):
             system_prompt=request.system_prompt or record.get("system_prompt"),
             base_url=base_url,
             api_key=api_key,
-            mcp_url=request.mcp_url,
+            mcp_url=mcp_url,
         )
+        call = h.invoke(ask)
         for rel, text in call.files.items():
             await sandbox.write_file(f"{home}/{rel}", text.encode(), mode=0o600)
         env = {**(record.get("env_vars") or {}), **call.env, "HOME": home}
+        if record.get("node_bin"):
+            env["PATH"] = os.pathsep.join([str(record["node_bin"]), os.environ.get("PATH", "")])
         if request.token:
             env[TOKEN_ENV] = request.token
         t0 = time.perf_counter()
@@ -143,6 +208,8 @@ class CliAgentKind(AgentKind):
             {
                 "type": "exit",
                 "harness": h.type,
+                "provider": provider or "local",
+                "image": record.get("image"),
                 "exit_code": done.exit_code,
                 "timed_out": done.timed_out,
                 "seconds": round(seconds, 3),

@@ -1,7 +1,9 @@
-"""The other wire formats `ScriptedModelServer` answers in, besides chat completions: the
-Anthropic Messages API (`POST /v1/messages`, JSON or SSE) and the OpenAI Responses API
-(`POST /v1/responses`, JSON or SSE), so CLI coding agents (Claude Code, Codex, ...) can be
-driven by a script. A reply is the same `{content?, tool_calls?}` in every format.
+"""The wire formats `ScriptedModelServer` answers in: OpenAI chat completions
+(`POST /v1/chat/completions`), the Anthropic Messages API (`POST /v1/messages`), the OpenAI
+Responses API (`POST /v1/responses`) and Gemini's `generateContent` (`POST
+/v1beta/models/M:generateContent`, `:streamGenerateContent?alt=sse`), each as JSON or streamed,
+so CLI coding agents (Claude Code, Codex, Gemini CLI, OpenCode) can be driven by a script. A
+reply is the same `{content?, tool_calls?}` in every format.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ def _offered(tools: list[Any], namespace: str | None) -> list[tuple[str, str | N
             continue
         if tool.get("type") == "namespace":
             found += _offered(tool.get("tools") or [], tool.get("name"))
+            continue
+        if "functionDeclarations" in tool:  # Gemini: one tool holds the declarations
+            found += _offered(tool["functionDeclarations"] or [], namespace)
             continue
         name = tool.get("name") or (tool.get("function") or {}).get("name")
         if isinstance(name, str):
@@ -65,6 +70,59 @@ def sse(events: list[tuple[str, dict[str, Any]]]) -> bytes:
     return "".join(f"event: {n}\ndata: {json.dumps(d)}\n\n" for n, d in events).encode()
 
 
+# --- OpenAI chat completions -----------------------------------------------------------------
+def chat_completion(
+    reply: dict[str, Any], request: dict[str, Any], serial: int, created: int
+) -> dict:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.get("content")}
+    calls = _calls(reply, request, serial)
+    if calls:
+        message["tool_calls"] = [
+            {
+                "id": c["id"],
+                "type": "function",
+                "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])},
+            }
+            for c in calls
+        ]
+    return {
+        "id": f"chatcmpl-{serial}",
+        "object": "chat.completion",
+        "created": created,
+        "model": request.get("model") or "scripted-model",
+        "choices": [
+            {"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}
+        ],
+        "usage": {
+            "prompt_tokens": USAGE_IN,
+            "completion_tokens": USAGE_OUT,
+            "total_tokens": USAGE_IN + USAGE_OUT,
+        },
+    }
+
+
+def chat_stream(completion: dict[str, Any]) -> bytes:
+    """The completion as `chat.completion.chunk` frames ending in `data: [DONE]`."""
+    choice = completion["choices"][0]
+    message = choice["message"]
+    head = {k: completion[k] for k in ("id", "created", "model")}
+    head["object"] = "chat.completion.chunk"
+    deltas: list[dict[str, Any]] = [{"role": "assistant", "content": message.get("content") or ""}]
+    deltas += [
+        {"tool_calls": [dict(call, index=i)]}
+        for i, call in enumerate(message.get("tool_calls") or [])
+    ]
+    chunks = [dict(head, choices=[{"index": 0, "delta": d, "finish_reason": None}]) for d in deltas]
+    chunks.append(
+        dict(
+            head,
+            choices=[{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}],
+            usage=completion["usage"],
+        )
+    )
+    return "".join(f"data: {json.dumps(c)}\n\n" for c in chunks).encode() + b"data: [DONE]\n\n"
+
+
 # --- Anthropic Messages ---------------------------------------------------------------------
 def anthropic_message(reply: dict[str, Any], request: dict[str, Any], serial: int) -> dict:
     content: list[dict[str, Any]] = []
@@ -98,6 +156,8 @@ def anthropic_stream(message: dict[str, Any]) -> bytes:
         ("message_start", {"type": "message_start", "message": head})
     ]
     for i, block in enumerate(message["content"]):
+        start: dict[str, Any]
+        delta: dict[str, Any]
         if block["type"] == "text":
             start, delta = (
                 {"type": "text", "text": ""},
@@ -199,3 +259,30 @@ def responses_stream(response: dict[str, Any]) -> bytes:
         ]
     events.append(("response.completed", {"type": "response.completed", "response": response}))
     return sse(events)
+
+
+# --- Gemini generateContent -------------------------------------------------------------------
+def gemini_response(reply: dict[str, Any], request: dict[str, Any], model: str) -> dict:
+    parts: list[dict[str, Any]] = []
+    if reply.get("content"):
+        parts.append({"text": reply["content"]})
+    parts += [
+        {"functionCall": {"id": c["id"], "name": c["name"], "args": c["arguments"]}}
+        for c in _calls(reply, request, 0)
+    ]
+    return {
+        "candidates": [
+            {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
+        ],
+        "usageMetadata": {
+            "promptTokenCount": USAGE_IN,
+            "candidatesTokenCount": USAGE_OUT,
+            "totalTokenCount": USAGE_IN + USAGE_OUT,
+        },
+        "modelVersion": model,
+    }
+
+
+def gemini_stream(response: dict[str, Any]) -> bytes:
+    """`alt=sse`: the whole response as one `data:` frame (a valid stream of one chunk)."""
+    return f"data: {json.dumps(response)}\r\n\r\n".encode()

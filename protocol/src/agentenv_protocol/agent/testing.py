@@ -12,8 +12,9 @@ A reply may also be `{"status": 503}` (an HTTP error; `"times": n` repeats it n 
 Past the end of the script the server answers 500 "script exhausted".
 
 It answers chat completions (`/v1/chat/completions`), the Anthropic Messages API
-(`/v1/messages`) and the OpenAI Responses API (`/v1/responses`), streamed when asked, so CLI
-coding agents run against it too. A scripted tool name is matched against the request's tools
+(`/v1/messages`), the OpenAI Responses API (`/v1/responses`) and Gemini's `generateContent`
+(`/v1beta/models/M:generateContent` and `:streamGenerateContent`; give a Gemini client the
+server's `url`, not `base_url`), streamed when asked, so CLI coding agents run against it too. A scripted tool name is matched against the request's tools
 (`add_note` is Claude Code's `mcp__gateway__add_note`). With `side_requests=True` a request
 that offers no tools (a CLI agent's title or summary call) gets a short text and does not use
 up a scripted reply.
@@ -33,8 +34,8 @@ from agentenv_protocol.agent import scripted_apis
 from agentenv_protocol.serving import RunningServer, serve_in_thread
 
 APIS = ("/chat/completions", "/messages", "/responses")
+GEMINI = ("generateContent", "streamGenerateContent")
 SSE = b"text/event-stream"
-USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
 
 
 class ScriptedModelServer:
@@ -121,6 +122,12 @@ class ScriptedModelServer:
             )
             return
         api = next((a for a in APIS if path.endswith(a)), None)
+        model, _, method = path.rpartition("/")[2].partition(":")
+        if method == "countTokens":
+            await _respond(send, 200, {"totalTokens": scripted_apis.USAGE_IN})
+            return
+        if method in GEMINI:
+            api = method
         if scope["method"] != "POST" or api is None:
             await _respond(
                 send, 404, {"error": {"message": f"no route {scope['method']} {scope['path']}"}}
@@ -156,7 +163,13 @@ class ScriptedModelServer:
             await _respond(send, 200, reply["raw"])
             return
         serial = len(self.requests)
-        if api == "/messages":
+        if api in GEMINI:
+            answer = scripted_apis.gemini_response(reply, request, model)
+            if api == "streamGenerateContent":
+                await _respond(send, 200, scripted_apis.gemini_stream(answer), SSE)
+            else:
+                await _respond(send, 200, answer)
+        elif api == "/messages":
             message = scripted_apis.anthropic_message(reply, request, serial)
             if request.get("stream"):
                 await _respond(send, 200, scripted_apis.anthropic_stream(message), SSE)
@@ -169,33 +182,16 @@ class ScriptedModelServer:
             else:
                 await _respond(send, 200, answer)
         else:
-            await _respond(send, 200, self.completion(reply, request))
-
-    def completion(self, reply: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
-        message: dict[str, Any] = {"role": "assistant", "content": reply.get("content")}
-        calls = reply.get("tool_calls") or []
-        if calls:
-            message["tool_calls"] = [
-                {
-                    "id": c.get("id") or f"call_{len(self.requests)}_{i}",
-                    "type": "function",
-                    "function": {
-                        "name": c["name"],
-                        "arguments": json.dumps(c.get("arguments") or {}),
-                    },
-                }
-                for i, c in enumerate(calls)
-            ]
-        return {
-            "id": f"chatcmpl-{len(self.requests)}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": request.get("model") or self.model,
-            "choices": [
-                {"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}
-            ],
-            "usage": dict(USAGE),
-        }
+            completion = scripted_apis.chat_completion(
+                reply,
+                dict(request, model=request.get("model") or self.model),
+                serial,
+                int(time.time()),
+            )
+            if request.get("stream"):
+                await _respond(send, 200, scripted_apis.chat_stream(completion), SSE)
+            else:
+                await _respond(send, 200, completion)
 
 
 async def _respond(

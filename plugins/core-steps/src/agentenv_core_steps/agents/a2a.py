@@ -6,6 +6,8 @@ over A2A as a process (`python -m agentenv_protocol.agent.tool_loop_agent`).
 
 Deploying hands the agent its config (agent-config), the run gateway's MCP endpoint with its
 role-bound token (mcp-config), and `env_vars` plus the model endpoint as environment variables.
+A container reaches the gateway and a model server on the host's loopback through relays
+(`relay.reachable_url`, shared with the CLI agents).
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from __future__ import annotations
 import sys
 import uuid
 from typing import Any, ClassVar
-from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 
@@ -21,28 +22,16 @@ from agent_env.agents import AgentKind, AgentSpec, PromptRequest
 from agent_env.context import StepContext
 from agent_env.errors import SandboxError, StepFailed
 from agent_env.sandbox import SandboxSpec
+from agentenv_core_steps.agents.relay import reachable_url
 from agentenv_core_steps.agents.tool_loop import model_endpoint
 
 AGENT_PORT = 8000
 DEFAULT_COMMAND = ["python", "-m", "agentenv_protocol.agent.tool_loop_agent"]
-LOOPBACK = {"127.0.0.1", "localhost", "0.0.0.0", "::1"}
-CONTAINER_HOST = "host.docker.internal"
 
 
 def _given(**values: Any) -> dict[str, Any]:
     """The settings that have a value (None, "" and 0 are left out)."""
     return {k: v for k, v in values.items() if v}
-
-
-def sandbox_view(url: str | None, provider: str | None) -> str | None:
-    """`url` as a process in a sandbox of `provider` reaches it (loopback -> the docker host)."""
-    if not url or provider in (None, "local"):
-        return url
-    parts = urlsplit(url)
-    if parts.hostname in LOOPBACK:
-        netloc = CONTAINER_HOST + (f":{parts.port}" if parts.port else "")
-        return urlunsplit(parts._replace(netloc=netloc))
-    return url
 
 
 async def _wait_ready(agent: Any, process: Any, timeout: float, every: int) -> None:
@@ -94,9 +83,9 @@ class A2AAgentKind(AgentKind):
                 # a host process's exit is a cheap poll; a container's costs a daemon call
                 await _wait_ready(agent, process, startup, 1 if provider in (None, "local") else 25)
                 config = _given(model=spec.model, system_prompt=spec.system_prompt, role=spec.role)
-                base_url = sandbox_view(spec.model_base_url or settings.get("base_url"), provider)
+                base_url = spec.model_base_url or settings.get("base_url")
                 if base_url:
-                    config["model_base_url"] = base_url
+                    config["model_base_url"] = await reachable_url(ctx, base_url, provider)
                 for key in ("max_turns", "timeout_seconds", "tool_timeout_seconds"):
                     if settings.get(key) is not None:
                         config[key] = settings[key]
@@ -104,7 +93,7 @@ class A2AAgentKind(AgentKind):
                     await agent.configure(**config)
                 if spec.mcp_url:
                     headers = {"authorization": f"Bearer {spec.token}"} if spec.token else None
-                    mcp_url = await self._reachable_gateway(ctx, spec.mcp_url, provider)
+                    mcp_url = await reachable_url(ctx, spec.mcp_url, provider)
                     await agent.add_mcp_server(mcp_url, name="gateway", headers=headers)
                     record["mcp_url"] = mcp_url
                     record["gateway_mcp_url"] = spec.mcp_url
@@ -144,7 +133,7 @@ class A2AAgentKind(AgentKind):
         )
         env = dict(spec.env_vars)
         if base_url:
-            env.setdefault("LITELLM_BASE_URL", sandbox_view(base_url, provider) or base_url)
+            env.setdefault("LITELLM_BASE_URL", await reachable_url(ctx, base_url, provider))
         if api_key:
             env.setdefault("LITELLM_API_KEY", api_key)
         if provider in (None, "local") and command[:1] == ["python"]:
@@ -203,25 +192,11 @@ class A2AAgentKind(AgentKind):
             await agent.remove_mcp_server("gateway")
         except Exception:  # already gone
             pass
-        mcp_url = await self._reachable_gateway(ctx, request.mcp_url, record.get("provider"))
+        mcp_url = await reachable_url(ctx, request.mcp_url, record.get("provider"))
         headers = {"authorization": f"Bearer {request.token}"} if request.token else None
         await agent.add_mcp_server(mcp_url, name="gateway", headers=headers)
         ctx.set("agents", request.agent_name, "gateway_mcp_url", value=request.mcp_url)
         ctx.set("agents", request.agent_name, "mcp_url", value=mcp_url)
-
-    async def _reachable_gateway(self, ctx: StepContext, mcp_url: str, provider: str | None) -> str:
-        """The gateway's MCP URL as the agent's sandbox reaches it (a relay for containers)."""
-        if provider in (None, "local"):
-            return mcp_url
-        from agentenv_core_steps.agents.relay import RELAYS, relay_url, stop_relays
-
-        where = ctx.sandbox_provider(provider).host_address
-        host = await anyio.to_thread.run_sync(where) or "0.0.0.0"
-        relays = await ctx.instance_resource(
-            RELAYS, start=dict, close=lambda r: anyio.to_thread.run_sync(stop_relays, r)
-        )
-        url = relay_url(mcp_url, relays, host=host)
-        return url
 
     async def _image(self, ctx: StepContext, spec: AgentSpec, provider: str) -> str:
         builder = ctx.sandbox_provider(provider)

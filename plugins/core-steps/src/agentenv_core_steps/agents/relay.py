@@ -1,18 +1,23 @@
 """A TCP relay that makes a loopback-only server (the run's gateway) reachable from containers:
 it listens on the docker bridge's host address and forwards to `127.0.0.1:<port>`. The gateway
 still authenticates every call; the relay only moves bytes. The relays are an instance
-resource (`RELAYS`): they stop when the task instance ends."""
+resource (`RELAYS`): they stop when the task instance ends.
+
+`reachable_url` is what agent kinds call: any host-loopback URL (the gateway, a local model
+server) as a process in a sandbox of a given provider reaches it."""
 
 from __future__ import annotations
 
 import socket
 import socketserver
 import threading
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from agent_env.resources import InstanceKey
 
 _LOCK = threading.Lock()
+LOOPBACK = {"127.0.0.1", "localhost", "0.0.0.0", "::1"}
 
 
 def _pump(src: socket.socket, dst: socket.socket) -> None:
@@ -91,3 +96,19 @@ def stop_relays(relays: dict[int, Relay]) -> None:
         relays.clear()
     for relay in stopping:
         relay.stop()
+
+
+async def reachable_url(ctx: Any, url: str, provider: str | None) -> str:
+    """`url` as a process in a sandbox of `provider` reaches it: unchanged for the local
+    sandbox and for non-loopback hosts, else through one of the instance's relays on the
+    provider's host address (`ctx` is the step's `StepContext`)."""
+    if provider in (None, "local") or urlsplit(url).hostname not in LOOPBACK:
+        return url
+    import anyio
+
+    where = ctx.sandbox_provider(provider).host_address
+    host = await anyio.to_thread.run_sync(where) or "0.0.0.0"
+    relays = await ctx.instance_resource(
+        RELAYS, start=dict, close=lambda r: anyio.to_thread.run_sync(stop_relays, r)
+    )
+    return relay_url(url, relays, host=host)
