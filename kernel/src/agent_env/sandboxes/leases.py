@@ -82,6 +82,40 @@ def claim(path: Path) -> Path | None:
     return target
 
 
+def unclaim(claimed: Path, path: Path) -> None:
+    """Give back a claim (its lease was not an orphan after all), unless a newer lease was
+    written at `path` meanwhile (that one wins)."""
+    try:
+        os.link(claimed, path)
+    except FileExistsError:
+        pass
+    except OSError:
+        return
+    claimed.unlink(missing_ok=True)
+
+
+def mine(lease: dict[str, Any]) -> bool:
+    """Whether this process owns `lease`."""
+    ident = procs.ProcessIdentity.current()
+    return lease.get("owner_pid") == ident.pid and lease.get("host") in (None, ident.host)
+
+
+def take(path: Path) -> dict[str, Any] | None:
+    """Re-own the lease at `path`, whose owner is dead, to this process (a resume adopting what
+    a dead run left): claimed first like a reaper, so a reaper and a resume never both get it.
+    The lease as it was; None when another process got it or its owner turned out alive."""
+    claimed = claim(path)
+    if claimed is None:
+        return None
+    lease = read(claimed)
+    if lease is None or owner_alive(lease):
+        unclaim(claimed, path)
+        return None
+    write(path, {**lease, **me(), "taken_from_pid": lease.get("owner_pid")})
+    claimed.unlink(missing_ok=True)
+    return lease
+
+
 def stale_claim(name: str) -> bool:
     """A claim file whose reaper process is gone."""
     try:

@@ -19,7 +19,11 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
+
+from agent_env.sandboxes import procs
 
 #: Set to "0" to start no watchdog (sandboxes of a killed process then wait for the next
 #: command's reaper, as before).
@@ -74,6 +78,28 @@ def _start() -> int | None:
     finally:
         os.close(read_end)
     return write_end
+
+
+_waited: set[tuple[int, Any]] = set()
+#: How long a resume waits for a dead controller's supervisor to finish reaping.
+SUPERVISOR_WAIT = 15.0
+
+
+def wait_for_supervisor(owner: Mapping[str, Any] | None, timeout: float = SUPERVISOR_WAIT) -> None:
+    """Wait until no supervisor watches `owner` (a record's `{pid, start_time, host}`, dead):
+    once it returns, what that watchdog reaps is gone rather than half torn down."""
+    import time
+
+    pid = (owner or {}).get("pid")
+    if not isinstance(pid, int) or (owner or {}).get("host") not in (None, procs.hostname()):
+        return
+    key = (pid, (owner or {}).get("start_time"))
+    if key in _waited or procs.alive(pid, key[1]):  # once per dead owner; a live one has none
+        return
+    _waited.add(key)
+    deadline = time.monotonic() + timeout
+    while supervisor_pids(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def supervisor_pids(owner_pid: int) -> list[int]:

@@ -26,6 +26,7 @@ from agent_env.sandboxes.local.process import (
     MARKER_ENV,
     LocalProcess,
     kill_all,
+    marked_pids,
 )
 
 TIMEOUT_EXIT_CODE = 124
@@ -289,6 +290,28 @@ class LocalSandbox(Sandbox):
             "folder": str(self.folder),
             "pids": sorted(self._tracked),
         }
+
+    async def fence(self) -> list[str]:
+        """End what a previous owner's commands still run here: every process carrying this
+        sandbox's marker that is not a tracked server, in a server's group or below one."""
+        with anyio.CancelScope(shield=True):
+            return await anyio.to_thread.run_sync(self._fence_sync)
+
+    def _fence_sync(self) -> list[str]:
+        servers = {
+            pid
+            for pid, entry in self._tracked.items()
+            if entry.get("kind") != "exec" and procs.alive(pid, entry.get("started"))
+        }
+        stale = [
+            pid
+            for pid in marked_pids(self.id)
+            if not procs.descends_from(pid, servers)
+        ]
+        ended = [f"{pid} {procs.command_line(pid)}".strip() for pid in stale]
+        procs.kill_pids(stale)
+        procs.wait_gone(stale, DRAIN_AFTER_KILL)
+        return ended
 
     async def teardown(self) -> None:
         """Kill every tracked process group (servers get SIGTERM and a short grace), then any
