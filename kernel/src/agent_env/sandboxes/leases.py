@@ -20,6 +20,8 @@ SUFFIX = ".json"
 CLAIM = ".reaping-"
 #: Names a creation under way (written before the provider creates, removed once leased).
 PENDING = "pending-"
+#: Starts the name of a lease being written (`.tmp-<writer pid>-...`).
+TEMP = ".tmp-"
 
 
 def me() -> dict[str, Any]:
@@ -31,7 +33,22 @@ def me() -> dict[str, Any]:
 def write(path: Path, lease: dict[str, Any]) -> None:
     # No fsync: a lease only has to outlive its process, not a power cut (every create pays it).
     # Compact JSON: `indent` makes `json` use its pure-Python encoder (~10x slower).
-    atomic_write(path, json.dumps(lease, separators=(",", ":")), fsync=False)
+    # The temp file names its writer, so the reaper can remove one a SIGKILL left half written.
+    body = json.dumps(lease, separators=(",", ":"))
+    atomic_write(path, body, fsync=False, prefix=f"{TEMP}{os.getpid()}-")
+
+
+def discard_dead_temps(lease_dir: Path, names: list[str]) -> None:
+    """Remove the temp files of lease writers that died mid-write."""
+    for name in names:
+        if not name.startswith(TEMP):
+            continue
+        try:
+            pid = int(name[len(TEMP) :].split("-", 1)[0])
+        except ValueError:
+            continue
+        if not procs.alive(pid):
+            (Path(lease_dir) / name).unlink(missing_ok=True)
 
 
 def write_pending(lease_dir: Path, lease: dict[str, Any]) -> Path:

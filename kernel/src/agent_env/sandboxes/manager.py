@@ -364,6 +364,7 @@ class SandboxManager:
             return []
         if not names:
             return []
+        leases.discard_dead_temps(self.lease_dir, names)
         adopt = set(adopt)
         reaped: list[str] = []
         for name in sorted(names):

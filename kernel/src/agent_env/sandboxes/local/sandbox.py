@@ -303,11 +303,7 @@ class LocalSandbox(Sandbox):
             for pid, entry in self._tracked.items()
             if entry.get("kind") != "exec" and procs.alive(pid, entry.get("started"))
         }
-        stale = [
-            pid
-            for pid in marked_pids(self.id)
-            if not procs.descends_from(pid, servers)
-        ]
+        stale = [pid for pid in marked_pids(self.id) if not procs.descends_from(pid, servers)]
         ended = [f"{pid} {procs.command_line(pid)}".strip() for pid in stale]
         procs.kill_pids(stale)
         procs.wait_gone(stale, DRAIN_AFTER_KILL)
