@@ -119,3 +119,86 @@ def test_a_short_secret_reaches_no_file_after_a_sigkill_mid_step(env, tmp_path):
     out, err = proc.communicate(timeout=10)
     assert _leaks(tmp_path, out, err) == []
     assert _private_logs(tmp_path) == []
+
+
+CHATTY = """
+import os
+import sys
+import threading
+import time
+
+from agentenv_protocol import AgentEnvEnvironment, environment_card, tool
+
+
+def chatter():
+    pin = os.environ["AGENT_ENV_SECRET_PIN"]
+    while True:  # the pin split over two writes: a copy that redacted per write would leak it
+        sys.stdout.write("env says pin=" + pin[:2])
+        sys.stdout.flush()
+        time.sleep(0.02)
+        sys.stdout.write(pin[2:] + " and more\\n")
+        sys.stdout.flush()
+        print("on stderr", pin, file=sys.stderr, flush=True)
+        time.sleep(0.03)
+
+
+@environment_card(name="chatty")
+class Chatty(AgentEnvEnvironment):
+    @tool()
+    def ping(self) -> str:
+        \"\"\"Answer pong.\"\"\"
+        return "pong"
+
+
+if __name__ == "__main__":
+    threading.Thread(target=chatter, daemon=True).start()
+    Chatty().serve()
+"""
+
+
+def test_an_env_printing_a_secret_never_writes_it_to_disk_even_while_running(env, tmp_path):
+    """The env server prints the pin over and over (split across writes, on stdout and
+    stderr) from the moment it starts; its log under the state folder fills with the masked
+    lines while the run is still going, and at no moment (scanned repeatedly mid-run, then
+    after a SIGKILL) does any file hold the pin."""
+    marker = tmp_path / "started"
+    bundle = _bundle(tmp_path / "b", {"marker": str(marker)})
+    (bundle / "envs" / "chatty").mkdir(parents=True)
+    (bundle / "envs" / "chatty" / "env.toml").write_text(
+        'command = ["python", "server.py"]\nrequirements = []\n'
+    )
+    (bundle / "envs" / "chatty" / "server.py").write_text(CHATTY)
+    steps = json.loads((bundle / "tasks" / "t.json").read_text())
+    deploy = {"id": "env", "type": "deploy_env", "env_id": "chatty", "sandbox_type": "local"}
+    (bundle / "tasks" / "t.json").write_text(json.dumps([deploy, *steps]))
+    proc = subprocess.Popen(
+        [AGENT_ENV, "run", str(bundle)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while not marker.exists():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the step never started"
+            time.sleep(0.05)
+        scans, masked = 0, 0
+        for _ in range(10):  # mid-run: the env keeps printing while we look
+            assert _leaks(tmp_path) == []
+            logs = list((tmp_path / "home").rglob("proc-*.log"))
+            masked = max(
+                [p.read_bytes().count(b"pin=[redacted] and more") for p in logs], default=0
+            )
+            scans += 1
+            time.sleep(0.2)
+        assert proc.poll() is None, "the run ended before the scans did"
+        assert masked >= 5, "the env's log was not written while it ran"
+        assert _private_logs(tmp_path) == []
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate(timeout=10)
+    assert scans == 10
+    assert _leaks(tmp_path, out, err) == []

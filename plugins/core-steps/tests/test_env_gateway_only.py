@@ -67,17 +67,38 @@ class _Probes:
         registry.add(ProbeDirect)
 
 
-@pytest.fixture
-def probing(runner):
+@pytest.fixture(params=["local", "docker"])
+def probing(request, runner):
+    """The runner with the probe step, deploying on `local` or on Docker (the env's image built
+    with this SDK; skipped without a daemon locally, failing on CI)."""
     plugins = runner.plugins
+    extra = []
+    if request.param == "docker":
+        pytest.importorskip("agentenv_docker_sandbox")
+        from agentenv_docker_sandbox.testing import require_docker
+
+        require_docker()
+        import agentenv_docker_sandbox.hooks
+
+        extra.append(agentenv_docker_sandbox.hooks)
 
     def with_probe():
         manager = plugins()
         manager.register(_Probes(), "probes")
+        for module in extra:
+            manager.register(module, "docker-sandbox")
         return manager
 
     runner.plugins = with_probe
+    runner.provider = request.param
     return runner
+
+
+def deploy_on(runner, **fields) -> dict:
+    step = {**deploy("tidy"), **fields}
+    if runner.provider != "local":
+        step["sandbox_type"] = runner.provider
+    return step
 
 
 def probe(step_id: str = "probe") -> dict:
@@ -85,7 +106,7 @@ def probe(step_id: str = "probe") -> dict:
 
 
 async def test_direct_calls_are_refused_and_the_gateway_gets_through(probing):
-    steps = [deploy("tidy"), probe(), look("through-gateway"), *validators("tidy")]
+    steps = [deploy_on(probing), probe(), look("through-gateway"), *validators("tidy")]
     record = await probing.run(steps, {**FILES, "artifacts/sees/sees.py": SEES})
     assert record["outcome"].startswith("passed"), (record["failure"], probing.logs.lines)
     seen = probing.state["outputs"]["probe"]
@@ -107,11 +128,12 @@ async def test_direct_calls_are_refused_and_the_gateway_gets_through(probing):
     secret = derive(probing.instance.id, "tidy", probing.home)
     assert secret not in str(record) and secret not in "\n".join(probing.logs.lines)
     assert oct((probing.home / "env-secret.key").stat().st_mode & 0o777) == "0o600"
+    assert probing.state["envs"]["tidy"]["provider"] == probing.provider
     assert not probing.leftovers()
 
 
 async def test_a_task_can_opt_out_and_let_direct_calls_in(probing):
-    steps = [{**deploy("tidy"), "allow_direct_calls": True}, probe(), look("through-gateway")]
+    steps = [deploy_on(probing, allow_direct_calls=True), probe(), look("through-gateway")]
     record = await probing.run(steps, {**FILES, "artifacts/sees/sees.py": SEES})
     assert record["outcome"].startswith("passed"), (record["failure"], probing.logs.lines)
     seen = probing.state["outputs"]["probe"]

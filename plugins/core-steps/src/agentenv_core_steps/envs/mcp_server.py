@@ -327,11 +327,13 @@ async def _fork(ctx: Any, sandbox: Any, argv: list[str], env: dict[str, str]) ->
     port = str(free_port())
     full = sandbox.process_environment({**env, "MCP_PORT": port, "PORT": port})
     log = sandbox.new_log_path()
+    # the child writes into a FIFO this process drains into `log`, redacted (when it can)
+    output = sandbox.redacted_output(log) if hasattr(sandbox, "redacted_output") else log
     try:
         server = await anyio.to_thread.run_sync(forkserver.shared)
         pid = await anyio.to_thread.run_sync(
             lambda: server.spawn(
-                argv, cwd=Path(full["APP_DIR"]), env=full, log=log, marker=sandbox.id
+                argv, cwd=Path(full["APP_DIR"]), env=full, log=output, marker=sandbox.id
             )
         )
     except (RuntimeError, ValueError, OSError) as e:
