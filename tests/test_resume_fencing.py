@@ -197,3 +197,80 @@ def _intact_leftovers(home: Path) -> dict[str, str]:
         if folder.is_dir() and (meta / "state.json").exists() and lease.get("task_instance_id"):
             found[lease["task_instance_id"]] = lease["sandbox_id"]
     return found
+
+
+CONTROLLER = """
+import json, sys
+from pathlib import Path
+
+import anyio
+
+from agent_env.plugins import get_plugin_manager
+from agent_env.sandbox import SandboxSpec
+from agent_env.sandboxes.manager import SandboxManager
+
+
+async def main():
+    manager = SandboxManager(get_plugin_manager(), None, Path(sys.argv[1]))
+    image = sys.argv[3] or None
+    box = await manager.create("box", SandboxSpec(image=image), provider=sys.argv[2])
+    print(json.dumps(box.describe()), flush=True)
+    await box.exec("echo start >> /app/count; sleep 4; echo done >> /app/count")
+
+
+anyio.run(main)
+"""
+
+
+@pytest.mark.parametrize("provider", ["local", "docker"])
+def test_fence_ends_the_commands_a_dead_controller_left_running(tmp_path, provider):
+    """A controller process runs a command in a sandbox and is SIGKILLed mid-command (no
+    watchdog); whoever adopts the sandbox calls `fence()`, which ends the command (a local
+    process group, or a `docker exec` inside the container) before it could finish."""
+    import anyio
+
+    from agent_env.plugins import get_plugin_manager
+    from agent_env.sandboxes.manager import SandboxManager
+
+    image = ""
+    if provider == "docker":
+        from agentenv_docker_sandbox.testing import BASE_IMAGE, require_docker
+
+        require_docker(BASE_IMAGE)
+        image = BASE_IMAGE
+    home = tmp_path / "home"
+    script = tmp_path / "controller.py"
+    script.write_text(CONTROLLER)
+    env = cli_env(home, "0")
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(home), provider, image],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    described = json.loads(proc.stdout.readline())
+    manager = SandboxManager(get_plugin_manager(), None, home)
+
+    async def adopt():
+        return await manager.connect({"provider": provider, "describe": described})
+
+    box = anyio.run(adopt)
+
+    async def read() -> str:
+        try:
+            return (await box.read_file("/app/count")).decode()
+        except FileNotFoundError:
+            return ""
+
+    wait_for(lambda: anyio.run(read) == "start\n", 60)
+    proc.kill()
+    proc.wait(timeout=10)
+    try:
+        ended = anyio.run(box.fence)
+        assert any("sleep 4" in line for line in ended), ended
+        time.sleep(5)  # the command would have written `done` by now
+        assert anyio.run(read) == "start\n"
+        assert anyio.run(box.fence) == []  # nothing left to end
+    finally:
+        anyio.run(manager.teardown, box)
+    nothing_left(home)

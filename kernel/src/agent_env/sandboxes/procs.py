@@ -293,6 +293,16 @@ def command_line(pid: int, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def stop_pids(pids: Iterable[int]) -> None:
+    """SIGSTOP each of `pids` (so a shell does not run its next command when its child is
+    killed before it)."""
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGSTOP)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
 def kill_pids(pids: Iterable[int]) -> None:
     for pid in pids:
         try:

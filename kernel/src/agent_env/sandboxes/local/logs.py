@@ -48,9 +48,7 @@ def drain(sandbox_id: str, pipe: Path, log: Path) -> bool:
     with _LOCK:
         _HELD.setdefault(sandbox_id, []).append(holder)
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    threading.Thread(
-        target=_copy, args=(reader, fd), daemon=True, name=f"log-{log.name}"
-    ).start()
+    threading.Thread(target=_copy, args=(reader, fd), daemon=True, name=f"log-{log.name}").start()
     return True
 
 

@@ -311,6 +311,7 @@ class LocalSandbox(Sandbox):
         }
         stale = [pid for pid in marked_pids(self.id) if not procs.descends_from(pid, servers)]
         ended = [f"{pid} {procs.command_line(pid)}".strip() for pid in stale]
+        procs.stop_pids(stale)  # none goes on (`a; b`) when the other is killed first
         procs.kill_pids(stale)
         procs.wait_gone(stale, DRAIN_AFTER_KILL)
         for entry in self._tracked.values():  # the servers' output is drained by us now
