@@ -150,11 +150,11 @@ class DeployEnv(Step):
 
 
 def _secret_for(ctx: StepContext, name: str, env: Any) -> str | None:
-    """A new secret for env `name`, when its type can hand one to its server (`deploy` takes
-    `secret`); None otherwise (its server then answers direct calls, as with the opt-out)."""
+    """A new secret for env `name`, when its type can hand one to its server (its `deploy`
+    names a `secret` keyword; `**limits` are sandbox limits); None otherwise (its server then
+    answers direct calls, as with the opt-out)."""
     import inspect
 
-    params = inspect.signature(env.deploy).parameters
-    if "secret" not in params and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+    if "secret" not in inspect.signature(env.deploy).parameters:
         return None
     return env_secret.new(ctx, name)
