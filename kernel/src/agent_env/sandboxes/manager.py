@@ -239,7 +239,8 @@ class SandboxManager:
         waits (a few seconds at most) for the watchdog of `dead_owner` (a record's `{pid,
         start_time, host}`) to finish reaping, so what it reaps is gone, not half-gone. What is
         taken over and never adopted is torn down by `release_unadopted` or `reap_used`."""
-        watchdog.wait_for_supervisor(dead_owner)
+        if watchdog.may_wait(dead_owner):
+            await anyio.to_thread.run_sync(watchdog.wait_for_supervisor, dead_owner)
         instance_ids = set(instance_ids)
         try:
             names = sorted(os.listdir(self.lease_dir))
@@ -317,10 +318,8 @@ class SandboxManager:
             names = os.listdir(self.lease_dir)
         except FileNotFoundError:
             return False
-        return any(
-            n.startswith(prefix) and not leases.stale_claim(n) and not n.endswith(str(os.getpid()))
-            for n in names
-        )
+        mine = f"{prefix}{os.getpid()}"
+        return any(n.startswith(prefix) and n != mine and not leases.stale_claim(n) for n in names)
 
     async def teardown(self, sandbox: Sandbox) -> None:
         """Tear `sandbox` down (idempotent) and drop its lease."""

@@ -85,18 +85,26 @@ _waited: set[tuple[int, Any]] = set()
 SUPERVISOR_WAIT = 15.0
 
 
+def may_wait(owner: Mapping[str, Any] | None) -> bool:
+    """Whether `wait_for_supervisor(owner)` may have to wait (a dead owner on this host, not
+    waited for yet)."""
+    pid = (owner or {}).get("pid")
+    if not isinstance(pid, int) or (owner or {}).get("host") not in (None, procs.hostname()):
+        return False
+    key = (pid, (owner or {}).get("start_time"))
+    return key not in _waited and not procs.alive(pid, key[1])
+
+
 def wait_for_supervisor(owner: Mapping[str, Any] | None, timeout: float = SUPERVISOR_WAIT) -> None:
     """Wait until no supervisor watches `owner` (a record's `{pid, start_time, host}`, dead):
     once it returns, what that watchdog reaps is gone rather than half torn down."""
     import time
 
-    pid = (owner or {}).get("pid")
-    if not isinstance(pid, int) or (owner or {}).get("host") not in (None, procs.hostname()):
+    if not may_wait(owner):
         return
-    key = (pid, (owner or {}).get("start_time"))
-    if key in _waited or procs.alive(pid, key[1]):  # once per dead owner; a live one has none
-        return
-    _waited.add(key)
+    assert owner is not None
+    pid = owner["pid"]
+    _waited.add((pid, owner.get("start_time")))
     deadline = time.monotonic() + timeout
     while supervisor_pids(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
