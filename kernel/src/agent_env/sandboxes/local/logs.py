@@ -19,6 +19,8 @@ from agent_env.redact import process_redactor
 
 #: sandbox id -> the write ends this process holds open (closed at teardown)
 _HELD: dict[str, list[int]] = {}
+#: the FIFOs this process is copying
+_DRAINING: set[str] = set()
 _LOCK = threading.Lock()
 CHUNK = 65536
 
@@ -39,16 +41,21 @@ def open_redacted(sandbox_id: str, log: Path) -> Path:
 def drain(sandbox_id: str, pipe: Path, log: Path) -> bool:
     """Copy what is written to FIFO `pipe` into `log`, redacted, in a daemon thread; False when
     `pipe` is gone."""
-    try:
-        reader = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
-        return False
-    holder = os.open(pipe, os.O_WRONLY)
-    os.set_blocking(reader, True)
     with _LOCK:
+        if str(pipe) in _DRAINING:  # already copied by this process
+            return True
+        try:
+            reader = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)
+        except OSError:
+            return False
+        holder = os.open(pipe, os.O_WRONLY)
         _HELD.setdefault(sandbox_id, []).append(holder)
+        _DRAINING.add(str(pipe))
+    os.set_blocking(reader, True)
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    threading.Thread(target=_copy, args=(reader, fd), daemon=True, name=f"log-{log.name}").start()
+    threading.Thread(
+        target=_copy, args=(reader, fd, str(pipe)), daemon=True, name=f"log-{log.name}"
+    ).start()
     return True
 
 
@@ -64,7 +71,7 @@ def close(sandbox_id: str) -> None:
             pass
 
 
-def _copy(reader: int, out: int) -> None:
+def _copy(reader: int, out: int, pipe: str) -> None:
     redactor = process_redactor()
     buf = b""
     try:
@@ -84,6 +91,8 @@ def _copy(reader: int, out: int) -> None:
     finally:
         os.close(reader)
         os.close(out)
+        with _LOCK:
+            _DRAINING.discard(pipe)
 
 
 def _write(fd: int, data: bytes) -> None:
