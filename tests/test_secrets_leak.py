@@ -85,6 +85,23 @@ def _private_logs(tmp_path: Path) -> list[str]:
     ]
 
 
+def _run_until_started(env, bundle: Path, marker: Path, timeout: float) -> subprocess.Popen:
+    """`agent-env run BUNDLE`, running, once its step wrote `marker`."""
+    proc = subprocess.Popen(
+        [AGENT_ENV, "run", str(bundle)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + timeout
+    while not marker.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the step never started"
+        time.sleep(0.05)
+    return proc
+
+
 def test_a_short_secret_reaches_no_file_and_no_output(env, tmp_path):
     bundle = _bundle(tmp_path / "b", {})
     ran = _cli(env, "run", str(bundle), "--json")
@@ -103,18 +120,7 @@ def test_a_short_secret_reaches_no_file_and_no_output(env, tmp_path):
 def test_a_short_secret_reaches_no_file_after_a_sigkill_mid_step(env, tmp_path):
     marker = tmp_path / "started"
     bundle = _bundle(tmp_path / "b", {"marker": str(marker)})
-    proc = subprocess.Popen(
-        [AGENT_ENV, "run", str(bundle)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 60
-    while not marker.exists():
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "the step never started"
-        time.sleep(0.05)
+    proc = _run_until_started(env, bundle, marker, 60)
     os.kill(proc.pid, signal.SIGKILL)
     out, err = proc.communicate(timeout=10)
     assert _leaks(tmp_path, out, err) == []
@@ -171,19 +177,8 @@ def test_an_env_printing_a_secret_never_writes_it_to_disk_even_while_running(env
     steps = json.loads((bundle / "tasks" / "t.json").read_text())
     deploy = {"id": "env", "type": "deploy_env", "env_id": "chatty", "sandbox_type": "local"}
     (bundle / "tasks" / "t.json").write_text(json.dumps([deploy, *steps]))
-    proc = subprocess.Popen(
-        [AGENT_ENV, "run", str(bundle)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = _run_until_started(env, bundle, marker, 90)
     try:
-        deadline = time.monotonic() + 90
-        while not marker.exists():
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the step never started"
-            time.sleep(0.05)
         scans, masked = 0, 0
         for _ in range(10):  # mid-run: the env keeps printing while we look
             assert _leaks(tmp_path) == []
