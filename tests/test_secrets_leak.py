@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -139,12 +140,15 @@ from agentenv_protocol import AgentEnvEnvironment, environment_card, tool
 def chatter():
     pin = os.environ["AGENT_ENV_SECRET_PIN"]
     while True:  # the pin split over two writes: a copy that redacted per write would leak it
-        sys.stdout.write("env says pin=" + pin[:2])
-        sys.stdout.flush()
-        time.sleep(0.02)
-        sys.stdout.write(pin[2:] + " and more\\n")
-        sys.stdout.flush()
-        print("on stderr", pin, file=sys.stderr, flush=True)
+        try:
+            sys.stdout.write("env says pin=" + pin[:2])
+            sys.stdout.flush()
+            time.sleep(0.02)
+            sys.stdout.write(pin[2:] + " and more\\n")
+            sys.stdout.flush()
+            print("on stderr", pin, file=sys.stderr, flush=True)
+        except OSError:  # nobody reads the output (the runner died): like a logging handler
+            pass
         time.sleep(0.03)
 
 
@@ -162,12 +166,7 @@ if __name__ == "__main__":
 """
 
 
-def test_an_env_printing_a_secret_never_writes_it_to_disk_even_while_running(env, tmp_path):
-    """The env server prints the pin over and over (split across writes, on stdout and
-    stderr) from the moment it starts; its log under the state folder fills with the masked
-    lines while the run is still going, and at no moment (scanned repeatedly mid-run, then
-    after a SIGKILL) does any file hold the pin."""
-    marker = tmp_path / "started"
+def _chatty_bundle(tmp_path: Path, marker: Path) -> Path:
     bundle = _bundle(tmp_path / "b", {"marker": str(marker)})
     (bundle / "envs" / "chatty").mkdir(parents=True)
     (bundle / "envs" / "chatty" / "env.toml").write_text(
@@ -177,23 +176,79 @@ def test_an_env_printing_a_secret_never_writes_it_to_disk_even_while_running(env
     steps = json.loads((bundle / "tasks" / "t.json").read_text())
     deploy = {"id": "env", "type": "deploy_env", "env_id": "chatty", "sandbox_type": "local"}
     (bundle / "tasks" / "t.json").write_text(json.dumps([deploy, *steps]))
+    return bundle
+
+
+def _scan_while_running(tmp_path: Path, proc: subprocess.Popen, scans: int = 10) -> int:
+    """Scan every file for the pin `scans` times, 0.2 s apart, while `proc` runs; the most
+    masked lines seen in one env log."""
+    masked = 0
+    for _ in range(scans):  # the env keeps printing while we look
+        assert _leaks(tmp_path) == []
+        logs = list((tmp_path / "home").rglob("proc-*.log"))
+        masked = max([p.read_bytes().count(b"pin=[redacted] and more") for p in logs], default=0)
+        time.sleep(0.2)
+    assert proc.poll() is None, "the run ended before the scans did"
+    return masked
+
+
+def test_an_env_printing_a_secret_never_writes_it_to_disk_even_while_running(env, tmp_path):
+    """The env server prints the pin over and over (split across writes, on stdout and
+    stderr) from the moment it starts; its log under the state folder fills with the masked
+    lines while the run is still going, and at no moment (scanned repeatedly mid-run, then
+    after a SIGKILL) does any file hold the pin."""
+    marker = tmp_path / "started"
+    bundle = _chatty_bundle(tmp_path, marker)
     proc = _run_until_started(env, bundle, marker, 90)
     try:
-        scans, masked = 0, 0
-        for _ in range(10):  # mid-run: the env keeps printing while we look
-            assert _leaks(tmp_path) == []
-            logs = list((tmp_path / "home").rglob("proc-*.log"))
-            masked = max(
-                [p.read_bytes().count(b"pin=[redacted] and more") for p in logs], default=0
-            )
-            scans += 1
-            time.sleep(0.2)
-        assert proc.poll() is None, "the run ended before the scans did"
-        assert masked >= 5, "the env's log was not written while it ran"
+        assert _scan_while_running(tmp_path, proc) >= 5, "the env's log was not written"
         assert _private_logs(tmp_path) == []
     finally:
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGKILL)
         out, err = proc.communicate(timeout=10)
-    assert scans == 10
     assert _leaks(tmp_path, out, err) == []
+
+
+def test_a_resume_that_adopts_the_env_goes_on_writing_its_log_redacted(env, tmp_path):
+    """Watchdog off: the run is SIGKILLed mid-step, the env server outlives it (its writes
+    fail meanwhile rather than reach the disk); `--resume` adopts the env and drains its
+    output again: the log grows with masked lines while the resumed run goes on, the pin is in
+    no file at any scan, and nothing is left at the end."""
+    env = {**env, "AGENT_ENV_WATCHDOG": "0"}
+    marker = tmp_path / "started"
+    bundle = _chatty_bundle(tmp_path, marker)
+    proc = _run_until_started(env, bundle, marker, 90)
+    assert _scan_while_running(tmp_path, proc, 3) >= 1
+    os.kill(proc.pid, signal.SIGKILL)
+    out, err = proc.communicate(timeout=10)
+    [log] = list((tmp_path / "home").rglob("proc-*.log"))
+    before = log.read_bytes().count(b"pin=[redacted] and more")
+    # read the store directly: any agent-env command would reap what the dead run left
+    with sqlite3.connect(tmp_path / "home" / "documents.sqlite3") as db:
+        [(run_id,)] = db.execute("SELECT key FROM documents WHERE collection = 'runs'").fetchall()
+    marker.unlink()
+    resumed = subprocess.Popen(
+        [AGENT_ENV, "run", "--resume", run_id],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists():
+            assert resumed.poll() is None, resumed.communicate()
+            assert time.monotonic() < deadline, "the resumed step never started"
+            time.sleep(0.05)
+        _scan_while_running(tmp_path, resumed, 5)
+        after = log.read_bytes().count(b"pin=[redacted] and more")
+        assert after >= before + 5, (before, after)  # the same env's log, drained again
+    finally:
+        rout, rerr = resumed.communicate(timeout=60)
+    assert resumed.returncode == 0, rerr
+    assert "fenced sandbox 'main'" in rerr or "resuming" in rerr
+    assert _leaks(tmp_path, out, err, rout, rerr) == []
+    assert not [
+        p for p in (tmp_path / "home" / "sandboxes").iterdir() if not p.name.startswith(".")
+    ]
