@@ -172,7 +172,9 @@ def test_300_hello_trials_sigkilled_and_resumed_pass_300_five_times(tmp_path):
             assert "is gone" not in log, (round_, instance_id, log)
         if watchdog == "0":
             assert intact, f"round {round_}: no trial held a sandbox at the kill"
-        nothing_left(home)
+        left = sorted(p.name for p in (home / "sandboxes").iterdir() if not p.name.startswith("."))
+        leased = sorted(p.name for p in (home / "leases").iterdir())
+        assert not left and not leased, (round_, watchdog, left, leased, done.stderr[-2000:])
 
 
 def _passed(proc: subprocess.Popen, home: Path, at_least: int) -> bool:
