@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -85,6 +86,23 @@ def _private_logs(tmp_path: Path) -> list[str]:
     ]
 
 
+def _run_until_started(env, bundle: Path, marker: Path, timeout: float) -> subprocess.Popen:
+    """`agent-env run BUNDLE`, running, once its step wrote `marker`."""
+    proc = subprocess.Popen(
+        [AGENT_ENV, "run", str(bundle)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + timeout
+    while not marker.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the step never started"
+        time.sleep(0.05)
+    return proc
+
+
 def test_a_short_secret_reaches_no_file_and_no_output(env, tmp_path):
     bundle = _bundle(tmp_path / "b", {})
     ran = _cli(env, "run", str(bundle), "--json")
@@ -103,19 +121,134 @@ def test_a_short_secret_reaches_no_file_and_no_output(env, tmp_path):
 def test_a_short_secret_reaches_no_file_after_a_sigkill_mid_step(env, tmp_path):
     marker = tmp_path / "started"
     bundle = _bundle(tmp_path / "b", {"marker": str(marker)})
-    proc = subprocess.Popen(
-        [AGENT_ENV, "run", str(bundle)],
+    proc = _run_until_started(env, bundle, marker, 60)
+    os.kill(proc.pid, signal.SIGKILL)
+    out, err = proc.communicate(timeout=10)
+    assert _leaks(tmp_path, out, err) == []
+    assert _private_logs(tmp_path) == []
+
+
+CHATTY = """
+import os
+import sys
+import threading
+import time
+
+from agentenv_protocol import AgentEnvEnvironment, environment_card, tool
+
+
+def chatter():
+    pin = os.environ["AGENT_ENV_SECRET_PIN"]
+    while True:  # the pin split over two writes: a copy that redacted per write would leak it
+        try:
+            sys.stdout.write("env says pin=" + pin[:2])
+            sys.stdout.flush()
+            time.sleep(0.02)
+            sys.stdout.write(pin[2:] + " and more\\n")
+            sys.stdout.flush()
+            print("on stderr", pin, file=sys.stderr, flush=True)
+        except OSError:  # nobody reads the output (the runner died): like a logging handler
+            pass
+        time.sleep(0.03)
+
+
+@environment_card(name="chatty")
+class Chatty(AgentEnvEnvironment):
+    @tool()
+    def ping(self) -> str:
+        \"\"\"Answer pong.\"\"\"
+        return "pong"
+
+
+if __name__ == "__main__":
+    threading.Thread(target=chatter, daemon=True).start()
+    Chatty().serve()
+"""
+
+
+def _chatty_bundle(tmp_path: Path, marker: Path) -> Path:
+    bundle = _bundle(tmp_path / "b", {"marker": str(marker)})
+    (bundle / "envs" / "chatty").mkdir(parents=True)
+    (bundle / "envs" / "chatty" / "env.toml").write_text(
+        'command = ["python", "server.py"]\nrequirements = []\n'
+    )
+    (bundle / "envs" / "chatty" / "server.py").write_text(CHATTY)
+    steps = json.loads((bundle / "tasks" / "t.json").read_text())
+    deploy = {"id": "env", "type": "deploy_env", "env_id": "chatty", "sandbox_type": "local"}
+    (bundle / "tasks" / "t.json").write_text(json.dumps([deploy, *steps]))
+    return bundle
+
+
+def _scan_while_running(tmp_path: Path, proc: subprocess.Popen, scans: int = 10) -> int:
+    """Scan every file for the pin `scans` times, 0.2 s apart, while `proc` runs; the most
+    masked lines seen in one env log."""
+    masked = 0
+    for _ in range(scans):  # the env keeps printing while we look
+        assert _leaks(tmp_path) == []
+        logs = list((tmp_path / "home").rglob("proc-*.log"))
+        masked = max([p.read_bytes().count(b"pin=[redacted] and more") for p in logs], default=0)
+        time.sleep(0.2)
+    assert proc.poll() is None, "the run ended before the scans did"
+    return masked
+
+
+def test_an_env_printing_a_secret_never_writes_it_to_disk_even_while_running(env, tmp_path):
+    """The env server prints the pin over and over (split across writes, on stdout and
+    stderr) from the moment it starts; its log under the state folder fills with the masked
+    lines while the run is still going, and at no moment (scanned repeatedly mid-run, then
+    after a SIGKILL) does any file hold the pin."""
+    marker = tmp_path / "started"
+    bundle = _chatty_bundle(tmp_path, marker)
+    proc = _run_until_started(env, bundle, marker, 90)
+    try:
+        assert _scan_while_running(tmp_path, proc) >= 5, "the env's log was not written"
+        assert _private_logs(tmp_path) == []
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate(timeout=10)
+    assert _leaks(tmp_path, out, err) == []
+
+
+def test_a_resume_that_adopts_the_env_goes_on_writing_its_log_redacted(env, tmp_path):
+    """Watchdog off: the run is SIGKILLed mid-step, the env server outlives it (its writes
+    fail meanwhile rather than reach the disk); `--resume` adopts the env and drains its
+    output again: the log grows with masked lines while the resumed run goes on, the pin is in
+    no file at any scan, and nothing is left at the end."""
+    env = {**env, "AGENT_ENV_WATCHDOG": "0"}
+    marker = tmp_path / "started"
+    bundle = _chatty_bundle(tmp_path, marker)
+    proc = _run_until_started(env, bundle, marker, 90)
+    assert _scan_while_running(tmp_path, proc, 3) >= 1
+    os.kill(proc.pid, signal.SIGKILL)
+    out, err = proc.communicate(timeout=10)
+    [log] = list((tmp_path / "home").rglob("proc-*.log"))
+    before = log.read_bytes().count(b"pin=[redacted] and more")
+    # read the store directly: any agent-env command would reap what the dead run left
+    with sqlite3.connect(tmp_path / "home" / "documents.sqlite3") as db:
+        [(run_id,)] = db.execute("SELECT key FROM documents WHERE collection = 'runs'").fetchall()
+    marker.unlink()
+    resumed = subprocess.Popen(
+        [AGENT_ENV, "run", "--resume", run_id],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 60
-    while not marker.exists():
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "the step never started"
-        time.sleep(0.05)
-    os.kill(proc.pid, signal.SIGKILL)
-    out, err = proc.communicate(timeout=10)
-    assert _leaks(tmp_path, out, err) == []
-    assert _private_logs(tmp_path) == []
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists():
+            assert resumed.poll() is None, resumed.communicate()
+            assert time.monotonic() < deadline, "the resumed step never started"
+            time.sleep(0.05)
+        _scan_while_running(tmp_path, resumed, 5)
+        after = log.read_bytes().count(b"pin=[redacted] and more")
+        assert after >= before + 5, (before, after)  # the same env's log, drained again
+    finally:
+        rout, rerr = resumed.communicate(timeout=60)
+    assert resumed.returncode == 0, rerr
+    assert "fenced sandbox 'main'" in rerr or "resuming" in rerr
+    assert _leaks(tmp_path, out, err, rout, rerr) == []
+    assert not [
+        p for p in (tmp_path / "home" / "sandboxes").iterdir() if not p.name.startswith(".")
+    ]

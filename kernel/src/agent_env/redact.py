@@ -53,17 +53,45 @@ class Redactor:
     def __init__(self, secrets: Iterable[str] = ()):
         self._secrets: set[str] = set()
         self._pattern: re.Pattern[str] | None = None
+        self._bytes: re.Pattern[bytes] | None = None
+        self._encoded: tuple[bytes, ...] = ()
         self.add(secrets)
 
     def add(self, secrets: Iterable[str], *, min_length: int = 1) -> None:
         """Learn more secret values (e.g. resolved `secret:` references); `min_length` only
-        for values guessed to be secret."""
-        for value in secrets:
-            if isinstance(value, str) and value.strip() and len(value) >= min_length:
-                self._secrets.add(value)
-        if self._secrets:
-            ordered = sorted(self._secrets, key=len, reverse=True)
-            self._pattern = re.compile("|".join(re.escape(s) for s in ordered))
+        for values guessed to be secret. Every value is also learned by `process_redactor()`,
+        which redacts process output as it is written to logs."""
+        learned = [
+            value
+            for value in secrets
+            if isinstance(value, str)
+            and value.strip()
+            and len(value) >= min_length
+            and value not in self._secrets
+        ]
+        if not learned:
+            return
+        self._secrets.update(learned)
+        ordered = sorted(self._secrets, key=len, reverse=True)
+        self._pattern = re.compile("|".join(re.escape(s) for s in ordered))
+        self._encoded = tuple(s.encode() for s in ordered)
+        self._bytes = re.compile(b"|".join(re.escape(s) for s in self._encoded))
+        if _PROCESS is not None and self is not _PROCESS:
+            _PROCESS.add(learned)
+
+    def data(self, value: bytes) -> bytes:
+        """`value` (raw process output) with every known secret replaced."""
+        pattern = self._bytes
+        return pattern.sub(REDACTED.encode(), value) if pattern is not None else value
+
+    def pending(self, tail: bytes) -> int:
+        """How many bytes at the end of `tail` could be the start of a secret that more output
+        completes (a writer holds them back until it knows)."""
+        for size in range(min(len(tail), max(map(len, self._encoded), default=1) - 1), 0, -1):
+            end = tail[-size:]
+            if any(s.startswith(end) for s in self._encoded):
+                return size
+        return 0
 
     def __call__(self, value: Any) -> Any:
         return redact(value, self._pattern)
@@ -105,6 +133,17 @@ class Redactor:
         redactor = cls(values)
         redactor.add(guessed, min_length=MIN_SECRET_LENGTH)
         return redactor
+
+
+_PROCESS: Redactor | None = None
+_PROCESS = Redactor()
+
+
+def process_redactor() -> Redactor:
+    """Every secret any redactor in this process learned (what process logs are redacted
+    with while they are written: over-masking another run's secret there is harmless)."""
+    assert _PROCESS is not None
+    return _PROCESS
 
 
 def redact(value: Any, secrets: re.Pattern[str] | Iterable[str] | None = None) -> Any:

@@ -138,6 +138,14 @@ class Sandbox(abc.ABC):
         wrong, so that such a trial is classed `infrastructure`, not the agent's failure."""
         return None
 
+    async def fence(self) -> list[str]:
+        """End every command (`exec`) a previous owner of this sandbox started that still
+        runs, sparing the servers `start_process` started: a resume adopting the sandbox of a
+        dead run calls it before any step runs again, so the dead run's copy of a step never
+        runs alongside the new one. What was ended (for the log); the default ends nothing
+        (a provider whose commands cannot outlive their caller)."""
+        return []
+
 
 class SandboxProvider(abc.ABC):
     """Creates, reconnects and reaps sandboxes of one kind."""

@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent))
 from clock_envs import FILES, caller  # noqa: E402
 
@@ -62,13 +64,10 @@ STEPS = [
 ]
 
 
-def run(home: Path, *args: str, **popen) -> subprocess.Popen:
+def run(home: Path, *args: str, watchdog: str = "0", **popen) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_ENV_")}
     env["AGENT_ENV_HOME"] = str(home)
-    # The resume adopts the env the killed run left (its state holds the first trigger's
-    # write); the watchdog would have reaped it. With the watchdog on, a resume re-runs the
-    # env from scratch while the snapshot says the first trigger already fired: open item.
-    env["AGENT_ENV_WATCHDOG"] = "0"
+    env["AGENT_ENV_WATCHDOG"] = watchdog
     return subprocess.Popen(
         [str(AGENT_ENV), "run", *args, "--json"],
         env=env,
@@ -80,7 +79,12 @@ def run(home: Path, *args: str, **popen) -> subprocess.Popen:
     )
 
 
-def test_a_killed_run_resumes_with_the_clock_and_fired_triggers(tmp_path):
+@pytest.mark.parametrize("watchdog", ["0", "1"])
+def test_a_killed_run_resumes_with_the_clock_and_fired_triggers(tmp_path, watchdog):
+    """Watchdog off: the resume adopts the env the killed run left (its state holds the first
+    trigger's write) and restores the clock and the fired-trigger state onto it. On: the
+    watchdog reaped the env, the resume deploys it anew and the snapshot is not restored onto
+    the fresh env (its triggers start over), so each trigger still writes exactly once."""
     bundle, home = tmp_path / "bundle", tmp_path / "home"
     files = {
         **FILES,
@@ -91,7 +95,7 @@ def test_a_killed_run_resumes_with_the_clock_and_fired_triggers(tmp_path):
     for rel, text in files.items():
         (bundle / rel).parent.mkdir(parents=True, exist_ok=True)
         (bundle / rel).write_text(text)
-    first = run(home, str(bundle))
+    first = run(home, str(bundle), watchdog=watchdog)
     snapshots = home / "triggers"
     try:
         deadline = time.monotonic() + 120
@@ -116,14 +120,18 @@ def test_a_killed_run_resumes_with_the_clock_and_fired_triggers(tmp_path):
         first.communicate()
     with sqlite3.connect(home / "documents.sqlite3") as db:
         [(run_id,)] = db.execute("SELECT key FROM documents WHERE collection = 'runs'").fetchall()
-    resumed = run(home, "--resume", run_id)
+    resumed = run(home, "--resume", run_id, watchdog=watchdog)
     out, err = resumed.communicate(timeout=300)
     [record] = json.loads(out)["tasks"]
     assert record["status"] == "passed", record["outcome"] + "\n" + err
     assert record["resumes"] == 1
     [writes] = [r["description"] for r in record["verifiers"]["count"]["results"]]
     assert json.loads(writes) == {"first": 1, "second": 1, "third": 1}
-    assert "trigger(s) restored; already fired: first" in err
+    if watchdog == "0":
+        assert "trigger(s) restored; already fired: first" in err
+    else:
+        assert "trigger state not restored: its envs were deployed anew" in err
+        assert "restored; already fired" not in err
     assert not list(snapshots.glob("*.json"))  # forgotten when the instance ended
 
 

@@ -59,6 +59,11 @@ class AgentEnvStarletteApplication(AgentEnvApplication):
 
     def _add(self, app: Any) -> None:
         app.router.routes.extend(self.served.routes())
+        from agentenv_protocol.gateway_only import GatewayOnly, env_secret
+
+        secret = env_secret()
+        if secret and callable(getattr(app, "add_middleware", None)):
+            app.add_middleware(GatewayOnly, secret=secret)
 
 
 def create_fastmcp_app(handler: Any, *, card: Any, **fastmcp_kwargs: Any) -> Any:

@@ -199,9 +199,11 @@ async def invoke_extension(
     verify: bool = True,
     *,
     method: str | None = None,
+    headers: dict[str, str] | None = None,
 ) -> Any:
     """Call the extension method `method` (else the first listed) at the endpoint and with the
-    verb the card advertises; returns its JSON, or raises `ExtensionCallError` on a non-2xx."""
+    verb the card advertises, sending `headers` (e.g. the env's secret); returns its JSON, or
+    raises `ExtensionCallError` on a non-2xx."""
     ext = find_extension(card, uri)
     if ext is None:
         offered = [e.get("uri") for e in (card.get("capabilities") or {}).get("extensions") or []]
@@ -221,7 +223,7 @@ async def invoke_extension(
     if not op["endpoint"]:
         raise ValueError(f"extension {uri} has no endpoint in params")
     url = f"{base_url}{op['endpoint']}"
-    async with httpx.AsyncClient(verify=verify) as http:
+    async with httpx.AsyncClient(verify=verify, headers=headers or {}) as http:
         if op["method"] == "GET":
             response = await http.get(url, params=params or {}, timeout=timeout)
         else:

@@ -28,3 +28,9 @@ DEFAULT_PORT = 18765
 
 #: tools/list `_meta` key of a tool a gateway hides from every role until a rule names it.
 HIDDEN_BY_DEFAULT_META_KEY = "agentenv.io/hiddenByDefault"
+
+#: The header a gateway adds to every request it forwards to an env, carrying the env's secret.
+ENV_SECRET_HEADER = "agentenv-env-secret"
+#: The environment variable the deploy step passes the env's secret in; an env server started
+#: with it answers only requests carrying the secret (the card and `/healthz` stay open).
+ENV_SECRET_ENV = "AGENTENV_ENV_SECRET"

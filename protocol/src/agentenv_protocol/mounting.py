@@ -125,7 +125,26 @@ def mount(served: Any, app: Any) -> Any:
             description=tool.descriptor.description,
             **extra,
         )
+    _guard_apps(app)
     return app
+
+
+def _guard_apps(app: Any) -> None:
+    """Make the ASGI apps FastMCP builds to serve answer only the gateway (with an env secret)."""
+    from agentenv_protocol.gateway_only import GatewayOnly, env_secret
+
+    secret = env_secret()
+    if not secret:
+        return
+    for attr in ("streamable_http_app", "sse_app"):
+        build = getattr(app, attr, None)
+        if callable(build) and not getattr(build, "__agentenv_guarded__", False):
+
+            def guarded(*args: Any, __build: Any = build, **kwargs: Any) -> Any:
+                return GatewayOnly(__build(*args, **kwargs), secret)
+
+            guarded.__agentenv_guarded__ = True  # type: ignore[attr-defined]
+            setattr(app, attr, guarded)
 
 
 def injecting(fn: Any) -> Any:

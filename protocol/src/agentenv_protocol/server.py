@@ -198,12 +198,19 @@ class EnvironmentApp:
         return routes
 
     def asgi(self) -> Any:
-        return mcp_app(
-            self.card.name,
-            list_tools=self.list_tools,
-            call_tool=self.call_tool,
-            routes=self.routes(),
-            max_request_bytes=self.max_request_bytes,
+        """The env's ASGI app; started with an env secret (`AGENTENV_ENV_SECRET`, set by the
+        deploy step) it answers only requests carrying it, i.e. the run's gateway
+        (`agentenv_protocol.gateway_only`)."""
+        from agentenv_protocol.gateway_only import guard
+
+        return guard(
+            mcp_app(
+                self.card.name,
+                list_tools=self.list_tools,
+                call_tool=self.call_tool,
+                routes=self.routes(),
+                max_request_bytes=self.max_request_bytes,
+            )
         )
 
 

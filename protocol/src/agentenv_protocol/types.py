@@ -15,6 +15,8 @@ from agentenv_protocol.constants import (  # noqa: F401 - re-exported: the wire 
     DATA_OBJECTS_EXTENSION_URI,
     DEFAULT_HOST,
     DEFAULT_PORT,
+    ENV_SECRET_ENV,
+    ENV_SECRET_HEADER,
     EXT_PREFIX,
     HIDDEN_BY_DEFAULT_META_KEY,
     MCP_PATH,

@@ -85,6 +85,8 @@ class TaskInstance:
             keep_logs=self._keep_logs,
         )
         self.failure: dict[str, Any] | None = None
+        #: The process that ran this instance before a resume (whose leftovers are fenced).
+        self.previous_owner: Mapping[str, Any] | None = None
         self.cancelled = False
         self.logs: list[str] = list(record.log)
 
@@ -150,9 +152,12 @@ class TaskInstance:
         journal is read, nothing is run yet."""
         if not isinstance(record, TaskInstanceRecord):
             record = TaskInstanceRecord.from_dict(record)
+        previous_owner = record.owner
         record = record.replace(resumes=record.resumes + 1)
         journal, entries = await Journal.open(services.stores.documents, record.id)
-        return cls(services, steps, record, journal, entries)
+        instance = cls(services, steps, record, journal, entries)
+        instance.previous_owner = previous_owner
+        return instance
 
     @property
     def record(self) -> dict[str, Any]:
@@ -357,7 +362,7 @@ class TaskInstance:
             recorded = dict(self.state.get("sandboxes") or {})
             if not recorded:
                 return
-            broken = await self.sandboxes.reconnect(recorded)
+            broken = await self.sandboxes.reconnect(recorded, dead_owner=self.previous_owner)
             if not broken:
                 return
             span: set[str] = set()

@@ -91,9 +91,20 @@ class InstanceSandboxes:
         for name in [n for n in self.live if n not in recorded]:
             await self._teardown(self.live.pop(name))
 
-    async def reconnect(self, recorded: Mapping[str, Any]) -> list[str]:
+    async def reconnect(
+        self, recorded: Mapping[str, Any], *, dead_owner: Mapping[str, Any] | None = None
+    ) -> list[str]:
         """Adopt the recorded sandboxes not live yet; the creating step of each one that is gone.
-        Afterwards orphans of dead owners that are not ours are reaped."""
+
+        Fencing comes first: the sandboxes the dead run (`dead_owner`, the record's previous
+        owner) left for this instance are leased to this process, and each adopted one has the
+        commands the dead run's steps still ran ended (`Sandbox.fence`), so a step that was
+        running when the controller died never runs twice at once. Afterwards what the dead
+        run left for this instance and the journal never recorded is torn down; other
+        instances' sandboxes are left alone (a sibling trial may be about to adopt them)."""
+        instance_id = self.labels.get("task_instance_id", "")
+        if self.manager is not None:
+            await self.manager.take_over(instance_ids=[instance_id], dead_owner=dead_owner)
         broken: list[str] = []
         for name, rec in recorded.items():
             if name in self.live:
@@ -115,8 +126,15 @@ class InstanceSandboxes:
             self.live[name] = sandbox
             self.owned.append(sandbox)
             self.names[id(sandbox)] = name
+            ended = await sandbox.fence()
+            if ended:
+                self.log(
+                    None,
+                    f"fenced sandbox {name!r}: ended {len(ended)} command(s) the interrupted "
+                    f"run still ran ({', '.join(ended[:5])})",
+                )
         if self.manager is not None:
-            await self.manager.reap_orphans(adopt=[s.id for s in self.owned])
+            await self.manager.release_unadopted(instance_id, keep=[s.id for s in self.owned])
         return broken
 
     async def vanished(self) -> list[str]:

@@ -317,8 +317,12 @@ async def resume_run(
     if run_record.owner:
         # A run whose process still runs would start the same trials twice.
         check_owner_gone(run_record.id, run_record.owner)
+        dead_owner = run_record.owner
         run_record.owner = owner()
         await documents.put(RUNS, run_record.id, run_record.to_dict())
+        if services.sandboxes is not None:
+            # lease the whole run's leftovers to this process before any trial adopts its own
+            await services.sandboxes.take_over(run_id=run_record.id, dead_owner=dead_owner)
     ids, names = run_record.instances, run_record.tasks
     seeds = SeedTable(entries=tuple(run_record.seed_table), source=run_record.seed_source)
     task_names = list(dict.fromkeys(names))

@@ -20,6 +20,8 @@ SUFFIX = ".json"
 CLAIM = ".reaping-"
 #: Names a creation under way (written before the provider creates, removed once leased).
 PENDING = "pending-"
+#: Starts the name of a lease being written (`.tmp-<writer pid>-...`).
+TEMP = ".tmp-"
 
 
 def me() -> dict[str, Any]:
@@ -31,7 +33,22 @@ def me() -> dict[str, Any]:
 def write(path: Path, lease: dict[str, Any]) -> None:
     # No fsync: a lease only has to outlive its process, not a power cut (every create pays it).
     # Compact JSON: `indent` makes `json` use its pure-Python encoder (~10x slower).
-    atomic_write(path, json.dumps(lease, separators=(",", ":")), fsync=False)
+    # The temp file names its writer, so the reaper can remove one a SIGKILL left half written.
+    body = json.dumps(lease, separators=(",", ":"))
+    atomic_write(path, body, fsync=False, prefix=f"{TEMP}{os.getpid()}-")
+
+
+def discard_dead_temps(lease_dir: Path, names: list[str]) -> None:
+    """Remove the temp files of lease writers that died mid-write."""
+    for name in names:
+        if not name.startswith(TEMP):
+            continue
+        try:
+            pid = int(name[len(TEMP) :].split("-", 1)[0])
+        except ValueError:
+            continue
+        if not procs.alive(pid):
+            (Path(lease_dir) / name).unlink(missing_ok=True)
 
 
 def write_pending(lease_dir: Path, lease: dict[str, Any]) -> Path:
@@ -80,6 +97,40 @@ def claim(path: Path) -> Path | None:
     except FileNotFoundError:
         return None
     return target
+
+
+def unclaim(claimed: Path, path: Path) -> None:
+    """Give back a claim (its lease was not an orphan after all), unless a newer lease was
+    written at `path` meanwhile (that one wins)."""
+    try:
+        os.link(claimed, path)
+    except FileExistsError:
+        pass
+    except OSError:
+        return
+    claimed.unlink(missing_ok=True)
+
+
+def mine(lease: dict[str, Any]) -> bool:
+    """Whether this process owns `lease`."""
+    ident = procs.ProcessIdentity.current()
+    return lease.get("owner_pid") == ident.pid and lease.get("host") in (None, ident.host)
+
+
+def take(path: Path) -> dict[str, Any] | None:
+    """Re-own the lease at `path`, whose owner is dead, to this process (a resume adopting what
+    a dead run left): claimed first like a reaper, so a reaper and a resume never both get it.
+    The lease as it was; None when another process got it or its owner turned out alive."""
+    claimed = claim(path)
+    if claimed is None:
+        return None
+    lease = read(claimed)
+    if lease is None or owner_alive(lease):
+        unclaim(claimed, path)
+        return None
+    write(path, {**lease, **me(), "taken_from_pid": lease.get("owner_pid")})
+    claimed.unlink(missing_ok=True)
+    return lease
 
 
 def stale_claim(name: str) -> bool:

@@ -53,6 +53,8 @@ class SandboxManager:
         #: The most creations seen in flight at once (what the cap is checked against).
         self.peak_creating = 0
         self._creating = 0
+        #: Leases `take_over` re-owned from a dead run, by sandbox id, until adopted.
+        self._taken: dict[str, dict[str, Any]] = {}
 
     @property
     def create_limit(self) -> int | None:
@@ -213,10 +215,111 @@ class SandboxManager:
         if not provider_name:
             raise SandboxError(f"cannot reconnect: no provider in {dict(info)!r}")
         watchdog.watch(self.home)
+        sandbox_id = describe.get("id")
+        if isinstance(sandbox_id, str) and self._being_reaped(sandbox_id):
+            raise SandboxError(f"sandbox {sandbox_id} is being torn down by a reaper")
         sandbox = await self.provider(provider_name).connect(describe)
         self.live[sandbox.id] = sandbox
+        self._taken.pop(sandbox.id, None)
         self._adopt(sandbox.id, provider_name, sandbox.describe())
         return sandbox
+
+    # -- resume: leasing what a dead run left to the run that resumes it ------------------
+
+    async def take_over(
+        self,
+        *,
+        run_id: str | None = None,
+        instance_ids: Iterable[str] = (),
+        dead_owner: Mapping[str, Any] | None = None,
+    ) -> list[str]:
+        """Lease to this process every sandbox whose owner is dead and whose lease names
+        `run_id` or one of `instance_ids`: no other reaper (another command, the dead owner's
+        watchdog) tears them down while the resume adopts them one trial at a time. First
+        waits (a few seconds at most) for the watchdog of `dead_owner` (a record's `{pid,
+        start_time, host}`) to finish reaping, so what it reaps is gone, not half-gone. What is
+        taken over and never adopted is torn down by `release_unadopted` or `reap_used`."""
+        if watchdog.may_wait(dead_owner):
+            await anyio.to_thread.run_sync(watchdog.wait_for_supervisor, dead_owner)
+        instance_ids = set(instance_ids)
+        try:
+            names = sorted(os.listdir(self.lease_dir))
+        except FileNotFoundError:
+            return []
+        taken: list[str] = []
+        watched = False
+        for name in names:
+            if name.startswith((".", leases.PENDING)) or leases.CLAIM in name:
+                continue
+            if not name.endswith(leases.SUFFIX):
+                continue
+            lease = leases.read(self.lease_dir / name)
+            if lease is None or not _names(lease, run_id, instance_ids):
+                continue
+            if leases.owner_alive(lease):
+                continue
+            if not watched:  # a resume killed in turn leaves them to its own watchdog
+                watchdog.watch(self.home)
+                watched = True
+            lease = leases.take(self.lease_dir / name)
+            if lease is not None:
+                sandbox_id = lease.get("sandbox_id") or name.removesuffix(leases.SUFFIX)
+                self._taken[sandbox_id] = lease
+                taken.append(sandbox_id)
+        return taken
+
+    async def release_unadopted(self, instance_id: str, keep: Iterable[str] = ()) -> list[str]:
+        """Tear down what a dead run left for task instance `instance_id` that its resume did
+        not adopt (`keep`): a sandbox a step created while the controller died, before the
+        journal recorded it. Another instance's sandboxes are never touched."""
+        keep = set(keep) | set(self.live)
+        try:
+            names = sorted(os.listdir(self.lease_dir))
+        except FileNotFoundError:
+            return []
+        reaped: list[str] = []
+        for name in names:
+            if name.startswith((".", leases.PENDING)) or leases.CLAIM in name:
+                continue
+            if not name.endswith(leases.SUFFIX):
+                continue
+            sandbox_id = name.removesuffix(leases.SUFFIX)
+            if sandbox_id in keep:
+                continue
+            lease = leases.read(self.lease_dir / name)
+            if lease is None or lease.get("task_instance_id") != instance_id:
+                continue
+            if leases.owner_alive(lease) and not leases.mine(lease):
+                continue
+            claimed = leases.claim(self.lease_dir / name)
+            if claimed is None:
+                continue
+            self._taken.pop(sandbox_id, None)
+            if await self._reap_one(sandbox_id, lease, claimed):
+                reaped.append(sandbox_id)
+        return reaped
+
+    async def _reap_taken(self) -> list[str]:
+        """Tear down what `take_over` leased to this process and no instance adopted."""
+        reaped: list[str] = []
+        for sandbox_id, lease in list(self._taken.items()):
+            self._taken.pop(sandbox_id, None)
+            if sandbox_id in self.live:
+                continue
+            claimed = leases.claim(self._lease_path(sandbox_id))
+            if claimed is not None and await self._reap_one(sandbox_id, lease, claimed):
+                reaped.append(sandbox_id)
+        return reaped
+
+    def _being_reaped(self, sandbox_id: str) -> bool:
+        """Whether a live reaper holds the claim on `sandbox_id`'s lease."""
+        prefix = f"{sandbox_id}{leases.CLAIM}"
+        try:
+            names = os.listdir(self.lease_dir)
+        except FileNotFoundError:
+            return False
+        mine = f"{prefix}{os.getpid()}"
+        return any(n.startswith(prefix) and n != mine and not leases.stale_claim(n) for n in names)
 
     async def teardown(self, sandbox: Sandbox) -> None:
         """Tear `sandbox` down (idempotent) and drop its lease."""
@@ -260,6 +363,7 @@ class SandboxManager:
             return []
         if not names:
             return []
+        leases.discard_dead_temps(self.lease_dir, names)
         adopt = set(adopt)
         reaped: list[str] = []
         for name in sorted(names):
@@ -286,6 +390,11 @@ class SandboxManager:
             claimed = leases.claim(path)
             if claimed is None:
                 continue
+            lease = leases.read(claimed) or lease
+            if leases.CLAIM not in name and leases.owner_alive(lease):
+                # taken over (a resume) between our read and the claim: not an orphan
+                leases.unclaim(claimed, path)
+                continue
             if await self._reap_one(sandbox_id, lease, claimed):
                 reaped.append(sandbox_id)
         return reaped
@@ -306,8 +415,9 @@ class SandboxManager:
 
     async def reap_used(self) -> list[str]:
         """`prune` limited to the providers this manager used (after a resume: also what the
-        killed run created but never leased)."""
-        return await self.prune(list(self._providers))
+        killed run created but never leased, and what it took over that no trial adopted)."""
+        reaped = await self._reap_taken()
+        return [*reaped, *(i for i in await self.prune(list(self._providers)) if i not in reaped)]
 
     def lease_rows(self) -> list[dict[str, Any]]:
         """Every sandbox with a lease: id, provider, run, task instance, owner and liveness."""
@@ -395,6 +505,12 @@ class SandboxManager:
 
     def _lease_path(self, sandbox_id: str) -> Path:
         return self.lease_dir / f"{sandbox_id}{leases.SUFFIX}"
+
+
+def _names(lease: Mapping[str, Any], run_id: str | None, instance_ids: set[str]) -> bool:
+    return (run_id is not None and lease.get("run_id") == run_id) or (
+        lease.get("task_instance_id") in instance_ids
+    )
 
 
 def reap_orphans_now(

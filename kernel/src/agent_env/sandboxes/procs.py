@@ -256,6 +256,53 @@ class EnvScanner:
             return list(self._result.get(value, ()))
 
 
+def parent(pid: int) -> int | None:
+    """The parent pid of `pid` (Linux /proc); None if unknown."""
+    try:
+        stat = (_PROC / str(pid) / "stat").read_text()
+        return int(stat[stat.rindex(")") + 2 :].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def descends_from(pid: int, ancestors: set[int]) -> bool:
+    """Whether `pid` is one of `ancestors`, in one of their process groups, or their
+    descendant (what a server started stays the server's)."""
+    for _ in range(64):
+        if pid in ancestors:
+            return True
+        try:
+            if os.getpgid(pid) in ancestors:
+                return True
+        except OSError:
+            return False
+        up = parent(pid)
+        if up is None or up <= 1:
+            return False
+        pid = up
+    return False
+
+
+def command_line(pid: int, limit: int = 60) -> str:
+    """`pid`'s command line, shortened to `limit` characters ("" when unknown)."""
+    try:
+        args = (_PROC / str(pid) / "cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return ""
+    text = " ".join(a.decode(errors="replace") for a in args if a)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def stop_pids(pids: Iterable[int]) -> None:
+    """SIGSTOP each of `pids` (so a shell does not run its next command when its child is
+    killed before it)."""
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGSTOP)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
 def kill_pids(pids: Iterable[int]) -> None:
     for pid in pids:
         try:

@@ -19,7 +19,11 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
+
+from agent_env.sandboxes import procs
 
 #: Set to "0" to start no watchdog (sandboxes of a killed process then wait for the next
 #: command's reaper, as before).
@@ -74,6 +78,36 @@ def _start() -> int | None:
     finally:
         os.close(read_end)
     return write_end
+
+
+_waited: set[tuple[int, Any]] = set()
+#: How long a resume waits for a dead controller's supervisor to finish reaping.
+SUPERVISOR_WAIT = 15.0
+
+
+def may_wait(owner: Mapping[str, Any] | None) -> bool:
+    """Whether `wait_for_supervisor(owner)` may have to wait (a dead owner on this host, not
+    waited for yet)."""
+    pid = (owner or {}).get("pid")
+    if not isinstance(pid, int) or (owner or {}).get("host") not in (None, procs.hostname()):
+        return False
+    key = (pid, (owner or {}).get("start_time"))
+    return key not in _waited and not procs.alive(pid, key[1])
+
+
+def wait_for_supervisor(owner: Mapping[str, Any] | None, timeout: float = SUPERVISOR_WAIT) -> None:
+    """Wait until no supervisor watches `owner` (a record's `{pid, start_time, host}`, dead):
+    once it returns, what that watchdog reaps is gone rather than half torn down."""
+    import time
+
+    if not may_wait(owner):
+        return
+    assert owner is not None
+    pid = owner["pid"]
+    _waited.add((pid, owner.get("start_time")))
+    deadline = time.monotonic() + timeout
+    while supervisor_pids(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def supervisor_pids(owner_pid: int) -> list[int]:

@@ -67,8 +67,8 @@ class RunGateway:
 
         return f"{self.url}{CAPABILITY_PREFIX}{token}{path}"
 
-    async def add_env(self, name: str, url: str) -> None:
-        await self.gateway.add_env(name, url)
+    async def add_env(self, name: str, url: str, secret: str | None = None) -> None:
+        await self.gateway.add_env(name, url, secret)
 
     def remove_env(self, name: str) -> None:
         if name in self.gateway.envs:
@@ -111,10 +111,12 @@ async def gateway_for(ctx: StepContext) -> RunGateway:
         GATEWAY, start=lambda: gateway, close=lambda _g: anyio.to_thread.run_sync(stop_gateway, key)
     )
     _add_secret(ctx, gateway.admin_token)
+    from agentenv_core_steps.envs import secret as env_secret
+
     for name, entry in sorted((ctx.get("envs", default={}) or {}).items()):
         if isinstance(entry, dict) and entry.get("url"):
             try:
-                await gateway.add_env(name, entry["url"])
+                await gateway.add_env(name, entry["url"], secret=env_secret.for_env(ctx, name))
             except Exception as e:  # noqa: BLE001 - a gone env is reported by whoever uses it
                 ctx.log(f"gateway: env {name!r} at {entry['url']} not re-registered: {e}")
                 continue

@@ -44,6 +44,20 @@ def _errors():
     return docker.errors
 
 
+#: Marks the processes `exec` starts (and theirs), so `fence` can end them.
+EXEC_MARKER = "AGENTENV_EXEC"
+#: Stops every marked process but itself (so none goes on when its child dies), then kills
+#: them all; prints `pid command` of each (POSIX sh, grep, tr, cut). Two passes: the second
+#: catches a child started while the first ran.
+_FENCE_PASS = (
+    'for d in /proc/[0-9]*; do p=${d#/proc/}; [ "$p" = "$$" ] && continue; '
+    f"if grep -qa '{EXEC_MARKER}=1' \"$d/environ\" 2>/dev/null; then "
+    'kill -STOP "$p" 2>/dev/null; pids="$pids $p"; '
+    "echo \"$p $(tr '\\000' ' ' < $d/cmdline 2>/dev/null | cut -c1-60)\"; fi; done; "
+)
+_FENCE = f"pids=''; {_FENCE_PASS}{_FENCE_PASS}[ -n \"$pids\" ] && kill -9 $pids 2>/dev/null; true"
+
+
 def _sh(command: str | Sequence[str]) -> list[str]:
     """argv for `exec`: a string runs under `sh -c`; a list runs as is, through `sh` so a
     missing program is exit 127 with a readable message."""
@@ -174,7 +188,7 @@ class DockerSandbox(Sandbox):
                 created = api.exec_create(
                     self.container_id,
                     argv,
-                    environment=dict(env or {}) or None,
+                    environment={**dict(env or {}), EXEC_MARKER: "1"},
                     workdir=archive.sandbox_path(cwd, self.workdir) if cwd else self.workdir,
                 )
                 out, err = api.exec_start(created["Id"], demux=True)
@@ -210,6 +224,22 @@ class DockerSandbox(Sandbox):
             stderr=err.decode("utf-8", "replace"),
             timed_out=timed_out,
         )
+
+    async def fence(self) -> list[str]:
+        """End every command `exec` started (marked `AGENTENV_EXEC=1`, with what it started)
+        that still runs: a resume adopting this container after its controller died calls it
+        before any step runs again. The servers `start_process` started are not marked."""
+        api = self.client.api
+
+        def go() -> list[str]:
+            created = api.exec_create(self.container_id, ["sh", "-c", _FENCE])
+            out = api.exec_start(created["Id"]) or b""
+            return [line for line in out.decode("utf-8", "replace").splitlines() if line]
+
+        try:
+            return await run(go)
+        except (_errors().APIError, SandboxError) as e:
+            raise SandboxError(f"cannot fence sandbox {self.id}: {e}") from e
 
     # -- files ---------------------------------------------------------------------------
 

@@ -146,11 +146,13 @@ class Gateway:
             await self.table.discover(http, self.startup_timeout)
         self.discovered = True
 
-    async def add_env(self, name: str, url: str) -> list[str]:
+    async def add_env(self, name: str, url: str, secret: str | None = None) -> list[str]:
         """Front one more env while serving; returns the names its tools are exposed under.
-        A name clash (or an unreachable env) raises GatewayError and changes nothing."""
+        With `secret` (what the env server checks, `agentenv_protocol.gateway_only`) every
+        request forwarded to it carries the secret. A name clash (or an unreachable env)
+        raises GatewayError and changes nothing."""
         async with self._client() as http:
-            return await self.table.add(http, name, url)
+            return await self.table.add(http, name, url, secret)
 
     def remove_env(self, name: str) -> None:
         """Stop fronting `name`: its tools leave `tools/list` at once."""

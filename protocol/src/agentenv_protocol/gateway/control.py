@@ -389,6 +389,7 @@ class ControlRoutes:
             if k in (b"content-type", b"accept")
         }
         headers[ROLE_HEADER] = caller.role
+        headers.update(self.table.headers_for(env))
         try:
             response = await self._client().request(
                 scope["method"], url, content=body, headers=headers

@@ -66,7 +66,10 @@ class Forwarder:
             )
             self._pools[env] = pool
             mcp = self._mcp[env] = McpHttp(
-                self.table.mcp_url(env), pool=pool, client_name=self.client_name
+                self.table.mcp_url(env),
+                pool=pool,
+                client_name=self.client_name,
+                headers=self.table.headers_for(env),
             )
         return mcp
 

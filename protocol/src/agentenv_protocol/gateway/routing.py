@@ -13,7 +13,7 @@ import httpx
 from agentenv_protocol.gateway.errors import GatewayError
 from agentenv_protocol.mcp_http import McpHttp, McpHttpError
 from agentenv_protocol.schema import did_you_mean
-from agentenv_protocol.types import MCP_PATH, MCP_TRANSPORT, WELL_KNOWN_PATH
+from agentenv_protocol.types import ENV_SECRET_HEADER, MCP_PATH, MCP_TRANSPORT, WELL_KNOWN_PATH
 
 SEPARATOR = "__"
 
@@ -94,6 +94,13 @@ class RouteTable:
         self.env_tools: dict[str, list[dict]] = {}
         self.cards: dict[str, dict] = {}
         self.mcp_paths: dict[str, str] = {}
+        #: env -> the secret its server checks (`agentenv_protocol.gateway_only`), if any
+        self.secrets: dict[str, str] = {}
+
+    def headers_for(self, env: str) -> dict[str, str]:
+        """The headers every request forwarded to `env` carries (its secret, when it has one)."""
+        secret = self.secrets.get(env)
+        return {ENV_SECRET_HEADER: secret} if secret else {}
 
     def mcp_url(self, env: str) -> str:
         return self.envs[env] + self.mcp_paths.get(env, MCP_PATH)
@@ -125,13 +132,22 @@ class RouteTable:
         self.routes = build_routes(self.envs, found, namespacing=self.namespacing)
         self.env_tools = found
 
-    async def add(self, http: httpx.AsyncClient, name: str, url: str) -> list[str]:
-        """Front one more env; returns the names its tools are exposed under."""
+    async def add(
+        self, http: httpx.AsyncClient, name: str, url: str, secret: str | None = None
+    ) -> list[str]:
+        """Front one more env (whose server checks `secret`, if given); returns the names its
+        tools are exposed under."""
         check_env_name(name)
         if name in self.envs:
             raise GatewayError(f"environment {name!r} is already fronted (at {self.envs[name]})")
         url = url.rstrip("/")
-        tools = await self._discover_one(http, name, url)
+        if secret:
+            self.secrets[name] = secret
+        try:
+            tools = await self._discover_one(http, name, url)
+        except BaseException:
+            self.secrets.pop(name, None)
+            raise
         envs = {**self.envs, name: url}
         found = {**self.env_tools, name: tools}
         routes = build_routes(envs, found, namespacing=self.namespacing)
@@ -149,6 +165,7 @@ class RouteTable:
         self.routes = {n: r for n, r in self.routes.items() if r.env != name}
         self.cards.pop(name, None)
         self.mcp_paths.pop(name, None)
+        self.secrets.pop(name, None)
 
     async def _discover_one(self, http: httpx.AsyncClient, env: str, url: str) -> list[dict]:
         card = None
@@ -171,9 +188,9 @@ class RouteTable:
             ):
                 path = iface["url"]
         try:
-            answer = await McpHttp(url + path, http, client_name=self.client_name).request(
-                "tools/list", {}, timeout=30
-            )
+            answer = await McpHttp(
+                url + path, http, client_name=self.client_name, headers=self.headers_for(env)
+            ).request("tools/list", {}, timeout=30)
         except (httpx.HTTPError, McpHttpError) as e:
             raise GatewayError(
                 f"environment {env!r} did not list its tools at {url + path}: {e}"

@@ -61,6 +61,11 @@ def wait_quietly(popen: subprocess.Popen) -> None:
         pass
 
 
+def marked_pids(sandbox_id: str) -> list[int]:
+    """The processes carrying sandbox `sandbox_id`'s marker (one shared /proc scan)."""
+    return _MARKED.pids(sandbox_id)
+
+
 def kill_all(
     sandbox_id: str,
     tracked: Mapping[int, Mapping[str, Any]],

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -112,6 +113,13 @@ class LocalProvider(SandboxProvider):
                 continue
             sandbox_id = name[: -len(".meta")]
             if sandbox_id in adopt:
+                continue
+            if not (self.root / name / "state.json").exists():
+                # A meta folder appears with its state file (renamed into place) and loses it
+                # only in a teardown: this is what a teardown cut short (a SIGKILL) left.
+                shutil.rmtree(self.root / sandbox_id, ignore_errors=True)
+                shutil.rmtree(self.root / name, ignore_errors=True)
+                reaped.append(sandbox_id)
                 continue
             try:
                 sandbox = await self.connect({"id": sandbox_id})

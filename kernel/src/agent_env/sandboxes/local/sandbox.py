@@ -17,17 +17,17 @@ from typing import Any
 import anyio
 
 from agent_env.errors import SandboxError
-from agent_env.fsutil import open_private
 from agent_env.net import free_port
 from agent_env.sandbox import ExecResult, Sandbox
 from agent_env.sandboxes import procs
-from agent_env.sandboxes.local import paths
+from agent_env.sandboxes.local import logs, paths
 from agent_env.sandboxes.local.exec import answer_test, collect, exec_limiter, host_environ
 from agent_env.sandboxes.local.process import (
     DRAIN_AFTER_KILL,
     MARKER_ENV,
     LocalProcess,
     kill_all,
+    marked_pids,
 )
 
 TIMEOUT_EXIT_CODE = 124
@@ -238,19 +238,21 @@ class LocalSandbox(Sandbox):
             extra.setdefault("MCP_HOST", "127.0.0.1")  # a host process: stay off the network
             url = f"http://127.0.0.1:{chosen}"
         log_path = self.new_log_path()
-        with open_private(log_path) as log:
-            try:
-                popen = subprocess.Popen(
-                    self._argv(command),
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    cwd=self._cwd(cwd),
-                    env=self._env(extra),
-                    start_new_session=True,
-                )
-            except FileNotFoundError as e:
-                raise SandboxError(f"local sandbox {self.id}: cannot start {command!r}: {e}") from e
+        output = os.open(self.redacted_output(log_path), os.O_WRONLY)
+        try:
+            popen = subprocess.Popen(
+                self._argv(command),
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                cwd=self._cwd(cwd),
+                env=self._env(extra),
+                start_new_session=True,
+            )
+        except FileNotFoundError as e:
+            raise SandboxError(f"local sandbox {self.id}: cannot start {command!r}: {e}") from e
+        finally:
+            os.close(output)
         self._servers[popen.pid] = popen
         self._track(popen.pid, "server", command)
         self._tracked[popen.pid]["log"] = str(log_path)
@@ -266,6 +268,11 @@ class LocalSandbox(Sandbox):
     def new_log_path(self) -> Path:
         """A fresh log file path in the sandbox's meta folder; `process_logs` includes it."""
         return self.meta / f"proc-{uuid.uuid4().hex[:8]}.log"
+
+    def redacted_output(self, log: Path) -> Path:
+        """Where a server's output must go so that it reaches `log` redacted while it is
+        written (a FIFO this process drains; see `agent_env.sandboxes.local.logs`)."""
+        return logs.open_redacted(self.id, log)
 
     def process_environment(self, env: Mapping[str, str] | None = None) -> dict[str, str]:
         """The environment `start_process` gives a server (host env, spec env vars, `env`,
@@ -308,6 +315,29 @@ class LocalSandbox(Sandbox):
             return f"its folder {self.folder} is gone"
         return self._killed_from_outside
 
+    async def fence(self) -> list[str]:
+        """End what a previous owner's commands still run here: every process carrying this
+        sandbox's marker that is not a tracked server, in a server's group or below one."""
+        with anyio.CancelScope(shield=True):
+            return await anyio.to_thread.run_sync(self._fence_sync)
+
+    def _fence_sync(self) -> list[str]:
+        servers = {
+            pid
+            for pid, entry in self._tracked.items()
+            if entry.get("kind") != "exec" and procs.alive(pid, entry.get("started"))
+        }
+        stale = [pid for pid in marked_pids(self.id) if not procs.descends_from(pid, servers)]
+        ended = [f"{pid} {procs.command_line(pid)}".strip() for pid in stale]
+        procs.stop_pids(stale)  # none goes on (`a; b`) when the other is killed first
+        procs.kill_pids(stale)
+        procs.wait_gone(stale, DRAIN_AFTER_KILL)
+        for entry in self._tracked.values():  # the servers' output is drained by us now
+            if entry.get("pid") in servers and entry.get("log"):
+                log = Path(entry["log"])
+                logs.drain(self.id, logs.pipe_for(log), log)
+        return ended
+
     async def teardown(self) -> None:
         """Kill every tracked process group (servers get SIGTERM and a short grace), then any
         process still carrying this sandbox's marker, then remove the folder and meta."""
@@ -317,6 +347,7 @@ class LocalSandbox(Sandbox):
     def _teardown_sync(self) -> None:
         self._torn_down = True
         kill_all(self.id, self._tracked, self._servers.values())
+        logs.close(self.id)
         self._servers.clear()
         self._tracked.clear()
         shutil.rmtree(self.folder, ignore_errors=True)

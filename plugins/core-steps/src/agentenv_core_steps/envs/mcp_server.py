@@ -26,6 +26,7 @@ from agent_env.envs import EnvType
 from agent_env.errors import SandboxError
 from agent_env.sandbox import SandboxSpec
 from agentenv_protocol import DEFAULT_PORT, WELL_KNOWN_PATH
+from agentenv_protocol.constants import ENV_SECRET_ENV
 
 BASE_IMAGE = "python:3.11-slim"
 WHEELS_DIR = "agentenv-wheels"
@@ -143,14 +144,17 @@ class McpServerEnv(EnvType):
         provider: str,
         cpus: float | None = None,
         memory: str | None = None,
+        secret: str | None = None,
     ) -> dict[str, Any]:
         """Bring the env up in a new sandbox of `provider` (limits enforced or refused by it);
         returns what to record (its host URL under `url`). The sandbox belongs to the run, so
-        the run's teardown stops the env."""
+        the run's teardown stops the env. With `secret` the server gets it in
+        `AGENTENV_ENV_SECRET` and answers only requests carrying it (the gateway's)."""
         limits = {"cpus": cpus, "memory": memory}
+        extra = {ENV_SECRET_ENV: secret} if secret else {}
         if provider == "local":
-            return await self._deploy_process(ctx, sandbox_name, provider, limits)
-        return await self._deploy_image(ctx, sandbox_name, provider, limits)
+            return await self._deploy_process(ctx, sandbox_name, provider, limits, extra)
+        return await self._deploy_image(ctx, sandbox_name, provider, limits, extra)
 
     def unavailable_on(self, ctx: Any, provider: str) -> str | None:
         """Why `provider` cannot host this env (None when it can): a fallback chain
@@ -168,7 +172,12 @@ class McpServerEnv(EnvType):
         return None
 
     async def _deploy_process(
-        self, ctx: Any, sandbox_name: str, provider: str, limits: dict[str, Any]
+        self,
+        ctx: Any,
+        sandbox_name: str,
+        provider: str,
+        limits: dict[str, Any],
+        extra: dict[str, str],
     ) -> dict[str, Any]:
         why = self.unavailable_on(ctx, provider)
         if why is not None:
@@ -185,7 +194,7 @@ class McpServerEnv(EnvType):
         argv = list(self.command)
         if argv[0] in ("python", "python3", "python3.11"):
             argv[0] = python
-        env = {"MCP_HOST": "127.0.0.1", "PYTHONUNBUFFERED": "1", **self.env_vars}
+        env = {"MCP_HOST": "127.0.0.1", "PYTHONUNBUFFERED": "1", **self.env_vars, **extra}
         bindir = str(Path(python).parent)
         import os
 
@@ -203,7 +212,12 @@ class McpServerEnv(EnvType):
         return {"url": process.url, "card": card, "python": python, "warm": forked is not None}
 
     async def _deploy_image(
-        self, ctx: Any, sandbox_name: str, provider: str, limits: dict[str, Any]
+        self,
+        ctx: Any,
+        sandbox_name: str,
+        provider: str,
+        limits: dict[str, Any],
+        extra: dict[str, str],
     ) -> dict[str, Any]:
         t0 = time.perf_counter()
         image, workdir = await self.build(ctx, provider)
@@ -215,6 +229,7 @@ class McpServerEnv(EnvType):
                 "MCP_PORT": str(self.port),
                 "PYTHONUNBUFFERED": "1",
                 **self.env_vars,
+                **extra,
             },
             ports=(self.port,),
             settings={"command": "image", "workdir": workdir},
@@ -319,11 +334,13 @@ async def _fork(ctx: Any, sandbox: Any, argv: list[str], env: dict[str, str]) ->
     port = str(free_port())
     full = sandbox.process_environment({**env, "MCP_PORT": port, "PORT": port})
     log = sandbox.new_log_path()
+    # the child writes into a FIFO this process drains into `log`, redacted (when it can)
+    output = sandbox.redacted_output(log) if hasattr(sandbox, "redacted_output") else log
     try:
         server = await anyio.to_thread.run_sync(forkserver.shared)
         pid = await anyio.to_thread.run_sync(
             lambda: server.spawn(
-                argv, cwd=Path(full["APP_DIR"]), env=full, log=log, marker=sandbox.id
+                argv, cwd=Path(full["APP_DIR"]), env=full, log=output, marker=sandbox.id
             )
         )
     except (RuntimeError, ValueError, OSError) as e:

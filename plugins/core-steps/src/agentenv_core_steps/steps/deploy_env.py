@@ -13,6 +13,7 @@ from agent_env.context import StepContext
 from agent_env.errors import PluginError, SandboxError, StepFailed
 from agent_env.models import Step
 from agent_env.sandbox import provider_chain
+from agentenv_core_steps.envs import secret as env_secret
 from agentenv_core_steps.envs.folder import env_name, load_env
 from agentenv_core_steps.envs.mcp_server import EnvDeployError
 from agentenv_core_steps.gateway import RunGateway, gateway_for
@@ -38,6 +39,9 @@ class DeployEnv(Step):
     env_state_type: str | None = None
     env_state_instance_id: str | None = None
     metadata: dict[str, Any] = attrs.field(factory=dict)
+    #: An addition: true lets anything that reaches the env's port call it without the
+    #: gateway (its server gets no secret); by default it answers only the run's gateway.
+    allow_direct_calls: bool = False
 
     async def execute(self, ctx: StepContext) -> None:
         t0 = time.perf_counter()
@@ -65,11 +69,13 @@ class DeployEnv(Step):
                 failures.append(e)
 
         info: dict[str, Any] = {}
+        secret = None if self.allow_direct_calls else _secret_for(ctx, name, env)
+        extra = {"secret": secret} if secret else {}
         async with anyio.create_task_group() as tg:
             tg.start_soon(start_gateway)
             try:
                 info = await env.deploy(
-                    ctx, sandbox_name=sandbox_name, provider=provider, **self._limits()
+                    ctx, sandbox_name=sandbox_name, provider=provider, **self._limits(), **extra
                 )
             except EnvDeployError as e:
                 failures.insert(0, StepFailed(self.id, str(e), failure_class=e.failure_class))
@@ -80,7 +86,7 @@ class DeployEnv(Step):
         if failures:
             raise failures[0]
         try:
-            await gateway[0].add_env(name, info["url"])
+            await gateway[0].add_env(name, info["url"], secret=secret)
         except Exception as e:  # noqa: BLE001 - GatewayError, or an env that stopped answering
             raise StepFailed(
                 self.id,
@@ -100,6 +106,7 @@ class DeployEnv(Step):
             "card_name": card.get("name"),
             "tools": tools,
             "deployed_by": self.id,
+            env_secret.RECORD_KEY: secret is not None,
         }
         if info.get("image"):
             record["image"] = info["image"]
@@ -140,3 +147,14 @@ class DeployEnv(Step):
         if self.memory_mb is not None:
             out["memory"] = f"{self.memory_mb}m"
         return out
+
+
+def _secret_for(ctx: StepContext, name: str, env: Any) -> str | None:
+    """A new secret for env `name`, when its type can hand one to its server (its `deploy`
+    names a `secret` keyword; `**limits` are sandbox limits); None otherwise (its server then
+    answers direct calls, as with the opt-out)."""
+    import inspect
+
+    if "secret" not in inspect.signature(env.deploy).parameters:
+        return None
+    return env_secret.new(ctx, name)

@@ -16,6 +16,7 @@ import attrs
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
 from agent_env.models import Step
+from agentenv_core_steps.envs import secret as env_secret
 from agentenv_core_steps.gateway import gateway_for
 from agentenv_core_steps.steps.reset_env import deployed_env
 from agentenv_core_steps.triggers.control import gateway_call
@@ -89,6 +90,7 @@ class SyncEnvClock(Step):
                         CLOCK_URI,
                         {"env_get_time_url": url},
                         timeout=self.timeout_seconds,
+                        headers=env_secret.headers(ctx, service),
                     )
                 except Exception as e:  # noqa: BLE001 - reported per service below
                     raise StepFailed(

@@ -28,14 +28,16 @@ class VerifyEnvCoreProtocol(VerifierStep):
     env_id: str
 
     async def execute(self, ctx: StepContext) -> None:
+        from agentenv_core_steps.envs import secret as env_secret
         from agentenv_protocol import METHOD_ADD, METHOD_GET, METHOD_RESET
 
         name, record = deployed_env(ctx, self.env_id)
         url = record["url"]
         card, card_error = await fetch_card(url)
         rows = [_advertised(card, card_error, METHOD_RESET)]
-        rows.append(await _probe(url, METHOD_ADD, {"parts": []}))
-        rows.append(await _probe(url, METHOD_GET, {}))
+        headers = env_secret.headers(ctx, name)
+        rows.append(await _probe(url, METHOD_ADD, {"parts": []}, headers))
+        rows.append(await _probe(url, METHOD_GET, {}, headers))
         ctx.set(
             "verifications",
             "env_core_protocol",
@@ -62,7 +64,9 @@ def _advertised(card: dict[str, Any] | None, error: str, method: str) -> dict[st
     )
 
 
-async def _probe(url: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+async def _probe(
+    url: str, method: str, params: dict[str, Any], headers: dict[str, str]
+) -> dict[str, Any]:
     import httpx
 
     from agentenv_protocol import RPC_PATH
@@ -70,7 +74,7 @@ async def _probe(url: str, method: str, params: dict[str, Any]) -> dict[str, Any
     body = {"jsonrpc": "2.0", "id": f"verify-{method}", "method": method, "params": params}
     try:
         async with httpx.AsyncClient(timeout=TIMEOUT) as http:
-            response = await http.post(url.rstrip("/") + RPC_PATH, json=body)
+            response = await http.post(url.rstrip("/") + RPC_PATH, json=body, headers=headers)
         answer = response.json()
     except (httpx.HTTPError, ValueError) as e:
         return row(method, False, f"POST {RPC_PATH} failed: {type(e).__name__}: {e}")

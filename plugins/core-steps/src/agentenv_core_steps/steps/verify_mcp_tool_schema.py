@@ -68,12 +68,15 @@ class VerifyMcpToolSchema(VerifierStep):
     env_id: str
 
     async def execute(self, ctx: StepContext) -> None:
+        from agentenv_core_steps.envs import secret as env_secret
         from agentenv_protocol.client import EnvClient
         from agentenv_protocol.errors import ProtocolError
 
         name, record = deployed_env(ctx, self.env_id)
         try:
-            async with EnvClient(record["url"], timeout=TIMEOUT) as client:
+            async with EnvClient(
+                record["url"], timeout=TIMEOUT, headers=env_secret.headers(ctx, name)
+            ) as client:
                 tools = await client.list_tools()
         except ProtocolError as e:
             raise StepFailed(

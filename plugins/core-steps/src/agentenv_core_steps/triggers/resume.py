@@ -4,7 +4,10 @@
 engine writes a snapshot of its triggers and their progress to
 `<AGENT_ENV_HOME>/triggers/<task instance>.json` on every change. When a resumed run starts a
 fresh gateway, `restore` re-arms the clock where it would be now and takes the snapshot back,
-so fired triggers stay fired and time triggers go on after the marks they handled.
+so fired triggers stay fired and time triggers go on after the marks they handled. Only onto
+the same envs: the snapshot names the envs (by URL) its triggers acted on, and when the resume
+deployed them anew (their sandboxes were gone) the snapshot is dropped and the re-run steps
+register the triggers from scratch.
 """
 
 from __future__ import annotations
@@ -22,6 +25,10 @@ if TYPE_CHECKING:
     from agentenv_core_steps.gateway import RunGateway
 
 
+#: The snapshot's record of the envs (name -> URL) its triggers acted on.
+ENVS_KEY = "agentenv_envs"
+
+
 def snapshot_path(task_instance_id: str) -> Path:
     return home() / "triggers" / f"{task_instance_id}.json"
 
@@ -34,7 +41,9 @@ def persist_triggers(gateway: RunGateway) -> None:
 
     def write(snapshot: dict[str, Any]) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, json.dumps(snapshot, default=str))
+        # the envs the triggers drove, by URL: a restore applies only to these same envs
+        snapshot = {**snapshot, ENVS_KEY: dict(gateway.envs)}
+        atomic_write(path, json.dumps(snapshot, default=str), mode=0o600)
 
     gateway.gateway.triggers.on_change = write
 
@@ -65,6 +74,14 @@ def restore(ctx: StepContext, gateway: RunGateway) -> None:
             snapshot = json.loads(path.read_text())
         except (OSError, ValueError) as e:
             ctx.log(f"trigger state {path} not restored: {e}")
+            return
+        drove = snapshot.pop(ENVS_KEY, None)
+        adopted = dict(gateway.envs)
+        if drove is not None and any(adopted.get(n) != url for n, url in drove.items()):
+            # The envs were deployed anew (their sandboxes were gone, e.g. reaped by the
+            # watchdog): what fired acted on the old ones, so the triggers start over.
+            forget(gateway.task_instance_id)
+            ctx.log("trigger state not restored: its envs were deployed anew")
             return
         engine = gateway.gateway.triggers
         engine.bind(gateway.url)
