@@ -236,15 +236,19 @@ class McpServerEnv(EnvType):
             **limits,
         )
         sandbox = await ctx.create_sandbox(sandbox_name, spec, provider=provider)
-        url = sandbox.url(self.port)
+        main = await sandbox.main_process()
+        try:
+            url = sandbox.url(self.port)
+        except SandboxError:
+            # a server that exits at once may take its published port with it before the
+            # provider saw it: that is the env's failure, told with its log
+            if (exited := await exit_code(main, 0, 1)) is None:
+                raise
+            raise await exited_error(self.name, f"container {sandbox.id}", exited, main) from None
         t2 = time.perf_counter()
         # the container's own command is the server; asking the daemon about it costs a call
         card = await wait_for_card(
-            self.name,
-            url,
-            await sandbox.main_process(),
-            self.startup_timeout_seconds,
-            check_every=25,
+            self.name, url, main, self.startup_timeout_seconds, check_every=25
         )
         phases = {"image": t1 - t0, "container": t2 - t1, "card": time.perf_counter() - t2}
         return {"url": url, "card": card, "image": image, "phases": phases}
@@ -371,19 +375,28 @@ async def wait_for_card(
                 last = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
             polls += 1
             exited = await exit_code(process, polls, check_every)
-            if exited is not None or time.monotonic() > deadline:
+            if exited is not None:
+                raise await exited_error(name, url, exited, process)
+            if time.monotonic() > deadline:
                 logs = await process_tail(process)
-                why = (
-                    f"its process exited with code {exited}"
-                    if exited is not None
-                    else f"its card ({WELL_KNOWN_PATH}) did not answer within {timeout:g}s ({last})"
-                )
                 raise EnvDeployError(
-                    f"env {name!r} did not come up at {url}: {why}\n"
+                    f"env {name!r} did not come up at {url}: its card ({WELL_KNOWN_PATH}) did "
+                    f"not answer within {timeout:g}s ({last})\n"
                     f"--- env log (last {LOG_TAIL} lines) ---\n{logs or '(empty)'}",
-                    failure_class="env" if exited is not None else "infrastructure",
+                    failure_class="infrastructure",
                 )
             await anyio.sleep(0.01)
+
+
+async def exited_error(name: str, where: str, exited: int, process: Any) -> EnvDeployError:
+    """The error of an env whose server `process` exited with code `exited` before serving
+    its card at `where`: the env's own failure (class `env`), with its log tail."""
+    logs = await process_tail(process)
+    return EnvDeployError(
+        f"env {name!r} did not come up at {where}: its process exited with code {exited}\n"
+        f"--- env log (last {LOG_TAIL} lines) ---\n{logs or '(empty)'}",
+        failure_class="env",
+    )
 
 
 async def exit_code(process: Any, polls: int, every: int) -> int | None:
