@@ -124,14 +124,11 @@ class SqliteDocumentStore(DocumentStore):
         try:
             if self._closed:
                 raise StoreError(f"the sqlite document store at {self.path} is closed")
-            if self._fast is None or self._fast_pid != os.getpid():
-                self._connection()  # the slow connection sets up the file (WAL, schema)
-                self._fast = sqlite3.connect(
-                    self.path, timeout=0, isolation_level=None, check_same_thread=False
-                )
-                self._fast.execute(f"PRAGMA synchronous={self.synchronous}")
-                self._fast_pid = os.getpid()
             try:
+                if self._fast is None or self._fast_pid != os.getpid():
+                    self._connection()  # the slow connection sets up the file (WAL, schema)
+                    self._fast = self._open_fast()
+                    self._fast_pid = os.getpid()
                 cursor = self._fast.execute(sql, params)
                 return (cursor.fetchone() if fetch else cursor.rowcount,)
             except sqlite3.OperationalError as exc:
@@ -142,6 +139,17 @@ class SqliteDocumentStore(DocumentStore):
                 raise StoreError(f"document store {self.path}: {exc}") from exc
         finally:
             self._fast_lock.release()
+
+    def _open_fast(self) -> sqlite3.Connection:
+        """A connection that never waits; closed again when even its setup would wait (a
+        PRAGMA can meet a lock held by another writer: seen under load on CI)."""
+        conn = sqlite3.connect(self.path, timeout=0, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute(f"PRAGMA synchronous={self.synchronous}")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
 
     async def _execute(self, sql: str, params: tuple) -> int:
         """The statement's rowcount."""
