@@ -9,13 +9,13 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from agent_env.bundles.model import ResolvedSource
+from agent_env.entrypoints import InstalledEntryPoint, installed
 from agent_env.errors import BundleError
 from agent_env.suggest import did_you_mean
 
@@ -86,11 +86,9 @@ def _package_folder(package: str, name: str) -> Path:
     raise ValueError(f"the package {package!r} has no folder {name!r}")
 
 
-def _installed(ep: EntryPoint) -> InstalledBundle:
-    dist = getattr(ep, "dist", None)
-    raw_name = (getattr(dist, "name", None) or dist.metadata["Name"]) if dist is not None else None
-    dist_name = normalize_dist(raw_name) if raw_name else "unknown"
-    version = (dist.version or "0") if dist is not None else "0"
+def _installed(ep: InstalledEntryPoint) -> InstalledBundle:
+    dist_name = normalize_dist(ep.dist) if ep.dist else "unknown"
+    version = ep.version or "0"
     try:
         path = _package_folder(ep.value.strip(), ep.name)
         return InstalledBundle(
@@ -117,7 +115,7 @@ def _same_dist(installed: str, asked: str) -> bool:
 
 def list_installed_bundles() -> list[InstalledBundle]:
     """Every bundle the installed distributions register, sorted by name then distribution."""
-    found = [_installed(ep) for ep in entry_points(group=GROUP)]
+    found = [_installed(ep) for ep in installed(GROUP)]
     unique = {(b.name, b.dist): b for b in found}
     return sorted(unique.values(), key=lambda b: (b.name, b.dist))
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib
 import logging
 from collections.abc import Callable, Iterable
-from importlib.metadata import EntryPoints
 from typing import Any
 
 import attrs
@@ -17,6 +16,7 @@ import pluggy
 
 from agent_env import hookspecs
 from agent_env._version import __version__ as KERNEL_VERSION
+from agent_env.entrypoints import InstalledEntryPoint
 from agent_env.errors import PluginError
 from agent_env.plugins import api
 from agent_env.registry import import_failure
@@ -83,14 +83,12 @@ class PluginLoader:
             )
             self.load_module(info, lambda module=module: importlib.import_module(module))
 
-    def load_entry_points(self, found: EntryPoints) -> None:
-        """Load the `agent_env` group's entry points among `found` (one metadata scan)."""
-        for ep in sorted(found.select(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-            # one parse of the METADATA file for both (`.name` and `.version` parse it each)
-            meta = ep.dist.metadata if ep.dist is not None else None
-            dist = meta["Name"] if meta is not None else None
-            version = meta["Version"] if meta is not None else None
-            info = PluginInfo(name=ep.name, module=ep.value, dist=dist, version=version)
+    def load_entry_points(self, found: Iterable[InstalledEntryPoint]) -> None:
+        """Load the `agent_env` group's entry points among `found`."""
+        for ep in sorted(found, key=lambda e: e.name):
+            if ep.group != ENTRY_POINT_GROUP:
+                continue
+            info = PluginInfo(name=ep.name, module=ep.value, dist=ep.dist, version=ep.version)
             if self.claimed(info):
                 continue
             self.load_module(info, ep.load)

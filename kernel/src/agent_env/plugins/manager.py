@@ -147,11 +147,11 @@ class PluginManager:
         self._loaded = True
         self._loader.load_builtins(self.builtins)
         if self.autoload:
-            from importlib.metadata import entry_points
+            from agent_env.entrypoints import installed
 
-            installed = entry_points()  # one metadata scan for every group
-            self._loader.load_entry_points(installed)
-            legacy.load_distributions(self._loader, installed)
+            found = installed()  # one read of the index for every group of ours
+            self._loader.load_entry_points(found)
+            legacy.load_distributions(self._loader, found)
         self._invalidate()
 
     def check_pending(self) -> None:

@@ -16,12 +16,12 @@ itself uses only the public plugin API (`hookimpl`, `Step`, `StepContext`, `Step
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
-from importlib.metadata import EntryPoints
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
 
+from agent_env.entrypoints import InstalledEntryPoint
 from agent_env.plugins.legacy.groups import GROUPS, Group
 from agent_env.plugins.loader import LEGACY, PluginInfo, PluginLoader
 
@@ -44,19 +44,20 @@ class LegacyEntryPoint:
         return f"{self.group} entry point {self.name!r} ({self.value})"
 
 
-def discover(installed: EntryPoints) -> dict[str, list[LegacyEntryPoint]]:
+def discover(installed: Iterable[InstalledEntryPoint]) -> dict[str, list[LegacyEntryPoint]]:
     """Distribution name -> its entry points (among `installed`) in the existing product's
     groups."""
     found: dict[str, list[LegacyEntryPoint]] = {}
     seen: set[tuple[str, str, str, str]] = set()
+    installed = list(installed)
     for group in GROUPS:
-        for ep in sorted(installed.select(group=group), key=lambda e: e.name):
-            dist = ep.dist.name if ep.dist is not None else ep.value.split(":")[0]
+        for ep in sorted((e for e in installed if e.group == group), key=lambda e: e.name):
+            dist = ep.dist if ep.dist is not None else ep.value.split(":")[0]
             key = (dist, group, ep.name, ep.value)
             if key in seen:  # the same distribution seen twice on sys.path
                 continue
             seen.add(key)
-            version = ep.dist.version if ep.dist is not None else None
+            version = ep.version
             found.setdefault(dist, []).append(
                 LegacyEntryPoint(
                     group=group,
@@ -76,7 +77,7 @@ def _adapter(group: Group) -> Callable[[list[LegacyEntryPoint]], Any]:
     return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
 
 
-def load_distributions(loader: PluginLoader, installed: EntryPoints) -> None:
+def load_distributions(loader: PluginLoader, installed: Iterable[InstalledEntryPoint]) -> None:
     """Add one plugin row per legacy distribution to `loader`; register its adapters."""
     for dist, entries in sorted(discover(installed).items()):
         modules = sorted({e.value.split(":")[0] for e in entries})

@@ -1,0 +1,167 @@
+"""The installed entry points of agent-env's groups (`agent_env` and `agent_env.*`), read
+through an index kept in the cache folder.
+
+Scanning with `importlib.metadata` imports it (and the email parser it reads METADATA with)
+and opens every distribution's files: about a tenth of `agent-env run hello`. The index
+holds what one scan found, under a fingerprint of every `sys.path` folder (its mtime, the
+name of each `*.dist-info` / `*.egg-info` in it and the mtime and size of its
+`entry_points.txt`) that costs one `scandir` per folder and one `stat` per distribution.
+Installing, removing or upgrading a distribution (a new or removed metadata folder), editing
+an `entry_points.txt`, or a changed `sys.path` makes the fingerprint differ, and the next
+call scans again. Any problem with the index (missing, unreadable, corrupt, not writable) is
+a scan, never an error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+#: Entry-point groups the index keeps: ours and the existing product's (`agent_env.*`).
+PREFIX = "agent_env"
+#: Bumped when the index's layout changes (an old index is then a miss).
+INDEX_FORMAT = 1
+
+
+class InstalledEntryPoint:
+    """One entry point: `group`, `name`, `value` (`module[:attr]`) and its distribution's
+    `dist` name and `version` (None when unknown)."""
+
+    __slots__ = ("dist", "group", "name", "value", "version")
+
+    def __init__(
+        self, group: str, name: str, value: str, dist: str | None, version: str | None
+    ) -> None:
+        self.group, self.name, self.value = group, name, value
+        self.dist, self.version = dist, version
+
+    def __repr__(self) -> str:
+        return f"InstalledEntryPoint({self.group!r}, {self.name!r}, {self.value!r}, {self.dist!r})"
+
+    def to_list(self) -> list[str | None]:
+        return [self.group, self.name, self.value, self.dist, self.version]
+
+    def load(self) -> Any:
+        """The object the value names (`module` or `module:attr.attr`), imported."""
+        module, _, attrs = self.value.split("[")[0].strip().partition(":")
+        obj: Any = importlib.import_module(module.strip())
+        for part in filter(None, attrs.strip().split(".")):
+            obj = getattr(obj, part)
+        return obj
+
+
+def installed(group: str | None = None) -> list[InstalledEntryPoint]:
+    """The entry points of `group` (one of ours; None: all of ours) on `sys.path`, in
+    `sys.path` order."""
+    if group is not None and not _ours(group):
+        raise ValueError(f"the entry-point index keeps only {PREFIX}* groups, not {group!r}")
+    found = _indexed()
+    return found if group is None else [ep for ep in found if ep.group == group]
+
+
+def _ours(group: str) -> bool:
+    return group == PREFIX or group.startswith(PREFIX + ".")
+
+
+def _indexed() -> list[InstalledEntryPoint]:
+    fingerprint = _fingerprint()
+    index = _index_path()
+    found = _read(index, fingerprint)
+    if found is None:
+        found = _scan()
+        _write(index, fingerprint, found)
+    return found
+
+
+def _scan() -> list[InstalledEntryPoint]:
+    """What `importlib.metadata.entry_points()` finds in our groups: a distribution found
+    twice on `sys.path` counts once, the first."""
+    import re
+    from importlib.metadata import distributions
+
+    found, seen = [], set()
+    for dist in distributions():
+        meta = dist.metadata  # one METADATA parse for the name and the version
+        name = meta["Name"]
+        key = re.sub(r"[-_.]+", "-", name).lower() if name else None
+        if key in seen:
+            continue
+        seen.add(key)
+        for ep in dist.entry_points:
+            if _ours(ep.group):
+                found.append(
+                    InstalledEntryPoint(ep.group, ep.name, ep.value, name, meta["Version"])
+                )
+    return found
+
+
+def _fingerprint() -> list[Any]:
+    parts: list[Any] = [sys.version, sys.prefix]
+    for entry in sys.path:
+        folder = entry or "."
+        try:
+            st = os.stat(folder)
+        except OSError:
+            parts.append([entry])
+            continue
+        if not stat.S_ISDIR(st.st_mode):  # a zip or egg on the path
+            parts.append([entry, st.st_mtime_ns, st.st_size])
+            continue
+        metas = []
+        try:
+            with os.scandir(folder) as it:
+                for item in it:
+                    if item.name.endswith((".dist-info", ".egg-info")):
+                        metas.append(
+                            [item.name, *_stamp(os.path.join(item.path, "entry_points.txt"))]
+                        )
+        except OSError:
+            pass
+        parts.append([entry, st.st_mtime_ns, sorted(metas)])
+    return parts
+
+
+def _stamp(path: str) -> list[int]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return []
+    return [st.st_mtime_ns, st.st_size]
+
+
+def _index_path() -> Path:
+    from agent_env.paths import cache_dir
+
+    key = hashlib.sha256(f"{sys.executable}\0{sys.prefix}".encode()).hexdigest()[:16]
+    return cache_dir() / "entry-points" / f"{key}.json"
+
+
+def _read(index: Path, fingerprint: list[Any]) -> list[InstalledEntryPoint] | None:
+    try:
+        data = json.loads(index.read_bytes())
+        if data["format"] != INDEX_FORMAT or data["fingerprint"] != fingerprint:
+            return None
+        return [InstalledEntryPoint(*row) for row in data["entry_points"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _write(index: Path, fingerprint: list[Any], found: list[InstalledEntryPoint]) -> None:
+    data = {
+        "format": INDEX_FORMAT,
+        "fingerprint": fingerprint,
+        "entry_points": [ep.to_list() for ep in found],
+    }
+    try:
+        from agent_env.fsutil import atomic_write
+
+        index.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(index, json.dumps(data), fsync=False)
+    except (OSError, TypeError):
+        pass
