@@ -140,3 +140,48 @@ async def test_a_task_can_opt_out_and_let_direct_calls_in(probing):
     assert seen["secret_given"] is False
     assert (seen["mcp"], seen["data"], seen["wrong"]) == (200, 200, 200)
     assert probing.state["envs"]["tidy"]["gateway_only"] is False
+
+
+# -- the key secrets are derived from: one per home, however many make it at once ----------
+
+
+def test_threads_making_the_key_at_once_all_derive_the_same_secrets(tmp_path):
+    """openenv serves sessions from worker threads: on a fresh home, 16 sessions deploying
+    at once each made the key, and one whose write landed in the linked file after another
+    had read it derived secrets its gateway did not (a 401 seen on CI)."""
+    import threading
+
+    from agentenv_core_steps.envs import secret
+
+    for round_ in range(10):
+        home = tmp_path / f"home-{round_}"
+        start, out = threading.Barrier(16), [None] * 16
+
+        def one(i, home=home, start=start, out=out):
+            start.wait()
+            out[i] = secret.derive("ti-1", "notes", home)
+
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(16)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        secret._KEYS.clear()  # what another process reads from the file
+        assert set(out) == {secret.derive("ti-1", "notes", home)}
+        assert sorted(p.name for p in home.iterdir()) == [secret.KEY_FILE]
+        assert (home / secret.KEY_FILE).stat().st_mode & 0o777 == 0o600
+
+
+def test_processes_making_the_key_at_once_all_derive_the_same_secret(tmp_path):
+    import subprocess
+
+    code = (
+        "import sys; from pathlib import Path; from agentenv_core_steps.envs import secret; "
+        "print(secret.derive('ti-1', 'notes', Path(sys.argv[1])))"
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE)
+        for _ in range(8)
+    ]
+    secrets_seen = {p.communicate(timeout=60)[0].strip() for p in procs}
+    assert len(secrets_seen) == 1 and all(p.returncode == 0 for p in procs)

@@ -16,6 +16,7 @@ import hashlib
 import hmac
 import os
 import secrets
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -29,28 +30,32 @@ __all__ = ["ENV_SECRET_ENV", "ENV_SECRET_HEADER", "RECORD_KEY", "derive", "for_e
 
 
 _KEYS: dict[str, bytes] = {}
+_KEYS_LOCK = threading.Lock()
 
 
 def _key(home: Path) -> bytes:
-    """The home's key (made on first use, 0600; the first of concurrent makers wins)."""
+    """The home's key (made on first use, 0600; the first of concurrent makers wins, in this
+    process's threads as across processes: each maker writes its own temp file whole and
+    links it into place, and whoever loses the link reads the winner's)."""
     path = Path(home) / KEY_FILE
-    cached = _KEYS.get(str(path))
-    if cached is not None:
-        return cached
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{KEY_FILE}.{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(secrets.token_bytes(32))
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            pass
-        finally:
-            tmp.unlink(missing_ok=True)
-    key = _KEYS[str(path)] = path.read_bytes()
-    return key
+    with _KEYS_LOCK:
+        cached = _KEYS.get(str(path))
+        if cached is not None:
+            return cached
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{KEY_FILE}.{os.getpid()}.{secrets.token_hex(8)}.tmp")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(secrets.token_bytes(32))
+                os.link(tmp, path)
+            except FileExistsError:
+                pass
+            finally:
+                tmp.unlink(missing_ok=True)
+        key = _KEYS[str(path)] = path.read_bytes()
+        return key
 
 
 def derive(task_instance_id: str, env: str, home: Path | None = None) -> str:
