@@ -394,6 +394,8 @@ def structure(
         raise StructureProblems(
             "invalid data", [_prefix(where, f"expected an object, got {data!r}")]
         )
+    if data == {} and _all_defaulted(cls):
+        return cls()  # what the converter would build, without generating its function
     try:
         value = converter().structure(data, cls)
     except Exception as e:  # noqa: BLE001 - every cattrs failure is turned into messages
@@ -402,6 +404,15 @@ def structure(
     if ignored is not None:
         ignored.extend(Ignored(where=where, path=p, reason=r) for p, r in ignored_fields(data, cls))
     return value
+
+
+@functools.cache
+def _all_defaulted(cls: type) -> bool:
+    """`cls` is an attrs class whose every `__init__` field has a default (so `cls()` is
+    what structuring `{}` gives)."""
+    return attrs.has(cls) and all(
+        f.default is not attrs.NOTHING for f in attrs.fields(cls) if f.init
+    )
 
 
 def _prefix(where: str, message: str) -> str:
