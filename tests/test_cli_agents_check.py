@@ -78,3 +78,24 @@ def test_install_agent_into_a_docker_sandbox_is_refused_with_the_way_out(tmp_pat
     assert "only into a local sandbox" in record["outcome"], record["outcome"]
     assert "sandbox_type" in record["outcome"]
     assert "installed in" not in stderr
+
+
+def test_install_agent_may_name_a_cli_agent_kind_without_a_folder(tmp_path):
+    """install_agent's own check no longer wants an agent folder: a kind name passes the
+    bundle check as it does for deploy_agent, and a misspelled one gets one did-you-mean."""
+    import json
+
+    from agents_support import NOTES_AGENT
+
+    steps = json.loads((NOTES_AGENT / "tasks" / "groceries.json").read_text())
+    box = {"id": "box", "type": "deploy_sandbox", "sandbox_name": "box", "sandbox_mode": "vm"}
+    for kind, ok in (("claude-code", True), ("claude-cod", False)):
+        install = {"id": "agent", "type": "install_agent", "sandbox_name": "box"}
+        bundle = notes_bundle(
+            tmp_path / kind,
+            {"groceries": [steps[0], box, {**install, "a2a_agent_id": kind}, *steps[2:]]},
+        )
+        done = agent_env(tmp_path / kind / "home", "run", str(bundle), "--dry-run")
+        assert (done.returncode == 0) is ok, done.stderr
+        if not ok:
+            assert done.stderr.count("did you mean 'claude-code'") == 1, done.stderr

@@ -149,7 +149,7 @@ def test_bad_install_and_skill_fields_are_bundle_problems(runner):
         runner.load()
     found = "\n".join(caught.value.problems)
     assert "step 'install': a2a_port: 70000 is not a TCP port" in found
-    assert "step 'install': a2a_agent_id: no agent folder 'wher'" in found
+    assert "step 'install': a2a_agent_id: no agent 'wher' in the bundle" in found
     assert "did you mean 'where'" in found
     assert "step 's1': skills[0]: description: required for an inline skill" in found
     assert "step 's2': skills[0].skill_artifact_id: no skill 'gret'" in found

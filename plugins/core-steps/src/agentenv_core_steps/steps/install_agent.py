@@ -37,19 +37,11 @@ class InstallAgent(Step):
     workspace_dir: str | None = None
 
     def check(self, bundle: Any) -> list[str]:
+        # `a2a_agent_id` is checked with every agent reference (`bundles.check`): an agent
+        # folder of the bundle or a registered agent kind (a CLI agent installs itself).
         problems = []
         if self.a2a_port is not None and not 0 < self.a2a_port < 65536:
             problems.append(f"a2a_port: {self.a2a_port} is not a TCP port")
-        agents = getattr(bundle, "agents", None)
-        if self.a2a_agent_id and agents is not None and not self.a2a_agent_id.startswith("@"):
-            from agent_env.suggest import did_you_mean
-
-            if self.a2a_agent_id not in agents:
-                problems.append(
-                    f"a2a_agent_id: no agent folder {self.a2a_agent_id!r} in the bundle"
-                    f"{did_you_mean(self.a2a_agent_id, agents)}; install_agent installs one "
-                    f"of: {', '.join(sorted(agents)) or 'none (add agents/<name>/)'}"
-                )
         return problems
 
     async def execute(self, ctx: StepContext) -> None:
