@@ -55,8 +55,10 @@ class ImageCache(CacheKind):
     def in_use(self, entry: CacheEntry, live: LiveUse) -> bool:
         if super().in_use(entry, live):
             return True
-        containers = self._client().containers.list(all=True, filters={"ancestor": entry.name})
-        return bool(containers)
+        # sparse: a container removed while listed must not fail the check (NotFound)
+        return bool(
+            self._client().containers.list(all=True, sparse=True, filters={"ancestor": entry.name})
+        )
 
     def remove(self, entry: CacheEntry) -> None:
         import docker

@@ -78,13 +78,17 @@ def ours(
         label = f"io.agentenv.run={run}"
     else:
         label = "io.agentenv.managed"
-    containers = client.containers.list(all=True, filters={"label": label})
+    # the list answer itself (names, labels): `containers.list` inspects each container
+    # after listing, and one removed in between (a reaper at work) raised NotFound
+    containers = client.api.containers(all=True, filters={"label": label})
     if home is not None:
         prefix = str(home).rstrip("/") + "/"
         containers = [
-            c for c in containers if (c.labels.get("io.agentenv.lease") or "").startswith(prefix)
+            c
+            for c in containers
+            if ((c.get("Labels") or {}).get("io.agentenv.lease") or "").startswith(prefix)
         ]
-    names = [c.name for c in containers]
+    names = [(c.get("Names") or ["/"])[0].lstrip("/") for c in containers]
     if sandbox_id is None and home is None:
         names += [n.name for n in client.networks.list(filters={"label": label})]
     return names
