@@ -98,6 +98,21 @@ def test_a_thread_left_running_is_waited_for(tmp_path):
     assert (tmp_path / "out.txt").read_text() == "thread finished"
 
 
+def test_a_daemon_thread_does_not_hold_the_exit(tmp_path):
+    """As with Python's own exit, a daemon thread is not waited for."""
+    done = _drive(
+        tmp_path,
+        """
+        threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
+        atexit.register(lambda: out.write_text("handler ran"))
+        sys.argv = ["agent-env", "--version"]
+        console()
+        """,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "out.txt").read_text() == "handler ran"
+
+
 def test_closed_stdout_is_no_error(tmp_path):
     done = subprocess.run(
         [str(SCRIPT), "--help"], env=_env(tmp_path), stdout=subprocess.DEVNULL, timeout=60

@@ -30,9 +30,9 @@ def console() -> None:
     garbage collection of everything) took about a sixth of `agent-env run hello`, to free
     memory the OS takes back anyway. What an exit owes the user still happens: the `atexit`
     handlers run (logging's flush, plugins' own), stdout and stderr are flushed (exit status
-    120 when stdout cannot be, as Python's own exit gives), and a command that left threads
-    running gets the ordinary exit, which waits for them. Callers that embed the CLI call
-    `main`, which raises `SystemExit` as usual."""
+    120 when stdout cannot be, as Python's own exit gives), and a command that left
+    non-daemon threads running gets the ordinary exit, which waits for them. Callers that
+    embed the CLI call `main`, which raises `SystemExit` as usual."""
     try:
         main()
         code: Any = 0
@@ -45,8 +45,9 @@ def exit_now(code: Any) -> None:
     """Exit with `code` (as `SystemExit` takes it) without tearing the interpreter down."""
     import threading
 
-    if threading.active_count() > 1:
-        raise SystemExit(code)
+    main_thread = threading.main_thread()
+    if any(t is not main_thread and not t.daemon for t in threading.enumerate()):
+        raise SystemExit(code)  # the ordinary exit waits for them (daemon threads it does not)
     if code is None:
         status = 0
     elif isinstance(code, int):
