@@ -140,3 +140,17 @@ def test_the_index_is_private_to_the_user(site, tmp_path):
     entrypoints.installed()
     (index,) = _index_files(tmp_path)
     assert os.stat(index).st_mode & 0o077 == 0
+
+
+def test_indexes_of_installations_that_are_gone_are_dropped(site, tmp_path):
+    entrypoints.installed()
+    (index,) = _index_files(tmp_path)
+    gone = index.with_name("00000000.json")
+    gone.write_text(json.dumps({"prefix": str(tmp_path / "deleted-venv"), "format": 1}))
+    live = index.with_name("11111111.json")
+    live.write_text(json.dumps({"prefix": str(tmp_path), "format": 1}))
+    damaged = index.with_name("22222222.json")
+    damaged.write_bytes(b"{not json")
+    index.unlink()  # the next call writes, and tidies up
+    entrypoints.installed()
+    assert sorted(p.name for p in _index_files(tmp_path)) == sorted([index.name, live.name])

@@ -14,12 +14,13 @@ a scan, never an error.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import json
 import os
+import re
 import stat
 import sys
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,11 @@ class InstalledEntryPoint:
         return obj
 
 
+def normalize_dist(name: str) -> str:
+    """A distribution name as pip compares them: lowercase, runs of `-_.` become `-`."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 def installed(group: str | None = None) -> list[InstalledEntryPoint]:
     """The entry points of `group` (one of ours; None: all of ours) on `sys.path`, in
     `sys.path` order."""
@@ -82,14 +88,13 @@ def _indexed() -> list[InstalledEntryPoint]:
 def _scan() -> list[InstalledEntryPoint]:
     """What `importlib.metadata.entry_points()` finds in our groups: a distribution found
     twice on `sys.path` counts once, the first."""
-    import re
     from importlib.metadata import distributions
 
     found, seen = [], set()
     for dist in distributions():
         meta = dist.metadata  # one METADATA parse for the name and the version
         name = meta["Name"]
-        key = re.sub(r"[-_.]+", "-", name).lower() if name else None
+        key = normalize_dist(name) if name else None
         if key in seen:
             continue
         seen.add(key)
@@ -138,7 +143,10 @@ def _stamp(path: str) -> list[int]:
 def _index_path() -> Path:
     from agent_env.paths import cache_dir
 
-    key = hashlib.sha256(f"{sys.executable}\0{sys.prefix}".encode()).hexdigest()[:16]
+    # a name per installation (no hashlib: loading OpenSSL costs the CLI's start-up ~2 ms); a
+    # clash of two installations only costs rescans, as the fingerprint tells them apart
+    where = f"{sys.executable}\0{sys.prefix}".encode()
+    key = f"{zlib.crc32(where):08x}"
     return cache_dir() / "entry-points" / f"{key}.json"
 
 
@@ -155,6 +163,7 @@ def _read(index: Path, fingerprint: list[Any]) -> list[InstalledEntryPoint] | No
 def _write(index: Path, fingerprint: list[Any], found: list[InstalledEntryPoint]) -> None:
     data = {
         "format": INDEX_FORMAT,
+        "prefix": sys.prefix,
         "fingerprint": fingerprint,
         "entry_points": [ep.to_list() for ep in found],
     }
@@ -164,4 +173,19 @@ def _write(index: Path, fingerprint: list[Any], found: list[InstalledEntryPoint]
         index.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(index, json.dumps(data), fsync=False)
     except (OSError, TypeError):
-        pass
+        return
+    _drop_gone(index)
+
+
+def _drop_gone(index: Path) -> None:
+    """Remove the indexes of installations that are gone (a deleted venv, a `uvx` run's
+    environment): run on a write, so the folder holds one file per live installation."""
+    for other in index.parent.glob("*.json"):
+        if other == index:
+            continue
+        try:
+            prefix = json.loads(other.read_bytes()).get("prefix")
+            if not (isinstance(prefix, str) and os.path.isdir(prefix)):
+                other.unlink()
+        except (OSError, ValueError, AttributeError):
+            other.unlink(missing_ok=True)

@@ -15,18 +15,13 @@ from typing import Any
 import attrs
 
 from agent_env.bundles.model import ResolvedSource
-from agent_env.entrypoints import InstalledEntryPoint, installed
+from agent_env.entrypoints import InstalledEntryPoint, installed, normalize_dist
 from agent_env.errors import BundleError
 from agent_env.suggest import did_you_mean
 
 GROUP = "agent_env.bundles"
 #: The distributions whose bundles are agent-env's own: a bare name prefers them.
 OWN_DISTS = ("agentenv-kernel", "agentenv-framework")
-
-
-def normalize_dist(name: str) -> str:
-    """A distribution name as pip compares them: lowercase, runs of `-_.` become `-`."""
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def folder_id_prefix(path: Path) -> str:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-__all__ = ["console", "main", "cli", "build_cli"]  # noqa: F822 - cli, build_cli load lazily (__getattr__)
+# cli and build_cli load lazily (__getattr__)
+__all__ = ["console", "main", "cli", "build_cli"]  # noqa: F822
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -3,12 +3,12 @@ without installing it; agent-env's own distributions are refused here."""
 
 from __future__ import annotations
 
-import re
 import zipfile
 from pathlib import Path
 
 import attrs
 
+from agent_env.entrypoints import normalize_dist as normalize
 from agent_env.errors import PluginError
 from agent_env.plugins.legacy.groups import plugin_entry_points
 
@@ -16,10 +16,6 @@ from agent_env.plugins.legacy.groups import plugin_entry_points
 OWN_DISTRIBUTIONS = frozenset(
     {"agentenv-kernel", "agentenv-framework", "agentenv-framework-protocol"}
 )
-
-
-def normalize(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 @attrs.frozen(kw_only=True)
