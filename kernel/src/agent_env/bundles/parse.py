@@ -67,7 +67,7 @@ class _Parser:
         self.id_prefix = (source.id_prefix or folder_id_prefix(self.root)).rstrip("/")
         self.problems = Problems(self.root)
         self.structured: list[tuple[Path, list[Any]]] = []
-        self.default_types: dict[str, list[str]] = {}
+        self.default_types: dict[str, tuple[list[str], list[str]]] = {}
         self.task_names: set[str] = set()  # every tasks/<name>.json, parsed or not
         self.eval_names: set[str] = set()
         self.ignored: list[tuple[str, list[Ignored]]] = []
