@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import attrs
+import pytest
 
 from agent_env import hookimpl
 from agent_env.models import RunOverride, Step, VerifierStep
@@ -152,3 +153,29 @@ def test_the_kernel_names_no_field_of_core_steps_step_types() -> None:
     assert found == STILL_BORROWING, {
         rel: {f"{f} (of {borrowed[f]})" for f in names} for rel, names in found.items()
     }
+
+
+def test_the_step_type_contract_checks_the_declarations() -> None:
+    from agent_env.errors import PluginError
+    from agent_env.testing.contracts import StepTypeContract
+
+    @attrs.frozen(kw_only=True)
+    class Misdeclared(AcmeGrade):
+        type: ClassVar[str] = "acme_misdeclared"
+        run_overrides: ClassVar[dict[str, RunOverride]] = {"judge_model": RunOverride(("model",))}
+
+    @attrs.frozen(kw_only=True)
+    class MisReferenced(AcmeGrade):
+        type: ClassVar[str] = "acme_misreferenced"
+        bundle_refs: ClassVar[dict[str, tuple[str, ...]]] = {"env": ("env_ids[]",)}
+
+    class Contract(StepTypeContract):
+        step_class = AcmeJudge
+
+    Contract().test_its_declarations_name_its_own_fields()
+    Contract.step_class = Misdeclared
+    with pytest.raises(PluginError, match="'acme_misdeclared' has no field 'model'"):
+        Contract().test_its_declarations_name_its_own_fields()
+    Contract.step_class = MisReferenced
+    with pytest.raises(AssertionError, match=r"bundle_refs\['env'\]: no field 'env_ids'"):
+        Contract().test_its_declarations_name_its_own_fields()
