@@ -53,6 +53,12 @@ class RetryConfig:
     max_retries: int = 1
 
 
+def _field_names(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):  # ("default_model") without the comma: say so, don't split it
+        raise TypeError(f"RunOverride fields: a tuple of field names, not the string {value!r}")
+    return tuple(value)
+
+
 @attrs.frozen
 class RunOverride:
     """How a step type takes a run option such as `--judge-model`: the fields the option's
@@ -62,7 +68,7 @@ class RunOverride:
         run_overrides = {"judge_model": RunOverride(("default_model",))}
     """
 
-    fields: tuple[str, ...] = attrs.field(converter=tuple)
+    fields: tuple[str, ...] = attrs.field(converter=_field_names)
     unused: str | None = attrs.field(default=None, kw_only=True)
 
 

@@ -240,3 +240,9 @@ def test_local_means_this_machine_and_chains_keep_their_order(providers):
 def test_a_bad_chain_is_refused_with_what_was_meant(providers, spec, error, message):
     with pytest.raises(error, match=re.escape(message)):
         provider_chain(spec, providers)
+
+
+def test_a_field_given_as_a_string_is_refused_not_split():
+    with pytest.raises(TypeError, match="a tuple of field names, not the string 'default_model'"):
+        RunOverride("default_model")  # type: ignore[arg-type]
+    assert RunOverride(["default_model"]).fields == ("default_model",)  # type: ignore[arg-type]
