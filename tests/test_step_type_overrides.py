@@ -84,6 +84,35 @@ def test_judge_model_reaches_only_the_step_types_that_declare_it(
     )
 
 
+@attrs.frozen(kw_only=True)
+class AcmeMistyped(AcmeGrade):
+    type: ClassVar[str] = "acme_mistyped"
+    run_overrides: ClassVar[dict[str, RunOverride]] = {
+        "judge_modle": RunOverride(("default_model",))
+    }
+
+
+def test_a_wrong_declaration_stops_the_run_before_anything_runs(
+    cli_runner: Any, register_plugin: Any, tmp_path: Path
+) -> None:
+    class Mistyped:
+        @hookimpl
+        def agentenv_register_step_types(self, registry: Any) -> None:
+            registry.add(AcmeMistyped)
+
+    register_plugin(Mistyped(), "acme-mistyped")
+    (tmp_path / "b" / "tasks").mkdir(parents=True)
+    step = {"id": "grade", "type": "acme_mistyped", "verifier_id": "grade"}
+    (tmp_path / "b" / "tasks" / "t.json").write_text(json.dumps([step]))
+    result = cli_runner.invoke(["run", str(tmp_path / "b")])
+    assert result.exit_code == 2, result.output
+    assert (
+        "tasks/t.json: step 'grade': step type 'acme_mistyped': run_overrides: 'judge_modle' is "
+        "not a run option (did you mean 'judge_model'?)"
+    ) in result.stderr
+    assert "graded" not in result.stderr
+
+
 # -- the kernel names no field of core-steps' step types ------------------------------------
 
 
