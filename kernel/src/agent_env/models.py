@@ -53,6 +53,25 @@ class RetryConfig:
     max_retries: int = 1
 
 
+def _field_names(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):  # ("default_model") without the comma: say so, don't split it
+        raise TypeError(f"RunOverride fields: a tuple of field names, not the string {value!r}")
+    return tuple(value)
+
+
+@attrs.frozen
+class RunOverride:
+    """How a step type takes a run option such as `--judge-model`: the fields the option's
+    value replaces for one run (the stored task stays as written), and, when the type accepts
+    the option but does not act on it yet, why (the run says so instead of "applies to")::
+
+        run_overrides = {"judge_model": RunOverride(("default_model",))}
+    """
+
+    fields: tuple[str, ...] = attrs.field(converter=_field_names)
+    unused: str | None = attrs.field(default=None, kw_only=True)
+
+
 @attrs.frozen(kw_only=True)
 class Step:
     """Base class of every step type (the common fields of DESIGN.md §3.5)."""
@@ -65,8 +84,14 @@ class Step:
     #: the aggregates decide the outcome (`engine.outcome.counted_scores`).
     is_aggregate: ClassVar[bool] = False
     #: Which fields name bundle entities, by kind ("artifact", "env", "agent") -> field paths
-    #: such as `"artifacts[].id"`; None applies the field names of the core step types.
+    #: such as `"artifacts[].id"`: `agent-env check` reports a name that matches nothing, and
+    #: bundle aliases are resolved in them. A type that declares none names no entity.
     bundle_refs: ClassVar[Mapping[str, tuple[str, ...]] | None] = None
+    #: The run options (`RunOptions` field names: "provider" for `--sandbox`, "judge_model",
+    #: "user_model") this type takes, and which of its fields each one replaces for that run
+    #: (`agent_env.runs.overrides`). A type that declares none keeps its fields whatever the
+    #: flags; the fields "provider" replaces are also checked to name installed providers.
+    run_overrides: ClassVar[Mapping[str, RunOverride]] = {}
 
     id: str
     depends_on: list[str] | None = None

@@ -1,4 +1,6 @@
-"""Small step types standing in for the core ones, registered through the real plugin manager."""
+"""Small step types standing in for the core ones, and an env type and agent kind standing in for
+the ones core-steps makes the default of bare folders, registered through the real plugin
+manager."""
 
 from __future__ import annotations
 
@@ -10,12 +12,15 @@ import attrs
 import pytest
 
 from agent_env import hookimpl
-from agent_env.models import Step
+from agent_env.agents import AgentKind
+from agent_env.envs import EnvType
+from agent_env.models import RunOverride, Step
 
 
 @attrs.frozen(kw_only=True)
 class DeploySandbox(Step):
     type: ClassVar[str] = "deploy_sandbox"
+    run_overrides: ClassVar[dict[str, RunOverride]] = {"provider": RunOverride(("sandbox_type",))}
     sandbox_name: str
     sandbox_mode: Literal["vm", "container"]
     sandbox_type: str | None = None
@@ -27,6 +32,9 @@ class DeploySandbox(Step):
 @attrs.frozen(kw_only=True)
 class LoadArtifact(Step):
     type: ClassVar[str] = "load_artifact"
+    bundle_refs: ClassVar[dict[str, tuple[str, ...]]] = {
+        "artifact": ("artifact_id", "artifacts[].id")
+    }
     artifact_id: str | None = None
     artifacts: list[dict[str, Any]] | None = None
     sandbox_name: str | None = None
@@ -63,6 +71,45 @@ class TestSteps:
             registry.add(cls)
 
 
+@attrs.frozen(kw_only=True)
+class FolderEnv(EnvType):
+    """Stands in for core-steps' `mcp_server`: the type of an env folder that names none."""
+
+    type: ClassVar[str] = "mcp_server"
+    default_for: ClassVar[str | None] = "env"
+    name: str
+
+    @classmethod
+    def from_folder(cls, name: str, folder: Path, config: dict[str, Any]) -> FolderEnv:
+        return cls(name=name)
+
+    async def deploy(self, ctx: Any, *, sandbox_name: str, provider: str, **limits: Any) -> Any:
+        raise NotImplementedError("a stand-in: bundles are only parsed here")
+
+
+class FolderAgent(AgentKind):
+    """Stands in for core-steps' `a2a_agent`: the kind of an agent folder that names none."""
+
+    type: ClassVar[str] = "a2a_agent"
+    default_for: ClassVar[str | None] = "agent"
+
+    async def deploy(self, ctx: Any, spec: Any) -> dict[str, Any]:
+        raise NotImplementedError("a stand-in: bundles are only parsed here")
+
+    async def prompt(self, ctx: Any, record: dict[str, Any], request: Any) -> Any:
+        raise NotImplementedError("a stand-in: bundles are only parsed here")
+
+
+class FolderDefaults:
+    @hookimpl
+    def agentenv_register_env_types(self, registry: Any) -> None:
+        registry.add(FolderEnv)
+
+    @hookimpl
+    def agentenv_register_agents(self, registry: Any) -> None:
+        registry.add(FolderAgent)
+
+
 @pytest.fixture
 def step_registry() -> Any:
     from agent_env.registry import Registry
@@ -73,9 +120,16 @@ def step_registry() -> Any:
 
 
 @pytest.fixture
-def plugins(plugin_manager: Any, register_plugin: Any) -> Any:
+def steps_only_plugins(plugin_manager: Any, register_plugin: Any) -> Any:
+    """The stand-in step types and no env type or agent kind (no folder defaults)."""
     register_plugin(TestSteps(), "test-steps")
     return plugin_manager
+
+
+@pytest.fixture
+def plugins(steps_only_plugins: Any, register_plugin: Any) -> Any:
+    register_plugin(FolderDefaults(), "test-folder-defaults")
+    return steps_only_plugins
 
 
 HELLO_STEPS = [

@@ -46,6 +46,12 @@ class OtherEchoEnv(EchoEnv):
     type: ClassVar[str] = "other_echo"
 
 
+@pytest.fixture
+def plugins(steps_only_plugins: Any) -> Any:
+    """No installed type claims the folder defaults but the third parties' here."""
+    return steps_only_plugins
+
+
 class ThirdParty:
     def __init__(self, *envs: type) -> None:
         self.envs = envs
@@ -84,12 +90,20 @@ def test_two_types_claiming_the_default_is_a_problem(
         load_bundle(str(hello_bundle), plugins)
 
 
-def test_without_a_claimed_default_the_in_tree_type_is_named_and_hinted(
+def test_without_a_claimed_default_a_folder_naming_no_type_says_what_to_install(
     hello_bundle: Path, plugins: Any, writer: Any
 ) -> None:
+    # the kernel keeps no table of default types: only an installed type's `default_for` counts
     _folders(hello_bundle, writer)
-    bundle = load_bundle(str(hello_bundle), plugins)
-    assert (bundle.envs["shop"].type, bundle.agents["bot"].type) == ("mcp_server", "a2a_agent")
+    with pytest.raises(BundleError) as raised:
+        load_bundle(str(hello_bundle), plugins)
+    hint = "or install the plugin that provides the default: pip install agentenv-core-steps"
+    assert raised.value.problems == [
+        "agents/bot/agent.toml: type: not set, and no installed agent type declares itself the "
+        f"default (`default_for`); set type (installed: none), {hint}",
+        "envs/shop/env.toml: type: not set, and no installed env type declares itself the "
+        f"default (`default_for`); set type (installed: none), {hint}",
+    ]
     with pytest.raises(
         PluginError,
         match=r"env type 'mcp_server' is provided by a plugin .*"
@@ -98,6 +112,14 @@ def test_without_a_claimed_default_the_in_tree_type_is_named_and_hinted(
         plugins.env_types.get("mcp_server")
     with pytest.raises(PluginError, match=r"agent 'oracle' is provided by a plugin"):
         plugins.agents.get("oracle")
+
+
+def test_a_folder_that_names_its_type_needs_no_default(
+    hello_bundle: Path, plugins: Any, register_plugin: Any, writer: Any
+) -> None:
+    register_plugin(ThirdParty(OtherEchoEnv), "third-party")
+    writer(hello_bundle / "envs/shop/env.toml", 'type = "other_echo"\n')
+    assert load_bundle(str(hello_bundle), plugins).envs["shop"].type == "other_echo"
 
 
 def test_env_type_contract_is_abstract() -> None:

@@ -22,6 +22,10 @@ from agent_env.models import Step, compat_ignored
 @attrs.frozen(kw_only=True)
 class AskAgent(Step):
     type: ClassVar[str] = "ask_agent"
+    bundle_refs: ClassVar[dict[str, tuple[str, ...]]] = {
+        "agent": ("a2a_agent_id",),
+        "env": ("env_id", "env_ids[]"),
+    }
     a2a_agent_id: str
     env_ids: list[str] = attrs.field(factory=list)
     env_id: str | None = None

@@ -1,5 +1,6 @@
 """Run-wide options that replace what the tasks name (`--sandbox`, `--judge-model`,
-`--user-model`), the selection of tasks by evals, and the provider chains `--sandbox a,b`."""
+`--user-model`) in the steps whose type declares them, the selection of tasks by evals, and the
+provider chains `--sandbox a,b`."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 
 from agent_env.bundles.model import Bundle, EvalSpec, Task
 from agent_env.errors import PluginError, SandboxError
-from agent_env.models import Step
+from agent_env.models import RunOverride, Step
 from agent_env.registry import Registry
 from agent_env.runs import overrides, selection
 from agent_env.runs.options import RunOptions
@@ -23,14 +24,38 @@ from agent_env.sandboxes.local import LocalProvider
 @attrs.frozen(kw_only=True)
 class Deploy(Step):
     type: ClassVar[str] = "t_deploy"
+    run_overrides: ClassVar[dict[str, RunOverride]] = {"provider": RunOverride(("sandbox_type",))}
     sandbox_type: str | None = None
 
 
 @attrs.frozen(kw_only=True)
 class Judge(Step):
     type: ClassVar[str] = "t_judge"
+    run_overrides: ClassVar[dict[str, RunOverride]] = {
+        "judge_model": RunOverride(("default_model",)),
+        "provider": RunOverride(("judge_sandbox_type",)),
+    }
     default_model: str = "as-written"
     judge_sandbox_type: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Lookalike(Step):
+    """Has the fields a judge has, and declares no run option: no flag touches them."""
+
+    type: ClassVar[str] = "t_lookalike"
+    default_model: str = "as-written"
+    sandbox_type: str | None = None
+    user_model: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class User(Step):
+    type: ClassVar[str] = "t_user"
+    run_overrides: ClassVar[dict[str, RunOverride]] = {
+        "user_model": RunOverride(("user_model",), unused="no user runs in this test")
+    }
+    user_model: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -78,16 +103,67 @@ def test_the_overrides_set_the_fields_of_the_steps_that_have_them():
     assert tasks[0].steps[0].sandbox_type == "local"  # the tasks as written are unchanged
     assert lines == [
         "--sandbox docker,local: applies to 2 step(s) that choose a sandbox in 1 task(s)",
-        "--judge-model m: applies to 1 judge(s) (rubrics_verifier) in 1 task(s)",
+        "--judge-model m: applies to 1 judge(s) in 1 task(s)",
     ]
 
 
 def test_an_override_no_step_takes_says_it_changes_nothing():
     out, lines = overrides.apply([task("a", Plain(id="p"))], RunOptions(user_model="u"))
-    assert lines == [
-        "--user-model u: no selected task has simulated users (prompt_agent), so it changes nothing"
-    ]
+    assert lines == ["--user-model u: no selected task has simulated users, so it changes nothing"]
     assert overrides.apply(out, RunOptions()) == (out, [])
+
+
+def test_a_step_whose_type_declares_no_option_keeps_its_fields():
+    look = Lookalike(id="l")
+    options = RunOptions(provider="local", judge_model="m", user_model="u")
+    out, lines = overrides.apply([task("a", look)], options)
+    assert out[0].steps[0] is look and look.default_model == "as-written"
+    assert lines == [
+        "--sandbox local: no selected task has steps that choose a sandbox, so it changes nothing",
+        "--judge-model m: no selected task has judges, so it changes nothing",
+        "--user-model u: no selected task has simulated users, so it changes nothing",
+    ]
+
+
+def test_an_option_a_type_takes_but_does_not_act_on_yet_says_why():
+    out, lines = overrides.apply([task("a", User(id="u"))], RunOptions(user_model="m"))
+    assert out[0].steps[0].user_model == "m"
+    assert lines == [
+        "--user-model m: set on 1 simulated user(s) in 1 task(s), but no user runs in this test"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        (
+            {"judge_modle": RunOverride(("default_model",))},
+            "step type 't_bad': run_overrides: 'judge_modle' is not a run option "
+            "(did you mean 'judge_model'?); run options: provider, judge_model, user_model",
+        ),
+        (
+            {"judge_model": RunOverride(("default_modle",))},
+            "step type 't_bad': run_overrides['judge_model']: 't_bad' has no field "
+            "'default_modle' (did you mean 'default_model'?)",
+        ),
+        (
+            {"judge_model": ("default_model",)},
+            "step type 't_bad': run_overrides['judge_model']: expected a RunOverride",
+        ),
+    ],
+)
+def test_a_wrong_declaration_names_the_step_type_and_what_was_meant(table, message):
+    bad = attrs.make_class(
+        "Bad",
+        {"default_model": attrs.field(default="x")},
+        bases=(Step,),
+        frozen=True,
+        kw_only=True,
+    )
+    bad.type = "t_bad"
+    bad.run_overrides = table
+    with pytest.raises(PluginError, match=re.escape(message)):
+        overrides.apply([task("a", bad(id="b"))], RunOptions(judge_model="m"))
 
 
 def test_a_resumed_bundle_gets_the_overrides_too():
@@ -164,3 +240,9 @@ def test_local_means_this_machine_and_chains_keep_their_order(providers):
 def test_a_bad_chain_is_refused_with_what_was_meant(providers, spec, error, message):
     with pytest.raises(error, match=re.escape(message)):
         provider_chain(spec, providers)
+
+
+def test_a_field_given_as_a_string_is_refused_not_split():
+    with pytest.raises(TypeError, match="a tuple of field names, not the string 'default_model'"):
+        RunOverride("default_model")  # type: ignore[arg-type]
+    assert RunOverride(["default_model"]).fields == ("default_model",)  # type: ignore[arg-type]

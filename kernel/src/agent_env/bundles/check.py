@@ -1,9 +1,9 @@
 """Checks across a parsed bundle: step fields that name artifacts, envs or agents, and each
 step type's own `check(bundle)`.
 
-A step class says which of its fields are references with the class attribute `Step.bundle_refs`, e.g.
-`bundle_refs = {"artifact": ("script_artifact_id",), "env": ("env_ids[]",)}`; without one,
-the field names the core step types use apply (`DEFAULT_REFS`). A value is a bundle name or
+A step type says which of its fields are references with the class attribute
+`Step.bundle_refs`, e.g. `bundle_refs = {"artifact": ("script_artifact_id",), "env":
+("env_ids[]",)}`; a type that declares none names no bundle entity. A value is a bundle name or
 a full id; a name (or this bundle's id) that matches nothing is a problem. An agent reference
 may also name a registered agent kind (`claude-code`, `tool-loop`, ...: the run's agent
 registry, passed in as `agent_kinds`), which needs no agent folder.
@@ -14,23 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import attrs
-
 from agent_env.bundles.files import Problems
 from agent_env.models import Step
 from agent_env.suggest import did_you_mean
-
-DEFAULT_REFS: dict[str, tuple[str, ...]] = {
-    "artifact": (
-        "artifact_id",
-        "artifacts[].id",
-        "script_artifact_id",
-        "file_artifact_id",
-        "agent_snapshot_files_artifact_id",
-    ),
-    "env": ("env_id", "env_ids[]"),
-    "agent": ("a2a_agent_id", "judge_a2a_agent_id"),
-}
 
 
 def _get(obj: Any, key: str) -> Any:
@@ -63,14 +49,9 @@ def ref_values(step: Any, path: str) -> Iterator[tuple[str, Any]]:
 
 
 def step_refs(step: Any) -> dict[str, tuple[str, ...]]:
+    """Kind -> the field paths of `step` that name bundle entities, as its type declares."""
     declared = type(step).bundle_refs if isinstance(step, Step) else None
-    if declared is not None:
-        return dict(declared)
-    names = {f.name for f in attrs.fields(type(step))} if attrs.has(type(step)) else set()
-    return {
-        kind: tuple(p for p in paths if p.partition("[")[0].partition(".")[0] in names)
-        for kind, paths in DEFAULT_REFS.items()
-    }
+    return dict(declared or {})
 
 
 def _known(bundle: Any, kind: str) -> dict[str, Any]:

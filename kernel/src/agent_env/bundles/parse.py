@@ -31,7 +31,8 @@ from agent_env.bundles.source import folder_id_prefix
 from agent_env.bundles.tasks import read_task
 from agent_env.convert import Ignored
 from agent_env.errors import AgentEnvError, BundleError, PluginError
-from agent_env.plugins.known import FOLDER_DEFAULTS, distribution
+from agent_env.plugins.known import distribution, install_hint
+from agent_env.runs.overrides import fields_for
 from agent_env.sandbox import provider_chain
 from agent_env.suggest import did_you_mean
 
@@ -42,8 +43,6 @@ SKILL_MD = "SKILL.md"
 SKILL_TYPE = "skill"
 #: Folder kind -> the registry whose types may declare `default_for` that kind.
 DEFAULT_TYPE_REGISTRY = {"env": "env_types", "agent": "agents"}
-#: Step fields that name a sandbox provider (or a fallback chain `a,b`).
-PROVIDER_FIELDS = ("sandbox_type", "judge_sandbox_type")
 CONFIG_FILE = {"env": "env.toml", "agent": "agent.toml", "artifact": "artifact.toml"}
 
 
@@ -68,7 +67,7 @@ class _Parser:
         self.id_prefix = (source.id_prefix or folder_id_prefix(self.root)).rstrip("/")
         self.problems = Problems(self.root)
         self.structured: list[tuple[Path, list[Any]]] = []
-        self.default_types: dict[str, list[str]] = {}
+        self.default_types: dict[str, tuple[list[str], list[str]]] = {}
         self.task_names: set[str] = set()  # every tasks/<name>.json, parsed or not
         self.eval_names: set[str] = set()
         self.ignored: list[tuple[str, list[Ignored]]] = []
@@ -320,28 +319,38 @@ class _Parser:
 
     def _default_type(self, kind: str, path: Path) -> str:
         """The type a `kind` folder gets when its config names none: the one registered type
-        that declares `default_for = kind` (else the in-tree default, see `plugins.known`)."""
+        that declares `default_for = kind`. None or several is a problem ("" is returned)."""
         if kind == "skill":
             return SKILL_TYPE
         if kind not in self.default_types:
             self.default_types[kind] = self._claimed_default(kind)
-        claimed = self.default_types[kind]
-        if len(claimed) > 1:
-            self.problems.add(
-                path / CONFIG_FILE[kind],
-                f"type: not set, and several installed {kind} types declare themselves the "
-                f"default ({', '.join(claimed)}); set type",
+        claimed, installed = self.default_types[kind]
+        if len(claimed) == 1:
+            return claimed[0]
+        if claimed:
+            problem = (
+                f"several installed {kind} types declare themselves the default "
+                f"({', '.join(claimed)}); set type"
             )
-        return claimed[0] if claimed else FOLDER_DEFAULTS.get(kind, kind)
+        else:
+            hint = install_hint("folder default", kind)
+            problem = (
+                f"no installed {kind} type declares itself the default (`default_for`); set "
+                f"type (installed: {', '.join(installed) or 'none'})"
+                + (f", or install the plugin that provides the default: {hint}" if hint else "")
+            )
+        self.problems.add(path / CONFIG_FILE[kind], f"type: not set, and {problem}")
+        return ""
 
-    def _claimed_default(self, kind: str) -> list[str]:
+    def _claimed_default(self, kind: str) -> tuple[list[str], list[str]]:
+        """(the registered `kind` types that declare `default_for = kind`, all of them)."""
         try:
             registry = getattr(self.plugins, DEFAULT_TYPE_REGISTRY.get(kind, ""))
         except (AttributeError, PluginError):
-            return []
-        return sorted(
-            name for name in registry if getattr(registry.get(name), "default_for", None) == kind
-        )
+            return [], []
+        names = sorted(registry)
+        claimed = [n for n in names if getattr(registry.get(n), "default_for", None) == kind]
+        return claimed, names
 
     def _folders(self, kind: str, folder: Path | None) -> dict[str, FolderSpec]:
         out: dict[str, FolderSpec] = {}
@@ -377,7 +386,7 @@ class _Parser:
                     path / CONFIG_FILE.get(kind, ""), "type: expected a non-empty string"
                 )
                 entity_type = self._default_type(kind, path)
-            if kind != "skill" and not unreadable:
+            if kind != "skill" and not unreadable and entity_type:
                 self._check_config(kind, entity_type, path, config, list(files))
             out[name] = FolderSpec(
                 kind=kind,
@@ -481,15 +490,22 @@ class _Parser:
         return Task(name=name, id=self.eid(name), steps=steps, path=path, raw=raw)
 
     def _check_providers(self, path: Path, steps: list[Any]) -> bool:
-        """Each step field that names a sandbox provider (`PROVIDER_FIELDS`) names an installed
-        one (or a fallback chain of them): refused here, with a did-you-mean, not at run time."""
+        """Each step field that names a sandbox provider (the fields its type lets `--sandbox`
+        replace) names an installed one (or a fallback chain of them): refused here, with a
+        did-you-mean, not at run time."""
         try:
             providers = self.plugins.sandbox_providers
         except (AttributeError, PluginError):
             return True
         ok = True
         for step in steps:
-            for field in PROVIDER_FIELDS:
+            try:
+                fields = fields_for(type(step), "provider")
+            except PluginError as e:
+                ok = False
+                self.problems.add(path, f"step {step.id!r}: {e}")
+                continue
+            for field in fields:
                 value = getattr(step, field, None)
                 if not isinstance(value, str):
                     continue

@@ -2,7 +2,8 @@
 
 One table, as data: (kind, name) -> the distribution that provides it. The kinds are the
 registry kinds ("step type", "env type", "agent", "sandbox provider", the store kinds
-"object"/"document"/"secret"/"image") plus "bundle source" for a bundle spec's URI scheme.
+"object"/"document"/"secret"/"image") plus "bundle source" for a bundle spec's URI scheme and
+"folder default" for the plugin that gives an env or agent folder naming no type its type.
 It lives in the kernel because a hint is needed exactly when the plugin is *not* installed.
 """
 
@@ -68,6 +69,9 @@ _CORE_STEP_TYPES = (
 KNOWN: dict[tuple[str, str], str] = {
     **{("step type", name): _CORE for name in _CORE_STEP_TYPES},
     ("env type", "mcp_server"): _CORE,
+    # the plugin whose types declare `default_for` env / agent folders (a folder naming no type)
+    ("folder default", "env"): _CORE,
+    ("folder default", "agent"): _CORE,
     **{("agent", name): _CORE for name in ("scripted", "oracle", "tool-loop", "a2a_agent")},
     **{("agent", name): _CLI_AGENTS for name in _CLI_AGENT_NAMES},
     ("bundle source", "hf"): _HF,
@@ -117,9 +121,3 @@ def install_hint(kind: str, name: str) -> str | None:
             if known == name and known_kind in BACKEND_KINDS:
                 return install_command(candidate)
     return None if dist is None else install_command(dist)
-
-
-#: The in-tree type of a bundle folder that names none, used only when no installed type
-#: declares `default_for` that kind: the folder then parses, and using it fails with the
-#: install hint above instead of a parse error.
-FOLDER_DEFAULTS: dict[str, str] = {"env": "mcp_server", "agent": "a2a_agent"}

@@ -1,46 +1,83 @@
-"""The run-wide choices of `agent-env run` that replace what the tasks name, for this run
-only (the stored tasks stay as written), as the existing `agent-env` applies them:
+"""The run-wide choices of `agent-env run` that replace what the tasks name, for this run only
+(the stored tasks stay as written): `--sandbox P` (a provider or a fallback chain `a,b`),
+`--judge-model M` and `--user-model M`.
 
-- `--sandbox P` (a provider or a fallback chain `a,b`): every step's `sandbox_type` and
-  `judge_sandbox_type`, so envs, agents, sandboxes and judges deploy on P;
-- `--judge-model M`: the model of every judge (`default_model` of `rubrics_verifier`);
-- `--user-model M`: the model of every simulated user (`user_model` of `prompt_agent`).
-
-A step type takes part by having the field; a run option that no selected step takes is
-reported once as changing nothing.
+The kernel owns the options; each step type says which of them it takes and which of its
+fields each one replaces (`Step.run_overrides`, e.g. a judge declares
+`{"judge_model": RunOverride(("default_model",))}`). A step whose type declares nothing is
+left alone, whatever fields it has. A run option that no selected step takes is reported once
+as changing nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from functools import cache
 from typing import Any
 
 import attrs
 
+from agent_env.errors import PluginError
+from agent_env.models import RunOverride
 from agent_env.runs.options import RunOptions
+from agent_env.suggest import did_you_mean
 
-#: option -> (the step fields it sets, the steps that have them, for the report)
-FIELDS: Mapping[str, tuple[tuple[str, ...], str]] = {
-    "sandbox": (("sandbox_type", "judge_sandbox_type"), "step(s) that choose a sandbox"),
-    "judge_model": (("default_model",), "judge(s) (rubrics_verifier)"),
-    "user_model": (("user_model",), "simulated user(s) (prompt_agent)"),
+
+@attrs.frozen
+class RunOption:
+    """A run option a step type may take: its flag and what the report calls such steps."""
+
+    flag: str
+    steps: str  # "judge(s)": in "applies to 2 judge(s) in 1 task(s)"
+    none: str  # "judges": in "no selected task has judges"
+
+
+#: `RunOptions` field -> the option, for every option a step type may declare.
+OPTIONS: Mapping[str, RunOption] = {
+    "provider": RunOption(
+        "--sandbox", "step(s) that choose a sandbox", "steps that choose a sandbox"
+    ),
+    "judge_model": RunOption("--judge-model", "judge(s)", "judges"),
+    "user_model": RunOption("--user-model", "simulated user(s)", "simulated users"),
 }
-_OPTION = {"sandbox": "--sandbox", "judge_model": "--judge-model", "user_model": "--user-model"}
-#: Why an option that the steps take still does nothing in this version.
-_UNUSED = {
-    "user_model": "this version has no simulated user (a prompt_agent runs one turn), so "
-    "nothing runs on it",
-}
+
+
+@cache
+def declared(step_type: type) -> Mapping[str, RunOverride]:
+    """`step_type.run_overrides`, checked: each key a run option of `OPTIONS`, each field one
+    of the type's attrs fields. A wrong declaration is a `PluginError` naming the step type."""
+    table = getattr(step_type, "run_overrides", None) or {}
+    name = getattr(step_type, "type", None) or step_type.__name__
+    where = f"step type {name!r}: run_overrides"
+    if not isinstance(table, Mapping):
+        raise PluginError(f"{where}: expected a mapping of run option -> RunOverride")
+    fields = {f.name for f in attrs.fields(step_type)} if attrs.has(step_type) else set()
+    for option, override in table.items():
+        if option not in OPTIONS:
+            raise PluginError(
+                f"{where}: {option!r} is not a run option{did_you_mean(str(option), OPTIONS)}; "
+                f"run options: {', '.join(OPTIONS)}"
+            )
+        if not isinstance(override, RunOverride):
+            raise PluginError(f"{where}[{option!r}]: expected a RunOverride, not {override!r}")
+        for field in override.fields:
+            if field not in fields:
+                raise PluginError(
+                    f"{where}[{option!r}]: {name!r} has no field {field!r}"
+                    f"{did_you_mean(field, fields)}"
+                )
+    return table
+
+
+def fields_for(step_type: type, option: str) -> tuple[str, ...]:
+    """The fields of `step_type` that run option `option` replaces (none when undeclared)."""
+    override = declared(step_type).get(option)
+    return override.fields if override else ()
 
 
 def values(options: RunOptions) -> dict[str, str]:
     """The overrides `options` asks for: option name -> value."""
-    given = {
-        "sandbox": options.provider,
-        "judge_model": options.judge_model,
-        "user_model": options.user_model,
-    }
-    return {k: v for k, v in given.items() if v}
+    return {name: value for name in OPTIONS if (value := getattr(options, name, None))}
 
 
 def apply(tasks: Iterable[Any], options: RunOptions) -> tuple[list[Any], list[str]]:
@@ -51,17 +88,26 @@ def apply(tasks: Iterable[Any], options: RunOptions) -> tuple[list[Any], list[st
         return tasks, []
     counts = dict.fromkeys(wanted, 0)
     touched: dict[str, set[str]] = {k: set() for k in wanted}
+    unused: dict[str, str] = {}
     out = []
     for task in tasks:
         steps = []
         for step in task.steps:
-            new = _override(step, wanted)
-            for option in new:
+            taken = {o: t for o, t in declared(type(step)).items() if o in wanted}
+            changes: dict[str, str] = {}
+            for option, override in taken.items():
                 counts[option] += 1
                 touched[option].add(task.name)
-            steps.append(attrs.evolve(step, **_flatten(new)) if new else step)
+                if override.unused:
+                    unused.setdefault(option, override.unused)
+                changes.update(dict.fromkeys(override.fields, wanted[option]))
+            steps.append(attrs.evolve(step, **changes) if changes else step)
         out.append(attrs.evolve(task, steps=steps))
-    return out, [_line(o, wanted[o], counts[o], len(touched[o])) for o in wanted]
+    lines = [
+        _line(o, wanted[o], counts[o], len(touched[o]), unused.get(o) if counts[o] else None)
+        for o in wanted
+    ]
+    return out, lines
 
 
 def apply_to_bundle(bundle: Any, options: RunOptions) -> tuple[Any, list[str]]:
@@ -72,29 +118,12 @@ def apply_to_bundle(bundle: Any, options: RunOptions) -> tuple[Any, list[str]]:
     return attrs.evolve(bundle, tasks={t.name: t for t in tasks}), lines
 
 
-def _override(step: Any, wanted: Mapping[str, str]) -> dict[str, dict[str, str]]:
-    """option -> {field: value} for the fields of `step` the options set."""
-    if not attrs.has(type(step)):
-        return {}
-    fields = attrs.fields_dict(type(step))
-    out: dict[str, dict[str, str]] = {}
-    for option, value in wanted.items():
-        names = [f for f in FIELDS[option][0] if f in fields]
-        if names:
-            out[option] = dict.fromkeys(names, value)
-    return out
-
-
-def _flatten(new: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
-    return {field: value for fields in new.values() for field, value in fields.items()}
-
-
-def _line(option: str, value: str, steps: int, tasks: int) -> str:
-    flag = f"{_OPTION[option]} {value}"
-    what = FIELDS[option][1]
+def _line(option: str, value: str, steps: int, tasks: int, unused: str | None) -> str:
+    spec = OPTIONS[option]
+    flag = f"{spec.flag} {value}"
     if not steps:
-        return f"{flag}: no selected task has {what.replace('(s)', 's')}, so it changes nothing"
-    where = f"{steps} {what} in {tasks} task(s)"
-    if option in _UNUSED:
-        return f"{flag}: set on {where}, but {_UNUSED[option]}"
+        return f"{flag}: no selected task has {spec.none}, so it changes nothing"
+    where = f"{steps} {spec.steps} in {tasks} task(s)"
+    if unused:
+        return f"{flag}: set on {where}, but {unused}"
     return f"{flag}: applies to {where}"

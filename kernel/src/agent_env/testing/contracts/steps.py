@@ -117,6 +117,17 @@ class StepTypeContract:
         assert attrs.has(self.step_class)
         assert all(f.kw_only for f in attrs.fields(self.step_class))
 
+    def test_its_declarations_name_its_own_fields(self):
+        from agent_env.runs.overrides import declared
+
+        declared(self.step_class)  # run_overrides: known run options, fields the class has
+        fields = {f.name for f in attrs.fields(self.step_class)}
+        for kind, paths in (self.step_class.bundle_refs or {}).items():
+            assert kind in ("artifact", "env", "agent"), f"bundle_refs: unknown kind {kind!r}"
+            for path in paths:
+                head = path.partition(".")[0].removesuffix("[]")
+                assert head in fields, f"bundle_refs[{kind!r}]: no field {head!r} ({path})"
+
     def test_the_plugin_registers_it(self, plugins):
         assert plugins.step_types.get(self.step_class.type) is self.step_class
 

@@ -38,6 +38,7 @@ class CollectArtifacts(Step):
     """Fields as the existing bundles use them."""
 
     type: ClassVar[str] = "collect_artifacts"
+    bundle_refs: ClassVar[dict[str, tuple[str, ...]]] = {"env": ("env_id",)}
 
     agent_name: str = DEFAULT_AGENT
     base_path: str = "/app/artifact"

@@ -18,7 +18,7 @@ import attrs
 
 from agent_env.context import StepContext
 from agent_env.errors import PluginError, StepFailed
-from agent_env.models import Step
+from agent_env.models import RunOverride, Step
 from agentenv_core_steps.steps.add_skills import Skill
 from agentenv_core_steps.targets import DEFAULT_AGENT, POSIX_NAME, artifact_for
 
@@ -61,6 +61,12 @@ def agent_and_model(agents: Mapping[str, Any]) -> dict[str, str | None]:
 @attrs.frozen(kw_only=True)
 class DeployAgent(Step):
     type: ClassVar[str] = "deploy_agent"
+    bundle_refs: ClassVar[dict[str, tuple[str, ...]]] = {
+        "env": ("env_ids[]",),
+        "agent": ("a2a_agent_id",),
+        "artifact": ("agent_snapshot_files_artifact_id",),
+    }
+    run_overrides: ClassVar[dict[str, RunOverride]] = {"provider": RunOverride(("sandbox_type",))}
 
     env_ids: list[str] = attrs.field(factory=list)
     env_step_id: str | None = None

@@ -11,7 +11,7 @@ import attrs
 
 from agent_env.context import StepContext
 from agent_env.errors import PluginError, SandboxError, StepFailed
-from agent_env.models import Step
+from agent_env.models import RunOverride, Step
 from agent_env.sandbox import provider_chain
 from agentenv_core_steps.envs import secret as env_secret
 from agentenv_core_steps.envs.folder import env_name, load_env
@@ -25,6 +25,11 @@ class DeployEnv(Step):
     run's `--sandbox`, else the config default); `cpu`/`memory_mb` are enforced or refused."""
 
     type: ClassVar[str] = "deploy_env"
+    bundle_refs: ClassVar[dict[str, tuple[str, ...]]] = {
+        "env": ("env_id",),
+        "artifact": ("artifact_id",),
+    }
+    run_overrides: ClassVar[dict[str, RunOverride]] = {"provider": RunOverride(("sandbox_type",))}
 
     env_id: str
     env_version: int | None = None

@@ -8,7 +8,7 @@ import attrs
 
 from agent_env.context import StepContext
 from agent_env.errors import SandboxError, StepFailed
-from agent_env.models import Step
+from agent_env.models import RunOverride, Step
 from agent_env.sandbox import SandboxSpec
 
 
@@ -18,6 +18,7 @@ class DeploySandbox(Step):
     step sets them, so a provider that cannot enforce one refuses it instead of ignoring it."""
 
     type: ClassVar[str] = "deploy_sandbox"
+    run_overrides: ClassVar[dict[str, RunOverride]] = {"provider": RunOverride(("sandbox_type",))}
 
     sandbox_name: str
     sandbox_mode: Literal["vm", "container"]

@@ -35,6 +35,10 @@ ROLE = "verifier"
 @attrs.frozen(kw_only=True)
 class EnvOutcomeVerifier(VerifierStep):
     type: ClassVar[str] = "env_outcome_verifier"
+    bundle_refs: ClassVar[dict[str, tuple[str, ...]]] = {
+        "env": ("env_id",),
+        "artifact": ("file_artifact_id",),
+    }
 
     env_id: str
     file_artifact_id: str

@@ -27,6 +27,7 @@ class InstallAgent(Step):
     """Fields as the existing bundles use them."""
 
     type: ClassVar[str] = "install_agent"
+    bundle_refs: ClassVar[dict[str, tuple[str, ...]]] = {"agent": ("a2a_agent_id",)}
 
     sandbox_name: str
     container_name: str | None = None

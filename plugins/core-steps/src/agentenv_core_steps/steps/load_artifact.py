@@ -34,6 +34,10 @@ class ArtifactRef:
 @attrs.frozen(kw_only=True)
 class LoadArtifact(Step):
     type: ClassVar[str] = "load_artifact"
+    bundle_refs: ClassVar[dict[str, tuple[str, ...]]] = {
+        "artifact": ("artifact_id", "artifacts[].id"),
+        "env": ("env_id",),
+    }
 
     artifact_id: str | None = None
     artifact_version: int | None = None

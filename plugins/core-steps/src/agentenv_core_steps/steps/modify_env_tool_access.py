@@ -27,6 +27,7 @@ class ModifyEnvToolAccess(Step):
     """Fields as the existing bundles use them: `env_id`, `action`, `role`, `tools`."""
 
     type: ClassVar[str] = "modify_env_tool_access"
+    bundle_refs: ClassVar[dict[str, tuple[str, ...]]] = {"env": ("env_id",)}
 
     env_id: str
     action: str

@@ -20,7 +20,7 @@ import attrs
 
 from agent_env.context import StepContext
 from agent_env.errors import PluginError, StepFailed
-from agent_env.models import Step, compat_ignored
+from agent_env.models import RunOverride, Step, compat_ignored
 from agent_env.scoring import random_verifier_id
 from agent_env.suggest import did_you_mean
 from agentenv_core_steps.steps.deploy_agent import model_override
@@ -40,6 +40,13 @@ def _epoch(stamp: Any) -> float:
 @attrs.frozen(kw_only=True)
 class PromptAgent(Step):
     type: ClassVar[str] = "prompt_agent"
+    run_overrides: ClassVar[dict[str, RunOverride]] = {
+        "user_model": RunOverride(
+            ("user_model",),
+            unused="this version has no simulated user (a prompt_agent runs one turn), "
+            "so nothing runs on it",
+        )
+    }
 
     prompt: str | None = None
     parts: list[dict[str, Any]] | None = None

@@ -35,6 +35,7 @@ class RegisterEnvTriggers(Step):
     """Fields as the existing bundles use them."""
 
     type: ClassVar[str] = "register_env_triggers"
+    bundle_refs: ClassVar[dict[str, tuple[str, ...]]] = {"env": ("env_id",)}
 
     env_id: str
     triggers: list[dict[str, Any]]

@@ -36,6 +36,7 @@ def deployed_env(ctx: StepContext, env_id: str) -> tuple[str, dict]:
 @attrs.frozen(kw_only=True)
 class ResetEnv(Step):
     type: ClassVar[str] = "reset_env"
+    bundle_refs: ClassVar[dict[str, tuple[str, ...]]] = {"env": ("env_id",)}
 
     fail_task_on_error: bool = False
     env_id: str

@@ -21,7 +21,7 @@ import attrs
 
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
-from agent_env.models import VerifierStep, compat_ignored
+from agent_env.models import RunOverride, VerifierStep, compat_ignored
 from agentenv_core_steps.steps.agent_prompt_response_verifier import prompt_record
 
 FORMATS = ("rubric_binary", "rubric_partial")
@@ -35,6 +35,11 @@ JUDGE_SYSTEM = (
 @attrs.frozen(kw_only=True)
 class RubricsVerifier(VerifierStep):
     type: ClassVar[str] = "rubrics_verifier"
+    bundle_refs: ClassVar[dict[str, tuple[str, ...]]] = {"agent": ("judge_a2a_agent_id",)}
+    run_overrides: ClassVar[dict[str, RunOverride]] = {
+        "judge_model": RunOverride(("default_model",)),
+        "provider": RunOverride(("judge_sandbox_type",)),
+    }
 
     criteria: list[dict[str, Any]]
     prompt_id: str

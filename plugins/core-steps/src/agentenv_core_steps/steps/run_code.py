@@ -31,6 +31,10 @@ STAGED_SCRIPT = "script.py"
 @attrs.frozen(kw_only=True)
 class RunCode(Step):
     type: ClassVar[str] = "run_code"
+    bundle_refs: ClassVar[dict[str, tuple[str, ...]]] = {
+        "artifact": ("script_artifact_id",),
+        "env": ("env_id",),
+    }
 
     script_artifact_id: str
     script_artifact_version: int | None = None

@@ -32,6 +32,7 @@ class SnapshotEnv(Step):
     `env_step_id`, else the task's only env."""
 
     type: ClassVar[str] = "snapshot_env"
+    bundle_refs: ClassVar[dict[str, tuple[str, ...]]] = {"env": ("env_id",)}
 
     env_id: str | None = None
     env_step_id: str | None = None

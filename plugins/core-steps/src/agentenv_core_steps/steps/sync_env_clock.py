@@ -30,6 +30,7 @@ class SyncEnvClock(Step):
     """Fields as the existing bundles use them."""
 
     type: ClassVar[str] = "sync_env_clock"
+    bundle_refs: ClassVar[dict[str, tuple[str, ...]]] = {"env": ("env_id",)}
 
     env_id: str
     virtual_time: Any

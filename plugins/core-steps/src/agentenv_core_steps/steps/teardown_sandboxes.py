@@ -19,6 +19,7 @@ TORN_DOWN_KEY = "torn_down_sandbox_ids"
 @attrs.frozen(kw_only=True)
 class TeardownSandboxes(Step):
     type: ClassVar[str] = "teardown_sandboxes"
+    bundle_refs: ClassVar[dict[str, tuple[str, ...]]] = {"env": ("env_ids[]",)}
 
     fail_task_on_error: bool = False
     sandbox_names: list[str] = attrs.field(factory=list)

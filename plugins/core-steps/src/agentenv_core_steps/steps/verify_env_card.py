@@ -49,6 +49,7 @@ async def fetch_card(url: str) -> tuple[dict[str, Any] | None, str]:
 @attrs.frozen(kw_only=True)
 class VerifyEnvCard(VerifierStep):
     type: ClassVar[str] = "verify_env_card"
+    bundle_refs: ClassVar[dict[str, tuple[str, ...]]] = {"env": ("env_id",)}
 
     env_id: str
 

@@ -24,6 +24,7 @@ METHOD_NOT_FOUND = -32601
 @attrs.frozen(kw_only=True)
 class VerifyEnvCoreProtocol(VerifierStep):
     type: ClassVar[str] = "verify_env_core_protocol"
+    bundle_refs: ClassVar[dict[str, tuple[str, ...]]] = {"env": ("env_id",)}
 
     env_id: str
 

@@ -64,6 +64,7 @@ def schema_issues(tool: str, schema: dict[str, Any]) -> list[str]:
 @attrs.frozen(kw_only=True)
 class VerifyMcpToolSchema(VerifierStep):
     type: ClassVar[str] = "verify_mcp_tool_schema"
+    bundle_refs: ClassVar[dict[str, tuple[str, ...]]] = {"env": ("env_id",)}
 
     env_id: str
 
