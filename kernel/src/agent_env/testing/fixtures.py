@@ -8,7 +8,7 @@ the process-wide one; `register_plugin` adds a plugin for one test; `agent_env_h
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +66,7 @@ class AgentEnvCliRunner:
         self.manager = manager
         self.runner = CliRunner()
 
-    def invoke(self, args: list[str] | str = (), **kwargs: Any) -> Any:
+    def invoke(self, args: Sequence[str] | str = (), **kwargs: Any) -> Any:
         from agent_env.cli.root import build_cli
 
         kwargs.setdefault("catch_exceptions", False)
