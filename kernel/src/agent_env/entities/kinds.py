@@ -86,7 +86,7 @@ class EntityKind:
         return found
 
 
-class EntityKindRegistry(Registry):
+class EntityKindRegistry(Registry[EntityKind]):
     """Declared kinds keyed by `kind`; the kernel's own kinds cannot be declared again."""
 
     def __init__(self) -> None:

@@ -48,7 +48,7 @@ def register_plugin(plugin_manager: Any) -> Iterator[Callable[..., str]]:
     names: list[str] = []
 
     def register(plugin: Any, name: str | None = None, *, dist: str | None = None) -> str:
-        registered = plugin_manager.register(plugin, name, dist=dist)
+        registered: str = plugin_manager.register(plugin, name, dist=dist)
         names.append(registered)
         return registered
 
