@@ -62,13 +62,6 @@ class EnvDeployError(Exception):
         self.failure_class = failure_class
 
 
-why_not_local = (
-    "the env has only a Dockerfile; to run it as a local process give env.toml a "
-    "`command` (and its `requirements`), or run it in Docker (--sandbox docker, "
-    "with agentenv-docker-sandbox installed)"
-)
-
-
 @attrs.frozen(kw_only=True)
 class McpServerEnv(EnvType):
     """A parsed `mcp_server` env folder (see the module docstring for env.toml's keys)."""
@@ -167,7 +160,13 @@ class McpServerEnv(EnvType):
         """Why `provider` cannot host this env (None when it can): a fallback chain
         (`--sandbox local,docker`, a task's `local`) goes on to the next provider."""
         if provider == "local":
-            return None if self.command else why_not_local
+            if self.command:
+                return None
+            return (
+                "the env has only a Dockerfile; to run it as a local process give env.toml a "
+                "`command` (and its `requirements`), or run it in Docker (--sandbox docker, "
+                "with agentenv-docker-sandbox installed)"
+            )
         if not getattr(ctx.sandbox_provider(provider), "can_build_images", False):
             return "it cannot build images (use one that can, e.g. --sandbox docker)"
         return None
@@ -192,8 +191,7 @@ class McpServerEnv(EnvType):
             raise EnvDeployError(f"env {self.name!r}: {e}") from e
         sandbox = await ctx.create_sandbox(sandbox_name, SandboxSpec(**limits), provider=provider)
         await sandbox.copy_in(self.folder, "/app")
-        if not self.command:
-            raise EnvDeployError(f"env {self.name!r}: {why_not_local}")
+        assert self.command  # unavailable_on refused the local provider without one
         argv = list(self.command)
         if argv[0] in ("python", "python3", "python3.11"):
             argv[0] = python

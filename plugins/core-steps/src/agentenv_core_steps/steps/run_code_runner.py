@@ -2,6 +2,8 @@
 calls `ENTRYPOINT(input)` from FILE with `RUN_DIR/input.json` and writes `RUN_DIR/output.json`.
 Uses only the standard library, so any Python 3 in the sandbox can run it."""
 
+from __future__ import annotations  # annotations stay unevaluated on an old Python 3
+
 import asyncio
 import importlib.util
 import inspect
