@@ -10,6 +10,7 @@ the conversation to keep, usage and trajectory, or a classified failure.
 from __future__ import annotations
 
 import abc
+import builtins
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -69,7 +70,7 @@ class AgentKind(abc.ABC):
     #: An attrs class the bundle parser structures the folder's `agent.toml` into (strict: unknown
     #: keys are errors with a did-you-mean; fields declared with `models.compat_ignored` are
     #: accepted and warned about once); None leaves the file to this type's own checks.
-    config_model: ClassVar[type | None] = None
+    config_model: ClassVar[builtins.type | None] = None
 
     @abc.abstractmethod
     async def deploy(self, ctx: StepContext, spec: AgentSpec) -> dict[str, Any]:

@@ -322,7 +322,7 @@ def _describe(exc: BaseException, noun: str) -> str:
 def _messages(exc: BaseException, noun: str = "field") -> list[tuple[str, str]]:
     """(field path, message) pairs of a cattrs error tree, walked by `cattrs.transform_error`
     (paths such as `retry_config.max_retries` or `artifacts[0].id`)."""
-    out = []
+    out: list[tuple[str, str]] = []
     lines = cattrs.transform_error(exc, path="$", format_exception=lambda e, _: _describe(e, noun))
     for line in lines:
         text, _, path = line.rpartition(" @ ")
@@ -397,7 +397,7 @@ def structure(
     if data == {} and _all_defaulted(cls):
         return cls()  # what the converter would build, without generating its function
     try:
-        value = converter().structure(data, cls)
+        value: Any = converter().structure(data, cls)  # `cls` is any type: so is its value
     except Exception as e:  # noqa: BLE001 - every cattrs failure is turned into messages
         problems = [_prefix(where, f"{p}: {m}" if p else m) for p, m in _messages(e, noun)]
         raise StructureProblems("invalid data", problems) from None

@@ -24,6 +24,7 @@ with the run's gateway and records the rest under `envs.<name>` (so it must hold
 from __future__ import annotations
 
 import abc
+import builtins
 from pathlib import Path
 from typing import Any, ClassVar, NotRequired, Self, TypedDict
 
@@ -53,7 +54,7 @@ class EnvType(abc.ABC):
     #: An attrs class the bundle parser structures the folder's `env.toml` into (strict: unknown
     #: keys are errors with a did-you-mean; fields declared with `models.compat_ignored` are
     #: accepted and warned about once); None leaves the file to this type's own checks.
-    config_model: ClassVar[type | None] = None
+    config_model: ClassVar[builtins.type | None] = None
 
     @staticmethod
     def problems(config: dict[str, Any], files: list[str]) -> list[str]:

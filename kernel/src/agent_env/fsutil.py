@@ -10,7 +10,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 
 def fsync_dir(path: Path | str) -> None:
@@ -123,7 +123,7 @@ def replacing_dir(dest: Path | str) -> Iterator[Path]:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def open_private(path: Path | str, mode: str = "wb") -> IO:
+def open_private(path: Path | str, mode: str = "wb") -> IO[Any]:
     """Open `path` for writing readable by its owner only (0600, whatever the umask): process
     logs and anything else that may hold a secret the redactor cannot reach."""
     flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if "a" in mode else os.O_TRUNC)

@@ -32,11 +32,18 @@ hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
 if TYPE_CHECKING:  # pragma: no cover
+    from agent_env.agents import AgentKind
+    from agent_env.caches import CacheKind
+    from agent_env.entities.kinds import EntityKind
+    from agent_env.envs import EnvType
+    from agent_env.models import Step
     from agent_env.registry import Registry
+    from agent_env.runners import Runner
+    from agent_env.sandbox import SandboxProvider
 
 
 @hookspec
-def agentenv_register_step_types(registry: Registry) -> None:
+def agentenv_register_step_types(registry: Registry[type[Step]]) -> None:
     """Called once when the step-type registry is built; call `registry.add(StepClass)`.
 
     A step class subclasses `agent_env.models.Step` (an attrs class) and sets `type`::
@@ -49,7 +56,7 @@ def agentenv_register_step_types(registry: Registry) -> None:
 
 
 @hookspec
-def agentenv_register_env_types(registry: Registry) -> None:
+def agentenv_register_env_types(registry: Registry[type[EnvType]]) -> None:
     """Called once when the env-type registry is built; call `registry.add(EnvTypeClass)`.
 
     Example: `registry.add(McpServerEnv)` where `McpServerEnv.type == "mcp_server"`.
@@ -57,7 +64,7 @@ def agentenv_register_env_types(registry: Registry) -> None:
 
 
 @hookspec
-def agentenv_register_sandbox_providers(registry: Registry) -> None:
+def agentenv_register_sandbox_providers(registry: Registry[type[SandboxProvider]]) -> None:
     """Called once when the sandbox-provider registry is built; add `SandboxProvider` classes.
 
     Example: `registry.add(DockerProvider)` where `DockerProvider.type == "docker"`; lazily,
@@ -85,7 +92,7 @@ def agentenv_register_stores(registry: Any) -> None:
 
 
 @hookspec
-def agentenv_register_runners(registry: Registry) -> None:
+def agentenv_register_runners(registry: Registry[type[Runner]]) -> None:
     """Called once when the runner registry is built; add runner classes keyed by `type`.
 
     Example: `registry.add(RayRunner)` where `RayRunner.type == "ray"`.
@@ -93,7 +100,7 @@ def agentenv_register_runners(registry: Registry) -> None:
 
 
 @hookspec
-def agentenv_register_agents(registry: Registry) -> None:
+def agentenv_register_agents(registry: Registry[type[AgentKind]]) -> None:
     """Called once when the agent registry is built; add built-in agent kinds by `type`.
 
     Example: `registry.add(ScriptedAgent)` where `ScriptedAgent.type == "scripted"`.
@@ -101,7 +108,7 @@ def agentenv_register_agents(registry: Registry) -> None:
 
 
 @hookspec
-def agentenv_register_entity_kinds(registry: Registry) -> None:
+def agentenv_register_entity_kinds(registry: Registry[EntityKind]) -> None:
     """Called once when the entity-kind registry is built; add `EntityKind` declarations.
 
     Each kind gets `agent-env entity <kind> list|show|get|put|validate`, with no kernel change::
@@ -164,7 +171,7 @@ def agentenv_run_finished(record: Any) -> None:
 
 
 @hookspec
-def agentenv_register_cache_kinds(registry: Registry) -> None:
+def agentenv_register_cache_kinds(registry: Registry[type[CacheKind]]) -> None:
     """Called once when the cache-kind registry is built (by `agent-env cache list|prune`);
     add `agent_env.caches.CacheKind` classes, keyed by their `type`.
 

@@ -39,7 +39,7 @@ def compat_ignored(reason: str, *, default: Any = None) -> Any:
     return attrs.field(default=default, metadata={COMPAT_IGNORED: reason})
 
 
-def ignored_reason(field: attrs.Attribute) -> str | None:
+def ignored_reason(field: attrs.Attribute[Any]) -> str | None:
     """The reason a field is accepted but ignored (see `compat_ignored`), else None."""
     reason = field.metadata.get(COMPAT_IGNORED)
     return reason if isinstance(reason, str) else None

@@ -65,7 +65,7 @@ class PluginAttribution:
     _current_plugin: str | None = None
 
     @contextmanager
-    def registering(self, plugin: str) -> Iterator[None]:
+    def registering(self, plugin: str | None) -> Iterator[None]:
         """Attribute everything added inside the block to `plugin`."""
         previous, self._current_plugin = self._current_plugin, plugin
         try:

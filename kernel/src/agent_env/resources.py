@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 import anyio
 
@@ -56,7 +56,7 @@ class InstanceResources:
         """The resource under `key`, started by `start()` on first use (concurrent first
         uses wait for one start); `close(resource)` (sync or async) runs at teardown."""
         if key in self._values:
-            return self._values[key]
+            return cast(T, self._values[key])  # a key's value has the key's type
         lock = self._locks.setdefault(key, anyio.Lock())
         async with lock:
             if key not in self._values:
@@ -64,7 +64,7 @@ class InstanceResources:
                 self._values[key] = value
                 if close is not None:
                     self._closers.append((key, close))
-            return self._values[key]
+            return cast(T, self._values[key])
 
     async def aclose(self, log: Callable[[str], None] | None = None) -> None:
         """Close every resource, last started first; a failing close is logged, not raised."""

@@ -69,7 +69,8 @@ async def config_table(section: str, stores: Any, cwd: Path | None = None) -> di
     from agent_env.plugins import get_plugin_manager
 
     table = load_config(cwd, plugins=get_plugin_manager()).table(section)
-    return await resolve_value(table, stores.secrets, where=f"[{section}]")
+    resolved: dict[str, Any] = await resolve_value(table, stores.secrets, where=f"[{section}]")
+    return resolved
 
 
 async def run_page(

@@ -79,6 +79,7 @@ def create_fastmcp_app(handler: Any, *, card: Any, **fastmcp_kwargs: Any) -> Any
     app = FastMCP(card.name, **fastmcp_kwargs)
     app.settings.host = os.environ.get("MCP_HOST", DEFAULT_HOST)
     app.settings.port = int(os.environ.get("MCP_PORT", DEFAULT_PORT))
-    app.settings.transport_security.enable_dns_rebinding_protection = False
+    if app.settings.transport_security is not None:  # None: FastMCP checks no Host header
+        app.settings.transport_security.enable_dns_rebinding_protection = False
     AgentEnvFastMCPApplication(card, handler).add_routes_to_app(app)
     return app

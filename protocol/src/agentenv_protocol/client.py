@@ -110,7 +110,7 @@ class EnvClient:
     async def _get(self, path: str, what: str, timeout: float | None = None) -> httpx.Response:
         try:
             return await self.http.get(
-                self.base_url + path, **({"timeout": timeout} if timeout else {})
+                self.base_url + path, timeout=timeout or httpx.USE_CLIENT_DEFAULT
             )
         except httpx.HTTPError as e:
             raise self._unavailable(what, e, timeout) from e
@@ -151,7 +151,7 @@ class EnvClient:
         body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}}
         try:
             response = await self.http.post(
-                self.base_url + RPC_PATH, json=body, **({"timeout": timeout} if timeout else {})
+                self.base_url + RPC_PATH, json=body, timeout=timeout or httpx.USE_CLIENT_DEFAULT
             )
         except httpx.HTTPError as e:
             raise self._unavailable(method, e, timeout) from e

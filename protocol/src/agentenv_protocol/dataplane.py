@@ -99,6 +99,7 @@ async def dispatch(body: bytes, handlers: dict[str, Callable]) -> dict:
     req, answer = parse_request(body)
     if answer is not None:
         return answer
+    assert req is not None  # parse_request gives the request or the error answer
     known = ", ".join(sorted(handlers)) or "none"
     rpc = Dispatcher(
         {m: _wrap(m, fn) for m, fn in handlers.items()},

@@ -115,7 +115,7 @@ class HandlerFailed(RpcError):
         return self.data.get("code") if isinstance(self.data, dict) else None
 
 
-_BY_CODE = {
+_BY_CODE: dict[int, type[RpcError]] = {
     c.code: c for c in (ParseError, InvalidRequest, MethodNotFound, InvalidParams, HandlerFailed)
 }
 
@@ -125,7 +125,7 @@ def rpc_error_from(error: dict, *, method: str = "") -> RpcError:
     code = error.get("code") if isinstance(error, dict) else None
     message = str(error.get("message", "")) if isinstance(error, dict) else str(error)
     data = error.get("data") if isinstance(error, dict) else None
-    cls = _BY_CODE.get(code, RpcError)
+    cls = _BY_CODE.get(code, RpcError) if isinstance(code, int) else RpcError
     return cls(
         message, code=code if isinstance(code, int) else SERVER_ERROR, data=data, method=method
     )

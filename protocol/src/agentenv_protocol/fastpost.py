@@ -67,7 +67,8 @@ def _parse(buf: bytearray) -> tuple[int, dict, bytes, bool] | None:
         del buf[: start + size]
         return status, headers, body, keep
     if headers.get("transfer-encoding", "").lower() == "chunked":
-        chunks, pos = [], start
+        chunks: list[bytes] = []
+        pos = start
         while True:
             eol = buf.find(b"\r\n", pos)
             if eol < 0:
@@ -144,6 +145,11 @@ class _Conn(asyncio.Protocol):
         else:
             waiter.set_result(parsed)
 
+    def send(self, data: bytes) -> None:
+        if self.transport is None:
+            raise ForwardError("the connection is not open")
+        self.transport.write(data)
+
     def close(self) -> None:
         self.closed = True
         if self.transport is not None:
@@ -219,7 +225,7 @@ class PostPool:
             conn.buf.clear()
             conn.waiter = loop.create_future()
             try:
-                conn.transport.write(request)
+                conn.send(request)
                 async with asyncio.timeout(limit):
                     status, rheaders, content, keep = await conn.waiter
             except _Stale:

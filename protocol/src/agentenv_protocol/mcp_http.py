@@ -113,7 +113,7 @@ class McpHttp:
 
     async def _send(self, message: dict, headers: dict, timeout: Any) -> Any:
         body = json.dumps(message).encode()
-        if self.pool is not None:
+        if self.http is None:  # the constructor took exactly one of http and pool
             return await self.pool.post(self._path, body, headers, timeout)
         kwargs = {} if timeout is None else {"timeout": timeout}
         return await self.http.post(self.url, content=body, headers=headers, **kwargs)

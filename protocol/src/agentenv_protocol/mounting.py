@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any
 
 from agentenv_protocol.context import ToolContext, caller_from_request, new_context
 from agentenv_protocol.surface import ServedTool
@@ -21,6 +22,9 @@ from agentenv_protocol.types import (
     MCP_TRANSPORT,
     EnvironmentInterface,
 )
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 
 class _Answer(Exception):
@@ -31,12 +35,12 @@ class _Answer(Exception):
         self.result = result
 
 
-def _catch_answers(app: Any, result_type: type) -> bool:
+def _catch_answers(app: Any, result_type: type[BaseModel]) -> bool:
     """Wrap FastMCP's tool dispatch (its tool manager, the one seam mcp 1.x has) so an error
     result of a tool that lists an output schema reaches the wire as is; False without one."""
     manager = getattr(app, "_tool_manager", None)
     inner = getattr(manager, "call_tool", None)
-    if not callable(inner):
+    if manager is None or not callable(inner):
         return False
     if getattr(inner, "__agentenv_answers__", False):
         return True
@@ -58,7 +62,9 @@ def _catch_answers(app: Any, result_type: type) -> bool:
     return True
 
 
-def _adapter(app: Any, surface: Any, tool: ServedTool, result_type: type, typed: bool) -> Any:
+def _adapter(
+    app: Any, surface: Any, tool: ServedTool, result_type: type[BaseModel], typed: bool
+) -> Any:
     name = tool.descriptor.name
     sig = inspect.signature(tool.fn)
     injected = (tool.sig.context_param, tool.sig.fastmcp_context_param)
@@ -162,16 +168,21 @@ def injecting(fn: Any) -> Any:
         bound_args = reduced.bind(*args, **kwargs)
         return {**bound_args.arguments, slot: ToolContext.current()}
 
+    wrapper: Callable[..., Any]
     if inspect.iscoroutinefunction(fn):
 
-        async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        async def awaiting(*args: Any, **kwargs: Any) -> Any:
             return await fn(**fill(args, kwargs))
+
+        wrapper = awaiting
     else:
 
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
+        def calling(*args: Any, **kwargs: Any) -> Any:
             return fn(**fill(args, kwargs))
 
+        wrapper = calling
+
     functools.update_wrapper(wrapper, fn)
-    wrapper.__signature__ = reduced  # type: ignore[attr-defined]
+    wrapper.__signature__ = reduced  # type: ignore[union-attr]  # inspect.signature reads it
     wrapper.__annotations__ = {k: v for k, v in fn.__annotations__.items() if k != slot}
     return wrapper

@@ -105,10 +105,9 @@ class EnvironmentApp:
             or config.get("name")
             or type(handler).__name__
         )
+        handler_limit: Any = getattr(handler, "max_request_bytes", DEFAULT_MAX_REQUEST_BYTES)
         self.max_request_bytes = int(
-            max_request_bytes
-            or os.environ.get("AGENTENV_MAX_REQUEST_BYTES")
-            or getattr(handler, "max_request_bytes", DEFAULT_MAX_REQUEST_BYTES)
+            max_request_bytes or os.environ.get("AGENTENV_MAX_REQUEST_BYTES") or handler_limit
         )
         self.surface = read_surface(handler, name=card_name, config=config)
 

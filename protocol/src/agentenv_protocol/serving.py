@@ -8,7 +8,7 @@ import socket
 import threading
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -34,6 +34,7 @@ class _CoalescingTransport:
     instead of two (uvicorn writes them separately; each loopback send is a costly syscall)."""
 
     __slots__ = ("_transport", "_held", "_loop")
+    _held: bytes | None
 
     def __init__(self, transport: Any, loop: Any) -> None:
         self._transport, self._held, self._loop = transport, None, loop
@@ -72,7 +73,11 @@ def http_protocol() -> Any:
 
     class CoalescingHttpToolsProtocol(HttpToolsProtocol):
         def connection_made(self, transport: Any) -> None:  # type: ignore[override]
-            super().connection_made(_CoalescingTransport(transport, asyncio.get_running_loop()))
+            # the wrapper is a proxy: what it does not define it forwards to the real transport
+            proxy = cast(
+                asyncio.Transport, _CoalescingTransport(transport, asyncio.get_running_loop())
+            )
+            super().connection_made(proxy)
 
     return CoalescingHttpToolsProtocol
 

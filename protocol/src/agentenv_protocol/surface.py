@@ -231,9 +231,9 @@ def _extensions(handler: Any) -> tuple[list[EnvironmentExtension], list[ServedEx
             if served is not None and (r.op is None or r.op in methods):
                 kept.append(r)
         for uri, served in chosen.items():
-            ops = {m.get("op") for m in markers[uri]}
-            extra = set((served.params or {}).get("methods") or {}) - ops
-            if None not in ops and extra:
+            handled = {m.get("op") for m in markers[uri]}
+            extra = set((served.params or {}).get("methods") or {}) - handled
+            if None not in handled and extra:
                 raise ValueError(
                     f"served_extensions lists methods of {uri} with no @extension handler: "
                     f"{sorted(extra)}"

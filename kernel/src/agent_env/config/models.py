@@ -101,10 +101,10 @@ def check_section(
 
 def renamed(section: str, schema: Mapping[str, Any], table: Mapping[str, Any]) -> dict[str, Any]:
     """`table` with the existing product's key names (`RENAMED_KEYS`) turned into ours."""
-    out = {}
+    out: dict[str, Any] = {}
     for key, value in table.items():
         ours = RENAMED_KEYS.get((section, key))
-        out[ours if ours in schema and ours not in table else key] = value
+        out[ours if ours is not None and ours in schema and ours not in table else key] = value
     return out
 
 

@@ -40,6 +40,10 @@ def _kind_name(_: Any, __: Any, value: str) -> None:
         )
 
 
+def _names(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(values)
+
+
 @attrs.frozen(kw_only=True)
 class EntityKind:
     """The declaration of one entity kind.
@@ -53,8 +57,8 @@ class EntityKind:
     kind: str = attrs.field(validator=_kind_name)
     help: str = ""
     folder: str = ""
-    required: tuple[str, ...] = attrs.field(default=(), converter=tuple)
-    types: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    required: tuple[str, ...] = attrs.field(default=(), converter=_names)
+    types: tuple[str, ...] = attrs.field(default=(), converter=_names)
     check: Callable[[dict[str, Any]], Iterable[str]] | None = None
 
     @property
@@ -86,7 +90,7 @@ class EntityKind:
         return found
 
 
-class EntityKindRegistry(Registry):
+class EntityKindRegistry(Registry[EntityKind]):
     """Declared kinds keyed by `kind`; the kernel's own kinds cannot be declared again."""
 
     def __init__(self) -> None:

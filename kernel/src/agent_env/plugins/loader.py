@@ -6,6 +6,7 @@ unless strict mode makes it fatal.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
 from collections.abc import Callable, Iterable
@@ -81,7 +82,7 @@ class PluginLoader:
             info = PluginInfo(
                 name=name, module=module, dist=KERNEL_DIST, version=KERNEL_VERSION, builtin=True
             )
-            self.load_module(info, lambda module=module: importlib.import_module(module))
+            self.load_module(info, functools.partial(importlib.import_module, module))
 
     def load_entry_points(self, found: Iterable[InstalledEntryPoint]) -> None:
         """Load the `agent_env` group's entry points among `found`."""

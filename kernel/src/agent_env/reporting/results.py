@@ -140,7 +140,7 @@ class Results:
 
     def eval_summary(self, name: str) -> dict[str, Any]:
         members = [self.tasks[t] for t in self.evals[name] if t in self.tasks]
-        moments, failures, excluded = Moments(), Counter(), Counter()
+        moments, failures, excluded = Moments(), Counter[str](), Counter[str]()
         for s in members:
             moments.merge(s.moments)
             failures.update(s.failures)

@@ -99,14 +99,18 @@ class RefreshingCredentials:
         if at is None or time.monotonic() - at >= self.token_refresh:
             await anyio.to_thread.run_sync(self._refresh_auth)
 
+    # super() is the store class listed after this mixin, which mypy cannot see (hence misc)
     async def push(self, local_ref: str, name: str) -> str:
         await self._ready()
-        return await super().push(local_ref, name)  # type: ignore[misc]
+        pushed: str = await super().push(local_ref, name)  # type: ignore[misc]
+        return pushed
 
     async def pull(self, ref: str) -> str:
         await self._ready()
-        return await super().pull(ref)  # type: ignore[misc]
+        pulled: str = await super().pull(ref)  # type: ignore[misc]
+        return pulled
 
     async def exists(self, ref: str) -> bool:
         await self._ready()
-        return await super().exists(ref)  # type: ignore[misc]
+        found: bool = await super().exists(ref)  # type: ignore[misc]
+        return found

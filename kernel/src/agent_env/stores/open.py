@@ -247,7 +247,9 @@ async def open_stores_async(
     from agent_env.config.refs import resolve_value
 
     home, plan = _plan(config, plugins, home)
-    cls, settings, where = plan["secret"]
+    secret = plan["secret"]
+    assert secret is not None  # _plan leaves only the image store unset
+    cls, settings, where = secret
     opened: dict[str, Any] = {"secret": cls(_resolve_sync(settings, where), home=home)}
     for kind, entry in plan.items():
         if kind == "secret":

@@ -12,6 +12,7 @@ microseconds, less than the thread hop it saves, and the journal writes one per 
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import sqlite3
@@ -231,7 +232,9 @@ class SqliteDocumentStore(DocumentStore):
         check_document_prefix(prefix)
         return await anyio.to_thread.run_sync(self._list, collection, prefix)
 
-    def _select(self, statements: list[tuple[str, tuple]]) -> list[list[tuple]]:
+    def _select(
+        self, statements: builtins.list[tuple[str, tuple]]
+    ) -> builtins.list[builtins.list[tuple]]:
         """Run `statements` (index DDL first, then SELECTs) on the store's connection; the rows
         of each."""
         with self._lock:
@@ -248,7 +251,7 @@ class SqliteDocumentStore(DocumentStore):
             self._planner.known(shapes)
             self._planner.tallies_loaded = True
 
-    def _page(self, args: tuple) -> tuple[list, int]:
+    def _page(self, args: tuple) -> tuple[builtins.list, int]:
         """The page's (key, doc text) rows in order and the total; `args` as `page` takes."""
         collection = args[0]
         with self._lock:
@@ -291,7 +294,7 @@ class SqliteDocumentStore(DocumentStore):
         fields: Sequence[str],
         *,
         where: Mapping[str, Any] | None = None,
-    ) -> list[tuple[tuple[Any, ...], int]]:
+    ) -> builtins.list[tuple[tuple[Any, ...], int]]:
         """Grouped counts computed in SQLite on an index covering `where` and `fields`. With a
         filter on one field (a run's records by `run_id`) the counts come from a tally the
         store keeps on every write (made, with its triggers, the first time the shape is
@@ -307,7 +310,7 @@ class SqliteDocumentStore(DocumentStore):
         self._planner.mark_indexed(plan)
         return [(tuple(row[:-1]), int(row[-1])) for row in rows]
 
-    def _tally_rows(self, tally: Tally, where: Mapping[str, Any]) -> list[tuple[str, int]]:
+    def _tally_rows(self, tally: Tally, where: Mapping[str, Any]) -> builtins.list[tuple[str, int]]:
         """The tally's rows for `where`, making the tally first when this store has none."""
         with self._lock:
             try:

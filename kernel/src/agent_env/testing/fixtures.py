@@ -8,7 +8,7 @@ the process-wide one; `register_plugin` adds a plugin for one test; `agent_env_h
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +48,7 @@ def register_plugin(plugin_manager: Any) -> Iterator[Callable[..., str]]:
     names: list[str] = []
 
     def register(plugin: Any, name: str | None = None, *, dist: str | None = None) -> str:
-        registered = plugin_manager.register(plugin, name, dist=dist)
+        registered: str = plugin_manager.register(plugin, name, dist=dist)
         names.append(registered)
         return registered
 
@@ -66,7 +66,7 @@ class AgentEnvCliRunner:
         self.manager = manager
         self.runner = CliRunner()
 
-    def invoke(self, args: list[str] | str = (), **kwargs: Any) -> Any:
+    def invoke(self, args: Sequence[str] | str = (), **kwargs: Any) -> Any:
         from agent_env.cli.root import build_cli
 
         kwargs.setdefault("catch_exceptions", False)

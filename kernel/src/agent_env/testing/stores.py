@@ -48,7 +48,7 @@ def run_agent_env(
     env: Mapping[str, str] | None = None,
     drop_env: Iterable[str] = (),
     timeout: float = 180,
-) -> subprocess.CompletedProcess:
+) -> subprocess.CompletedProcess[str]:
     """Run `agent-env *args` in `home`'s parent folder with `AGENT_ENV_HOME=home` and
     `AGENT_ENV_CONFIG=config`; other `AGENT_ENV_*` variables and those starting with one of
     `drop_env` (e.g. the SDK's own "AWS_") are left out, `env` is added."""
@@ -67,7 +67,7 @@ def run_agent_env(
 
 def run_with_config(
     tmp_path: Path, config: str, *args: str, **env: str
-) -> subprocess.CompletedProcess:
+) -> subprocess.CompletedProcess[str]:
     """`run_agent_env` with `config` written to `tmp_path/config.toml` and the home at
     `tmp_path/home`."""
     path = tmp_path / "config.toml"
@@ -105,7 +105,7 @@ def open_in_fresh_process(
     return found["classes"], found["imported"]
 
 
-def assert_hello_runs_twice(run: Callable[..., subprocess.CompletedProcess]) -> None:
+def assert_hello_runs_twice(run: Callable[..., subprocess.CompletedProcess[str]]) -> None:
     """`run("run", "hello")` passes twice; the second run finds the entities unchanged."""
     first = run("run", "hello")
     assert first.returncode == 0, first.stderr

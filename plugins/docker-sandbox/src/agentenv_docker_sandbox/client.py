@@ -61,8 +61,9 @@ def tls_config(settings: Mapping[str, Any]) -> Any:
             raise SandboxError(f"[sandbox.docker] {name}: no such file: {value}")
     ca = settings.get("tls_ca_cert")
     verify = settings.get("tls_verify")
+    client = (str(Path(cert).expanduser()), str(Path(key).expanduser())) if cert and key else None
     return TLSConfig(
-        client_cert=(str(Path(cert).expanduser()), str(Path(key).expanduser())) if cert else None,
+        client_cert=client,
         ca_cert=str(Path(ca).expanduser()) if ca else None,
         verify=bool(ca) if verify is None else bool(verify),
     )

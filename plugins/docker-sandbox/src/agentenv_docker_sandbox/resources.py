@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Set
 from typing import Any
 
 from agent_env.errors import SandboxError
@@ -90,7 +91,7 @@ def ensure_network(client: Any, name: str, *, owner: str, run_id: str) -> None:
                 raise SandboxError(f"cannot create network {name}: {e.explanation or e}") from e
 
 
-def reap_orphans(client: Any, adopt: set[str] = frozenset()) -> list[str]:
+def reap_orphans(client: Any, adopt: Set[str] = frozenset()) -> list[str]:
     """Remove our containers whose owner died (and whose lease names no live owner), then our
     networks left empty by a dead owner. Returns the sandbox ids removed."""
     reaped: list[str] = []

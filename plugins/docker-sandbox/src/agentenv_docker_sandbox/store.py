@@ -16,6 +16,8 @@ import base64
 import json
 import re
 import urllib.parse
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from agent_env.errors import StoreError
@@ -108,7 +110,9 @@ class RegistryImageStore(ImageStore):
 
     type = "registry"
 
-    def __init__(self, settings=None, *, home=None):
+    def __init__(
+        self, settings: Mapping[str, Any] | None = None, *, home: Path | None = None
+    ) -> None:
         super().__init__(settings, home=home)
         self._token: str | None = None
 

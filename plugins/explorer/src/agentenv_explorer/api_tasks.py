@@ -352,16 +352,17 @@ async def dispatch(request: Request) -> Response:
         return await api_entities.show_entity(request)
     task_id, what, sub, tail = (unquote(found[g]) if found[g] else None for g in found.groupdict())
     assert task_id is not None and what is not None
+    name = sub or ""  # set for the keys that name an instance or a group
     handlers = {
         ("POST", "run", False, False): lambda: run_task(request, task_id),
         ("POST", "runs", False, False): lambda: run_task_group(request, task_id),
         ("GET", "runs", False, False): lambda: list_task_runs(request, task_id),
         ("POST", "cancel-run", False, False): lambda: cancel_task_run(request, task_id),
         ("GET", "instances", False, False): lambda: list_instances(request, task_id),
-        ("GET", "instances", True, False): lambda: show_instance(request, task_id, sub, False),
-        ("GET", "instances", True, True): lambda: show_instance(request, task_id, sub, True),
+        ("GET", "instances", True, False): lambda: show_instance(request, task_id, name, False),
+        ("GET", "instances", True, True): lambda: show_instance(request, task_id, name, True),
         ("GET", "run-groups", False, False): lambda: list_groups(request, task_id),
-        ("GET", "run-groups", True, False): lambda: show_group(request, task_id, sub),
+        ("GET", "run-groups", True, False): lambda: show_group(request, task_id, name),
     }
     handler = handlers.get((request.method, what, bool(sub), bool(tail)))
     if handler is None:

@@ -10,6 +10,7 @@ before it expires. The repository itself must exist (create it with gcloud or Te
 
 from __future__ import annotations
 
+import builtins
 import re
 import threading
 import time
@@ -109,7 +110,7 @@ class ArtifactRegistryImageStore(RefreshingCredentials, RegistryImageStore):
             refs = await anyio.to_thread.run_sync(self._list_from_api, under)
         return sorted(r for r in refs if r.startswith(prefix) or r[len(under) :].startswith(prefix))
 
-    def _list_from_api(self, under: str) -> list[str]:
+    def _list_from_api(self, under: str) -> builtins.list[str]:
         import json
         import urllib.error
         import urllib.parse

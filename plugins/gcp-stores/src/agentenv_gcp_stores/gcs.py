@@ -33,7 +33,7 @@ class GcsObjectStore(ObjectStore):
         self._bucket: Any = None
 
     def _build(self) -> Any:
-        from google.cloud import storage
+        import google.cloud.storage as storage
 
         options = (
             {"api_endpoint": self.options["endpoint_url"]} if self.options["endpoint_url"] else None

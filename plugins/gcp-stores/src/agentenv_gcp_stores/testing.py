@@ -111,7 +111,7 @@ def firestore_emulator(log: Path | None = None) -> Iterator[str]:
             proc.wait(10)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
-        if out is not subprocess.DEVNULL:
+        if not isinstance(out, int):  # a log file, not DEVNULL
             out.close()
 
 

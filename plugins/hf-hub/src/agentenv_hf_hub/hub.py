@@ -116,7 +116,7 @@ class Hub:
             info = self.api.dataset_info(self.spec.repo_id, revision=self.spec.rev)
         except Exception as exc:
             raise self._translate(exc) from exc
-        return info.sha, [s.rfilename for s in (info.siblings or [])]
+        return info.sha or "", [s.rfilename for s in (info.siblings or [])]
 
     def download(self, commit: str, filename: str, into: Path) -> Path:
         """Download one file of `commit` to `into/<filename>`."""

@@ -57,8 +57,9 @@ class _Resolver:
     def commit(self) -> tuple[str, list[str] | None]:
         """The commit to use and, when the Hub was asked, its file list."""
         spec = self.spec
-        if spec.pinned and self.cache.manifest(spec.revision) is not None:
-            return spec.revision, None
+        pinned = spec.revision if spec.pinned else None
+        if pinned is not None and self.cache.manifest(pinned) is not None:
+            return pinned, None
         if offline():
             self.offline_reason = "HF_HUB_OFFLINE is set"
         else:
@@ -67,23 +68,23 @@ class _Resolver:
             except HubUnreachable as exc:
                 self.offline_reason = str(exc)
             else:
-                if not COMMIT_SHA.match(commit or ""):
+                if not COMMIT_SHA.match(commit):
                     raise BundleError(
                         f"{spec.spec}: the Hub answered an invalid commit id {commit!r}"
                     )
                 self.cache.remember(spec.rev, commit)
                 return commit, siblings
-        commit = spec.revision if spec.pinned else self.cache.cached_commit(spec.rev)
-        if commit is None or self.cache.manifest(commit) is None:
+        cached = pinned or self.cache.cached_commit(spec.rev)
+        if cached is None or self.cache.manifest(cached) is None:
             raise HubUnavailable(
                 f"{spec.spec}: cannot reach the Hub at {endpoint()} ({self.offline_reason}) and no commit "
                 f"of {spec.repo_id}@{spec.rev} is cached; run it once while online"
             )
         print(
-            f"{spec.spec}: Hub unreachable ({self.offline_reason}); using cached commit {commit}",
+            f"{spec.spec}: Hub unreachable ({self.offline_reason}); using cached commit {cached}",
             file=sys.stderr,
         )
-        return commit, None
+        return cached, None
 
     def fetch(self, commit: str, files: list[str]) -> None:
         """Download the files of `commit` not yet cached; each lands complete or not at all."""

@@ -60,7 +60,7 @@ def parse_spec(spec: str) -> HubSpec:
     org, _, rest = rest.partition("/")
     match = re.match(r"^([^/@]*)(@[^/]*)?(?:/(.*))?$", rest)
     repo = match.group(1) if match else ""
-    if not _NAME.match(org) or not _NAME.match(repo) or ".." in org + repo:
+    if match is None or not _NAME.match(org) or not _NAME.match(repo) or ".." in org + repo:
         raise BundleError(f"{spec!r}: expected {EXAMPLE} with an org and a repo name")
     revision = None
     if match.group(2):

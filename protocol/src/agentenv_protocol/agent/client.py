@@ -113,6 +113,8 @@ class A2AClient:
         if not isinstance(spec, dict):
             raise A2AError(f"agent {card.get('name')!r}: extension {uri} has no operation {name!r}")
         path = spec.get("endpoint") or params.get("endpoint")
+        if not isinstance(path, str):
+            raise A2AError(f"agent {card.get('name')!r}: extension {uri} names no endpoint")
         method = spec.get("method", "POST").upper()
         kwargs = {"json": payload} if method != "GET" else {"params": payload or None}
         return await self._request(method, self.base_url + path, f"{uri} {name}", **kwargs)

@@ -155,7 +155,7 @@ class ToolLoop:
                 )
                 return done("", (e.failure_class, str(e)))
             usage = usage + reply.usage
-            message = {"role": "assistant", "content": reply.message.get("content")}
+            message: dict[str, Any] = {"role": "assistant", "content": reply.message.get("content")}
             calls = reply.message.get("tool_calls") or []
             if calls:
                 message["tool_calls"] = [_normal_call(c, turn, i) for i, c in enumerate(calls)]

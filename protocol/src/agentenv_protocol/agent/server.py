@@ -271,7 +271,9 @@ def create_app(agent: A2AAgent) -> Any:
 
     async def rpc(request: Request) -> JSONResponse:
         req, answer = jsonrpc.parse_request(await request.body())
-        return JSONResponse(answer or await methods.dispatch(req))
+        if req is None or answer is not None:
+            return JSONResponse(answer)
+        return JSONResponse(await methods.dispatch(req))
 
     async def mcp_config(request: Request) -> JSONResponse:
         if request.method == "GET":
@@ -286,7 +288,7 @@ def create_app(agent: A2AAgent) -> Any:
         if request.method == "DELETE":
             body = await _json(request) or {}
             name = body.get("name") if isinstance(body, dict) else None
-            if agent.mcp_servers.pop(name, None) is None:
+            if not isinstance(name, str) or agent.mcp_servers.pop(name, None) is None:
                 return JSONResponse({"error": f"no MCP server named {name!r}"}, status_code=404)
             return JSONResponse({"status": "removed", "name": name})
         body = await _json(request)

@@ -124,9 +124,7 @@ class EnvClock:
         clock shows is allowed and re-anchors it (listeners hear of every arm)."""
         t0, r = parse_time(virtual_time), parse_rate(rate)
         with self._lock:
-            current = self._current()
-            if current is not None:
-                self._elapsed += max(0.0, (current - self._t0).total_seconds())
+            self._elapsed += self._run_seconds()
             self._t0, self._anchor, self._rate = t0, self._now(), r
             self.arms += 1
         for listener in list(self.listeners):
@@ -136,9 +134,12 @@ class EnvClock:
     def elapsed(self) -> float:
         """Virtual seconds the clock ran forward over all arms since the last `clear()`."""
         with self._lock:
-            current = self._current()
-            run = 0.0 if current is None else max(0.0, (current - self._t0).total_seconds())
-            return self._elapsed + run
+            return self._elapsed + self._run_seconds()
+
+    def _run_seconds(self) -> float:
+        """Virtual seconds the clock ran forward since it was last armed (0 when unarmed)."""
+        t0, current = self._t0, self._current()
+        return 0.0 if t0 is None or current is None else max(0.0, (current - t0).total_seconds())
 
     def clear(self) -> dict:
         with self._lock:
@@ -155,12 +156,12 @@ class EnvClock:
 
     def state(self) -> dict:
         with self._lock:
-            current = self._current()
-            if current is None:
+            t0, current = self._t0, self._current()
+            if t0 is None or current is None:
                 return {"armed": False}
             return {
                 "armed": True,
-                "t0": iso(self._t0),
+                "t0": iso(t0),
                 "virtual_seconds_per_real_second": self._rate,
                 "virtual_time": iso(current),
             }

@@ -33,7 +33,8 @@ async def _put_versions(store: Any, entity_id: str, worker: int, count: int) -> 
 
 
 async def _create(store: Any, collection: str, key: str, worker: int) -> bool:
-    return await store.create(collection, key, {"worker": worker})
+    created: bool = await store.create(collection, key, {"worker": worker})
+    return created
 
 
 async def _replace_object(store: Any, key: str, worker: int, size: int) -> list[bool]:
@@ -60,7 +61,7 @@ JOBS: dict[str, Callable[..., Any]] = {
 }
 
 
-def _run_with_fresh_store(factory: Callable[[], Any], job: str, args: tuple) -> Any:
+def _run_with_fresh_store(factory: Callable[[], Any], job: str, args: tuple[Any, ...]) -> Any:
     async def main() -> Any:
         store = factory()
         try:
@@ -71,7 +72,7 @@ def _run_with_fresh_store(factory: Callable[[], Any], job: str, args: tuple) -> 
     return anyio.run(main)
 
 
-def _process_main(factory: Any, job: str, args: tuple, barrier: Any, queue: Any) -> None:
+def _process_main(factory: Any, job: str, args: tuple[Any, ...], barrier: Any, queue: Any) -> None:
     try:
         barrier.wait(WAIT)
         queue.put((args, "ok", _run_with_fresh_store(factory, job, args)))
@@ -79,7 +80,7 @@ def _process_main(factory: Any, job: str, args: tuple, barrier: Any, queue: Any)
         queue.put((args, "error", traceback.format_exc()))
 
 
-def in_processes(factory: Any, job: str, args_list: list[tuple]) -> list[Any]:
+def in_processes(factory: Any, job: str, args_list: list[tuple[Any, ...]]) -> list[Any]:
     """Run `job` once per args tuple, each in its own spawned process, released together."""
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Barrier(len(args_list))
@@ -117,13 +118,13 @@ def in_processes(factory: Any, job: str, args_list: list[tuple]) -> list[Any]:
     return [r[2] for r in sorted(results, key=lambda r: order[r[0]])]
 
 
-def in_threads(factory: Any, job: str, args_list: list[tuple]) -> list[Any]:
+def in_threads(factory: Any, job: str, args_list: list[tuple[Any, ...]]) -> list[Any]:
     """Run `job` once per args tuple, each in its own thread with its own event loop."""
     barrier = threading.Barrier(len(args_list))
     results: list[Any] = [None] * len(args_list)
     errors: list[str] = []
 
-    def target(i: int, args: tuple) -> None:
+    def target(i: int, args: tuple[Any, ...]) -> None:
         try:
             barrier.wait(WAIT)
             results[i] = _run_with_fresh_store(factory, job, args)

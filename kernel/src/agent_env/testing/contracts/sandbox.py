@@ -24,6 +24,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,8 @@ async def wait_http(url: str, timeout: float = 15.0) -> str:
 
     def get() -> str:
         with urllib.request.urlopen(url, timeout=2) as response:
-            return response.read().decode()
+            body: bytes = response.read()
+            return body.decode()
 
     deadline = time.monotonic() + timeout
     while True:
@@ -95,7 +97,7 @@ class SandboxProviderContract:
         return []
 
     @pytest.fixture
-    async def sandbox(self, provider):
+    async def sandbox(self, provider: SandboxProvider) -> AsyncIterator[Sandbox]:
         box = await provider.create(self.sandbox_spec(env_vars={"GREETING": "hello"}))
         try:
             yield box
@@ -104,20 +106,20 @@ class SandboxProviderContract:
 
     # -- exec ----------------------------------------------------------------------------
 
-    async def test_exec_returns_stdout_stderr_and_exit_code(self, sandbox: Sandbox):
+    async def test_exec_returns_stdout_stderr_and_exit_code(self, sandbox: Sandbox) -> None:
         result = await sandbox.exec("echo out; echo err >&2; exit 3", timeout=30)
         assert (result.exit_code, result.stdout, result.stderr) == (3, "out\n", "err\n")
         assert not result.timed_out
 
-    async def test_exec_argument_list_is_not_split_by_a_shell(self, sandbox: Sandbox):
+    async def test_exec_argument_list_is_not_split_by_a_shell(self, sandbox: Sandbox) -> None:
         result = await sandbox.exec(["echo", "a  b", "$HOME"], timeout=30)
         assert result.stdout == "a  b $HOME\n"
 
-    async def test_spec_env_vars_and_exec_env_reach_the_command(self, sandbox: Sandbox):
+    async def test_spec_env_vars_and_exec_env_reach_the_command(self, sandbox: Sandbox) -> None:
         result = await sandbox.exec('echo "$GREETING $EXTRA"', env={"EXTRA": "world"}, timeout=30)
         assert result.stdout == "hello world\n"
 
-    async def test_commands_run_in_app(self, sandbox: Sandbox):
+    async def test_commands_run_in_app(self, sandbox: Sandbox) -> None:
         await sandbox.write_file("/app/marker.txt", b"here")
         result = await sandbox.exec("cat marker.txt && test -f /app/marker.txt", timeout=30)
         assert (result.exit_code, result.stdout) == (0, "here")
@@ -125,7 +127,7 @@ class SandboxProviderContract:
         sub = await sandbox.exec("cat m2.txt", cwd="/app/sub", timeout=30)
         assert sub.stdout == "sub"
 
-    async def test_exec_timeout_kills_the_command_and_its_children(self, sandbox: Sandbox):
+    async def test_exec_timeout_kills_the_command_and_its_children(self, sandbox: Sandbox) -> None:
         # durations no other process on the machine uses, so `ps` finds only this test's
         mark = f"{60 + random.random():.6f}"
         started = time.monotonic()
@@ -142,29 +144,29 @@ class SandboxProviderContract:
             await anyio.sleep(0.25)
         assert check.stdout.strip() in ("0", ""), check.stdout
 
-    async def test_missing_command_is_exit_127(self, sandbox: Sandbox):
+    async def test_missing_command_is_exit_127(self, sandbox: Sandbox) -> None:
         result = await sandbox.exec(["definitely-not-a-command-xyz"], timeout=30)
         assert result.exit_code == 127
 
     # -- files ---------------------------------------------------------------------------
 
-    async def test_write_read_round_trip_creates_parents(self, sandbox: Sandbox):
+    async def test_write_read_round_trip_creates_parents(self, sandbox: Sandbox) -> None:
         data = bytes(range(256)) * 10
         await sandbox.write_file("/app/deep/er/data.bin", data)
         assert await sandbox.read_file("/app/deep/er/data.bin") == data
         listed = await sandbox.exec("wc -c < /app/deep/er/data.bin", timeout=30)
         assert listed.stdout.strip() == "2560"
 
-    async def test_read_missing_file_raises_file_not_found(self, sandbox: Sandbox):
+    async def test_read_missing_file_raises_file_not_found(self, sandbox: Sandbox) -> None:
         with pytest.raises(FileNotFoundError):
             await sandbox.read_file("/app/nope.txt")
 
-    async def test_write_file_mode_makes_scripts_executable(self, sandbox: Sandbox):
+    async def test_write_file_mode_makes_scripts_executable(self, sandbox: Sandbox) -> None:
         await sandbox.write_file("/app/run.sh", b"#!/bin/sh\necho ran\n", mode=0o755)
         result = await sandbox.exec("/app/run.sh", timeout=30)
         assert (result.exit_code, result.stdout) == (0, "ran\n")
 
-    async def test_copy_folders_in_and_out(self, sandbox: Sandbox, tmp_path: Path):
+    async def test_copy_folders_in_and_out(self, sandbox: Sandbox, tmp_path: Path) -> None:
         src = tmp_path / "src"
         (src / "x").mkdir(parents=True)
         (src / "a.txt").write_text("A")
@@ -182,7 +184,7 @@ class SandboxProviderContract:
         ]
         assert (out / "x" / "c.txt").read_text() == "C\n"
 
-    async def test_copy_a_single_file_in_and_out(self, sandbox: Sandbox, tmp_path: Path):
+    async def test_copy_a_single_file_in_and_out(self, sandbox: Sandbox, tmp_path: Path) -> None:
         (tmp_path / "one.txt").write_text("1")
         await sandbox.copy_in(tmp_path / "one.txt", "/app/in/one.txt")
         assert await sandbox.read_file("/app/in/one.txt") == b"1"
@@ -191,14 +193,14 @@ class SandboxProviderContract:
 
     # -- servers -------------------------------------------------------------------------
 
-    async def test_start_process_is_reachable_from_the_host(self, sandbox: Sandbox):
+    async def test_start_process_is_reachable_from_the_host(self, sandbox: Sandbox) -> None:
         await sandbox.write_file("/app/server.py", SERVER.encode())
         process = await sandbox.start_process(["python3", "/app/server.py"], port=8080)
         assert process.url.startswith("http://")
         assert await wait_http(process.url) == "pong hello"
         assert await process.exit_code() is None
 
-    async def test_url_of_a_port_reaches_a_server_listening_on_it(self, sandbox: Sandbox):
+    async def test_url_of_a_port_reaches_a_server_listening_on_it(self, sandbox: Sandbox) -> None:
         """`url(port)` is where the host reaches sandbox port `port` (here a server that
         picks its port itself, through `PORT`)."""
         port = self.url_port()
@@ -208,7 +210,7 @@ class SandboxProviderContract:
         assert url.startswith("http://")
         assert await wait_http(url) == "pong hello"
 
-    async def test_process_handle_reports_exit_code_and_logs(self, sandbox: Sandbox):
+    async def test_process_handle_reports_exit_code_and_logs(self, sandbox: Sandbox) -> None:
         process = await sandbox.start_process("echo first line; echo second >&2; exit 3")
         deadline = time.monotonic() + 15
         while (code := await process.exit_code()) is None and time.monotonic() < deadline:
@@ -217,7 +219,7 @@ class SandboxProviderContract:
         assert (await process.logs()).splitlines() == ["first line", "second"]
         assert (await process.logs(tail=1)).splitlines() == ["second"]
 
-    async def test_process_stop_stops_it(self, sandbox: Sandbox):
+    async def test_process_stop_stops_it(self, sandbox: Sandbox) -> None:
         await sandbox.write_file("/app/server.py", SERVER.encode())
         process = await sandbox.start_process(["python3", "/app/server.py"], port=8080)
         await wait_http(process.url)
@@ -230,7 +232,9 @@ class SandboxProviderContract:
 
     # -- reconnect and teardown ----------------------------------------------------------
 
-    async def test_describe_is_json_and_connect_reaches_the_same_sandbox(self, provider, sandbox):
+    async def test_describe_is_json_and_connect_reaches_the_same_sandbox(
+        self, provider: SandboxProvider, sandbox: Sandbox
+    ) -> None:
         await sandbox.write_file("/app/id.txt", b"same")
         info = json.loads(json.dumps(sandbox.describe()))
         assert info.get("provider") == provider.type
@@ -238,7 +242,9 @@ class SandboxProviderContract:
         assert again.id == sandbox.id
         assert await again.read_file("/app/id.txt") == b"same"
 
-    async def test_teardown_leaves_nothing_and_is_idempotent(self, provider):
+    async def test_teardown_leaves_nothing_and_is_idempotent(
+        self, provider: SandboxProvider
+    ) -> None:
         box = await provider.create(self.sandbox_spec())
         await box.write_file("/app/server.py", SERVER.encode())
         url = (await box.start_process(["python3", "/app/server.py"], port=8080)).url
@@ -252,7 +258,9 @@ class SandboxProviderContract:
             await anyio.to_thread.run_sync(lambda: urllib.request.urlopen(url, timeout=2).read())
         assert self.leftovers(provider, info) == []
 
-    async def test_connect_to_an_unknown_sandbox_is_a_sandbox_error(self, provider, sandbox):
+    async def test_connect_to_an_unknown_sandbox_is_a_sandbox_error(
+        self, provider: SandboxProvider, sandbox: Sandbox
+    ) -> None:
         info = dict(sandbox.describe())
         info["id"] = info["id"][:-4] + "zzzz"
         with pytest.raises(SandboxError):
@@ -260,7 +268,9 @@ class SandboxProviderContract:
 
     # -- reaping -------------------------------------------------------------------------
 
-    async def test_reap_tears_down_sandboxes_of_a_dead_owner_only(self, provider):
+    async def test_reap_tears_down_sandboxes_of_a_dead_owner_only(
+        self, provider: SandboxProvider
+    ) -> None:
         dead = {"owner_pid": str(dead_pid()), "owner_host": procs.hostname()}
         mine = {"owner_pid": str(os.getpid()), "owner_host": procs.hostname()}
         orphan = await provider.create(self.sandbox_spec(labels=dead))

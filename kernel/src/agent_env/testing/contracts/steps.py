@@ -108,16 +108,16 @@ class StepTypeContract:
             load_bundle(str(root), plugins)
         return caught.value.problems or [str(caught.value)]
 
-    def test_type_is_a_snake_case_name(self):
+    def test_type_is_a_snake_case_name(self) -> None:
         assert re.fullmatch(r"[a-z][a-z0-9_]*", self.step_class.type), self.step_class.type
         assert self.example["type"] == self.step_class.type
 
-    def test_is_a_kw_only_attrs_step(self):
+    def test_is_a_kw_only_attrs_step(self) -> None:
         assert issubclass(self.step_class, Step)
         assert attrs.has(self.step_class)
         assert all(f.kw_only for f in attrs.fields(self.step_class))
 
-    def test_its_declarations_name_its_own_fields(self):
+    def test_its_declarations_name_its_own_fields(self) -> None:
         from agent_env.runs.overrides import declared
 
         declared(self.step_class)  # run_overrides: known run options, fields the class has
@@ -128,23 +128,24 @@ class StepTypeContract:
                 head = path.partition(".")[0].removesuffix("[]")
                 assert head in fields, f"bundle_refs[{kind!r}]: no field {head!r} ({path})"
 
-    def test_the_plugin_registers_it(self, plugins):
+    def test_the_plugin_registers_it(self, plugins: Any) -> None:
         assert plugins.step_types.get(self.step_class.type) is self.step_class
 
-    def test_the_example_loads_from_a_bundle(self, plugins, tmp_path):
+    def test_the_example_loads_from_a_bundle(self, plugins: Any, tmp_path: Path) -> None:
         from agent_env.bundles import load_bundle
 
         bundle = load_bundle(str(self.write_bundle(tmp_path / "b", self.example)), plugins)
         step = bundle.tasks["t"].steps[-1]
         assert type(step) is self.step_class and step.id == self.example["id"]
         with pytest.raises(attrs.exceptions.FrozenInstanceError):
-            step.id = "changed"  # steps are values: the engine may share them across trials
+            # steps are values: the engine may share them across trials
+            step.id = "changed"  # type: ignore[misc]  # the assignment that must fail
 
-    def test_an_unknown_field_is_rejected_by_name(self, plugins, tmp_path):
+    def test_an_unknown_field_is_rejected_by_name(self, plugins: Any, tmp_path: Path) -> None:
         found = self.problems(plugins, tmp_path / "b", {**self.example, "no_such_field_x": 1})
         assert any("no_such_field_x" in p for p in found), found
 
-    def test_each_required_field_is_named_when_missing(self, plugins, tmp_path):
+    def test_each_required_field_is_named_when_missing(self, plugins: Any, tmp_path: Path) -> None:
         required = [
             f.name
             for f in attrs.fields(self.step_class)
@@ -155,7 +156,9 @@ class StepTypeContract:
             found = self.problems(plugins, tmp_path / name, step)
             assert any(f"{name}: required" in p for p in found), (name, found)
 
-    async def test_the_example_runs_and_leaves_nothing_behind(self, plugins, tmp_path, home):
+    async def test_the_example_runs_and_leaves_nothing_behind(
+        self, plugins: Any, tmp_path: Path, home: Path
+    ) -> None:
         if not self.runs:
             pytest.skip("this step type's example does not run here")
         root = self.write_bundle(tmp_path / "b", self.example)

@@ -16,6 +16,7 @@ call it in other threads and in spawned processes::
 from __future__ import annotations
 
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -176,6 +177,7 @@ class DocumentStoreContract(_StoreContract):
     @pytest.mark.anyio
     @pytest.mark.parametrize("bad", BAD_COLLECTIONS, ids=repr)
     async def test_bad_collection_names_rejected(self, store: Any, bad: Any) -> None:
+        call: Callable[[], Awaitable[object]]
         for call in (
             lambda: store.get(bad, "k"),
             lambda: store.put(bad, "k", {}),
@@ -189,6 +191,7 @@ class DocumentStoreContract(_StoreContract):
     @pytest.mark.anyio
     @pytest.mark.parametrize("bad", BAD_DOCUMENT_KEYS, ids=lambda b: repr(b)[:20])
     async def test_bad_keys_rejected(self, store: Any, collection: str, bad: Any) -> None:
+        call: Callable[[], Awaitable[object]]
         for call in (
             lambda: store.get(collection, bad),
             lambda: store.put(collection, bad, {}),
@@ -407,6 +410,7 @@ class ObjectStoreContract(_StoreContract):
     @pytest.mark.anyio
     @pytest.mark.parametrize("bad", BAD_OBJECT_KEYS, ids=repr)
     async def test_bad_keys_rejected(self, store: Any, bad: Any) -> None:
+        call: Callable[[], Awaitable[object]]
         for call in (
             lambda: store.put(bad, b"x"),
             lambda: store.get(bad),
@@ -488,6 +492,7 @@ class SecretStoreContract(_StoreContract):
     @pytest.mark.anyio
     @pytest.mark.parametrize("bad", BAD_SECRET_NAMES, ids=lambda b: repr(b)[:20])
     async def test_bad_names_rejected(self, store: Any, bad: Any) -> None:
+        call: Callable[[], Awaitable[object]]
         for call in (
             lambda: store.get(bad),
             lambda: store.set(bad, "v"),

@@ -34,6 +34,11 @@ def _given(**values: Any) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v}
 
 
+def _sandbox_name(spec: AgentSpec) -> str:
+    """The agent's sandbox: the one the step names, else `deploy_agent`'s default."""
+    return spec.sandbox_name or f"agent:{spec.name}"
+
+
 async def _wait_ready(agent: Any, process: Any, timeout: float, every: int) -> None:
     """Poll the agent's card until it answers; stop early when its `Process` exits (asked
     every `every` polls)."""
@@ -74,7 +79,7 @@ class A2AAgentKind(AgentKind):
             url = str(settings["url"]).rstrip("/")
         else:
             process, url, provider = await self._start(ctx, spec)
-            record["sandbox"] = spec.sandbox_name
+            record["sandbox"] = _sandbox_name(spec)
             record["provider"] = provider
         record["url"] = url
         startup = float(settings.get("startup_timeout_seconds") or 60)
@@ -117,6 +122,7 @@ class A2AAgentKind(AgentKind):
     async def _start(self, ctx: StepContext, spec: AgentSpec) -> tuple[Any, str, str | None]:
         settings = spec.settings
         folder = spec.folder
+        sandbox_name = _sandbox_name(spec)
         dockerfile = folder is not None and (folder / "Dockerfile").is_file()
         existing = bool(spec.sandbox_name) and spec.sandbox_name in (
             ctx.get("sandboxes", default={}) or {}
@@ -140,13 +146,14 @@ class A2AAgentKind(AgentKind):
             command = [sys.executable, *command[1:]]
         try:
             own_cmd = dockerfile and not settings.get("command") and not existing
+            image: str | None = None
             if existing:
-                sandbox = await ctx.sandbox(spec.sandbox_name)
+                sandbox = await ctx.sandbox(sandbox_name)
             elif own_cmd:  # the image's CMD is the agent: run it as the container's process
                 image = await self._image(ctx, spec, provider)
                 env["PORT"] = str(AGENT_PORT)
                 sandbox = await ctx.create_sandbox(
-                    spec.sandbox_name,
+                    sandbox_name,
                     SandboxSpec(
                         image=image,
                         env_vars=env,
@@ -158,7 +165,7 @@ class A2AAgentKind(AgentKind):
             else:
                 image = await self._image(ctx, spec, provider) if dockerfile else None
                 sandbox = await ctx.create_sandbox(
-                    spec.sandbox_name,
+                    sandbox_name,
                     SandboxSpec(image=image, env_vars=env, ports=(AGENT_PORT,)),
                     provider=provider,
                 )
@@ -188,6 +195,8 @@ class A2AAgentKind(AgentKind):
     ) -> None:
         """Give the agent the run's current gateway: it was restarted (a resumed run), or the
         envs were deployed after the agent."""
+        if not request.mcp_url:
+            return
         try:
             await agent.remove_mcp_server("gateway")
         except Exception:  # already gone
@@ -211,6 +220,7 @@ class A2AAgentKind(AgentKind):
         from agent_env.paths import cache_dir
         from agentenv_core_steps.agents.images import build_context
 
+        assert spec.folder is not None  # only an agent folder with a Dockerfile is built
         context = await anyio.to_thread.run_sync(build_context, spec.folder, cache_dir())
         return (await builder.build_image(context, f"agent-{spec.name}")).tag
 

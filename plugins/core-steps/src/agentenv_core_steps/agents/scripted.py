@@ -10,6 +10,7 @@ an agent folder's `agent.toml` `script = "<file in the folder>"`.
 
 from __future__ import annotations
 
+import builtins
 import json
 import time
 from typing import Any, ClassVar
@@ -64,7 +65,7 @@ class ScriptedConfig:
 class ScriptedAgent(AgentKind):
     type: ClassVar[str] = "scripted"
     needs_solution: ClassVar[bool] = True
-    config_model: ClassVar[type | None] = ScriptedConfig
+    config_model: ClassVar[builtins.type | None] = ScriptedConfig
 
     @classmethod
     def problems(cls, config: dict[str, Any], files: list[str]) -> list[str]:
@@ -131,7 +132,7 @@ class ScriptedAgent(AgentKind):
                     "the solution calls tools but no env is deployed behind the gateway",
                 ),
             )
-        if calls:
+        if calls and request.mcp_url:  # tool calls without a gateway returned above
             from agentenv_protocol.agent.loop import McpTools
             from agentenv_protocol.errors import ProtocolError
 

@@ -84,6 +84,8 @@ class ForkServer:
             bufsize=1,
             start_new_session=True,
         )
+        assert self.proc.stdin is not None and self.proc.stdout is not None  # both are PIPEs
+        self._requests, self._answers = self.proc.stdin, self.proc.stdout
         self._io = threading.Lock()
         line = self._readline(READY_TIMEOUT)
         if line.strip() != "ready":
@@ -92,9 +94,7 @@ class ForkServer:
 
     def _readline(self, timeout: float) -> str:
         done: list[str] = []
-        reader = threading.Thread(
-            target=lambda: done.append(self.proc.stdout.readline()), daemon=True
-        )
+        reader = threading.Thread(target=lambda: done.append(self._answers.readline()), daemon=True)
         reader.start()
         reader.join(timeout)
         return done[0] if done else ""
@@ -103,8 +103,8 @@ class ForkServer:
         with self._io:
             if self.proc.poll() is not None:
                 raise RuntimeError("the env fork server has exited")
-            self.proc.stdin.write(json.dumps(request) + "\n")
-            self.proc.stdin.flush()
+            self._requests.write(json.dumps(request) + "\n")
+            self._requests.flush()
             line = self._readline(30.0)
             if not line:
                 self.proc.kill()  # a late answer would desynchronise the next request
@@ -141,7 +141,7 @@ class ForkServer:
 
     def stop(self) -> None:
         try:
-            self.proc.stdin.close()
+            self._requests.close()
         except OSError:
             pass
         try:

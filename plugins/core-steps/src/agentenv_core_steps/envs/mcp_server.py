@@ -12,17 +12,18 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 import shlex
 import shutil
 import time
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeGuard
 
 import anyio
 import attrs
 
-from agent_env.envs import EnvType
+from agent_env.envs import EnvDeployment, EnvType
 from agent_env.errors import SandboxError
 from agent_env.sandbox import SandboxSpec
 from agentenv_protocol import DEFAULT_PORT, WELL_KNOWN_PATH
@@ -67,7 +68,7 @@ class McpServerEnv(EnvType):
 
     type: ClassVar[str] = "mcp_server"
     default_for: ClassVar[str | None] = "env"
-    config_model: ClassVar[type | None] = McpServerConfig
+    config_model: ClassVar[builtins.type | None] = McpServerConfig
 
     name: str
     folder: Path
@@ -142,15 +143,14 @@ class McpServerEnv(EnvType):
         *,
         sandbox_name: str,
         provider: str,
-        cpus: float | None = None,
-        memory: str | None = None,
         secret: str | None = None,
-    ) -> dict[str, Any]:
+        **limits: Any,
+    ) -> EnvDeployment:
         """Bring the env up in a new sandbox of `provider` (limits enforced or refused by it);
         returns what to record (its host URL under `url`). The sandbox belongs to the run, so
         the run's teardown stops the env. With `secret` the server gets it in
-        `AGENTENV_ENV_SECRET` and answers only requests carrying it (the gateway's)."""
-        limits = {"cpus": cpus, "memory": memory}
+        `AGENTENV_ENV_SECRET` and answers only requests carrying it (the gateway's); `limits`
+        are `SandboxSpec` fields (`cpus`, `memory`)."""
         extra = {ENV_SECRET_ENV: secret} if secret else {}
         if provider == "local":
             return await self._deploy_process(ctx, sandbox_name, provider, limits, extra)
@@ -178,7 +178,7 @@ class McpServerEnv(EnvType):
         provider: str,
         limits: dict[str, Any],
         extra: dict[str, str],
-    ) -> dict[str, Any]:
+    ) -> EnvDeployment:
         why = self.unavailable_on(ctx, provider)
         if why is not None:
             raise EnvDeployError(f"env {self.name!r}: {why}")
@@ -191,6 +191,7 @@ class McpServerEnv(EnvType):
             raise EnvDeployError(f"env {self.name!r}: {e}") from e
         sandbox = await ctx.create_sandbox(sandbox_name, SandboxSpec(**limits), provider=provider)
         await sandbox.copy_in(self.folder, "/app")
+        assert self.command  # unavailable_on refused the local provider without one
         argv = list(self.command)
         if argv[0] in ("python", "python3", "python3.11"):
             argv[0] = python
@@ -218,7 +219,7 @@ class McpServerEnv(EnvType):
         provider: str,
         limits: dict[str, Any],
         extra: dict[str, str],
-    ) -> dict[str, Any]:
+    ) -> EnvDeployment:
         t0 = time.perf_counter()
         image, workdir = await self.build(ctx, provider)
         t1 = time.perf_counter()
@@ -309,7 +310,7 @@ class McpServerEnv(EnvType):
         return image.tag, image.workdir
 
 
-def _number(value: Any) -> bool:
+def _number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 

@@ -120,7 +120,7 @@ class AddSkills(Step):
             for i, skill in enumerate(self.skills):
                 ref = skill.skill_artifact_id
                 name = ref.rstrip("/").rsplit("/", 1)[-1] if ref else None
-                if name and not ref.startswith("@") and name not in skills:
+                if ref and name and not ref.startswith("@") and name not in skills:
                     problems.append(
                         f"skills[{i}].skill_artifact_id: no skill {name!r} in the "
                         f"bundle's skills/{did_you_mean(name, skills)}"

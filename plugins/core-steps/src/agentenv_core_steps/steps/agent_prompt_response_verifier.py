@@ -30,7 +30,7 @@ def _flags(names: Any) -> int:
         flag = getattr(re, str(name).upper(), None)
         if not isinstance(flag, re.RegexFlag):
             raise ValueError(
-                f"unknown regex flag {name!r}{did_you_mean(str(name).upper(), [f.name for f in re.RegexFlag])}"
+                f"unknown regex flag {name!r}{did_you_mean(str(name).upper(), [str(f.name) for f in re.RegexFlag])}"
             )
         value |= flag
     return value
@@ -109,5 +109,5 @@ class AgentPromptResponseVerifier(VerifierStep):
                 )
             row.update(result=passed, score=1.0 if passed else 0.0, justification=why)
             results.append(row)
-        passed = sum(r["result"] for r in results)
-        self.record(ctx, results, f"{passed}/{len(results)} criteria passed")
+        passed_count = sum(r["result"] for r in results)
+        self.record(ctx, results, f"{passed_count}/{len(results)} criteria passed")

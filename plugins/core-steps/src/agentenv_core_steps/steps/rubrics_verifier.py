@@ -130,7 +130,7 @@ class RubricsVerifier(VerifierStep):
             {"role": "user", "content": self._judge_prompt(record)},
         ]
         if self.judge_a2a_agent_id and self.use_agent_judge:
-            grades, problem = await self._grade_with_agent(ctx, messages)
+            grades, problem = await self._grade_with_agent(ctx, self.judge_a2a_agent_id, messages)
         else:
             grades, problem = await self._grade_with_model(ctx, messages)
         if grades is None:
@@ -198,7 +198,7 @@ class RubricsVerifier(VerifierStep):
         return None, problem
 
     async def _grade_with_agent(
-        self, ctx: StepContext, messages: list[dict[str, Any]]
+        self, ctx: StepContext, judge_id: str, messages: list[dict[str, Any]]
     ) -> tuple[Any, str]:
         """Deploy the bundle's judge agent (`judge_a2a_agent_id`, an A2A agent), ask it once,
         tear its sandbox down."""
@@ -207,11 +207,9 @@ class RubricsVerifier(VerifierStep):
         from agentenv_core_steps.agents.folder import load_agent
         from agentenv_protocol.agent.client import A2AClient, A2AError, task_text
 
-        stored = await load_agent(ctx, self.judge_a2a_agent_id)
+        stored = await load_agent(ctx, judge_id)
         if stored is None:
-            raise StepFailed(
-                self.id, f"no judge agent {self.judge_a2a_agent_id!r} among the bundle's agents"
-            )
+            raise StepFailed(self.id, f"no judge agent {judge_id!r} among the bundle's agents")
         sandbox_name = f"judge:{self.verifier_id}"
         spec = AgentSpec(
             name=f"judge-{self.verifier_id}",
@@ -260,8 +258,9 @@ class RubricsVerifier(VerifierStep):
         for row in rows:
             if not isinstance(row, dict) or not isinstance(row.get("id"), str):
                 raise ValueError("each graded criterion needs a string 'id'")
+            score: Any = row.get("score")  # JSON: anything; float() says if it is a number
             try:
-                float(row.get("score"))
+                float(score)
             except (TypeError, ValueError):
                 raise ValueError(
                     f"criterion {row['id']!r}: score {row.get('score')!r} is not a number"

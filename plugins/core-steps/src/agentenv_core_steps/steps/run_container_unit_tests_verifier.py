@@ -100,7 +100,7 @@ class RunContainerUnitTestsVerifier(VerifierStep):
                 )
             passed = score >= 1.0
         row.update(result=passed, score=score, justification=why)
-        files = {}
+        files: dict[str, str | None] = {}
         for path in [*self.result_paths, *([self.reward_path] if self.reward_path else [])]:
             try:
                 files[path] = (await sandbox.read_file(path)).decode(errors="replace")[-TAIL:]

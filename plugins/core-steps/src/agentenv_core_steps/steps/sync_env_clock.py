@@ -133,7 +133,7 @@ class SyncEnvClock(Step):
     @staticmethod
     def _services(record: dict, name: str) -> list[str]:
         children = [
-            e.get("environment_name")
+            e["environment_name"]
             for e in record.get("mcp_server_envs") or []
             if isinstance(e, dict) and e.get("environment_name")
         ]

@@ -76,9 +76,8 @@ class VerifyEnvCard(VerifierStep):
                     "present" if present else f"the card has no {field!r} (or it is empty)",
                 )
             )
-        capabilities = (
-            card.get("capabilities") if isinstance(card.get("capabilities"), dict) else {}
-        )
+        declared = card.get("capabilities")
+        capabilities = declared if isinstance(declared, dict) else {}
         tools = [t.get("name") for t in capabilities.get("tools") or [] if isinstance(t, dict)]
         extensions = [
             e.get("uri") for e in capabilities.get("extensions") or [] if isinstance(e, dict)

@@ -36,7 +36,7 @@ async def gateway_call(
             )
     except httpx.HTTPError as e:
         raise StepFailed(
-            step_id, f"{what}: the gateway did not answer: {e}", "infrastructure"
+            step_id, f"{what}: the gateway did not answer: {e}", failure_class="infrastructure"
         ) from None
     try:
         answer = response.json()
