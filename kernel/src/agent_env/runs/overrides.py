@@ -12,7 +12,6 @@ as changing nothing.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from functools import cache
 from typing import Any
 
 import attrs
@@ -42,7 +41,6 @@ OPTIONS: Mapping[str, RunOption] = {
 }
 
 
-@cache
 def declared(step_type: type) -> Mapping[str, RunOverride]:
     """`step_type.run_overrides`, checked: each key a run option of `OPTIONS`, each field one
     of the type's attrs fields. A wrong declaration is a `PluginError` naming the step type."""
