@@ -19,7 +19,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from agent_env.plugins.scaffold import scaffold
+from agentenv_scaffold.plugin import scaffold
 
 sys.path.insert(0, str(Path(__file__).parent))
 from wheel_venv import warm_uv_cache  # noqa: E402

@@ -2,13 +2,18 @@
 error message): `uvx` (an environment in uv's cache), `uv tool` (`uv-receipt.toml`), `pipx`
 (`pipx_metadata.json`), `uv project` (`pyproject.toml` + `uv.lock` beside the `.venv`), else a
 `virtualenv` or the `system` Python. `install_hint` words an install command for it.
-`plugins.lifecycle.environment` decides, with more care, whether `plugin add` may change it.
+agentenv-plugin-lifecycle decides, with more care, whether `plugin add` may change it.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+
+#: agent-env itself: no plugin tool installs, replaces, removes or takes the name of these.
+OWN_DISTRIBUTIONS = frozenset(
+    {"agentenv-kernel", "agentenv-framework", "agentenv-framework-protocol"}
+)
 
 VENV, UV_TOOL, PIPX, UV_PROJECT, SYSTEM = "virtualenv", "uv tool", "pipx", "uv project", "system"
 UVX = "uvx"

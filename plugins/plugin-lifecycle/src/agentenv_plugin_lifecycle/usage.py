@@ -54,11 +54,8 @@ def _walk(value: Any) -> list[tuple[str, str]]:
     return found
 
 
-async def entity_users(documents: Any, provided: dict[str, str], limit: int = 20) -> list[str]:
-    """Latest stored entity versions whose content names a provided thing."""
-    from agent_env.stores.versioned import Entities
-
-    entities = Entities(documents)
+async def entity_users(entities: Any, provided: dict[str, str], limit: int = 20) -> list[str]:
+    """Latest stored entity versions (of `Stores.entities`) whose content names a provided thing."""
     users: list[str] = []
     for kind in ENTITY_KINDS:
         for entity_id in await entities.ids(kind):
@@ -91,11 +88,11 @@ def find_users(provided: dict[str, str], dists: set[str], sections: set[str]) ->
     users = config_users(config, provided, dists, sections)
 
     async def stored() -> list[str]:
-        from agent_env.stores.open import open_stores_async
+        from agent_env.stores import open_stores_async
 
         stores = await open_stores_async(config, plugins)
         try:
-            return await entity_users(stores.documents, provided)
+            return await entity_users(stores.entities, provided)
         finally:
             await stores.close()
 

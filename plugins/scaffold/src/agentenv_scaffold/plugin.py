@@ -1,5 +1,6 @@
 """`agent-env plugin new NAME`: a plugin package that follows docs/plugins.md ("Writing a
-plugin") and whose own tests pass before anything is changed. Files come from `template/`."""
+plugin") and whose own tests pass before anything is changed. Files come from
+`templates/plugin/`."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from pathlib import Path
 import attrs
 
 from agent_env.errors import PluginError
-from agent_env.plugins.api import PLUGIN_API_VERSION
+from agent_env import PLUGIN_API_VERSION, __version__
+from agent_env.plugins.installer import OWN_DISTRIBUTIONS
 
-TEMPLATE = Path(__file__).with_name("template")
+TEMPLATE = Path(__file__).parent / "templates" / "plugin"
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)*")
 #: Template file -> path in the package (`MODULE` is the import name).
 FILES = {
@@ -39,15 +41,11 @@ def names(name: str) -> dict[str, str]:
             "letter (e.g. agentenv-greet)"
         )
     dist = re.sub(r"[-_.]+", "-", name).lower()
-    from agent_env.plugins.lifecycle.specs import OWN_DISTRIBUTIONS
-
     if dist in OWN_DISTRIBUTIONS:
         raise PluginError(f"{dist} is agent-env's own distribution; pick another name")
     plugin = dist.removeprefix("agentenv-") or dist
     step = plugin.replace("-", "_")
     major = int(PLUGIN_API_VERSION.split(".")[0])
-    from agent_env._version import __version__
-
     kernel = ".".join(__version__.split(".")[:2])
     return {
         "dist": dist,

@@ -31,7 +31,9 @@ def check_name(name: str, what: str) -> str:
 
 
 def _render(template: str, **values: str) -> str:
-    text = resource_files(__name__).joinpath("templates", template).read_text(encoding="utf-8")
+    text = resource_files("agentenv_scaffold").joinpath("templates", template).read_text(
+        encoding="utf-8"
+    )
     return Template(text).substitute(values)
 
 

@@ -8,10 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agent_env.errors import PluginError
-from agent_env.plugins.lifecycle import installers
-from agent_env.plugins.lifecycle.environment import Environment
-from agent_env.plugins.lifecycle.snapshot import Snapshot, changes, take
-from agent_env.plugins.lifecycle.specs import OWN_DISTRIBUTIONS
+from agentenv_plugin_lifecycle import installers
+from agentenv_plugin_lifecycle.environment import Environment
+from agentenv_plugin_lifecycle.snapshot import Snapshot, changes, take
+from agentenv_plugin_lifecycle.specs import OWN_DISTRIBUTIONS
 
 
 def run_command(cmd: list[str], echo: Callable[[str], None]) -> subprocess.CompletedProcess:

@@ -33,7 +33,7 @@ GROUPS: dict[str, Group] = {
         Group(
             name=TASK_STEPS,
             holds="step types (`agent_env.task_step.TaskStep` subclasses)",
-            adapter="agent_env.plugins.legacy.task_steps:LegacyTaskSteps",
+            adapter="agentenv_legacy.task_steps:LegacyTaskSteps",
         ),
         Group(
             name="agent_env.envs",

@@ -15,10 +15,10 @@ def _norm(name):
 
 
 def _plugin_entry_points(by_group):
-    """`agent_env.plugins.legacy.groups.plugin_entry_points`, or only our group's names when
-    agent-env itself no longer imports."""
+    """`agentenv_legacy.groups.plugin_entry_points`, or only our group's names when
+    agentenv-legacy is not installed or no longer imports."""
     try:
-        from agent_env.plugins.legacy.groups import plugin_entry_points
+        from agentenv_legacy.groups import plugin_entry_points
     except Exception:  # noqa: BLE001 - a broken agent-env is reported by the caller
         return sorted(by_group.get("agent_env", ()))
     return list(plugin_entry_points(by_group))

@@ -12,10 +12,10 @@ from typing import Any
 
 import attrs
 
-from agent_env.plugins.lifecycle.environment import Environment
-from agent_env.plugins.lifecycle.lock import environment_lock
-from agent_env.plugins.lifecycle.rollback import restore, run_command
-from agent_env.plugins.lifecycle.snapshot import Snapshot, take
+from agentenv_plugin_lifecycle.environment import Environment
+from agentenv_plugin_lifecycle.lock import environment_lock
+from agentenv_plugin_lifecycle.rollback import restore, run_command
+from agentenv_plugin_lifecycle.snapshot import Snapshot, take
 
 
 @attrs.define

@@ -1,16 +1,11 @@
-"""Plugins written for the existing product (`agentenv-framework`): distributions that declare
-entry points in its groups (`groups.GROUPS`) instead of our `agent_env` group.
+"""Finding the existing product's plugins among the installed entry points: one plugin row per
+distribution that declares entry points in its groups (`groups.GROUPS`), named after the
+distribution, `format` "legacy".
 
-Each such distribution becomes one plugin row, `format` "legacy", named after the
-distribution. Its entry points in a group with an adapter (`agent_env.task_steps`) are handed
-to that adapter, a plugin object registered under the distribution's name through the same
+Its entry points in a group with an adapter (`agent_env.task_steps`) are handed to that
+adapter, a plugin object the kernel registers under the distribution's name through the same
 hooks as any plugin (so attribution, isolation, disabling and `plugin list` apply unchanged);
 its entry points in other groups are recorded as not supported, with the reason.
-
-Why the adapter lives in the kernel and not in a plugin package: the existing product's
-plugins import their base classes from `agent_env.task_step`, and only the kernel distribution
-can provide a module under the `agent_env` import name (no namespace packages). The adapter
-itself uses only the public plugin API (`hookimpl`, `Step`, `StepContext`, `StepFailed`).
 """
 
 from __future__ import annotations
@@ -22,10 +17,11 @@ from typing import Any
 import attrs
 
 from agent_env.entrypoints import InstalledEntryPoint
-from agent_env.plugins.legacy.groups import GROUPS, Group
-from agent_env.plugins.loader import LEGACY, PluginInfo, PluginLoader
+from agent_env.plugins import PluginInfo
+from agentenv_legacy.groups import GROUPS, Group
 
-__all__ = ["GROUPS", "Group", "LegacyEntryPoint", "discover", "load_distributions"]
+#: `PluginInfo.format` of a distribution written for the existing product.
+LEGACY = "legacy"
 
 
 @attrs.frozen(kw_only=True)
@@ -57,14 +53,13 @@ def discover(installed: Iterable[InstalledEntryPoint]) -> dict[str, list[LegacyE
             if key in seen:  # the same distribution seen twice on sys.path
                 continue
             seen.add(key)
-            version = ep.version
             found.setdefault(dist, []).append(
                 LegacyEntryPoint(
                     group=group,
                     name=ep.name,
                     value=ep.value,
                     dist=dist,
-                    version=version,
+                    version=ep.version,
                     load=ep.load,
                 )
             )
@@ -77,8 +72,10 @@ def _adapter(group: Group) -> Callable[[list[LegacyEntryPoint]], Any]:
     return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
 
 
-def load_distributions(loader: PluginLoader, installed: Iterable[InstalledEntryPoint]) -> None:
-    """Add one plugin row per legacy distribution to `loader`; register its adapters."""
+def legacy_plugins(installed: Iterable[InstalledEntryPoint]) -> list[tuple[PluginInfo, list[Any]]]:
+    """One (plugin row, adapter plugin objects) per legacy distribution; no objects when none of
+    its groups is supported (the row's errors say why)."""
+    plugins = []
     for dist, entries in sorted(discover(installed).items()):
         modules = sorted({e.value.split(":")[0] for e in entries})
         info = PluginInfo(
@@ -88,8 +85,6 @@ def load_distributions(loader: PluginLoader, installed: Iterable[InstalledEntryP
             version=entries[0].version,
             format=LEGACY,
         )
-        if loader.claimed(info):
-            continue
         adapted: dict[str, list[LegacyEntryPoint]] = {}
         for entry in entries:
             group = GROUPS[entry.group]
@@ -100,10 +95,8 @@ def load_distributions(loader: PluginLoader, installed: Iterable[InstalledEntryP
                 )
             else:
                 adapted.setdefault(group.name, []).append(entry)
-        if not adapted:
-            loader.unsupported(info)
-            continue
         # One group has an adapter today, so one plugin object per distribution; a second
-        # adapter group would register one object per (distribution, group).
-        for group_name, group_entries in adapted.items():
-            loader.add(_adapter(GROUPS[group_name])(group_entries), info)
+        # adapter group would add one object per (distribution, group).
+        objects = [_adapter(GROUPS[name])(group_entries) for name, group_entries in adapted.items()]
+        plugins.append((info, objects))
+    return plugins

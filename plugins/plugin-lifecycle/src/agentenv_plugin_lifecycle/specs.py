@@ -10,12 +10,20 @@ import attrs
 
 from agent_env.entrypoints import normalize_dist as normalize
 from agent_env.errors import PluginError
-from agent_env.plugins.legacy.groups import plugin_entry_points
+from agent_env.plugins.installer import OWN_DISTRIBUTIONS
 
-#: agent-env itself: `plugin add/remove` never installs, replaces or removes these.
-OWN_DISTRIBUTIONS = frozenset(
-    {"agentenv-kernel", "agentenv-framework", "agentenv-framework-protocol"}
-)
+__all__ = ["OWN_DISTRIBUTIONS", "Spec", "normalize", "own_distributions", "parse_spec"]
+
+
+def plugin_entry_points(by_group: dict[str, list[str]]) -> tuple[str, ...]:
+    """A distribution's plugin entry points, from its entry-point names by group: those of the
+    `agent_env` group, plus (when agentenv-legacy is installed, which runs them) those in the
+    existing product's groups as `group:name`."""
+    try:
+        from agentenv_legacy.groups import plugin_entry_points as with_legacy
+    except ImportError:
+        return tuple(sorted(by_group.get("agent_env", ())))
+    return with_legacy(by_group)
 
 
 @attrs.frozen(kw_only=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_env.errors import PluginError
-from agent_env.plugins.lifecycle.environment import PIPX, UV_PROJECT, UV_TOOL, Environment
+from agentenv_plugin_lifecycle.environment import PIPX, UV_PROJECT, UV_TOOL, Environment
 
 
 def shell(cmd: list[str]) -> str:
@@ -48,7 +48,7 @@ def uv_tool_install(
 ) -> list[str]:
     """`uv tool install MAIN --with ...` keeping the receipt's requirements except `drop`, plus
     `extra` (uv syncs the tool environment exactly, so what only `drop` needed goes too)."""
-    from agent_env.plugins.lifecycle.specs import normalize
+    from agentenv_plugin_lifecycle.specs import normalize
 
     tool = _receipt(env)
     main: list[str] = []
@@ -110,7 +110,7 @@ def _direct_dependencies(env: Environment, names: list[str]) -> None:
 
     from packaging.requirements import InvalidRequirement, Requirement
 
-    from agent_env.plugins.lifecycle.specs import normalize
+    from agentenv_plugin_lifecycle.specs import normalize
 
     pyproject = Path(env.project or ".") / "pyproject.toml"
     deps = (

@@ -10,17 +10,17 @@ from collections.abc import Callable
 import attrs
 
 from agent_env.errors import PluginError
-from agent_env.plugins.lifecycle import installers
-from agent_env.plugins.lifecycle.environment import PIPX, SYSTEM, VENV, Environment, Refused, detect
-from agent_env.plugins.lifecycle.snapshot import Snapshot, changes
-from agent_env.plugins.lifecycle.specs import (
+from agentenv_plugin_lifecycle import installers
+from agentenv_plugin_lifecycle.environment import PIPX, SYSTEM, VENV, Environment, Refused, detect
+from agentenv_plugin_lifecycle.snapshot import Snapshot, changes
+from agentenv_plugin_lifecycle.specs import (
     OWN_DISTRIBUTIONS,
     Spec,
     normalize,
     own_distributions,
     parse_spec,
 )
-from agent_env.plugins.lifecycle.transaction import installer_problems, transaction
+from agentenv_plugin_lifecycle.transaction import installer_problems, transaction
 
 
 @attrs.frozen(kw_only=True)

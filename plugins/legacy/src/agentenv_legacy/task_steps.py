@@ -21,7 +21,7 @@ from agent_env import hookimpl
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
 from agent_env.models import Step
-from agent_env.plugins.loader import import_failure
+from agent_env.registry import import_failure
 from agent_env.task_step import TaskStep, TaskStepContext
 
 #: The legacy base class's own constructor parameters (our `Step` has them, or drops `version`).

@@ -8,13 +8,13 @@ from collections.abc import Callable
 import attrs
 
 from agent_env.errors import PluginError
-from agent_env.plugins.lifecycle import installers
-from agent_env.plugins.lifecycle.add import verify
-from agent_env.plugins.lifecycle.environment import Environment, Refused, detect
-from agent_env.plugins.lifecycle.snapshot import Snapshot, changes, take
-from agent_env.plugins.lifecycle.specs import OWN_DISTRIBUTIONS, normalize
-from agent_env.plugins.lifecycle.transaction import installer_problems, transaction
-from agent_env.plugins.lifecycle.usage import find_users, provided_names
+from agentenv_plugin_lifecycle import installers
+from agentenv_plugin_lifecycle.add import verify
+from agentenv_plugin_lifecycle.environment import Environment, Refused, detect
+from agentenv_plugin_lifecycle.snapshot import Snapshot, changes, take
+from agentenv_plugin_lifecycle.specs import OWN_DISTRIBUTIONS, normalize
+from agentenv_plugin_lifecycle.transaction import installer_problems, transaction
+from agentenv_plugin_lifecycle.usage import find_users, provided_names
 from agent_env.suggest import did_you_mean
 
 
