@@ -4,7 +4,6 @@ End to end: tests/test_plugin_lifecycle.py."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import threading
 import time

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from agent_env.errors import PluginError
+from agentenv_scaffold import hooks as scaffold_hooks
 from agentenv_scaffold.plugin import names, scaffold
 
 
@@ -31,7 +32,19 @@ def test_scaffold_names_and_refusals(tmp_path):
         scaffold("agentenv-taken", tmp_path)
 
 
-def test_plugin_new_creates_a_package_whose_tests_pass(cli_runner, tmp_path):
+def test_without_the_plugin_the_commands_name_it(cli_runner, tmp_path):
+    for command, args in (("plugin new", ["agentenv-greet"]), ("init", ["bundle", "demo"])):
+        result = cli_runner.invoke([*command.split(), *args, "--dir", str(tmp_path / "out")])
+        assert result.exit_code == 1
+        assert result.stderr == (
+            f"Error: `agent-env {command}` comes with agentenv-scaffold, which is installed but "
+            "not loaded (disabled, --no-plugins or broken: see `agent-env plugin list`)\n"
+        )
+    assert not (tmp_path / "out").exists()
+
+
+def test_plugin_new_creates_a_package_whose_tests_pass(cli_runner, register_plugin, tmp_path):
+    register_plugin(scaffold_hooks, "scaffold")
     result = cli_runner.invoke(["plugin", "new", "agentenv-greet", "--dir", str(tmp_path)])
     assert result.exit_code == 0, result.output
     root = tmp_path / "agentenv-greet"

@@ -119,8 +119,7 @@ def _missing_plugin(ctx: click.Context, name: str) -> None:
         version(dist)
     except PackageNotFoundError:
         raise PluginError(
-            f"`agent-env {path}` comes with {dist}, which is not installed: "
-            f"{install_command(dist)}"
+            f"`agent-env {path}` comes with {dist}, which is not installed: {install_command(dist)}"
         ) from None
     raise PluginError(
         f"`agent-env {path}` comes with {dist}, which is installed but not loaded "

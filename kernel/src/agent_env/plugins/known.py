@@ -36,6 +36,8 @@ INSTALL_COMMANDS: dict[str, str] = {
     _DOCKER: f"pip install {_DOCKER}  (included in: pip install agentenv-framework)",
     _OPENENV: "pip install 'agentenv-framework[openenv]'",
     _RAY: "pip install 'agentenv-framework[ray]'",
+    _LIFECYCLE: f"pip install {_LIFECYCLE}  (included in: pip install agentenv-framework)",
+    _SCAFFOLD: f"pip install {_SCAFFOLD}  (included in: pip install agentenv-framework)",
 }
 
 _CORE_STEP_TYPES = (

@@ -8,6 +8,7 @@ from collections.abc import Callable
 import attrs
 
 from agent_env.errors import PluginError
+from agent_env.suggest import did_you_mean
 from agentenv_plugin_lifecycle import installers
 from agentenv_plugin_lifecycle.add import verify
 from agentenv_plugin_lifecycle.environment import Environment, Refused, detect
@@ -15,7 +16,6 @@ from agentenv_plugin_lifecycle.snapshot import Snapshot, changes, take
 from agentenv_plugin_lifecycle.specs import OWN_DISTRIBUTIONS, normalize
 from agentenv_plugin_lifecycle.transaction import installer_problems, transaction
 from agentenv_plugin_lifecycle.usage import find_users, provided_names
-from agent_env.suggest import did_you_mean
 
 
 @attrs.frozen(kw_only=True)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import attrs
 
-from agent_env.errors import PluginError
 from agent_env import PLUGIN_API_VERSION, __version__
+from agent_env.errors import PluginError
 from agent_env.plugins.installer import OWN_DISTRIBUTIONS
 
 TEMPLATE = Path(__file__).parent / "templates" / "plugin"

@@ -31,8 +31,10 @@ def check_name(name: str, what: str) -> str:
 
 
 def _render(template: str, **values: str) -> str:
-    text = resource_files("agentenv_scaffold").joinpath("templates", template).read_text(
-        encoding="utf-8"
+    text = (
+        resource_files("agentenv_scaffold")
+        .joinpath("templates", template)
+        .read_text(encoding="utf-8")
     )
     return Template(text).substitute(values)
 

@@ -34,16 +34,29 @@ def _describe(import_classes: bool = False) -> tuple[list[PluginInfo], dict[str,
 
 
 class PluginGroup(LazyGroup):
-    """`agent-env plugin`: the kernel's subcommands plus those plugins add (on first use)."""
+    """`agent-env plugin`: the kernel's subcommands plus those plugins add, asked on first use
+    under each plugin manager (the group is module-level; embedders and tests swap managers)."""
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
-        self._plugins_added = False
+        self._asked: Any = None
+        self._from_plugins: set[str] = set()
+
+    def _names(self) -> set[str]:
+        return set(self.commands) | set(self.lazy_commands)
 
     def _add_plugin_subcommands(self) -> None:
-        if not self._plugins_added:
-            self._plugins_added = True
-            get_plugin_manager().register_subcommands("plugin", self)
+        manager = get_plugin_manager()
+        if self._asked is manager:
+            return
+        for name in self._from_plugins:
+            self.commands.pop(name, None)
+            self.lazy_commands.pop(name, None)
+            self.owners.pop(name, None)
+        self._asked = manager
+        before = self._names()
+        manager.register_subcommands("plugin", self)
+        self._from_plugins = self._names() - before
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         self._add_plugin_subcommands()
@@ -136,5 +149,3 @@ def check_plugins(as_json: bool) -> None:
             )
     if problems:
         raise PluginError(f"plugin check found {len(problems)} problem(s)")
-
-
