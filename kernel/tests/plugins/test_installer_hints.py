@@ -32,3 +32,19 @@ def test_hint_for_each_installer(tmp_path):
     assert hint.startswith("uvx --from agentenv-framework --with agentenv-aws-stores agent-env")
     assert installer_kind(venv) == "virtualenv"
     assert install_hint("agentenv-aws-stores", PIP, venv) == PIP
+
+
+def test_the_plugin_tool_itself_is_installed_with_the_installers_own_command(tmp_path):
+    tool = tmp_path / "tools" / "agentenv-kernel"
+    tool.mkdir(parents=True)
+    (tool / "uv-receipt.toml").write_text("[tool]\n")
+    pipx = tmp_path / "pipx" / "venvs" / "agentenv-kernel"
+    pipx.mkdir(parents=True)
+    (pipx / "pipx_metadata.json").write_text("{}")
+    lifecycle = "agentenv-plugin-lifecycle"
+    assert install_hint(lifecycle, f"pip install {lifecycle}", tool) == (
+        f"uv tool install agentenv-kernel --with {lifecycle} (and the --with requirements it has)"
+    )
+    assert install_hint(lifecycle, f"pip install {lifecycle}", pipx) == (
+        f"pipx inject agentenv-kernel {lifecycle}"
+    )
