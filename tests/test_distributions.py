@@ -93,3 +93,17 @@ def test_pip_venv_installs_run_hello(fresh, form, installs):
     hello = run([str(venv / "bin" / "agent-env"), "run", "hello"], env)
     assert hello.returncode == 0, hello.stderr
     assert hello.stdout.startswith("hello  passed (hello: 1)")
+    # the commands of the plain install's plugins: there, or naming the package to install
+    for command, dist in (
+        ("init", "agentenv-scaffold"),
+        ("plugin add", "agentenv-plugin-lifecycle"),
+    ):
+        used = run([str(venv / "bin" / "agent-env"), *command.split(), "--help"], env)
+        if "agentenv-framework" in installs:
+            assert used.returncode == 0, used.stderr
+        else:
+            assert used.returncode == 1
+            assert used.stderr == (
+                f"Error: `agent-env {command}` comes with {dist}, which is not installed: "
+                f"pip install {dist}  (included in: pip install agentenv-framework)\n"
+            )

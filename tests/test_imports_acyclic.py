@@ -37,7 +37,7 @@ def _modules(roots: list[Path]) -> dict[str, Path]:
         for path in root.rglob("*.py"):
             rel = path.relative_to(root).with_suffix("")
             parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
-            if "template" in parts:  # the scaffold's template files are not importable code
+            if "templates" in parts:  # the scaffold's template files are not importable code
                 continue
             found[".".join(parts)] = path
     return found

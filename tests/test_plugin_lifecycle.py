@@ -19,7 +19,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from agent_env.plugins.scaffold import scaffold
+from agentenv_scaffold.plugin import scaffold
 
 sys.path.insert(0, str(Path(__file__).parent))
 from wheel_venv import warm_uv_cache  # noqa: E402
@@ -61,6 +61,8 @@ def _project(root: Path, name: str, version: str, deps: list[str], module: str) 
 class Wheels:
     dir: Path
     kernel: Path
+    lifecycle: Path
+    scaffold: Path
     greet: Path
     hi: Path
     oops: Path
@@ -69,6 +71,11 @@ class Wheels:
     later: Path
     future_dir: Path
     future: Path
+
+    @property
+    def agent_env(self) -> tuple[Path, ...]:
+        """agent-env with its plugin tools: the kernel, `plugin add|remove`, `plugin new`."""
+        return (self.kernel, self.lifecycle, self.scaffold)
 
 
 def _edit(path: Path, old: str, new: str) -> None:
@@ -79,8 +86,9 @@ def _edit(path: Path, old: str, new: str) -> None:
 
 @pytest.fixture(scope="session")
 def wheels(tmp_path_factory) -> Wheels:
-    """One kernel wheel for the session, plus plugins scaffolded by `plugin new`: `greet` and
-    `hi` work, `oops` raises on import, `lc-helper` registers nothing, `needs` depends on it,
+    """The wheels of the kernel and its plugin tools (agentenv-plugin-lifecycle for `plugin
+    add|remove`, agentenv-scaffold) for the session, plus plugins scaffolded by `plugin new`:
+    `greet` and `hi` work, `oops` raises on import, `lc-helper` registers nothing, `needs` depends on it,
     `later` declares plugin API 2, `future` needs an `agentenv-kernel` 99 (kept in a folder of
     its own). Built in parallel: this is most of the session's set-up time."""
     from concurrent.futures import ThreadPoolExecutor
@@ -105,6 +113,8 @@ def wheels(tmp_path_factory) -> Wheels:
     _edit(roots["future"] / "pyproject.toml", '"agentenv-kernel>=1.0"', '"agentenv-kernel>=99"')
     jobs = {
         "kernel": (ROOT / "kernel", out, "agentenv-kernel"),
+        "lifecycle": (ROOT / "plugins" / "plugin-lifecycle", out, "agentenv-plugin-lifecycle"),
+        "scaffold": (ROOT / "plugins" / "scaffold", out, "agentenv-scaffold"),
         "helper": (_project(base / "lc-helper", "lc-helper", "1.0", [], "lc_helper"), out, None),
         "fake": (
             _project(base / "fake-kernel", "agentenv-kernel", "99.0", [], "fake_kernel"),
@@ -121,7 +131,18 @@ def wheels(tmp_path_factory) -> Wheels:
         future_dir=future_dir,
         **{
             n: built[n]
-            for n in ("kernel", "greet", "hi", "oops", "helper", "needs", "later", "future")
+            for n in (
+                "kernel",
+                "lifecycle",
+                "scaffold",
+                "greet",
+                "hi",
+                "oops",
+                "helper",
+                "needs",
+                "later",
+                "future",
+            )
         },
     )
 
@@ -201,7 +222,8 @@ def pipx_bin(tmp_path_factory) -> Path | None:
 
 
 def make_env(kind: str, tmp: Path, wheels: Wheels, pipx: Path | None = None) -> Env:
-    """A fresh environment of `kind` with agent-env (the kernel wheel) installed, offline."""
+    """A fresh environment of `kind` with agent-env (the kernel and its plugin tools)
+    installed, offline."""
     env = _vars(tmp, wheels)
     work = tmp / "work"
     work.mkdir(exist_ok=True)
@@ -225,7 +247,7 @@ def make_env(kind: str, tmp: Path, wheels: Wheels, pipx: Path | None = None) -> 
                     "--quiet",
                     "--python",
                     venv / "bin" / "python",
-                    wheels.kernel,
+                    *wheels.agent_env,
                     *extra,
                 ],
                 env=env,
@@ -238,6 +260,8 @@ def make_env(kind: str, tmp: Path, wheels: Wheels, pipx: Path | None = None) -> 
         env.update(PIPX_HOME=str(tmp / "pipx"), PIPX_BIN_DIR=str(tmp / "bin"))
         env["PATH"] = f"{pipx.parent}{os.pathsep}{env['PATH']}"
         _ok(_run([pipx, "install", "--python", sys.executable, wheels.kernel], env=env))
+        tools = [wheels.lifecycle, wheels.scaffold]
+        _ok(_run([pipx, "inject", "agentenv-kernel", *tools], env=env))
         prefix = tmp / "pipx" / "venvs" / "agentenv-kernel"
         return Env(
             kind,
@@ -250,7 +274,8 @@ def make_env(kind: str, tmp: Path, wheels: Wheels, pipx: Path | None = None) -> 
     if kind == "uv tool":
         _ok(
             _run(
-                [UV, "tool", "install", "--quiet", "--python", sys.executable, wheels.kernel],
+                [UV, "tool", "install", "--quiet", "--python", sys.executable, wheels.kernel]
+                + [a for tool in (wheels.lifecycle, wheels.scaffold) for a in ("--with", tool)],
                 env=env,
             )
         )
@@ -272,7 +297,7 @@ def make_env(kind: str, tmp: Path, wheels: Wheels, pipx: Path | None = None) -> 
             cwd=project,
         )
     )
-    _ok(_run([UV, "add", "--quiet", wheels.kernel], env=env, cwd=project))
+    _ok(_run([UV, "add", "--quiet", *wheels.agent_env], env=env, cwd=project))
     return Env(
         kind,
         project / ".venv" / "bin" / "agent-env",
@@ -464,7 +489,7 @@ def test_an_externally_managed_python_is_refused_with_the_right_suggestion(wheel
                 system,
                 "--target",
                 target,
-                wheels.kernel,
+                *wheels.agent_env,
             ],
             env=env,
         )
@@ -507,7 +532,7 @@ def test_a_read_only_environment_is_refused(wheels):
                     "--quiet",
                     "--python",
                     venv / "bin" / "python",
-                    wheels.kernel,
+                    *wheels.agent_env,
                 ],
                 env=env,
             )

@@ -22,8 +22,10 @@ PUBLIC_MODULES = {
     "agent_env.agents",
     "agent_env.bundles",
     "agent_env.caches",
+    "agent_env.config",
     "agent_env.context",
     "agent_env.entities.kinds",
+    "agent_env.entrypoints",
     "agent_env.envs",
     "agent_env.errors",
     "agent_env.fsutil",
@@ -33,6 +35,8 @@ PUBLIC_MODULES = {
     "agent_env.openenv",
     "agent_env.openenv.host",
     "agent_env.paths",
+    "agent_env.plugins",
+    "agent_env.plugins.installer",
     "agent_env.redact",
     "agent_env.scoring",
     "agent_env.registry",
@@ -49,6 +53,7 @@ PUBLIC_MODULES = {
     "agent_env.stores.names",
     "agent_env.stores.support",
     "agent_env.suggest",
+    "agent_env.task_step",
 }
 PUBLIC_PREFIXES = ("agent_env.testing",)
 

@@ -33,6 +33,8 @@ from wheel_venv import run_command, venv_from_wheels  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "thirdparty-plugin"
 DEMO = FIXTURE / "src" / "agentenv_acme" / "bundles" / "demo"
+PACK_SITE = ROOT / "tests" / "fixtures" / "acme-pack-site"
+PACK_BUNDLE = ROOT / "tests" / "fixtures" / "acme-pack-bundle"
 SOURCES = (ROOT / "kernel", ROOT / "protocol", ROOT / "plugins" / "core-steps", FIXTURE)
 
 
@@ -62,7 +64,7 @@ def test_plugin_list_shows_what_the_plugin_registered(agent_env):
     assert acme["registered"] == {
         "agents": ["acme-caller"],
         "cache_kinds": ["acme-downloads"],
-        "commands": ["acme"],
+        "commands": ["acme", "plugin acme-doctor"],
         "entity_kinds": ["scenario"],
         "env_types": ["acme_script"],
         "runners": ["acme-serial"],
@@ -72,6 +74,42 @@ def test_plugin_list_shows_what_the_plugin_registered(agent_env):
     }
     check = agent_env("plugin", "check")
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_the_plugins_subcommand_joins_the_plugin_group(agent_env, tmp_path):
+    helped = agent_env("plugin", "--help")
+    assert "acme-doctor  Check that acme sandboxes can start here." in helped.stdout
+    doctor = agent_env("plugin", "acme-doctor")
+    assert doctor.returncode == 0, doctor.stderr
+    assert doctor.stdout == f"ok: acme sandboxes go to {tmp_path / 'home' / 'acme-sandboxes'}\n"
+
+
+def test_a_step_pack_the_plugin_discovers_is_a_plugin_of_its_own(venv, tmp_path):
+    """`acme-pack-demo` declares a step class in `agent_env.acme_steps` only: acme's
+    `agentenv_discover_plugins` makes it a plugin row, and its step type runs."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENT_ENV_", "VIRTUAL_ENV"))}
+    env.update(AGENT_ENV_HOME=str(tmp_path / "home"), PYTHONPATH=str(PACK_SITE))
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return run_command([str(venv / "bin" / "agent-env"), *args], cwd=tmp_path, env=env)
+
+    listed = run("plugin", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    pack = {p["name"]: p for p in json.loads(listed.stdout)}["acme-pack-demo"]
+    assert (pack["dist"], pack["version"], pack["format"], pack["status"]) == (
+        "acme-pack-demo",
+        "0.2.0",
+        "acme-pack",
+        "ok",
+    )
+    assert pack["registered"] == {"step_types": ["always_passes"]}
+    done = run("run", str(PACK_BUNDLE), "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    (record,) = json.loads(done.stdout)["tasks"]
+    assert record["outcome"] == "passed (always: 1)"
+    disabled = run("--disable-plugin", "acme-pack-demo", "run", str(PACK_BUNDLE))
+    assert disabled.returncode == 2  # the bundle does not validate: unknown step type
+    assert "always_passes" in disabled.stderr
 
 
 def test_the_plugins_cache_kind_is_listed(agent_env):

@@ -188,3 +188,38 @@ def agentenv_register_cache_kinds(registry: Registry[type[CacheKind]]) -> None:
             from my_plugin.caches import DownloadCache
             registry.add(DownloadCache)
     """
+
+
+@hookspec
+def agentenv_register_subcommands(parent: str, group: Any) -> None:
+    """Called when the kernel's command group `parent` is first used (`plugin`, for
+    `agent-env plugin ...`); add subcommands to it as `agentenv_register_commands` adds
+    commands to the root group. A name the group already has is an error naming both::
+
+        @hookimpl
+        def agentenv_register_subcommands(parent, group):
+            if parent == "plugin":
+                group.add_lazy_command("publish", "my_plugin.cli:publish", "Publish a plugin.")
+    """
+
+
+@hookspec
+def agentenv_discover_plugins(entry_points: list[Any]) -> list[Any] | None:
+    """Called once while plugins load, after the `agent_env` group's entry points; bring in
+    plugins declared some other way (agentenv-legacy: the existing product's entry-point groups).
+
+    `entry_points` are the installed `agent_env.entrypoints.InstalledEntryPoint`s of every
+    `agent_env` and `agent_env.*` group (`group`, `name`, `value`, `dist`, `version`, `load()`).
+    Return `(PluginInfo, [plugin objects])` pairs, or None: each object is registered under the
+    row's name like an entry point's module (disabling, isolation and `plugin list` apply); a
+    row without objects is listed as unsupported, its `errors` saying why::
+
+        @hookimpl
+        def agentenv_discover_plugins(entry_points):
+            from agent_env.plugins import PluginInfo
+            mine = [ep for ep in entry_points if ep.group == "agent_env.widgets"]
+            return [
+                (PluginInfo(name=ep.dist, module=ep.value, dist=ep.dist), [Widgets(ep)])
+                for ep in mine
+            ]
+    """

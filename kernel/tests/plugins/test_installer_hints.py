@@ -1,16 +1,10 @@
-"""Install hints name the installer agent-env runs under, and `plugin add|remove` refuses the
-throwaway environment uvx runs in. The environments are laid out as each installer lays them
-out (uv's `uv-receipt.toml`, pipx's `pipx_metadata.json`, uv's cache `archive-v0` folder)."""
+"""Install hints name the installer agent-env runs under. The environments are laid out as each
+installer lays them out (uv's `uv-receipt.toml`, pipx's `pipx_metadata.json`, uv's cache
+`archive-v0` folder)."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-import pytest
-
 from agent_env.plugins.installer import install_hint, installer_kind
-from agent_env.plugins.lifecycle import Refused, detect
 
 PIP = "pip install 'agentenv-framework[aws]'"
 
@@ -40,21 +34,17 @@ def test_hint_for_each_installer(tmp_path):
     assert install_hint("agentenv-aws-stores", PIP, venv) == PIP
 
 
-def test_plugin_changes_are_refused_under_uvx(tmp_path):
-    uvx = tmp_path / "uvcache" / "archive-v0" / "u2e1C9IZqmg8NVqV"
-    (uvx / "bin").mkdir(parents=True)
-    with pytest.raises(Refused, match="throwaway environment of uv's cache") as err:
-        detect(python=uvx / "bin" / "python", prefix=uvx, base_prefix=Path(sys.base_prefix))
-    assert "uv tool install agentenv-framework --with SPEC" in str(err.value)
-
-
-def test_removing_what_a_staying_distribution_requires_counts_as_a_use():
-    """Seen in this environment: the meta-distribution requires hf-hub, but aws only as an
-    extra, so removing hf-hub would break `pip check` and removing aws-stores would not."""
-    from agent_env.plugins.lifecycle.remove import requirers
-    from agent_env.plugins.lifecycle.snapshot import take
-
-    snapshot = take(Path(sys.executable))
-    [use] = requirers(snapshot, {"agentenv-hf-hub"})
-    assert use.startswith("agentenv-framework 1.0.0 requires agentenv-hf-hub (`pip check`")
-    assert requirers(snapshot, {"agentenv-aws-stores"}) == []
+def test_the_plugin_tool_itself_is_installed_with_the_installers_own_command(tmp_path):
+    tool = tmp_path / "tools" / "agentenv-kernel"
+    tool.mkdir(parents=True)
+    (tool / "uv-receipt.toml").write_text("[tool]\n")
+    pipx = tmp_path / "pipx" / "venvs" / "agentenv-kernel"
+    pipx.mkdir(parents=True)
+    (pipx / "pipx_metadata.json").write_text("{}")
+    lifecycle = "agentenv-plugin-lifecycle"
+    assert install_hint(lifecycle, f"pip install {lifecycle}", tool) == (
+        f"uv tool install agentenv-kernel --with {lifecycle} (and the --with requirements it has)"
+    )
+    assert install_hint(lifecycle, f"pip install {lifecycle}", pipx) == (
+        f"pipx inject agentenv-kernel {lifecycle}"
+    )

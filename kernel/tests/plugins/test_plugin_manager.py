@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 import textwrap
 from importlib.metadata import entry_points
@@ -316,3 +317,35 @@ def test_disable_and_no_plugins_after_load(site, monkeypatch):
     pm2.disable_entry_points()
     assert "good" not in pm2.plugins and "inline-test" not in pm2.runners
     assert "local" in pm2.sandbox_providers
+
+
+class _Subcommands:
+    """Adds `plugin hello`, and tries to take the kernel's `plugin list`."""
+
+    from agent_env import hookimpl
+
+    def __init__(self, name: str):
+        self.name = name
+
+    @hookimpl
+    def agentenv_register_subcommands(self, parent, group):
+        if parent == "plugin":
+            group.add_lazy_command(self.name, "agent_env.cli.commands.plugin:list_plugins", "Hi.")
+
+
+def test_plugins_add_subcommands_to_the_plugin_group_but_cannot_take_one(
+    cli_runner, register_plugin
+):
+    register_plugin(_Subcommands("hello"), "greeter")
+    register_plugin(_Subcommands("list"), "usurper")
+    helped = cli_runner.invoke(["plugin", "--help"])
+    assert "hello" in helped.stdout and helped.stdout.count("list ") == 1
+    listed = cli_runner.invoke(["plugin", "hello", "--json"])
+    assert listed.exit_code == 0, listed.output
+    rows = {row["name"]: row for row in json.loads(listed.stdout)}
+    assert rows["greeter"]["registered"] == {"commands": ["plugin hello"]}
+    assert rows["usurper"]["status"] == "failed"
+    assert rows["usurper"]["errors"] == [
+        "agentenv_register_subcommands raised PluginError: command 'list' is already provided "
+        "by 'agent-env'; plugin 'usurper' cannot add it again"
+    ]

@@ -82,6 +82,7 @@ class LazyGroup(PluginAttribution, click.Group):
     ) -> tuple[str | None, click.Command | None, list[str]]:
         name = args[0] if args else ""
         if name and not name.startswith("-") and name not in self.list_commands(ctx):
+            _missing_plugin(ctx, name)
             known = self.list_commands(ctx)
             ctx.fail(
                 f"No such command {name!r}{did_you_mean(name, known)}. Commands: {', '.join(known)}"
@@ -102,3 +103,25 @@ class LazyGroup(PluginAttribution, click.Group):
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
+
+
+def _missing_plugin(ctx: click.Context, name: str) -> None:
+    """A command an in-tree plugin provides (`plugins.known`): say which package to install."""
+    from agent_env.plugins.known import distribution, install_command
+
+    path = " ".join([*ctx.command_path.split()[1:], name])
+    dist = distribution("command", path)
+    if dist is None:
+        return
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        version(dist)
+    except PackageNotFoundError:
+        raise PluginError(
+            f"`agent-env {path}` comes with {dist}, which is not installed: {install_command(dist)}"
+        ) from None
+    raise PluginError(
+        f"`agent-env {path}` comes with {dist}, which is installed but not loaded "
+        "(disabled, --no-plugins or broken: see `agent-env plugin list`)"
+    )

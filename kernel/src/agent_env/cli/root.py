@@ -19,7 +19,7 @@ KERNEL_COMMANDS: dict[str, tuple[str, str]] = {
     "runs": ("agent_env.cli.commands.runs:runs", "List and inspect past runs."),
     "plugin": (
         "agent_env.cli.commands.plugin:plugin",
-        "List, show, check, add, remove and create plugins.",
+        "List, show, check (and add, remove, create) plugins.",
     ),
     "config": ("agent_env.cli.commands.config:config", "Show the configuration in effect."),
     "sandbox": ("agent_env.cli.commands.sandbox:sandbox", "List and clean up sandboxes."),
@@ -32,8 +32,7 @@ KERNEL_COMMANDS: dict[str, tuple[str, str]] = {
     "bundle": ("agent_env.cli.commands.bundle:bundle", "Export stored entities as a bundle."),
     "entity": ("agent_env.cli.commands.entity:entity", "Stored entities of every kind (plugins')."),
     "completion": ("agent_env.cli.commands.completion:completion", "Print shell completion."),
-    # issue 19: scaffolding, checks and caches
-    "init": ("agent_env.cli.commands.init:init", "Write a new bundle, env or task that works."),
+    # issue 19: checks and caches (`init` comes with agentenv-scaffold)
     "check": ("agent_env.cli.commands.check:check", "Validate a bundle without running it."),
     "cache": ("agent_env.cli.commands.cache:cache", "List and prune agent-env's caches."),
 }

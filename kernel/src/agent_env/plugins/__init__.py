@@ -1,7 +1,7 @@
 """The plugin system: `loader` (loading in isolation, failure bookkeeping), `manager` (the
-typed hook facade), `introspection` (what `plugin list|show|check` report), `legacy` (plugins
-written for the existing product's entry-point groups), `registries` (typed registries incl.
-`StoreRegistry`), `known` (install hints for in-tree backends).
+typed hook facade), `introspection` (what `plugin list|show|check` report), `registries`
+(typed registries incl. `StoreRegistry`), `known` (install hints for in-tree backends),
+`installer` (which installer owns the running Python).
 
 `get_plugin_manager()` is the process-wide manager every part of agent-env asks; tests bind a
 fresh one with `set_plugin_manager` (the `plugin_manager` fixture does it for you).

@@ -2,13 +2,21 @@
 error message): `uvx` (an environment in uv's cache), `uv tool` (`uv-receipt.toml`), `pipx`
 (`pipx_metadata.json`), `uv project` (`pyproject.toml` + `uv.lock` beside the `.venv`), else a
 `virtualenv` or the `system` Python. `install_hint` words an install command for it.
-`plugins.lifecycle.environment` decides, with more care, whether `plugin add` may change it.
+agentenv-plugin-lifecycle decides, with more care, whether `plugin add` may change it.
 """
 
 from __future__ import annotations
 
 import sys
+from importlib.util import find_spec
 from pathlib import Path
+
+#: The plugin package that provides `agent-env plugin add|remove`.
+LIFECYCLE = "agentenv-plugin-lifecycle"
+#: agent-env itself: no plugin tool installs, replaces, removes or takes the name of these.
+OWN_DISTRIBUTIONS = frozenset(
+    {"agentenv-kernel", "agentenv-framework", "agentenv-framework-protocol"}
+)
 
 VENV, UV_TOOL, PIPX, UV_PROJECT, SYSTEM = "virtualenv", "uv tool", "pipx", "uv project", "system"
 UVX = "uvx"
@@ -44,6 +52,13 @@ def install_hint(dist: str, pip_command: str, prefix: Path | None = None) -> str
     if kind == UVX:
         return f"uvx --from agentenv-framework --with {dist} agent-env ... (uvx cannot keep it)"
     if kind in (UV_TOOL, PIPX):
-        return f"agent-env plugin add {dist}"
+        if dist != LIFECYCLE and find_spec(LIFECYCLE.replace("-", "_")) is not None:
+            return f"agent-env plugin add {dist}"
+        # `plugin add` comes with agentenv-plugin-lifecycle: without it, the installer's own
+        # command (the environment is named after the tool or app it was installed as)
+        name = Path(prefix or sys.prefix).name
+        if kind == PIPX:
+            return f"pipx inject {name} {dist}"
+        return f"uv tool install {name} --with {dist} (and the --with requirements it has)"
     # a uv project (this workspace's own .venv too) and plain environments: the pip command
     return pip_command

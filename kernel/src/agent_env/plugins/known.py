@@ -2,8 +2,9 @@
 
 One table, as data: (kind, name) -> the distribution that provides it. The kinds are the
 registry kinds ("step type", "env type", "agent", "sandbox provider", the store kinds
-"object"/"document"/"secret"/"image") plus "bundle source" for a bundle spec's URI scheme and
-"folder default" for the plugin that gives an env or agent folder naming no type its type.
+"object"/"document"/"secret"/"image"), "bundle source" for a bundle spec's URI scheme,
+"folder default" for the plugin that gives an env or agent folder naming no type its type, and
+"command" for a CLI command ("init", "plugin add").
 It lives in the kernel because a hint is needed exactly when the plugin is *not* installed.
 """
 
@@ -17,6 +18,8 @@ _HF = "agentenv-hf-hub"
 _OPENENV = "agentenv-openenv"
 _RAY = "agentenv-ray-runner"
 _CLI_AGENTS = "agentenv-cli-agents"
+_LIFECYCLE = "agentenv-plugin-lifecycle"
+_SCAFFOLD = "agentenv-scaffold"
 _CLI_AGENT_NAMES = (
     "claude-code",
     "claude",
@@ -34,6 +37,8 @@ INSTALL_COMMANDS: dict[str, str] = {
     _DOCKER: f"pip install {_DOCKER}  (included in: pip install agentenv-framework)",
     _OPENENV: "pip install 'agentenv-framework[openenv]'",
     _RAY: "pip install 'agentenv-framework[ray]'",
+    _LIFECYCLE: f"pip install {_LIFECYCLE}  (included in: pip install agentenv-framework)",
+    _SCAFFOLD: f"pip install {_SCAFFOLD}  (included in: pip install agentenv-framework)",
 }
 
 _CORE_STEP_TYPES = (
@@ -87,6 +92,10 @@ KNOWN: dict[tuple[str, str], str] = {
     ("image", "docker"): _DOCKER,
     ("sandbox provider", "docker"): _DOCKER,
     ("runner", "ray"): _RAY,
+    ("command", "init"): _SCAFFOLD,
+    ("command", "plugin new"): _SCAFFOLD,
+    ("command", "plugin add"): _LIFECYCLE,
+    ("command", "plugin remove"): _LIFECYCLE,
 }
 
 #: Kinds whose names are configured in `[stores]`/`[sandbox]` settings (see `install_hint`).

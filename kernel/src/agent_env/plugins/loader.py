@@ -38,7 +38,7 @@ OK, FAILED, DISABLED, INCOMPATIBLE, UNSUPPORTED = (
 STATUSES = (OK, FAILED, DISABLED, INCOMPATIBLE, UNSUPPORTED)
 
 #: `PluginInfo.format`: a plugin of ours (pluggy hooks), or a distribution written for the
-#: existing product's entry-point groups (`agent_env.plugins.legacy`).
+#: existing product's entry-point groups (brought in by agentenv-legacy).
 NATIVE, LEGACY = "native", "legacy"
 
 

@@ -1,7 +1,8 @@
 """The plugin manager: the typed facade over pluggy and the only caller of hooks.
 
 Loading and failure bookkeeping live in `loader`, the questions `plugin list|show|check` ask
-in `introspection`, plugins written for the existing product's entry-point groups in `legacy`.
+in `introspection`. Plugins declared other than by an `agent_env` entry point come from plugins
+(`agentenv_discover_plugins`: agentenv-legacy brings the existing product's).
 Registries are built lazily, one hook call per plugin, so every name is attributed.
 """
 
@@ -15,7 +16,7 @@ from typing import Any
 import pluggy
 
 from agent_env.errors import PluginError
-from agent_env.plugins import introspection, legacy
+from agent_env.plugins import introspection
 from agent_env.plugins.loader import (
     DISABLED,
     ENTRY_POINT_GROUP,
@@ -118,7 +119,8 @@ class PluginManager:
         self._loaded = False
         self._registries: dict[str, Any] = {}
         self._registry_errors: dict[str, PluginError] = {}
-        self._commands: dict[str, list[str]] = {}
+        #: (plugin, parent group or "") -> the commands it added there
+        self._commands: dict[tuple[str, str], list[str]] = {}
 
     @property
     def plugins(self) -> dict[str, PluginInfo]:
@@ -151,8 +153,25 @@ class PluginManager:
 
             found = installed()  # one read of the index for every group of ours
             self._loader.load_entry_points(found)
-            legacy.load_distributions(self._loader, found)
+            self._discover_plugins(found)
         self._invalidate()
+
+    def _discover_plugins(self, found: list[Any]) -> None:
+        """Register the plugins that loaded plugins bring in (`agentenv_discover_plugins`)."""
+        for impl in self._impls("agentenv_discover_plugins"):
+            try:
+                discovered = _call_impl(impl, entry_points=found) or []
+            except Exception as exc:
+                why = f"agentenv_discover_plugins raised {type(exc).__name__}: {exc}"
+                self._loader.hook_failed(impl.plugin_name, why, exc)
+                continue
+            for info, objects in discovered:
+                if self._loader.claimed(info):
+                    continue
+                if not objects:
+                    self._loader.unsupported(info)
+                for obj in objects:
+                    self._loader.add(obj, info)
 
     def check_pending(self) -> None:
         """Fail loudly if any registered plugin implements a hook no spec declares."""
@@ -301,21 +320,30 @@ class PluginManager:
 
     def register_commands(self, group: Any) -> None:
         """Let each plugin add CLI commands; a broken plugin is reported and its commands skipped."""
+        self._add_commands("agentenv_register_commands", "", group=group)
+
+    def register_subcommands(self, parent: str, group: Any) -> None:
+        """Let each plugin add subcommands to the kernel's group `parent` (`plugin`), likewise."""
+        self._add_commands("agentenv_register_subcommands", parent, group=group, parent=parent)
+
+    def _add_commands(self, hook: str, where: str, **kwargs: Any) -> None:
+        group = kwargs["group"]
         self.load()
-        for impl in self._impls("agentenv_register_commands"):
+        for impl in self._impls(hook):
             before = set(getattr(group, "commands", {})) | set(getattr(group, "lazy_commands", {}))
             registering = getattr(group, "registering", None)
             try:
                 if registering is not None:
                     with registering(impl.plugin_name):
-                        _call_impl(impl, group=group)
+                        _call_impl(impl, **kwargs)
                 else:
-                    _call_impl(impl, group=group)
+                    _call_impl(impl, **kwargs)
             except Exception as exc:
-                why = f"agentenv_register_commands raised {type(exc).__name__}: {exc}"
+                why = f"{hook} raised {type(exc).__name__}: {exc}"
                 self._loader.hook_failed(impl.plugin_name, why, exc)
             after = set(getattr(group, "commands", {})) | set(getattr(group, "lazy_commands", {}))
-            self._commands[impl.plugin_name] = sorted(after - before)
+            added = sorted(f"{where} {name}".lstrip() for name in after - before)
+            self._commands[impl.plugin_name, where] = added
 
     # -- introspection (see `introspection`) -------------------------------------------------
 
@@ -339,7 +367,10 @@ class PluginManager:
         With `import_classes` (`plugin check`), every lazily registered class is imported too,
         and a plugin whose class cannot be loaded counts as failed."""
         self.load()
-        problems = introspection.describe(self.plugins, REGISTRIES, self.registry, self._commands)
+        commands: dict[str, list[str]] = {}
+        for (plugin, _), names in sorted(self._commands.items()):
+            commands.setdefault(plugin, []).extend(names)
+        problems = introspection.describe(self.plugins, REGISTRIES, self.registry, commands)
         if import_classes:
             for attr in REGISTRIES:
                 if attr not in problems:

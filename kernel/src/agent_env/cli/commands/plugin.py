@@ -1,6 +1,8 @@
-"""`agent-env plugin list|show|check|add|remove|new`: what is installed, what each plugin registered,
-what broke; installing, removing and scaffolding plugins (logic in `agent_env.plugins.lifecycle`
-and `agent_env.plugins.scaffold`)."""
+"""`agent-env plugin list|show|check`: what is installed, what each plugin registered, what broke.
+
+Plugins add subcommands through `agentenv_register_subcommands`: `add` and `remove` come with
+agentenv-plugin-lifecycle, `new` with agentenv-scaffold (both in a plain install); without
+them the command names the package to install."""
 
 from __future__ import annotations
 
@@ -8,10 +10,11 @@ from typing import Any
 
 import click
 
+from agent_env.cli.lazy import LazyGroup
 from agent_env.cli.output import emit_json, err, table
 from agent_env.errors import PluginError
 from agent_env.plugins import PluginInfo, get_plugin_manager
-from agent_env.plugins.loader import LEGACY, STATUSES
+from agent_env.plugins.loader import NATIVE, STATUSES
 
 
 def _registered(info: PluginInfo) -> str:
@@ -21,8 +24,8 @@ def _registered(info: PluginInfo) -> str:
     if other:
         parts.append(f"hooks: {', '.join(other)}")
     text = "; ".join(parts)
-    if info.format == LEGACY:  # written for the existing product's entry-point groups
-        return f"(legacy format) {text}".rstrip()
+    if info.format != NATIVE:  # e.g. "legacy": written for the existing product's groups
+        return f"({info.format} format) {text}".rstrip()
     return text
 
 
@@ -30,9 +33,43 @@ def _describe(import_classes: bool = False) -> tuple[list[PluginInfo], dict[str,
     return get_plugin_manager().describe(import_classes=import_classes)
 
 
-@click.group()
+class PluginGroup(LazyGroup):
+    """`agent-env plugin`: the kernel's subcommands plus those plugins add, asked on first use
+    under each plugin manager (the group is module-level; embedders and tests swap managers)."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._asked: Any = None
+        self._from_plugins: set[str] = set()
+
+    def _names(self) -> set[str]:
+        return set(self.commands) | set(self.lazy_commands)
+
+    def _add_plugin_subcommands(self) -> None:
+        manager = get_plugin_manager()
+        if self._asked is manager:
+            return
+        for name in self._from_plugins:
+            self.commands.pop(name, None)
+            self.lazy_commands.pop(name, None)
+            self.owners.pop(name, None)
+        self._asked = manager
+        before = self._names()
+        manager.register_subcommands("plugin", self)
+        self._from_plugins = self._names() - before
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._add_plugin_subcommands()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        self._add_plugin_subcommands()
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=PluginGroup)
 def plugin() -> None:
-    """List, show, check, add, remove and scaffold plugins."""
+    """List, show and check plugins; plugins add more (add, remove, new)."""
 
 
 @plugin.command("list")
@@ -112,125 +149,3 @@ def check_plugins(as_json: bool) -> None:
             )
     if problems:
         raise PluginError(f"plugin check found {len(problems)} problem(s)")
-
-
-def _asker(dry_run: bool, yes: bool) -> Any:
-    def confirm(lines: list[str]) -> bool:
-        for line in lines:
-            click.echo(line)
-        if dry_run:
-            click.echo("dry run: nothing changed")
-            return False
-        if not yes and not click.confirm("Proceed?", default=False, err=True):
-            raise click.Abort()
-        return True
-
-    return confirm
-
-
-_dry_run = click.option("--dry-run", is_flag=True, help="Show the plan; change nothing.")
-_yes = click.option("-y", "--yes", is_flag=True, help="Do not ask before changing anything.")
-_lock_timeout = click.option(
-    "--lock-timeout",
-    type=float,
-    default=600.0,
-    show_default=True,
-    help="Seconds to wait for another plugin add/remove here.",
-)
-
-
-@plugin.command("add")
-@click.argument("specs", nargs=-1, required=True)
-@_dry_run
-@_yes
-@click.option(
-    "--find-links",
-    multiple=True,
-    metavar="DIR|URL",
-    help="Also look for distributions here (passed to the installer); repeatable.",
-)
-@click.option("--no-index", is_flag=True, help="Do not use the package index.")
-@_lock_timeout
-def add_plugins(
-    specs: tuple[str, ...],
-    dry_run: bool,
-    yes: bool,
-    find_links: tuple[str, ...],
-    no_index: bool,
-    lock_timeout: float,
-) -> None:
-    """Install plugin SPECs (names, requirements, wheels, folders) with the installer that owns
-    this environment; verify every plugin loads, else restore the previous distributions."""
-    from agent_env.plugins.lifecycle import execute_add, plan_add
-
-    plan = plan_add(list(specs), find_links=find_links, no_index=no_index)
-    result = execute_add(plan, confirm=_asker(dry_run, yes), echo=err, lock_timeout=lock_timeout)
-    if result is None:
-        return
-    for kind, items in result.changes.items():
-        for item in items:
-            click.echo(f"{kind}: {item}")
-    click.echo(f"ok: added plugin(s) {', '.join(result.plugins) or '-'}; every plugin loads")
-
-
-@plugin.command("remove")
-@click.argument("names", nargs=-1, required=True)
-@click.option(
-    "--force", is_flag=True, help="Remove even when the config or stored entities use it."
-)
-@_dry_run
-@_yes
-@_lock_timeout
-def remove_plugins(
-    names: tuple[str, ...], force: bool, dry_run: bool, yes: bool, lock_timeout: float
-) -> None:
-    """Uninstall plugins (plugin or distribution NAMEs) and the dependencies only they needed."""
-    from agent_env.plugins.lifecycle import execute_remove, plan_remove
-
-    plan = plan_remove(list(names))
-    if dry_run:
-        for user in plan.users:
-            click.echo(f"in use: {user}")
-    result = execute_remove(
-        plan,
-        force=force or dry_run,
-        confirm=_asker(dry_run, yes),
-        echo=err,
-        lock_timeout=lock_timeout,
-    )
-    if result is None:
-        return
-    for kind, items in result.items():
-        for item in items:
-            click.echo(f"{kind}: {item}")
-    click.echo(f"ok: removed {', '.join(plan.dists)}; every other plugin loads")
-
-
-@plugin.command("new")
-@click.argument("name")
-@click.option(
-    "--dir",
-    "parent",
-    type=click.Path(file_okay=False),
-    default=".",
-    show_default=True,
-    help="Create the package folder in this folder.",
-)
-def new_plugin(name: str, parent: str) -> None:
-    """Create a plugin package NAME (pyproject, hooks.py, an example step type, tests, README)."""
-    import importlib.util
-    import shlex
-    import sys
-    from pathlib import Path
-
-    from agent_env.plugins.scaffold import scaffold
-
-    created = scaffold(name, Path(parent))
-    click.echo(f"created {created.root}")
-    for path in created.files:
-        click.echo(f"  {path.relative_to(created.root)}")
-    # The tests import agent_env: run them with the Python agent-env runs on, not the shell's.
-    pytest = f"{shlex.quote(sys.executable)} -m pytest"
-    click.echo(f"next: cd {created.root} && {pytest}   (then: agent-env plugin add {created.root})")
-    if importlib.util.find_spec("pytest") is None:
-        click.echo("  (pytest is not installed next to agent-env yet: install it there first)")
