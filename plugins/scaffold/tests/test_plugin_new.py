@@ -62,4 +62,4 @@ def test_plugin_new_creates_a_package_whose_tests_pass(cli_runner, register_plug
         timeout=300,
     )
     assert tests.returncode == 0, tests.stdout + tests.stderr
-    assert "10 passed" in tests.stdout
+    assert "11 passed" in tests.stdout
