@@ -223,6 +223,7 @@ class AgentEnvEnvironment(EnvironmentHooks):
     #: A FastMCP app the env built itself; `serve()` runs it (mounting first) as it is.
     mcp: Any = None
     _mounted: bool = False
+    _app_built: bool = False
 
     def mount(self, app: Any) -> Any:
         """Serve this env on a FastMCP app of the author's own (see `agentenv_protocol.mounting`)."""
@@ -236,11 +237,24 @@ class AgentEnvEnvironment(EnvironmentHooks):
 
     def mounted_card(self) -> EnvironmentCard:
         """The card the server sends: what the `served_*` hooks kept, as `update_tool` left it."""
-        return self.environment_app().card
+        return self._served_app().card
 
     async def update_tool(self, name: str, *, description: str) -> None:
-        """Change a served tool's description, on the card and in `tools/list` alike."""
-        self.environment_app().surface.update_tool(name, description=description)
+        """Change a served tool's description, on the card and in `tools/list` alike (on the
+        FastMCP app it is mounted on too)."""
+        self._served_app().surface.update_tool(name, description=description)
+        if self._mounted:
+            from agentenv_protocol.mounting import relist_tool
+
+            await relist_tool(self.mcp, name, description=description)
+
+    def _served_app(self) -> EnvironmentApp:
+        if self._agentenv_app is None or not (self._mounted or self._app_built):
+            raise RuntimeError(
+                f"{type(self).__name__} is not mounted: call create_app(), mount(app) or serve() "
+                "first"
+            )
+        return self._agentenv_app
 
     def environment_app(self) -> EnvironmentApp:
         if self._agentenv_app is None:
@@ -253,7 +267,9 @@ class AgentEnvEnvironment(EnvironmentHooks):
 
     def create_app(self) -> Any:
         """The ASGI app (card, data plane, extensions, `/mcp`, `/healthz`)."""
-        return self.environment_app().asgi()
+        app = self.environment_app().asgi()
+        self._app_built = True
+        return app
 
     def serve(
         self,
