@@ -26,7 +26,7 @@ from agentenv_protocol.dataplane import dispatch
 from agentenv_protocol.errors import AgentEnvError
 from agentenv_protocol.jsonrpc import error as rpc_error
 from agentenv_protocol.jsonrpc import loads
-from agentenv_protocol.mcp_server import mcp_app
+from agentenv_protocol.mcp_server import EnvironmentASGI, mcp_app
 from agentenv_protocol.surface import EnvironmentHooks, ServedExtension, ServedTool, read_surface
 from agentenv_protocol.types import (
     DEFAULT_HOST,
@@ -200,18 +200,17 @@ class EnvironmentApp:
     def asgi(self) -> Any:
         """The env's ASGI app; started with an env secret (`AGENTENV_ENV_SECRET`, set by the
         deploy step) it answers only requests carrying it, i.e. the run's gateway
-        (`agentenv_protocol.gateway_only`)."""
+        (`agentenv_protocol.gateway_only`). See `EnvironmentASGI` for what else it answers."""
         from agentenv_protocol.gateway_only import guard
 
-        return guard(
-            mcp_app(
-                self.card.name,
-                list_tools=self.list_tools,
-                call_tool=self.call_tool,
-                routes=self.routes(),
-                max_request_bytes=self.max_request_bytes,
-            )
+        app = mcp_app(
+            self.card.name,
+            list_tools=self.list_tools,
+            call_tool=self.call_tool,
+            routes=self.routes(),
+            max_request_bytes=self.max_request_bytes,
         )
+        return EnvironmentASGI(guard(app), app)
 
 
 class AgentEnvEnvironment(EnvironmentHooks):
