@@ -286,6 +286,11 @@ def test_an_app_with_no_request_to_read_the_caller_from_is_refused_before_anythi
         AgentEnvFastMCPApplication(EnvironmentCard(name="t"), Desk()).add_routes_to_app(bare)
     assert bare.added == []
 
+    bare.get_context = lambda: None  # a caller to read, but no tools/list to filter
+    with pytest.raises(RuntimeError, match="no tool manager to filter tools/list by"):
+        AgentEnvFastMCPApplication(EnvironmentCard(name="t"), Desk()).add_routes_to_app(bare)
+    assert bare.added == []
+
     class Open(Desk):
         tool_access = False
 

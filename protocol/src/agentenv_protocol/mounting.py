@@ -1,11 +1,13 @@
-"""`AgentEnvEnvironment.mount(app)`: serve an environment on a FastMCP app its author built
-(mcp 1.x's `mcp.server.fastmcp.FastMCP`, or anything with FastMCP's public `custom_route` and
-`add_tool`), as envs written for the existing SDK do. The card, data plane and extension routes
-become custom routes; each `@tool` becomes a FastMCP tool whose call runs through this SDK's
-tool call (context binding, `on_tool_call`, tool rules, AgentEnvError results), so a mounted env
-answers as a served one. What FastMCP itself lists: the tool's input schema, annotations and
-`_meta`, and the output schema (FastMCP's tool dispatch is wrapped so an error result of such a
-tool is sent as is rather than checked against the schema).
+"""`AgentEnvEnvironment.mount(app)`: serve an environment on a FastMCP app its author built, as
+envs written for the existing SDK do: mcp 1.x's `mcp.server.fastmcp.FastMCP`, the standalone
+`fastmcp` package (2.x/3.x, anything with its public `middleware` list), or anything with
+FastMCP's public `custom_route` and `tool()`. The card, data plane and extension routes become
+custom routes; each `@tool` becomes a FastMCP tool whose call runs through this SDK's tool call
+(context binding, `on_tool_call`, tool rules, AgentEnvError results), so a mounted env answers
+as a served one, `tool_access = True` included (tools/list filtered by the caller's role). What
+FastMCP itself lists: the tool's input schema, annotations and `_meta`, and the output schema
+(on mcp's FastMCP the tool dispatch is wrapped so an error result of such a tool is sent as is
+rather than checked against the schema; on fastmcp a middleware answers the call).
 """
 
 from __future__ import annotations
@@ -128,16 +130,8 @@ def mount(served: Any, app: Any) -> Any:
     the app's MCP path. Nothing is added when the app cannot honour the env."""
     kind = _kind(app)
     surface = served.surface
-    if (
-        surface.access is not None
-        and kind == "decorator"
-        and not callable(getattr(app, "get_context", None))
-    ):
-        raise RuntimeError(
-            f"{type(app).__name__} gives its tools no request to read the caller from, so "
-            "tool_access would read an empty caller; mount on mcp's FastMCP (or "
-            "create_fastmcp_app) or on fastmcp's"
-        )
+    if surface.access is not None:
+        _check_tool_access(app, kind)
     path = getattr(getattr(app, "settings", None), "streamable_http_path", None)
     if path:  # the entry this SDK added points at the app's path; a declared one stays
         interfaces = [
@@ -180,16 +174,29 @@ def _mount_on_mcp(app: Any, surface: Any, kind: str) -> None:
             app.tool(name=tool.descriptor.name, description=tool.descriptor.description)(adapter)
 
 
-def _filter_listing(app: Any, surface: Any) -> None:
-    """mcp's FastMCP lists what its tool manager holds: list, per caller role, what the env's
-    tool rules let that role see."""
-    manager = getattr(app, "_tool_manager", None)
-    inner = getattr(manager, "list_tools", None)
-    if not callable(inner):
+def _check_tool_access(app: Any, kind: str) -> None:
+    """Refuse, before anything is added, an app on which `tool_access = True` cannot hold: one
+    whose tools cannot read their caller, or whose tools/list cannot be filtered by role."""
+    if kind == "middleware":
+        return
+    if not callable(getattr(app, "get_context", None)):
+        raise RuntimeError(
+            f"{type(app).__name__} gives its tools no request to read the caller from, so "
+            "tool_access would read an empty caller; mount on mcp's FastMCP (or "
+            "create_fastmcp_app) or on fastmcp's"
+        )
+    if not callable(getattr(getattr(app, "_tool_manager", None), "list_tools", None)):
         raise RuntimeError(
             f"{type(app).__name__} has no tool manager to filter tools/list by, so tool_access "
             "cannot be honoured; mount on mcp's FastMCP or on fastmcp's"
         )
+
+
+def _filter_listing(app: Any, surface: Any) -> None:
+    """mcp's FastMCP lists what its tool manager holds: list, per caller role, what the env's
+    tool rules let that role see."""
+    manager = app._tool_manager
+    inner = manager.list_tools
 
     def list_tools(*args: Any, **kwargs: Any) -> Any:
         role = _caller_of(_request_context(app)).role
