@@ -301,12 +301,11 @@ async def test_toolsession_lists_calls_and_reports_failures(hooks):
         assert missing.isError and "unknown tool 'nope'" in missing.text
     with pytest.raises(RuntimeError, match="not open"):
         await session.list_tools()
-    async with ToolSession(mcp_url=url + "/not-mcp") as broken:
-        with pytest.raises(ToolSessionError):
-            await broken.list_tools()
-    async with ToolSession(mcp_url="http://127.0.0.1:9/mcp", timeout=5) as gone:
-        with pytest.raises(httpx.TransportError):
-            await gone.list_tools()
+    # opening initializes the session, so a wrong path or a gone server fails at open
+    with pytest.raises(ToolSessionError, match="initialize: HTTP 404"):
+        await ToolSession(mcp_url=url + "/not-mcp").open()
+    with pytest.raises(httpx.TransportError):
+        await ToolSession(mcp_url="http://127.0.0.1:9/mcp", timeout=5).open()
 
 
 @environment_card(name="guarded")

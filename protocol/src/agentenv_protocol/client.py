@@ -37,8 +37,8 @@ _PARTS = TypeAdapter(list[Part])
 class ToolResult:
     """A tool's answer: the text of its content blocks, its structured value, and the error flag."""
 
-    is_error: bool
-    content: list[dict]
+    is_error: bool = False
+    content: list[dict] = attrs.field(factory=list)
     structured: Any = None
 
     @property

@@ -29,22 +29,36 @@ class McpHttpError(Exception):
     """The server answered with something that is not a JSON-RPC response."""
 
 
-def _sse_message(text: str, rid: Any) -> dict | None:
-    for block in text.replace("\r\n", "\n").split("\n\n"):
+def sse_data(text: str) -> list[str]:
+    """The `data` of each complete event of an SSE body (an event ends at a blank line; one cut
+    off at the end of the body is dropped, as the SSE spec says); events without data are skipped."""
+    blocks = text.replace("\r\n", "\n").split("\n\n")[:-1]
+    found = []
+    for block in blocks:
         data = "\n".join(
-            line[5:].lstrip() for line in block.split("\n") if line.startswith("data:")
+            line[5:].removeprefix(" ") for line in block.split("\n") if line.startswith("data:")
         )
-        if not data:
-            continue
+        if data.strip():
+            found.append(data)
+    return found
+
+
+def is_reply(message: Any, rid: Any) -> bool:
+    """Whether `message` is the JSON-RPC response to request `rid`."""
+    return (
+        isinstance(message, dict)
+        and message.get("id") == rid
+        and ("result" in message or "error" in message)
+    )
+
+
+def _sse_message(text: str, rid: Any) -> dict | None:
+    for data in sse_data(text):
         try:
             message = json.loads(data)
         except ValueError:
             continue
-        if (
-            isinstance(message, dict)
-            and message.get("id") == rid
-            and ("result" in message or "error" in message)
-        ):
+        if is_reply(message, rid):
             return message
     return None
 

@@ -288,10 +288,42 @@ def mcp_app(
         async with manager.run():
             yield
 
-    return Starlette(
+    app = Starlette(
         routes=[
             Route(MCP_PATH, endpoint=_Endpoint(manager, max_request_bytes, fast_path)),
             *routes,
         ],
         lifespan=lifespan,
     )
+    app.state.mcp_server = server
+    return app
+
+
+class EnvironmentASGI:
+    """What `AgentEnvEnvironment.create_app()` returns: the env's ASGI app (`asgi`, maybe
+    behind the gateway-only guard), to serve or call as is. It also answers what code written
+    for the existing SDK calls on the FastMCP app its `create_app()` returned:
+    `streamable_http_app()` gives this ASGI app, and mcp's in-memory
+    `create_connected_server_and_client_session(app)` runs the env's own MCP server (through
+    `run` and `create_initialization_options`, the low-level server's). Other attributes are the
+    Starlette app's (`router`, `state`, ...)."""
+
+    def __init__(self, asgi: Any, starlette: Starlette) -> None:
+        self.asgi = asgi
+        self._starlette = starlette
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await self.asgi(scope, receive, send)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._starlette, name)
+
+    def streamable_http_app(self) -> EnvironmentASGI:
+        return self
+
+    def create_initialization_options(self, *args: Any, **kwargs: Any) -> Any:
+        return self._starlette.state.mcp_server.create_initialization_options(*args, **kwargs)
+
+    async def run(self, read_stream: Any, write_stream: Any, options: Any, **kwargs: Any) -> None:
+        """Serve MCP on a pair of memory streams (the low-level `Server.run`)."""
+        await self._starlette.state.mcp_server.run(read_stream, write_stream, options, **kwargs)

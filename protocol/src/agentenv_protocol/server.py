@@ -26,7 +26,7 @@ from agentenv_protocol.dataplane import dispatch
 from agentenv_protocol.errors import AgentEnvError
 from agentenv_protocol.jsonrpc import error as rpc_error
 from agentenv_protocol.jsonrpc import loads
-from agentenv_protocol.mcp_server import mcp_app
+from agentenv_protocol.mcp_server import EnvironmentASGI, mcp_app
 from agentenv_protocol.surface import EnvironmentHooks, ServedExtension, ServedTool, read_surface
 from agentenv_protocol.types import (
     DEFAULT_HOST,
@@ -199,18 +199,17 @@ class EnvironmentApp:
     def asgi(self) -> Any:
         """The env's ASGI app; started with an env secret (`AGENTENV_ENV_SECRET`, set by the
         deploy step) it answers only requests carrying it, i.e. the run's gateway
-        (`agentenv_protocol.gateway_only`)."""
+        (`agentenv_protocol.gateway_only`). See `EnvironmentASGI` for what else it answers."""
         from agentenv_protocol.gateway_only import guard
 
-        return guard(
-            mcp_app(
-                self.card.name,
-                list_tools=self.list_tools,
-                call_tool=self.call_tool,
-                routes=self.routes(),
-                max_request_bytes=self.max_request_bytes,
-            )
+        app = mcp_app(
+            self.card.name,
+            list_tools=self.list_tools,
+            call_tool=self.call_tool,
+            routes=self.routes(),
+            max_request_bytes=self.max_request_bytes,
         )
+        return EnvironmentASGI(guard(app), app)
 
 
 class AgentEnvEnvironment(EnvironmentHooks):
@@ -222,6 +221,7 @@ class AgentEnvEnvironment(EnvironmentHooks):
     #: A FastMCP app the env built itself; `serve()` runs it (mounting first) as it is.
     mcp: Any = None
     _mounted: bool = False
+    _app_built: bool = False
 
     def mount(self, app: Any) -> Any:
         """Serve this env on a FastMCP app of the author's own (see `agentenv_protocol.mounting`)."""
@@ -235,11 +235,24 @@ class AgentEnvEnvironment(EnvironmentHooks):
 
     def mounted_card(self) -> EnvironmentCard:
         """The card the server sends: what the `served_*` hooks kept, as `update_tool` left it."""
-        return self.environment_app().card
+        return self._served_app().card
 
     async def update_tool(self, name: str, *, description: str) -> None:
-        """Change a served tool's description, on the card and in `tools/list` alike."""
-        self.environment_app().surface.update_tool(name, description=description)
+        """Change a served tool's description, on the card and in `tools/list` alike (on the
+        FastMCP app it is mounted on too)."""
+        self._served_app().surface.update_tool(name, description=description)
+        if self._mounted:
+            from agentenv_protocol.mounting import relist_tool
+
+            await relist_tool(self.mcp, name, description=description)
+
+    def _served_app(self) -> EnvironmentApp:
+        if self._agentenv_app is None or not (self._mounted or self._app_built):
+            raise RuntimeError(
+                f"{type(self).__name__} is not mounted: call create_app(), mount(app) or serve() "
+                "first"
+            )
+        return self._agentenv_app
 
     def environment_app(self) -> EnvironmentApp:
         if self._agentenv_app is None:
@@ -252,7 +265,9 @@ class AgentEnvEnvironment(EnvironmentHooks):
 
     def create_app(self) -> Any:
         """The ASGI app (card, data plane, extensions, `/mcp`, `/healthz`)."""
-        return self.environment_app().asgi()
+        app = self.environment_app().asgi()
+        self._app_built = True
+        return app
 
     def serve(
         self,

@@ -69,6 +69,10 @@ class ToolAccess:
     def is_disabled(self, role: str | None, tool: str) -> bool:
         return rule_disables(self.rules, role or DEFAULT_ROLE, tool, tool in self.hidden_by_default)
 
+    def apply(self, role: str, tool: str, disabled: bool) -> None:
+        """Record one rule (`*` for every role or every tool; see `apply_rule`)."""
+        apply_rule(self.rules, role, tool, disabled)
+
     def change(self, action: str, body: object) -> dict:
         """Apply a disable/enable request; answers the role's rules `{role, disabled, allowed}`."""
         role = body.get("role") if isinstance(body, dict) else None
@@ -84,7 +88,7 @@ class ToolAccess:
                 "invalid_params", "'tools' must be a list of strings or the string '*'"
             )
         for name in names:
-            apply_rule(self.rules, role, name, action == "disable")
+            self.apply(role, name, action == "disable")
         entries = self.rules.get(role, {})
         return {
             "role": role,
