@@ -80,6 +80,11 @@ class RootGroup(LazyGroup):
         # Seen here, before the group callback runs: asking a subcommand for help must not
         # reap (nor pay for the imports reaping needs).
         ctx.meta[ASKS_HELP] = any(arg in ctx.help_option_names for arg in args[1:])
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and name not in self.list_commands(ctx):
+            missing = missing_plugin(name)
+            if missing:
+                ctx.fail(missing)
         return super().resolve_command(ctx, args)
 
     def main(
@@ -112,6 +117,31 @@ class RootGroup(LazyGroup):
         except Exception as exc:
             code = report_error(exc)
         sys.exit(code)
+
+
+def missing_plugin(command: str) -> str | None:
+    """Why `command` is missing when an in-tree plugin provides it (not installed: the install
+    command; installed but disabled or broken: its status), else None (a typo)."""
+    from agent_env.plugins import get_plugin_manager
+    from agent_env.plugins.known import distribution, install_command
+    from agent_env.plugins.loader import DISABLED
+
+    dist = distribution("command", command)
+    if dist is None:
+        return None
+    for info in get_plugin_manager().plugins.values():
+        if info.dist == dist:
+            why = f": {'; '.join(info.errors)}" if info.errors else ""
+            if info.status == DISABLED:
+                why = " (--disable-plugin or AGENT_ENV_DISABLE_PLUGINS)"
+            return (
+                f"command {command!r} comes with plugin {info.name!r} ({dist}), "
+                f"which is {info.status}{why}"
+            )
+    return (
+        f"command {command!r} comes with the {dist} plugin, which is not installed (or not "
+        f"loaded); install it with: {install_command(dist)}"
+    )
 
 
 def report_error(exc: BaseException) -> int:

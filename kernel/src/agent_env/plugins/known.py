@@ -2,7 +2,8 @@
 
 One table, as data: (kind, name) -> the distribution that provides it. The kinds are the
 registry kinds ("step type", "env type", "agent", "sandbox provider", the store kinds
-"object"/"document"/"secret"/"image") plus "bundle source" for a bundle spec's URI scheme.
+"object"/"document"/"secret"/"image") plus "bundle source" for a bundle spec's URI scheme and
+"command" for a top-level `agent-env` command.
 It lives in the kernel because a hint is needed exactly when the plugin is *not* installed.
 """
 
@@ -16,6 +17,7 @@ _HF = "agentenv-hf-hub"
 _OPENENV = "agentenv-openenv"
 _RAY = "agentenv-ray-runner"
 _CLI_AGENTS = "agentenv-cli-agents"
+_EXPLORER = "agentenv-explorer"
 _CLI_AGENT_NAMES = (
     "claude-code",
     "claude",
@@ -33,6 +35,7 @@ INSTALL_COMMANDS: dict[str, str] = {
     _DOCKER: f"pip install {_DOCKER}  (included in: pip install agentenv-framework)",
     _OPENENV: "pip install 'agentenv-framework[openenv]'",
     _RAY: "pip install 'agentenv-framework[ray]'",
+    _EXPLORER: f"pip install {_EXPLORER}  (included in: pip install agentenv-framework)",
 }
 
 _CORE_STEP_TYPES = (
@@ -83,6 +86,8 @@ KNOWN: dict[tuple[str, str], str] = {
     ("image", "docker"): _DOCKER,
     ("sandbox provider", "docker"): _DOCKER,
     ("runner", "ray"): _RAY,
+    ("command", "openenv"): _OPENENV,
+    ("command", "up"): _EXPLORER,
 }
 
 #: Kinds whose names are configured in `[stores]`/`[sandbox]` settings (see `install_hint`).
