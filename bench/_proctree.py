@@ -15,6 +15,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
+from typing import IO
 
 import attrs
 
@@ -63,13 +64,14 @@ def run_tree(
     *,
     linger: float = 10.0,
     cwd: str | None = None,
+    stdout: IO[bytes] | int = subprocess.DEVNULL,
+    stderr: IO[bytes] | int = subprocess.DEVNULL,
 ) -> TreeRun:
-    """Run `cmd` (stdout/stderr discarded) and account for its whole process tree. The caller
-    must have called `become_subreaper()` and must have no other children running."""
+    """Run `cmd` (output to `stdout`/`stderr`, discarded by default) and account for its
+    whole process tree. The caller must have called `become_subreaper()` and must have no
+    other children running."""
     start = time.perf_counter()
-    proc = subprocess.Popen(
-        list(cmd), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(env), cwd=cwd
-    )
+    proc = subprocess.Popen(list(cmd), stdout=stdout, stderr=stderr, env=dict(env), cwd=cwd)
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait
     wall = (time.perf_counter() - start) * 1000
