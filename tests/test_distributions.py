@@ -102,8 +102,8 @@ def test_pip_venv_installs_run_hello(fresh, form, installs):
         if "agentenv-framework" in installs:
             assert used.returncode == 0, used.stderr
         else:
-            assert used.returncode == 1
-            assert used.stderr == (
-                f"Error: `agent-env {command}` comes with {dist}, which is not installed: "
-                f"pip install {dist}  (included in: pip install agentenv-framework)\n"
+            assert used.returncode == 2
+            assert used.stderr.endswith(
+                f"Error: command {command!r} comes with {dist}, which is not installed; install "
+                f"it with: pip install {dist}  (included in: pip install agentenv-framework)\n"
             )

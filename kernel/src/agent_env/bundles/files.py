@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +90,8 @@ def load_toml(path: Path, problems: Problems) -> dict[str, Any] | None:
     text = _read_text(path, problems)
     if text is None:
         return None
+    import tomllib  # only a bundle with a TOML file pays for its regexes
+
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

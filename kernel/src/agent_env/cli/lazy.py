@@ -82,7 +82,9 @@ class LazyGroup(PluginAttribution, click.Group):
     ) -> tuple[str | None, click.Command | None, list[str]]:
         name = args[0] if args else ""
         if name and not name.startswith("-") and name not in self.list_commands(ctx):
-            _missing_plugin(ctx, name)
+            missing = missing_plugin(" ".join([*ctx.command_path.split()[1:], name]))
+            if missing:
+                ctx.fail(missing)
             known = self.list_commands(ctx)
             ctx.fail(
                 f"No such command {name!r}{did_you_mean(name, known)}. Commands: {', '.join(known)}"
@@ -105,23 +107,30 @@ class LazyGroup(PluginAttribution, click.Group):
                 formatter.write_dl(rows)
 
 
-def _missing_plugin(ctx: click.Context, name: str) -> None:
-    """A command an in-tree plugin provides (`plugins.known`): say which package to install."""
-    from agent_env.plugins.known import distribution, install_command
-
-    path = " ".join([*ctx.command_path.split()[1:], name])
-    dist = distribution("command", path)
-    if dist is None:
-        return
+def missing_plugin(command: str) -> str | None:
+    """Why `command` (a path such as "plugin add") is missing when an in-tree plugin provides
+    it (`plugins.known`): not installed, the install command; installed but disabled, broken or
+    not loaded, its status. None when no plugin provides it (a typo)."""
     from importlib.metadata import PackageNotFoundError, version
 
+    from agent_env.plugins import get_plugin_manager
+    from agent_env.plugins.known import distribution, install_command
+    from agent_env.plugins.loader import DISABLED
+
+    dist = distribution("command", command)
+    if dist is None:
+        return None
+    where = f"command {command!r} comes with {dist}"
+    for info in get_plugin_manager().plugins.values():
+        if info.dist == dist:
+            why = f": {'; '.join(info.errors)}" if info.errors else ""
+            if info.status == DISABLED:
+                why = " (--disable-plugin or AGENT_ENV_DISABLE_PLUGINS)"
+            return f"{where} (plugin {info.name!r}), which is {info.status}{why}"
     try:
         version(dist)
     except PackageNotFoundError:
-        raise PluginError(
-            f"`agent-env {path}` comes with {dist}, which is not installed: {install_command(dist)}"
-        ) from None
-    raise PluginError(
-        f"`agent-env {path}` comes with {dist}, which is installed but not loaded "
-        "(disabled, --no-plugins or broken: see `agent-env plugin list`)"
+        return f"{where}, which is not installed; install it with: {install_command(dist)}"
+    return (
+        f"{where}, which is installed but not loaded (--no-plugins, or see `agent-env plugin list`)"
     )

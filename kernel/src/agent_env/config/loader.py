@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +69,8 @@ def find_config_file(cwd: Path | None = None) -> Path | None:
 
 
 def _read(path: Path) -> dict[str, Any]:
+    import tomllib  # only a config file pays for its regexes (no file: `run hello`)
+
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)

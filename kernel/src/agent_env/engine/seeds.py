@@ -11,7 +11,6 @@ exist; `{{name}}` stays a literal `{name}`; any other brace text is left alone.
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -58,6 +57,8 @@ def load_seed_table(path: Path | None, bundle_root: Path | None = None) -> SeedT
             return SeedTable()
         path = Path(bundle_root) / FILE_NAME
     path = Path(path)
+    import tomllib  # only a seed table pays for its regexes
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:

@@ -4,7 +4,7 @@ One table, as data: (kind, name) -> the distribution that provides it. The kinds
 registry kinds ("step type", "env type", "agent", "sandbox provider", the store kinds
 "object"/"document"/"secret"/"image"), "bundle source" for a bundle spec's URI scheme,
 "folder default" for the plugin that gives an env or agent folder naming no type its type, and
-"command" for a CLI command ("init", "plugin add").
+"command" for an `agent-env` command ("init", "plugin add", "openenv").
 It lives in the kernel because a hint is needed exactly when the plugin is *not* installed.
 """
 
@@ -20,6 +20,7 @@ _RAY = "agentenv-ray-runner"
 _CLI_AGENTS = "agentenv-cli-agents"
 _LIFECYCLE = "agentenv-plugin-lifecycle"
 _SCAFFOLD = "agentenv-scaffold"
+_EXPLORER = "agentenv-explorer"
 _CLI_AGENT_NAMES = (
     "claude-code",
     "claude",
@@ -39,6 +40,7 @@ INSTALL_COMMANDS: dict[str, str] = {
     _RAY: "pip install 'agentenv-framework[ray]'",
     _LIFECYCLE: f"pip install {_LIFECYCLE}  (included in: pip install agentenv-framework)",
     _SCAFFOLD: f"pip install {_SCAFFOLD}  (included in: pip install agentenv-framework)",
+    _EXPLORER: f"pip install {_EXPLORER}  (included in: pip install agentenv-framework)",
 }
 
 _CORE_STEP_TYPES = (
@@ -96,6 +98,8 @@ KNOWN: dict[tuple[str, str], str] = {
     ("command", "plugin new"): _SCAFFOLD,
     ("command", "plugin add"): _LIFECYCLE,
     ("command", "plugin remove"): _LIFECYCLE,
+    ("command", "openenv"): _OPENENV,
+    ("command", "up"): _EXPLORER,
 }
 
 #: Kinds whose names are configured in `[stores]`/`[sandbox]` settings (see `install_hint`).

@@ -141,7 +141,11 @@ class SandboxManager:
         spec: SandboxSpec,
         labels: Mapping[str, str] | None,
     ) -> Sandbox:
-        watchdog.watch(self.home)
+        provider_obj = self.provider(provider_name)
+        if getattr(provider_obj, "watch_on_process", False):
+            watchdog.arm(self.home)  # it starts the watchdog before its first process
+        else:
+            watchdog.watch(self.home)
         owner = leases.me()
         all_labels = {
             **dict(spec.labels),
@@ -153,7 +157,6 @@ class SandboxManager:
         if owner["owner_start_time"] is not None:
             all_labels["owner_start_time"] = str(owner["owner_start_time"])
         spec = attrs.evolve(spec, labels=all_labels)
-        provider_obj = self.provider(provider_name)
         # A SIGKILL between the provider's create and the lease below would leave a sandbox
         # no lease names: the pending lease makes the next reaper ask the provider itself.
         pending = leases.write_pending(

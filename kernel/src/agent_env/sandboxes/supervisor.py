@@ -1,38 +1,32 @@
-"""The supervisor process `agent_env.sandboxes.watchdog` starts for a controller: it reads the
-homes the controller uses until the pipe closes (the controller ended, however it ended), then
-reaps each home's sandboxes whose owner is dead, with the one reaper (`reap_orphans_now`).
+"""The Python stage of a controller's watchdog (see `agent_env.sandboxes.watchdog`): the shell
+stage execs it once the controller's pipe closed and a home it heard of still holds a lease.
+It waits for the controller to be gone, then reaps each home's sandboxes whose owner is dead,
+with the one reaper (`reap_orphans_now`).
 
-Run as `python -m agent_env.sandboxes.supervisor OWNER_PID`; nothing imports it.
+Run as `python -m agent_env.sandboxes.supervisor OWNER_PID OWNER_START_TIME HOME...` (the
+start time may be empty); nothing imports it.
 """
 
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from agent_env.sandboxes import leases, procs
 
-#: How long the supervisor waits, after the pipe closed, for the controller to be gone.
+#: How long the supervisor waits for the controller to be gone (its pipe is already closed).
 OWNER_EXIT_WAIT = 5.0
 
 
-def supervise(owner_pid: int, stream: Any = None) -> list[str]:
-    """Read homes from `stream` (stdin) until end of file, then reap each; the ids reaped.
-    Plugins and config load only when a lease is left (after a clean exit none is): the
-    supervisor of a run that ends normally costs an interpreter start and a `listdir`."""
-    started = procs.start_time(owner_pid)
-    stream = stream if stream is not None else sys.stdin.buffer
-    homes: list[str] = []
-    for line in iter(stream.readline, b""):
-        home = line.decode(errors="replace").strip()
-        if home and home not in homes:
-            homes.append(home)
+def supervise(owner_pid: int, started: int | None, homes: Sequence[str]) -> list[str]:
+    """Wait for the owner `(owner_pid, started)` to end, then reap each of `homes` that holds
+    a lease; the ids reaped. Plugins and config load only here, when a lease is left."""
     deadline = time.monotonic() + OWNER_EXIT_WAIT
     while procs.alive(owner_pid, started) and time.monotonic() < deadline:
         time.sleep(0.02)
-    left = [Path(home) for home in homes if leases.has_leases(Path(home))]
+    left = [Path(home) for home in dict.fromkeys(homes) if leases.has_leases(Path(home))]
     if not left:
         return []
     from agent_env.sandboxes.manager import reap_orphans_now
@@ -59,5 +53,10 @@ def _note(home: Path, problems: list[str]) -> None:
         pass
 
 
+def main(argv: Sequence[str]) -> None:
+    owner, started, *homes = argv
+    supervise(int(owner), int(started) if started else None, homes)
+
+
 if __name__ == "__main__":  # pragma: no cover - run as the supervisor process
-    supervise(int(sys.argv[1]))
+    main(sys.argv[1:])

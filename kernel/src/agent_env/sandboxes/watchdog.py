@@ -2,15 +2,21 @@
 OOM kill, a crash), its sandboxes are torn down within seconds, without waiting for the next
 `agent-env` command to reap them.
 
-`watch(home)` (called by `SandboxManager` before its first sandbox is created in `home`)
-starts, once per process, a small supervisor (`python -m agent_env.sandboxes.supervisor`) in its
-own session (Ctrl-C in the terminal does not reach it), reading a pipe whose only writer is the
-controller. Each home the controller uses is written to the pipe, one line each. The kernel
-closes the pipe when the controller ends, however it ends; on end of file the supervisor waits
-for the controller to be gone and runs the one reaper (`reap_orphans_now`) on every home it
-heard of: it tears down what the leases of dead owners name, through each sandbox's provider
-(local processes, Docker containers, any plugin's sandboxes). After a clean exit there is no
-lease left, and that costs one `listdir` per home.
+It starts only once something exists that can outlive the command: `watch(home)` starts it at
+once (`SandboxManager` calls it before a provider creates a sandbox that holds a container or
+a process from the start); `arm(home)` only notes the home (a `local` sandbox is a folder
+until it starts a process, and a folder left by a crash is the next command's reaper's), and
+`ensure()` (the local sandbox calls it before it starts any process) starts it for the armed
+homes. `run hello`, whose one command ends before the run does, then pays a few milliseconds.
+
+The supervisor runs in its own session (Ctrl-C in the terminal does not reach it), reading a
+pipe whose only writer is the controller, one home per line. Its first stage is a POSIX shell
+(`STAGE_ONE`): on end of file (the controller ended, however it ended) it looks for leases in
+the homes it heard of and exits when there is none, which is what a clean exit leaves.
+Otherwise it execs the Python stage (`python -m agent_env.sandboxes.supervisor`), which waits
+for the controller to be gone and runs the one reaper (`reap_orphans_now`) on those homes: it
+tears down what the leases of dead owners name, through each sandbox's provider (local
+processes, Docker containers, any plugin's sandboxes).
 """
 
 from __future__ import annotations
@@ -29,43 +35,118 @@ from agent_env.sandboxes import procs
 #: command's reaper, as before).
 ENV_SWITCH = "AGENT_ENV_WATCHDOG"
 
-#: The supervisor's module (`python -m SUPERVISOR OWNER_PID`).
+#: The supervisor's module; also the shell stage's `$0`, so both stages are found by name.
 SUPERVISOR = "agent_env.sandboxes.supervisor"
+
+#: The first stage: `sh -c STAGE_ONE SUPERVISOR PYTHON OWNER_PID OWNER_START_TIME`, homes on
+#: stdin. A shell waiting on a pipe costs no interpreter start; it execs the Python stage only
+#: when a home still holds a lease (`leases.has_leases`: any name not starting with a dot).
+STAGE_ONE = """\
+python=$1 owner=$2 started=$3
+shift 3
+while IFS= read -r home; do set -- "$@" "$home"; done
+for home do
+  for entry in "$home"/leases/*; do
+    if [ -e "$entry" ] || [ -L "$entry" ]; then
+      exec "$python" -m "$0" "$owner" "$started" "$@"
+    fi
+  done
+done
+"""
 
 _lock = threading.Lock()
 _pid = 0
 _writer: int | None = None
-_homes: set[str] = set()
+_started = False
+#: Homes written to this process's supervisor, and homes armed but not written yet.
+_told: set[str] = set()
+_armed: list[str] = []
 #: The supervisor's handle, kept for the life of the process (never waited on: it outlives us).
 _supervisor: subprocess.Popen | None = None
 
 
 def watch(home: Path) -> None:
-    """Make sure this process's watchdog will reap the sandboxes it leaves in `home`."""
-    global _pid, _writer
+    """Make sure this process's watchdog runs now and will reap what it leaves in `home`."""
+    _note(home, start=True)
+
+
+def arm(home: Path) -> None:
+    """`home` gets sandboxes that hold nothing to outlive us until they start a process: the
+    watchdog, once `ensure()` (or `watch`) starts it, reaps `home` too."""
+    _note(home, start=False)
+
+
+def ensure() -> None:
+    """Something that can outlive this process is about to start (a sandbox process): start
+    the watchdog for every armed home, if it does not run yet."""
+    if os.environ.get(ENV_SWITCH, "1") == "0":
+        return
+    with _lock:
+        _forked()
+        if _armed:
+            _launch()
+            _flush()
+
+
+def _note(home: Path, *, start: bool) -> None:
     if os.environ.get(ENV_SWITCH, "1") == "0":
         return
     key = str(Path(home).resolve())
     with _lock:
-        if _pid != os.getpid():  # first call, or a forked child: its own watchdog
-            _pid, _writer = os.getpid(), _start()
-            _homes.clear()
-        if _writer is None or key in _homes:
-            return
+        _forked()
+        if key not in _told and key not in _armed:
+            _armed.append(key)
+        if start:
+            _launch()
+        if _started:
+            _flush()
+
+
+def _forked() -> None:
+    """A forked child (or the first call) gets its own watchdog, not its parent's."""
+    global _pid, _writer, _started
+    if _pid != os.getpid():
+        _pid, _writer, _started = os.getpid(), None, False
+        _told.clear()
+        _armed.clear()
+
+
+def _launch() -> None:
+    global _writer, _started
+    if not _started:
+        _writer, _started = _start(), True
+
+
+def _flush() -> None:
+    """Write the armed homes to the supervisor (dropped if it could not be started)."""
+    while _armed:
+        home = _armed.pop(0)
+        if _writer is None:
+            continue
         try:
-            os.write(_writer, (key + "\n").encode())
+            os.write(_writer, (home + "\n").encode())
         except OSError:
-            return
-        _homes.add(key)
+            continue
+        _told.add(home)
 
 
 def _start() -> int | None:
     """Spawn the supervisor; the write end of its pipe (never inherited by other children)."""
     global _supervisor
     read_end, write_end = os.pipe()
+    owner = os.getpid()
+    started = procs.start_time(owner)
     try:
         _supervisor = subprocess.Popen(
-            [sys.executable, "-m", SUPERVISOR, str(os.getpid())],
+            [
+                "/bin/sh",
+                "-c",
+                STAGE_ONE,
+                SUPERVISOR,
+                sys.executable,
+                str(owner),
+                str(started or ""),
+            ],
             stdin=read_end,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -111,7 +192,7 @@ def wait_for_supervisor(owner: Mapping[str, Any] | None, timeout: float = SUPERV
 
 
 def supervisor_pids(owner_pid: int) -> list[int]:
-    """The pids of the supervisors watching `owner_pid` (Linux /proc; for diagnostics)."""
+    """The pids of the supervisors (either stage) watching `owner_pid` (Linux /proc)."""
     found = []
     for name in os.listdir("/proc") if os.path.isdir("/proc") else ():
         if not name.isdigit():

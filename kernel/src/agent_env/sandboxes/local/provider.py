@@ -50,6 +50,9 @@ class LocalProvider(SandboxProvider):
     """Sandboxes that are a folder plus host processes (what `hello` uses; no Docker)."""
 
     type = "local"
+    #: A local sandbox is a folder until it starts a process (a crash leaves the folder to the
+    #: next command's reaper): `SandboxManager` only arms the watchdog, the sandbox starts it.
+    watch_on_process = True
 
     def __init__(self, settings: Mapping[str, Any] | None = None, *, home: Path | None = None):
         super().__init__(settings, home=home)

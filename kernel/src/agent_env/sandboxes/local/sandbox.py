@@ -19,7 +19,7 @@ import anyio
 from agent_env.errors import SandboxError
 from agent_env.net import free_port
 from agent_env.sandbox import ExecResult, Sandbox
-from agent_env.sandboxes import procs
+from agent_env.sandboxes import procs, watchdog
 from agent_env.sandboxes.local import logs, paths
 from agent_env.sandboxes.local.exec import answer_test, collect, exec_limiter, host_environ
 from agent_env.sandboxes.local.process import (
@@ -70,6 +70,9 @@ class LocalSandbox(Sandbox):
         return paths.rewrite(self.folder, text)
 
     def _env(self, env: Mapping[str, str] | None) -> dict[str, str]:
+        """The environment of a process about to start here (every start asks for it first),
+        so the watchdog starts here too: a process can outlive a crashed controller."""
+        watchdog.ensure()
         merged = host_environ()
         for source in (self.env_vars, env or {}):
             merged.update({k: self.rewrite(str(v)) for k, v in source.items()})
