@@ -13,6 +13,7 @@ bundle, deployed as an A2A agent for this step, given the rubric prompt once.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any, ClassVar
 
@@ -261,10 +262,12 @@ class RubricsVerifier(VerifierStep):
             if not isinstance(row, dict) or not isinstance(row.get("id"), str):
                 raise ValueError("each graded criterion needs a string 'id'")
             try:
-                float(row.get("score"))
+                finite = math.isfinite(float(row.get("score")))
             except (TypeError, ValueError):
+                finite = False
+            if not finite:  # NaN would pass every threshold once clamped
                 raise ValueError(
-                    f"criterion {row['id']!r}: score {row.get('score')!r} is not a number"
-                ) from None
+                    f"criterion {row['id']!r}: score {row.get('score')!r} is not a finite number"
+                )
             out[row["id"]] = row
         return out
