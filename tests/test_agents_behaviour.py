@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent))
 from agents_support import groceries_steps, notes_bundle, run_json, show_json  # noqa: E402
 
@@ -275,6 +277,56 @@ def test_unit_test_verifier_exit_code_and_reward_file(tmp_path):
     assert record["verifiers"]["tests"]["results"][0]["result_files"] == {"ready.txt": "ok\n"}
     assert record["verifiers"]["reward"]["score"] == 0.25
     assert record["status"] == "scored_below"
+
+
+@pytest.mark.parametrize("reward", ["nan", "inf"])
+def test_a_reward_file_that_is_not_a_finite_number_scores_zero(tmp_path, reward):
+    """A reward file holding `nan` or `inf` (what the agent may write) scores 0 and says so;
+    before, the score reached the store and the run failed "not JSON-serializable"."""
+    steps = [
+        {"id": "box", "type": "deploy_sandbox", "sandbox_name": "box", "sandbox_mode": "vm"},
+        {
+            "id": "reward",
+            "type": "run_container_unit_tests_verifier",
+            "sandbox_name": "box",
+            "container_name": "main",
+            "command": f"echo {reward} > reward.txt",
+            "reward_path": "/app/reward.txt",
+        },
+    ]
+    data, stderr = run_json(tmp_path / "home", str(notes_bundle(tmp_path, {"t": steps})))
+    [record] = data["tasks"]
+    assert record["verifiers"]["reward"]["score"] == 0.0, stderr
+    [row] = record["verifiers"]["reward"]["results"]
+    assert f"holds {reward!r}, not a finite number" in row["justification"], row
+    assert record["status"] == "scored_below", record
+
+
+def test_a_judge_score_of_nan_is_not_a_grading(tmp_path):
+    """NaN from the judge clamped to 1.0 (a full score); it is refused as not a grading."""
+    steps = [
+        *prompt_steps("Say thanks"),
+        {
+            "id": "judge",
+            "type": "rubrics_verifier",
+            "prompt_id": "ask",
+            "verifier_id": "rubric",
+            "default_model": "judge-1",
+            "criteria": [{"id": "polite", "criterion": "The answer thanks the user"}],
+        },
+    ]
+    nan = {"content": '{"criteria": [{"id": "polite", "score": NaN, "justification": "x"}]}'}
+    script = [{"content": "Thank you!"}, nan, nan]  # asked twice
+    with ScriptedModelServer(script) as model:
+        data, stderr = run_json(
+            tmp_path / "home",
+            str(notes_bundle(tmp_path, {"t": steps})),
+            env={"LITELLM_BASE_URL": model.base_url},
+        )
+    [record] = data["tasks"]
+    assert record["status"] == "failed", record
+    assert "score nan is not a finite number" in record["failure"]["message"], record["failure"]
+    assert "That was not usable" in model.requests[2]["messages"][-1]["content"]
 
 
 def test_secrets_are_redacted_from_answers_and_stored_trajectories(tmp_path):

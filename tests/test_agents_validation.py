@@ -119,3 +119,45 @@ def test_oracle_on_a_bundle_without_solutions_is_a_usage_error(tmp_path):
     )
     assert done.returncode == 2
     assert "no selected task of bundle 'bundle' ships a solution" in done.stderr
+
+
+#: An agent type of each in-tree plugin that reads agent.toml; every one structures it strictly.
+AGENT_TYPES = (
+    "a2a_agent",
+    "tool-loop",
+    "scripted",
+    "oracle",
+    "claude-code",
+    "openhands",
+    "openenv",
+)
+
+
+@pytest.mark.parametrize("kind", AGENT_TYPES)
+def test_a_misspelled_agent_toml_key_is_refused_by_check_and_dry_run(tmp_path, kind):
+    """`modle = "x"` in agent.toml is a load problem naming the file and the key with a
+    did-you-mean, for every agent type the project ships; nothing is recorded."""
+    agents = {"solver": {"agent.toml": f'type = "{kind}"\nmodle = "x"\n'}}
+    bundle = notes_bundle(tmp_path, {"t": groceries_steps(a2a_agent_id="solver")}, agents)
+    home = tmp_path / "home"
+    message = "agents/solver/agent.toml: unknown key 'modle' (did you mean 'model'?)"
+    for args in (("check", str(bundle)), ("run", str(bundle), "--dry-run")):
+        done = agent_env(home, *args)
+        assert done.returncode == 2, (args, done.stdout, done.stderr)
+        assert message in done.stdout + done.stderr, (args, done.stdout, done.stderr)
+    assert "No runs recorded yet" in agent_env(home, "runs", "list").stdout
+
+
+def test_the_existing_products_agent_toml_keys_are_accepted_and_reported_ignored(tmp_path):
+    """`image`, `default_env_vars` and `[metadata]` (the existing product's agent.toml) parse on
+    an a2a_agent folder; the check names them as ignored instead of refusing the bundle."""
+    toml = (
+        'command = ["python", "agent.py"]\nmax_turns = 4\nimage = "agent-image"\n'
+        'default_env_vars = {TZ = "UTC"}\n[metadata]\ndefault_model = "m"\n'
+    )
+    agents = {"solver": {"agent.toml": toml}}
+    bundle = notes_bundle(tmp_path, {"t": groceries_steps(a2a_agent_id="solver")}, agents)
+    done = agent_env(tmp_path / "home", "check", str(bundle))
+    assert done.returncode == 0, done.stdout + done.stderr
+    for key in ("image", "default_env_vars", "metadata"):
+        assert key in done.stderr and "ignored" in done.stderr, done.stderr

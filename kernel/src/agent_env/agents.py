@@ -17,6 +17,10 @@ from typing import Any, ClassVar
 import attrs
 
 from agent_env.context import StepContext
+from agent_env.models import compat_ignored
+
+#: Why the existing product's agent.toml keys that have no counterpart here are accepted.
+_EXISTING_KEY = "an agent.toml key of the existing product that this version does not use"
 
 
 @attrs.frozen(kw_only=True)
@@ -38,6 +42,25 @@ class AgentSpec:
     sandbox_provider: str | None = None
     solution: Any = None  # the task's shipped solution (scripted / oracle)
     step_id: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class AgentConfig:
+    """The keys every agent folder's `agent.toml` may hold, whatever its type; an agent kind's
+    `config_model` subclasses it and adds its own. The existing product's `image`,
+    `default_env_vars` and `[metadata]` parse and are reported as ignored (a kind that uses one
+    redeclares it)."""
+
+    type: str | None = None
+    id: str | None = None
+    name: str | None = None
+    description: str | None = None
+    #: `deploy_agent` hands every kind these two (`AgentSpec.model`, `.system_prompt`).
+    model: str | None = None
+    system_prompt: str | None = None
+    image: Any = compat_ignored(_EXISTING_KEY)
+    default_env_vars: Any = compat_ignored(_EXISTING_KEY)
+    metadata: Any = compat_ignored(_EXISTING_KEY)
 
 
 @attrs.frozen(kw_only=True)
@@ -69,7 +92,8 @@ class AgentKind(abc.ABC):
     default_for: ClassVar[str | None] = None
     #: An attrs class the bundle parser structures the folder's `agent.toml` into (strict: unknown
     #: keys are errors with a did-you-mean; fields declared with `models.compat_ignored` are
-    #: accepted and warned about once); None leaves the file to this type's own checks.
+    #: accepted and warned about once), usually a subclass of `AgentConfig`; None leaves the
+    #: file to this type's own checks.
     config_model: ClassVar[builtins.type | None] = None
 
     @abc.abstractmethod

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import math
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -103,7 +104,13 @@ def _strict_float(value: Any, tp: Any) -> Any:
         return _strict_enum(value, tp)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise _WrongType("a number", value)
-    return float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an integer beyond float's range
+        number = math.inf
+    if not math.isfinite(number):  # inf / nan: no document, score or timeout can hold one
+        raise _WrongType("a finite number", value)
+    return number
 
 
 def _strict_bool(value: Any, _: Any) -> bool:

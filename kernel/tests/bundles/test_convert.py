@@ -129,3 +129,11 @@ def test_core_step_type_missing_from_registry_says_where_it_comes_from(registry:
         assert found.endswith(
             "(a step type of agentenv-core-steps: pip install agentenv-core-steps)"
         )
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan"), 10**400])
+def test_a_float_field_refuses_numbers_that_are_not_finite(registry: Registry, value: Any) -> None:
+    """`cpu: 1e400` parses as infinity; no document or limit can hold it, so the step is
+    refused naming the field instead of failing later in a store."""
+    found = problems({**BOX, "cpu": value}, registry)
+    assert len(found) == 1 and found[0].startswith("step 'box': cpu: expected a finite number")

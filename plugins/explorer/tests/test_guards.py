@@ -130,3 +130,38 @@ def test_up_beyond_loopback_prints_a_token_url_and_enforces_it(project) -> None:
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=30)
+
+
+def test_up_on_another_loopback_address_answers_its_own_url(project) -> None:
+    """`up --host 127.0.0.2` answered 421 to the URL it printed: the bound host is always
+    allowed (a loopback one needs no token), and a foreign Host is still refused."""
+    port = _free_port()
+    proc = subprocess.Popen(
+        [project.agent_env, "up", "--host", "127.0.0.2", "--port", str(port), "--json"],
+        cwd=project.root,
+        env=project.env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        url = json.loads(proc.stdout.readline())["url"]
+        assert url == f"http://127.0.0.2:{port}/"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(url + "api/v1/runs", timeout=2) as answer:
+                    assert answer.status == 200 and "total" in json.load(answer)
+                break
+            except urllib.error.HTTPError:
+                raise
+            except OSError:
+                assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read()
+                time.sleep(0.1)
+        foreign = urllib.request.Request(url, headers={"Host": f"evil.example:{port}"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(foreign, timeout=5)
+        assert refused.value.code == 421
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)

@@ -63,41 +63,91 @@ class _CoalescingTransport:
         return getattr(self._transport, name)
 
 
-def http_protocol() -> Any:
-    """uvicorn's httptools protocol with coalesced response writes ("auto" without httptools)."""
+#: A request's headers must be complete this long after its first byte (or after the
+#: connection opened), and its body this long after its headers; a client that trickles bytes
+#: (slowloris) is disconnected instead of holding a connection for ever.
+HEADER_TIMEOUT = 10.0
+BODY_TIMEOUT = 30.0
+
+
+def http_protocol(
+    *, header_timeout: float = HEADER_TIMEOUT, body_timeout: float = BODY_TIMEOUT
+) -> Any:
+    """uvicorn's httptools protocol with coalesced response writes and the header and body
+    deadlines above ("auto" without httptools)."""
     try:
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
     except ImportError:
         return "auto"
     import asyncio
 
-    class CoalescingHttpToolsProtocol(HttpToolsProtocol):
+    class GuardedHttpToolsProtocol(HttpToolsProtocol):
+        _deadline: asyncio.TimerHandle | None = None
+
         def connection_made(self, transport: Any) -> None:  # type: ignore[override]
             # the wrapper is a proxy: what it does not define it forwards to the real transport
             proxy = cast(
                 asyncio.Transport, _CoalescingTransport(transport, asyncio.get_running_loop())
             )
             super().connection_made(proxy)
+            self._arm(header_timeout)
 
-    return CoalescingHttpToolsProtocol
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            self._arm(header_timeout)
+
+        def on_headers_complete(self) -> None:
+            self._arm(body_timeout)
+            super().on_headers_complete()
+
+        def on_message_complete(self) -> None:
+            self._disarm()
+            super().on_message_complete()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _arm(self, seconds: float) -> None:
+            self._disarm()
+            self._deadline = self.loop.call_later(seconds, self._too_slow)
+
+        def _disarm(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+        def _too_slow(self) -> None:
+            self._deadline = None
+            if not self.transport.is_closing():
+                self.transport.close()
+
+    return GuardedHttpToolsProtocol
 
 
-def uvicorn_options() -> dict:
-    """The uvicorn settings every server here uses: lean headers, no proxy rewriting, quiet."""
+def uvicorn_options(
+    *, header_timeout: float = HEADER_TIMEOUT, body_timeout: float = BODY_TIMEOUT
+) -> dict:
+    """The uvicorn settings every server here uses: lean headers, no proxy rewriting, quiet,
+    and slow clients cut off (`http_protocol`)."""
     return {
         "access_log": False,
         "proxy_headers": False,
         "server_header": False,
         "date_header": False,
-        "http": http_protocol(),
+        "http": http_protocol(header_timeout=header_timeout, body_timeout=body_timeout),
     }
 
 
-def _server(app: Any, log_level: str):
+def _server(app: Any, log_level: str, timeouts: dict[str, float]):
     import uvicorn
 
     config = uvicorn.Config(
-        app, log_level=log_level, lifespan="on", timeout_graceful_shutdown=2, **uvicorn_options()
+        app,
+        log_level=log_level,
+        lifespan="on",
+        timeout_graceful_shutdown=2,
+        **uvicorn_options(**timeouts),
     )
     return uvicorn.Server(config)
 
@@ -128,10 +178,14 @@ def serve_in_thread(
     port: int = 0,
     log_level: str = "warning",
     startup_timeout: float = 15.0,
+    header_timeout: float = HEADER_TIMEOUT,
+    body_timeout: float = BODY_TIMEOUT,
 ) -> RunningServer:
     """Start `app` in a daemon thread with its own event loop; returns once it accepts connections."""
     sock = _bind(host, port)
-    server = _server(app, log_level)
+    server = _server(
+        app, log_level, {"header_timeout": header_timeout, "body_timeout": body_timeout}
+    )
     errors: list[BaseException] = []
 
     def run() -> None:
@@ -165,12 +219,16 @@ async def serving(
     port: int = 0,
     log_level: str = "warning",
     startup_timeout: float = 15.0,
+    header_timeout: float = HEADER_TIMEOUT,
+    body_timeout: float = BODY_TIMEOUT,
 ) -> AsyncIterator[str]:
     """Serve `app` inside the current event loop for the duration of the block; yields its URL."""
     import anyio
 
     sock = _bind(host, port)
-    server = _server(app, log_level)
+    server = _server(
+        app, log_level, {"header_timeout": header_timeout, "body_timeout": body_timeout}
+    )
     async with anyio.create_task_group() as tg:
         tg.start_soon(server.serve, [sock])
         with anyio.fail_after(startup_timeout):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -86,17 +87,43 @@ def duplicate_keys(value: Any, path: str = "") -> list[str]:
     return out
 
 
+def non_finite_numbers(value: Any, path: str = "") -> list[str]:
+    """One message per number inside a parsed JSON / TOML value that is not finite (`1e400`
+    parses as infinity; TOML also has `inf` and `nan`), with its path: no stored document,
+    score or timeout can hold one."""
+    if isinstance(value, float) and not math.isfinite(value):
+        shown = (
+            f"{value!r} is not a finite number (one beyond about 1.8e308, like 1e400, reads as inf)"
+        )
+        return [f"{path + ': ' if path else ''}{shown}"]
+    if isinstance(value, dict):
+        return [
+            x
+            for key, item in value.items()
+            for x in non_finite_numbers(item, f"{path}.{key}" if path else str(key))
+        ]
+    if isinstance(value, list):
+        return [x for i, item in enumerate(value) for x in non_finite_numbers(item, f"{path}[{i}]")]
+    return []
+
+
 def load_toml(path: Path, problems: Problems) -> dict[str, Any] | None:
+    """The parsed TOML, or None after recording why it cannot be used (a syntax error, or
+    each non-finite number with its key path)."""
     text = _read_text(path, problems)
     if text is None:
         return None
     import tomllib  # only a bundle with a TOML file pays for its regexes
 
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         problems.add(path, f"not valid TOML: {e}")
-    return None
+        return None
+    bad = non_finite_numbers(data)
+    for message in bad:
+        problems.add(path, message)
+    return None if bad else data
 
 
 def inside(path: Path, root: Path, problems: Problems) -> bool:

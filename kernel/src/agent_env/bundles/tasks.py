@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_env.bundles.dag import dependency_problems
-from agent_env.bundles.files import Problems, duplicate_keys, load_json
+from agent_env.bundles.files import Problems, duplicate_keys, load_json, non_finite_numbers
 from agent_env.convert import Ignored, StructureProblems, structure_step
 from agent_env.suggest import did_you_mean
 
@@ -36,6 +36,12 @@ def read_task(
         for dup in duplicate_keys(data):
             problems.add(rel, f"{label}: {dup}")
             ok = False
+        infinite = non_finite_numbers(data)
+        for message in infinite:
+            problems.add(rel, f"{label}: {message}")
+        if infinite:  # the step would structure into a model no store can write
+            ok = False
+            continue
         try:
             steps.append(structure_step(data, step_types, index=index, ignored=ignored))
         except StructureProblems as e:

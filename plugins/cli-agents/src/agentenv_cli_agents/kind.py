@@ -23,7 +23,9 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar
 
-from agent_env.agents import AgentKind, AgentSpec, PromptRequest
+import attrs
+
+from agent_env.agents import AgentConfig, AgentKind, AgentSpec, PromptRequest
 from agent_env.context import StepContext
 from agent_env.errors import SandboxError, StepFailed
 from agentenv_cli_agents.harnesses import HARNESSES, TOKEN_ENV, Ask, Harness
@@ -47,10 +49,20 @@ async def _model_endpoint(ctx: StepContext, base_url: str | None) -> tuple[str |
     return endpoint_from_env(base_url or table.get("base_url"), key)
 
 
+@attrs.frozen(kw_only=True)
+class CliAgentConfig(AgentConfig):
+    """`agent.toml` of a CLI coding agent folder (the settings in the module docstring)."""
+
+    version: str | None = None
+    base_url: str | None = None
+    image: str | None = None
+
+
 class CliAgentKind(AgentKind):
     """Subclassed once per harness and alias (see `cli_agent_kinds`)."""
 
     type: ClassVar[str] = ""
+    config_model = CliAgentConfig
     harness: ClassVar[Harness]
     #: `install_agent` may install it into a sandbox the task already deployed.
     installs_into_sandbox: ClassVar[bool] = True

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from agent_env.agents import AgentKind, AgentSpec, PromptRequest
+from agent_env.agents import AgentConfig, AgentKind, AgentSpec, PromptRequest
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
 from agentenv_cli_agents.names import MISSING, unavailable_class_name
@@ -19,6 +19,7 @@ class UnavailableAgentKind(AgentKind):
 
     type: ClassVar[str] = ""
     missing: ClassVar[str] = ""
+    config_model = AgentConfig
 
     async def deploy(self, ctx: StepContext, spec: AgentSpec) -> dict[str, Any]:
         raise StepFailed(

@@ -54,8 +54,9 @@ class Guards:
         self.app = app
         self.token = token
         names = {h.lower() for h in allowed_hosts} | set(LOOPBACK_NAMES)
-        if not is_loopback(bind_host) and bind_host not in ("0.0.0.0", "::"):
-            names.add(bind_host.lower())
+        bound = bind_host.strip("[]").lower()
+        if bound not in ("0.0.0.0", "::"):  # the address it answers on names itself
+            names.add(f"[{bound}]" if ":" in bound else bound)
         self.allowed = names
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import anyio
 import attrs
 
-from agent_env.agents import AgentKind, AgentSpec, PromptRequest
+from agent_env.agents import AgentConfig, AgentKind, AgentSpec, PromptRequest
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
 
@@ -121,6 +121,7 @@ class OpenEnvAgent(AgentKind):
     """The played agent of an OpenEnv episode: each prompt waits for the client's turn."""
 
     type: ClassVar[str] = KIND
+    config_model = AgentConfig
 
     async def deploy(self, ctx: StepContext, spec: AgentSpec) -> dict[str, Any]:
         episode_of(ctx)

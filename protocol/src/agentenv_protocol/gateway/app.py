@@ -17,10 +17,11 @@ import httpx
 from agentenv_protocol import _http
 from agentenv_protocol.asgi import respond
 from agentenv_protocol.context import DEFAULT_ROLE
-from agentenv_protocol.gateway.auth import Auth
+from agentenv_protocol.gateway.auth import Auth, Caller
 from agentenv_protocol.gateway.clock import EnvClock
 from agentenv_protocol.gateway.control import ControlRoutes
 from agentenv_protocol.gateway.errors import GatewayError
+from agentenv_protocol.gateway.limits import MAX_CONNECTIONS_PER_ROLE, RoleConnections
 from agentenv_protocol.gateway.mcp import Forwarder, McpEndpoint
 from agentenv_protocol.gateway.roles import RoleRules
 from agentenv_protocol.gateway.routing import Route, RouteTable
@@ -51,6 +52,7 @@ class Gateway:
         max_request_bytes: int = 8 * 1024 * 1024,
         clock: EnvClock | None = None,
         startup_timeout: float = 30.0,
+        max_connections_per_role: int = MAX_CONNECTIONS_PER_ROLE,
     ) -> None:
         self.name = name
         self.table = RouteTable(envs, namespacing=namespacing, client_name=name)
@@ -69,6 +71,7 @@ class Gateway:
         for secret in [self.admin_token, *self.tokens, *secrets]:
             self.trajectory.add_secret(secret)
         self.roles = RoleRules()
+        self.connections = RoleConnections(max_connections_per_role)
         self.forwarder = Forwarder(
             self.table,
             client_name=name,
@@ -198,6 +201,21 @@ class Gateway:
             challenge = [(b"www-authenticate", b'Bearer realm="agentenv-gateway"')]
             await respond(send, status, {"error": message}, challenge if status == 401 else [])
             return
+        # the admin token (the runner, the verifiers it runs) is counted apart from the roles
+        key = f"admin:{caller.role}" if caller.admin else f"role:{caller.role}"
+        with self.connections.hold(key) as admitted:
+            if not admitted:
+                limit = self.connections.limit
+                await respond(
+                    send,
+                    503,
+                    {"error": f"role {caller.role!r} already has {limit} requests in flight"},
+                    [(b"retry-after", b"1"), (b"connection", b"close")],
+                )
+                return
+            await self._serve(scope, receive, send, caller)
+
+    async def _serve(self, scope: dict, receive: Any, send: Any, caller: Caller) -> None:
         path, method = scope["path"], scope["method"]
         if path == MCP_PATH or path == MCP_PATH + "/":
             if method == "POST":

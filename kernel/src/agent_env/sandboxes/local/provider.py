@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -20,6 +21,11 @@ from agent_env.sandboxes import procs
 from agent_env.sandboxes.local.sandbox import LocalSandbox
 
 _NETWORKS = (None, "bridge", "host", "run")
+#: `create` stages a sandbox's meta folder as `.<id>.meta.tmp` and renames it into place.
+_STAGING_SUFFIX = ".meta.tmp"
+#: A staging folder whose owner cannot be read is left alone this long (a creation takes
+#: milliseconds; another process may be between its `mkdir` and its first write).
+STAGING_GRACE_SECONDS = 60.0
 
 
 @attrs.frozen(kw_only=True)
@@ -70,7 +76,7 @@ class LocalProvider(SandboxProvider):
         meta = self.root / f"{sandbox_id}.meta"
         # The meta folder (with the owner labels) appears atomically before the work folder,
         # so a SIGKILL at any point leaves either nothing visible or something `reap` finds.
-        staging = self.root / f".{sandbox_id}.meta.tmp"
+        staging = self.root / f".{sandbox_id}{_STAGING_SUFFIX}"
         staging.mkdir(parents=True)
         sandbox = LocalSandbox(
             sandbox_id,
@@ -112,6 +118,11 @@ class LocalProvider(SandboxProvider):
         except FileNotFoundError:
             return []
         for name in sorted(names):
+            if name.startswith(".") and name.endswith(_STAGING_SUFFIX):
+                if self._abandoned_staging(self.root / name):
+                    shutil.rmtree(self.root / name, ignore_errors=True)
+                    reaped.append(name[1 : -len(_STAGING_SUFFIX)])
+                continue
             if not name.endswith(".meta"):
                 continue
             sandbox_id = name[: -len(".meta")]
@@ -133,6 +144,23 @@ class LocalProvider(SandboxProvider):
             await sandbox.teardown()
             reaped.append(sandbox_id)
         return reaped
+
+    @staticmethod
+    def _abandoned_staging(staging: Path) -> bool:
+        """A creation killed before its rename (nothing else uses the folder): its owner (the
+        labels it staged) is dead, or, when it holds no readable owner, it is older than
+        `STAGING_GRACE_SECONDS`."""
+        try:
+            labels = json.loads((staging / "state.json").read_text()).get("labels") or {}
+        except (OSError, ValueError, AttributeError):
+            labels = {}
+        if procs.ProcessIdentity.from_labels(labels) is not None:
+            return not owner_alive(labels)
+        try:
+            age = time.time() - staging.stat().st_mtime
+        except FileNotFoundError:
+            return False
+        return age > STAGING_GRACE_SECONDS
 
     def _leased_alive(self, sandbox_id: str) -> bool:
         """A lease (written by SandboxManager, re-owned on adopt) overrides the labels."""

@@ -17,13 +17,14 @@ import uuid
 from typing import Any, ClassVar
 
 import anyio
+import attrs
 
 from agent_env.agents import AgentKind, AgentSpec, PromptRequest
 from agent_env.context import StepContext
 from agent_env.errors import SandboxError, StepFailed
 from agent_env.sandbox import SandboxSpec
 from agentenv_core_steps.agents.relay import reachable_url
-from agentenv_core_steps.agents.tool_loop import model_endpoint
+from agentenv_core_steps.agents.tool_loop import ToolLoopConfig, model_endpoint
 
 AGENT_PORT = 8000
 DEFAULT_COMMAND = ["python", "-m", "agentenv_protocol.agent.tool_loop_agent"]
@@ -64,9 +65,21 @@ async def _wait_ready(agent: Any, process: Any, timeout: float, every: int) -> N
         await anyio.sleep(0.02)
 
 
+@attrs.frozen(kw_only=True)
+class A2AConfig(ToolLoopConfig):
+    """`agent.toml` of an `a2a_agent` folder: where the agent runs, and the tool-loop settings
+    it is configured with."""
+
+    url: str | None = None
+    command: str | list[str] | None = None
+    timeout_seconds: float | None = None
+    startup_timeout_seconds: float | None = None
+
+
 class A2AAgentKind(AgentKind):
     type: ClassVar[str] = "a2a_agent"
     default_for: ClassVar[str | None] = "agent"
+    config_model = A2AConfig
 
     async def deploy(self, ctx: StepContext, spec: AgentSpec) -> dict[str, Any]:
         from agentenv_protocol.agent.client import A2AClient, A2AError

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 import attrs
 
-from agent_env.agents import AgentKind, AgentSpec, PromptRequest
+from agent_env.agents import AgentConfig, AgentKind, AgentSpec, PromptRequest
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
 from agent_env.suggest import did_you_mean
@@ -52,13 +52,9 @@ def parse_solution(raw: Any, where: str) -> list[dict[str, Any]]:
 
 
 @attrs.frozen(kw_only=True)
-class ScriptedConfig:
+class ScriptedConfig(AgentConfig):
     """`agent.toml` of a scripted agent folder: `script` names a JSON solution file inside it."""
 
-    type: str | None = None
-    id: str | None = None
-    name: str | None = None
-    description: str | None = None
     script: str | None = None
 
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from agent_env.agents import AgentKind, AgentSpec, PromptRequest
+import attrs
+
+from agent_env.agents import AgentConfig, AgentKind, AgentSpec, PromptRequest
 from agent_env.context import StepContext
 
 DEFAULT_MAX_TURNS = 30
@@ -30,8 +32,19 @@ async def model_endpoint(ctx: StepContext, base_url: str | None) -> tuple[str | 
     return endpoint_from_env(base_url or table.get("base_url"), key)
 
 
+@attrs.frozen(kw_only=True)
+class ToolLoopConfig(AgentConfig):
+    """`agent.toml` of a tool-loop agent (also the base of `a2a_agent`'s, which serves it)."""
+
+    base_url: str | None = None
+    model_params: dict[str, Any] = attrs.field(factory=dict)
+    max_turns: int | None = None
+    tool_timeout_seconds: float | None = None
+
+
 class ToolLoopAgentKind(AgentKind):
     type: ClassVar[str] = "tool-loop"
+    config_model = ToolLoopConfig
 
     async def deploy(self, ctx: StepContext, spec: AgentSpec) -> dict[str, Any]:
         from agent_env.errors import StepFailed

@@ -13,6 +13,7 @@ bundle, deployed as an A2A agent for this step, given the rubric prompt once.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any, ClassVar
 
@@ -260,10 +261,10 @@ class RubricsVerifier(VerifierStep):
                 raise ValueError("each graded criterion needs a string 'id'")
             score: Any = row.get("score")  # JSON: anything; float() says if it is a number
             try:
-                float(score)
+                finite = math.isfinite(float(score))
             except (TypeError, ValueError):
-                raise ValueError(
-                    f"criterion {row['id']!r}: score {row.get('score')!r} is not a number"
-                ) from None
+                finite = False
+            if not finite:  # NaN would pass every threshold once clamped
+                raise ValueError(f"criterion {row['id']!r}: score {score!r} is not a finite number")
             out[row["id"]] = row
         return out

@@ -9,6 +9,7 @@ clamped to [0, 1].
 
 from __future__ import annotations
 
+import math
 import shlex
 from typing import Any, ClassVar
 
@@ -90,13 +91,16 @@ class RunContainerUnitTestsVerifier(VerifierStep):
             try:
                 raw = (await sandbox.read_file(self.reward_path)).decode(errors="replace").strip()
                 score = float(raw)
+                if not math.isfinite(score):  # "nan" / "inf": no score a record can hold
+                    raise ValueError(raw)
                 why = f"reward {score:g} from {self.reward_path}; {why}"
             except FileNotFoundError:
                 score, why = 0.0, f"no reward file at {self.reward_path}; {why}"
             except ValueError:
                 score, why = (
                     0.0,
-                    f"reward file {self.reward_path} holds {raw[:50]!r}, not a number; {why}",
+                    f"reward file {self.reward_path} holds {raw[:50]!r}, not a finite number; "
+                    f"{why}",
                 )
             passed = score >= 1.0
         row.update(result=passed, score=score, justification=why)

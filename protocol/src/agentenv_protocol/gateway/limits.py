@@ -1,0 +1,41 @@
+"""Connections in use per role: a flood of slow or parallel requests from one role (an agent's
+token) cannot take every connection the gateway serves, nor starve the verifier or the runner.
+
+HTTP/1.1 carries one request at a time per connection, so the requests a role has in flight
+are the connections it holds busy; idle keep-alive connections close after a few seconds, and
+the server cuts off a client whose headers or body trickle (`serving.HEADER_TIMEOUT`)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+#: The default cap on one role's concurrent requests (an agent's parallel tool calls fit).
+MAX_CONNECTIONS_PER_ROLE = 64
+
+
+class RoleConnections:
+    """Counts each role's requests in flight; `hold(key)` says whether one more may run."""
+
+    def __init__(self, limit: int = MAX_CONNECTIONS_PER_ROLE) -> None:
+        if limit < 1:
+            raise ValueError(f"max connections per role must be at least 1, got {limit}")
+        self.limit = limit
+        self.in_use: dict[str, int] = {}
+
+    @contextlib.contextmanager
+    def hold(self, key: str) -> Iterator[bool]:
+        """True (and counted until the block ends) when `key` is under its limit, else False."""
+        count = self.in_use.get(key, 0)
+        if count >= self.limit:
+            yield False
+            return
+        self.in_use[key] = count + 1
+        try:
+            yield True
+        finally:
+            left = self.in_use[key] - 1
+            if left:
+                self.in_use[key] = left
+            else:
+                del self.in_use[key]
