@@ -4,7 +4,7 @@ the branch when missing, then one commit through `upload_folder`).
 
 The commit makes the pushed place hold exactly the bundle: files of an earlier push that the
 folder no longer has are deleted there (under `<path>/`, or, for the repo root, in the kind
-folders and the root bundle files only, so other content of the repo stays).
+folders and `bundle.toml` / `aliases.toml` only, so the card and other content stay).
 """
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ from typing import Any
 
 from agent_env.errors import BundleError
 from agentenv_hf_hub.hub import LOGIN_HINT, Hub, has_token, offline
-from agentenv_hf_hub.layout import KIND_FOLDERS, ROOT_FILES
+from agentenv_hf_hub.layout import CARD, KIND_FOLDERS, ROOT_FILES
 from agentenv_hf_hub.spec import parse_spec
 
 #: Never uploaded: version control, caches, virtualenvs.
 IGNORED = [".git/*", "**/.git/*", "**/__pycache__/*", "*.pyc", ".venv/*", "**/.venv/*"]
-_ROOT_OWNED = [*(f"{k}/*" for k in KIND_FOLDERS), *ROOT_FILES]
+#: What an earlier push to the repo root may have left that this one deletes: never the card.
+_ROOT_OWNED = [*(f"{k}/*" for k in KIND_FOLDERS), *(f for f in ROOT_FILES if f != CARD)]
 
 
 def push(folder: Path, destination: str, *, message: str | None = None) -> dict[str, Any]:

@@ -21,7 +21,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from urllib.parse import unquote
 
 import attrs
@@ -54,7 +54,7 @@ class HubRepo:
     tags: dict[str, str] = attrs.Factory(dict)
 
     def commit(
-        self, files: dict[str, str | bytes], *, branch: str = "main", keep: bool = False
+        self, files: Mapping[str, str | bytes], *, branch: str = "main", keep: bool = False
     ) -> str:
         """Commit `files` onto `branch` (replacing its tree unless `keep`); return the commit sha."""
         tree = dict(self.commits[self.branches[branch]]) if keep and branch in self.branches else {}
@@ -310,14 +310,14 @@ class LocalHub:
         from agentenv_hf_hub import testing_writes as writes
 
         if parts[:3] == ["api", "repos", "create"]:
-            kind, repo_id, rev = "create", "", None
+            kind, repo_id, rev = "create", "", ""
         elif parts == ["api", "validate-yaml"]:  # a README.md upload checks its card first
             record("validate-yaml", "")
             return JSONResponse({"errors": [], "warnings": []})
         elif len(parts) >= 6 and parts[:2] == ["api", "datasets"]:
             kind, repo_id, rev = parts[4], f"{parts[2]}/{parts[3]}", "/".join(parts[5:])
         else:
-            kind, repo_id, rev = "unknown", "", None
+            kind, repo_id, rev = "unknown", "", ""
         base = f"{request.url.scheme}://{request.url.netloc}"
         try:
             if kind not in ("create", "branch", "preupload", "commit"):
@@ -341,9 +341,10 @@ class LocalHub:
                 if rev in repo.branches:
                     raise writes.WriteRefused(409, "", f"Reference {rev} already exists")
                 start = writes.json_body(body).get("startingPoint") or "main"
-                if repo.resolve(start) is None:
+                start_commit = repo.resolve(start)
+                if start_commit is None:
                     raise writes.WriteRefused(404, "RevisionNotFound", f"Invalid rev id: {start}")
-                repo.branch(rev, repo.resolve(start))
+                repo.branch(rev, start_commit)
                 record(kind, repo_id, revision=rev)
                 return JSONResponse({})
             if rev not in repo.branches:
@@ -360,7 +361,7 @@ class LocalHub:
         except writes.WriteRefused as refused:
             from starlette.responses import Response
 
-            record(kind, repo_id, revision=rev, status=refused.status)
+            record(kind, repo_id, revision=rev or None, status=refused.status)
             headers = {"X-Error-Message": str(refused)}
             if refused.code:
                 headers["X-Error-Code"] = refused.code
