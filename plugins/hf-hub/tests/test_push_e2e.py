@@ -23,7 +23,12 @@ TASK = [
         "type": "verify_sandbox",
         "sandbox_name": "box",
         "verifier_id": "greeting",
-        "criteria": [{"type": "bash_cmd_succeeds", "bash_cmd": "grep -rq 'pushed hello' /app"}],
+        "criteria": [
+            {
+                "type": "bash_cmd_succeeds",
+                "bash_cmd": "grep -rq 'pushed hello' /app && [ {seed} = 7 ]",
+            }
+        ],
     },
     {"id": "done", "type": "teardown_sandboxes", "sandbox_names": ["box"]},
 ]
@@ -37,6 +42,7 @@ def _agent_env(args: list[str], env: dict[str, str]) -> subprocess.CompletedProc
 def _bundle(root: Path) -> Path:
     files = {
         "README.md": "# hello, pushed\n",
+        "seeds.toml": "seeds = [7]\n",
         "tasks/hello.json": json.dumps(TASK),
         "tasks/old.json": json.dumps(TASK),
         "artifacts/greeting/greeting.txt": "pushed hello\n",

@@ -4,7 +4,7 @@ the branch when missing, then one commit through `upload_folder`).
 
 The commit makes the pushed place hold exactly the bundle: files of an earlier push that the
 folder no longer has are deleted there (under `<path>/`, or, for the repo root, in the kind
-folders and `bundle.toml` / `aliases.toml` only, so the card and other content stay).
+folders and the root bundle files but the card only, so the card and other content stay).
 """
 
 from __future__ import annotations
