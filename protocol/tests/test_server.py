@@ -281,6 +281,12 @@ def test_decorator_mistakes_are_clear():
         environment_card(nme="x")
     with pytest.raises(TypeError, match="parentheses"):
         environment_card(NotesEnv)
+    with pytest.raises(TypeError) as unknown:
+        environment_card(description="a bank")
+    assert "unknown card field 'description'; the card fields are name, protocolVersion, " in (
+        str(unknown.value)
+    )
+    assert "capabilities, children_environments" in str(unknown.value)
 
 
 class Fancy(AgentEnvEnvironment):

@@ -89,6 +89,13 @@ class EnvType(abc.ABC):
     def from_folder(cls, name: str, folder: Path, config: dict[str, Any]) -> Self:
         """Parse the materialized env folder; `ValueError` listing every problem."""
 
+    @classmethod
+    def served_tools(cls, config: dict[str, Any], folder: Path) -> frozenset[str] | None:
+        """The names of the tools an env folder of this type serves, when they are known
+        without deploying it (`agent-env check` warns about a criterion naming another tool);
+        None when they are not known. None by default."""
+        return None
+
     def unavailable_on(self, ctx: Any, provider: str) -> str | None:
         """Why `provider` cannot host this env, or None when it can: `deploy_env` deploys on
         the first provider of its chain (`--sandbox local,docker`) that can. None by default."""

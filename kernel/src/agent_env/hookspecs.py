@@ -150,6 +150,24 @@ def agentenv_resolve_bundle_source(spec: str) -> Any:
     """
 
 
+@hookspec(firstresult=True)
+def agentenv_push_bundle(folder: Any, destination: str, message: str | None) -> Any:
+    """Publish the validated bundle `folder` (a `Path`) to `destination` (`agent-env bundle
+    push`), which this plugin understands, with the commit `message` if given.
+
+    Return a dict saying where it went (`destination`, and e.g. `revision`, `url`, `files`) for
+    a destination this plugin handles, `None` otherwise; raise `BundleError` naming what failed.
+    The first non-None answer wins::
+
+        @hookimpl
+        def agentenv_push_bundle(folder, destination, message):
+            if not destination.startswith("hf://"):
+                return None
+            from agentenv_hf_hub.push import push
+            return push(folder, destination, message=message)
+    """
+
+
 @hookspec
 def agentenv_step_wrapper(step: Any, ctx: Any) -> Any:
     """Called before each step runs; return an async context manager to wrap it, or None.

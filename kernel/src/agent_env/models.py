@@ -85,7 +85,8 @@ class Step:
     is_aggregate: ClassVar[bool] = False
     #: Which fields name bundle entities, by kind ("artifact", "env", "agent") -> field paths
     #: such as `"artifacts[].id"`: `agent-env check` reports a name that matches nothing, and
-    #: bundle aliases are resolved in them. A type that declares none names no entity.
+    #: bundle aliases are resolved in them. A type that declares none names no entity. Kind
+    #: "tool" marks fields naming a tool: a name no env of the task serves draws a warning.
     bundle_refs: ClassVar[Mapping[str, tuple[str, ...]] | None] = None
     #: The run options (`RunOptions` field names: "provider" for `--sandbox`, "judge_model",
     #: "user_model") this type takes, and which of its fields each one replaces for that run

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import attrs
 import pytest
@@ -90,3 +90,27 @@ def test_bad_seed_tables_name_the_file_and_problem(tmp_path, text, problem):
 def test_missing_seed_file_is_an_error(tmp_path):
     with pytest.raises(BundleError, match="no such file"):
         load_seed_table(tmp_path / "absent.toml")
+
+
+@attrs.frozen(kw_only=True)
+class Check(Step):
+    type: ClassVar[str] = "check"
+    criteria: list[dict[str, Any]] = attrs.field(factory=list)
+    label: str = ""
+    limit: int | str | None = None
+
+
+def test_a_whole_placeholder_keeps_the_seed_type_where_the_field_allows_it():
+    step = Check(
+        id="c",
+        criteria=[{"arguments": {"amount": "{amount}", "memo": "pay {amount}", "ok": "{flag}"}}],
+        label="{amount}",
+        limit="{amount}",
+    )
+    [out] = apply_seed([step], {"amount": 15000, "flag": False, "trial": 0, "seed": 0})
+    assert out.criteria == [{"arguments": {"amount": 15000, "memo": "pay 15000", "ok": False}}]
+    assert out.label == "15000" and out.limit == 15000
+    cmd = Cmd(id="s", command="{amount}", env={"N": "{amount}"}, args=["{amount}"])
+    [typed_as_text] = apply_seed([cmd], {"amount": 15000, "trial": 0, "seed": 0})
+    assert typed_as_text.command == "15000"
+    assert typed_as_text.env == {"N": "15000"} and typed_as_text.args == ["15000"]

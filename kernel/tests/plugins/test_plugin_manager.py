@@ -201,6 +201,12 @@ def test_lifecycle_hooks(plugin_manager, register_plugin):
         def agentenv_resolve_bundle_source(self, spec):
             return f"/resolved/{spec[7:]}" if spec.startswith("demo://") else None
 
+        @hookimpl
+        def agentenv_push_bundle(self, folder, destination, message):
+            if not destination.startswith("demo://"):
+                return None
+            return {"destination": destination, "folder": folder, "message": message}
+
     class Failing:
         @hookimpl
         def agentenv_run_finished(self, record):
@@ -218,6 +224,12 @@ def test_lifecycle_hooks(plugin_manager, register_plugin):
     assert errors == ["plugin 'failing': agentenv_run_finished raised ValueError: tracker down"]
     assert plugin_manager.resolve_bundle_source("demo://x") == "/resolved/x"
     assert plugin_manager.resolve_bundle_source("other") is None
+    assert plugin_manager.push_bundle("/b", "demo://x", "m") == {
+        "destination": "demo://x",
+        "folder": "/b",
+        "message": "m",
+    }
+    assert plugin_manager.push_bundle("/b", "other://x") is None
 
 
 # -- real entry points: a distribution written onto sys.path -----------------------------

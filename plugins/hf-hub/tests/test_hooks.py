@@ -22,6 +22,13 @@ def test_other_specs_are_left_to_other_sources(spec):
     assert hooks.agentenv_resolve_bundle_source(spec=spec) is None
 
 
+@pytest.mark.parametrize("destination", ["s3://bucket/b", "HF://org/repo", "./folder"])
+def test_other_destinations_are_left_to_other_plugins(destination, tmp_path):
+    assert (
+        hooks.agentenv_push_bundle(folder=tmp_path, destination=destination, message=None) is None
+    )
+
+
 def test_entry_point_registers_the_plugin_and_it_claims_hf_specs(endpoint, hub):
     ResolvedSource = _resolved_source_class()
     from agent_env.plugins import PluginManager

@@ -169,11 +169,13 @@ def environment_card(_cls: type | None = None, **config: Any) -> Callable:
     `ENVIRONMENT_NAME` in the environment overrides the name at serve time."""
     if _cls is not None:
         raise TypeError("use @environment_card(...) with parentheses")
-    fields = set(EnvironmentCard.model_fields)
+    fields = list(EnvironmentCard.model_fields)
     for key in config:
         if key not in fields:
             raise TypeError(
-                f"environment_card: unknown card field {key!r}{did_you_mean(key, fields)}"
+                f"environment_card: unknown card field {key!r}{did_you_mean(key, fields)}; "
+                f"the card fields are {', '.join(fields)} (tools describe themselves with "
+                "their docstrings)"
             )
 
     def deco(cls: type) -> type:

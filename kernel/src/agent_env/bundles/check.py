@@ -3,7 +3,8 @@ step type's own `check(bundle)`.
 
 A step type says which of its fields are references with the class attribute
 `Step.bundle_refs`, e.g. `bundle_refs = {"artifact": ("script_artifact_id",), "env":
-("env_ids[]",)}`; a type that declares none names no bundle entity. A value is a bundle name or
+("env_ids[]",)}`; a type that declares none names no bundle entity. Kind "tool" (a tool
+name) only draws a warning, from `bundles.tool_refs`. A value is a bundle name or
 a full id; a name (or this bundle's id) that matches nothing is a problem. An agent reference
 may also name a registered agent kind (`claude-code`, `tool-loop`, ...: the run's agent
 registry, passed in as `agent_kinds`), which needs no agent folder.
@@ -78,6 +79,8 @@ def check_bundle(
         for step in steps:
             label = f"step {step.id!r}"
             for kind, paths in step_refs(step).items():
+                if kind == "tool":  # a warning, not a problem: see `bundles.tool_refs`
+                    continue
                 known = _known(bundle, kind)
                 for path in paths:
                     for where, value in ref_values(step, path):

@@ -93,6 +93,16 @@ class _Parser:
             out.append(f"{name!r} is accepted for compatibility and ignored: {reason} ({shown})")
         return out
 
+    def _tool_warnings(self, bundle: Bundle) -> list[str]:
+        """Criteria naming a tool no env of their task serves (`bundles.tool_refs`)."""
+        from agent_env.bundles.tool_refs import served_tools_of, tool_warnings
+
+        try:
+            env_types = self.plugins.env_types
+        except (AttributeError, PluginError):
+            return []
+        return tool_warnings(bundle, self.problems.rel, served_tools_of(env_types))
+
     def eid(self, name: str) -> str:
         return f"{self.id_prefix}/{name}"
 
@@ -143,6 +153,8 @@ class _Parser:
         check_bundle(
             bundle, self.problems, self.structured, agent_kinds=self.plugins.agents.names()
         )
+        if not self.problems.items:
+            bundle.warnings.extend(self._tool_warnings(bundle))
         if self.problems.items:
             self.problems.items.sort(key=lambda p: p.split(": ", 1)[0])
             count = len(self.problems.items)

@@ -6,11 +6,18 @@ a short `seeds = [17, 42]` list (each value becomes `{seed}`). Every string fiel
 (except `id` and `depends_on`) has `{name}` replaced by the trial's value of `name`; `{trial}`
 (the 0-based trial index) and `{seed}` (the trial index unless the table gives one) always
 exist; `{{name}}` stays a literal `{name}`; any other brace text is left alone.
+
+A value that is exactly one placeholder (`"{amount}"`) takes the seed's own TOML type where the
+field accepts more than text (an `Any` value, such as a criterion's `arguments`), so `15000`
+stays the integer 15000; inside a longer string, or in a field declared as text, it is
+formatted into the string.
 """
 
 from __future__ import annotations
 
 import re
+import types
+import typing
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +31,7 @@ FILE_NAME = "seeds.toml"
 _SCALARS = (str, int, float, bool)
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PLACEHOLDER = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_WHOLE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SKIP_FIELDS = frozenset({"id", "depends_on", "retry_config", "fail_task_on_error"})
 
 
@@ -121,25 +129,76 @@ def substitute_text(text: str, values: Mapping[str, Any]) -> str:
     return _PLACEHOLDER.sub(one, text)
 
 
-def _substitute(value: Any, values: Mapping[str, Any]) -> Any:
+def _admits_non_text(typ: Any) -> bool:
+    """Whether a field declared `typ` may hold a seed's own value rather than its text."""
+    if typ is Any or typ is object:
+        return True
+    if typ in (int, float, bool):
+        return True
+    origin = typing.get_origin(typ)
+    if origin in (typing.Union, types.UnionType):
+        return any(_admits_non_text(arg) for arg in typing.get_args(typ) if arg is not type(None))
+    return False
+
+
+def _item_type(typ: Any, container: type) -> Any:
+    """The declared type of the items (values, for a mapping) of `typ`; `str` when unknown, so
+    anything undeclared keeps the old text substitution."""
+    if typ is Any or typ is object:
+        return Any
+    origin = typing.get_origin(typ)
+    if origin in (typing.Union, types.UnionType):
+        for arg in typing.get_args(typ):
+            base = typing.get_origin(arg) or arg
+            if isinstance(base, type) and issubclass(base, container):
+                return _item_type(arg, container)
+        return str
+    args = typing.get_args(typ)
+    if container is dict:
+        return args[1] if len(args) == 2 else str
+    if container is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return args[0]
+    return args[0] if len(args) == 1 else str
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _field_types(cls: type) -> dict[str, Any]:
+    if cls not in _HINTS:
+        try:
+            _HINTS[cls] = typing.get_type_hints(cls)
+        except Exception:  # an annotation that cannot be resolved: treat every field as text
+            _HINTS[cls] = {}
+    return _HINTS[cls]
+
+
+def _substitute(value: Any, values: Mapping[str, Any], typ: Any = str) -> Any:
     if isinstance(value, str):
+        whole = _WHOLE.fullmatch(value)
+        if whole and whole.group(1) in values and _admits_non_text(typ):
+            return values[whole.group(1)]
         return substitute_text(value, values)
     if isinstance(value, list):
-        new = [_substitute(v, values) for v in value]
+        item = _item_type(typ, list)
+        new = [_substitute(v, values, item) for v in value]
         return value if all(a is b for a, b in zip(new, value, strict=True)) else new
     if isinstance(value, tuple):
-        new_t = tuple(_substitute(v, values) for v in value)
+        item = _item_type(typ, tuple)
+        new_t = tuple(_substitute(v, values, item) for v in value)
         return value if all(a is b for a, b in zip(new_t, value, strict=True)) else new_t
     if isinstance(value, dict):
-        new_d = {k: _substitute(v, values) for k, v in value.items()}
+        item = _item_type(typ, dict)
+        new_d = {k: _substitute(v, values, item) for k, v in value.items()}
         return value if all(new_d[k] is value[k] for k in value) else new_d
     if attrs.has(type(value)):
+        hints = _field_types(type(value))
         changes = {}
         for field in attrs.fields(type(value)):
             if not field.init or field.name in _SKIP_FIELDS:
                 continue
             old = getattr(value, field.name)
-            new_v = _substitute(old, values)
+            new_v = _substitute(old, values, hints.get(field.name, str))
             if new_v is not old:
                 changes[field.alias or field.name] = new_v
         return attrs.evolve(value, **changes) if changes else value

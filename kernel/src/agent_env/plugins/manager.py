@@ -298,6 +298,14 @@ class PluginManager:
         self.load()
         return self._pm.hook.agentenv_resolve_bundle_source(spec=spec)
 
+    def push_bundle(self, folder: Any, destination: str, message: str | None = None) -> Any:
+        """The first plugin's answer to pushing `folder` to `destination`, or None when no
+        plugin handles that destination."""
+        self.load()
+        return self._pm.hook.agentenv_push_bundle(
+            folder=folder, destination=destination, message=message
+        )
+
     def step_wrappers(self, step: Any, ctx: Any) -> list[Any]:
         """Async context managers the plugins want entered around `step.execute(ctx)`."""
         self.load()

@@ -1,4 +1,4 @@
-"""agent-env hooks of the hf-hub plugin: it claims `hf://` bundle specs."""
+"""agent-env hooks of the hf-hub plugin: it claims `hf://` bundle specs, to run and to push."""
 
 from __future__ import annotations
 
@@ -22,3 +22,12 @@ def agentenv_register_cache_kinds(registry):
     from agentenv_hf_hub.cache_kind import HubCache
 
     registry.add(HubCache)
+
+
+@hookimpl
+def agentenv_push_bundle(folder, destination, message):
+    if not isinstance(destination, str) or not destination.startswith("hf://"):
+        return None
+    from agentenv_hf_hub.push import push
+
+    return push(folder, destination, message=message)

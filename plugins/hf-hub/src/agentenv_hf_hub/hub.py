@@ -53,7 +53,7 @@ class Hub:
         self.endpoint = endpoint()
         self.api = HfApi(endpoint=self.endpoint)
 
-    def _translate(self, exc: Exception, *, file: str | None = None) -> Exception:
+    def translate(self, exc: Exception, *, file: str | None = None) -> Exception:
         from huggingface_hub import errors
 
         spec, repo = self.spec, self.spec.repo_id
@@ -84,7 +84,7 @@ class Hub:
             )
         if isinstance(exc, errors.LocalEntryNotFoundError):
             if isinstance(exc.__cause__, Exception):
-                return self._translate(exc.__cause__, file=file)
+                return self.translate(exc.__cause__, file=file)
             return HubUnreachable(str(exc).splitlines()[0])
         if isinstance(exc, errors.EntryNotFoundError):
             return BundleError(f"{spec.spec}: file {file!r} not found in dataset {repo}")
@@ -115,7 +115,7 @@ class Hub:
         try:
             info = self.api.dataset_info(self.spec.repo_id, revision=self.spec.rev)
         except Exception as exc:
-            raise self._translate(exc) from exc
+            raise self.translate(exc) from exc
         return info.sha or "", [s.rfilename for s in (info.siblings or [])]
 
     def download(self, commit: str, filename: str, into: Path) -> Path:
@@ -132,5 +132,5 @@ class Hub:
                 endpoint=self.endpoint,
             )
         except Exception as exc:
-            raise self._translate(exc, file=filename) from exc
+            raise self.translate(exc, file=filename) from exc
         return Path(path)

@@ -10,7 +10,7 @@ import attrs
 from agent_env.errors import BundleError
 
 KIND_FOLDERS = ("tasks", "evals", "envs", "agents", "artifacts", "skills")
-ROOT_FILES = ("README.md", "bundle.toml", "aliases.toml")
+ROOT_FILES = ("README.md", "bundle.toml", "aliases.toml", "seeds.toml")
 CARD = "README.md"
 
 

@@ -1,7 +1,8 @@
 """A local stand-in for the Hugging Face Hub, for tests that run the real `huggingface_hub` client.
 
 It serves in-memory dataset repos (commits, branches, tags; public, gated or private) on
-127.0.0.1 and logs every request, so a test can assert what the client asked for. Needs
+127.0.0.1 and logs every request, so a test can assert what the client asked for. With a
+token it accepts, it also takes writes: create a repo, a branch, a commit (`testing_writes`). Needs
 starlette and uvicorn (installed with agentenv-framework-protocol)::
 
     hub = LocalHub()
@@ -20,7 +21,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from urllib.parse import unquote
 
 import attrs
@@ -28,7 +29,8 @@ import attrs
 
 @attrs.frozen(kw_only=True)
 class HubRequest:
-    """One request the local Hub answered: `kind` is revision, tree, refs, head or download."""
+    """One request the local Hub answered: `kind` is revision, tree, refs, head or download,
+    or a write: create, branch, preupload, commit (and validate-yaml, the card check)."""
 
     method: str
     path: str
@@ -52,7 +54,7 @@ class HubRepo:
     tags: dict[str, str] = attrs.Factory(dict)
 
     def commit(
-        self, files: dict[str, str | bytes], *, branch: str = "main", keep: bool = False
+        self, files: Mapping[str, str | bytes], *, branch: str = "main", keep: bool = False
     ) -> str:
         """Commit `files` onto `branch` (replacing its tree unless `keep`); return the commit sha."""
         tree = dict(self.commits[self.branches[branch]]) if keep and branch in self.branches else {}
@@ -145,10 +147,11 @@ class LocalHub:
         from starlette.requests import Request
 
         request = Request(scope, receive)
-        response = self._handle(request)
+        body = await request.body() if request.method == "POST" else b""
+        response = self._handle(request, body)
         await response(scope, receive, send)
 
-    def _handle(self, request):
+    def _handle(self, request, body: bytes = b""):
         from starlette.responses import JSONResponse, Response
 
         raw = request.scope.get("raw_path") or request.url.path.encode()
@@ -189,6 +192,8 @@ class LocalHub:
             )
 
         rev = file = None
+        if method == "POST":
+            return self._write(request, parts, body, authorized, record)
         if len(parts) == 4 and parts[:2] == ["api", "datasets"]:
             kind, repo_id = "revision", f"{parts[2]}/{parts[3]}"
         elif (
@@ -297,3 +302,72 @@ class LocalHub:
         }
         body = b"" if method == "HEAD" else content
         return Response(body, headers=headers, media_type="application/octet-stream")
+
+    def _write(self, request, parts: list[str], body: bytes, authorized: bool, record):
+        """create (`/api/repos/create`), branch, preupload and commit; a token is required."""
+        from starlette.responses import JSONResponse
+
+        from agentenv_hf_hub import testing_writes as writes
+
+        if parts[:3] == ["api", "repos", "create"]:
+            kind, repo_id, rev = "create", "", ""
+        elif parts == ["api", "validate-yaml"]:  # a README.md upload checks its card first
+            record("validate-yaml", "")
+            return JSONResponse({"errors": [], "warnings": []})
+        elif len(parts) >= 6 and parts[:2] == ["api", "datasets"]:
+            kind, repo_id, rev = parts[4], f"{parts[2]}/{parts[3]}", "/".join(parts[5:])
+        else:
+            kind, repo_id, rev = "unknown", "", ""
+        base = f"{request.url.scheme}://{request.url.netloc}"
+        try:
+            if kind not in ("create", "branch", "preupload", "commit"):
+                raise writes.WriteRefused(404, "NotFound", f"no route for {request.url.path}")
+            if not authorized:
+                raise writes.WriteRefused(401, "", "Invalid credentials in Authorization header")
+            if kind == "create":
+                repo_id = writes.created_repo_id(body)
+                url = f"{base}/datasets/{repo_id}"
+                if repo_id in self.repos:  # the Hub's conflict answer carries the url too
+                    record(kind, repo_id, status=409)
+                    message = "You already created this dataset repo"
+                    return JSONResponse({"error": message, "url": url}, status_code=409)
+                self.create_repo(repo_id).commit(dict(writes.INITIAL_FILES))
+                record(kind, repo_id)
+                return JSONResponse({"url": url, "name": repo_id})
+            repo = self.repos.get(repo_id)
+            if repo is None:
+                raise writes.WriteRefused(404, "RepoNotFound", "Repository not found")
+            if kind == "branch":
+                if rev in repo.branches:
+                    raise writes.WriteRefused(409, "", f"Reference {rev} already exists")
+                start = writes.json_body(body).get("startingPoint") or "main"
+                start_commit = repo.resolve(start)
+                if start_commit is None:
+                    raise writes.WriteRefused(404, "RevisionNotFound", f"Invalid rev id: {start}")
+                repo.branch(rev, start_commit)
+                record(kind, repo_id, revision=rev)
+                return JSONResponse({})
+            if rev not in repo.branches:
+                raise writes.WriteRefused(404, "RevisionNotFound", f"Invalid rev id: {rev}")
+            if kind == "preupload":
+                record(kind, repo_id, revision=rev)
+                return JSONResponse(writes.preupload_answer(body))
+            tree, _ = writes.apply_commit(repo.commits[repo.branches[rev]], body)
+            sha = repo.commit(tree, branch=rev)
+            record(kind, repo_id, revision=rev)
+            return JSONResponse(
+                {"commitUrl": f"{base}/datasets/{repo_id}/commit/{sha}", "commitOid": sha}
+            )
+        except writes.WriteRefused as refused:
+            from starlette.responses import Response
+
+            record(kind, repo_id, revision=rev or None, status=refused.status)
+            headers = {"X-Error-Message": str(refused)}
+            if refused.code:
+                headers["X-Error-Code"] = refused.code
+            return Response(
+                json.dumps({"error": str(refused)}).encode(),
+                status_code=refused.status,
+                media_type="application/json",
+                headers=headers,
+            )

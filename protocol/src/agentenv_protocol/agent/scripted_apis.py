@@ -19,6 +19,31 @@ def tool_names(request: dict[str, Any]) -> list[str]:
     return [n for n, _ in _offered(request.get("tools") or [], None)]
 
 
+def first_user_text(request: dict[str, Any]) -> str:
+    """The text of a request's first user message in any of the four formats: the prompt that
+    started the conversation, the same in every request of one tool loop."""
+    if "contents" in request:  # Gemini
+        users = [c for c in request.get("contents") or [] if c.get("role", "user") == "user"]
+        return _text(users[0].get("parts")) if users else ""
+    raw = request["messages"] if "messages" in request else request.get("input")
+    if isinstance(raw, str):
+        return raw
+    for item in raw or []:
+        if isinstance(item, dict) and item.get("role") == "user":
+            return _text(item.get("content"))
+    return ""
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(filter(None, map(_text, content)))
+    if isinstance(content, dict):
+        return str(content.get("text") or "")
+    return ""
+
+
 def _offered(tools: list[Any], namespace: str | None) -> list[tuple[str, str | None]]:
     """(name, namespace) of each tool; a Responses `namespace` tool holds its own tools."""
     found: list[tuple[str, str | None]] = []

@@ -11,6 +11,13 @@ A reply may also be `{"status": 503}` (an HTTP error; `"times": n` repeats it n 
 `"repeat": true` (keep answering with it once the script reaches it: a model that never stops).
 Past the end of the script the server answers 500 "script exhausted".
 
+With `per_conversation=True` every conversation plays the script from its start, so concurrent
+trials of a tool-loop task (`--trials 20 --concurrency 8`) each get their own replies. A
+conversation is named by the `X-Conversation-Id` header when a client sends one, else by its
+first user message (the task's prompt: give concurrent trials distinct prompts, e.g. with
+`{trial}` in them); later turns of a multi-prompt conversation keep its first message, so they
+continue its script.
+
 It answers chat completions (`/v1/chat/completions`), the Anthropic Messages API
 (`/v1/messages`), the OpenAI Responses API (`/v1/responses`) and Gemini's `generateContent`
 (`/v1beta/models/M:generateContent` and `:streamGenerateContent`; give a Gemini client the
@@ -47,8 +54,10 @@ class ScriptedModelServer:
         *,
         model: str = "scripted-model",
         side_requests: bool = False,
+        per_conversation: bool = False,
     ) -> None:
         self.side_requests = side_requests
+        self.per_conversation = per_conversation
         self.script: list[dict[str, Any]] = []
         for reply in script:
             self.script.extend([reply] * int(reply.get("times", 1)))
@@ -57,6 +66,8 @@ class ScriptedModelServer:
         #: The `Authorization` header of each request ("" when absent), in order.
         self.authorizations: list[str] = []
         self.position = 0
+        #: Each conversation's position in the script (`per_conversation`), by its key.
+        self.positions: dict[str, int] = {}
         self._lock = threading.Lock()
         self._running: RunningServer | None = None
 
@@ -89,14 +100,26 @@ class ScriptedModelServer:
         self.stop()
 
     # --- the app ------------------------------------------------------------------------
-    def _next(self) -> dict[str, Any] | None:
+    def _next(self, conversation: str | None = None) -> dict[str, Any] | None:
+        """The next reply of the shared script, or of `conversation`'s own copy of it."""
         with self._lock:
-            if self.position < len(self.script):
-                reply = self.script[self.position]
-                if not reply.get("repeat"):
-                    self.position += 1
-                return reply
+            at = self.position if conversation is None else self.positions.get(conversation, 0)
+            if at >= len(self.script):
+                return None
+            reply = self.script[at]
+            if not reply.get("repeat"):
+                at += 1
+            if conversation is None:
+                self.position = at
+            else:
+                self.positions[conversation] = at
+            return reply
+
+    def _conversation(self, request: dict[str, Any], headers: dict[bytes, bytes]) -> str | None:
+        if not self.per_conversation:
             return None
+        given = headers.get(b"x-conversation-id", b"").decode("latin-1")
+        return given or scripted_apis.first_user_text(request)
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -138,15 +161,14 @@ class ScriptedModelServer:
         except ValueError:
             await _respond(send, 400, {"error": {"message": "request body is not JSON"}})
             return
+        headers = dict(scope.get("headers") or [])
         with self._lock:
             self.requests.append(request)
-            self.authorizations.append(
-                dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
-            )
+            self.authorizations.append(headers.get(b"authorization", b"").decode("latin-1"))
         if self.side_requests and not scripted_apis.tool_names(request):
             reply: dict[str, Any] | None = {"content": "ok"}
         else:
-            reply = self._next()
+            reply = self._next(self._conversation(request, headers))
         if reply is None:
             await _respond(send, 500, {"error": {"message": "script exhausted"}})
             return

@@ -1,4 +1,6 @@
-"""`agent-env bundle init FOLDER --from-task ID | --from-eval ID`: stored entities as a folder."""
+"""`agent-env bundle init FOLDER --from-task ID | --from-eval ID`: stored entities as a folder;
+`agent-env bundle push FOLDER DESTINATION`: a bundle folder published where a plugin puts it
+(the hf-hub plugin: `hf://org/repo[@branch][/path]`)."""
 
 from __future__ import annotations
 
@@ -75,3 +77,40 @@ def init(
     for line in done.left_out:
         click.echo(f"Left out: {line}")
     click.echo(f"Run it with: agent-env run {done.folder}")
+
+
+@bundle.command("push")
+@click.argument("folder", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.argument("destination")
+@click.option("--message", "-m", help="The commit message (default: names the folder).")
+@click.option("--json", "as_json", is_flag=True, help="Print where it went as JSON.")
+def push(folder: Path, destination: str, message: str | None, as_json: bool) -> int:
+    """Publish the bundle FOLDER to DESTINATION (e.g. hf://org/repo, hf://org/repo@branch,
+    hf://org/repo/bundles/name), after validating it as `agent-env check` does: a bundle
+    with problems is not pushed. Then `agent-env run DESTINATION` runs it.
+
+    Exit codes: 0 pushed, 1 the push failed, 2 the bundle has problems."""
+    from agent_env.bundles import load_bundle
+    from agent_env.errors import BundleError
+    from agent_env.plugins import get_plugin_manager
+
+    plugins = get_plugin_manager()
+    try:
+        bundle = load_bundle(str(folder), plugins)
+    except BundleError as exc:
+        click.echo(f"Error: {exc}", err=True)
+        return 2
+    done = plugins.push_bundle(bundle.root, destination, message)
+    if done is None:
+        raise BundleError(
+            f"no installed plugin pushes to {destination!r}; hf://org/repo needs the "
+            "agentenv-hf-hub plugin"
+        )
+    if as_json:
+        echo_json({"bundle": bundle.name, **done})
+    else:
+        click.echo(
+            f"Pushed bundle {bundle.name!r} to {destination}: {done.get('commit') or 'done'}"
+        )
+        click.echo(f"Run it with: agent-env run {destination}")
+    return 0

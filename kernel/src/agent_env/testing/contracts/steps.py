@@ -123,7 +123,9 @@ class StepTypeContract:
         declared(self.step_class)  # run_overrides: known run options, fields the class has
         fields = {f.name for f in attrs.fields(self.step_class)}
         for kind, paths in (self.step_class.bundle_refs or {}).items():
-            assert kind in ("artifact", "env", "agent"), f"bundle_refs: unknown kind {kind!r}"
+            assert kind in ("artifact", "env", "agent", "tool"), (
+                f"bundle_refs: unknown kind {kind!r}"
+            )
             for path in paths:
                 head = path.partition(".")[0].removesuffix("[]")
                 assert head in fields, f"bundle_refs[{kind!r}]: no field {head!r} ({path})"

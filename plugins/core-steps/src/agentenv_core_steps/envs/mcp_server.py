@@ -49,6 +49,8 @@ class McpServerConfig:
     env_vars: dict[str, str] = attrs.field(factory=dict)
     startup_timeout_seconds: float = 120.0
     base_image: str = BASE_IMAGE
+    #: The tools the env serves, for `agent-env check` (default: its `@tool` functions).
+    tools: list[str] | None = None
 
 
 class EnvDeployError(Exception):
@@ -81,6 +83,19 @@ class McpServerEnv(EnvType):
     base_image: str = BASE_IMAGE
 
     # -- parsing --------------------------------------------------------------------------
+
+    @classmethod
+    def served_tools(cls, config: dict[str, Any], folder: Path) -> frozenset[str] | None:
+        """`tools` from env.toml, else the folder's `@tool` functions; with the gateway's own
+        `get_time`, which every env deployed in a task offers the agent."""
+        from agentenv_core_steps.envs.tool_names import GATEWAY_TOOLS, scanned_tools
+
+        declared = config.get("tools")
+        if isinstance(declared, list) and all(isinstance(t, str) for t in declared):
+            tools: frozenset[str] | None = frozenset(declared)
+        else:
+            tools = scanned_tools(folder)
+        return None if tools is None else tools | GATEWAY_TOOLS
 
     @staticmethod
     def problems(config: dict[str, Any], files: list[str]) -> list[str]:

@@ -35,6 +35,7 @@ def _matches(call: dict[str, Any], criterion: dict[str, Any]) -> bool:
 @attrs.frozen(kw_only=True)
 class ToolCallVerifier(VerifierStep):
     type: ClassVar[str] = "tool_call_verifier"
+    bundle_refs: ClassVar[dict[str, tuple[str, ...]]] = {"tool": ("criteria[].tool",)}
 
     criteria: list[dict[str, Any]] = attrs.field(factory=list)
     prompt_id: str | None = None
