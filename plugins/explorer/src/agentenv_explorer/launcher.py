@@ -181,7 +181,7 @@ class Launcher:
                     launched.instances = [t.id for t in trial_run.trials]
                     reporter.write(f"run {trial_run.run_id}: {len(trial_run.trials)} trial(s)")
                     launched.planned.set()
-                    await service.execute(session, trial_run.trials, options, lambda: 0)
+                    await service.execute(session, trial_run)
                     reporter.write("finished")
                 finally:
                     await session.close()  # tears down what is still live (shielded)
