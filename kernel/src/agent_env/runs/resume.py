@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from agent_env.engine.records import DECIDED, RUNS, TaskInstanceRecord
+from agent_env.runs.model import LoadedBundle, PreparedRun
 from agent_env.runs.request import RunRequest
 
 if TYPE_CHECKING:  # pragma: no cover
-    from agent_env.runs.pipeline import LoadedBundle, PreparedRun, RunPipeline
+    from agent_env.runs.pipeline import RunPipeline
 
 
 async def prepare_resume(pipeline: RunPipeline, request: RunRequest) -> PreparedRun:
@@ -47,7 +48,6 @@ async def _resume_run(
 ) -> PreparedRun:
     from agent_env.engine import trials as engine_trials
     from agent_env.engine.run import check_not_running, resume_spec
-    from agent_env.runs.pipeline import PreparedRun
 
     request = reapply_agent_overrides(request, run_doc.get("meta") or {})
     loaded = await _reload(pipeline, request, resume_spec(run_doc["bundle"]))
@@ -84,7 +84,6 @@ async def _resume_instance(pipeline: RunPipeline, request: RunRequest) -> Prepar
     from agent_env.engine.seeds import SeedTable
     from agent_env.engine.trials import Trial, TrialRun
     from agent_env.reporting.results import Results
-    from agent_env.runs.pipeline import PreparedRun
 
     assert request.resume is not None
     stored = await load_record(pipeline.session.stores.documents, request.resume)
