@@ -23,7 +23,7 @@ Hooks are cheap and synchronous; I/O lives in the async methods of the registere
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pluggy
 
@@ -32,11 +32,25 @@ hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
 if TYPE_CHECKING:  # pragma: no cover
+    from contextlib import AbstractAsyncContextManager
+
+    from agent_env.agents import AgentKind
+    from agent_env.bundles.model import ResolvedSource
+    from agent_env.caches import CacheKind
+    from agent_env.cli.lazy import LazyGroup
+    from agent_env.context import StepContext
+    from agent_env.engine.records import TaskInstanceRecord
+    from agent_env.engine.runner import Runner
+    from agent_env.entities.kinds import EntityKindRegistry
+    from agent_env.envs import EnvType
+    from agent_env.models import Step
+    from agent_env.plugins.registries import StoreRegistry
     from agent_env.registry import Registry
+    from agent_env.sandbox import SandboxProvider
 
 
 @hookspec
-def agentenv_register_step_types(registry: Registry) -> None:
+def agentenv_register_step_types(registry: Registry[type[Step]]) -> None:
     """Called once when the step-type registry is built; call `registry.add(StepClass)`.
 
     A step class subclasses `agent_env.models.Step` (an attrs class) and sets `type`::
@@ -49,7 +63,7 @@ def agentenv_register_step_types(registry: Registry) -> None:
 
 
 @hookspec
-def agentenv_register_env_types(registry: Registry) -> None:
+def agentenv_register_env_types(registry: Registry[type[EnvType]]) -> None:
     """Called once when the env-type registry is built; call `registry.add(EnvTypeClass)`.
 
     Example: `registry.add(McpServerEnv)` where `McpServerEnv.type == "mcp_server"`.
@@ -57,7 +71,7 @@ def agentenv_register_env_types(registry: Registry) -> None:
 
 
 @hookspec
-def agentenv_register_sandbox_providers(registry: Registry) -> None:
+def agentenv_register_sandbox_providers(registry: Registry[type[SandboxProvider]]) -> None:
     """Called once when the sandbox-provider registry is built; add `SandboxProvider` classes.
 
     Example: `registry.add(DockerProvider)` where `DockerProvider.type == "docker"`; lazily,
@@ -67,7 +81,7 @@ def agentenv_register_sandbox_providers(registry: Registry) -> None:
 
 
 @hookspec
-def agentenv_register_stores(registry: Any) -> None:
+def agentenv_register_stores(registry: StoreRegistry) -> None:
     """Called once when the store registries are built; add store backend classes.
 
     Each class has `kind` ("document", "object", "image" or "secret") and `type` (the name
@@ -85,7 +99,7 @@ def agentenv_register_stores(registry: Any) -> None:
 
 
 @hookspec
-def agentenv_register_runners(registry: Registry) -> None:
+def agentenv_register_runners(registry: Registry[type[Runner]]) -> None:
     """Called once when the runner registry is built; add runner classes keyed by `type`.
 
     Example: `registry.add(RayRunner)` where `RayRunner.type == "ray"`.
@@ -93,7 +107,7 @@ def agentenv_register_runners(registry: Registry) -> None:
 
 
 @hookspec
-def agentenv_register_agents(registry: Registry) -> None:
+def agentenv_register_agents(registry: Registry[type[AgentKind]]) -> None:
     """Called once when the agent registry is built; add built-in agent kinds by `type`.
 
     Example: `registry.add(ScriptedAgent)` where `ScriptedAgent.type == "scripted"`.
@@ -101,7 +115,7 @@ def agentenv_register_agents(registry: Registry) -> None:
 
 
 @hookspec
-def agentenv_register_entity_kinds(registry: Registry) -> None:
+def agentenv_register_entity_kinds(registry: EntityKindRegistry) -> None:
     """Called once when the entity-kind registry is built; add `EntityKind` declarations.
 
     Each kind gets `agent-env entity <kind> list|show|get|put|validate`, with no kernel change::
@@ -114,7 +128,7 @@ def agentenv_register_entity_kinds(registry: Registry) -> None:
 
 
 @hookspec
-def agentenv_register_commands(group: Any) -> None:
+def agentenv_register_commands(group: LazyGroup) -> None:
     """Called when the CLI is built; contribute commands to the root group.
 
     Prefer lazy registration so `agent-env --help` stays fast::
@@ -128,7 +142,7 @@ def agentenv_register_commands(group: Any) -> None:
 
 
 @hookspec(firstresult=True)
-def agentenv_resolve_bundle_source(spec: str) -> Any:
+def agentenv_resolve_bundle_source(spec: str) -> ResolvedSource | None:
     """Resolve a bundle spec that is neither a folder nor an installed bundle name.
 
     Return an `agent_env.bundles.ResolvedSource` (a local folder plus provenance) for a spec
@@ -144,7 +158,9 @@ def agentenv_resolve_bundle_source(spec: str) -> Any:
 
 
 @hookspec
-def agentenv_step_wrapper(step: Any, ctx: Any) -> Any:
+def agentenv_step_wrapper(
+    step: Step, ctx: StepContext
+) -> AbstractAsyncContextManager[object] | None:
     """Called before each step runs; return an async context manager to wrap it, or None.
 
     The engine enters every returned manager around `step.execute(ctx)` (tracing, timing)::
@@ -156,15 +172,20 @@ def agentenv_step_wrapper(step: Any, ctx: Any) -> Any:
 
 
 @hookspec
-def agentenv_run_finished(record: Any) -> None:
-    """Called after a task instance finishes (passed, failed or cancelled) with its run record.
+def agentenv_run_finished(record: TaskInstanceRecord) -> None:
+    """Called after a task instance finishes (passed, failed or cancelled) with its record, as
+    stored (redacted): a `TaskInstanceRecord` (`record.id`, `record.run_id`, `record.status`,
+    `record.scores`, `record.to_dict()`; `record["id"]` also reads the stored document, for
+    hooks written when this hook got a dict). Must not raise; errors are reported::
 
-    Example: push `record` to an experiment tracker. Must not raise; errors are reported.
+        @hookimpl
+        def agentenv_run_finished(record):
+            tracker.log(record.id, status=str(record.status), scores=record.scores)
     """
 
 
 @hookspec
-def agentenv_register_cache_kinds(registry: Registry) -> None:
+def agentenv_register_cache_kinds(registry: Registry[type[CacheKind]]) -> None:
     """Called once when the cache-kind registry is built (by `agent-env cache list|prune`);
     add `agent_env.caches.CacheKind` classes, keyed by their `type`.
 

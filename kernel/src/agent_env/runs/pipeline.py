@@ -43,8 +43,10 @@ from agent_env.runs.model import (
 from agent_env.runs.request import RunRequest
 
 if TYPE_CHECKING:  # pragma: no cover
+    from agent_env.agents import AgentKind
     from agent_env.bundles.model import Bundle, Materialized, Task
     from agent_env.engine.run import Session
+    from agent_env.engine.runner import Runner
     from agent_env.engine.seeds import SeedTable
     from agent_env.engine.tickets import TrialTicket
     from agent_env.engine.trials import Trial
@@ -277,7 +279,7 @@ class RunPipeline:
         """The runner type `request` (or `[run] runner`) names."""
         return request.runner or self.session.config.get("run", "runner", "local") or "local"
 
-    def make_runner(self, request: RunRequest, concurrency: int) -> Any:
+    def make_runner(self, request: RunRequest, concurrency: int) -> Runner:
         """The runner, built as `cls(concurrency=N, **settings)` with its `[run.<name>]`
         settings and `--address`."""
         config = self.session.config
@@ -286,7 +288,8 @@ class RunPipeline:
         settings = dict(config.values.get(f"run.{name}", {}))
         if request.runner_address:
             settings["address"] = request.runner_address
-        return runner_cls(concurrency=concurrency, **settings)
+        runner: Runner = runner_cls(concurrency=concurrency, **settings)
+        return runner
 
     async def execute(self, prepared: PreparedRun, *, signals: Sequence[int] = ()) -> RunResult:
         """Run the prepared trials with the configured runner, then `record` the run; when
@@ -354,7 +357,7 @@ class RunPipeline:
             ],
             single=single or prepared.instances is not None,
             unfinished=sum(1 for t in trial_run.trials if t.record is None),
-            not_run=[t.name for t in (prepared.loaded.selection.not_run if _sel(prepared) else [])],
+            not_run=_not_run(prepared),
         )
         shown = self.observer.finished(result)
         if inspect.isawaitable(shown):
@@ -423,8 +426,10 @@ class _Collector:
         self.record = record
 
 
-def _sel(prepared: PreparedRun) -> bool:
-    return prepared.loaded is not None and prepared.loaded.selection is not None
+def _not_run(prepared: PreparedRun) -> list[str]:
+    """The tasks no eval names that running every eval left out."""
+    chosen = prepared.loaded.selection if prepared.loaded is not None else None
+    return [t.name for t in chosen.not_run] if chosen is not None else []
 
 
 async def _records_of(documents: Any, ids: Sequence[str]) -> list[dict[str, Any]]:
@@ -438,7 +443,9 @@ async def _records_of(documents: Any, ids: Sequence[str]) -> list[dict[str, Any]
     return out
 
 
-async def run_with_progress(runner: Any, trials: Sequence[Any], progress: Progress | None) -> None:
+async def run_with_progress(
+    runner: Runner, trials: Sequence[Trial], progress: Progress | None
+) -> None:
     """`runner.run(trials)` with the progress ticker beside it; the last line at the end."""
     if progress is None:
         await runner.run(trials)
@@ -498,7 +505,7 @@ def spec_for_record(spec: str) -> str:
     return str(path.resolve()) if path.is_dir() else spec
 
 
-def check_agent(session: Session, bundle: Bundle, agent: str) -> Any:
+def check_agent(session: Session, bundle: Bundle, agent: str) -> type[AgentKind] | None:
     """`--agent` must name an agent folder of the bundle or a registered agent kind: the
     kind's class when it names one (None for a bundle agent folder); `BundleError` with a
     did-you-mean otherwise."""
@@ -510,7 +517,8 @@ def check_agent(session: Session, bundle: Bundle, agent: str) -> Any:
     except PluginError:
         kinds = []
     if agent in kinds:
-        return session.plugins.agents.get(agent)
+        kind: type[AgentKind] = session.plugins.agents.get(agent)
+        return kind
     if agent in bundle.agents:
         return None
     names = sorted({*bundle.agents, *kinds})
