@@ -24,6 +24,7 @@ from agent_env.runs.request import RunRequest
 
 if TYPE_CHECKING:  # pragma: no cover
     from agent_env.bundles.model import Bundle, Task
+    from agent_env.engine.run import Session
     from agent_env.plugins.manager import PluginManager
     from agent_env.resources import InstanceKey
     from agent_env.runs.pipeline import LoadedBundle, PreparedRun, RunPipeline
@@ -49,7 +50,7 @@ class TaskHost:
     agent: str | None = None
 
     @property
-    def session(self) -> Any:
+    def session(self) -> Session:
         return self.pipeline.session
 
     @classmethod

@@ -51,11 +51,14 @@ async def prepare(
     *,
     reporter: Reporter | None = None,
     stored: tuple[str, str, int | None] | None = None,
+    front_end: str = "explorer",
 ) -> PreparedRun:
     """What `agent-env run SPEC` (or, with `stored=(kind, id, version)`, `agent-env task|eval
     run ID`) does before its trials run (`RunPipeline.prepare`); `reporter` receives the
-    engine's step events. Errors (`BundleError`, `PluginError`, `KeyError` for an unknown
+    engine's step events; `front_end` is what the run document names as its front end.
+    Errors (`BundleError`, `PluginError`, `KeyError` for an unknown
     stored id) come before anything runs."""
+    request = attrs.evolve(request, front_end=front_end)
     if stored is not None:
         kind, ref, version = stored
         request = attrs.evolve(request, stored=StoredRef(kind=kind, ref=ref, version=version))
