@@ -17,7 +17,18 @@ from typing import TYPE_CHECKING
 import attrs
 
 from agent_env.engine.services import Reporter
-from agent_env.runs.pipeline import PreparedRun, RunObserver, RunPipeline, RunResult, load_bundle
+from agent_env.runs.pipeline import (
+    PreparedRun,
+    RunObserver,
+    RunPipeline,
+    RunResult,
+    check_agent,
+    check_provider,
+    load_bundle,
+    load_seeds,
+    spec_for_record,
+    with_solution,
+)
 from agent_env.runs.request import RunRequest, StoredRef
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -70,4 +81,17 @@ async def execute(session: Session, prepared: PreparedRun) -> RunResult:
     return await RunPipeline(session).execute(prepared)
 
 
-__all__ = ["RunOptions", "RunRequest", "execute", "load_bundle", "open_session", "prepare"]
+#: The checks a front end may make before it builds a request are the pipeline's own.
+__all__ = [
+    "RunOptions",
+    "RunRequest",
+    "check_agent",
+    "check_provider",
+    "execute",
+    "load_bundle",
+    "load_seeds",
+    "open_session",
+    "prepare",
+    "spec_for_record",
+    "with_solution",
+]
