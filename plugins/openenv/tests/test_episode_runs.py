@@ -83,17 +83,25 @@ def test_finished_episodes_leave_no_state_in_the_server(notes_server) -> None:
     instance: once episodes end, no Episode is reachable from the plugin's modules."""
     import agentenv_openenv.environment
     import agentenv_openenv.episode
+    from agent_env.engine.instance import TaskInstance
+    from agent_env.engine.trials import TrialRun
     from agentenv_openenv.episode import Episode
 
     url, app = notes_server
-    for _ in range(3):
-        anyio.run(play, url, "no", False)
+    runs = {anyio.run(play, url, "no", False)["run_id"] for _ in range(3)}
     runtime = app.state.agentenv_runtime
     assert runtime.episodes == set()
     gc.collect()
     alive = [o for o in gc.get_objects() if isinstance(o, Episode) and o.finished.is_set()]
     # the last session's environment may still hold its finished episode until the next reset
     assert len(alive) <= 1, alive
+    # nor does anything hold the runs' trials or task instances once they were recorded
+    held = [
+        o
+        for o in gc.get_objects()
+        if isinstance(o, (TaskInstance, TrialRun)) and getattr(o, "run_id", None) in runs
+    ]
+    assert held == [], held
     for module in (agentenv_openenv.episode, agentenv_openenv.environment):
         for name, value in vars(module).items():
             if isinstance(value, (dict, set, list)):
