@@ -17,11 +17,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from agent_env.engine.services import Reporter
-from agent_env.runs.pipeline import (
-    PreparedRun,
-    RunObserver,
-    RunPipeline,
-    RunResult,
+from agent_env.runs.checks import (
     check_agent,
     check_provider,
     load_bundle,
@@ -29,6 +25,7 @@ from agent_env.runs.pipeline import (
     spec_for_record,
     with_solution,
 )
+from agent_env.runs.pipeline import PreparedRun, RunObserver, RunPipeline, RunResult
 from agent_env.runs.request import RunRequest, StoredRef
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -50,7 +50,7 @@ class ProgressReporter:
 def check_provider(session: Any, provider: str | None) -> None:
     """The run service's provider check as a usage error on `--sandbox`."""
     from agent_env.errors import PluginError, SandboxError
-    from agent_env.runs.pipeline import check_provider as check
+    from agent_env.runs.checks import check_provider as check
 
     try:
         check(session, provider)
