@@ -78,6 +78,14 @@ def test_env_deploy_serves_the_stored_env_until_ctrl_c(home_env, tmp_path):
         assert shown["envs"]["notes"]["url"] == up["url"] and shown["run_id"] == up["run_id"]
         lineage = json.loads(_cli(home_env, tmp_path, "env", "show", "notes", "--json").stdout)
         assert [r["run_id"] for r in lineage["runs"]] == [up["run_id"]]
+        # the deployment is a run of the one run pipeline: runs list / runs show find it
+        runs = json.loads(_cli(home_env, tmp_path, "runs", "list", "--json").stdout)
+        [row] = [r for r in runs if r["id"] == up["run_id"]]
+        assert (row["front_end"], row["runner"], row["instances"]) == ("env deploy", "local", 1)
+        run_doc = json.loads(
+            _cli(home_env, tmp_path, "runs", "show", up["run_id"], "--json").stdout
+        )
+        assert [i["id"] for i in run_doc["instances"]] == [up["instance"]]
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=60) == 0
         assert "torn down" in proc.stderr.read()

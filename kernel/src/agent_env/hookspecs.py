@@ -32,13 +32,22 @@ hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
 if TYPE_CHECKING:  # pragma: no cover
+    from contextlib import AbstractAsyncContextManager
+    from pathlib import Path
+
     from agent_env.agents import AgentKind
+    from agent_env.bundles.model import ResolvedSource
     from agent_env.caches import CacheKind
-    from agent_env.entities.kinds import EntityKind
+    from agent_env.cli.lazy import LazyGroup
+    from agent_env.context import StepContext
+    from agent_env.engine.records import TaskInstanceRecord
+    from agent_env.engine.runner import Runner
+    from agent_env.entities.kinds import EntityKindRegistry
+    from agent_env.entrypoints import InstalledEntryPoint
     from agent_env.envs import EnvType
     from agent_env.models import Step
+    from agent_env.plugins.registries import StoreRegistry
     from agent_env.registry import Registry
-    from agent_env.runners import Runner
     from agent_env.sandbox import SandboxProvider
 
 
@@ -74,7 +83,7 @@ def agentenv_register_sandbox_providers(registry: Registry[type[SandboxProvider]
 
 
 @hookspec
-def agentenv_register_stores(registry: Any) -> None:
+def agentenv_register_stores(registry: StoreRegistry) -> None:
     """Called once when the store registries are built; add store backend classes.
 
     Each class has `kind` ("document", "object", "image" or "secret") and `type` (the name
@@ -108,7 +117,7 @@ def agentenv_register_agents(registry: Registry[type[AgentKind]]) -> None:
 
 
 @hookspec
-def agentenv_register_entity_kinds(registry: Registry[EntityKind]) -> None:
+def agentenv_register_entity_kinds(registry: EntityKindRegistry) -> None:
     """Called once when the entity-kind registry is built; add `EntityKind` declarations.
 
     Each kind gets `agent-env entity <kind> list|show|get|put|validate`, with no kernel change::
@@ -121,7 +130,7 @@ def agentenv_register_entity_kinds(registry: Registry[EntityKind]) -> None:
 
 
 @hookspec
-def agentenv_register_commands(group: Any) -> None:
+def agentenv_register_commands(group: LazyGroup) -> None:
     """Called when the CLI is built; contribute commands to the root group.
 
     Prefer lazy registration so `agent-env --help` stays fast::
@@ -135,7 +144,7 @@ def agentenv_register_commands(group: Any) -> None:
 
 
 @hookspec(firstresult=True)
-def agentenv_resolve_bundle_source(spec: str) -> Any:
+def agentenv_resolve_bundle_source(spec: str) -> ResolvedSource | None:
     """Resolve a bundle spec that is neither a folder nor an installed bundle name.
 
     Return an `agent_env.bundles.ResolvedSource` (a local folder plus provenance) for a spec
@@ -151,7 +160,9 @@ def agentenv_resolve_bundle_source(spec: str) -> Any:
 
 
 @hookspec(firstresult=True)
-def agentenv_push_bundle(folder: Any, destination: str, message: str | None) -> Any:
+def agentenv_push_bundle(
+    folder: Path, destination: str, message: str | None
+) -> dict[str, Any] | None:
     """Publish the validated bundle `folder` (a `Path`) to `destination` (`agent-env bundle
     push`), which this plugin understands, with the commit `message` if given.
 
@@ -169,7 +180,9 @@ def agentenv_push_bundle(folder: Any, destination: str, message: str | None) -> 
 
 
 @hookspec
-def agentenv_step_wrapper(step: Any, ctx: Any) -> Any:
+def agentenv_step_wrapper(
+    step: Step, ctx: StepContext
+) -> AbstractAsyncContextManager[object] | None:
     """Called before each step runs; return an async context manager to wrap it, or None.
 
     The engine enters every returned manager around `step.execute(ctx)` (tracing, timing)::
@@ -181,10 +194,15 @@ def agentenv_step_wrapper(step: Any, ctx: Any) -> Any:
 
 
 @hookspec
-def agentenv_run_finished(record: Any) -> None:
-    """Called after a task instance finishes (passed, failed or cancelled) with its run record.
+def agentenv_run_finished(record: TaskInstanceRecord) -> None:
+    """Called after a task instance finishes (passed, failed or cancelled) with its record, as
+    stored (redacted): a `TaskInstanceRecord` (`record.id`, `record.run_id`, `record.status`,
+    `record.scores`, `record.to_dict()`; `record["id"]` also reads the stored document, for
+    hooks written when this hook got a dict). Must not raise; errors are reported::
 
-    Example: push `record` to an experiment tracker. Must not raise; errors are reported.
+        @hookimpl
+        def agentenv_run_finished(record):
+            tracker.log(record.id, status=str(record.status), scores=record.scores)
     """
 
 
@@ -209,7 +227,7 @@ def agentenv_register_cache_kinds(registry: Registry[type[CacheKind]]) -> None:
 
 
 @hookspec
-def agentenv_register_subcommands(parent: str, group: Any) -> None:
+def agentenv_register_subcommands(parent: str, group: LazyGroup) -> None:
     """Called when the kernel's command group `parent` is first used (`plugin`, for
     `agent-env plugin ...`); add subcommands to it as `agentenv_register_commands` adds
     commands to the root group. A name the group already has is an error naming both::
@@ -222,7 +240,9 @@ def agentenv_register_subcommands(parent: str, group: Any) -> None:
 
 
 @hookspec
-def agentenv_discover_plugins(entry_points: list[Any]) -> list[Any] | None:
+def agentenv_discover_plugins(
+    entry_points: list[InstalledEntryPoint],
+) -> list[tuple[Any, list[object]]] | None:
     """Called once while plugins load, after the `agent_env` group's entry points; bring in
     plugins declared some other way (agentenv-legacy: the existing product's entry-point groups).
 

@@ -7,13 +7,13 @@ this module only."""
 
 from agent_env.engine.remote import (
     RunContext,
-    TrialWorker,
     abandon_attempt,
     context_for,
     final_record,
 )
 from agent_env.engine.runner import LocalRunner, Runner
 from agent_env.engine.tickets import TrialTicket
+from agent_env.runs.worker import TrialWorker
 
 __all__ = [
     "LocalRunner",

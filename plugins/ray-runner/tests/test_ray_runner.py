@@ -109,6 +109,25 @@ def test_200_hello_and_20_notes_local_trials_land_once_in_the_shared_stores(
     assert not (tmp_path / "home" / "agentenv.db").exists()
 
 
+def test_a_ray_run_is_found_with_runs_list_and_show(tmp_path, ray_head, moto_endpoint):
+    """A run whose trials Ray workers ran is recorded by the same pipeline as a local one:
+    `runs list --json` and `runs show` find it, naming its runner."""
+    aws_config(tmp_path / "config.toml", moto_endpoint)
+    args = ("--trials", "3", "--runner", "ray", "--address", ray_head, "--json")
+    proc = run(tmp_path, "run", "hello", *args)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    run_id = json.loads(proc.stdout)["run_id"]
+    listed = run(tmp_path, "runs", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    [row] = [r for r in json.loads(listed.stdout) if r["id"] == run_id]
+    assert (row["front_end"], row["runner"], row["bundle"]) == ("run", "ray", "hello")
+    assert (row["instances"], row["passed"], row["failed"]) == (3, 3, 0)
+    shown = run(tmp_path, "runs", "show", run_id, "--json")
+    assert shown.returncode == 0, shown.stderr
+    data = json.loads(shown.stdout)
+    assert data["run"]["runner"] == "ray" and data["summary"]["passed"] == 3
+
+
 def _actor_pids() -> list[int]:
     out = subprocess.run(["pgrep", "-f", "ray::TrialActor"], capture_output=True, text=True)
     return [int(p) for p in out.stdout.split()]

@@ -437,7 +437,7 @@ class TaskInstance:
                 self._stored = self.services.redactor(live.to_dict())
             final = self.record
             try:
-                self.services.plugins.run_finished(final)
+                self.services.plugins.run_finished(TaskInstanceRecord.from_dict(final))
             except Exception as exc:
                 self.services.reporter.log(self, None, f"a run_finished hook failed: {exc}")
             self.services.reporter.instance_finished(self, final)

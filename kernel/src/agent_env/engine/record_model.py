@@ -70,6 +70,14 @@ class StoredRecord:
         record.extra = {k: v for k, v in doc.items() if k not in names}
         return record
 
+    def __getitem__(self, key: str) -> Any:
+        """The stored document's value under `key` (hooks written when they got a dict)."""
+        return self.to_dict()[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The stored document's value under `key`, else `default` (as `dict.get`)."""
+        return self.to_dict().get(key, default)
+
     def to_dict(self) -> dict[str, Any]:
         """The stored document (JSON types only; nested free-form values are the record's own,
         not copies)."""

@@ -213,6 +213,7 @@ class RunRecord(StoredRecord):
     is task `tasks[i]`, trial number `trial_index[i]`, first attempt `instances[i]`."""
 
     kind: ClassVar[str] = "run record"
+    optional: ClassVar[frozenset[str]] = frozenset({"front_end", "runner"})
 
     id: str
     bundle: dict[str, Any] = attrs.field(factory=dict)
@@ -231,6 +232,10 @@ class RunRecord(StoredRecord):
     options: dict[str, Any] = attrs.field(factory=dict)
     owner: dict[str, Any] | None = None
     created_at: str | None = None
+    #: Who asked for the run (`run`, `task run`, `env deploy`, `explorer`, `openenv`...) and
+    #: which runner ran its trials (`local`, `ray`, `openenv`); absent in older runs.
+    front_end: str | None = None
+    runner: str | None = None
 
     def trial_numbers(self) -> list[int]:
         return list(self.trial_index) if self.trial_index else [0] * len(self.instances)

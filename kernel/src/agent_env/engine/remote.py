@@ -6,7 +6,7 @@ bundle content, the run's options) and each trial as a small `TrialTicket` (slot
 index, attempt): both are plain data, so they pickle and travel. A worker (`TrialWorker`) opens
 its own session from the context, loads the bundle pinned by its digest (from the recorded
 spec when the content there is the same, else from the archive the controller published to
-the object store), then runs tickets. A ticket's trial writes its records to the stores exactly
+the object store), then runs tickets through the run pipeline (`agent_env.runs.worker`). A ticket's trial writes its records to the stores exactly
 as a local trial does (so the stores must be shared when workers are on other machines) and
 returns its final record, which the controller counts (`Trial.run_remote`).
 
@@ -29,14 +29,12 @@ import attrs
 from agent_env.engine.records import (
     COLLECTION,
     FINISHED,
-    RUNS,
     Status,
-    TaskInstanceRecord,
     attempt_id,
     now_iso,
 )
 from agent_env.engine.stored import latest_attempt
-from agent_env.engine.tickets import TrialTicket, bundle_digest, bundle_files
+from agent_env.engine.tickets import bundle_digest, bundle_files
 from agent_env.errors import AgentEnvError
 
 #: Object-store keys of published bundle archives: `bundles/<sha256 hex>.tar.gz`.
@@ -199,140 +197,3 @@ async def final_record(documents: Any, slot: str) -> dict[str, Any] | None:
     """The record of trial `slot`'s last attempt as stored; None if it never started."""
     record, _ = await latest_attempt(documents, slot)
     return None if record is None else record.to_dict()
-
-
-class _Collector:
-    """Stands in for a run's `Results` in a worker: keeps the final record of its one trial."""
-
-    def __init__(self) -> None:
-        self.record: TaskInstanceRecord | None = None
-
-    def add(self, record: TaskInstanceRecord) -> None:
-        self.record = record
-
-
-class TrialWorker:
-    """Runs tickets of one run in this process: `await worker.run(ticket)` -> final record.
-
-    Opened on the first ticket (session, bundle, services); `close()` tears down what is left.
-    Tickets may run concurrently on one worker.
-    """
-
-    def __init__(self, context: RunContext, *, apply_env: bool = True):
-        self.context = context
-        self._apply_env = apply_env
-        self._opened: Any = None
-        self._lock = anyio.Lock()
-
-    async def _open(self) -> Any:
-        async with self._lock:
-            if self._opened is None:
-                self._opened = await self._build()
-        return self._opened
-
-    async def _build(self) -> Any:
-        from agent_env.engine.run import Session
-        from agent_env.engine.seeds import SeedTable
-        from agent_env.runs import overrides, service
-        from agent_env.runs.options import RunOptions
-
-        ctx = self.context
-        if self._apply_env:
-            os.environ.update(ctx.env)
-            if Path(ctx.cwd).is_dir():
-                os.chdir(ctx.cwd)
-        session = await Session.open()
-        try:
-            spec = await self._bundle_spec(session)
-            bundle, materialized, _ = await service.load_bundle(session, spec)
-            run_doc = await session.stores.documents.get(RUNS, ctx.run_id)
-            if run_doc is None:
-                raise AgentEnvError(
-                    f"run {ctx.run_id!r} is not in this worker's document store: the workers "
-                    "must use the controller's stores"
-                )
-            recorded = run_doc.get("options") or {}
-            options = RunOptions(
-                provider=ctx.provider,
-                judge_model=recorded.get("judge_model"),
-                user_model=recorded.get("user_model"),
-            )
-            bundle, _notes = overrides.apply_to_bundle(bundle, options)
-            services = await session.services(
-                artifacts=materialized.artifacts,
-                default_provider=ctx.provider,
-                agent=ctx.agent,
-                model=ctx.model,
-            )
-            seeds = SeedTable(
-                entries=tuple(run_doc.get("seed_table") or ()), source=run_doc.get("seed_source")
-            )
-        except BaseException:
-            with anyio.CancelScope(shield=True):
-                await session.close()
-            raise
-        return session, bundle, materialized, services, run_doc, seeds
-
-    async def _bundle_spec(self, session: Any) -> str:
-        """The recorded spec when it loads the pinned content here, else the published archive."""
-        ctx = self.context
-        if ctx.digest is None:
-            return ctx.spec
-        try:
-            from agent_env.bundles import load_bundle
-
-            bundle = await anyio.to_thread.run_sync(load_bundle, ctx.spec, session.plugins)
-            if await anyio.to_thread.run_sync(bundle_digest, Path(bundle.root)) == ctx.digest:
-                return ctx.spec
-        except AgentEnvError:
-            pass
-        if ctx.bundle_key is None:
-            raise AgentEnvError(
-                f"bundle {ctx.spec!r} does not have the run's content ({ctx.digest}) on this "
-                "worker and the run published no archive of it"
-            )
-        cache = Path(session.config.home) / "cache"
-        return str(await fetch_bundle(session.stores.objects, ctx.bundle_key, ctx.digest, cache))
-
-    async def run(self, ticket: TrialTicket) -> dict[str, Any]:
-        """Run (or resume, or just report) the ticket's trial; its final record as a dict."""
-        from agent_env.engine.trials import Trial, TrialRun
-
-        session, bundle, materialized, services, run_doc, seeds = await self._open()
-        documents = session.stores.documents
-        record, attempt = await latest_attempt(documents, ticket.slot)
-        resume = None
-        if record is not None and ticket.attempt <= attempt:
-            if record.status in FINISHED:
-                return record.to_dict()  # delivered twice: the first run's record stands
-            resume = record
-        if ticket.task not in bundle.tasks:
-            raise AgentEnvError(f"bundle {bundle.name!r} has no task {ticket.task!r}")
-        collector = _Collector()
-        trial_run = TrialRun(
-            services,
-            run_id=self.context.run_id,
-            bundle_info=run_doc.get("bundle") or {},
-            tasks={ticket.task: bundle.tasks[ticket.task]},
-            task_versions=materialized.task_versions,
-            seeds=seeds,
-            retry_infra=self.context.retry_infra,
-            meta=run_doc.get("meta") or {},
-            results=collector,  # type: ignore[arg-type]
-        )
-        trial = Trial(
-            trial_run,
-            ticket.slot,
-            ticket.task,
-            ticket.index,
-            resume=resume,
-            attempt=max(ticket.attempt, attempt if resume is not None else 0),
-        )
-        await trial.run()
-        assert collector.record is not None
-        return collector.record.to_dict()
-
-    async def close(self) -> None:
-        if self._opened is not None:
-            session, self._opened = self._opened[0], None
-            await session.close()

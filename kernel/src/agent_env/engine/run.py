@@ -1,6 +1,6 @@
 """The parts of a run below the CLI: the `Session` (plugins, config, stores, sandbox manager,
 opened once per command), task selection, what a record keeps about the bundle, and the checks
-a resume makes. Executing instances is `agent_env.runs.service`; the trials are `trials`."""
+a resume makes. Running a request is `agent_env.runs.pipeline`; the trials are `trials`."""
 
 from __future__ import annotations
 

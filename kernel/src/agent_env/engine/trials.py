@@ -11,6 +11,7 @@ cancelled, or never started), and gives infrastructure failures another attempt.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from agent_env.engine.records import (
 from agent_env.engine.seeds import SeedTable, apply_seed, uses_placeholders
 from agent_env.engine.stored import as_run, latest_attempt, run_records
 from agent_env.reporting.results import Results
+from agent_env.resources import InstanceKey
 
 
 def bundle_digest(bundle: Any) -> str | None:
@@ -58,8 +60,11 @@ class TrialRun:
         meta: Mapping[str, Any] | None = None,
         results: Results,
         progress: Any = None,
+        resources: Mapping[InstanceKey[Any], Any] | None = None,
     ):
         self.services = services
+        #: Resources every instance starts with (`RunRequest.resources`).
+        self.resources = dict(resources or {})
         self.run_id = run_id
         self.bundle_info = dict(bundle_info)
         self.tasks = dict(tasks)
@@ -146,6 +151,12 @@ class Trial:
         return self.owner.run_id
 
     async def _instance(self) -> TaskInstance:
+        instance = await self._build()
+        for key, value in self.owner.resources.items():
+            await instance.sandboxes.resources.get_or_start(key, functools.partial(_same, value))
+        return instance
+
+    async def _build(self) -> TaskInstance:
         run = self.owner
         if self.resume is not None:
             record, self.resume = self.resume, None
@@ -241,6 +252,9 @@ async def plan_run(
     meta: Mapping[str, Any] | None = None,
     progress: Any = None,
     options: Mapping[str, Any] | None = None,
+    front_end: str | None = None,
+    runner: str | None = None,
+    resources: Mapping[InstanceKey[Any], Any] | None = None,
 ) -> TrialRun:
     """Write the run document for `trials` trials of each task and return the run to execute.
 
@@ -268,6 +282,8 @@ async def plan_run(
         options=dict(options or {}),
         owner=owner(),
         created_at=now_iso(),
+        front_end=front_end,
+        runner=runner,
     )
     await services.stores.documents.put(RUNS, run_id, record.to_dict())
     run = TrialRun(
@@ -281,6 +297,7 @@ async def plan_run(
         meta=meta,
         results=Results([t.name for t in tasks], _eval_tasks(bundle, evals, tasks)),
         progress=progress,
+        resources=resources,
     )
     run.trials = [Trial(run, base, name, i) for base, (name, i) in zip(ids, order, strict=True)]
     run.bundle_root = Path(bundle.root)
@@ -372,3 +389,8 @@ async def gather_records(
 ) -> list[dict[str, Any]]:
     """Every trial's last record as stored (for `--json`), read back from the store."""
     return [r.to_dict() async for r in run_records(documents, run_doc)]
+
+
+def _same(value: object) -> object:
+    """`value` itself: what a resource handed in by the owner starts as."""
+    return value

@@ -1,12 +1,14 @@
-"""The engine facade an embedding front end (the OpenEnv server) runs single task instances
-through: one session (plugins, config, stores, sandboxes), the bundles materialized once, and
-`run(key, task, instance_id)` for each episode, with the played agent kind as the run's agent.
+"""The run pipeline for an embedding front end that runs one task instance at a time (the
+OpenEnv server): one session, the bundles loaded and materialized once, and each episode a
+run of its own (`prepare` writes its run document, so `agent-env runs list`, `runs show`, the
+explorer and exports see it; `execute` runs it to the end and records it).
 
 Example::
 
     host = await TaskHost.open({"all": bundle}, agent="openenv")
     try:
-        record = await host.run("all", bundle.tasks["groceries"], host.new_instance_id())
+        prepared = await host.prepare("all", bundle.tasks["groceries"])
+        record = await host.execute(prepared)
     finally:
         await host.close()
 """
@@ -14,12 +16,24 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from agent_env.runs.request import RunRequest
 
-def plugin_manager() -> Any:
+if TYPE_CHECKING:  # pragma: no cover
+    from agent_env.bundles.model import Bundle, Task
+    from agent_env.engine.run import Session
+    from agent_env.plugins.manager import PluginManager
+    from agent_env.resources import InstanceKey
+    from agent_env.runs.pipeline import LoadedBundle, PreparedRun, RunPipeline
+
+#: What the run documents of the episodes name as their front end.
+FRONT_END = "openenv"
+
+
+def plugin_manager() -> PluginManager:
     """The process-wide plugin manager (what `agent-env run` uses)."""
     from agent_env.plugins import get_plugin_manager
 
@@ -28,63 +42,67 @@ def plugin_manager() -> Any:
 
 @attrs.define
 class TaskHost:
-    """Runs task instances of materialized bundles in this process; `close` tears down
-    whatever is still live (leases, like every run)."""
+    """Runs single task instances of loaded bundles in this process, each as a run; `close`
+    tears down whatever is still live (leases, like every run)."""
 
-    session: Any
-    services: dict[str, Any]
-    bundle_info: dict[str, dict[str, Any]]
-    run_id: str
+    pipeline: RunPipeline
+    loaded: dict[str, LoadedBundle]
     agent: str | None = None
-    task_versions: dict[str, dict[str, int]] = attrs.field(factory=dict)
+
+    @property
+    def session(self) -> Session:
+        return self.pipeline.session
 
     @classmethod
     async def open(
-        cls, bundles: Mapping[str, Any], *, agent: str | None = None, plugins: Any = None
+        cls,
+        bundles: Mapping[str, Bundle],
+        *,
+        agent: str | None = None,
+        plugins: PluginManager | None = None,
     ) -> TaskHost:
-        """Open the session and materialize each bundle (keyed as the caller keys them)."""
-        from agent_env.bundles import materialize
-        from agent_env.engine.records import new_id
-        from agent_env.engine.run import Session, bundle_info
+        """Open the session and load each bundle (keyed as the caller keys them)."""
+        from agent_env.engine.run import Session
+        from agent_env.runs.pipeline import RunPipeline
 
         session = await Session.open(plugins=plugins)
+        pipeline = RunPipeline(session)
         try:
-            await session.sandboxes.reap_orphans()
-            services, info, versions = {}, {}, {}
+            await pipeline.reap_orphans()
+            loaded = {}
             for key, bundle in bundles.items():
-                materialized = await materialize(bundle, session.stores)
-                services[key] = await session.services(
-                    artifacts=materialized.artifacts, agent=agent
-                )
-                info[key] = bundle_info(bundle, str(bundle.root))
-                versions[key] = dict(materialized.task_versions)
+                request = RunRequest(bundle=bundle, agent=agent, front_end=FRONT_END)
+                loaded[key] = await pipeline.load(request, every_task=True)
         except BaseException:
             await session.close()
             raise
-        return cls(session, services, info, new_id("run"), agent, versions)
+        return cls(pipeline, loaded, agent)
 
-    @staticmethod
-    def new_instance_id() -> str:
-        from agent_env.engine.records import new_id
-
-        return new_id("ti")
-
-    async def run(self, key: str, task: Any, instance_id: str) -> dict[str, Any]:
-        """Run `task` of bundle `key` as instance `instance_id` to the end (torn down, record
-        written); its stored record: status, outcome, scores, verifiers, failure."""
-        from agent_env.engine.instance import TaskInstance
-
-        instance = await TaskInstance.create(
-            self.services[key],
-            task=task,
-            instance_id=instance_id,
-            run_id=self.run_id,
-            bundle=self.bundle_info[key],
-            task_version=self.task_versions.get(key, {}).get(task.name),
-            meta={"agent": self.agent},
-            write=False,
+    async def prepare(
+        self,
+        key: str,
+        task: Task,
+        resources: Mapping[InstanceKey[Any], Any] | None = None,
+    ) -> PreparedRun:
+        """A run of one trial of `task` of bundle `key`, its document written; `resources`
+        are the instance resources its instance starts with."""
+        loaded = self.loaded[key]
+        request = RunRequest(
+            bundle=loaded.bundle,
+            task_names=(task.name,),
+            agent=self.agent,
+            front_end=FRONT_END,
+            runner="local",  # the episode's agent is played in this process
+            resources=dict(resources or {}),
         )
-        return await instance.run()
+        return await self.pipeline.plan(attrs.evolve(loaded, tasks=[task], selection=None), request)
+
+    async def execute(self, prepared: PreparedRun) -> dict[str, Any]:
+        """Run the prepared run to its end (torn down, recorded); its one trial's stored
+        record: status, outcome, scores, verifiers, failure."""
+        result = await self.pipeline.execute(prepared)
+        (record,) = result.records
+        return record
 
     async def close(self) -> None:
-        await self.session.close()
+        await self.pipeline.session.close()

@@ -1,3 +1,5 @@
-"""Running a bundle, independent of the CLI: `RunOptions` (what a run was asked to do) and
-`service` (load the bundle, check the provider, execute instances through the configured
-runner). `agent-env run`, `run --resume` and later front ends call the same functions."""
+"""Running a bundle, independent of the CLI: one pipeline every front end goes through.
+`request` (`RunRequest`: what a run was asked to do), `pipeline` (`RunPipeline`: prepare ->
+execute -> record, the exit-code rule), `resume`, `worker` (trials on another process),
+`model` (the values passed around), `selection` and `overrides` (which tasks, changed how),
+and `service` (the three calls an embedding front end such as the explorer makes)."""

@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 import attrs
 
+from agent_env.engine.services import Reporter
 from agent_env.suggest import did_you_mean
 
 #: The fields of a run request, each an `agent-env run` option.
@@ -84,7 +85,7 @@ def run_options(request: Mapping[str, Any], cwd: Path) -> Any:
     )
 
 
-class LogReporter:
+class LogReporter(Reporter):
     """The engine's progress events as lines in the run's log file (secrets redacted)."""
 
     def __init__(self, path: Path):
@@ -181,7 +182,7 @@ class Launcher:
                     launched.instances = [t.id for t in trial_run.trials]
                     reporter.write(f"run {trial_run.run_id}: {len(trial_run.trials)} trial(s)")
                     launched.planned.set()
-                    await service.execute(session, trial_run.trials, options, lambda: 0)
+                    await service.execute(session, trial_run)
                     reporter.write("finished")
                 finally:
                     await session.close()  # tears down what is still live (shielded)

@@ -132,6 +132,7 @@ class TaskEnvironment(Environment):
                     "system_prompt": turn.system_prompt,
                     "task": chosen.ref(),
                     "instance_id": self.episode.instance_id,
+                    "run_id": self.episode.run_id,
                 },
             )
 
@@ -287,6 +288,7 @@ class TaskEnvironment(Environment):
             "scores": verifier_scores(record),
             "task": task,
             "instance_id": episode.instance_id,
+            "run_id": episode.run_id,
             "status": record.get("status"),
             "outcome": record.get("outcome"),
         }

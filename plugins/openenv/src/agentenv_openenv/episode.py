@@ -9,7 +9,6 @@ torn down) ends the episode.
 
 from __future__ import annotations
 
-import threading
 import time
 from typing import Any, ClassVar
 
@@ -19,12 +18,13 @@ import attrs
 from agent_env.agents import AgentConfig, AgentKind, AgentSpec, PromptRequest
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
+from agent_env.resources import InstanceKey
 
 #: The agent kind name (also what the run record shows as the agent).
 KIND = "openenv"
-#: task_instance_id -> the episode that plays its agent.
-_EPISODES: dict[str, Episode] = {}
-_LOCK = threading.Lock()
+#: The instance resource that is the episode playing the instance's agent (given to the run
+#: by `Episode.run`, dropped with the instance: no table outlives an episode).
+EPISODE: InstanceKey[Episode] = InstanceKey("openenv.episode")
 
 
 @attrs.define
@@ -48,7 +48,9 @@ class Episode:
     def __init__(self, host: Any, served: Any):
         self.host = host
         self.served = served
-        self.instance_id: str = host.new_instance_id()
+        #: Set once the episode's run is planned (before its instance starts).
+        self.instance_id: str | None = None
+        self.run_id: str | None = None
         self.turn: Turn | None = None
         self.record: dict[str, Any] | None = None
         self.error: str | None = None
@@ -58,21 +60,21 @@ class Episode:
         self.abandoned = False
 
     async def run(self) -> None:
-        """Run the instance to its end (cancelled by `abandon`); always marks the episode done."""
-        with _LOCK:
-            _EPISODES[self.instance_id] = self
+        """Run the episode as a run of one trial to its end (cancelled by `abandon`); always
+        marks the episode done."""
         try:
             with anyio.CancelScope() as self._scope:
                 if self.abandoned:  # abandoned before it started
                     return
-                self.record = await self.host.run(
-                    self.served.key, self.served.task, self.instance_id
+                prepared = await self.host.prepare(
+                    self.served.key, self.served.task, {EPISODE: self}
                 )
+                self.run_id = prepared.run_id
+                self.instance_id = prepared.trials[0].id
+                self.record = await self.host.execute(prepared)
         except Exception as e:  # the engine fails instances itself; this is a host fault
             self.error = f"{type(e).__name__}: {e}"
         finally:
-            with _LOCK:
-                _EPISODES.pop(self.instance_id, None)
             self.finished.set()
             self._changed.set()
 
@@ -104,8 +106,7 @@ class Episode:
 
 
 def episode_of(ctx: StepContext) -> Episode:
-    with _LOCK:
-        episode = _EPISODES.get(ctx.task_instance_id)
+    episode = ctx.instance_resource_if_started(EPISODE)
     if episode is None:
         raise StepFailed(
             ctx.step_id,

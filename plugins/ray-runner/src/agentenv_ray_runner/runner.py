@@ -1,5 +1,5 @@
 """`RayRunner`: the trials of a run as calls on a pool of Ray actors, each actor a worker
-process holding one `agent_env.engine.remote.TrialWorker` (its own session and stores
+process holding one `agent_env.runners.TrialWorker` (its own session and stores
 connection, the bundle loaded once) that runs several trials at a time on its event loop.
 
 The trial contract is the local runner's: each trial's records land in the run's stores, the

@@ -1,5 +1,5 @@
 """`TrialActor`: the Ray actor behind `RayRunner`, one worker process running trials of one
-run on its asyncio loop through `agent_env.engine.remote.TrialWorker`."""
+run on its asyncio loop through `agent_env.runners.TrialWorker`."""
 
 from __future__ import annotations
 

@@ -43,7 +43,7 @@ def split_problem(line: str) -> dict[str, Any]:
 async def _check(session: Any, spec: str) -> dict[str, Any]:
     from agent_env.runs import service
 
-    bundle, materialized, _ = await service.load_bundle(session, spec, dry_run=True)
+    bundle, materialized = await service.load_bundle(session, spec, dry_run=True)
     return {
         "spec": spec,
         "ok": True,

@@ -61,41 +61,34 @@ async def _deploy(
     as_json: bool,
     held: list[int],
 ) -> int:
-    from agent_env.cli.commands import run_trials
     from agent_env.cli.commands.run_output import err
-    from agent_env.engine.records import RUNS
+    from agent_env.cli.commands.run_trials import CliObserver
     from agent_env.engine.run import Session
-    from agent_env.engine.trials import gather_records
-    from agent_env.entities.deploy import deploy_bundle
-    from agent_env.runs import overrides, service
-    from agent_env.runs.options import RunOptions
+    from agent_env.runs.pipeline import RunPipeline
+    from agent_env.runs.request import RunRequest, StoredRef
 
-    options = RunOptions(keep=True, provider=provider, as_json=as_json)
+    request = RunRequest(
+        stored=StoredRef(kind="env", ref=ref, version=version, step=step),
+        keep=True,
+        provider=provider,
+        as_json=as_json,
+        front_end="env deploy",
+    )
     session = await Session.open()
     try:
-        service.check_provider(session, provider)
-        bundle, materialized, env = await deploy_bundle(
-            session.stores, session.plugins, session.config.home, ref, version, step
-        )
-        tasks, notes = overrides.apply(bundle.tasks.values(), options)
-        for line in notes:
-            err(line)
-        services = await run_trials.services(session, materialized, options)
-        trial_run = await run_trials.plan(
-            session, services, options, bundle, materialized, tasks, [], str(bundle.root)
-        )
-        await service.execute(session, trial_run.trials, options, lambda: 0)
-        run_doc = await session.stores.documents.get(RUNS, trial_run.run_id)
-        (record,) = await gather_records(session.stores.documents, run_doc)
+        pipeline = RunPipeline(session, CliObserver(request, show_result=False))
+        result = await pipeline.run(request)
+        (record,) = result.records
+        env = record["bundle"]["provenance"]
         if record.get("failure"):
             err(
-                f"Error: env {env.entity_id} v{env.version} did not come up: "
+                f"Error: env {env['env']} v{env['version']} did not come up: "
                 f"{record['failure'].get('message')}"
             )
             return 1
         info = await instance_envs(session.stores.documents, record["id"])
         up = {
-            **describe(env.entity_id, env.version, record["id"], info),
+            **describe(env["env"], env["version"], record["id"], info),
             "run_id": record["run_id"],
         }
         if as_json:

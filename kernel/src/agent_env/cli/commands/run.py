@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 import click
@@ -255,16 +255,25 @@ async def _guarded(options: RunOptions) -> int:
 
 
 async def _main(options: RunOptions, caught: list[int], held: list[int]) -> int:
+    from agent_env.cli.commands.run_trials import observer
     from agent_env.engine.run import Session
+    from agent_env.runs.pipeline import RunPipeline
 
     session = await Session.open()
     try:
-        if options.resume:
-            from agent_env.cli.commands.run_resume import resume
-
-            code = await resume(session, options, caught)
-        else:
-            code = await _run_bundle(session, options, caught)
+        check_provider(session, options.provider)
+        pipeline = RunPipeline(session, observer(session, options, caught))
+        if options.dry_run:
+            loaded = await pipeline.load(options)
+            return _show_plan(
+                loaded.bundle,
+                loaded.materialized,
+                loaded.tasks,
+                loaded.evals,
+                options.as_json,
+                options.trials,
+            )
+        code = (await pipeline.run(options, signals=caught)).exit_code
         live = list(session.sandboxes.live.values())
         if options.keep and live and not caught:
             held.append(code)
@@ -277,84 +286,6 @@ async def _main(options: RunOptions, caught: list[int], held: list[int]) -> int:
         return code
     finally:
         await session.close()
-
-
-async def _run_bundle(session: Any, options: RunOptions, caught: list[int]) -> int:
-    from agent_env.cli.commands import run_trials
-    from agent_env.runs import overrides, selection, service
-
-    check_provider(session, options.provider)
-
-    def select(bundle: Any) -> tuple[list, list, Any]:
-        service.load_seeds(options, bundle)  # a bad seed table fails before any write
-        chosen = selection.select(bundle, options.task_names, options.eval_names)
-        tasks = chosen.tasks
-        if not tasks:
-            raise click.UsageError(f"bundle {bundle.name!r} has no tasks to run")
-        if options.agent:
-            agent_cls = _check_agent(session, bundle, options.agent)
-            if agent_cls is not None and agent_cls.needs_solution:
-                tasks = _with_solution(bundle, tasks, options.agent)
-        return tasks, chosen.evals, chosen
-
-    assert options.spec is not None
-    bundle, materialized, (tasks, evals, chosen) = await service.load_bundle(
-        session, options.spec, dry_run=options.dry_run, select=select
-    )
-    for line in materialized.lines:
-        _err(line)
-    tasks, notes = overrides.apply(tasks, options)
-    for line in [*notes, *chosen.not_run_lines(would=options.dry_run)]:
-        _err(line)
-    if options.dry_run:
-        return _show_plan(bundle, materialized, tasks, evals, options.as_json, options.trials)
-    reaped = await session.sandboxes.reap_orphans()
-    if reaped:
-        _err(
-            f"reaped {len(reaped)} sandbox(es) left by agent-env processes that died: "
-            + ", ".join(reaped)
-        )
-    services = await run_trials.services(session, materialized, options)
-    trial_run = await run_trials.plan(
-        session,
-        services,
-        options,
-        bundle,
-        materialized,
-        tasks,
-        evals,
-        service.spec_for_record(options.spec),
-    )
-    not_run = [t.name for t in chosen.not_run]
-    return await run_trials.execute(session, trial_run, options, caught, not_run=not_run)
-
-
-def _check_agent(session: Any, bundle: Any, agent: str) -> Any:
-    """`--agent`'s agent kind class, None for a bundle agent folder (`runs.service`)."""
-    from agent_env.errors import BundleError
-    from agent_env.runs import service
-
-    try:
-        return service.check_agent(session, bundle, agent)
-    except BundleError as exc:
-        raise click.BadParameter(str(exc), param_hint="--agent") from None
-
-
-def _with_solution(bundle: Any, tasks: list, agent: str) -> list:
-    """The tasks that ship a solution, for an agent whose kind `needs_solution`."""
-    from agent_env.errors import BundleError
-    from agent_env.runs import service
-
-    try:
-        kept, skipped = service.with_solution(bundle, tasks, agent)
-    except BundleError as exc:
-        raise click.UsageError(str(exc)) from None
-    if skipped:
-        _err(
-            f"--agent {agent}: skipping {len(skipped)} task(s) without a solution: "
-            + ", ".join(skipped)
-        )
-    return kept
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -5,13 +5,15 @@ or invalid bundle; 130 Ctrl-C; 143 SIGTERM)."""
 from __future__ import annotations
 
 import json
-import signal
 from typing import Any
 
 import click
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-EXIT_SIGNAL = {signal.SIGINT: 130, signal.SIGTERM: 143}
+from agent_env.runs.pipeline import EXIT_FAILED as EXIT_FAILED
+from agent_env.runs.pipeline import EXIT_OK as EXIT_OK
+from agent_env.runs.pipeline import EXIT_SIGNAL as EXIT_SIGNAL
+
+EXIT_USAGE = 2
 
 
 def err(message: str) -> None:
@@ -48,32 +50,12 @@ class ProgressReporter:
 def check_provider(session: Any, provider: str | None) -> None:
     """The run service's provider check as a usage error on `--sandbox`."""
     from agent_env.errors import PluginError, SandboxError
-    from agent_env.runs.service import check_provider as check
+    from agent_env.runs.checks import check_provider as check
 
     try:
         check(session, provider)
     except (PluginError, SandboxError) as exc:
         raise click.BadParameter(str(exc), param_hint="--sandbox") from None
-
-
-def summarize(run_id: str, records: list, evals: list, as_json: bool, caught: list[int]) -> int:
-    failed = any(r["status"] in ("failed", "scored_below") for r in records)
-    code = EXIT_FAILED if failed else EXIT_OK
-    if caught:
-        code = EXIT_SIGNAL.get(caught[0], 130)
-    if as_json:
-        click.echo(
-            json.dumps(
-                {"run_id": run_id, "exit_code": code, "tasks": records, "evals": evals},
-                indent=2,
-                default=str,
-            )
-        )
-        return code
-    echo_trials(records)
-    echo_evals(evals)
-    echo_totals(run_id, records)
-    return code
 
 
 def echo_totals(run_id: str, records: list) -> None:

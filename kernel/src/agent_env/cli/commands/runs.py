@@ -42,6 +42,8 @@ async def _list(documents: Any, limit: int) -> list[dict[str, Any]]:
                 "id": run.id,
                 "created_at": run.created_at,
                 "bundle": run.bundle.get("name"),
+                "front_end": run.front_end,
+                "runner": run.runner,
                 "instances": summary["trials"],
                 "trials_per_task": summary["trials_per_task"],
                 "passed": summary["passed"],
@@ -165,7 +167,10 @@ def show(ident: str, as_json: bool, wide: bool) -> None:
         return
     if "run" in data:
         run = data["run"]
-        click.echo(f"run {run['id']}  {run.get('created_at')}  bundle {run['bundle'].get('name')}")
+        by = f"  ({run['front_end']})" if run.get("front_end") else ""
+        click.echo(
+            f"run {run['id']}  {run.get('created_at')}  bundle {run['bundle'].get('name')}{by}"
+        )
         s = data["summary"]
         if "instances" not in data:
             from agent_env.cli.output import paint_rate

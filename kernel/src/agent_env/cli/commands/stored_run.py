@@ -1,6 +1,7 @@
 """Running a stored task or eval by id (`task run`, `task run-batch`, `eval run`): the same run
 service, trial planning, progress and summary as `agent-env run`, over the stored versions.
-`run_options` is the one option block those commands share."""
+`run_options` is the one option block those commands share; the run is the pipeline's
+(`agent_env.runs.pipeline`)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import attrs
 import click
 
-from agent_env.runs.options import RunOptions
+from agent_env.runs.request import RunRequest, StoredRef
 
 
 def run_options(what: str, *, trials: bool = True) -> Callable[[Any], Any]:
@@ -86,8 +86,10 @@ def run_stored(kind: str, kw: dict[str, Any]) -> int:
     from agent_env.cli.commands.run_output import EXIT_FAILED, EXIT_SIGNAL
     from agent_env.cli.signals import guarded
 
-    options = RunOptions(
-        spec=None,
+    request = RunRequest(
+        stored=StoredRef(kind=kind, ref=kw["ref"], version=kw["version"]),
+        start_step=kw["start_step"],
+        front_end=f"{kind} run",
         as_json=kw["as_json"],
         provider=kw["provider"],
         agent=kw["agent"],
@@ -99,11 +101,11 @@ def run_stored(kind: str, kw: dict[str, Any]) -> int:
         retry_infra=kw["retry_infra"],
         seeds=kw.get("seeds"),
     )
-    stored = _Stored(kind, kw["ref"], kw["version"], kw["start_step"], kw["output_dir"])
+    output_dir: Path | None = kw["output_dir"]
 
     async def outer() -> int:
         async def main(caught: list[int]) -> int:
-            return await _main(stored, options, caught)
+            return await _main(request, output_dir, caught)
 
         code, caught = await guarded(main, default=EXIT_FAILED)
         return EXIT_SIGNAL.get(caught[0], 130) if caught else code
@@ -111,73 +113,21 @@ def run_stored(kind: str, kw: dict[str, Any]) -> int:
     return anyio.run(outer)
 
 
-@attrs.frozen
-class _Stored:
-    kind: str
-    ref: str
-    version: int | None
-    start_step: int | None
-    output_dir: Path | None
-
-
-def start_at(tasks: list[Any], start: int) -> tuple[list[Any], list[str]]:
-    """`tasks` without their first `start` steps, and a line per task saying what is skipped."""
-    from agent_env.errors import AgentEnvError
-
-    out, lines = [], []
-    for task in tasks:
-        if start >= len(task.steps):
-            raise AgentEnvError(
-                f"--start-step {start}: task {task.name!r} has {len(task.steps)} steps "
-                f"(0 to {len(task.steps) - 1}): " + ", ".join(s.id for s in task.steps)
-            )
-        skipped = [s.id for s in task.steps[:start]]
-        out.append(attrs.evolve(task, steps=list(task.steps[start:])))
-        lines.append(
-            f"--start-step {start}: task {task.name} starts at step {task.steps[start].id!r}"
-            + (f"; not run: {', '.join(skipped)}" if skipped else "")
-        )
-    return out, lines
-
-
-async def _main(stored: _Stored, options: RunOptions, caught: list[int]) -> int:
-    from agent_env.cli.commands import run_trials
+async def _main(request: RunRequest, output_dir: Path | None, caught: list[int]) -> int:
     from agent_env.cli.commands.run_output import err
+    from agent_env.cli.commands.run_trials import observer
     from agent_env.engine.run import Session
-    from agent_env.entities.runnable import stored_bundle
-    from agent_env.runs import overrides, selection, service
+    from agent_env.runs.pipeline import RunPipeline
 
-    kind = stored.kind
     session = await Session.open()
     try:
-        service.check_provider(session, options.provider)
-        bundle, materialized, root = await stored_bundle(
-            session.stores, session.plugins, session.config.home, kind, stored.ref, stored.version
-        )
-        names = [root.content.get("name") or root.entity_id.rpartition("/")[2]]
-        chosen = selection.select(
-            bundle, names if kind == "task" else (), names if kind == "eval" else ()
-        )
-        for line in materialized.lines:
-            err(line)
-        tasks, notes = overrides.apply(chosen.tasks, options)
-        if stored.start_step:
-            tasks, more = start_at(tasks, stored.start_step)
-            notes += more
-        for line in notes:
-            err(line)
-        services = await run_trials.services(session, materialized, options)
-        trial_run = await run_trials.plan(
-            session, services, options, bundle, materialized, tasks, chosen.evals, str(bundle.root)
-        )
-        code = await run_trials.execute(session, trial_run, options, caught)
-        if stored.output_dir is not None:
+        pipeline = RunPipeline(session, observer(session, request, caught))
+        result = await pipeline.run(request, signals=caught)
+        if output_dir is not None:
             with anyio.CancelScope(shield=True):
-                count = await write_records(
-                    session.stores.documents, trial_run.run_id, stored.output_dir
-                )
-            err(f"wrote {count} task instance record(s) to {stored.output_dir}")
-        return code
+                count = await write_records(session.stores.documents, result.run_id, output_dir)
+            err(f"wrote {count} task instance record(s) to {output_dir}")
+        return result.exit_code
     finally:
         await session.close()
 

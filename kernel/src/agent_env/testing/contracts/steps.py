@@ -29,38 +29,28 @@ from agent_env.models import Step
 async def run_task(
     plugins: Any, root: Path, home: Path, task: str = "t"
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Load the bundle at `root`, materialize it and run `task` through the engine; returns
-    `(record, state)`. Sandboxes go under `home`, which must be empty of leases afterwards."""
-    from agent_env.bundles import load_bundle, materialize
+    """Run `task` of the bundle at `root` through the run pipeline, as `agent-env run --task`
+    would; returns `(record, state)` (the final state replayed from the instance's journal).
+    Sandboxes go under `home` (`AGENT_ENV_HOME`), which must be empty of leases afterwards."""
     from agent_env.config import load_config
-    from agent_env.engine.instance import TaskInstance
-    from agent_env.engine.records import new_id
-    from agent_env.engine.services import EngineServices
-    from agent_env.sandboxes.manager import SandboxManager
-    from agent_env.stores import open_stores
+    from agent_env.engine.journal import Journal
+    from agent_env.engine.run import Session
+    from agent_env.engine.state import replay
+    from agent_env.runs.pipeline import RunPipeline
+    from agent_env.runs.request import RunRequest
 
-    bundle = load_bundle(str(root), plugins)
-    stores = open_stores({}, plugins, home=home)
+    config = load_config(root, plugins=plugins)  # steps may read `ctx.config`
+    if Path(config.home).resolve() != Path(home).resolve():
+        raise ValueError(f"run_task: home {home} is not AGENT_ENV_HOME ({config.home})")
+    session = await Session.open(plugins=plugins, config=config)
     try:
-        materialized = await materialize(bundle, stores)
-        services = EngineServices(
-            plugins=plugins,
-            config=load_config(root, plugins=plugins),  # steps may read `ctx.config`
-            stores=stores,
-            sandboxes=SandboxManager(plugins, None, home),
-            artifacts=materialized.artifacts,
-        )
-        instance = await TaskInstance.create(
-            services,
-            task=bundle.tasks[task],
-            instance_id=new_id("ti"),
-            run_id="contract",
-            bundle={"spec": str(root), "name": bundle.name},
-        )
-        record = await instance.run()
-        return record, instance.state
+        request = RunRequest(spec=str(root), task_names=(task,), front_end="testing")
+        result = await RunPipeline(session).run(request)
+        (record,) = result.records
+        _, entries = await Journal.open(session.stores.documents, record["id"])
+        return record, replay(entries)
     finally:
-        await stores.close()
+        await session.close()
 
 
 @pytest.mark.anyio
