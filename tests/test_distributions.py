@@ -16,6 +16,8 @@ import pytest
 
 from agent_env.testing.require import require
 
+pytestmark = pytest.mark.network  # installs from the package index
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -297,6 +297,7 @@ def test_env_check_refuses_what_is_not_an_env(home, tmp_path):
     assert unknown.returncode == 1 and "did you mean 'local'" in unknown.stderr
 
 
+@pytest.mark.docker
 def test_env_check_in_docker(home, tmp_path):
     from agentenv_docker_sandbox.testing import require_docker
 
@@ -396,6 +397,7 @@ def test_prune_keeps_the_venv_a_live_sandbox_runs(home, tmp_path, monkeypatch):
     assert not used.exists()
 
 
+@pytest.mark.docker
 def test_prune_keeps_an_image_a_container_uses(home, tmp_path):
     import io
     import uuid
