@@ -398,23 +398,24 @@ def test_prune_keeps_the_venv_a_live_sandbox_runs(home, tmp_path, monkeypatch):
 
 
 @pytest.mark.docker
-def test_prune_keeps_an_image_a_container_uses(home, tmp_path):
+def test_prune_keeps_an_image_a_container_uses(home, tmp_path, monkeypatch):
     import io
     import uuid
 
     import docker
 
-    from agentenv_docker_sandbox.cache_kind import LABEL, ImageCache
+    from agentenv_docker_sandbox.cache_kind import ImageCache, build_labels
     from agentenv_docker_sandbox.testing import require_docker, tiny_image
 
     require_docker(None)
+    monkeypatch.setenv("AGENT_ENV_HOME", str(home))  # the images are this home's
     client = docker.from_env(timeout=60)
     base = tiny_image()
     suffix = uuid.uuid4().hex[:12]
     tags = [f"agentenv-test/cache-{which}:{suffix}" for which in ("used", "idle")]
     for tag, note in zip(tags, ("used", "idle"), strict=True):
         dockerfile = f"FROM {base}\nLABEL note={note}\n".encode()
-        client.images.build(fileobj=io.BytesIO(dockerfile), tag=tag, labels={LABEL: suffix})
+        client.images.build(fileobj=io.BytesIO(dockerfile), tag=tag, labels=build_labels(suffix))
     container = client.containers.create(tags[0], command=["/hello.txt"])
     try:
         dry = agent_env(home, "cache", "prune", "--kind", "images", "--dry-run", "--json")
