@@ -310,7 +310,14 @@ def doc_runs(request, tmp_path_factory):
     shutil.rmtree(base, ignore_errors=True)
 
 
-@pytest.mark.parametrize("command", RUN, ids=[c.where for c in RUN])
+@pytest.mark.slow  # each selected page runs whole, every command in order: minutes in all
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(c, id=c.where, marks=[pytest.mark.docker] if _needs_docker(c) else [])
+        for c in RUN
+    ],
+)
 def test_documented_command_runs(command: Command, doc_runs):
     if _needs_docker(command):
         from agentenv_docker_sandbox.testing import docker_problem
