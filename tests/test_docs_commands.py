@@ -339,7 +339,8 @@ def test_the_commands_are_found():
     """The extraction sees the README's and getting-started's commands (so an empty list
     cannot pass for a green run), and every skip mark gives its reason."""
     texts = {(c.page.name, c.text.split("#")[0].strip()) for c in ALL}
-    assert ("README.md", "pip install uv && uv run agent-env run hello") in texts
+    first = "python3 -m pip install --target .tools uv && .tools/bin/uv run --no-dev agent-env run hello"
+    assert ("README.md", first) in texts
     assert ("getting-started.md", "agent-env run ./my-bundle") in texts
     assert len(RUN) >= 20
     for command in ALL:
