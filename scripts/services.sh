@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Start the real components the tests need (TESTING.md). Sourced by scripts/test.
+# Start the real components the tests need (CONTRIBUTING.md, "Test tiers"). Sourced by scripts/test.
 # Each start_* function is idempotent: it reuses what is already running or cached, so a
 # rerun on the same machine takes seconds. Log lines (with timings) go to stderr.
 #

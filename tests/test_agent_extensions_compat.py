@@ -29,6 +29,8 @@ from agentenv_protocol.serving import serve_in_thread
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
 from test_agent_transfers_io import https_store  # noqa: E402, F401 - a fixture
 
+pytestmark = pytest.mark.network  # installs from the package index
+
 REFERENCE = "agentenv-framework==0.9.1364"
 
 REFERENCE_AGENT = textwrap.dedent(

@@ -127,6 +127,7 @@ def _docker_ready() -> bool:
     return subprocess.run(["docker", "info"], capture_output=True, timeout=30).returncode == 0
 
 
+@pytest.mark.docker
 @pytest.mark.skipif(
     not _docker_ready() and os.environ.get("CI") != "true", reason="no docker daemon"
 )
@@ -156,6 +157,7 @@ def test_tool_loop_as_an_a2a_agent_in_a_docker_container(tmp_path):
     assert shown["instance"]["verifiers"]["env-state"]["score"] == 1.0
 
 
+@pytest.mark.docker
 @pytest.mark.skipif(
     not _docker_ready() and os.environ.get("CI") != "true", reason="no docker daemon"
 )

@@ -32,6 +32,8 @@ from agent_env.testing.require import require  # noqa: E402
 from agentenv_protocol.agent.scripted_apis import tool_names  # noqa: E402
 from agentenv_protocol.agent.testing import ScriptedModelServer  # noqa: E402
 
+pytestmark = [pytest.mark.network, pytest.mark.docker]  # agents from the npm registry, in Docker
+
 
 def docker_missing() -> str | None:
     """Why no Docker daemon answers here, or None."""

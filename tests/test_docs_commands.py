@@ -310,7 +310,14 @@ def doc_runs(request, tmp_path_factory):
     shutil.rmtree(base, ignore_errors=True)
 
 
-@pytest.mark.parametrize("command", RUN, ids=[c.where for c in RUN])
+@pytest.mark.slow  # each selected page runs whole, every command in order: minutes in all
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(c, id=c.where, marks=[pytest.mark.docker] if _needs_docker(c) else [])
+        for c in RUN
+    ],
+)
 def test_documented_command_runs(command: Command, doc_runs):
     if _needs_docker(command):
         from agentenv_docker_sandbox.testing import docker_problem
@@ -332,7 +339,8 @@ def test_the_commands_are_found():
     """The extraction sees the README's and getting-started's commands (so an empty list
     cannot pass for a green run), and every skip mark gives its reason."""
     texts = {(c.page.name, c.text.split("#")[0].strip()) for c in ALL}
-    assert ("README.md", "pip install uv && uv run agent-env run hello") in texts
+    first = "python3 -m pip install --target .tools uv && .tools/bin/uv run --no-dev agent-env run hello"
+    assert ("README.md", first) in texts
     assert ("getting-started.md", "agent-env run ./my-bundle") in texts
     assert len(RUN) >= 20
     for command in ALL:

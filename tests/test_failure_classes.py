@@ -143,6 +143,7 @@ def test_a_local_sandbox_that_vanishes_mid_run_is_infrastructure_and_retried(tmp
     assert "failed at step 'verify': sandbox 'hello'" in first["outcome"]
 
 
+@pytest.mark.docker
 def test_a_docker_container_removed_mid_run_is_infrastructure_and_retried(tmp_path):
     from agentenv_docker_sandbox.testing import require_docker
 

@@ -297,6 +297,7 @@ def test_env_check_refuses_what_is_not_an_env(home, tmp_path):
     assert unknown.returncode == 1 and "did you mean 'local'" in unknown.stderr
 
 
+@pytest.mark.docker
 def test_env_check_in_docker(home, tmp_path):
     from agentenv_docker_sandbox.testing import require_docker
 
@@ -396,23 +397,25 @@ def test_prune_keeps_the_venv_a_live_sandbox_runs(home, tmp_path, monkeypatch):
     assert not used.exists()
 
 
-def test_prune_keeps_an_image_a_container_uses(home, tmp_path):
+@pytest.mark.docker
+def test_prune_keeps_an_image_a_container_uses(home, tmp_path, monkeypatch):
     import io
     import uuid
 
     import docker
 
-    from agentenv_docker_sandbox.cache_kind import LABEL, ImageCache
+    from agentenv_docker_sandbox.cache_kind import ImageCache, build_labels
     from agentenv_docker_sandbox.testing import require_docker, tiny_image
 
     require_docker(None)
+    monkeypatch.setenv("AGENT_ENV_HOME", str(home))  # the images are this home's
     client = docker.from_env(timeout=60)
     base = tiny_image()
     suffix = uuid.uuid4().hex[:12]
     tags = [f"agentenv-test/cache-{which}:{suffix}" for which in ("used", "idle")]
     for tag, note in zip(tags, ("used", "idle"), strict=True):
         dockerfile = f"FROM {base}\nLABEL note={note}\n".encode()
-        client.images.build(fileobj=io.BytesIO(dockerfile), tag=tag, labels={LABEL: suffix})
+        client.images.build(fileobj=io.BytesIO(dockerfile), tag=tag, labels=build_labels(suffix))
     container = client.containers.create(tags[0], command=["/hello.txt"])
     try:
         dry = agent_env(home, "cache", "prune", "--kind", "images", "--dry-run", "--json")

@@ -26,7 +26,10 @@ from wheel_venv import warm_uv_cache  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 UV = shutil.which("uv")
-pytestmark = pytest.mark.skipif(UV is None, reason="uv is required (scripts/test installs it)")
+pytestmark = [
+    pytest.mark.skipif(UV is None, reason="uv is required (scripts/test installs it)"),
+    pytest.mark.network,  # installs from the package index
+]
 
 
 def _run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:

@@ -117,6 +117,7 @@ def test_package_slash_name_runs_an_installed_bundle(home):
     assert "agentenv-kernel/hello" in done.stderr
 
 
+@pytest.mark.docker
 def test_sandbox_wins_over_the_steps_own_sandbox_type(home, eval_bundle):
     pytest.importorskip("docker")
     from agentenv_docker_sandbox.testing import require_docker

@@ -15,6 +15,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from wheel_venv import run_command, venv_from_wheels  # noqa: E402
 
+pytestmark = pytest.mark.network  # installs from the package index
+
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
 

@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent))
 from envs_helpers import AGENT_ENV, cli_env, wait_for, write
 
@@ -104,6 +106,7 @@ def test_sigkill_of_a_local_run_ends_its_processes_within_seconds(tmp_path):
     assert not [p for p in (home / "sandboxes").iterdir() if not p.name.startswith(".")]
 
 
+@pytest.mark.docker
 def test_sigkill_of_a_docker_run_removes_its_container_within_seconds(tmp_path):
     from agentenv_docker_sandbox.testing import ours, require_docker
 

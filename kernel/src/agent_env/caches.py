@@ -22,6 +22,7 @@ import json
 import os
 import shutil
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -83,6 +84,29 @@ class LiveUse:
 
     def mentions(self, ref: str) -> bool:
         return bool(ref) and any(ref in text for text in self.texts)
+
+
+def home_id() -> str:
+    """A random id of this agent-env home, made on first use and kept in `<home>/home-id`.
+    A cache several homes share (a Docker daemon's images) labels entries with it, so one
+    home's prune removes only what that home made. A copied home keeps the id."""
+    from agent_env.paths import home
+
+    path = home() / "home-id"
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fresh = path.with_name(f".home-id.{os.getpid()}.{uuid.uuid4().hex}")
+    fresh.write_text(uuid.uuid4().hex + "\n")
+    try:
+        os.link(fresh, path)  # atomic and complete: the first process to make it wins
+    except FileExistsError:
+        pass
+    finally:
+        fresh.unlink(missing_ok=True)
+    return path.read_text().strip()
 
 
 def _cmdline(pid: Any) -> str:

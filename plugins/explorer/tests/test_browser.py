@@ -17,6 +17,8 @@ import pytest
 
 from agent_env.testing.require import require
 
+pytestmark = pytest.mark.browser  # Chromium through playwright
+
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = [
     "--headless",

@@ -1,4 +1,6 @@
-"""The content-addressed images agent-env built (label `io.agentenv.context`) as a cache kind.
+"""The content-addressed images this agent-env home built, as a cache kind. A build labels its
+image with the context digest (`io.agentenv.context`) and the home's id (`io.agentenv.home`):
+the daemon may be shared with other users and other homes, whose images prune leaves alone.
 An image any container still uses (running or stopped) counts as in use."""
 
 from __future__ import annotations
@@ -6,9 +8,15 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from agent_env.caches import CacheEntry, CacheKind, LiveUse
+from agent_env.caches import CacheEntry, CacheKind, LiveUse, home_id
 
 LABEL = "io.agentenv.context"
+HOME_LABEL = "io.agentenv.home"
+
+
+def build_labels(digest: str) -> dict[str, str]:
+    """The labels of an image built here from a context whose digest is `digest`."""
+    return {LABEL: digest, HOME_LABEL: home_id()}
 
 
 def _epoch(stamp: str | None) -> float:
@@ -30,11 +38,12 @@ class ImageCache(CacheKind):
         return get_client()
 
     def location(self) -> str:
-        return f"docker images labelled {LABEL}"
+        return f"docker images built by this home (label {HOME_LABEL}={home_id()})"
 
     def entries(self) -> list[CacheEntry]:
         out = []
-        for image in self._client().images.list(filters={"label": LABEL}):
+        mine = {"label": [LABEL, f"{HOME_LABEL}={home_id()}"]}  # both labels must match
+        for image in self._client().images.list(filters=mine):
             attrs = image.attrs
             used = _epoch((attrs.get("Metadata") or {}).get("LastTagTime")) or _epoch(
                 attrs.get("Created")

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, ParamSpec
 
 from agent_env.errors import SandboxError
+from agentenv_docker_sandbox.cache_kind import build_labels
 from agentenv_docker_sandbox.client import get_client, run
 
 REPOSITORY = "agentenv"
@@ -210,7 +211,7 @@ def build_image_sync(
                 rm=True,
                 forcerm=True,
                 decode=True,
-                labels={"io.agentenv.context": tag.rsplit(":", 1)[1]},
+                labels=build_labels(tag.rsplit(":", 1)[1]),
             ):
                 if "stream" in chunk:
                     lines.append(chunk["stream"])

@@ -8,12 +8,14 @@ log tells the verifier's calls from the agent's. `verify` may be sync or async.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import inspect
 import sys
 import threading
 import traceback
 import uuid
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import anyio
@@ -102,6 +104,31 @@ async def _in_daemon_thread(fn: Any, arg: Any) -> Any:
     return box.get("value")
 
 
+_bytecode_lock = threading.Lock()
+_bytecode_holds = 0
+_bytecode_before = False
+
+
+@contextlib.contextmanager
+def _no_bytecode() -> Iterator[None]:
+    """`sys.dont_write_bytecode` while a verifier and the modules beside it are imported, so a
+    run writes no `__pycache__` into the bundle's folders. Counted: overlapping loads (trials
+    in threads) restore the process's own setting once, when the last one ends."""
+    global _bytecode_holds, _bytecode_before
+    with _bytecode_lock:
+        if _bytecode_holds == 0:
+            _bytecode_before = sys.dont_write_bytecode
+        _bytecode_holds += 1
+        sys.dont_write_bytecode = True
+    try:
+        yield
+    finally:
+        with _bytecode_lock:
+            _bytecode_holds -= 1
+            if _bytecode_holds == 0:
+                sys.dont_write_bytecode = _bytecode_before
+
+
 def _load_verify(step_id: str, path: Any) -> Any:
     module_name = f"agentenv_verifier_{uuid.uuid4().hex[:12]}"
     spec = importlib.util.spec_from_file_location(module_name, path)
@@ -110,7 +137,8 @@ def _load_verify(step_id: str, path: Any) -> Any:
     module = importlib.util.module_from_spec(spec)
     sys.path.insert(0, str(path.parent))
     try:
-        spec.loader.exec_module(module)
+        with _no_bytecode():
+            spec.loader.exec_module(module)
     except Exception as e:  # noqa: BLE001
         raise StepFailed(
             step_id, f"importing {path.name} failed: {type(e).__name__}: {e}"
