@@ -7,8 +7,10 @@ the grant's `root_path`. These helpers build and read that part, and own the one
 
 from __future__ import annotations
 
+import inspect
+
 from agentenv_protocol.constants import DATA_OBJECTS_EXTENSION_URI
-from agentenv_protocol.types import FilePart, FileWithUri
+from agentenv_protocol.types import EnvironmentExtension, FilePart, FileWithUri
 
 _NOT_NORMALIZED = "not a normalized relative path"
 
@@ -22,7 +24,9 @@ def normalized_relative_path(value: object, *, what: str = "path") -> str:
     return value
 
 
-def uploaded_file_part(path: str, *, name: str | None = None, mime_type: str | None = None) -> FilePart:
+def uploaded_file_part(
+    path: str, *, name: str | None = None, mime_type: str | None = None
+) -> FilePart:
     """The `data/get` answer for an export uploaded at `path` under the grant's `root_path`."""
     path = normalized_relative_path(path)
     return FilePart(
@@ -43,3 +47,40 @@ def uploaded_object_path(part: object) -> str | None:
     if not isinstance(marker, dict):
         raise ValueError(f"the {DATA_OBJECTS_EXTENSION_URI} marker {marker!r} is {_NOT_NORMALIZED}")
     return normalized_relative_path(marker.get("path"))
+
+
+def takes_write_namespace(get_handler: object) -> bool:
+    """Whether a `data/get` handler accepts a grant (then its env advertises the extension)."""
+    try:
+        return "write_namespace" in inspect.signature(get_handler).parameters  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+
+
+def data_objects_extension() -> EnvironmentExtension:
+    """The card entry of an env whose `data/get` can upload its export through a grant."""
+    return EnvironmentExtension(
+        uri=DATA_OBJECTS_EXTENSION_URI,
+        description="data/get accepts a write_namespace grant and may answer with uploaded objects.",
+    )
+
+
+def write_namespace_grant(value: object) -> object:
+    """The `write_namespace` param as a `WriteNamespaceGrant`; ValueError naming the bad fields only.
+
+    The message lists field paths and reasons, never the values: a grant carries signed fields.
+    """
+    from pydantic import ValidationError
+
+    from agentenv_protocol.transfers import WriteNamespaceGrant
+
+    try:
+        return WriteNamespaceGrant.model_validate(value)
+    except ValidationError as e:
+        detail = "; ".join(
+            f"write_namespace.{'.'.join(map(str, x['loc']))}: {x['msg']}".rstrip(".")
+            if x["loc"]
+            else f"write_namespace: {x['msg']}"
+            for x in e.errors(include_input=False, include_url=False)
+        )
+        raise ValueError(detail) from None

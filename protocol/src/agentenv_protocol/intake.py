@@ -53,9 +53,13 @@ def intake_fit_check(declaration: dict | None, data: dict) -> list[str]:
     """
     if not declaration:
         return []
-    accepted = [f for f in IntakeDeclaration.model_validate(declaration).add or [] if f.part == "data"]
+    accepted = [
+        f for f in IntakeDeclaration.model_validate(declaration).add or [] if f.part == "data"
+    ]
     if not accepted:
-        return ["the env does not accept part=data on data/add (its intake declares no data format)"]
+        return [
+            "the env does not accept part=data on data/add (its intake declares no data format)"
+        ]
     tables: dict[str, dict[str, Any]] = {}
     for fmt in accepted:
         tables.update(fmt.tables or {})

@@ -9,7 +9,7 @@ a repr or an error message, since they are credentials.
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -31,12 +31,14 @@ def _https(url: str) -> str:
 def _aware(moment: datetime) -> datetime:
     if moment.tzinfo is None:
         raise ValueError("expires_at needs a time zone")
-    return moment.astimezone(timezone.utc)
+    return moment.astimezone(UTC)
 
 
 HttpsUrl = Annotated[str, AfterValidator(_https)]
 UtcTimestamp = Annotated[datetime, AfterValidator(_aware)]
-RelativePath = Annotated[str, AfterValidator(lambda v: normalized_relative_path(v, what="root_path"))]
+RelativePath = Annotated[
+    str, AfterValidator(lambda v: normalized_relative_path(v, what="root_path"))
+]
 Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 
 
@@ -106,7 +108,7 @@ class TransferError(RuntimeError):
 
 
 def _check_unexpired(expires_at: datetime) -> None:
-    if datetime.now(timezone.utc) >= expires_at:
+    if datetime.now(UTC) >= expires_at:
         raise TransferError("the transfer grant has expired")
 
 
@@ -156,7 +158,9 @@ async def download(source: ReadObject, destination: Path | str) -> Path:
     body = response.content
     _check_size(len(body), source.max_bytes, "the download")
     if source.size_bytes is not None and len(body) != source.size_bytes:
-        raise TransferError(f"the download is {len(body)} bytes, the grant says {source.size_bytes}")
+        raise TransferError(
+            f"the download is {len(body)} bytes, the grant says {source.size_bytes}"
+        )
     if source.sha256 is not None and hashlib.sha256(body).hexdigest() != source.sha256:
         raise TransferError("the download does not match the grant's sha256")
     path = Path(destination)
