@@ -196,8 +196,12 @@ def test_local_store_choices_become_our_local_stores(project, plugin_manager):
     path = write(project, LOCAL_STORES_CONFIG)
     cfg = load_config(project)
     stores = cfg.table("stores")
-    assert (stores["document"], stores["object"], stores["secret"]) == ("sqlite", "filesystem", "env")
-    assert stores["image"] == "none"
+    assert (stores["document"], stores["object"], stores["secret"]) == (
+        "sqlite",
+        "filesystem",
+        "env",
+    )
+    assert stores.get("image") is None
     (warning,) = cfg.warnings
     assert warning.startswith(f"{path}: accepted for compatibility and ignored: ")
     assert '[stores] image = "local"' in warning and "document" not in warning
@@ -212,16 +216,17 @@ def test_local_store_choices_become_our_local_stores(project, plugin_manager):
         anyio.run(opened.close)
 
 
-def test_a_later_table_still_overrides_a_local_choice(project):
-    write(
-        project,
-        '[stores]\ndocument = "local"\n[stores.document]\n'
-        f'impl = "agent_env.store.document_store:LocalSqliteDocumentStore"\n'
-        f'config = {{ path = "{project}/d.sqlite3" }}\n',
-    )
+def test_a_local_choice_keeps_our_settings_for_that_store(project, plugin_manager):
+    write(project, f'[stores]\ndocument = "local"\n[stores.sqlite]\npath = "{project}/d.sqlite3"\n')
     cfg = load_config(project)
-    assert cfg.table("stores")["document"] == "sqlite"
-    assert cfg.table("stores")["sqlite"] == {"path": f"{project}/d.sqlite3"}
+    assert cfg.warnings == []
+    opened = open_stores(cfg, plugin_manager)
+    try:
+        assert Path(opened.documents.path) == project / "d.sqlite3"
+    finally:
+        import anyio
+
+        anyio.run(opened.close)
 
 
 def test_an_unknown_store_name_is_still_an_error(project, plugin_manager):

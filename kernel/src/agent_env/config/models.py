@@ -59,31 +59,33 @@ REFERENCE_STORES: dict[str, tuple[str, dict[str, str]]] = {
 }
 
 #: The existing product's `[stores] <kind> = "local"` -> our local store type for that kind.
-#: Its local image store is a registry at localhost:5000; ours keeps images with the sandbox
-#: provider ("none"), which the warning says.
-LOCAL_STORE_TYPES: dict[str, str] = {
+#: Its local image store is a registry at localhost:5000; ours by default sets none (images
+#: stay with the sandbox provider), so `image = "local"` keeps that default and is warned.
+LOCAL_STORE_TYPES: dict[str, str | None] = {
     "document": "sqlite",
     "object": "filesystem",
     "secret": "env",
-    "image": "none",
+    "image": None,
 }
 LOCAL_STORE_NAME = "local"
 
 
 def local_stores(table: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """`[stores]` with the existing product's `"local"` choices turned into our local store
-    types, and a note for the one that behaves differently (`image`)."""
+    types, and a note for the one that keeps our default instead (`image`)."""
     out = dict(table)
     notes: list[str] = []
     for kind, ours in LOCAL_STORE_TYPES.items():
         if table.get(kind) != LOCAL_STORE_NAME:
             continue
-        out[kind] = ours
-        if kind == "image":
-            notes.append(
-                '[stores] image = "local" (images stay with the sandbox provider; '
-                'set image = "registry" and [stores.registry] to push to an OCI registry)'
-            )
+        if ours is not None:
+            out[kind] = ours
+            continue
+        del out[kind]
+        notes.append(
+            f'[stores] {kind} = "local" (images stay with the sandbox provider; '
+            'set image = "registry" and [stores.registry] to push to an OCI registry)'
+        )
     return out, notes
 
 
