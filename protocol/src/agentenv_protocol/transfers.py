@@ -12,6 +12,7 @@ import hashlib
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
 import anyio
 import httpx
@@ -22,10 +23,17 @@ from agentenv_protocol.data_objects import normalized_relative_path
 TRANSFER_TIMEOUT = httpx.Timeout(60.0, connect=30.0)
 
 
+_LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
+
+
 def _https(url: str) -> str:
-    if not url.startswith("https://"):
-        raise ValueError("a grant URL must use https")
-    return url
+    """Grant URLs carry credentials, so only https travels; plain http only to this machine."""
+    parsed = urlsplit(url)
+    if parsed.scheme == "https" and parsed.hostname:
+        return url
+    if parsed.scheme == "http" and parsed.hostname in _LOOPBACK_HOSTS:
+        return url
+    raise ValueError("a grant URL must use https (http only to a loopback address)")
 
 
 def _aware(moment: datetime) -> datetime:
