@@ -4,11 +4,8 @@ a presigned PUT and GET for single objects, a presigned POST policy for a write 
 from __future__ import annotations
 
 import hashlib
-import socket
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
-import boto3
 import pytest
 from pydantic import ValidationError
 
@@ -25,43 +22,15 @@ from agentenv_protocol.transfers import (
     upload,
 )
 
-BUCKET = "grants"
 pytestmark = pytest.mark.anyio
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def s3() -> Iterator[object]:
-    from moto.server import ThreadedMotoServer
-
-    port = _free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    client = boto3.client(
-        "s3",
-        endpoint_url=f"http://127.0.0.1:{port}",
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
-    client.create_bucket(Bucket=BUCKET)
-    try:
-        yield client
-    finally:
-        server.stop()
 
 
 def _later() -> datetime:
     return datetime.now(UTC) + timedelta(minutes=5)
 
 
-def _namespace(s3, root: str, **limits: int) -> WriteNamespaceGrant:
-    post = s3.generate_presigned_post(BUCKET, root + "/${filename}", ExpiresIn=300)
+def namespace_grant(s3, root: str, **limits: int) -> WriteNamespaceGrant:
+    post = s3.client.generate_presigned_post(s3.bucket, root + "/${filename}", ExpiresIn=300)
     fields = {k: v for k, v in post["fields"].items() if k != "key"}
     return WriteNamespaceGrant(
         root_path=root,
@@ -81,8 +50,8 @@ def _namespace(s3, root: str, **limits: int) -> WriteNamespaceGrant:
 
 async def test_an_object_goes_up_and_comes_back_verified(s3, tmp_path):
     body = b"x" * 200_000
-    put = s3.generate_presigned_url(
-        "put_object", Params={"Bucket": BUCKET, "Key": "one.bin"}, ExpiresIn=300
+    put = s3.client.generate_presigned_url(
+        "put_object", Params={"Bucket": s3.bucket, "Key": "one.bin"}, ExpiresIn=300
     )
     uploaded = await upload(
         WriteObject(
@@ -93,10 +62,10 @@ async def test_an_object_goes_up_and_comes_back_verified(s3, tmp_path):
         body,
     )
     assert uploaded.sha256 == hashlib.sha256(body).hexdigest()
-    assert s3.get_object(Bucket=BUCKET, Key="one.bin")["Body"].read() == body
+    assert s3.client.get_object(Bucket=s3.bucket, Key="one.bin")["Body"].read() == body
 
-    get = s3.generate_presigned_url(
-        "get_object", Params={"Bucket": BUCKET, "Key": "one.bin"}, ExpiresIn=300
+    get = s3.client.generate_presigned_url(
+        "get_object", Params={"Bucket": s3.bucket, "Key": "one.bin"}, ExpiresIn=300
     )
     grant = HttpGetGrant(kind="http-get", url=get, expires_at=_later())
     out = await download(
@@ -119,20 +88,25 @@ async def test_an_object_goes_up_and_comes_back_verified(s3, tmp_path):
 
 
 async def test_a_namespace_uploads_under_its_root_and_keeps_its_limits(s3):
-    uploader = NamespaceUploader(_namespace(s3, "runs/r1", max_objects=2, max_total_bytes=100))
+    uploader = NamespaceUploader(namespace_grant(s3, "runs/r1", max_objects=2, max_total_bytes=100))
     await uploader.upload("a/first.txt", b"1" * 60)
     with pytest.raises(TransferError, match="namespace total is 120 bytes, over its limit of 100"):
         await uploader.upload("second.txt", b"2" * 60)
     await uploader.upload("second.txt", b"2" * 40)
     with pytest.raises(TransferError, match="allows 2 object"):
         await uploader.upload("third.txt", b"3")
-    keys = [o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET, Prefix="runs/r1/")["Contents"]]
+    keys = [
+        o["Key"] for o in s3.client.list_objects_v2(Bucket=s3.bucket, Prefix="runs/r1/")["Contents"]
+    ]
     assert sorted(keys) == ["runs/r1/a/first.txt", "runs/r1/second.txt"]
-    assert s3.get_object(Bucket=BUCKET, Key="runs/r1/a/first.txt")["Body"].read() == b"1" * 60
+    assert (
+        s3.client.get_object(Bucket=s3.bucket, Key="runs/r1/a/first.txt")["Body"].read()
+        == b"1" * 60
+    )
 
 
 async def test_nothing_is_sent_for_a_bad_path_an_oversized_object_or_an_expired_grant(s3):
-    grant = _namespace(s3, "runs/r2", max_object_bytes=4)
+    grant = namespace_grant(s3, "runs/r2", max_object_bytes=4)
     uploader = NamespaceUploader(grant)
     with pytest.raises(ValueError, match="not a normalized relative path"):
         await uploader.upload("../escape", b"x")
@@ -141,7 +115,7 @@ async def test_nothing_is_sent_for_a_bad_path_an_oversized_object_or_an_expired_
     expired = NamespaceUploader(grant.model_copy(update={"expires_at": datetime.now(UTC)}))
     with pytest.raises(TransferError, match="expired"):
         await expired.upload("late", b"x")
-    assert "Contents" not in s3.list_objects_v2(Bucket=BUCKET, Prefix="runs/r2/")
+    assert "Contents" not in s3.client.list_objects_v2(Bucket=s3.bucket, Prefix="runs/r2/")
 
 
 @pytest.mark.parametrize(

@@ -66,9 +66,10 @@ def data_objects_extension() -> EnvironmentExtension:
 
 
 def write_namespace_grant(value: object) -> object:
-    """The `write_namespace` param as a `WriteNamespaceGrant`; ValueError naming the bad fields only.
+    """The `write_namespace` param as a `WriteNamespaceGrant`; ValueError naming the bad fields.
 
-    The message lists field paths and reasons, never the values: a grant carries signed fields.
+    The message gives field paths and reasons, never the values pydantic saw: a grant carries
+    a signed URL and policy fields.
     """
     from pydantic import ValidationError
 
@@ -77,10 +78,8 @@ def write_namespace_grant(value: object) -> object:
     try:
         return WriteNamespaceGrant.model_validate(value)
     except ValidationError as e:
-        detail = "; ".join(
-            f"write_namespace.{'.'.join(map(str, x['loc']))}: {x['msg']}".rstrip(".")
-            if x["loc"]
-            else f"write_namespace: {x['msg']}"
-            for x in e.errors(include_input=False, include_url=False)
-        )
-        raise ValueError(detail) from None
+        problems = []
+        for item in e.errors(include_input=False, include_url=False):
+            where = ".".join(["write_namespace", *map(str, item["loc"])])
+            problems.append(f"{where}: {item['msg'].removeprefix('Value error, ')}")
+        raise ValueError("; ".join(problems)) from None
