@@ -88,3 +88,29 @@ def spawn_env():
 @pytest.fixture
 def anyio_backend():
     return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def s3():
+    """moto's S3 API on a loopback port: a boto3 client (`.client`) and an empty bucket
+    (`.bucket`), the object store that grants (presigned URLs and POST policies) point at."""
+    from types import SimpleNamespace
+
+    import boto3
+    from moto.server import ThreadedMotoServer
+
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    client = boto3.client(
+        "s3",
+        endpoint_url=f"http://127.0.0.1:{port}",
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+    client.create_bucket(Bucket="grants")
+    try:
+        yield SimpleNamespace(client=client, bucket="grants")
+    finally:
+        server.stop()

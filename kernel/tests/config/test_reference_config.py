@@ -179,3 +179,64 @@ def test_store_settings_are_structured_too():
     assert check_settings("s3", {"timeout": "env:S3_TIMEOUT"}, defaults)["timeout"] == (
         "env:S3_TIMEOUT"
     )
+
+
+# The existing product's example config chooses its stores by name; written for this test from
+# the key names its docs give (`[stores] <kind> = "local"`).
+LOCAL_STORES_CONFIG = """
+[stores]
+document = "local"
+object = "local"
+image = "local"
+secret = "local"
+"""
+
+
+def test_local_store_choices_become_our_local_stores(project, plugin_manager):
+    path = write(project, LOCAL_STORES_CONFIG)
+    cfg = load_config(project)
+    stores = cfg.table("stores")
+    assert (stores["document"], stores["object"], stores["secret"]) == (
+        "sqlite",
+        "filesystem",
+        "env",
+    )
+    assert stores.get("image") is None
+    (warning,) = cfg.warnings
+    assert warning.startswith(f"{path}: accepted for compatibility and ignored: ")
+    assert '[stores] image = "local"' in warning and "document" not in warning
+    opened = open_stores(cfg, plugin_manager)
+    try:
+        assert opened.images is None
+        assert type(opened.documents).type == "sqlite"
+        assert type(opened.objects).type == "filesystem"
+    finally:
+        import anyio
+
+        anyio.run(opened.close)
+
+
+def test_a_local_choice_keeps_our_settings_for_that_store(project, plugin_manager):
+    write(project, f'[stores]\ndocument = "local"\n[stores.sqlite]\npath = "{project}/d.sqlite3"\n')
+    cfg = load_config(project)
+    assert cfg.warnings == []
+    opened = open_stores(cfg, plugin_manager)
+    try:
+        assert Path(opened.documents.path) == project / "d.sqlite3"
+    finally:
+        import anyio
+
+        anyio.run(opened.close)
+
+
+def test_an_unknown_store_name_is_still_an_error(project, plugin_manager):
+    write(project, '[stores]\ndocument = "locl"\n')
+    with pytest.raises(ConfigError, match="locl"):
+        open_stores(load_config(project), plugin_manager)
+
+
+def test_every_command_runs_with_local_store_choices(tmp_path):
+    done = run_with_config(tmp_path, LOCAL_STORES_CONFIG, "config", "show")
+    assert done.returncode == 0, done.stderr
+    assert "unknown document store" not in done.stderr
+    assert 'document = "sqlite"' in done.stdout

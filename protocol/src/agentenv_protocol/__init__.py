@@ -82,6 +82,29 @@ _EXPORTS = {
     "HIDDEN_BY_DEFAULT_META_KEY": "constants",
     "DEFAULT_PORT": "constants",
     "DEFAULT_HOST": "constants",
+    # intake, uploaded exports, interface manifests
+    "IntakeDeclaration": "intake",
+    "IntakeFormat": "intake",
+    "intake_extension": "intake",
+    "intake_fit_check": "intake",
+    "uploaded_file_part": "data_objects",
+    "uploaded_object_path": "data_objects",
+    "MANIFEST_VERSION": "manifest",
+    "INTERFACE_MANIFEST_PATH": "manifest",
+    "GET_INTERFACES_EXTENSION_URI": "manifest",
+    "CLI_COMMANDS": "manifest",
+    "manifest_compatible": "manifest",
+    "InterfaceManifest": "manifest",
+    "Entity": "manifest",
+    "FieldSpec": "manifest",
+    "Relationship": "manifest",
+    "Operation": "manifest",
+    "ParamSpec": "manifest",
+    "Action": "manifest",
+    "CliManifest": "manifest",
+    "CliEntity": "manifest",
+    "CliCommand": "manifest",
+    "CliAction": "manifest",
 }
 _SUBMODULES = {
     "client",
@@ -108,6 +131,10 @@ _SUBMODULES = {
     "surface",
     "mounting",
     "applications",
+    "intake",
+    "data_objects",
+    "manifest",
+    "transfers",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from agentenv_protocol import errors as E
 from agentenv_protocol.authoring import OP_ADD, OP_GET, OP_RESET
+from agentenv_protocol.data_objects import takes_write_namespace, write_namespace_grant
 from agentenv_protocol.errors import AgentEnvError
 from agentenv_protocol.jsonrpc import Dispatcher, Fault, error, parse_request
 from agentenv_protocol.types import (
@@ -82,8 +83,14 @@ def _wrap(method: str, fn: Callable) -> Callable:
 
     async def get(params: dict) -> dict:
         kwargs = {}
-        if "write_namespace" in inspect.signature(fn).parameters:
-            kwargs["write_namespace"] = params.get("write_namespace")
+        if takes_write_namespace(fn):
+            grant = params.get("write_namespace")
+            try:
+                kwargs["write_namespace"] = None if grant is None else write_namespace_grant(grant)
+            except ValueError as e:
+                raise Fault(
+                    E.INVALID_PARAMS, f"invalid params for data/get: {e}", {"detail": str(e)}
+                ) from None
         try:
             parts = await _maybe_await(fn(**kwargs))
             return GetDataResponse(parts=list(parts or [])).model_dump(exclude_none=True)

@@ -19,8 +19,9 @@ from typing import Any
 import anyio
 import attrs
 
-from agentenv_protocol.authoring import EXT_ATTR, OP_ATTR, TOOL_ATTR
+from agentenv_protocol.authoring import EXT_ATTR, OP_ATTR, OP_GET, TOOL_ATTR
 from agentenv_protocol.context import ToolContext, bound
+from agentenv_protocol.data_objects import data_objects_extension, takes_write_namespace
 from agentenv_protocol.dataplane import OP_METHODS
 from agentenv_protocol.errors import AgentEnvError
 from agentenv_protocol.output import OutputError, OutputSpec, output_spec, tool_result
@@ -397,6 +398,9 @@ def read_surface(handler: Any, *, name: str, config: dict) -> Surface:
     tools = _tools(handler, name)
     operations = _operations(handler)
     exts, routes = _extensions(handler)
+    get_handler = operations.get(OP_METHODS[OP_GET])
+    if get_handler is not None and takes_write_namespace(get_handler):
+        exts.append(data_objects_extension())
     access = None
     if getattr(handler, "tool_access", False) is True:
         access = ToolAccess(n for n, t in tools.items() if t.hidden)

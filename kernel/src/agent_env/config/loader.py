@@ -11,6 +11,7 @@ from agent_env.config.models import (
     COMPAT_SECTIONS,
     check_section,
     is_compat_key,
+    local_stores,
     reference_store,
     renamed,
 )
@@ -169,6 +170,9 @@ class _Loader:
                 k: v for k, v in table.items() if isinstance(v, dict) and not is_compat_key(top, k)
             }
             scalars = {k: v for k, v in table.items() if k not in subs}
+            if top == "stores":
+                scalars, notes = local_stores(scalars)
+                self.ignored.extend(notes)
             self._merge_table(top, scalars, source, origin)
             if top == "stores":
                 subs = self._reference_stores(subs, source, origin)

@@ -4,7 +4,7 @@ A section's model is made from its schema (key -> default, the default's type is
 type) plus the keys the existing product's `.agentenv/config.toml` may set that we accept and
 ignore (`COMPAT_KEYS`, declared with `models.compat_ignored`). Whole sections of that file we
 do not use are `COMPAT_SECTIONS`; its `[stores.<kind>]` tables with `impl`/`config` are
-translated by `reference_store`.
+translated by `reference_store`, and its `[stores] <kind> = "local"` choices by `local_stores`.
 """
 
 from __future__ import annotations
@@ -57,6 +57,36 @@ REFERENCE_STORES: dict[str, tuple[str, dict[str, str]]] = {
     "LocalFilesystemObjectStore": ("filesystem", {"root": "root"}),
     "LocalSecretStore": ("env", {}),
 }
+
+#: The existing product's `[stores] <kind> = "local"` -> our local store type for that kind.
+#: Its local image store is a registry at localhost:5000; ours by default sets none (images
+#: stay with the sandbox provider), so `image = "local"` keeps that default and is warned.
+LOCAL_STORE_TYPES: dict[str, str | None] = {
+    "document": "sqlite",
+    "object": "filesystem",
+    "secret": "env",
+    "image": None,
+}
+LOCAL_STORE_NAME = "local"
+
+
+def local_stores(table: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """`[stores]` with the existing product's `"local"` choices turned into our local store
+    types, and a note for the one that keeps our default instead (`image`)."""
+    out = dict(table)
+    notes: list[str] = []
+    for kind, ours in LOCAL_STORE_TYPES.items():
+        if table.get(kind) != LOCAL_STORE_NAME:
+            continue
+        if ours is not None:
+            out[kind] = ours
+            continue
+        del out[kind]
+        notes.append(
+            f'[stores] {kind} = "local" (images stay with the sandbox provider; '
+            'set image = "registry" and [stores.registry] to push to an OCI registry)'
+        )
+    return out, notes
 
 
 def _type_of(default: Any) -> Any:
