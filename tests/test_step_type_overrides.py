@@ -157,11 +157,10 @@ def kernel_names() -> set[str]:
 
 #: Kernel modules that still name core-steps fields, each with why it is not this change's to
 #: move: the stored-entity commands build and export core-steps tasks (a product feature that
-#: issue 36 moves out of the kernel), `plugin remove` reads stored tasks for names it provides.
+#: issue 36 moves out of the kernel).
 STILL_BORROWING = {
     "entities/deploy.py": {"allow_direct_calls"},
     "entities/export.py": {"sandbox_type", "env_state_type", "env_state_instance_id"},
-    "plugins/lifecycle/usage.py": {"sandbox_type"},
 }
 
 

@@ -41,9 +41,10 @@ def uploaded_object_path(part: object) -> str | None:
     None for a part that names no upload (not a file part, or no data-objects metadata);
     ValueError for a marker whose path could escape the root.
     """
-    if not isinstance(part, FilePart) or DATA_OBJECTS_EXTENSION_URI not in (part.metadata or {}):
+    metadata = part.metadata if isinstance(part, FilePart) else None
+    if not metadata or DATA_OBJECTS_EXTENSION_URI not in metadata:
         return None
-    marker = part.metadata[DATA_OBJECTS_EXTENSION_URI]
+    marker = metadata[DATA_OBJECTS_EXTENSION_URI]
     if not isinstance(marker, dict):
         raise ValueError(f"the {DATA_OBJECTS_EXTENSION_URI} marker {marker!r} is {_NOT_NORMALIZED}")
     return normalized_relative_path(marker.get("path"))

@@ -80,6 +80,7 @@ async def execute(session: Session, prepared: PreparedRun) -> RunResult:
 
 #: The checks a front end may make before it builds a request are the pipeline's own.
 __all__ = [
+    "Reporter",
     "RunOptions",
     "RunRequest",
     "check_agent",

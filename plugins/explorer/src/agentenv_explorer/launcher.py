@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 import attrs
 
-from agent_env.engine.services import Reporter
+from agent_env.runs.service import Reporter
 from agent_env.suggest import did_you_mean
 
 #: The fields of a run request, each an `agent-env run` option.
