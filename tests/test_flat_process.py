@@ -87,6 +87,12 @@ def children() -> set[int]:
     return out
 
 
+def threads() -> list[str]:
+    """Live threads but the idle workers of anyio's pool (as many as calls ever overlapped,
+    at most its limiter's 40; they wait for the next call)."""
+    return sorted(t.name for t in threading.enumerate() if t.name != "AnyIO worker thread")
+
+
 def sizes() -> dict[str, int]:
     """Everything of this process that must not grow with the number of trials."""
     from agent_env.engine.instance import TaskInstance
@@ -106,7 +112,7 @@ def sizes() -> dict[str, int]:
         "draining log pipes": len(logs._DRAINING),
         "task instances alive": sum(isinstance(o, TaskInstance) for o in gc.get_objects()),
         "finalizers": len(weakref.finalize._registry),  # type: ignore[attr-defined]
-        "threads": threading.active_count(),
+        "threads": len(threads()),
         "open fds": len(os.listdir("/proc/self/fd")),
         "child processes": len(children()),
     }
@@ -135,3 +141,50 @@ def test_many_trials_in_one_process_leave_every_table_as_it_was(cli, tmp_path):
         assert "12      12" in done.output  # every trial passed: each called the env
     after = settled(before)
     assert after == before
+
+
+def test_many_openenv_episodes_in_one_server_leave_every_table_as_it_was(
+    tmp_path, agent_env_home, monkeypatch
+):
+    import anyio
+    from openenv.core.generic_client import GenericEnvClient
+
+    from agent_env.openenv import build_app
+    from agentenv_openenv import episode
+    from agentenv_protocol.serving import serve_in_thread
+
+    server = serve_in_thread(build_app(echo_bundle(tmp_path / "echo")), startup_timeout=60)
+    call = {"type": "call_tool", "tool_name": "echo_message", "arguments": {"message": "hi"}}
+    end = {"type": "call_tool", "tool_name": "end_turn", "arguments": {"response": "done"}}
+
+    async def play(episodes: int, sessions: int) -> list[float | None]:
+        rewards: list[float | None] = []
+
+        async def session(s: int) -> None:
+            async with GenericEnvClient(base_url=server.url, message_timeout_s=240) as env:
+                for _ in range(s, episodes, sessions):
+                    r = await env.reset()
+                    assert not r.done, r.observation
+                    r = await env.step(call)
+                    assert r.observation["error"] is None, r.observation
+                    r = await env.step(end)
+                    rewards.append(r.reward)
+
+        async with anyio.create_task_group() as tg:
+            for s in range(sessions):
+                tg.start_soon(session, s)
+        return rewards
+
+    try:
+        assert anyio.run(play, 2, 1) == [1.0, 1.0]
+        before = {**settled(), "episodes": len(episode._EPISODES)}
+        assert anyio.run(play, 30, 6) == [1.0] * 30
+        deadline = time.monotonic() + 30
+        while True:
+            after = {**sizes(), "episodes": len(episode._EPISODES)}
+            if after == before or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert after == before, threads()
+    finally:
+        server.stop(timeout=60)
