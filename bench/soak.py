@@ -236,21 +236,32 @@ async def episodes(
     call = {"type": "call_tool", "tool_name": "echo_message", "arguments": {"message": "hi"}}
     end = {"type": "call_tool", "tool_name": "end_turn", "arguments": {"response": "done"}}
 
+    async def episode(env: GenericEnvClient) -> None:
+        t0, w0 = time.perf_counter(), time.time()
+        r = await env.reset(task="echo")
+        if not r.done:
+            r = await env.step(call)
+            if r.observation.get("error") is None:
+                r = await env.step(end)
+        if r.done and r.reward == 1.0:
+            done.append((w0, time.time(), time.perf_counter() - t0))
+        else:
+            failed.append(f"episode {len(done) + len(failed)}: {r.observation}")
+
     async def session(s: int) -> None:
-        async with GenericEnvClient(base_url=url, message_timeout_s=600) as env:
-            for _ in range(s, count, sessions):
-                t0, w0 = time.perf_counter(), time.time()
-                r = await env.reset(task="echo")
-                if not r.done:
-                    r = await env.step(call)
-                    if r.observation.get("error") is None:
-                        r = await env.step(end)
-                if r.done and r.reward == 1.0:
-                    done.append((w0, time.time(), time.perf_counter() - t0))
-                else:
-                    failed.append(f"episode {len(done) + len(failed)}: {r.observation}")
-                if (len(done) + len(failed)) % max(1, count // 10) == 0:
-                    print(f"  {len(done) + len(failed)}/{count} episodes", file=sys.stderr)
+        todo = len(range(s, count, sessions))
+        while todo:
+            async with GenericEnvClient(base_url=url, message_timeout_s=600) as env:
+                while todo:
+                    todo -= 1
+                    try:
+                        await episode(env)
+                    except Exception as e:  # noqa: BLE001 - counted; a new client goes on
+                        failed.append(f"episode {len(done) + len(failed)}: {e!r}")
+                        break
+                    finally:
+                        if (len(done) + len(failed)) % max(1, count // 10) == 0:
+                            print(f"  {len(done) + len(failed)}/{count} episodes", file=sys.stderr)
 
     async with anyio.create_task_group() as tg:
         for s in range(sessions):
