@@ -107,7 +107,7 @@ def sizes() -> dict[str, int]:
         "process redactor secrets": len(process_redactor().secrets),
         "gateways": len(gateway._GATEWAYS),
         "env secret keys": len(secret._KEYS),
-        "gateway key cache": len(trajectory._KEY_CACHE),
+        "gateway key cache": trajectory._secret_key_name.cache_info().currsize,
         "held log pipes": len(logs._HELD),
         "draining log pipes": len(logs._DRAINING),
         "task instances alive": sum(isinstance(o, TaskInstance) for o in gc.get_objects()),
