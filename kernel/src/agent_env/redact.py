@@ -138,8 +138,9 @@ class Redactor:
             and len(value) >= min_length
             and not self._knows_above(value)
         )
-        if learned and self is not _PROCESS and self._finalizer.alive:
-            _PROCESS._retain(learned)
+        process = _PROCESS
+        if learned and process is not None and self is not process and self._finalizer.alive:
+            process._retain(learned)
 
     def _knows_above(self, value: str) -> bool:
         parent = self._parent
@@ -314,8 +315,11 @@ def _sub(value: AnyStr, patterns: list[re.Pattern[AnyStr]], mask: AnyStr) -> Any
         out.append(value[pos : first.start()])
         out.append(mask)
         pos = first.end()
-        found = [m if m.start() >= pos else m.re.search(value, pos) for m in found]
-        found = [m for m in found if m is not None]
+        found = [
+            n
+            for m in found
+            if (n := m if m.start() >= pos else m.re.search(value, pos)) is not None
+        ]
     out.append(value[pos:])
     return mask[:0].join(out)
 
@@ -325,7 +329,7 @@ def _walk(value: Any, pattern: re.Pattern[str] | list[re.Pattern[str]] | None) -
     if kind is str or isinstance(value, str):
         if pattern is None:
             return value
-        if type(pattern) is list:
+        if isinstance(pattern, list):
             return _sub(value, pattern, REDACTED)
         return pattern.sub(REDACTED, value)
     if kind is int or kind is float or kind is bool or value is None:
