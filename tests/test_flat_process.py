@@ -1,9 +1,11 @@
 """A long-lived process stays flat: many trials through the real engine in this process (envs as
-local processes, the oracle calling a tool through each trial's gateway) leave the process-wide
-tables, the redactor, threads, file descriptors and child processes as they were before."""
+local processes, the oracle calling a tool through each trial's gateway), and many OpenEnv
+episodes through one in-process server, leave the process-wide tables, the redactor, live task
+instances, threads, asyncio tasks, file descriptors and child processes as they were before."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
 import os
@@ -87,6 +89,13 @@ def children() -> set[int]:
     return out
 
 
+def running_loops() -> list[asyncio.AbstractEventLoop]:
+    """The event loops running in this process's threads (a served app's, say)."""
+    return [
+        o for o in gc.get_objects() if isinstance(o, asyncio.AbstractEventLoop) and o.is_running()
+    ]
+
+
 def threads() -> list[str]:
     """Live threads but the idle workers of anyio's pool (as many as calls ever overlapped,
     at most its limiter's 40; they wait for the next call)."""
@@ -113,6 +122,7 @@ def sizes() -> dict[str, int]:
         "task instances alive": sum(isinstance(o, TaskInstance) for o in gc.get_objects()),
         "finalizers": len(weakref.finalize._registry),  # type: ignore[attr-defined]
         "threads": len(threads()),
+        "asyncio tasks": sum(len(asyncio.all_tasks(loop)) for loop in running_loops()),
         "open fds": len(os.listdir("/proc/self/fd")),
         "child processes": len(children()),
     }
