@@ -56,8 +56,11 @@ class TaskInstance:
         journal: Journal,
         entries: Sequence[dict[str, Any]] = (),
     ):
-        # the secrets this instance adds (tokens, env secrets) stay with it: agent_env.redact
-        self.services = attrs.evolve(services, redactor=services.redactor.child())
+        # the secrets this instance adds (tokens, env secrets) stay with it (agent_env.redact),
+        # unless --keep keeps its sandboxes, and their logs, past its end
+        if not services.keep:
+            services = attrs.evolve(services, redactor=services.redactor.child())
+        self.services = services
         self.steps = list(steps)
         self.by_id = {s.id: s for s in self.steps}
         self.deps = resolve_dependencies(self.steps)
@@ -207,7 +210,7 @@ class TaskInstance:
                 else:  # --keep: they live on till the run ends; their output so far is kept
                     await self.sandboxes.save_logs()
                 await self._finish(time.perf_counter() - started)
-                if not self.services.keep:  # kept sandboxes' logs still need its secrets
+                if not self.services.keep:
                     self.services.redactor.close()
         return self.record
 
