@@ -40,3 +40,13 @@ def test_records_are_redacted_in_memory_and_on_disk(tmp_path):
         "tool": "t",
         "arguments": {"secret_value": "***", "x": "***"},
     }
+
+
+def test_secret_keys_are_masked_after_any_number_of_distinct_argument_names():
+    # a long-lived gateway process sees ever new argument names; none may turn masking off
+    for i in range(12_000):
+        assert redact({f"field_{i}": "plain"}) == {f"field_{i}": "plain"}
+    assert redact({"password": "hunter2", "api_key": "k-1"}) == {
+        "password": "***",
+        "api_key": "***",
+    }

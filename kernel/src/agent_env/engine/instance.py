@@ -15,6 +15,7 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 import anyio
+import attrs
 
 from agent_env.bundles.dag import dependents, resolve_dependencies
 from agent_env.engine.context import EngineStepContext
@@ -55,6 +56,10 @@ class TaskInstance:
         journal: Journal,
         entries: Sequence[dict[str, Any]] = (),
     ):
+        # the secrets this instance adds (tokens, env secrets) stay with it (agent_env.redact),
+        # unless --keep keeps its sandboxes, and their logs, past its end
+        if not services.keep:
+            services = attrs.evolve(services, redactor=services.redactor.child())
         self.services = services
         self.steps = list(steps)
         self.by_id = {s.id: s for s in self.steps}
@@ -205,6 +210,8 @@ class TaskInstance:
                 else:  # --keep: they live on till the run ends; their output so far is kept
                     await self.sandboxes.save_logs()
                 await self._finish(time.perf_counter() - started)
+                if not self.services.keep:
+                    self.services.redactor.close()
         return self.record
 
     async def _schedule(self) -> None:

@@ -107,9 +107,16 @@ async def gateway_for(ctx: StepContext) -> RunGateway:
     if raced is not None:
         await anyio.to_thread.run_sync(gateway.stop)
         return raced
-    await ctx.instance_resource(
-        GATEWAY, start=lambda: gateway, close=lambda _g: anyio.to_thread.run_sync(stop_gateway, key)
-    )
+    try:
+        await ctx.instance_resource(
+            GATEWAY,
+            start=lambda: gateway,
+            close=lambda _g: anyio.to_thread.run_sync(stop_gateway, key),
+        )
+    except BaseException:  # not tied to the instance: nothing would ever stop it
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(stop_gateway, key)
+        raise
     _add_secret(ctx, gateway.admin_token)
     from agentenv_core_steps.envs import secret as env_secret
 

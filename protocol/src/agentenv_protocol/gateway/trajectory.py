@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import functools
 import json
 import re
 import threading
@@ -23,16 +24,13 @@ def redact(value: Any, secrets: Iterable[str] = ()) -> Any:
     return _redact(value, known)
 
 
-_KEY_CACHE: dict[str, bool] = {}
-
-
 def _secret_key(key: Any) -> bool:
-    if not isinstance(key, str):
-        return False
-    hit = _KEY_CACHE.get(key)
-    if hit is None:
-        hit = _KEY_CACHE[key] = bool(_SECRET_KEY.search(key)) if len(_KEY_CACHE) < 10_000 else False
-    return hit
+    return isinstance(key, str) and _secret_key_name(key)
+
+
+@functools.lru_cache(maxsize=4096)  # argument names repeat; a bounded cache, whatever the calls
+def _secret_key_name(key: str) -> bool:
+    return bool(_SECRET_KEY.search(key))
 
 
 def _redact(value: Any, secrets: list[str]) -> Any:
