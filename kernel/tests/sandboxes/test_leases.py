@@ -23,3 +23,11 @@ def test_pending_lease_in_a_fresh_home(tmp_path):
     assert pending.name.startswith(leases.PENDING)
     assert leases.read(pending) == {"provider": "local", **leases.me(), "pending": True}
     assert leases.has_leases(tmp_path)
+
+
+def test_a_lease_file_that_is_not_a_json_object_reads_as_none(tmp_path):
+    """Like an unreadable one: callers read fields of what `read` returns."""
+    for name, text in [("list.json", "[1, 2]"), ("number.json", "3"), ("torn.json", '{"sand')]:
+        (tmp_path / name).write_text(text)
+        assert leases.read(tmp_path / name) is None, name
+    assert leases.read(tmp_path / "absent.json") is None

@@ -99,8 +99,12 @@ def test_evals_are_splits_and_an_eval_named_all_is_refused(tmp_path, openenv_hom
 def test_build_app_refuses_what_it_cannot_serve(openenv_home) -> None:
     from agent_env.openenv import build_app
 
-    with pytest.raises(BundleError, match="no task can be served as an OpenEnv env"):
+    with pytest.raises(BundleError, match="no task can be served as an OpenEnv env") as refused:
         build_app(HELLO)  # no agent is prompted
+    assert str(refused.value) == (  # each left-out task on its own line, not a list's repr
+        "no task can be served as an OpenEnv env\n"
+        "  - left out: task 'hello': it prompts no agent, so there is no turn to play"
+    )
     with pytest.raises(ValueError, match="records no score at step or verifier 'nope'"):
         build_app(NOTES, reward="nope")
     with pytest.raises(ValueError, match="reward= is a verifier id"):

@@ -13,6 +13,7 @@ from agent_env.models import Step
 from agent_env.suggest import did_you_mean
 
 ArtifactKind = Literal["file", "fileset", "image"]
+FolderKind = Literal["env", "agent", "skill"]
 
 
 @attrs.frozen(kw_only=True)
@@ -71,7 +72,7 @@ class ArtifactSpec:
 class FolderSpec:
     """An env, agent or skill folder: its type, its toml config and its files."""
 
-    kind: Literal["env", "agent", "skill"]
+    kind: FolderKind
     name: str
     id: str
     type: str

@@ -18,9 +18,11 @@ from agent_env.bundles.files import (
     load_toml,
 )
 from agent_env.bundles.model import (
+    ArtifactKind,
     ArtifactSpec,
     Bundle,
     EvalSpec,
+    FolderKind,
     FolderSpec,
     ResolvedSource,
     Task,
@@ -88,8 +90,9 @@ class _Parser:
                 where = f"{rel} {item.where}".strip()
                 places.setdefault((name, item.reason), []).append(f"{where}: {item.path}")
         out = []
-        for (name, reason), where in sorted(places.items()):
-            shown = ", ".join(where[:3]) + (f" and {len(where) - 3} more" if len(where) > 3 else "")
+        for (name, reason), wheres in sorted(places.items()):
+            more = len(wheres) - 3
+            shown = ", ".join(wheres[:3]) + (f" and {more} more" if more > 0 else "")
             out.append(f"{name!r} is accepted for compatibility and ignored: {reason} ({shown})")
         return out
 
@@ -282,7 +285,7 @@ class _Parser:
             if not isinstance(declared, (str, type(None))):
                 declared = None  # reported by the model above; inferred, so steps still resolve
             if declared is not None:
-                kinds = {
+                kinds: dict[str, ArtifactKind] = {
                     "file": "file",
                     "fileset": "fileset",
                     "image": "image",
@@ -364,7 +367,7 @@ class _Parser:
         claimed = [n for n in names if getattr(registry.get(n), "default_for", None) == kind]
         return claimed, names
 
-    def _folders(self, kind: str, folder: Path | None) -> dict[str, FolderSpec]:
+    def _folders(self, kind: FolderKind, folder: Path | None) -> dict[str, FolderSpec]:
         out: dict[str, FolderSpec] = {}
         for name, path, entry in self._entries(folder):
             if not entry.is_dir():
@@ -497,7 +500,7 @@ class _Parser:
             steps = [apply_aliases(step, self.entity_aliases) for step in steps]
             self.structured.append((path, steps))
             ok = self._check_providers(path, steps) and ok
-        if not ok:
+        if not ok or steps is None:  # no steps only when a problem was recorded
             return None
         return Task(name=name, id=self.eid(name), steps=steps, path=path, raw=raw)
 

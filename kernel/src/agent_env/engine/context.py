@@ -27,6 +27,10 @@ class EngineStepContext(StepContext):
     def __init__(self, instance: TaskInstance, step_id: str):
         self._instance = instance
         self.step_id = step_id
+        if instance.task_id is None:  # every record this engine writes names its task's id
+            raise StepFailed(
+                step_id, f"task instance {instance.id!r}: its record has no task id (task.id)"
+            )
         self.task_id = instance.task_id
         self.task_instance_id = instance.id
         self.run_id = instance.run_id

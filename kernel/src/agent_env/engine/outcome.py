@@ -56,11 +56,11 @@ def aggregate_ids(steps: Sequence[Any]) -> set[str]:
 
 def counted_scores(steps: Sequence[Any], verifiers: Mapping[str, Any]) -> dict[str, float]:
     """The scores that decide the outcome (see the module docstring)."""
-    scores = {
-        vid: v.get("score")
-        for vid, v in (verifiers or {}).items()
-        if isinstance(v, dict) and isinstance(v.get("score"), (int, float))
-    }
+    scores: dict[str, float] = {}
+    for vid, v in (verifiers or {}).items():
+        score = v.get("score") if isinstance(v, dict) else None
+        if isinstance(score, (int, float)):
+            scores[vid] = score
     aggs = aggregate_ids(steps)
     if any(vid in aggs for vid in scores):
         scores = {vid: s for vid, s in scores.items() if vid in aggs}

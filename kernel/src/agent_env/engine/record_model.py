@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import enum
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, TypeVar
 
 import attrs
 
 R = TypeVar("R", bound="StoredRecord")
+T = TypeVar("T")
 
 
 @attrs.define(kw_only=True, on_setattr=attrs.setters.NO_OP)
@@ -90,7 +91,14 @@ class StoredRecord:
         return out
 
 
-@functools.cache
+def _per_class(fn: Callable[[type], T]) -> Callable[[type], T]:
+    """`functools.cache` for a function of a model class (typed so: a `functools.cache`
+    wrapper takes `Hashable` arguments, which mypy says a model class is not, as its instances
+    are unhashable)."""
+    return functools.cache(fn)
+
+
+@_per_class
 def _field_names(cls: type) -> frozenset[str]:
     return frozenset(a.name for a in attrs.fields(cls) if a.init)
 
@@ -145,7 +153,7 @@ def _omit_extra(cls: type) -> dict[str, Any]:
     return {"extra": override(omit=True)} if "extra" in attrs.fields_dict(cls) else {}
 
 
-@functools.cache
+@_per_class
 def _structure_fn(cls: type) -> Any:
     """The kernel converter's structure function for `cls`, free-form JSON fields checked for
     their JSON kind and passed through (generated on first use: a command that only writes
@@ -154,7 +162,9 @@ def _structure_fn(cls: type) -> Any:
 
     from agent_env.convert import converter
 
-    hooks = {
+    # Any values: mypy would match AttributeOverride values against the options (bool) that
+    # make_dict_structure_fn takes as keywords too.
+    hooks: dict[str, Any] = {
         n: override(struct_hook=_pass_through(tp))
         for n, tp in _fields(cls).items()
         if _free_form(tp)
@@ -164,7 +174,7 @@ def _structure_fn(cls: type) -> Any:
     )
 
 
-@functools.cache
+@_per_class
 def _unstructure_fn(cls: type) -> Any:
     """The kernel converter's unstructure function for `cls`: scalars and free-form JSON read
     as they are (cattrs inlines its own `identity` as an attribute read), enums as their
@@ -174,7 +184,7 @@ def _unstructure_fn(cls: type) -> Any:
 
     from agent_env.convert import converter
 
-    hooks = {}
+    hooks: dict[str, Any] = {}  # Any: as in `_structure_fn`
     for name, tp in _fields(cls).items():
         if isinstance(tp, type) and issubclass(tp, enum.Enum):
             hooks[name] = override(unstruct_hook=_enum_value)

@@ -3,7 +3,7 @@ context) and every one it created or adopted (what it tears down when it ends)."
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
 import anyio
@@ -24,7 +24,7 @@ class InstanceSandboxes:
         keep: bool,
         log: Callable[[str | None, str], None],
         default_provider: str | None = None,
-        keep_logs: Callable[[str, Any], Awaitable[Any]] | None = None,
+        keep_logs: Callable[[str, Any], Coroutine[Any, Any, Any]] | None = None,
     ):
         self.manager = manager
         self.labels = dict(labels)

@@ -62,9 +62,10 @@ def write_pending(lease_dir: Path, lease: dict[str, Any]) -> Path:
 
 def read(path: Path) -> dict[str, Any] | None:
     try:
-        return json.loads(path.read_text())
+        lease = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
+    return lease if isinstance(lease, dict) else None  # not a lease this module wrote
 
 
 def owner_alive(lease: dict[str, Any]) -> bool:

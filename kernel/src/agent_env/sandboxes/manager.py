@@ -424,7 +424,7 @@ class SandboxManager:
 
     def lease_rows(self) -> list[dict[str, Any]]:
         """Every sandbox with a lease: id, provider, run, task instance, owner and liveness."""
-        rows = []
+        rows: list[dict[str, Any]] = []
         try:
             names = sorted(os.listdir(self.lease_dir))
         except FileNotFoundError:

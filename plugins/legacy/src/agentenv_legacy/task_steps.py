@@ -11,6 +11,7 @@ the state key `legacy.metadata`, and each step's resulting metadata is its `outp
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 import json
 from typing import Any, ClassVar
@@ -128,7 +129,7 @@ def _fields(legacy: type[TaskStep]) -> dict[str, Any]:
             fields[param.name] = attrs.field()
         elif isinstance(param.default, (list, dict, set)):
             fields[param.name] = attrs.field(
-                factory=lambda value=param.default: copy.deepcopy(value)
+                factory=functools.partial(copy.deepcopy, param.default)
             )
         else:
             fields[param.name] = attrs.field(default=param.default)
@@ -138,7 +139,7 @@ def _fields(legacy: type[TaskStep]) -> dict[str, Any]:
 def adapt(name: str, loaded: Any) -> type[LegacyStep]:
     """Our step type for the legacy class `loaded`, registered as `name`."""
     legacy = _validate(name, loaded)
-    cls = attrs.make_class(
+    cls: type[LegacyStep] = attrs.make_class(
         f"Legacy{legacy.__name__}",
         _fields(legacy),
         bases=(LegacyStep,),

@@ -162,7 +162,7 @@ def load(bundle: Any, plugins: Any, *, reward: Reward = None) -> Served:
             out.append(made)
         splits[split] = out
     if not any(splits.values()):
-        raise BundleError(["no task can be served as an OpenEnv env: " + "; ".join(left_out)])
+        raise BundleError("no task can be served as an OpenEnv env", left_out)
     if isinstance(reward, str):
         missing = [
             t.task.name

@@ -36,7 +36,7 @@ def snapshot():
         if key in dists:
             continue
         dists[key] = dist.version
-        by_group = {}
+        by_group: dict[str, list[str]] = {}
         for ep in dist.entry_points:
             by_group.setdefault(ep.group, []).append(ep.name)
         entry_points[key] = _plugin_entry_points(by_group)

@@ -29,7 +29,7 @@ TYPE_GROUPS = {
     "image": "image",
     "file-artifact-universe": "file_artifact_universe",
 }
-_OPTIONAL_ID = {"help": "Store it under this id, e.g. @local/lab/greeting."}
+_ID_HELP = "Store it under this id, e.g. @local/lab/greeting."
 
 
 def _put(kind: str, entity_id: str, source: Path, config: dict, dry_run: bool, as_json: bool):
@@ -79,17 +79,18 @@ def _get_command(kind: str, what: str, *, json_without_dir: bool) -> click.Comma
     "--skill-dir (SKILL.md at its root) under --id; a new version only when it changed.",
 )
 @click.argument("path", type=click.Path(path_type=Path), required=False)
-@click.option("--id", "entity_id", **_OPTIONAL_ID)
+@click.option("--id", "entity_id", help=_ID_HELP)
 @click.option("--skill-dir", type=click.Path(path_type=Path), help="The skill folder (with --id).")
 @click.option("--dry-run", is_flag=True, help="Show what would be written; write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def _skill_put(
     path: Path | None, entity_id: str | None, skill_dir: Path | None, dry_run: bool, as_json: bool
 ) -> None:
-    if path_or_id(path, entity_id, skill_dir, "--skill-dir"):
-        _put("skill", entity_id, skill_dir, {}, dry_run, as_json)  # type: ignore[arg-type]
-    else:
-        put_bundle("skill", path, dry_run, as_json)  # type: ignore[arg-type]
+    path_or_id(path, entity_id, skill_dir, "--skill-dir")  # a usage error unless one form
+    if entity_id and skill_dir:
+        _put("skill", entity_id, skill_dir, {}, dry_run, as_json)
+    elif path is not None:
+        put_bundle("skill", path, dry_run, as_json)
 
 
 skill.add_command(_skill_put)
@@ -109,7 +110,7 @@ def _type_group(name: str, type_: str) -> click.Group:
         "version only when it changed. Checked as a bundle's artifact folder would be.",
     )
     @click.argument("filepath", type=click.Path(path_type=Path), required=False)
-    @click.option("--id", "entity_id", required=True, **_OPTIONAL_ID)
+    @click.option("--id", "entity_id", required=True, help=_ID_HELP)
     @click.option(
         "--dir",
         "--file-dir",
@@ -128,10 +129,11 @@ def _type_group(name: str, type_: str) -> click.Group:
         dry_run: bool,
         as_json: bool,
     ) -> None:
-        if (filepath is None) == (folder is None):
+        source = filepath or folder
+        if source is None or (filepath is not None and folder is not None):
             raise click.UsageError("give one of FILEPATH or --dir")
         config = {"type": type_, **({"description": description} if description else {})}
-        _put("artifact", entity_id, filepath or folder, config, dry_run, as_json)  # type: ignore[arg-type]
+        _put("artifact", entity_id, source, config, dry_run, as_json)
 
     group.add_command(_get_command("artifact", f"{type_} artifact", json_without_dir=False))
     return group

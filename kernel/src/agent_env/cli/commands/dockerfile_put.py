@@ -91,7 +91,8 @@ def a2a_agent_put(
 ) -> None:
     """Store agents: from a bundle (PATH: BUNDLE or BUNDLE/agents/<name>), or the build context
     of --dockerfile under --id (the reference's form); a new version only when it changed."""
-    if path_or_id(path, entity_id, dockerfile, "--dockerfile"):
-        put_dockerfile("agent", entity_id, dockerfile, context, dry_run, as_json)  # type: ignore[arg-type]
-    else:
-        put_bundle("agent", path, dry_run, as_json)  # type: ignore[arg-type]
+    path_or_id(path, entity_id, dockerfile, "--dockerfile")  # a usage error unless one form
+    if entity_id and dockerfile:
+        put_dockerfile("agent", entity_id, dockerfile, context, dry_run, as_json)
+    elif path is not None:
+        put_bundle("agent", path, dry_run, as_json)

@@ -42,7 +42,8 @@ class EntityGroup(click.Group):
             return found
         if cmd_name in BUILTIN_GROUPS:
             module, _, attr = BUILTIN_GROUPS[cmd_name].partition(":")
-            return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+            group: click.Command = getattr(importlib.import_module(module), attr)
+            return group
         declared = _declared()
         if cmd_name not in declared:
             return None

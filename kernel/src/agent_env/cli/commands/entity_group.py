@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, overload
 
 import anyio
 import click
@@ -65,12 +65,30 @@ def _show_text(data: dict[str, Any]) -> None:
         click.echo(f"  {r['run_id']}  as {r['id']} v{r['version']}")
 
 
+_ONE_OF = "give a PATH or a stored ID (or --id ID)"
+
+
+G = TypeVar("G", bound=click.Group)
+
+
+@overload
+def make_group(
+    kind: str, help_text: str, *, name: str | None = None, declared: Any = None
+) -> click.Group: ...
+
+
+@overload
+def make_group(
+    kind: str, help_text: str, *, name: str | None = None, cls: type[G], declared: Any = None
+) -> G: ...
+
+
 def make_group(
     kind: str,
     help_text: str,
     *,
     name: str | None = None,
-    cls: type = click.Group,
+    cls: type[click.Group] = click.Group,
     declared: Any = None,
 ) -> click.Group:
     """A click group named `name` (default `kind`) with list, show, get, put and validate;
@@ -179,18 +197,21 @@ def make_group(
     def validate_cmd(target: str | None, ref: str | None, version: int | None) -> None:
         from agent_env.entities import put
 
-        if (target is None) == (ref is None):
-            raise click.UsageError("give a PATH or a stored ID (or --id ID)")
-        if target is not None and Path(target).exists():
-            if declared is not None:
-                from agent_env.entities.declared import read
+        if ref is None:
+            if target is None:
+                raise click.UsageError(_ONE_OF)
+            if Path(target).exists():
+                if declared is not None:
+                    from agent_env.entities.declared import read
 
-                read(declared, Path(target))
-            else:
-                put.validate_path(_plugins(), kind, Path(target))
-            click.echo(f"{target}: valid")
-            return
-        ref = ref or target
+                    read(declared, Path(target))
+                else:
+                    put.validate_path(_plugins(), kind, Path(target))
+                click.echo(f"{target}: valid")
+                return
+            ref = target  # not a path on disk: a stored id
+        elif target is not None:
+            raise click.UsageError(_ONE_OF)
         if declared is not None:
             from agent_env.entities.declared import validate_stored
 

@@ -230,7 +230,7 @@ def _list_bundles(as_json: bool) -> int:
         click.echo("No bundles are installed. Run a bundle folder with: agent-env run PATH")
         return EXIT_OK
     click.echo("Installed bundles (run one with: agent-env run NAME):")
-    width = max(len(r["name"]) for r in rows)
+    width = max(len(b.name) for b in bundles)
     for r in rows:
         extra = f"  ({r['problem']})" if r["problem"] else ""
         click.echo(f"  {r['name']:<{width}}  {r['dist']} {r['version']}{extra}")

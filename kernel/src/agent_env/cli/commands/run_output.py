@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from agent_env.engine.services import Reporter
 from agent_env.runs.pipeline import EXIT_FAILED as EXIT_FAILED
 from agent_env.runs.pipeline import EXIT_OK as EXIT_OK
 from agent_env.runs.pipeline import EXIT_SIGNAL as EXIT_SIGNAL
@@ -20,7 +21,7 @@ def err(message: str) -> None:
     click.echo(message, err=True)
 
 
-class ProgressReporter:
+class ProgressReporter(Reporter):
     """Per-step progress lines on stderr: `[task] step: ok (0.02s)`."""
 
     def _tag(self, instance: Any) -> str:

@@ -62,7 +62,7 @@ class CliObserver(RunObserver):
         _err(line)
 
     def reporter(self, request: RunRequest) -> Reporter:
-        return QuietReporter() if request.many else ProgressReporter()  # type: ignore[return-value]
+        return QuietReporter() if request.many else ProgressReporter()
 
     def progress(self, request: RunRequest, total: int, kept: int) -> Progress | None:
         from agent_env.cli.progress import Progress as Display

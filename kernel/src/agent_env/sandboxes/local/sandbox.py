@@ -322,7 +322,8 @@ class LocalSandbox(Sandbox):
         """End what a previous owner's commands still run here: every process carrying this
         sandbox's marker that is not a tracked server, in a server's group or below one."""
         with anyio.CancelScope(shield=True):
-            return await anyio.to_thread.run_sync(self._fence_sync)
+            ended = await anyio.to_thread.run_sync(self._fence_sync)
+        return ended
 
     def _fence_sync(self) -> list[str]:
         servers = {
