@@ -40,6 +40,36 @@ def test_a_run_has_statistics_and_its_trials(client, project) -> None:
     assert none["items"] == [] and none["total"] == 0
 
 
+def test_a_run_has_per_verifier_pass_rates_worst_first(client, project) -> None:
+    """Across the two scored trials of `checks`: strict passes none, word one, ready both."""
+    results = client.get(f"/api/v1/runs/{project.runs['checks']}").json()["results"]
+    rates = [(v["verifier"], v["trials"], v["passed"]) for v in results["verifiers"]]
+    assert rates == [("strict", 2, 0), ("word", 2, 1), ("ready", 2, 2)]
+    word = results["verifiers"][1]
+    assert word["pass_rate"] == 0.5 and word["mean_score"] == 0.5
+    assert 0 < word["pass_rate_ci95"][0] < 0.5 < word["pass_rate_ci95"][1] < 1
+    # trial scores 1/3 and 2/3; the broken trials (failed, score 0) fall in the first bin
+    assert [b["trials"] for b in results["score_histogram"]] == [2, 0, 0, 1, 0, 0, 1, 0, 0, 0]
+
+
+def test_runs_name_their_front_end_and_runner(client, project) -> None:
+    items = client.get("/api/v1/runs").json()["items"]
+    checks = next(r for r in items if r["id"] == project.runs["checks"])
+    assert (checks["front_end"], checks["runner"]) == ("run", "local")
+    run = client.get(f"/api/v1/runs/{project.runs['checks']}").json()
+    assert (run["front_end"], run["runner"]) == ("run", "local")
+
+
+def test_a_trial_has_its_seed_values(client, project) -> None:
+    trials = project.recorded["checks"]["tasks"]
+    by_seed = {}
+    for trial in trials:
+        record = client.get(f"/api/v1/trials/{trial['id']}").json()["record"]
+        by_seed[(record["task"]["name"], record["trial"])] = record["seed_values"]
+    assert by_seed[("mixed", 1)] == {"trial": 1, "seed": 8, "word": "banana"}
+    assert by_seed[("broken", 0)] == {"trial": 0, "seed": 7, "word": "kiwi"}
+
+
 def test_a_trial_shows_steps_tool_calls_verifiers_and_logs(client, project) -> None:
     data = client.get(f"/api/v1/trials/{project.trials['notes']}").json()
     assert list(data["record"]["steps"]) == ["env", "agent", "ask", "state", "answer", "calls"]

@@ -39,6 +39,10 @@ def _run_row(run: dict[str, Any], counts: dict[str, Any], state: Any) -> dict[st
         "trials_per_task": run.get("trials") or 1,
         "agent": (run.get("meta") or {}).get("agent"),
         "model": (run.get("meta") or {}).get("model"),
+        # who asked for the run (`run`, `explorer`, `env deploy`, `openenv`...) and what ran
+        # its trials (`local`, `ray`, `openenv`); None in runs recorded before they were kept
+        "front_end": run.get("front_end"),
+        "runner": run.get("runner"),
         "counts": counts,
         "started_here": launched is not None,
         "process_running": bool(launched and launched.running),  # its in-process task

@@ -76,6 +76,7 @@ async function runsPage(params) {
     h("td", {}, h("a", { href: "#/run/" + enc(r.id) }, r.id)),
     h("td", {}, when(r.created_at)),
     h("td", {}, r.bundle || "–"),
+    h("td", { "data-testid": "run-by" }, ranBy(r)),
     h("td", {}, (r.tasks || []).join(", ")),
     h("td", {}, `${r.counts.trials}` + (r.trials_per_task > 1 ? ` (${r.trials_per_task}/task)` : "")),
     h("td", {}, rateBar(r.counts.pass_rate)),
@@ -88,7 +89,7 @@ async function runsPage(params) {
     h("div", { class: "filters" }, filter,
       h("button", { onclick: () => go(0, filter.value.trim()) }, "filter"),
       bundle ? h("button", { onclick: () => go(0, "") }, "clear") : null),
-    table(["run", "started", "bundle", "tasks", "trials", "pass rate", "passed / failed / unscored"], rows, { "data-testid": "runs" }),
+    table(["run", "started", "bundle", "started by · runner", "tasks", "trials", "pass rate", "passed / failed / unscored"], rows, { "data-testid": "runs" }),
     pager(page, (o) => go(o)));
 }
 
@@ -118,31 +119,58 @@ function startForm() {
 }
 
 // ---- one run ---------------------------------------------------------------------------
+function svgEl(svg, tag, attrs, text) {
+  const el = document.createElementNS(svg.namespaceURI, tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+  if (text !== undefined) el.textContent = text;
+  svg.append(el);
+  return el;
+}
+
+// Trials per score bin: each bar labelled with its count, a y axis of trials, an x axis of scores.
 function histogram(bins) {
-  const width = 420, height = 120, pad = 18, bw = (width - 2 * pad) / bins.length;
+  const width = 460, height = 170, left = 44, right = 10, top = 16, bottom = 34;
+  const plotW = width - left - right, plotH = height - top - bottom, bw = plotW / bins.length;
   const most = Math.max(1, ...bins.map((b) => b.trials));
   const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
   svg.setAttribute("class", "hist"); svg.setAttribute("width", width); svg.setAttribute("height", height);
   svg.setAttribute("data-testid", "score-histogram");
+  svg.setAttribute("role", "img");
+  svg.setAttribute("aria-label", "trials per score: " + bins.map((b) => `${b.from.toFixed(1)}–${b.to.toFixed(1)}: ${b.trials}`).join(", "));
+  const base = top + plotH;
+  svgEl(svg, "line", { x1: left, y1: base, x2: left + plotW, y2: base, class: "axis" });
+  svgEl(svg, "line", { x1: left, y1: top, x2: left, y2: base, class: "axis" });
+  for (const tick of [0, most]) {
+    const y = base - (plotH * tick) / most;
+    svgEl(svg, "text", { x: left - 4, y: y + 3, "text-anchor": "end", class: "tick", "data-testid": "y-tick" }, tick);
+  }
+  svgEl(svg, "text", { x: 10, y: top + plotH / 2, "text-anchor": "middle", class: "label",
+    transform: `rotate(-90 10 ${top + plotH / 2})` }, "trials");
+  svgEl(svg, "text", { x: left + plotW / 2, y: height - 2, "text-anchor": "middle", class: "label" }, "score");
   bins.forEach((b, i) => {
-    const bh = ((height - 2 * pad) * b.trials) / most;
-    const r = document.createElementNS(svg.namespaceURI, "rect");
-    r.setAttribute("x", pad + i * bw + 1); r.setAttribute("y", height - pad - bh);
-    r.setAttribute("width", bw - 2); r.setAttribute("height", bh);
+    const x = left + i * bw, bh = (plotH * b.trials) / most;
+    const r = svgEl(svg, "rect", { x: x + 1, y: base - bh, width: bw - 2, height: bh, "data-testid": "bin" });
     const title = document.createElementNS(svg.namespaceURI, "title");
-    title.textContent = `${b.from.toFixed(1)}–${b.to.toFixed(1)}: ${b.trials} trial(s)`;
-    r.append(title); svg.append(r);
-    if (i % 2 === 0) {
-      const t = document.createElementNS(svg.namespaceURI, "text");
-      t.setAttribute("x", pad + i * bw); t.setAttribute("y", height - 4); t.textContent = b.from.toFixed(1);
-      svg.append(t);
-    }
+    title.textContent = `score ${b.from.toFixed(1)}–${b.to.toFixed(1)}: ${b.trials} trial(s)`;
+    r.append(title);
+    if (b.trials) svgEl(svg, "text", { x: x + bw / 2, y: base - bh - 3, "text-anchor": "middle", class: "count", "data-testid": "bin-count" }, b.trials);
+    svgEl(svg, "text", { x, y: base + 12, "text-anchor": "middle", class: "tick" }, b.from.toFixed(1));
   });
-  const end = document.createElementNS(svg.namespaceURI, "text");
-  end.setAttribute("x", width - pad - 12); end.setAttribute("y", height - 4); end.textContent = "1.0";
-  svg.append(end);
+  svgEl(svg, "text", { x: left + plotW, y: base + 12, "text-anchor": "middle", class: "tick" }, "1.0");
   return svg;
 }
+
+// Each verifier's pass rate over the trials it scored, the one failing most first.
+function verifierRates(rows) {
+  return table(["verifier", "trials scored", "passed", "pass rate (95% CI)", "mean score"],
+    rows.map((v) => h("tr", { "data-testid": "verifier-rate" },
+      h("td", {}, h("code", {}, v.verifier)), h("td", {}, v.trials), h("td", {}, v.passed),
+      h("td", {}, rateBar(v.pass_rate), " ", h("span", { class: "muted" }, ci(v.pass_rate_ci95))),
+      h("td", {}, num(v.mean_score)))),
+    { "data-testid": "verifier-rates" });
+}
+
+const ranBy = (r) => [r.front_end, r.runner ? `${r.runner} runner` : null].filter(Boolean).join(" · ") || "–";
 
 async function runPage(runId, params) {
   const offset = Number(params.get("offset") || 0);
@@ -175,7 +203,8 @@ async function runPage(runId, params) {
   } }, "cancel run") : null;
   show(
     h("h1", {}, "Run ", h("code", {}, run.id), " ", h("span", { class: live ? "running" : "muted", "data-testid": "run-state" }, live ? "running" : "finished")),
-    h("p", { class: "muted" }, `bundle ${run.bundle || "–"} · started ${when(run.created_at)}`,
+    h("p", { class: "muted", "data-testid": "run-meta" }, `bundle ${run.bundle || "–"} · started ${when(run.created_at)}`,
+      run.front_end ? ` · from ${run.front_end}` : "", run.runner ? ` · ${run.runner} runner` : "",
       run.agent ? ` · agent ${run.agent}` : "", run.model ? ` · model ${run.model}` : "", " ", cancel,
       run.started_here ? h("a", { href: `/api/v1/runs/${enc(runId)}/log`, target: "_blank" }, " output") : null),
     h("div", { class: "cards", "data-testid": "run-counts" },
@@ -184,6 +213,8 @@ async function runPage(runId, params) {
       card("to start", c.unfinished), card("pass rate", pct(c.pass_rate))),
     h("h2", {}, "Tasks"),
     table(["task", "trials", "passed", "pass rate (95% CI)", "mean score (95% CI)", "pass@k", "failures"], taskRows, { "data-testid": "task-stats" }),
+    h("h2", {}, "Verifiers"),
+    (res.verifiers || []).length ? verifierRates(res.verifiers) : h("p", { class: "muted", "data-testid": "verifier-rates" }, "no verifier scored a trial yet"),
     h("h2", {}, "Score distribution"), histogram(res.score_histogram),
     h("h2", {}, "Trials"), h("div", { class: "filters" }, statusSel),
     table(["trial", "task", "#", "outcome", "time", "failure"], trialRows, { "data-testid": "trials" }),
@@ -193,6 +224,23 @@ async function runPage(runId, params) {
 
 // ---- one trial -------------------------------------------------------------------------
 function pretty(value) { return typeof value === "string" ? value : JSON.stringify(value, null, 2); }
+
+// Why a trial has no verifier rows, in words: still going, failed before a verifier ran, ...
+function noVerifiers(r) {
+  if (r.status === "pending" || r.status === "running") return "no verifier has run yet: the trial is " + r.status;
+  if (r.status === "cancelled") return "no verifier ran: the trial was cancelled";
+  if (r.failure && r.failure.step) return `no verifier ran: the trial failed at step '${r.failure.step}'`;
+  if (r.status === "failed") return "no verifier ran: the trial failed";
+  return "no verifier ran: the task has no verifier step that recorded a result";
+}
+
+// The trial's seed table row ({trial, seed, ...}: what its step fields had substituted).
+function seedValues(values, seed) {
+  const entries = Object.entries(values || (seed === null || seed === undefined ? {} : { seed }));
+  if (!entries.length) return h("p", { class: "muted", "data-testid": "seed-values" }, "none recorded");
+  return h("table", { class: "narrow", "data-testid": "seed-values" }, h("tbody", {},
+    entries.map(([k, v]) => h("tr", {}, h("th", {}, k), h("td", {}, h("code", {}, pretty(v)))))));
+}
 
 async function trialPage(iid) {
   const data = await api("/trials/" + enc(iid));
@@ -232,8 +280,10 @@ async function trialPage(iid) {
     r.failure ? h("p", { class: "error" }, `${r.failure.class || ""} failure at ${r.failure.step || "?"}: ${r.failure.message}`) : null,
     h("h2", {}, "Steps"), h("div", { class: "dag", "data-testid": "steps" }, steps),
     ...sections,
+    h("h2", {}, "Seed values"), seedValues(r.seed_values, r.seed),
     h("h2", {}, "Verifiers"),
-    table(["verifier", "check", "result", "what", "why"], vrows, { "data-testid": "verifiers" }),
+    vrows.length ? table(["verifier", "check", "result", "what", "why"], vrows, { "data-testid": "verifiers" })
+      : h("p", { class: "muted", "data-testid": "verifiers" }, noVerifiers(r)),
     h("h2", {}, "Logs"), logs.length ? logs.flat() : h("p", { class: "muted" }, "no server or agent output was kept"));
   if (r.status === "running" || r.status === "pending") timer = setTimeout(route, 1000);
 }
