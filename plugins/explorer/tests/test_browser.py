@@ -1,7 +1,8 @@
 """The explorer's pages in a real headless Chromium (Debian's /usr/bin/chromium driven by
 Python playwright) against a real `agent-env up`: open the notes-agent run, open its trial,
-see the tool calls and verifier rows, start a run from the page and watch it finish, look at
-a task's versions and the runs that used them. Screenshots of each page are kept under
+see the tool calls and verifier rows, read a run's per-verifier pass rates and labelled score
+histogram, a failed trial's seed values and why it has no verifier rows, start a run from the
+page and watch it finish, look at a task's versions and the runs that used them. Screenshots of each page are kept under
 `$AGENTENV_CI_CACHE/screenshots` (else the session's pytest temp folder, `screenshots/`)."""
 
 from __future__ import annotations
@@ -112,6 +113,43 @@ def test_open_a_run_then_its_trial_with_tool_calls_and_verifiers(page, explorer,
     assert page.locator("[data-testid=step]").count() == 6
     assert "serving 'notes'" in page.locator("[data-testid=log]").first.inner_text()
     page.screenshot(path=str(shots / "trial.png"), full_page=True)
+    assert page.console_errors == []
+
+
+def test_a_run_shows_which_verifier_fails_most_and_a_labelled_histogram(
+    page, explorer, project, shots
+):
+    page.goto(explorer + "/#/runs")
+    row = page.locator("[data-testid=run-row]", has_text=project.runs["checks"])
+    row.wait_for()
+    assert row.locator("[data-testid=run-by]").inner_text() == "run · local runner"
+
+    row.get_by_role("link").click()
+    page.locator("[data-testid=verifier-rate]").first.wait_for()
+    assert "from run · local runner" in page.locator("[data-testid=run-meta]").inner_text()
+    rates = [r.split("\t") for r in page.locator("[data-testid=verifier-rate]").all_inner_texts()]
+    assert [(r[0], r[1], r[2]) for r in rates] == [
+        ("strict", "2", "0"),
+        ("word", "2", "1"),
+        ("ready", "2", "2"),
+    ]
+    assert rates[1][3].startswith("50.0%")
+    hist = page.locator("[data-testid=score-histogram]")
+    assert hist.locator("[data-testid=bin-count]").all_text_contents() == ["2", "1", "1"]
+    assert hist.locator("[data-testid=y-tick]").all_text_contents() == ["0", "2"]
+    labels = hist.locator("text.label").all_text_contents()
+    assert labels == ["trials", "score"]
+    assert "0.3–0.4: 1" in hist.get_attribute("aria-label")
+    page.screenshot(path=str(shots / "run-verifiers.png"), full_page=True)
+
+    broken = page.locator("[data-testid=trial-row]", has_text="broken").first
+    broken.get_by_role("link").click()
+    said = page.locator("[data-testid=verifiers]")
+    said.wait_for()
+    assert said.inner_text() == "no verifier ran: the trial failed at step 'look'"
+    seeds = page.locator("[data-testid=seed-values]").inner_text()
+    assert seeds.split("\n") == ["trial\t0", "seed\t7", "word\tkiwi"]
+    page.screenshot(path=str(shots / "trial-no-verifiers.png"), full_page=True)
     assert page.console_errors == []
 
 
