@@ -60,6 +60,37 @@ def test_runs_name_their_front_end_and_runner(client, project) -> None:
     assert (run["front_end"], run["runner"]) == ("run", "local")
 
 
+def test_an_env_deploy_run_is_listed_with_its_front_end(client, project) -> None:
+    """`agent-env env deploy` records a run through the run service like `agent-env run`: the
+    explorer lists it among the runs, named as an `env deploy` run on the local runner."""
+    import signal
+    import subprocess
+
+    held = subprocess.Popen(
+        [project.agent_env, "env", "deploy", "--id", "notes", "--json"],
+        cwd=project.root,
+        env=project.env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        shown = ""
+        while not shown.rstrip().endswith("}") and held.poll() is None:
+            shown += held.stdout.readline()
+        run_id = json.loads(shown)["run_id"]
+    finally:
+        held.send_signal(signal.SIGINT)
+        _, err = held.communicate(timeout=120)
+    assert held.returncode == 0, err
+    items = client.get("/api/v1/runs").json()["items"]
+    [deployed] = [r for r in items if r["id"] == run_id]
+    assert (deployed["front_end"], deployed["runner"]) == ("env deploy", "local")
+    assert deployed["bundle"] == "notes-agent" and deployed["counts"]["trials"] == 1
+    run = client.get(f"/api/v1/runs/{run_id}").json()
+    assert run["front_end"] == "env deploy" and run["results"]["tasks"]
+
+
 def test_a_trial_has_its_seed_values(client, project) -> None:
     trials = project.recorded["checks"]["tasks"]
     by_seed = {}
