@@ -208,6 +208,17 @@ def verifier_rates(groups: Groups) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: (r["pass_rate"], r["verifier"]))
 
 
+async def compare_runs(
+    documents: DocumentStore, a: Mapping[str, Any], b: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Stored run documents `a` and `b` side by side, as `agent-env runs compare` shows them:
+    per task and verifier both pass rates and the change with its interval, and the trials that
+    flipped (`agent_env.reporting.compare`)."""
+    from agent_env.reporting import compare
+
+    return await compare.compare_runs(documents, dict(a), dict(b))
+
+
 async def trial_page(
     documents: DocumentStore,
     run_id: str,

@@ -1,8 +1,9 @@
 """A project with recorded runs, made once per session through the real CLI: `hello`, the
 `notes-agent` example with its oracle (an env server, gateway tool calls, verifiers), `checks`
 (two trials with seed values: three verifiers that pass every trial, one trial and none, and a
-task that fails at a step before any verifier recorded a result), and a bundle whose task
-sleeps (for cancelling). Tests serve it with the real app."""
+task that fails at a step before any verifier recorded a result), `fruit-a` and `fruit-b` (one
+bundle, two seed tables: trials 0 and 2 pass only in B, trial 1 only in A), and a bundle whose
+task sleeps (for cancelling). Tests serve it with the real app."""
 
 from __future__ import annotations
 
@@ -62,6 +63,12 @@ MIXED_TASK = [
 ]
 #: Fails at step 'look' (no such sandbox) before any verifier recorded a result.
 BROKEN_TASK = [BOX, {**_check("look", ("ok", "true")), "sandbox_name": "nobox"}]
+
+
+def seed_words(*words: str) -> str:
+    return "".join(f'[[trial]]\nword = "{w}"\n\n' for w in words)
+
+
 SEEDS = '[[trial]]\nseed = 7\nword = "kiwi"\n\n[[trial]]\nseed = 8\nword = "banana"\n'
 
 
@@ -118,6 +125,17 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
     (root / "checks" / "tasks" / "broken.json").write_text(json.dumps(BROKEN_TASK))
     (root / "checks" / "seeds.toml").write_text(SEEDS)
     project.record("checks", "checks", "--trials", "2", code=1)
+    (root / "fruit" / "tasks").mkdir(parents=True)
+    pick = [
+        BOX,
+        _check("ready", ("ok", "true")),
+        _check("word", ("banana", "test {word} = banana")),
+    ]
+    (root / "fruit" / "tasks" / "pick.json").write_text(json.dumps(pick))
+    (root / "fruit-a.toml").write_text(seed_words("kiwi", "banana", "kiwi"))
+    (root / "fruit-b.toml").write_text(seed_words("banana", "kiwi", "banana"))
+    for name in ("fruit-a", "fruit-b"):
+        project.record(name, "fruit", "--trials", "3", "--seeds", f"{name}.toml", code=1)
     return project
 
 

@@ -60,6 +60,34 @@ def test_runs_name_their_front_end_and_runner(client, project) -> None:
     assert (run["front_end"], run["runner"]) == ("run", "local")
 
 
+def test_compare_two_runs(client, project) -> None:
+    a, b = project.runs["fruit-a"], project.runs["fruit-b"]
+    data = client.get(f"/api/v1/compare?a={a}&b={b}").json()
+    assert (data["a"]["id"], data["b"]["id"]) == (a, b)
+    [pick] = data["tasks"]
+    assert (pick["a"]["passed"], pick["b"]["passed"], pick["a"]["trials"]) == (1, 2, 3)
+    assert pick["delta"] == 0.333333 and pick["delta_ci95"][0] < 0 < pick["delta_ci95"][1]
+    assert [(v["verifier"], v["delta"]) for v in data["verifiers"]] == [
+        ("word", 0.333333),
+        ("ready", 0.0),
+    ]
+    assert [f["trial"] for f in data["flipped"]["fixed"]] == [0, 2]
+    assert [f["trial"] for f in data["flipped"]["broken"]] == [1]
+
+
+@pytest.mark.parametrize(
+    ("query", "status", "words"),
+    [
+        ("a=run-x", 400, "a and b: required"),
+        ("a=run-x&b=run-y", 404, "no run 'run-x'"),
+        ("a=run-x&bb=run-y", 400, "unknown query parameter 'bb'"),
+    ],
+)
+def test_compare_names_what_is_missing(client, query, status, words) -> None:
+    answer = client.get(f"/api/v1/compare?{query}")
+    assert answer.status_code == status and words in answer.json()["detail"]
+
+
 def test_an_env_deploy_run_is_listed_with_its_front_end(client, project) -> None:
     """`agent-env env deploy` records a run through the run service like `agent-env run`: the
     explorer lists it among the runs, named as an `env deploy` run on the local runner."""

@@ -1,7 +1,8 @@
 """The explorer's pages in a real headless Chromium (Debian's /usr/bin/chromium driven by
 Python playwright) against a real `agent-env up`: open the notes-agent run, open its trial,
 see the tool calls and verifier rows, read a run's per-verifier pass rates and labelled score
-histogram, a failed trial's seed values and why it has no verifier rows, start a run from the
+histogram, a failed trial's seed values and why it has no verifier rows, pick two runs and
+compare them (pass-rate changes, verifiers, the trials that flipped), start a run from the
 page and watch it finish, look at a task's versions and the runs that used them. Screenshots of each page are kept under
 `$AGENTENV_CI_CACHE/screenshots` (else the session's pytest temp folder, `screenshots/`)."""
 
@@ -150,6 +151,36 @@ def test_a_run_shows_which_verifier_fails_most_and_a_labelled_histogram(
     seeds = page.locator("[data-testid=seed-values]").inner_text()
     assert seeds.split("\n") == ["trial\t0", "seed\t7", "word\tkiwi"]
     page.screenshot(path=str(shots / "trial-no-verifiers.png"), full_page=True)
+    assert page.console_errors == []
+
+
+def test_pick_two_runs_and_compare_them(page, explorer, project, shots):
+    page.goto(explorer + "/#/runs")
+    for name in ("fruit-b", "fruit-a"):
+        row = page.locator("[data-testid=run-row]", has_text=project.runs[name])
+        row.locator("[data-testid=compare-pick]").check()
+    page.locator("[data-testid=compare-selected]").click()
+    page.locator("[data-testid=compare-task]").first.wait_for()
+    assert f"a={project.runs['fruit-a']}&b={project.runs['fruit-b']}" in page.url
+    runs = page.locator("[data-testid=compare-run]").all_inner_texts()
+    assert runs[0].startswith(f"A\t{project.runs['fruit-a']}") and "1/3 33.3%" in runs[0]
+    assert runs[1].startswith(f"B\t{project.runs['fruit-b']}") and "2/3 66.7%" in runs[1]
+    change = page.locator("[data-testid=compare-change]").inner_text()
+    assert "A → B: +33.3 pts [" in change
+    [task] = page.locator("[data-testid=compare-task]").all_inner_texts()
+    assert task.startswith("pick\t1/3 33.3% [") and "\t+33.3 pts [" in task
+    verifiers = page.locator("[data-testid=compare-verifier]").all_inner_texts()
+    assert [v.split("\t")[0] for v in verifiers] == ["word", "ready"]
+    flips = [f.split("\t")[:5] for f in page.locator("[data-testid=flipped]").all_inner_texts()]
+    assert flips == [
+        ["broken", "pick", "1", "passed", "scored_below"],
+        ["fixed", "pick", "0", "scored_below", "passed"],
+        ["fixed", "pick", "2", "scored_below", "passed"],
+    ]
+    page.screenshot(path=str(shots / "compare.png"), full_page=True)
+    page.locator("[data-testid=flipped]").first.get_by_role("link", name="scored_below").click()
+    page.locator("[data-testid=seed-values]").wait_for()
+    assert "kiwi" in page.locator("[data-testid=seed-values]").inner_text()
     assert page.console_errors == []
 
 

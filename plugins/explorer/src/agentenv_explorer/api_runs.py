@@ -1,5 +1,6 @@
 """`/api/v1/runs...` and `/api/v1/trials/...`: runs newest first with counts, one run with its
-statistics and paged trials, one trial with its trajectories and logs; start and cancel."""
+statistics and paged trials, two runs compared, one trial with its trajectories and logs; start
+and cancel."""
 
 from __future__ import annotations
 
@@ -63,8 +64,8 @@ async def list_runs(request: Request) -> JSONResponse:
     return JSONResponse(_page(page, rows))
 
 
-async def _run(request: Request) -> dict[str, Any]:
-    run_id = request.path_params["run_id"]
+async def _run(request: Request, run_id: str | None = None) -> dict[str, Any]:
+    run_id = run_id or request.path_params["run_id"]
     run = await _state(request).stores.documents.get(results.RUNS, run_id)
     if run is None:
         raise BadRequest(f"no run {run_id!r}; GET /api/v1/runs lists them", 404)
@@ -85,6 +86,16 @@ async def show_run(request: Request) -> JSONResponse:
             "results": await results.run_results(documents, run, groups=groups),
         }
     )
+
+
+async def compare_runs(request: Request) -> JSONResponse:
+    """`?a=RUN&b=RUN`: run B against run A (`agent_env.results.compare_runs`)."""
+    only(request.query_params, ("a", "b"))
+    ids = [request.query_params.get(name) or "" for name in ("a", "b")]
+    if not all(ids):
+        raise BadRequest("a and b: required, the ids of the two runs (?a=run-...&b=run-...)")
+    a, b = [await _run(request, run_id) for run_id in ids]
+    return JSONResponse(await results.compare_runs(_state(request).stores.documents, a, b))
 
 
 def _trial_row(record: dict[str, Any]) -> dict[str, Any]:
@@ -170,6 +181,7 @@ async def run_log(request: Request) -> PlainTextResponse:
 ROUTES = [
     Route("/api/v1/runs", list_runs, methods=["GET"]),
     Route("/api/v1/runs", start_run, methods=["POST"]),
+    Route("/api/v1/compare", compare_runs, methods=["GET"]),
     Route("/api/v1/runs/{run_id}", show_run, methods=["GET"]),
     Route("/api/v1/runs/{run_id}/trials", run_trials, methods=["GET"]),
     Route("/api/v1/runs/{run_id}/cancel", cancel_run, methods=["POST"]),
