@@ -192,6 +192,7 @@ def test_start_a_run_from_the_page_and_watch_it_finish(page, explorer, shots):
     page.locator("[data-testid=run-state]", has_text="finished").wait_for(timeout=120_000)
     counts = page.locator("[data-testid=run-counts]").inner_text()
     assert "1\npassed" in counts
+    assert "from explorer · local runner" in page.locator("[data-testid=run-meta]").inner_text()
     assert "passed" in page.locator("[data-testid=trial-row]").inner_text()
     page.screenshot(path=str(shots / "started-run.png"), full_page=True)
 

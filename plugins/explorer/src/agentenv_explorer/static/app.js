@@ -233,8 +233,9 @@ async function runPage(runId, params) {
 }
 
 // ---- two runs compared ----------------------------------------------------------------
+const points = (x) => `${x >= 0 ? "+" : ""}${(100 * x).toFixed(1)}`;
 const delta = (row) => (row.delta === null || row.delta === undefined ? "–"
-  : `${row.delta >= 0 ? "+" : ""}${(100 * row.delta).toFixed(1)} pts` + (row.delta_ci95 ? ` [${(100 * row.delta_ci95[0]).toFixed(1)}, ${(100 * row.delta_ci95[1]).toFixed(1)}]` : ""));
+  : `${points(row.delta)} pts` + (row.delta_ci95 ? ` [${points(row.delta_ci95[0])}, ${points(row.delta_ci95[1])}]` : ""));
 const side = (rate) => (rate ? [`${rate.passed}/${rate.trials} `, pct(rate.pass_rate), " ", h("span", { class: "muted" }, ci(rate.pass_rate_ci95))]
   : h("span", { class: "muted" }, "not in run"));
 const deltaCell = (row) => h("td", { class: row.delta > 0 ? "passed" : row.delta < 0 ? "failed" : "" }, delta(row));
