@@ -88,6 +88,18 @@ def test_compare_names_what_is_missing(client, query, status, words) -> None:
     assert answer.status_code == status and words in answer.json()["detail"]
 
 
+def test_a_finished_runs_events_give_its_counts_then_end(client, project) -> None:
+    answer = client.get(f"/api/v1/runs/{project.runs['checks']}/events")
+    assert answer.headers["content-type"].startswith("text/event-stream")
+    events = [e for e in answer.text.split("\n\n") if e.startswith("event:")]
+    assert [e.splitlines()[0] for e in events] == ["event: counts", "event: end"]
+    counts = json.loads(events[0].splitlines()[1].removeprefix("data: "))
+    assert counts["counts"]["failed"] == 4 and counts["process_running"] is False
+    run = client.get(f"/api/v1/runs/{project.runs['checks']}").json()
+    assert run["live"] is False and run["counts"] == counts["counts"]
+    assert client.get("/api/v1/runs/run-nope/events").status_code == 404
+
+
 def test_an_env_deploy_run_is_listed_with_its_front_end(client, project) -> None:
     """`agent-env env deploy` records a run through the run service like `agent-env run`: the
     explorer lists it among the runs, named as an `env deploy` run on the local runner."""

@@ -204,6 +204,34 @@ def test_start_a_run_from_the_page_and_watch_it_finish(page, explorer, shots):
     assert page.console_errors == [] or all("422" in e for e in page.console_errors)
 
 
+def test_a_running_run_updates_live_over_server_sent_events(page, explorer, shots):
+    """The run page follows a running run through /events: it renders again when the counts
+    change (the trial starts, the run is cancelled), not on a timer."""
+    page.console_errors.clear()  # the previous test's refused start logged a 422
+    fetched: list[str] = []
+    page.on("request", lambda r: fetched.append(r.url) if "/trials?" in r.url else None)
+    page.goto(explorer + "/#/runs")
+    page.locator("[data-testid=start-spec]").fill("slow")
+    page.locator("[data-testid=start-submit]").click()
+    page.wait_for_url("**/#/run/run-*")
+    page.locator("[data-testid=live]").wait_for()
+    counts = page.locator("[data-testid=run-counts]")
+    page.wait_for_function(
+        "document.querySelector('[data-testid=run-counts]').innerText.includes('1\\nrunning')",
+        timeout=60_000,
+    )
+    page.screenshot(path=str(shots / "live-run.png"), full_page=True)
+    before = len(fetched)
+    page.wait_for_timeout(3000)  # the trial sleeps: nothing changes, so nothing is fetched
+    assert len(fetched) == before
+    page.locator("[data-testid=cancel-run]").click()
+    page.locator("[data-testid=run-state]", has_text="finished").wait_for(timeout=120_000)
+    assert "0\nrunning" in counts.inner_text()
+    assert "cancelled" in page.locator("[data-testid=trial-row]").inner_text()
+    assert page.locator("[data-testid=live]").count() == 0
+    assert page.console_errors == []
+
+
 def test_a_task_shows_its_versions_and_the_runs_that_used_them(page, explorer, project, shots):
     page.goto(explorer + "/#/entities/tasks")
     page.locator("[data-testid=entity-row]", has_text="groceries").get_by_role("link").click()

@@ -3,6 +3,23 @@
 
 const main = () => document.getElementById("main");
 let timer = null;
+let stream = null; // {runId, source}: the live run page's server-sent events
+
+function closeStream() { if (stream) { stream.source.close(); stream = null; } }
+
+// While a run is going its page listens to /runs/ID/events and renders again only when the
+// counts change (and once when the run ends), instead of asking every second.
+function followRun(runId, counts) {
+  const shown = JSON.stringify(counts);
+  if (stream && stream.runId === runId) { stream.shown = shown; return; }
+  closeStream();
+  const source = new EventSource(`/api/v1/runs/${enc(runId)}/events`);
+  stream = { runId, source, shown };
+  source.addEventListener("counts", (e) => {
+    if (JSON.stringify(JSON.parse(e.data).counts) !== stream.shown) route();
+  });
+  source.addEventListener("end", () => { closeStream(); route(); });
+}
 
 function h(tag, attrs, ...children) {
   const el = document.createElement(tag);
@@ -189,7 +206,7 @@ async function runPage(runId, params) {
   if (status) q.set("status", status);
   const [run, trials] = await Promise.all([api("/runs/" + enc(runId)), api(`/runs/${enc(runId)}/trials?` + q)]);
   const c = run.counts;
-  const live = run.process_running || c.running + c.unfinished > 0 && run.started_here;
+  const live = run.live;
   const card = (label, value, cls) => h("div", { class: "card" }, h("b", { class: cls || "" }, value), label);
   const res = run.results;
   const taskRows = res.tasks.map((t) => h("tr", { "data-testid": "task-row" },
@@ -212,7 +229,8 @@ async function runPage(runId, params) {
     route();
   } }, "cancel run") : null;
   show(
-    h("h1", {}, "Run ", h("code", {}, run.id), " ", h("span", { class: live ? "running" : "muted", "data-testid": "run-state" }, live ? "running" : "finished")),
+    h("h1", {}, "Run ", h("code", {}, run.id), " ", h("span", { class: live ? "running" : "muted", "data-testid": "run-state" }, live ? "running" : "finished"),
+      live ? h("span", { class: "muted live", "data-testid": "live", title: "updated by server-sent events" }, " · live") : null),
     h("p", { class: "muted", "data-testid": "run-meta" }, `bundle ${run.bundle || "–"} · started ${when(run.created_at)}`,
       run.front_end ? ` · from ${run.front_end}` : "", run.runner ? ` · ${run.runner} runner` : "",
       run.agent ? ` · agent ${run.agent}` : "", run.model ? ` · model ${run.model}` : "", " ", cancel,
@@ -229,7 +247,7 @@ async function runPage(runId, params) {
     h("h2", {}, "Trials"), h("div", { class: "filters" }, statusSel),
     table(["trial", "task", "#", "outcome", "time", "failure"], trialRows, { "data-testid": "trials" }),
     pager(trials, (o) => go(o)));
-  if (live) timer = setTimeout(route, 1000);
+  if (live) followRun(runId, c); else closeStream();
 }
 
 // ---- one trial -------------------------------------------------------------------------
@@ -333,6 +351,7 @@ async function entityPage(kind, entityId, params) {
 async function route() {
   clearTimeout(timer);
   const [path, query] = (location.hash.slice(1) || "/runs").split("?");
+  if (stream && path !== "/run/" + enc(stream.runId)) closeStream();
   const params = new URLSearchParams(query || "");
   const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
   const section = parts[0] === "entities" || parts[0] === "entity" ? parts[1] : "runs";
