@@ -116,7 +116,7 @@ async def _run_events(request: Request, run_id: str) -> AsyncIterator[str]:
     last = None
     ends = time.monotonic() + EVENT_STREAM_SECONDS
     yield f"retry: {int(EVENT_POLL_SECONDS * 1000)}\n\n"
-    while time.monotonic() < ends:
+    while time.monotonic() < ends and not state.stopping:
         run = await documents.get(results.RUNS, run_id) or {"id": run_id}
         counts = await state.summaries.counts(documents, run)
         launched = state.launcher.runs.get(run_id)

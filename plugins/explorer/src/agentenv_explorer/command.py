@@ -136,7 +136,13 @@ async def _serve(
         allowed_hosts=settings.get("allowed_hosts") or (),
         token=token,
     )
-    server = uvicorn.Server(
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            app.state.explorer.stopping = True  # live event streams end within half a second
+            super().handle_exit(sig, frame)
+
+    server = Server(
         uvicorn.Config(app, host=host.strip("[]"), port=port, log_level="warning", lifespan="on")
     )
     try:
