@@ -142,8 +142,8 @@ async def run_results(
 ) -> dict[str, Any]:
     """A run's statistics as `agent-env run` reports them (per task and eval: pass rate with
     its Wilson interval, mean score with its t interval, pass@k for k = 1, 2, 4, ... and every
-    trial, failure classes) plus
-    `score_histogram`: trials per score bin (ten bins of 0.1, the last one closed)."""
+    trial, failure classes) plus `score_histogram`: trials per score bin (ten bins of 0.1, the
+    last one closed), and `verifiers`: each verifier's pass rate (`verifier_rates`)."""
     from agent_env.engine.records import TaskInstanceRecord, TaskRef
     from agent_env.reporting.results import Results, shown_ks
 
@@ -171,7 +171,52 @@ async def run_results(
     summary["score_histogram"] = [
         {"from": i / 10, "to": (i + 1) / 10, "trials": n} for i, n in enumerate(bins)
     ]
+    summary["verifiers"] = verifier_rates(groups)
     return summary
+
+
+def verifier_rates(groups: Groups) -> list[dict[str, Any]]:
+    """Per verifier, over the trials it scored (cancelled and infrastructure failures left
+    out): `{verifier, trials, passed, pass_rate, pass_rate_ci95, mean_score}`, a pass being a
+    score of 1 or more; the lowest pass rate first (the verifier that fails most). A run whose
+    tasks aggregate their verifiers counts the aggregate ones: the scores that decide outcomes."""
+    from agent_env.reporting.stats import wilson_interval
+
+    scored: dict[str, list[float]] = {}  # verifier -> [trials, passed, sum of scores]
+    for (_task, status, cls, _attempt, scores), count in _final_groups(groups):
+        if status == "cancelled" or cls in ("infrastructure", "cancelled"):
+            continue
+        for vid, score in (json.loads(scores) if isinstance(scores, str) else {}).items():
+            if isinstance(score, (int, float)) and not isinstance(score, bool):
+                tally = scored.setdefault(str(vid), [0, 0, 0.0])
+                tally[0] += count
+                tally[1] += count if score >= 1 else 0
+                tally[2] += score * count
+    rows = []
+    for vid, (trials, passed, total) in scored.items():
+        interval = wilson_interval(int(passed), int(trials))
+        rows.append(
+            {
+                "verifier": vid,
+                "trials": int(trials),
+                "passed": int(passed),
+                "pass_rate": round(passed / trials, 6),
+                "pass_rate_ci95": [round(x, 6) for x in interval] if interval else None,
+                "mean_score": round(total / trials, 6),
+            }
+        )
+    return sorted(rows, key=lambda r: (r["pass_rate"], r["verifier"]))
+
+
+async def compare_runs(
+    documents: DocumentStore, a: Mapping[str, Any], b: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Stored run documents `a` and `b` side by side, as `agent-env runs compare` shows them:
+    per task and verifier both pass rates and the change with its interval, and the trials that
+    flipped (`agent_env.reporting.compare`)."""
+    from agent_env.reporting import compare
+
+    return await compare.compare_runs(documents, dict(a), dict(b))
 
 
 async def trial_page(

@@ -1,6 +1,9 @@
 """A project with recorded runs, made once per session through the real CLI: `hello`, the
-`notes-agent` example with its oracle (an env server, gateway tool calls, verifiers), and a
-bundle whose task sleeps (for cancelling). Tests serve it with the real app."""
+`notes-agent` example with its oracle (an env server, gateway tool calls, verifiers), `checks`
+(two trials with seed values: three verifiers that pass every trial, one trial and none, and a
+task that fails at a step before any verifier recorded a result), `fruit-a` and `fruit-b` (one
+bundle, two seed tables: trials 0 and 2 pass only in B, trial 1 only in A), and a bundle whose
+task sleeps (for cancelling). Tests serve it with the real app."""
 
 from __future__ import annotations
 
@@ -37,6 +40,38 @@ SLOW_TASK = [
 ]
 
 
+def _check(verifier: str, *criteria: tuple[str, str]) -> dict[str, Any]:
+    return {
+        "id": verifier,
+        "type": "verify_sandbox",
+        "sandbox_name": "box",
+        "verifier_id": verifier,
+        "criteria": [
+            {"id": cid, "type": "bash_cmd_succeeds", "criterion": cmd, "bash_cmd": cmd}
+            for cid, cmd in criteria
+        ],
+    }
+
+
+BOX = {"id": "box", "type": "deploy_sandbox", "sandbox_name": "box", "sandbox_mode": "vm"}
+#: Trial 0 (word kiwi) scores ready 1, word 0, strict 0; trial 1 (banana) 1, 1, 0.
+MIXED_TASK = [
+    BOX,
+    _check("ready", ("ok", "true")),
+    _check("word", ("banana", "test {word} = banana")),
+    _check("strict", ("yes", "true"), ("no", "false")),
+]
+#: Fails at step 'look' (no such sandbox) before any verifier recorded a result.
+BROKEN_TASK = [BOX, {**_check("look", ("ok", "true")), "sandbox_name": "nobox"}]
+
+
+def seed_words(*words: str) -> str:
+    return "".join(f'[[trial]]\nword = "{w}"\n\n' for w in words)
+
+
+SEEDS = '[[trial]]\nseed = 7\nword = "kiwi"\n\n[[trial]]\nseed = 8\nword = "banana"\n'
+
+
 class Project:
     """The project folder (with `.agentenv/config.toml`), its home and the recorded runs."""
 
@@ -45,6 +80,7 @@ class Project:
         self.home = root / "home"
         self.runs: dict[str, str] = {}
         self.trials: dict[str, str] = {}
+        self.recorded: dict[str, dict[str, Any]] = {}
         self.agent_env = AGENT_ENV
 
     def env(self) -> dict[str, str]:
@@ -62,12 +98,13 @@ class Project:
             timeout=timeout,
         )
 
-    def record(self, name: str, *args: str) -> dict[str, Any]:
+    def record(self, name: str, *args: str, code: int = 0) -> dict[str, Any]:
         done = self.cli("run", *args, "--json")
-        assert done.returncode == 0, done.stderr
+        assert done.returncode == code, done.stderr
         data = json.loads(done.stdout)
         self.runs[name] = data["run_id"]
         self.trials[name] = data["tasks"][0]["id"]
+        self.recorded[name] = data
         return data
 
 
@@ -83,6 +120,22 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
     (root / "slow" / "tasks" / "slow.json").write_text(json.dumps(SLOW_TASK))
     project.record("hello", "hello")
     project.record("notes", "notes-agent", "--agent", "oracle")
+    (root / "checks" / "tasks").mkdir(parents=True)
+    (root / "checks" / "tasks" / "mixed.json").write_text(json.dumps(MIXED_TASK))
+    (root / "checks" / "tasks" / "broken.json").write_text(json.dumps(BROKEN_TASK))
+    (root / "checks" / "seeds.toml").write_text(SEEDS)
+    project.record("checks", "checks", "--trials", "2", code=1)
+    (root / "fruit" / "tasks").mkdir(parents=True)
+    pick = [
+        BOX,
+        _check("ready", ("ok", "true")),
+        _check("word", ("banana", "test {word} = banana")),
+    ]
+    (root / "fruit" / "tasks" / "pick.json").write_text(json.dumps(pick))
+    (root / "fruit-a.toml").write_text(seed_words("kiwi", "banana", "kiwi"))
+    (root / "fruit-b.toml").write_text(seed_words("banana", "kiwi", "banana"))
+    for name in ("fruit-a", "fruit-b"):
+        project.record(name, "fruit", "--trials", "3", "--seeds", f"{name}.toml", code=1)
     return project
 
 

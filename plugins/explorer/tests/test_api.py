@@ -40,6 +40,107 @@ def test_a_run_has_statistics_and_its_trials(client, project) -> None:
     assert none["items"] == [] and none["total"] == 0
 
 
+def test_a_run_has_per_verifier_pass_rates_worst_first(client, project) -> None:
+    """Across the two scored trials of `checks`: strict passes none, word one, ready both."""
+    results = client.get(f"/api/v1/runs/{project.runs['checks']}").json()["results"]
+    rates = [(v["verifier"], v["trials"], v["passed"]) for v in results["verifiers"]]
+    assert rates == [("strict", 2, 0), ("word", 2, 1), ("ready", 2, 2)]
+    word = results["verifiers"][1]
+    assert word["pass_rate"] == 0.5 and word["mean_score"] == 0.5
+    assert 0 < word["pass_rate_ci95"][0] < 0.5 < word["pass_rate_ci95"][1] < 1
+    # trial scores 1/3 and 2/3; the broken trials (failed, score 0) fall in the first bin
+    assert [b["trials"] for b in results["score_histogram"]] == [2, 0, 0, 1, 0, 0, 1, 0, 0, 0]
+
+
+def test_runs_name_their_front_end_and_runner(client, project) -> None:
+    items = client.get("/api/v1/runs").json()["items"]
+    checks = next(r for r in items if r["id"] == project.runs["checks"])
+    assert (checks["front_end"], checks["runner"]) == ("run", "local")
+    run = client.get(f"/api/v1/runs/{project.runs['checks']}").json()
+    assert (run["front_end"], run["runner"]) == ("run", "local")
+
+
+def test_compare_two_runs(client, project) -> None:
+    a, b = project.runs["fruit-a"], project.runs["fruit-b"]
+    data = client.get(f"/api/v1/compare?a={a}&b={b}").json()
+    assert (data["a"]["id"], data["b"]["id"]) == (a, b)
+    [pick] = data["tasks"]
+    assert (pick["a"]["passed"], pick["b"]["passed"], pick["a"]["trials"]) == (1, 2, 3)
+    assert pick["delta"] == 0.333333 and pick["delta_ci95"][0] < 0 < pick["delta_ci95"][1]
+    assert [(v["verifier"], v["delta"]) for v in data["verifiers"]] == [
+        ("word", 0.333333),
+        ("ready", 0.0),
+    ]
+    assert [f["trial"] for f in data["flipped"]["fixed"]] == [0, 2]
+    assert [f["trial"] for f in data["flipped"]["broken"]] == [1]
+
+
+@pytest.mark.parametrize(
+    ("query", "status", "words"),
+    [
+        ("a=run-x", 400, "a and b: required"),
+        ("a=run-x&b=run-y", 404, "no run 'run-x'"),
+        ("a=run-x&bb=run-y", 400, "unknown query parameter 'bb'"),
+    ],
+)
+def test_compare_names_what_is_missing(client, query, status, words) -> None:
+    answer = client.get(f"/api/v1/compare?{query}")
+    assert answer.status_code == status and words in answer.json()["detail"]
+
+
+def test_a_finished_runs_events_give_its_counts_then_end(client, project) -> None:
+    answer = client.get(f"/api/v1/runs/{project.runs['checks']}/events")
+    assert answer.headers["content-type"].startswith("text/event-stream")
+    events = [e for e in answer.text.split("\n\n") if e.startswith("event:")]
+    assert [e.splitlines()[0] for e in events] == ["event: counts", "event: end"]
+    counts = json.loads(events[0].splitlines()[1].removeprefix("data: "))
+    assert counts["counts"]["failed"] == 4 and counts["process_running"] is False
+    run = client.get(f"/api/v1/runs/{project.runs['checks']}").json()
+    assert run["live"] is False and run["counts"] == counts["counts"]
+    assert client.get("/api/v1/runs/run-nope/events").status_code == 404
+
+
+def test_an_env_deploy_run_is_listed_with_its_front_end(client, project) -> None:
+    """`agent-env env deploy` records a run through the run service like `agent-env run`: the
+    explorer lists it among the runs, named as an `env deploy` run on the local runner."""
+    import signal
+    import subprocess
+
+    held = subprocess.Popen(
+        [project.agent_env, "env", "deploy", "--id", "notes", "--json"],
+        cwd=project.root,
+        env=project.env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        shown = ""
+        while not shown.rstrip().endswith("}") and held.poll() is None:
+            shown += held.stdout.readline()
+        run_id = json.loads(shown)["run_id"]
+    finally:
+        held.send_signal(signal.SIGINT)
+        _, err = held.communicate(timeout=120)
+    assert held.returncode == 0, err
+    items = client.get("/api/v1/runs").json()["items"]
+    [deployed] = [r for r in items if r["id"] == run_id]
+    assert (deployed["front_end"], deployed["runner"]) == ("env deploy", "local")
+    assert deployed["bundle"] == "notes-agent" and deployed["counts"]["trials"] == 1
+    run = client.get(f"/api/v1/runs/{run_id}").json()
+    assert run["front_end"] == "env deploy" and run["results"]["tasks"]
+
+
+def test_a_trial_has_its_seed_values(client, project) -> None:
+    trials = project.recorded["checks"]["tasks"]
+    by_seed = {}
+    for trial in trials:
+        record = client.get(f"/api/v1/trials/{trial['id']}").json()["record"]
+        by_seed[(record["task"]["name"], record["trial"])] = record["seed_values"]
+    assert by_seed[("mixed", 1)] == {"trial": 1, "seed": 8, "word": "banana"}
+    assert by_seed[("broken", 0)] == {"trial": 0, "seed": 7, "word": "kiwi"}
+
+
 def test_a_trial_shows_steps_tool_calls_verifiers_and_logs(client, project) -> None:
     data = client.get(f"/api/v1/trials/{project.trials['notes']}").json()
     assert list(data["record"]["steps"]) == ["env", "agent", "ask", "state", "answer", "calls"]

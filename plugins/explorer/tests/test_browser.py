@@ -1,7 +1,9 @@
 """The explorer's pages in a real headless Chromium (Debian's /usr/bin/chromium driven by
 Python playwright) against a real `agent-env up`: open the notes-agent run, open its trial,
-see the tool calls and verifier rows, start a run from the page and watch it finish, look at
-a task's versions and the runs that used them. Screenshots of each page are kept under
+see the tool calls and verifier rows, read a run's per-verifier pass rates and labelled score
+histogram, a failed trial's seed values and why it has no verifier rows, pick two runs and
+compare them (pass-rate changes, verifiers, the trials that flipped), start a run from the
+page and watch it finish, look at a task's versions and the runs that used them. Screenshots of each page are kept under
 `$AGENTENV_CI_CACHE/screenshots` (else the session's pytest temp folder, `screenshots/`)."""
 
 from __future__ import annotations
@@ -115,6 +117,73 @@ def test_open_a_run_then_its_trial_with_tool_calls_and_verifiers(page, explorer,
     assert page.console_errors == []
 
 
+def test_a_run_shows_which_verifier_fails_most_and_a_labelled_histogram(
+    page, explorer, project, shots
+):
+    page.goto(explorer + "/#/runs")
+    row = page.locator("[data-testid=run-row]", has_text=project.runs["checks"])
+    row.wait_for()
+    assert row.locator("[data-testid=run-by]").inner_text() == "run · local runner"
+
+    row.get_by_role("link").click()
+    page.locator("[data-testid=verifier-rate]").first.wait_for()
+    assert "from run · local runner" in page.locator("[data-testid=run-meta]").inner_text()
+    rates = [r.split("\t") for r in page.locator("[data-testid=verifier-rate]").all_inner_texts()]
+    assert [(r[0], r[1], r[2]) for r in rates] == [
+        ("strict", "2", "0"),
+        ("word", "2", "1"),
+        ("ready", "2", "2"),
+    ]
+    assert rates[1][3].startswith("50.0%")
+    hist = page.locator("[data-testid=score-histogram]")
+    assert hist.locator("[data-testid=bin-count]").all_text_contents() == ["2", "1", "1"]
+    assert hist.locator("[data-testid=y-tick]").all_text_contents() == ["0", "2"]
+    labels = hist.locator("text.label").all_text_contents()
+    assert labels == ["trials", "score"]
+    assert "0.3–0.4: 1" in hist.get_attribute("aria-label")
+    page.screenshot(path=str(shots / "run-verifiers.png"), full_page=True)
+
+    broken = page.locator("[data-testid=trial-row]", has_text="broken").first
+    broken.get_by_role("link").click()
+    said = page.locator("[data-testid=verifiers]")
+    said.wait_for()
+    assert said.inner_text() == "no verifier ran: the trial failed at step 'look'"
+    seeds = page.locator("[data-testid=seed-values]").inner_text()
+    assert seeds.split("\n") == ["trial\t0", "seed\t7", "word\tkiwi"]
+    page.screenshot(path=str(shots / "trial-no-verifiers.png"), full_page=True)
+    assert page.console_errors == []
+
+
+def test_pick_two_runs_and_compare_them(page, explorer, project, shots):
+    page.goto(explorer + "/#/runs")
+    for name in ("fruit-b", "fruit-a"):
+        row = page.locator("[data-testid=run-row]", has_text=project.runs[name])
+        row.locator("[data-testid=compare-pick]").check()
+    page.locator("[data-testid=compare-selected]").click()
+    page.locator("[data-testid=compare-task]").first.wait_for()
+    assert f"a={project.runs['fruit-a']}&b={project.runs['fruit-b']}" in page.url
+    runs = page.locator("[data-testid=compare-run]").all_inner_texts()
+    assert runs[0].startswith(f"A\t{project.runs['fruit-a']}") and "1/3 33.3%" in runs[0]
+    assert runs[1].startswith(f"B\t{project.runs['fruit-b']}") and "2/3 66.7%" in runs[1]
+    change = page.locator("[data-testid=compare-change]").inner_text()
+    assert "A → B: +33.3 pts [" in change
+    [task] = page.locator("[data-testid=compare-task]").all_inner_texts()
+    assert task.startswith("pick\t1/3 33.3% [") and "\t+33.3 pts [" in task
+    verifiers = page.locator("[data-testid=compare-verifier]").all_inner_texts()
+    assert [v.split("\t")[0] for v in verifiers] == ["word", "ready"]
+    flips = [f.split("\t")[:5] for f in page.locator("[data-testid=flipped]").all_inner_texts()]
+    assert flips == [
+        ["broken", "pick", "1", "passed", "scored_below"],
+        ["fixed", "pick", "0", "scored_below", "passed"],
+        ["fixed", "pick", "2", "scored_below", "passed"],
+    ]
+    page.screenshot(path=str(shots / "compare.png"), full_page=True)
+    page.locator("[data-testid=flipped]").first.get_by_role("link", name="scored_below").click()
+    page.locator("[data-testid=seed-values]").wait_for()
+    assert "kiwi" in page.locator("[data-testid=seed-values]").inner_text()
+    assert page.console_errors == []
+
+
 def test_start_a_run_from_the_page_and_watch_it_finish(page, explorer, shots):
     page.goto(explorer + "/#/runs")
     page.locator("[data-testid=start-spec]").fill("hello")
@@ -123,6 +192,7 @@ def test_start_a_run_from_the_page_and_watch_it_finish(page, explorer, shots):
     page.locator("[data-testid=run-state]", has_text="finished").wait_for(timeout=120_000)
     counts = page.locator("[data-testid=run-counts]").inner_text()
     assert "1\npassed" in counts
+    assert "from explorer · local runner" in page.locator("[data-testid=run-meta]").inner_text()
     assert "passed" in page.locator("[data-testid=trial-row]").inner_text()
     page.screenshot(path=str(shots / "started-run.png"), full_page=True)
 
@@ -132,6 +202,34 @@ def test_start_a_run_from_the_page_and_watch_it_finish(page, explorer, shots):
     error = page.locator("[data-testid=start-error]", has_text="neither a folder")
     error.wait_for()
     assert page.console_errors == [] or all("422" in e for e in page.console_errors)
+
+
+def test_a_running_run_updates_live_over_server_sent_events(page, explorer, shots):
+    """The run page follows a running run through /events: it renders again when the counts
+    change (the trial starts, the run is cancelled), not on a timer."""
+    page.console_errors.clear()  # the previous test's refused start logged a 422
+    fetched: list[str] = []
+    page.on("request", lambda r: fetched.append(r.url) if "/trials?" in r.url else None)
+    page.goto(explorer + "/#/runs")
+    page.locator("[data-testid=start-spec]").fill("slow")
+    page.locator("[data-testid=start-submit]").click()
+    page.wait_for_url("**/#/run/run-*")
+    page.locator("[data-testid=live]").wait_for()
+    counts = page.locator("[data-testid=run-counts]")
+    page.wait_for_function(
+        "document.querySelector('[data-testid=run-counts]').innerText.includes('1\\nrunning')",
+        timeout=60_000,
+    )
+    page.screenshot(path=str(shots / "live-run.png"), full_page=True)
+    before = len(fetched)
+    page.wait_for_timeout(3000)  # the trial sleeps: nothing changes, so nothing is fetched
+    assert len(fetched) == before
+    page.locator("[data-testid=cancel-run]").click()
+    page.locator("[data-testid=run-state]", has_text="finished").wait_for(timeout=120_000)
+    assert "0\nrunning" in counts.inner_text()
+    assert "cancelled" in page.locator("[data-testid=trial-row]").inner_text()
+    assert page.locator("[data-testid=live]").count() == 0
+    assert page.console_errors == []
 
 
 def test_a_task_shows_its_versions_and_the_runs_that_used_them(page, explorer, project, shots):

@@ -99,6 +99,38 @@ def test_up_on_a_busy_port_says_so(project) -> None:
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr and "--port" in done.stderr
 
 
+def test_up_on_port_zero_prints_the_port_it_bound(project) -> None:
+    """`up --port 0 --json` printed `http://127.0.0.1:0/`: the URL names the port the system
+    chose, and the explorer answers there."""
+    proc = subprocess.Popen(
+        [project.agent_env, "up", "--port", "0", "--json"],
+        cwd=project.root,
+        env=project.env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        url = json.loads(proc.stdout.readline())["url"]
+        port = int(url.rsplit(":", 1)[1].rstrip("/"))
+        assert url == f"http://127.0.0.1:{port}/" and port > 0
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(url + "api/v1/runs", timeout=2) as answer:
+                    assert json.load(answer)["total"] >= 1
+                break
+            except urllib.error.HTTPError:
+                raise
+            except OSError:
+                assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read()
+                time.sleep(0.1)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+    assert proc.returncode == 0
+
+
 def test_up_beyond_loopback_prints_a_token_url_and_enforces_it(project) -> None:
     port = _free_port()
     proc = subprocess.Popen(

@@ -1,17 +1,28 @@
 """`/api/v1/runs...` and `/api/v1/trials/...`: runs newest first with counts, one run with its
-statistics and paged trials, one trial with its trajectories and logs; start and cancel."""
+statistics and paged trials, two runs compared, one trial with its trajectories and logs; start
+and cancel."""
 
 from __future__ import annotations
 
+import json
+import time
+from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse
+from starlette.responses import JSONResponse, PlainTextResponse, StreamingResponse
 from starlette.routing import Route
 
 from agent_env import results
 from agentenv_explorer.launcher import RequestError
 from agentenv_explorer.params import BadRequest, choice, json_body, only, paging
+from agentenv_explorer.summaries import settled
+
+#: How often a run's event stream looks at its counts, and how long one stream lasts (the
+#: browser's EventSource reconnects; a bounded stream never holds up the explorer's shutdown).
+EVENT_POLL_SECONDS = 0.5
+EVENT_STREAM_SECONDS = 15.0
 
 
 def _state(request: Request) -> Any:
@@ -39,9 +50,15 @@ def _run_row(run: dict[str, Any], counts: dict[str, Any], state: Any) -> dict[st
         "trials_per_task": run.get("trials") or 1,
         "agent": (run.get("meta") or {}).get("agent"),
         "model": (run.get("meta") or {}).get("model"),
+        # who asked for the run (`run`, `explorer`, `env deploy`, `openenv`...) and what ran
+        # its trials (`local`, `ray`, `openenv`); None in runs recorded before they were kept
+        "front_end": run.get("front_end"),
+        "runner": run.get("runner"),
         "counts": counts,
         "started_here": launched is not None,
         "process_running": bool(launched and launched.running),  # its in-process task
+        # still going here or in a live process elsewhere (`agent-env run`): worth following
+        "live": bool(launched and launched.running) or not settled(run, counts),
     }
 
 
@@ -59,8 +76,8 @@ async def list_runs(request: Request) -> JSONResponse:
     return JSONResponse(_page(page, rows))
 
 
-async def _run(request: Request) -> dict[str, Any]:
-    run_id = request.path_params["run_id"]
+async def _run(request: Request, run_id: str | None = None) -> dict[str, Any]:
+    run_id = run_id or request.path_params["run_id"]
     run = await _state(request).stores.documents.get(results.RUNS, run_id)
     if run is None:
         raise BadRequest(f"no run {run_id!r}; GET /api/v1/runs lists them", 404)
@@ -80,6 +97,48 @@ async def show_run(request: Request) -> JSONResponse:
             "run": {k: v for k, v in run.items() if k not in ("instances", "trial_index", "tasks")},
             "results": await results.run_results(documents, run, groups=groups),
         }
+    )
+
+
+async def compare_runs(request: Request) -> JSONResponse:
+    """`?a=RUN&b=RUN`: run B against run A (`agent_env.results.compare_runs`)."""
+    only(request.query_params, ("a", "b"))
+    ids = [request.query_params.get(name) or "" for name in ("a", "b")]
+    if not all(ids):
+        raise BadRequest("a and b: required, the ids of the two runs (?a=run-...&b=run-...)")
+    a, b = [await _run(request, run_id) for run_id in ids]
+    return JSONResponse(await results.compare_runs(_state(request).stores.documents, a, b))
+
+
+async def _run_events(request: Request, run_id: str) -> AsyncIterator[str]:
+    state = _state(request)
+    documents = state.stores.documents
+    last = None
+    ends = time.monotonic() + EVENT_STREAM_SECONDS
+    yield f"retry: {int(EVENT_POLL_SECONDS * 1000)}\n\n"
+    while time.monotonic() < ends and not state.stopping:
+        run = await documents.get(results.RUNS, run_id) or {"id": run_id}
+        counts = await state.summaries.counts(documents, run)
+        launched = state.launcher.runs.get(run_id)
+        now = {"counts": counts, "process_running": bool(launched and launched.running)}
+        if now != last:
+            yield f"event: counts\ndata: {json.dumps(now)}\n\n"
+            last = now
+        if settled(run, counts) and not now["process_running"]:
+            yield "event: end\ndata: {}\n\n"
+            return
+        await anyio.sleep(EVENT_POLL_SECONDS)
+
+
+async def run_events(request: Request) -> StreamingResponse:
+    """Server-sent events of a run's progress: `counts` (the run row's counts and whether its
+    process runs here) whenever they change, `end` once the run can no longer change."""
+    only(request.query_params, ())
+    run = await _run(request)
+    return StreamingResponse(
+        _run_events(request, run["id"]),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-store"},
     )
 
 
@@ -166,8 +225,10 @@ async def run_log(request: Request) -> PlainTextResponse:
 ROUTES = [
     Route("/api/v1/runs", list_runs, methods=["GET"]),
     Route("/api/v1/runs", start_run, methods=["POST"]),
+    Route("/api/v1/compare", compare_runs, methods=["GET"]),
     Route("/api/v1/runs/{run_id}", show_run, methods=["GET"]),
     Route("/api/v1/runs/{run_id}/trials", run_trials, methods=["GET"]),
+    Route("/api/v1/runs/{run_id}/events", run_events, methods=["GET"]),
     Route("/api/v1/runs/{run_id}/cancel", cancel_run, methods=["POST"]),
     Route("/api/v1/runs/{run_id}/log", run_log, methods=["GET"]),
     Route("/api/v1/trials/{instance_id}", show_trial, methods=["GET"]),

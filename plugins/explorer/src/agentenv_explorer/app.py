@@ -32,6 +32,8 @@ class ExplorerState:
     stores: Any
     launcher: Launcher
     summaries: RunSummaries = attrs.field(factory=RunSummaries)
+    #: Set when the server is asked to stop: open event streams end, so shutdown waits for none.
+    stopping: bool = False
 
 
 async def _health(request: Request) -> JSONResponse:

@@ -27,17 +27,22 @@ def _err(message: str) -> None:
     click.echo(message, err=True)
 
 
-def _check_port(host: str, port: int) -> None:
+def _listen(host: str, port: int) -> socket.socket:
+    """The server's listening socket, bound before the URL is printed: the URL then names the
+    port the system chose for `--port 0`, and a port in use fails before anything is shown."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind((host.strip("[]"), port))
-        except OSError as exc:
-            raise click.ClickException(
-                f"cannot listen on {host}:{port} ({exc.strerror}): another explorer may be "
-                "running; pick another port with --port or [explorer] port"
-            ) from None
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        raise click.ClickException(
+            f"cannot listen on {host}:{port} ({exc.strerror}): another explorer may be "
+            "running; pick another port with --port or [explorer] port"
+        ) from None
+    return sock
 
 
 def _log_dir(stores: Any, cwd: Path) -> Path:
@@ -49,7 +54,9 @@ def _log_dir(stores: Any, cwd: Path) -> Path:
 @click.command("up")
 @click.option("--host", help="Address to listen on (default: [explorer] host, 127.0.0.1).")
 @click.option(
-    "--port", type=click.IntRange(0, 65535), help="Port (default: [explorer] port, 8234)."
+    "--port",
+    type=click.IntRange(0, 65535),
+    help="Port (default: [explorer] port, 8234; 0: a free one, printed in the URL).",
 )
 @click.option("--open", "open_browser", is_flag=True, help="Open the explorer in a browser.")
 @click.option("--json", "as_json", is_flag=True, help="Print the URL and stores as one JSON line.")
@@ -101,10 +108,11 @@ async def _serve(
         token = settings.get("token") or None
         if not is_loopback(host) and token is None:
             token = secrets.token_urlsafe(24)
-        _check_port(host, port)
+        sock = _listen(host, port)
     except BaseException:
         await stores.close()
         raise
+    port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
     info = {
@@ -128,20 +136,34 @@ async def _serve(
         allowed_hosts=settings.get("allowed_hosts") or (),
         token=token,
     )
-    server = uvicorn.Server(
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            app.state.explorer.stopping = True  # live event streams end within half a second
+            super().handle_exit(sig, frame)
+
+    server = Server(
         uvicorn.Config(app, host=host.strip("[]"), port=port, log_level="warning", lifespan="on")
     )
-    if open_browser:
-        import webbrowser
+    try:
+        await _run_server(server, sock, url if open_browser else None)
+    finally:
+        sock.close()
 
-        async def opener() -> None:
-            while not server.started:
-                await anyio.sleep(0.05)
-            webbrowser.open(url)
 
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(opener)
-            await server.serve()
-            tg.cancel_scope.cancel()
-    else:
-        await server.serve()
+async def _run_server(server: Any, sock: socket.socket, open_url: str | None) -> None:
+    """Serve on `sock` until stopped; with `open_url`, open it in a browser once serving."""
+    if open_url is None:
+        await server.serve(sockets=[sock])
+        return
+    import webbrowser
+
+    async def opener() -> None:
+        while not server.started:
+            await anyio.sleep(0.05)
+        webbrowser.open(open_url)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(opener)
+        await server.serve(sockets=[sock])
+        tg.cancel_scope.cancel()

@@ -1,5 +1,6 @@
-"""`agent-env runs list|show|export`: read run and task instance records from the document
-store (`export` writes one JSON line per trial)."""
+"""`agent-env runs list|show|export|compare`: read run and task instance records from the
+document store (`export` writes one JSON line per trial; `compare`, in `runs_compare`, sets two
+runs side by side)."""
 
 from __future__ import annotations
 
@@ -296,3 +297,12 @@ def export(run_id: str, output: str | None, attempts: bool) -> None:
     from agent_env.cli.output import err
 
     err(f"wrote {rows} trial row(s) to {output}")
+
+
+def _add_compare() -> None:
+    from agent_env.cli.commands.runs_compare import compare
+
+    runs.add_command(compare)
+
+
+_add_compare()

@@ -3,6 +3,23 @@
 
 const main = () => document.getElementById("main");
 let timer = null;
+let stream = null; // {runId, source}: the live run page's server-sent events
+
+function closeStream() { if (stream) { stream.source.close(); stream = null; } }
+
+// While a run is going its page listens to /runs/ID/events and renders again only when the
+// counts change (and once when the run ends), instead of asking every second.
+function followRun(runId, counts) {
+  const shown = JSON.stringify(counts);
+  if (stream && stream.runId === runId) { stream.shown = shown; return; }
+  closeStream();
+  const source = new EventSource(`/api/v1/runs/${enc(runId)}/events`);
+  stream = { runId, source, shown };
+  source.addEventListener("counts", (e) => {
+    if (JSON.stringify(JSON.parse(e.data).counts) !== stream.shown) route();
+  });
+  source.addEventListener("end", () => { closeStream(); route(); });
+}
 
 function h(tag, attrs, ...children) {
   const el = document.createElement(tag);
@@ -72,10 +89,21 @@ async function runsPage(params) {
   const page = await api("/runs?" + q);
   const go = (o, b = bundle) => { location.hash = "#/runs?" + new URLSearchParams({ offset: o, bundle: b }); };
   const filter = h("input", { placeholder: "bundle name", value: bundle, "data-testid": "bundle-filter" });
+  const picked = [];
+  const compareBtn = h("button", { disabled: true, "data-testid": "compare-selected", onclick: () => {
+    const [a, b] = [...picked].sort((x, y) => String(x.created_at).localeCompare(String(y.created_at))); // the older is A
+    location.hash = "#/compare?" + new URLSearchParams({ a: a.id, b: b.id });
+  } }, "compare 2 selected runs");
+  const pick = (r) => (ev) => {
+    if (ev.target.checked) picked.push(r); else picked.splice(picked.indexOf(r), 1);
+    compareBtn.disabled = picked.length !== 2;
+  };
   const rows = page.items.map((r) => h("tr", { "data-testid": "run-row" },
+    h("td", {}, h("input", { type: "checkbox", title: "compare", "aria-label": "compare " + r.id, "data-testid": "compare-pick", onchange: pick(r) })),
     h("td", {}, h("a", { href: "#/run/" + enc(r.id) }, r.id)),
     h("td", {}, when(r.created_at)),
     h("td", {}, r.bundle || "–"),
+    h("td", { "data-testid": "run-by" }, ranBy(r)),
     h("td", {}, (r.tasks || []).join(", ")),
     h("td", {}, `${r.counts.trials}` + (r.trials_per_task > 1 ? ` (${r.trials_per_task}/task)` : "")),
     h("td", {}, rateBar(r.counts.pass_rate)),
@@ -87,8 +115,8 @@ async function runsPage(params) {
     startForm(),
     h("div", { class: "filters" }, filter,
       h("button", { onclick: () => go(0, filter.value.trim()) }, "filter"),
-      bundle ? h("button", { onclick: () => go(0, "") }, "clear") : null),
-    table(["run", "started", "bundle", "tasks", "trials", "pass rate", "passed / failed / unscored"], rows, { "data-testid": "runs" }),
+      bundle ? h("button", { onclick: () => go(0, "") }, "clear") : null, compareBtn),
+    table(["", "run", "started", "bundle", "started by · runner", "tasks", "trials", "pass rate", "passed / failed / unscored"], rows, { "data-testid": "runs" }),
     pager(page, (o) => go(o)));
 }
 
@@ -118,31 +146,58 @@ function startForm() {
 }
 
 // ---- one run ---------------------------------------------------------------------------
+function svgEl(svg, tag, attrs, text) {
+  const el = document.createElementNS(svg.namespaceURI, tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+  if (text !== undefined) el.textContent = text;
+  svg.append(el);
+  return el;
+}
+
+// Trials per score bin: each bar labelled with its count, a y axis of trials, an x axis of scores.
 function histogram(bins) {
-  const width = 420, height = 120, pad = 18, bw = (width - 2 * pad) / bins.length;
+  const width = 460, height = 170, left = 44, right = 10, top = 16, bottom = 34;
+  const plotW = width - left - right, plotH = height - top - bottom, bw = plotW / bins.length;
   const most = Math.max(1, ...bins.map((b) => b.trials));
   const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
   svg.setAttribute("class", "hist"); svg.setAttribute("width", width); svg.setAttribute("height", height);
   svg.setAttribute("data-testid", "score-histogram");
+  svg.setAttribute("role", "img");
+  svg.setAttribute("aria-label", "trials per score: " + bins.map((b) => `${b.from.toFixed(1)}–${b.to.toFixed(1)}: ${b.trials}`).join(", "));
+  const base = top + plotH;
+  svgEl(svg, "line", { x1: left, y1: base, x2: left + plotW, y2: base, class: "axis" });
+  svgEl(svg, "line", { x1: left, y1: top, x2: left, y2: base, class: "axis" });
+  for (const tick of [0, most]) {
+    const y = base - (plotH * tick) / most;
+    svgEl(svg, "text", { x: left - 4, y: y + 3, "text-anchor": "end", class: "tick", "data-testid": "y-tick" }, tick);
+  }
+  svgEl(svg, "text", { x: 10, y: top + plotH / 2, "text-anchor": "middle", class: "label",
+    transform: `rotate(-90 10 ${top + plotH / 2})` }, "trials");
+  svgEl(svg, "text", { x: left + plotW / 2, y: height - 2, "text-anchor": "middle", class: "label" }, "score");
   bins.forEach((b, i) => {
-    const bh = ((height - 2 * pad) * b.trials) / most;
-    const r = document.createElementNS(svg.namespaceURI, "rect");
-    r.setAttribute("x", pad + i * bw + 1); r.setAttribute("y", height - pad - bh);
-    r.setAttribute("width", bw - 2); r.setAttribute("height", bh);
+    const x = left + i * bw, bh = (plotH * b.trials) / most;
+    const r = svgEl(svg, "rect", { x: x + 1, y: base - bh, width: bw - 2, height: bh, "data-testid": "bin" });
     const title = document.createElementNS(svg.namespaceURI, "title");
-    title.textContent = `${b.from.toFixed(1)}–${b.to.toFixed(1)}: ${b.trials} trial(s)`;
-    r.append(title); svg.append(r);
-    if (i % 2 === 0) {
-      const t = document.createElementNS(svg.namespaceURI, "text");
-      t.setAttribute("x", pad + i * bw); t.setAttribute("y", height - 4); t.textContent = b.from.toFixed(1);
-      svg.append(t);
-    }
+    title.textContent = `score ${b.from.toFixed(1)}–${b.to.toFixed(1)}: ${b.trials} trial(s)`;
+    r.append(title);
+    if (b.trials) svgEl(svg, "text", { x: x + bw / 2, y: base - bh - 3, "text-anchor": "middle", class: "count", "data-testid": "bin-count" }, b.trials);
+    svgEl(svg, "text", { x, y: base + 12, "text-anchor": "middle", class: "tick" }, b.from.toFixed(1));
   });
-  const end = document.createElementNS(svg.namespaceURI, "text");
-  end.setAttribute("x", width - pad - 12); end.setAttribute("y", height - 4); end.textContent = "1.0";
-  svg.append(end);
+  svgEl(svg, "text", { x: left + plotW, y: base + 12, "text-anchor": "middle", class: "tick" }, "1.0");
   return svg;
 }
+
+// Each verifier's pass rate over the trials it scored, the one failing most first.
+function verifierRates(rows) {
+  return table(["verifier", "trials scored", "passed", "pass rate (95% CI)", "mean score"],
+    rows.map((v) => h("tr", { "data-testid": "verifier-rate" },
+      h("td", {}, h("code", {}, v.verifier)), h("td", {}, v.trials), h("td", {}, v.passed),
+      h("td", {}, rateBar(v.pass_rate), " ", h("span", { class: "muted" }, ci(v.pass_rate_ci95))),
+      h("td", {}, num(v.mean_score)))),
+    { "data-testid": "verifier-rates" });
+}
+
+const ranBy = (r) => [r.front_end, r.runner ? `${r.runner} runner` : null].filter(Boolean).join(" · ") || "–";
 
 async function runPage(runId, params) {
   const offset = Number(params.get("offset") || 0);
@@ -151,7 +206,7 @@ async function runPage(runId, params) {
   if (status) q.set("status", status);
   const [run, trials] = await Promise.all([api("/runs/" + enc(runId)), api(`/runs/${enc(runId)}/trials?` + q)]);
   const c = run.counts;
-  const live = run.process_running || c.running + c.unfinished > 0 && run.started_here;
+  const live = run.live;
   const card = (label, value, cls) => h("div", { class: "card" }, h("b", { class: cls || "" }, value), label);
   const res = run.results;
   const taskRows = res.tasks.map((t) => h("tr", { "data-testid": "task-row" },
@@ -174,8 +229,10 @@ async function runPage(runId, params) {
     route();
   } }, "cancel run") : null;
   show(
-    h("h1", {}, "Run ", h("code", {}, run.id), " ", h("span", { class: live ? "running" : "muted", "data-testid": "run-state" }, live ? "running" : "finished")),
-    h("p", { class: "muted" }, `bundle ${run.bundle || "–"} · started ${when(run.created_at)}`,
+    h("h1", {}, "Run ", h("code", {}, run.id), " ", h("span", { class: live ? "running" : "muted", "data-testid": "run-state" }, live ? "running" : "finished"),
+      live ? h("span", { class: "muted live", "data-testid": "live", title: "updated by server-sent events" }, " · live") : null),
+    h("p", { class: "muted", "data-testid": "run-meta" }, `bundle ${run.bundle || "–"} · started ${when(run.created_at)}`,
+      run.front_end ? ` · from ${run.front_end}` : "", run.runner ? ` · ${run.runner} runner` : "",
       run.agent ? ` · agent ${run.agent}` : "", run.model ? ` · model ${run.model}` : "", " ", cancel,
       run.started_here ? h("a", { href: `/api/v1/runs/${enc(runId)}/log`, target: "_blank" }, " output") : null),
     h("div", { class: "cards", "data-testid": "run-counts" },
@@ -184,15 +241,34 @@ async function runPage(runId, params) {
       card("to start", c.unfinished), card("pass rate", pct(c.pass_rate))),
     h("h2", {}, "Tasks"),
     table(["task", "trials", "passed", "pass rate (95% CI)", "mean score (95% CI)", "pass@k", "failures"], taskRows, { "data-testid": "task-stats" }),
+    h("h2", {}, "Verifiers"),
+    (res.verifiers || []).length ? verifierRates(res.verifiers) : h("p", { class: "muted", "data-testid": "verifier-rates" }, "no verifier scored a trial yet"),
     h("h2", {}, "Score distribution"), histogram(res.score_histogram),
     h("h2", {}, "Trials"), h("div", { class: "filters" }, statusSel),
     table(["trial", "task", "#", "outcome", "time", "failure"], trialRows, { "data-testid": "trials" }),
     pager(trials, (o) => go(o)));
-  if (live) timer = setTimeout(route, 1000);
+  if (live) followRun(runId, c); else closeStream();
 }
 
 // ---- one trial -------------------------------------------------------------------------
 function pretty(value) { return typeof value === "string" ? value : JSON.stringify(value, null, 2); }
+
+// Why a trial has no verifier rows, in words: still going, failed before a verifier ran, ...
+function noVerifiers(r) {
+  if (r.status === "pending" || r.status === "running") return "no verifier has run yet: the trial is " + r.status;
+  if (r.status === "cancelled") return "no verifier ran: the trial was cancelled";
+  if (r.failure && r.failure.step) return `no verifier ran: the trial failed at step '${r.failure.step}'`;
+  if (r.status === "failed") return "no verifier ran: the trial failed";
+  return "no verifier ran: the task has no verifier step that recorded a result";
+}
+
+// The trial's seed table row ({trial, seed, ...}: what its step fields had substituted).
+function seedValues(values, seed) {
+  const entries = Object.entries(values || (seed === null || seed === undefined ? {} : { seed }));
+  if (!entries.length) return h("p", { class: "muted", "data-testid": "seed-values" }, "none recorded");
+  return h("table", { class: "narrow", "data-testid": "seed-values" }, h("tbody", {},
+    entries.map(([k, v]) => h("tr", {}, h("th", {}, k), h("td", {}, h("code", {}, pretty(v)))))));
+}
 
 async function trialPage(iid) {
   const data = await api("/trials/" + enc(iid));
@@ -232,8 +308,10 @@ async function trialPage(iid) {
     r.failure ? h("p", { class: "error" }, `${r.failure.class || ""} failure at ${r.failure.step || "?"}: ${r.failure.message}`) : null,
     h("h2", {}, "Steps"), h("div", { class: "dag", "data-testid": "steps" }, steps),
     ...sections,
+    h("h2", {}, "Seed values"), seedValues(r.seed_values, r.seed),
     h("h2", {}, "Verifiers"),
-    table(["verifier", "check", "result", "what", "why"], vrows, { "data-testid": "verifiers" }),
+    vrows.length ? table(["verifier", "check", "result", "what", "why"], vrows, { "data-testid": "verifiers" })
+      : h("p", { class: "muted", "data-testid": "verifiers" }, noVerifiers(r)),
     h("h2", {}, "Logs"), logs.length ? logs.flat() : h("p", { class: "muted" }, "no server or agent output was kept"));
   if (r.status === "running" || r.status === "pending") timer = setTimeout(route, 1000);
 }
@@ -273,6 +351,7 @@ async function entityPage(kind, entityId, params) {
 async function route() {
   clearTimeout(timer);
   const [path, query] = (location.hash.slice(1) || "/runs").split("?");
+  if (stream && path !== "/run/" + enc(stream.runId)) closeStream();
   const params = new URLSearchParams(query || "");
   const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
   const section = parts[0] === "entities" || parts[0] === "entity" ? parts[1] : "runs";
@@ -280,6 +359,7 @@ async function route() {
   try {
     if (parts[0] === "run" && parts[1]) await runPage(parts[1], params);
     else if (parts[0] === "trial" && parts[1]) await trialPage(parts[1]);
+    else if (parts[0] === "compare") await comparePage(params);
     else if (parts[0] === "entities" && parts[1]) await entitiesPage(parts[1], params);
     else if (parts[0] === "entity" && parts[2]) await entityPage(parts[1], parts.slice(2).join("/"), params);
     else await runsPage(params);

@@ -1,0 +1,103 @@
+"""Two runs side by side (`agent-env runs compare A B`): per task each run's pass rate with its
+Wilson interval and the change from A to B with Newcombe's interval, each verifier's pass rate
+in both, and the trials that flipped (the same task and trial number passed in one run and not
+in the other; trials excluded from the statistics, cancelled or infrastructure failures, and
+trials that never finished are not compared). The figures are those `runs show` and the
+explorer report (`agent_env.results`), so the three agree."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_env.reporting.results import EXCLUDED, FINAL
+from agent_env.reporting.stats import difference_interval
+
+
+def _rate(stats: dict[str, Any] | None) -> dict[str, Any] | None:
+    if stats is None:
+        return None
+    return {k: stats[k] for k in ("trials", "passed", "pass_rate", "pass_rate_ci95")}
+
+
+def _change(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any]:
+    """`delta` (B's pass rate minus A's) and `delta_ci95`; None where a side has no trials."""
+    if not a or not b or not a["trials"] or not b["trials"]:
+        return {"delta": None, "delta_ci95": None}
+    interval = difference_interval(a["passed"], a["trials"], b["passed"], b["trials"])
+    return {
+        "delta": round(b["passed"] / b["trials"] - a["passed"] / a["trials"], 6),
+        "delta_ci95": [round(x, 6) for x in interval] if interval else None,
+    }
+
+
+def _side_by_side(
+    a_rows: list[dict[str, Any]], b_rows: list[dict[str, Any]], key: str
+) -> list[dict[str, Any]]:
+    """Rows of both runs matched on `key`, in A's order then B's new ones."""
+    a_by, b_by = {r[key]: r for r in a_rows}, {r[key]: r for r in b_rows}
+    rows = []
+    for name in dict.fromkeys([*a_by, *b_by]):
+        a, b = _rate(a_by.get(name)), _rate(b_by.get(name))
+        rows.append({key: name, "a": a, "b": b, **_change(a, b)})
+    return rows
+
+
+async def _outcomes(documents: Any, run: dict[str, Any]) -> dict[tuple[str, int], Any]:
+    """The counted trials' last attempts by (task, trial number)."""
+    from agent_env.engine.stored import run_records
+
+    out = {}
+    async for record in run_records(documents, run):
+        if record.status in FINAL and record.effective_failure_class() not in EXCLUDED:
+            out[(record.task.name, record.trial)] = record
+    return out
+
+
+def _trial(record: Any) -> dict[str, Any]:
+    return {"id": record.id, "status": str(record.status), "outcome": record.outcome}
+
+
+def _run_row(run: dict[str, Any], tasks: list[dict[str, Any]]) -> dict[str, Any]:
+    meta = run.get("meta") or {}
+    trials, passed = sum(t["trials"] for t in tasks), sum(t["passed"] for t in tasks)
+    return {
+        "id": run["id"],
+        "created_at": run.get("created_at"),
+        "bundle": (run.get("bundle") or {}).get("name"),
+        "front_end": run.get("front_end"),
+        "runner": run.get("runner"),
+        "agent": meta.get("agent"),
+        "model": meta.get("model"),
+        "trials": trials,
+        "passed": passed,
+        "pass_rate": round(passed / trials, 6) if trials else None,
+    }
+
+
+async def compare_runs(documents: Any, a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """`{a, b, change, tasks, verifiers, flipped: {fixed, broken}}` for the stored run
+    documents `a` and `b` (`fixed`: failed in A, passed in B; `broken`: the reverse)."""
+    from agent_env import results
+
+    stats = [await results.run_results(documents, run) for run in (a, b)]
+    runs = [_run_row(run, s["tasks"]) for run, s in zip((a, b), stats, strict=True)]
+    before, after = await _outcomes(documents, a), await _outcomes(documents, b)
+    flipped: dict[str, list[dict[str, Any]]] = {"fixed": [], "broken": []}
+    for key, old in before.items():
+        new = after.get(key)
+        if new is None or (old.status == "passed") == (new.status == "passed"):
+            continue
+        kind = "fixed" if new.status == "passed" else "broken"
+        flipped[kind].append({"task": key[0], "trial": key[1], "a": _trial(old), "b": _trial(new)})
+    return {
+        "a": runs[0],
+        "b": runs[1],
+        "change": _change(*runs),
+        "tasks": _side_by_side(stats[0]["tasks"], stats[1]["tasks"], "name"),
+        "verifiers": _side_by_side(stats[0]["verifiers"], stats[1]["verifiers"], "verifier"),
+        "flipped": flipped,
+        "intervals": {
+            "pass_rate": "Wilson score interval, 95%",
+            "delta": "Newcombe hybrid score interval (from the two Wilson intervals), 95%",
+        },
+    }
