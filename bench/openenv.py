@@ -2,7 +2,7 @@
 served by openenv itself, in one run.
 
 Both servers run as separate processes on loopback; the load is N concurrent sessions of
-openenv's own `GenericEnvClient` over WebSocket, each reset once (not timed), then calling the
+openenv's own `GenericEnvClient` over WebSocket, each reset once (all at once, timed), then calling the
 echo tool as fast as it can for `--seconds`. Reported per level (1, 16, 64 sessions): steps/s,
 p50/p99 step latency, and our/openenv ratios; the resets: p50/p99 of one reset and the time
 until all N sessions had reset together (ours deploys the task's env and gateway per reset);
