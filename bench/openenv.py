@@ -16,7 +16,8 @@ per session).
 - openenv: an `MCPEnvironment` around a FastMCP server with `echo_message`, the shape of
   OpenEnv's `envs/echo_env`, served by openenv's `create_app` (tools in-process).
 
-    .venv/bin/python bench/openenv.py [--levels 1,16,64] [--seconds 5]
+    .venv/bin/python bench/openenv.py [--levels 1,16,64] [--seconds 5] [--rounds 3]
+    .venv/bin/python bench/openenv.py --levels 64 --reset-rounds 10   # the reset race
 """
 
 from __future__ import annotations
@@ -261,6 +262,61 @@ def pct(ordered: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+async def reset_round(url: str, sessions: int) -> tuple[float, list[str]]:
+    """`sessions` sessions reset at once against one server: (seconds until the last answered,
+    the reasons of those that failed)."""
+    from openenv.core.generic_client import GenericEnvClient
+
+    failures: list[str] = []
+    connected = anyio.Event()
+    n_connected = 0
+    started = [0.0]
+
+    async def session() -> None:
+        nonlocal n_connected
+        async with GenericEnvClient(base_url=url, message_timeout_s=600) as env:
+            n_connected += 1
+            if n_connected == sessions:
+                started[0] = time.perf_counter()
+                connected.set()
+            await connected.wait()
+            try:
+                r = await env.reset()
+            except Exception as e:  # the client raised: the worst failure, counted too
+                failures.append(f"the client raised {type(e).__name__}: {e}")
+                return
+            if r.done:
+                failures.append(str(r.metadata.get("error") or "(empty reason)"))
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(sessions):
+            tg.start_soon(session)
+    return time.perf_counter() - started[0], failures
+
+
+def reset_rounds(bundle: Path, env: dict, sessions: int, rounds: int) -> None:
+    """`rounds` rounds of `sessions` concurrent resets against one server of ours (the port
+    and secret race of issue 31): every round's time and failures, and the total."""
+    proc, url = start_ours(bundle, sessions, env)
+    failed = 0
+    try:
+        anyio.run(wait_health, url)
+        for r in range(rounds):
+            took, failures = anyio.run(reset_round, url, sessions)
+            failed += len(failures)
+            print(
+                f"reset round {r + 1}: {sessions} concurrent resets in {took:6.2f} s, "
+                f"{len(failures)} failed",
+                flush=True,
+            )
+            for reason in sorted(set(failures)):
+                print(f"  failed: {reason[:300]}")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=120)
+    print(f"{rounds} rounds of {sessions} concurrent resets: {failed} failed")
+
+
 def measure(start, sessions: int, seconds: float) -> dict[str, float]:
     proc, url = start(sessions)
     try:
@@ -303,12 +359,23 @@ def main() -> None:
     parser.add_argument(
         "--rounds", type=int, default=1, help="alternate the two servers this many times per level"
     )
+    parser.add_argument(
+        "--reset-rounds",
+        type=int,
+        default=0,
+        help="instead: this many rounds of N concurrent resets (N: each of --levels) against "
+        "our server, counting failed resets",
+    )
     args = parser.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
     with tempfile.TemporaryDirectory(prefix="bench-openenv-") as tmp:
         bundle = make_bundle(Path(tmp))
         env = {**os.environ, "AGENT_ENV_HOME": str(Path(tmp) / "home")}
         env.pop("AGENT_ENV_CONFIG", None)
+        if args.reset_rounds:
+            for n in levels:
+                reset_rounds(bundle, env, n, args.reset_rounds)
+            return
         servers = {"ours": lambda s: start_ours(bundle, s, env), "openenv": start_openenv}
         for n in levels:
             runs: dict[str, list[dict[str, float]]] = {"ours": [], "openenv": []}
