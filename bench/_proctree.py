@@ -58,6 +58,25 @@ def _children() -> list[int]:
     return pids
 
 
+def tree_pids(root: int) -> list[int]:
+    """`root` and every process below it that runs now (Linux /proc), `root` first."""
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{task}/children") as f:
+                    todo.extend(int(p) for p in f.read().split())
+            except OSError:
+                continue
+    return out
+
+
 def run_tree(
     cmd: Sequence[str],
     env: Mapping[str, str],

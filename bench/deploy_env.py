@@ -9,16 +9,27 @@ Framework: the real engine runs `examples/echo-docker`'s env in a task of `deplo
 is from the `deploy_env` step's start to that call's answer. One warm-up deploy per provider
 comes first (printed separately): it builds the image, and on `local` starts the fork server
 that every later local deploy of the process forks from (see envs/forkserver.py).
-Floor, docker: `docker run -d -p 127.0.0.1::18765 IMAGE` of the same image, then GETs of the
-card until it answers. Floor, local: start `python server.py` by hand, GET the card until it
-answers. Runs alternate framework/floor so both see the same machine load.
+Floors: the same work by hand on the same API path, with no CLI process started per run.
+- docker: the Docker Engine API calls `docker run -d -p 127.0.0.1::18765 IMAGE` makes, made
+  in-process with the docker SDK the provider uses (create + start with the port published,
+  inspect for the host port), then GETs of the card until it answers; removal not timed.
+- local: what the framework's warm start does, by hand: a helper process that has already
+  imported the fork server's warm set (`forkserver.PRELOAD`; started once, not timed) forks
+  a child that runs `server.py` as `__main__` on a free port; the time is from the request
+  to the card's answer. A cold `python server.py` (the interpreter's start and imports) is
+  printed too, as what a deploy without the fork server would pay.
+The framework's time also holds the tool call through the gateway; the floors stop at the
+card (a tool call straight to the env costs a few ms more).
+Runs alternate framework/floor so both see the same machine load.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -103,31 +114,84 @@ async def framework_once(provider: str, bundle: Path, home: Path, stamp: Path) -
     return float(stamp.read_text()) - started["deploy"]
 
 
-def docker_floor(image: str) -> float:
+def docker_floor(client, image: str) -> float:
+    """`docker run -d -p 127.0.0.1::18765 IMAGE` as Engine API calls (docker SDK), then the
+    card; the container's removal is not timed."""
     t0 = time.perf_counter()
-    cid = subprocess.check_output(
-        ["docker", "run", "-d", "-p", "127.0.0.1::18765", image], text=True
-    ).strip()
+    container = client.containers.run(image, detach=True, ports={"18765/tcp": ("127.0.0.1", None)})
     try:
-        port = (
-            subprocess.check_output(["docker", "port", cid, "18765/tcp"], text=True)
-            .split(":")[-1]
-            .strip()
-        )
+        container.reload()
+        port = container.attrs["NetworkSettings"]["Ports"]["18765/tcp"][0]["HostPort"]
         url = f"http://127.0.0.1:{port}"
         while not card_answers(url):
             time.sleep(0.01)
         return time.perf_counter() - t0
     finally:
-        subprocess.run(["docker", "rm", "-f", "-v", cid], capture_output=True)
+        container.remove(force=True, v=True)
 
 
-def local_floor(server: Path) -> float:
+# The local floor's helper: imports what an env server imports, then per line on stdin
+# ("<port> <server.py>") forks a child that serves it, and answers the child's pid.
+FORKER = """
+import importlib, os, runpy, sys
+from agentenv_core_steps.envs.forkserver import PRELOAD  # the fork server's warm set
+for name in PRELOAD:
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        pass
+for line in sys.stdin:
+    port, path = line.split(" ", 1)
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        os.environ.update(MCP_HOST="127.0.0.1", MCP_PORT=port)
+        os.chdir(os.path.dirname(path.strip()))
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1), os.dup2(devnull, 2)
+        runpy.run_path(path.strip(), run_name="__main__")
+        os._exit(0)
+    print(pid, flush=True)
+"""
+
+
+class LocalFloor:
+    """A warm helper process that forks env servers (started once; see FORKER)."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", FORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+
+    def once(self, server: Path) -> float:
+        port = free_port()
+        t0 = time.perf_counter()
+        self.proc.stdin.write(f"{port} {server}\n")
+        self.proc.stdin.flush()
+        pid = int(self.proc.stdout.readline())
+        try:
+            while not card_answers(f"http://127.0.0.1:{port}"):
+                time.sleep(0.01)
+            return time.perf_counter() - t0
+        finally:
+            os.killpg(pid, signal.SIGKILL)
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
+def free_port() -> int:
     import socket
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+        return s.getsockname()[1]
+
+
+def cold_local(server: Path) -> float:
+    """`python server.py` started afresh (interpreter start and imports), then the card."""
+    port = free_port()
     env = {**os.environ, "MCP_HOST": "127.0.0.1", "MCP_PORT": str(port)}
     t0 = time.perf_counter()
     proc = subprocess.Popen(
@@ -183,6 +247,7 @@ def main() -> None:
     stamp = work / "stamp"
     os.environ["BENCH_STAMP"] = str(stamp)
     print(f"deploy-to-first-tool-call, {args.runs} runs each (after one warm-up run)", flush=True)
+    server = bundle / "envs" / "echo" / "server.py"
     try:
         for provider in providers:
             first = anyio.run(framework_once, provider, bundle, work / "home", stamp)  # warm-up
@@ -193,18 +258,33 @@ def main() -> None:
             )
             ours: list[float] = []
             floor: list[float] = []
-            image = built_image(work / "home") if provider == "docker" else ""
-            for _ in range(args.runs):
-                ours.append(anyio.run(framework_once, provider, bundle, work / "home", stamp))
-                floor.append(
-                    docker_floor(image)
-                    if provider == "docker"
-                    else local_floor(bundle / "envs" / "echo" / "server.py")
-                )
+            cold: list[float] = []
+            if provider == "docker":
+                import docker
+
+                client = docker.from_env()
+                image = built_image(work / "home")
+                take_floor = functools.partial(docker_floor, client, image)
+                what = "Engine API run + card"
+            else:
+                forker = LocalFloor()
+                forker.once(server)  # warm-up
+                take_floor = functools.partial(forker.once, server)
+                what = "warm fork + card"
+            try:
+                for _ in range(args.runs):
+                    ours.append(anyio.run(framework_once, provider, bundle, work / "home", stamp))
+                    floor.append(take_floor())
+                    if provider == "local":
+                        cold.append(cold_local(server))
+            finally:
+                if provider == "local":
+                    forker.close()
             ratio = statistics.median(ours) / statistics.median(floor)
-            what = "docker run + card" if provider == "docker" else "python server.py + card"
             print(f"{provider:7s} agent-env deploy_env -> tool call: {ms(ours)}")
             print(f"{provider:7s} floor ({what}):{' ' * (21 - len(what))}{ms(floor)}")
+            if cold:
+                print(f"{provider:7s} cold `python server.py` + card:  {ms(cold)}")
             print(f"{provider:7s} ratio {ratio:.2f}x", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)

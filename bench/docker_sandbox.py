@@ -23,9 +23,9 @@ import urllib.error
 import urllib.request
 
 import anyio
+from _pong import SERVER  # bench/ is the script's folder: on the path when run
 
 from agent_env.sandbox import SandboxSpec
-from agent_env.testing.contracts.sandbox import SERVER
 from agentenv_docker_sandbox.provider import DockerProvider
 
 

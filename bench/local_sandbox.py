@@ -18,11 +18,11 @@ import urllib.request
 from pathlib import Path
 
 import anyio
+from _pong import SERVER  # bench/ is the script's folder: on the path when run
 
 from agent_env.sandbox import SandboxSpec
 from agent_env.sandboxes.local import LocalProvider
 from agent_env.sandboxes.manager import SandboxManager
-from agent_env.testing.contracts.sandbox import SERVER
 
 
 def get(url: str) -> bool:

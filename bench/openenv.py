@@ -2,9 +2,13 @@
 served by openenv itself, in one run.
 
 Both servers run as separate processes on loopback; the load is N concurrent sessions of
-openenv's own `GenericEnvClient` over WebSocket, each reset once (not timed), then calling the
+openenv's own `GenericEnvClient` over WebSocket, each reset once (all at once, timed), then calling the
 echo tool as fast as it can for `--seconds`. Reported per level (1, 16, 64 sessions): steps/s,
-p50/p99 step latency, and our/openenv ratios.
+p50/p99 step latency, and our/openenv ratios; the resets: p50/p99 of one reset and the time
+until all N sessions had reset together (ours deploys the task's env and gateway per reset);
+and the processes each server runs once every session has reset (its process tree: ours is
+the server, the env fork server, the sandbox lease reaper (`sh`) and one env process forked
+per session).
 
 - ours: `agent-env openenv serve` on a bundle with one env (`echo_message`, a local process
   behind the run's gateway), one agent, one prompt: every step crosses the gateway (auth and
@@ -12,7 +16,8 @@ p50/p99 step latency, and our/openenv ratios.
 - openenv: an `MCPEnvironment` around a FastMCP server with `echo_message`, the shape of
   OpenEnv's `envs/echo_env`, served by openenv's `create_app` (tools in-process).
 
-    .venv/bin/python bench/openenv.py [--levels 1,16,64] [--seconds 5]
+    .venv/bin/python bench/openenv.py [--levels 1,16,64] [--seconds 5] [--rounds 3]
+    .venv/bin/python bench/openenv.py --levels 64 --reset-rounds 10   # the reset race
 """
 
 from __future__ import annotations
@@ -32,8 +37,21 @@ from pathlib import Path
 import anyio
 
 HERE = Path(__file__).resolve().parent
-# This file is named like the package it measures: keep bench/ off the import path.
+# This file is named like the package it measures: keep bench/ off the import path, but load
+# the process-tree helper from it by path.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
+
+
+def _load_proctree():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_proctree", HERE / "_proctree.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+tree_pids = _load_proctree().tree_pids
 ECHO_ENV_SERVER = '''
 from agentenv_protocol import AgentEnvEnvironment, environment_card, tool
 
@@ -179,21 +197,35 @@ def start_openenv(sessions: int) -> tuple[subprocess.Popen, str]:
     return proc, f"http://127.0.0.1:{port}"
 
 
-async def load(url: str, sessions: int, seconds: float) -> dict[str, float]:
+async def load(url: str, sessions: int, seconds: float, server_pid: int) -> dict[str, float]:
     from openenv.core.generic_client import GenericEnvClient
 
     latencies: list[float] = []
+    resets: list[float] = []
     ready = anyio.Event()
     n_ready = 0
     stop_at = [0.0]
+    processes = [0]
+    resets_started, resets_done = [0.0], [0.0]
+    connected = anyio.Event()
+    n_connected = 0
 
     async def session(i: int) -> None:
-        nonlocal n_ready
+        nonlocal n_ready, n_connected
         async with GenericEnvClient(base_url=url, message_timeout_s=600) as env:
+            n_connected += 1
+            if n_connected == sessions:
+                resets_started[0] = time.perf_counter()
+                connected.set()
+            await connected.wait()  # every session resets at once
+            t0 = time.perf_counter()
             r = await env.reset()
+            resets.append(time.perf_counter() - t0)
             assert not r.done, r.metadata
             n_ready += 1
             if n_ready == sessions:
+                processes[0] = len(tree_pids(server_pid))
+                resets_done[0] = time.perf_counter()
                 stop_at[0] = time.perf_counter() + seconds
                 ready.set()
             await ready.wait()
@@ -209,25 +241,87 @@ async def load(url: str, sessions: int, seconds: float) -> dict[str, float]:
                 error = r.observation.get("error")
                 assert error is None, error
 
-    started_setup = time.perf_counter()
     async with anyio.create_task_group() as tg:
         for i in range(sessions):
             tg.start_soon(session, i)
-    total = time.perf_counter() - started_setup
     latencies.sort()
+    resets.sort()
     return {
         "steps_per_s": len(latencies) / seconds,
         "p50_ms": 1000 * statistics.median(latencies),
-        "p99_ms": 1000 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))],
-        "setup_s": total - seconds,
+        "p99_ms": 1000 * pct(latencies, 0.99),
+        "reset_p50_ms": 1000 * statistics.median(resets),
+        "reset_p99_ms": 1000 * pct(resets, 0.99),
+        # all N sessions reset at once: until the last one answered
+        "all_reset_s": resets_done[0] - resets_started[0],
+        "processes": processes[0],
     }
+
+
+def pct(ordered: list[float], q: float) -> float:
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def reset_round(url: str, sessions: int) -> tuple[float, list[str]]:
+    """`sessions` sessions reset at once against one server: (seconds until the last answered,
+    the reasons of those that failed)."""
+    from openenv.core.generic_client import GenericEnvClient
+
+    failures: list[str] = []
+    connected = anyio.Event()
+    n_connected = 0
+    started = [0.0]
+
+    async def session() -> None:
+        nonlocal n_connected
+        async with GenericEnvClient(base_url=url, message_timeout_s=600) as env:
+            n_connected += 1
+            if n_connected == sessions:
+                started[0] = time.perf_counter()
+                connected.set()
+            await connected.wait()
+            try:
+                r = await env.reset()
+            except Exception as e:  # the client raised: the worst failure, counted too
+                failures.append(f"the client raised {type(e).__name__}: {e}")
+                return
+            if r.done:
+                failures.append(str(r.metadata.get("error") or "(empty reason)"))
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(sessions):
+            tg.start_soon(session)
+    return time.perf_counter() - started[0], failures
+
+
+def reset_rounds(bundle: Path, env: dict, sessions: int, rounds: int) -> None:
+    """`rounds` rounds of `sessions` concurrent resets against one server of ours (the port
+    and secret race of issue 31): every round's time and failures, and the total."""
+    proc, url = start_ours(bundle, sessions, env)
+    failed = 0
+    try:
+        anyio.run(wait_health, url)
+        for r in range(rounds):
+            took, failures = anyio.run(reset_round, url, sessions)
+            failed += len(failures)
+            print(
+                f"reset round {r + 1}: {sessions} concurrent resets in {took:6.2f} s, "
+                f"{len(failures)} failed",
+                flush=True,
+            )
+            for reason in sorted(set(failures)):
+                print(f"  failed: {reason[:300]}")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=120)
+    print(f"{rounds} rounds of {sessions} concurrent resets: {failed} failed")
 
 
 def measure(start, sessions: int, seconds: float) -> dict[str, float]:
     proc, url = start(sessions)
     try:
         anyio.run(wait_health, url)
-        return anyio.run(load, url, sessions, seconds)
+        return anyio.run(load, url, sessions, seconds, proc.pid)
     finally:
         proc.terminate()
         try:
@@ -237,12 +331,20 @@ def measure(start, sessions: int, seconds: float) -> dict[str, float]:
 
 
 def line(label: str, n: int, ours: dict[str, float], theirs: dict[str, float]) -> str:
+    """Every figure `load` computes, ours and openenv's: steps, resets, processes."""
     return (
-        f"{label}{n:>3} sessions | ours {ours['steps_per_s']:7.0f} steps/s "
+        f"{label}{n:>3} sessions | steps: ours {ours['steps_per_s']:7.0f}/s "
         f"p50 {ours['p50_ms']:6.2f} ms p99 {ours['p99_ms']:7.2f} ms | openenv "
-        f"{theirs['steps_per_s']:7.0f} steps/s p50 {theirs['p50_ms']:6.2f} ms "
+        f"{theirs['steps_per_s']:7.0f}/s p50 {theirs['p50_ms']:6.2f} ms "
         f"p99 {theirs['p99_ms']:7.2f} ms | throughput ratio "
-        f"{ours['steps_per_s'] / theirs['steps_per_s']:.2f}"
+        f"{ours['steps_per_s'] / theirs['steps_per_s']:.2f}\n"
+        f"{label}{n:>3} sessions | resets: ours p50 {ours['reset_p50_ms']:8.1f} ms "
+        f"p99 {ours['reset_p99_ms']:8.1f} ms, all {n} in {ours['all_reset_s']:6.2f} s | "
+        f"openenv p50 {theirs['reset_p50_ms']:8.1f} ms p99 {theirs['reset_p99_ms']:8.1f} ms, "
+        f"all {n} in {theirs['all_reset_s']:6.2f} s | ratio (all) "
+        f"{ours['all_reset_s'] / theirs['all_reset_s']:.1f}\n"
+        f"{label}{n:>3} sessions | processes once all had reset: ours "
+        f"{ours['processes']:.0f}, openenv {theirs['processes']:.0f}"
     )
 
 
@@ -257,12 +359,23 @@ def main() -> None:
     parser.add_argument(
         "--rounds", type=int, default=1, help="alternate the two servers this many times per level"
     )
+    parser.add_argument(
+        "--reset-rounds",
+        type=int,
+        default=0,
+        help="instead: this many rounds of N concurrent resets (N: each of --levels) against "
+        "our server, counting failed resets",
+    )
     args = parser.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
     with tempfile.TemporaryDirectory(prefix="bench-openenv-") as tmp:
         bundle = make_bundle(Path(tmp))
         env = {**os.environ, "AGENT_ENV_HOME": str(Path(tmp) / "home")}
         env.pop("AGENT_ENV_CONFIG", None)
+        if args.reset_rounds:
+            for n in levels:
+                reset_rounds(bundle, env, n, args.reset_rounds)
+            return
         servers = {"ours": lambda s: start_ours(bundle, s, env), "openenv": start_openenv}
         for n in levels:
             runs: dict[str, list[dict[str, float]]] = {"ours": [], "openenv": []}

@@ -35,3 +35,33 @@ def client(
         verify=tls_context(),
         **kw,
     )
+
+
+def why(e: BaseException) -> str:
+    """What an HTTP failure says, never empty. httpx's errors often carry no message (a
+    connection reset under load is a `ReadError('')` wrapping anyio's `BrokenResourceError`),
+    so the answer always holds the exception's kind, what that kind means, and the message or
+    the underlying cause when there is one."""
+    import httpx
+
+    kind = type(e).__name__
+    text = str(e).strip()
+    cause = e.__cause__ or e.__context__
+    if not text and cause is not None:
+        text = f"{type(cause).__name__}: {cause}".rstrip(": ")
+    meaning = next((m for cls, m in _meanings(httpx) if isinstance(e, cls)), "")
+    said = "; ".join(part for part in (meaning, text) if part)
+    return f"{kind}: {said}" if said else f"{kind} (no detail given)"
+
+
+def _meanings(httpx: Any) -> tuple[tuple[type, str], ...]:
+    return (
+        (httpx.ConnectTimeout, "could not connect in time"),
+        (httpx.PoolTimeout, "no free connection in the client's pool in time"),
+        (httpx.WriteTimeout, "could not send the request in time"),
+        (httpx.TimeoutException, "no answer in time"),
+        (httpx.ConnectError, "could not connect"),
+        (httpx.ReadError, "the connection was closed or reset while waiting for the answer"),
+        (httpx.WriteError, "the connection was closed or reset while sending the request"),
+        (httpx.RemoteProtocolError, "the server broke off the HTTP exchange"),
+    )

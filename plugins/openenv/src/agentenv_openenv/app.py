@@ -18,15 +18,20 @@ from agentenv_openenv.served import Reward, Served, load
 #: Sessions the server admits at once (each owns at most one live task instance).
 DEFAULT_MAX_SESSIONS = 64
 SHUTDOWN_TIMEOUT = 120.0
+#: Seconds a reset or step waits for the task instance (its first prompt, its next turn, a
+#: tool's answer) before answering with an error observation: under openenv's clients' default
+#: message timeout (60 s), so the client gets a reason instead of raising.
+DEFAULT_REPLY_TIMEOUT = 50.0
 
 
 class Runtime:
     """What every session of one server shares: the served tasks, the engine host, the task
     group episodes run in, and the event loop (for closes from OpenEnv's worker threads)."""
 
-    def __init__(self, served: Served, plugins: Any):
+    def __init__(self, served: Served, plugins: Any, reply_timeout: float = DEFAULT_REPLY_TIMEOUT):
         self.served = served
         self.plugins = plugins
+        self.reply_timeout = reply_timeout
         self.host: Any = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self._tg: Any = None
@@ -85,7 +90,20 @@ class Runtime:
             if self._tg is not None:
                 self._tg.start_soon(episode.abandon)
             return
-        asyncio.run_coroutine_threadsafe(episode.abandon(), loop).result(SHUTDOWN_TIMEOUT)
+        future = asyncio.run_coroutine_threadsafe(episode.abandon(), loop)
+        try:
+            future.result(SHUTDOWN_TIMEOUT)
+        except Exception as e:  # a close must not fail the session: the teardown goes on
+            import logging
+
+            logging.getLogger("agentenv_openenv").warning(
+                "episode %s: abandoning it at the session's close did not finish within %gs "
+                "(%s: %s); its teardown goes on in the background",
+                episode.instance_id,
+                SHUTDOWN_TIMEOUT,
+                type(e).__name__,
+                e,
+            )
 
 
 def build_app(
@@ -94,11 +112,16 @@ def build_app(
     reward: Reward = None,
     max_concurrent_envs: int = DEFAULT_MAX_SESSIONS,
     plugins: Any = None,
+    reply_timeout: float = DEFAULT_REPLY_TIMEOUT,
 ) -> Any:
     """The OpenEnv app serving every task of `bundle` (a folder, an installed bundle's name, or
     a mapping of split names to those). `reward`: None for the mean of the scores that decide
     the task's outcome, a verifier id or step id for that score, or `f(scores_by_verifier_id)`.
+    `reply_timeout`: seconds a reset or step waits for the task instance before it answers
+    with an error observation (and abandons the episode).
     `BundleError` when no task can be served; `ValueError` for a reward some task lacks."""
+    if not reply_timeout > 0:
+        raise ValueError(f"reply_timeout= is a positive number of seconds, not {reply_timeout!r}")
     from agent_env.errors import PluginError
     from agent_env.openenv.host import plugin_manager
     from agentenv_openenv.episode import KIND
@@ -120,7 +143,7 @@ def build_app(
 
     from agentenv_openenv.environment import TaskEnvironment
 
-    runtime = Runtime(served, plugins)
+    runtime = Runtime(served, plugins, reply_timeout)
     app = create_app(
         functools.partial(TaskEnvironment, runtime),
         CallToolAction,

@@ -60,6 +60,14 @@ def _splits(values: tuple[str, ...]) -> dict[str, str]:
     help="Concurrent WebSocket sessions admitted.",
 )
 @click.option(
+    "--reply-timeout",
+    default=50.0,
+    show_default=True,
+    type=click.FloatRange(0, min_open=True),
+    help="Seconds a reset or step waits for the task (its first prompt, next turn, a tool) "
+    "before answering with an error observation; keep it under the clients' message timeout.",
+)
+@click.option(
     "--json",
     "as_json",
     is_flag=True,
@@ -72,6 +80,7 @@ def serve(
     port: int,
     reward: str | None,
     max_sessions: int,
+    reply_timeout: float,
     as_json: bool,
 ) -> None:
     """Serve every task of bundle SPEC (a folder, an installed bundle, hf://...) as an OpenEnv
@@ -87,7 +96,12 @@ def serve(
     from agentenv_openenv.app import build_app
 
     try:
-        app = build_app(mapping or spec, reward=reward, max_concurrent_envs=max_sessions)
+        app = build_app(
+            mapping or spec,
+            reward=reward,
+            max_concurrent_envs=max_sessions,
+            reply_timeout=reply_timeout,
+        )
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--reward") from None
     _run(app, host, port, as_json)

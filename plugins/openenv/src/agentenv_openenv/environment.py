@@ -3,7 +3,11 @@
 `reset(split=, index=)` (or `task=`) starts an episode; `list_tools` / `call_tool` act through
 the run's gateway; the added `end_turn(response)` tool ends the turn and answers the next
 prompt, or `done=True` with the reward and the scores keyed by verifier id. Every error comes
-back as an observation. Reset, step and close of one session take turns (a lock).
+back as an observation with a non-empty reason, never as an exception openenv's client would
+raise: a task that fails to deploy, an env that fails, a tool that raises, an instance that does
+not reach its next turn within the runtime's `reply_timeout` (abandoned in the background, so
+the answer comes before the client's own message timeout), and any fault of ours. Reset, step
+and close of one session take turns (a lock).
 """
 
 from __future__ import annotations
@@ -43,8 +47,20 @@ RESERVED = frozenset({"reset", "step", "state", "close", END_TURN})
 
 def error_observation(message: str, task: dict[str, Any] | None = None) -> Observation:
     return Observation(
-        done=True, reward=None, metadata={"status": "error", "error": message, "task": task}
+        done=True,
+        reward=None,
+        metadata={"status": "error", "error": message or "unknown error", "task": task},
     )
+
+
+def reason(e: BaseException) -> str:
+    """An exception as an observation's reason: its kind, and its message when it has one."""
+    text = str(e).strip()
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
+class NoReply(Exception):
+    """The task instance neither opened its next turn nor ended within the reply timeout."""
 
 
 class TaskEnvironment(Environment):
@@ -110,57 +126,73 @@ class TaskEnvironment(Environment):
         **kwargs: Any,
     ) -> Observation:
         async with self._lock:
-            await self._end_episode()
-            served = self.runtime.served
             try:
-                chosen = served.find(task) if task is not None else served.pick(split, index)
-            except ValueError as e:
-                return error_observation(str(e))
-            self.step_count, self.reported_end = 0, False
-            try:
-                self.episode = await self.runtime.start(chosen)
-            except Exception as e:
-                return error_observation(f"{type(e).__name__}: {e}", chosen.ref())
-            turn = await self.episode.wait_turn_or_end()
-            if turn is None:
-                return self._final(None)
-            return Observation(
-                done=False,
-                reward=None,
-                metadata={
-                    "prompt": turn.prompt,
-                    "system_prompt": turn.system_prompt,
-                    "task": chosen.ref(),
-                    "instance_id": self.episode.instance_id,
-                    "run_id": self.episode.run_id,
-                },
-            )
+                return await self._reset(split, index, task)
+            except NoReply as e:
+                return self._gave_up(str(e))
+            except Exception as e:  # a fault of ours: still an observation, never a raise
+                return self._gave_up(f"the reset failed: {reason(e)}")
+
+    async def _reset(self, split: str | None, index: int | None, task: str | None) -> Observation:
+        await self._end_episode()
+        served = self.runtime.served
+        try:
+            chosen = served.find(task) if task is not None else served.pick(split, index)
+        except ValueError as e:
+            return error_observation(str(e))
+        self.step_count, self.reported_end = 0, False
+        try:
+            self.episode = await self.runtime.start(chosen)
+        except Exception as e:
+            return error_observation(reason(e), chosen.ref())
+        turn = await self._next_turn(self.episode, "reach its first prompt")
+        if turn is None:
+            return self._final(None)
+        return Observation(
+            done=False,
+            reward=None,
+            metadata={
+                "prompt": turn.prompt,
+                "system_prompt": turn.system_prompt,
+                "task": chosen.ref(),
+                "instance_id": self.episode.instance_id,
+                "run_id": self.episode.run_id,
+            },
+        )
 
     async def step_async(
         self, action: Any, timeout_s: float | None = None, **kwargs: Any
     ) -> Observation:
         async with self._lock:
-            episode = self.episode
-            if episode is None:
-                return error_observation("no episode: call reset first")
-            task = episode.served.ref()
-            if self.reported_end:
-                return error_observation("the episode has ended; call reset", task)
-            turn = await episode.wait_turn_or_end()
-            if turn is None:
-                return self._final(getattr(action, "tool_name", None))
-            if isinstance(action, ListToolsAction):
-                tools = await self._tools(turn)
-                if isinstance(tools, str):
-                    await self._end_episode()
-                    return error_observation(tools, task)
-                return ListToolsObservation(tools=[Tool(**t) for t in tools])
-            if isinstance(action, CallToolAction):
-                self.step_count += 1
-                if action.tool_name == END_TURN:
-                    return await self._end_turn(episode, turn, action.arguments)
-                return await self._call(turn, action, timeout_s)
-            return error_observation(f"unsupported action {type(action).__name__}", task)
+            try:
+                return await self._step(action, timeout_s)
+            except NoReply as e:
+                return self._gave_up(str(e))
+            except Exception as e:  # a fault of ours: still an observation, never a raise
+                return self._gave_up(f"the step failed: {reason(e)}")
+
+    async def _step(self, action: Any, timeout_s: float | None) -> Observation:
+        episode = self.episode
+        if episode is None:
+            return error_observation("no episode: call reset first")
+        task = episode.served.ref()
+        if self.reported_end:
+            return error_observation("the episode has ended; call reset", task)
+        turn = await self._next_turn(episode, "open its next turn")
+        if turn is None:
+            return self._final(getattr(action, "tool_name", None))
+        if isinstance(action, ListToolsAction):
+            tools = await self._tools(turn)
+            if isinstance(tools, str):
+                await self._end_episode()
+                return error_observation(tools, task)
+            return ListToolsObservation(tools=[Tool(**t) for t in tools])
+        if isinstance(action, CallToolAction):
+            self.step_count += 1
+            if action.tool_name == END_TURN:
+                return await self._end_turn(episode, turn, action.arguments)
+            return await self._call(turn, action, timeout_s)
+        return error_observation(f"unsupported action {type(action).__name__}", task)
 
     @property
     def state(self) -> State:
@@ -188,6 +220,27 @@ class TaskEnvironment(Environment):
 
     # ---- parts of a step ------------------------------------------------------------------
 
+    async def _next_turn(self, episode: Episode, what: str) -> Turn | None:
+        """The episode's open turn, or None once it ended; `NoReply` when neither comes within
+        the runtime's reply timeout."""
+        limit = self.runtime.reply_timeout
+        with anyio.move_on_after(limit):
+            return await episode.wait_turn_or_end()
+        raise NoReply(
+            f"the task instance did not {what} within {limit:g}s (the server's reply "
+            "timeout); it was abandoned"
+        )
+
+    def _gave_up(self, message: str) -> Observation:
+        """The error observation that ends the session's episode, torn down in the background
+        so that the answer does not wait for its teardown."""
+        episode = self.episode
+        self.reported_end = True
+        task = episode.served.ref() if episode is not None else None
+        if episode is not None and not episode.finished.is_set():
+            self.runtime.abandon_from_any_thread(episode)
+        return error_observation(message, task)
+
     async def _end_episode(self) -> None:
         episode, self.episode = self.episode, None
         if episode is not None and not episode.finished.is_set():
@@ -195,10 +248,17 @@ class TaskEnvironment(Environment):
 
     async def _tools(self, turn: Turn) -> list[dict[str, Any]] | str:
         """The turn's tools plus end_turn, or why the episode cannot go on."""
+        from agentenv_protocol.errors import ProtocolError
+
         if turn.tools is None:
             listed: list[dict[str, Any]] = []
             if turn.client is not None:
-                for t in await turn.client.list_tools():
+                try:
+                    with anyio.fail_after(self.runtime.reply_timeout):
+                        found = await turn.client.list_tools()
+                except (TimeoutError, ProtocolError, OSError) as e:
+                    return f"the run's gateway did not list the turn's tools: {reason(e)}"
+                for t in found:
                     listed.append(
                         {
                             "name": t.name,
@@ -217,7 +277,12 @@ class TaskEnvironment(Environment):
 
         name, arguments = action.tool_name, dict(action.arguments or {})
         tools = await self._tools(turn)
-        names = [t["name"] for t in tools] if isinstance(tools, list) else []
+        if isinstance(tools, str):
+            return CallToolObservation(
+                tool_name=name,
+                error=ToolError(error_type=ToolErrorType.TRANSPORT_ERROR, message=tools),
+            )
+        names = [t["name"] for t in tools]
         if name not in names or turn.client is None:
             return CallToolObservation(
                 tool_name=name,
@@ -227,20 +292,21 @@ class TaskEnvironment(Environment):
                 ),
             )
         started = time.perf_counter()
+        limit = timeout_s if timeout_s is not None else self.runtime.reply_timeout
         try:
-            with anyio.fail_after(timeout_s):
+            with anyio.fail_after(limit):
                 result = await turn.client.call_tool(name, arguments)
         except TimeoutError:
             return CallToolObservation(
                 tool_name=name,
                 error=ToolError(
-                    error_type=ToolErrorType.TIMEOUT, message=f"{name} took over {timeout_s}s"
+                    error_type=ToolErrorType.TIMEOUT, message=f"{name} took over {limit:g}s"
                 ),
             )
-        except ProtocolError as e:
+        except (ProtocolError, OSError) as e:
             return CallToolObservation(
                 tool_name=name,
-                error=ToolError(error_type=ToolErrorType.TRANSPORT_ERROR, message=str(e)),
+                error=ToolError(error_type=ToolErrorType.TRANSPORT_ERROR, message=reason(e)),
             )
         text = result.text
         turn.trajectory.append(tool_event(name, arguments, text, result.is_error, started))
@@ -264,7 +330,7 @@ class TaskEnvironment(Environment):
         response = arguments.get("response", "")
         turn.response = response if isinstance(response, str) else str(response)
         turn.ended.set()
-        nxt = await episode.wait_turn_or_end()
+        nxt = await self._next_turn(episode, "open its next turn or end")
         if nxt is not None:
             return CallToolObservation(
                 tool_name=END_TURN,

@@ -10,6 +10,7 @@ import anyio
 import httpx
 
 from agentenv_protocol import errors as E
+from agentenv_protocol._http import why
 from agentenv_protocol.asgi import read_body, respond
 from agentenv_protocol.context import DEFAULT_ROLE, ROLE_HEADER
 from agentenv_protocol.gateway.auth import Caller
@@ -403,7 +404,7 @@ class ControlRoutes:
             return
         except httpx.HTTPError as e:
             await respond(
-                send, 502, {"error": f"environment {env!r} is not reachable at {base}: {e}"}
+                send, 502, {"error": f"environment {env!r} is not reachable at {base}: {why(e)}"}
             )
             return
         ctype = response.headers.get("content-type", "application/json").encode()

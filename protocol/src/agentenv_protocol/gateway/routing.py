@@ -10,6 +10,7 @@ import anyio
 import attrs
 import httpx
 
+from agentenv_protocol._http import why
 from agentenv_protocol.gateway.errors import GatewayError
 from agentenv_protocol.mcp_http import McpHttp, McpHttpError
 from agentenv_protocol.schema import did_you_mean
@@ -174,9 +175,7 @@ class RouteTable:
             if response.status_code == 200:
                 card = response.json()
         except httpx.HTTPError as e:
-            raise GatewayError(
-                f"environment {env!r} is unreachable at {url}: {type(e).__name__}: {e}"
-            ) from None
+            raise GatewayError(f"environment {env!r} is unreachable at {url}: {why(e)}") from None
         except ValueError:
             card = None
         path = MCP_PATH
@@ -193,7 +192,7 @@ class RouteTable:
             ).request("tools/list", {}, timeout=30)
         except (httpx.HTTPError, McpHttpError) as e:
             raise GatewayError(
-                f"environment {env!r} did not list its tools at {url + path}: {e}"
+                f"environment {env!r} did not list its tools at {url + path}: {why(e)}"
             ) from None
         if "error" in answer:
             raise GatewayError(f"environment {env!r} refused tools/list: {answer['error']}")

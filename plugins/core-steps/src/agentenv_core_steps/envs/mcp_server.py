@@ -27,11 +27,15 @@ from agent_env.envs import EnvDeployment, EnvType
 from agent_env.errors import SandboxError
 from agent_env.sandbox import SandboxSpec
 from agentenv_protocol import DEFAULT_PORT, WELL_KNOWN_PATH
-from agentenv_protocol.constants import ENV_SECRET_ENV
+from agentenv_protocol.constants import ENV_SECRET_ENV, ENV_SECRET_HEADER
 
 BASE_IMAGE = "python:3.11-slim"
 WHEELS_DIR = "agentenv-wheels"
 LOG_TAIL = 40
+#: Starts of a local env on a fresh port when its port turned out to be another server's.
+PORT_ATTEMPTS = 3
+#: A path no env serves and every env with a secret guards: the secret check asks it.
+OWNER_CHECK_PATH = "/.agentenv/owner-check"
 
 
 @attrs.frozen(kw_only=True)
@@ -62,6 +66,14 @@ class EnvDeployError(Exception):
     def __init__(self, message: str, *, failure_class: str = "env"):
         super().__init__(message)
         self.failure_class = failure_class
+
+
+class PortTaken(EnvDeployError):
+    """The env's port answered with another server (one that refuses the env's secret): a
+    port race with a process started at the same time; a new port is tried."""
+
+    def __init__(self, message: str):
+        super().__init__(message, failure_class="infrastructure")
 
 
 @attrs.frozen(kw_only=True)
@@ -215,17 +227,27 @@ class McpServerEnv(EnvType):
         import os
 
         env["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
-        forked = await _fork(ctx, sandbox, argv, env)
-        process = forked or await sandbox.start_process(argv, env=env, port=self.port)
-        # a host process's exit is a cheap poll; the fork server's costs it a round trip
-        card = await wait_for_card(
-            self.name,
-            process.url,
-            process,
-            self.startup_timeout_seconds,
-            check_every=5 if forked else 1,
-        )
-        return {"url": process.url, "card": card, "python": python, "warm": forked is not None}
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            forked = await _fork(ctx, sandbox, argv, env)
+            process = forked or await sandbox.start_process(argv, env=env, port=self.port)
+            try:
+                # a host process's exit is a cheap poll; the fork server's costs a round trip
+                card = await wait_for_card(
+                    self.name,
+                    process.url,
+                    process,
+                    self.startup_timeout_seconds,
+                    check_every=5 if forked else 1,
+                    secret=extra.get(ENV_SECRET_ENV),
+                )
+            except PortTaken as e:
+                await process.stop()
+                if attempt == PORT_ATTEMPTS:
+                    raise
+                ctx.log(f"{e}; starting it again on another port")
+                continue
+            return {"url": process.url, "card": card, "python": python, "warm": forked is not None}
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def _deploy_image(
         self,
@@ -371,10 +393,18 @@ async def _fork(ctx: Any, sandbox: Any, argv: list[str], env: dict[str, str]) ->
 
 
 async def wait_for_card(
-    name: str, url: str, process: Any, timeout: float, *, check_every: int = 1
+    name: str,
+    url: str,
+    process: Any,
+    timeout: float,
+    *,
+    check_every: int = 1,
+    secret: str | None = None,
 ) -> dict[str, Any]:
     """Poll the env's card until it answers 200; `EnvDeployError` with the env's log tail when
-    its `process` (a `Process`, asked every `check_every` polls) exits or `timeout` passes."""
+    its `process` (a `Process`, asked every `check_every` polls) exits or `timeout` passes.
+    With the env's `secret`, the server that answered must accept it: `PortTaken` when it
+    refuses it (another env won the port, and ours could not bind it)."""
     import httpx
 
     deadline = time.monotonic() + timeout
@@ -385,7 +415,10 @@ async def wait_for_card(
             try:
                 response = await http.get(url + WELL_KNOWN_PATH)
                 if response.status_code == 200:
-                    return response.json()
+                    card = response.json()
+                    if secret is not None:
+                        await _check_owner(http, name, url, secret)
+                    return card
                 last = f"HTTP {response.status_code}"
             except (httpx.HTTPError, ValueError) as e:
                 last = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
@@ -402,6 +435,17 @@ async def wait_for_card(
                     failure_class="infrastructure",
                 )
             await anyio.sleep(0.01)
+
+
+async def _check_owner(http: Any, name: str, url: str, secret: str) -> None:
+    """`PortTaken` when the server at `url` refuses `secret` (an env server with a secret
+    refuses every other one with 401 on every path but its card and health check)."""
+    response = await http.get(url + OWNER_CHECK_PATH, headers={ENV_SECRET_HEADER: secret})
+    if response.status_code == 401:
+        raise PortTaken(
+            f"env {name!r}: the server answering at {url} is not this env's (it refuses the "
+            "env's secret): another process took the port first"
+        )
 
 
 async def exited_error(name: str, where: str, exited: int, process: Any) -> EnvDeployError:
