@@ -88,7 +88,9 @@ async def test_an_object_goes_up_and_comes_back_verified(s3, tmp_path):
 
 
 async def test_a_namespace_uploads_under_its_root_and_keeps_its_limits(s3):
-    uploader = NamespaceUploader(namespace_grant(s3, "runs/r1", max_objects=2, max_total_bytes=100))
+    uploader = NamespaceUploader(
+        namespace_grant(s3, "runs/limits", max_objects=2, max_total_bytes=100)
+    )
     await uploader.upload("a/first.txt", b"1" * 60)
     with pytest.raises(TransferError, match="namespace total is 120 bytes, over its limit of 100"):
         await uploader.upload("second.txt", b"2" * 60)
@@ -96,11 +98,12 @@ async def test_a_namespace_uploads_under_its_root_and_keeps_its_limits(s3):
     with pytest.raises(TransferError, match="allows 2 object"):
         await uploader.upload("third.txt", b"3")
     keys = [
-        o["Key"] for o in s3.client.list_objects_v2(Bucket=s3.bucket, Prefix="runs/r1/")["Contents"]
+        o["Key"]
+        for o in s3.client.list_objects_v2(Bucket=s3.bucket, Prefix="runs/limits/")["Contents"]
     ]
-    assert sorted(keys) == ["runs/r1/a/first.txt", "runs/r1/second.txt"]
+    assert sorted(keys) == ["runs/limits/a/first.txt", "runs/limits/second.txt"]
     assert (
-        s3.client.get_object(Bucket=s3.bucket, Key="runs/r1/a/first.txt")["Body"].read()
+        s3.client.get_object(Bucket=s3.bucket, Key="runs/limits/a/first.txt")["Body"].read()
         == b"1" * 60
     )
 

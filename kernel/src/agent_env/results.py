@@ -216,7 +216,9 @@ async def compare_runs(
     flipped (`agent_env.reporting.compare`)."""
     from agent_env.reporting import compare
 
-    return await compare.compare_runs(documents, dict(a), dict(b))
+    runs = [dict(a), dict(b)]
+    stats = [await run_results(documents, run) for run in runs]
+    return await compare.compare_runs(documents, runs[0], runs[1], stats)
 
 
 async def trial_page(

@@ -64,23 +64,3 @@ def data_objects_extension() -> EnvironmentExtension:
         uri=DATA_OBJECTS_EXTENSION_URI,
         description="data/get accepts a write_namespace grant and may answer with uploaded objects.",
     )
-
-
-def write_namespace_grant(value: object) -> object:
-    """The `write_namespace` param as a `WriteNamespaceGrant`; ValueError naming the bad fields.
-
-    The message gives field paths and reasons, never the values pydantic saw: a grant carries
-    a signed URL and policy fields.
-    """
-    from pydantic import ValidationError
-
-    from agentenv_protocol.transfers import WriteNamespaceGrant
-
-    try:
-        return WriteNamespaceGrant.model_validate(value)
-    except ValidationError as e:
-        problems = []
-        for item in e.errors(include_input=False, include_url=False):
-            where = ".".join(["write_namespace", *map(str, item["loc"])])
-            problems.append(f"{where}: {item['msg'].removeprefix('Value error, ')}")
-        raise ValueError("; ".join(problems)) from None

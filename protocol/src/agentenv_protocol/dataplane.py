@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from agentenv_protocol import errors as E
 from agentenv_protocol.authoring import OP_ADD, OP_GET, OP_RESET
-from agentenv_protocol.data_objects import takes_write_namespace, write_namespace_grant
+from agentenv_protocol.data_objects import takes_write_namespace
 from agentenv_protocol.errors import AgentEnvError
 from agentenv_protocol.jsonrpc import Dispatcher, Fault, error, parse_request
 from agentenv_protocol.types import (
@@ -86,7 +86,7 @@ def _wrap(method: str, fn: Callable) -> Callable:
         if takes_write_namespace(fn):
             grant = params.get("write_namespace")
             try:
-                kwargs["write_namespace"] = None if grant is None else write_namespace_grant(grant)
+                kwargs["write_namespace"] = None if grant is None else _grant(grant)
             except ValueError as e:
                 raise Fault(
                     E.INVALID_PARAMS, f"invalid params for data/get: {e}", {"detail": str(e)}
@@ -113,3 +113,10 @@ async def dispatch(body: bytes, handlers: dict[str, Callable]) -> dict:
         not_found=lambda m: f"method not found: {m!r} (this environment serves: {known})",
     )
     return await rpc.dispatch(req)
+
+
+def _grant(value: object) -> object:
+    """The `write_namespace` param checked as a grant (pydantic and httpx load only here)."""
+    from agentenv_protocol.transfers import write_namespace_grant
+
+    return write_namespace_grant(value)

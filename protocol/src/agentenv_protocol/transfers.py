@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import anyio
 import httpx
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
 from agentenv_protocol.data_objects import normalized_relative_path
 
@@ -216,3 +216,19 @@ class NamespaceUploader:
         except httpx.HTTPError as e:
             raise TransferError(f"the upload of {key!r} failed: {type(e).__name__}") from None
         _raise_for_status(response, f"upload of {key!r}")
+
+
+def write_namespace_grant(value: object) -> WriteNamespaceGrant:
+    """The `write_namespace` param as a `WriteNamespaceGrant`; ValueError naming the bad fields.
+
+    The message gives field paths and reasons, never the values pydantic saw: a grant carries
+    a signed URL and policy fields.
+    """
+    try:
+        return WriteNamespaceGrant.model_validate(value)
+    except ValidationError as e:
+        problems = []
+        for item in e.errors(include_input=False, include_url=False):
+            where = ".".join(["write_namespace", *map(str, item["loc"])])
+            problems.append(f"{where}: {item['msg'].removeprefix('Value error, ')}")
+        raise ValueError("; ".join(problems)) from None

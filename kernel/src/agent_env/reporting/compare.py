@@ -74,12 +74,13 @@ def _run_row(run: dict[str, Any], tasks: list[dict[str, Any]]) -> dict[str, Any]
     }
 
 
-async def compare_runs(documents: Any, a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+async def compare_runs(
+    documents: Any, a: dict[str, Any], b: dict[str, Any], stats: list[dict[str, Any]]
+) -> dict[str, Any]:
     """`{a, b, change, tasks, verifiers, flipped: {fixed, broken}}` for the stored run
-    documents `a` and `b` (`fixed`: failed in A, passed in B; `broken`: the reverse)."""
-    from agent_env import results
-
-    stats = [await results.run_results(documents, run) for run in (a, b)]
+    documents `a` and `b` with their `stats` (`agent_env.results.run_results` of each: the
+    public entry `results.compare_runs` reads them) (`fixed`: failed in A, passed in B;
+    `broken`: the reverse)."""
     runs = [_run_row(run, s["tasks"]) for run, s in zip((a, b), stats, strict=True)]
     before, after = await _outcomes(documents, a), await _outcomes(documents, b)
     flipped: dict[str, list[dict[str, Any]]] = {"fixed": [], "broken": []}

@@ -10,8 +10,10 @@ from typing import Any
 import anyio
 import click
 
+from agent_env.cli.lazy import LazyGroup
 
-@click.group()
+
+@click.group(cls=LazyGroup)
 def runs() -> None:
     """List and inspect past runs (records in the document store)."""
 
@@ -299,10 +301,8 @@ def export(run_id: str, output: str | None, attempts: bool) -> None:
     err(f"wrote {rows} trial row(s) to {output}")
 
 
-def _add_compare() -> None:
-    from agent_env.cli.commands.runs_compare import compare
-
-    runs.add_command(compare)
-
-
-_add_compare()
+runs.add_lazy_command(
+    "compare",
+    "agent_env.cli.commands.runs_compare:compare",
+    "RUN_B against RUN_A: pass rates, their change and the trials that flipped.",
+)

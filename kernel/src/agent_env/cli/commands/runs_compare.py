@@ -92,7 +92,7 @@ async def _stored_run(documents: Any, run_id: str, command: str) -> dict[str, An
 
 
 async def _compare(documents: Any, a_id: str, b_id: str) -> dict[str, Any]:
-    from agent_env.reporting.compare import compare_runs
+    from agent_env.results import compare_runs
 
     a = await _stored_run(documents, a_id, "compare")
     b = await _stored_run(documents, b_id, "compare")
