@@ -140,6 +140,22 @@ def test_the_plugins_entity_kind_is_managed_by_the_entity_commands(agent_env, tm
     assert bad.returncode == 1 and "login.toml: goal: required" in bad.stderr
 
 
+def test_a_pushed_bundle_runs_from_the_plugins_destination(agent_env, tmp_path):
+    """`bundle push` hands the checked folder to the plugin that claims the destination
+    (`agentenv_push_bundle`); acme's own source then runs it; a shipped name is refused."""
+    folder = tmp_path / "mine"
+    shutil.copytree(DEMO, folder)
+    pushed = agent_env("bundle", "push", str(folder), "acme://mine", "--json")
+    assert pushed.returncode == 0, pushed.stderr
+    assert json.loads(pushed.stdout)["destination"] == "acme://mine"
+    done = agent_env("run", "acme://mine", "--sandbox", "acme")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("sum  passed (answer: 1, wiring: 1)"), done.stdout
+    refused = agent_env("bundle", "push", str(folder), "acme://demo")
+    assert refused.returncode == 1
+    assert "'demo' is a bundle acme ships" in refused.stderr
+
+
 def test_a_task_runs_end_to_end_on_the_plugins_provider_env_type_and_agent(agent_env, tmp_path):
     done = agent_env("run", "acme://demo", "--sandbox", "acme", "--json")
     assert done.returncode == 0, done.stdout + done.stderr
