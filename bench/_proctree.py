@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import resource
 import signal
 import subprocess
 import time
@@ -43,8 +44,8 @@ class TreeRun:
     exit_code: int
 
 
-def _cpu_ms(usage: os.struct_rusage | object) -> float:
-    return (usage.ru_utime + usage.ru_stime) * 1000  # type: ignore[attr-defined]
+def _cpu_ms(usage: resource.struct_rusage) -> float:
+    return (usage.ru_utime + usage.ru_stime) * 1000
 
 
 def _children() -> list[int]:

@@ -53,6 +53,7 @@ def uploaded_object_path(part: object) -> str | None:
 def takes_write_namespace(get_handler: object) -> bool:
     """Whether a `data/get` handler accepts a grant (then its env advertises the extension)."""
     try:
+        # any object may come in: signature() raises for what is not callable (caught below)
         return "write_namespace" in inspect.signature(get_handler).parameters  # type: ignore[arg-type]
     except (TypeError, ValueError):
         return False

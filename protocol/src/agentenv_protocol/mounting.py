@@ -268,6 +268,7 @@ def _mount_on_fastmcp(app: Any, surface: Any) -> None:
             )
 
     middleware = AgentEnvTools()
+    # a marker attribute on fastmcp's middleware object, read back to find our surface
     middleware.__agentenv_surface__ = surface  # type: ignore[attr-defined]
     for tool in surface.tools.values():
         listed = tool.listed()
@@ -302,6 +303,7 @@ def _listed_only(tool: ServedTool) -> Any:
 
     listed.__name__ = tool.fn.__name__
     listed.__doc__ = tool.descriptor.description
+    # functions take a __signature__ (inspect reads it); typeshed does not declare it
     listed.__signature__ = sig.replace(parameters=params, return_annotation=inspect.Signature.empty)  # type: ignore[attr-defined]
     listed.__annotations__ = {
         p.name: p.annotation for p in params if p.annotation is not inspect.Parameter.empty

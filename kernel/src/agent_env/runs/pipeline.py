@@ -409,6 +409,7 @@ class RunPipeline:
             ),
             retry_infra=retry_infra,
             meta=run_doc.get("meta") or {},
+            # duck-typed: a worker keeps its one record instead of a run's Results
             results=collector,  # type: ignore[arg-type]
         )
         trial = Trial(
