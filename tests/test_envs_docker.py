@@ -8,6 +8,7 @@ Without a daemon these tests skip locally and FAIL when `CI=true` (`require_dock
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -250,4 +251,22 @@ def test_an_env_container_that_exits_fails_fast_with_its_log(docker_client, home
     assert done.returncode == 1
     assert "exited with code 4" in out
     assert "container-boom-marker" in out
+    assert ours(docker_client, home) == []
+
+
+def test_a_time_trigger_delivers_on_docker_and_the_ledger_says_so(docker_client, home, tmp_path):
+    # the env in its container stamps mail with the gateway's virtual clock: the clock URL it is
+    # handed must be one the container reaches (it was the host's loopback: the trigger's
+    # delivery failed and the agent waited for mail that never came)
+    bundle = copy_example("mail-triggers", tmp_path / "mail-triggers")
+    done = agent_env(home, "run", str(bundle), "--sandbox", "docker", timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "passed (answered-in-hours: 1)" in done.stdout
+    (instance,) = set(re.findall(r"ti-[0-9a-f-]+", done.stdout))
+    shown = agent_env(home, "runs", "show", instance)
+    assert shown.returncode == 0, shown.stderr
+    assert "customer-email: fired, fired 1x" in shown.stdout
+    # each event carries its virtual time: the delivery came after the 13:05Z mark
+    (delivered,) = re.findall(r"(\S+)  customer-email action_ok deliver_email", shown.stdout)
+    assert "2026-03-09T13:05:00Z" <= delivered < "2026-03-09T14:00:00Z"
     assert ours(docker_client, home) == []

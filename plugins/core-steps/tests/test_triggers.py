@@ -181,3 +181,33 @@ async def test_executor_hours_for_an_unused_agent_fail(runner):
         [deploy("notes"), register([MIRROR], executor_hours={"ghost": hours})], FILES
     )
     assert "executor_hours names 'ghost', which no nl action uses" in record["failure"]["message"]
+
+
+async def test_every_due_mark_of_a_count_fires_and_the_ledger_is_in_the_record(runner):
+    # 1 real second is a virtual day: the three hourly marks fall due within one poll, and
+    # `count = 3` means three reminders, not one
+    reminders = {
+        "id": "reminders",
+        "when": {"type": "time", "every": "PT1H", "count": 3},
+        "actions": [{"type": "tool", "tool": "add_note", "args": {"title": "reminder"}}],
+    }
+    steps = [
+        deploy("notes"),
+        clock(86400),
+        register([reminders], await_fired=["reminders"], await_timeout_seconds=20),
+        {"id": "wait", "type": "run_code", "script_artifact_id": "settle"},
+    ]
+    files = {
+        **FILES,
+        "artifacts/settle/settle.py": "import time\ndef run(input):\n    time.sleep(1.5)\n",
+    }
+    record = await runner.run(steps, files)
+    assert record["failure"] is None, record["failure"]
+    ledger = record["outputs"]["triggers"]["ledger"]
+    (trigger,) = ledger["triggers"]
+    assert (trigger["id"], trigger["status"], trigger["fire_count"]) == ("reminders", "fired", 3)
+    kinds = [e["kind"] for e in ledger["events"] if e.get("trigger_id") == "reminders"]
+    assert kinds.count("fired") == 3 and kinds.count("action_ok") == 3
+    marks = [e["mark"] for e in ledger["events"] if e["kind"] == "fired"]
+    assert marks == sorted(marks) and len(set(marks)) == 3  # each mark once, in order
+    assert all(e.get("virtual_time") for e in ledger["events"])

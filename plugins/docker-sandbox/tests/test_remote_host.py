@@ -141,3 +141,20 @@ def test_a_killed_controller_leaves_containers_that_sandbox_prune_removes(tmp_pa
     assert pruned.returncode == 0, pruned.stderr
     assert json.loads(pruned.stdout)["removed"], pruned.stdout
     assert _ours(podman_cmd) == []
+
+
+def test_a_time_trigger_delivers_on_the_remote_docker_host(tmp_path, podman):
+    # the env on the other "machine" reaches the gateway's clock through the instance's relay
+    base_url, podman_cmd = podman
+    proc = run_agent_env(
+        tmp_path / "home",
+        _config(tmp_path, base_url),
+        "run",
+        str(EXAMPLES / "mail-triggers"),
+        "--sandbox",
+        "docker",
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    assert "passed (answered-in-hours: 1)" in proc.stdout
+    assert _ours(podman_cmd) == []

@@ -36,3 +36,16 @@ def agentenv_register_cache_kinds(registry):
 
     for cls in CACHE_KINDS:
         registry.add(cls)
+
+
+@hookimpl
+def agentenv_step_wrapper(step, ctx):
+    # the trigger ledger (what triggers and executors did) follows each step into the record
+    if ctx.get("env_trigger_registrations", default=None) is None and (
+        getattr(step, "type", None) != "register_env_triggers"
+    ):
+        return None
+    from agentenv_core_steps.triggers.ledger import keeping_ledger
+
+    return keeping_ledger(ctx)
+

@@ -503,7 +503,7 @@ class DockerProvider(SandboxProvider):
         if mode == "none":
             kwargs["network_mode"] = "none"
         else:
-            kwargs["extra_hosts"] = {"host.docker.internal": "host-gateway"}
+            kwargs["extra_hosts"] = {"host.docker.internal": await run(self._host_gateway)}
             if mode == "run":
                 network = _network_name(spec_labels.get("run_id", ""), sandbox_id)
             else:
@@ -634,6 +634,22 @@ class DockerProvider(SandboxProvider):
             return self.client.images.get(tag).attrs.get("Config") or {}
         except _errors().ImageNotFound:
             return None
+
+    def _host_gateway(self) -> str:
+        """What `host.docker.internal` maps to in a container: Docker's `host-gateway`; podman
+        (4.x) does not know that name, so it gets the bridge's gateway address itself."""
+        if getattr(self, "_host_gateway_value", None) is None:
+            value = "host-gateway"
+            try:
+                components = self.client.version().get("Components") or []
+            except Exception:  # noqa: BLE001 - no version detail: Docker's name
+                components = []
+            if any("podman" in str(c.get("Name", "")).lower() for c in components):
+                address = self.host_address()
+                if address and address != "0.0.0.0":
+                    value = address
+            self._host_gateway_value: str = value
+        return self._host_gateway_value
 
     def host_address(self) -> str | None:
         """The host's address on the docker bridge (what `host.docker.internal` resolves

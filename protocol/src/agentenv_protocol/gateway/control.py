@@ -12,6 +12,7 @@ import httpx
 from agentenv_protocol import errors as E
 from agentenv_protocol._http import why
 from agentenv_protocol.asgi import read_body, respond
+from agentenv_protocol.constants import METHOD_GET
 from agentenv_protocol.context import DEFAULT_ROLE, ROLE_HEADER
 from agentenv_protocol.gateway.auth import Caller
 from agentenv_protocol.gateway.clock import GET_TIME_TOOL, ClockError
@@ -36,6 +37,9 @@ from agentenv_protocol.types import (
     RPC_PATH,
     WELL_KNOWN_PATH,
 )
+
+#: The role verifier steps call with: besides tools, it may read an env's state (`data/get`).
+VERIFIER_ROLE = "verifier"
 
 CLOCK_EXTENSION = {
     "uri": CLOCK_EXTENSION_URI,
@@ -117,7 +121,9 @@ class ControlRoutes:
         elif path == READY_PATH and method == "GET":
             await respond(send, 200, await self._health())
         elif path == RPC_PATH or path.startswith("/svc/"):
-            if (
+            if not caller.admin and caller.role == VERIFIER_ROLE and method == "POST":
+                await self._verifier_read(scope, receive, send, caller, path)
+            elif (
                 not caller.admin
             ):  # the data plane and env REST routes are the harness's, not an agent's
                 await respond(send, 403, {"error": f"{path} needs the gateway's admin token"})
@@ -364,7 +370,40 @@ class ControlRoutes:
         env = next(iter(self.table.envs))
         await self._proxy(scope, receive, send, caller, f"/svc/{env}{RPC_PATH}")
 
-    async def _proxy(self, scope: dict, receive: Any, send: Any, caller: Caller, path: str) -> None:
+    async def _verifier_read(
+        self, scope: dict, receive: Any, send: Any, caller: Caller, path: str
+    ) -> None:
+        """The verifier role reads an env's state: `data/get` on `/svc/<env>/rpc` only (never
+        reset or add, never the env's other routes)."""
+        body = await read_body(receive, self.max_request_bytes, scope)
+        req, _ = parse_request(body or b"")
+        _, _, rest = path.partition("/svc/")
+        env, _, tail = rest.partition("/")
+        if (
+            body is None
+            or req is None
+            or req.get("method") != METHOD_GET
+            or "/" + tail != RPC_PATH
+            or not caller.reaches(env)
+        ):
+            await respond(
+                send,
+                403,
+                {"error": f"the verifier role may only POST {METHOD_GET} to /svc/<env>{RPC_PATH}"},
+            )
+            return
+        await self._proxy(scope, receive, send, caller, path, body=body)
+
+    async def _proxy(
+        self,
+        scope: dict,
+        receive: Any,
+        send: Any,
+        caller: Caller,
+        path: str,
+        *,
+        body: bytes | None = None,
+    ) -> None:
         _, _, rest = path.partition("/svc/")
         env, _, tail = rest.partition("/")
         base = self.table.envs.get(env)
@@ -375,7 +414,8 @@ class ControlRoutes:
                 {"error": f"unknown environment {env!r}{did_you_mean(env, self.table.envs)}"},
             )
             return
-        body = await read_body(receive, self.max_request_bytes, scope)
+        if body is None:
+            body = await read_body(receive, self.max_request_bytes, scope)
         if body is None:
             await respond(
                 send, 413, {"error": f"request body exceeds {self.max_request_bytes} bytes"}

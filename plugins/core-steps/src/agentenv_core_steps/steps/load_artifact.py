@@ -1,9 +1,14 @@
-"""`load_artifact`: copy bundle artifacts (and downloads) into a sandbox.
+"""`load_artifact`: copy bundle artifacts (and downloads) into a sandbox, or seed an env
+through its data plane.
 
 A `file` artifact lands at `<destination_path>/<its file name>`, a `fileset` is copied into
 `<destination_path>/` with its layout. Without `destination_path`: `/loaded` for a
 `sandbox_name` target and `/tmp/file_artifacts` for an agent (as the existing framework does;
 the local provider only maps `/app`, so set `destination_path` under `/app` for it).
+
+With `via = "data_plane"` (and `env_id`), the artifacts' files are handed to the env's
+`@add_data` handler as one `data/add` request (`seed_parts` says how files become parts): the
+env has its data before the step ends, so a later `prompt_agent` sees a seeded env.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from agentenv_core_steps.sandbox_paths import WORKDIR, escapes
 from agentenv_core_steps.targets import artifact_for, sandbox_for
 
 URL_TIMEOUT = 120.0
+VIAS = ("files", "data_plane")
 
 
 @attrs.frozen(kw_only=True)
@@ -52,6 +58,8 @@ class LoadArtifact(Step):
     artifact_from_step_id: str | None = None
     collected_artifacts_step_id: str | None = None
     snapshot_after_load: bool | None = None
+    #: "files" (copy into the sandbox) or "data_plane" (`data/add` to the env's handler)
+    via: str = "files"
 
     def refs(self) -> list[ArtifactRef]:
         if self.artifacts is not None:
@@ -62,6 +70,14 @@ class LoadArtifact(Step):
 
     def check(self, bundle: Any) -> list[str]:
         problems = []
+        if self.via not in VIAS:
+            from agent_env.suggest import did_you_mean
+
+            problems.append(
+                f"via: {self.via!r} is not one of {', '.join(VIAS)}{did_you_mean(self.via, VIAS)}"
+            )
+        elif self.via == "data_plane":
+            return problems + self._data_plane_problems(bundle)
         if self.artifacts is not None and self.artifact_id is not None:
             problems.append("set either artifacts or artifact_id, not both")
         if not (
@@ -95,12 +111,74 @@ class LoadArtifact(Step):
             )
         return problems
 
+    def _data_plane_problems(self, bundle: Any) -> list[str]:
+        problems = []
+        if not self.env_id:
+            problems.append('via = "data_plane" needs env_id (the env whose @add_data gets it)')
+        for name in ("sandbox_name", "agent_name", "container_name", "destination_path", "urls"):
+            if getattr(self, name):
+                problems.append(f'{name}: not used with via = "data_plane" (remove it)')
+        if not self.refs():
+            problems.append('via = "data_plane" needs artifact_id or artifacts')
+        for ref in self.refs():
+            spec = _bundle_artifact(bundle, ref.id)
+            if spec is not None and spec.kind == "image":
+                problems.append(f"artifact {ref.id!r} is an image; it cannot be sent as data")
+        return problems
+
+    async def _seed(self, ctx: StepContext) -> None:
+        """`data/add` of every artifact's files to the env, through the run's gateway."""
+        from agentenv_core_steps.gateway import gateway_for
+        from agentenv_core_steps.steps.reset_env import deployed_env
+        from agentenv_core_steps.steps.seed_parts import parts_for
+        from agentenv_protocol.client import EnvClient
+        from agentenv_protocol.errors import ProtocolError
+
+        name, _ = deployed_env(ctx, self.env_id or "")
+        parts: list[dict[str, Any]] = []
+        seeded: list[dict[str, Any]] = []
+        for ref in self.refs():
+            handle = artifact_for(ctx, ref.id)
+            if handle.kind == "file":
+                files = [(handle.path.name, handle.path)]
+            elif handle.kind == "fileset":
+                files = [(rel, handle.path / rel) for rel in _members(handle.path)]
+            else:
+                raise StepFailed(
+                    self.id, f"artifact {ref.id!r} is an {handle.kind}; it cannot be sent as data"
+                )
+            try:
+                mine = await anyio.to_thread.run_sync(parts_for, files, handle.id)
+            except (OSError, ValueError) as e:
+                raise StepFailed(self.id, f"artifact {ref.id!r}: {e}") from None
+            parts += mine
+            seeded.append(
+                {"id": handle.id, "version": handle.version, "files": [n for n, _ in files]}
+            )
+        if not parts:
+            raise StepFailed(self.id, "the artifacts hold no files to send")
+        gateway = await gateway_for(ctx)
+        try:
+            async with EnvClient(
+                f"{gateway.url}/svc/{name}", token=gateway.admin_token, timeout=URL_TIMEOUT
+            ) as client:
+                await client.add(parts)
+        except ProtocolError as e:
+            raise StepFailed(
+                self.id, f"env {name!r}: data/add failed: {e}", failure_class="env"
+            ) from None
+        ctx.set("outputs", self.id, value={"seeded": seeded, "env_id": self.env_id})
+        ctx.log(f"env {name!r} seeded through its data plane: {len(parts)} part(s)")
+
     def _destination(self) -> str:
         if self.destination_path:
             return self.destination_path.rstrip("/") or "/"
         return "/loaded" if self.sandbox_name else "/tmp/file_artifacts"
 
     async def execute(self, ctx: StepContext) -> None:
+        if self.via == "data_plane":
+            await self._seed(ctx)
+            return
         if self.artifact_from_step_id or self.collected_artifacts_step_id:
             raise StepFailed(
                 self.id, "artifact_from_step_id / collected_artifacts_step_id are not supported yet"

@@ -72,6 +72,12 @@ class SyncEnvClock(Step):
         await gateway_call(self.id, gateway, "PUT", "/clock/set-time", body, what="clock arm")
         state = await gateway_call(self.id, gateway, "GET", "/clock/state", what="clock state")
         url = state.get("env_get_time_url")
+        if url:
+            # the gateway names its loopback address; an env in a container reaches it through
+            # the instance's relay on the provider's host address
+            from agentenv_core_steps.agents.relay import reachable_url
+
+            url = await reachable_url(ctx, url, record.get("provider"))
         ctx.set("env_clock", value={**body, "armed_at": armed_at, "set_by": self.id})
         synced: list[dict[str, Any]] = []
         skipped: list[dict[str, Any]] = []

@@ -362,24 +362,23 @@ class TriggerEngine:
                 continue
             if trigger.status in ("firing", "queued"):
                 continue
-            earliest = last_mark = trigger.next_mark
-            due, capped = 0, False
+            marks: list[datetime] = []
+            capped = False
             while trigger.next_mark is not None and trigger.next_mark <= now:
                 if exhausted(trigger, trigger.next_mark):
                     trigger.next_mark = None
                     break
-                if due >= MAX_MARKS:
+                if len(marks) >= MAX_MARKS:
                     capped = True
                     break
-                due += 1
                 trigger.marks += 1
-                last_mark = trigger.next_mark
+                marks.append(trigger.next_mark)
                 trigger.next_mark = (
                     trigger.next_mark + trigger.every.draw() if trigger.every else None
                 )
             if trigger.next_mark is not None and exhausted(trigger, trigger.next_mark):
                 trigger.next_mark = None
-            if not due:
+            if not marks:
                 continue
             trigger.detected_at = iso(datetime.now(UTC))
             trigger.status = "queued"
@@ -387,12 +386,15 @@ class TriggerEngine:
                 "detected",
                 trigger.id,
                 provoking={"source": "clock"},
-                due=due,
+                due=len(marks),
                 capped=capped,
-                first_mark=iso(earliest),
-                last_mark=iso(last_mark),
+                first_mark=iso(marks[0]),
+                last_mark=iso(marks[-1]),
             )
-            self._queue(trigger, {}, {"mark": iso(last_mark), "capped": capped})
+            # every due mark fires (a clock that jumped past three marks of `count = 3` fires
+            # three times, in mark order); `capped` says marks beyond MAX_MARKS were dropped
+            for mark in marks:
+                self._queue(trigger, {}, {"mark": iso(mark), "capped": capped})
 
     # --- the worker ---------------------------------------------------------------------------
     def _loop(self) -> None:
@@ -480,7 +482,7 @@ class TriggerEngine:
             trigger.fired_at = iso(datetime.now(UTC))
             now = self.clock.now()
             trigger.fired_virtual = iso(now) if now else trigger.fired_at
-            trigger.status = "fired"
+            trigger.status = "queued" if trigger.pending else "fired"
             self._event("fired", trigger.id, fire_count=trigger.fire_count, **job.detail)
 
     def _fail(self, job: Job, reason: str) -> None:
@@ -490,6 +492,10 @@ class TriggerEngine:
         trigger.last_failure_at = iso(datetime.now(UTC))
         # a failed action trigger waits for the next provoking call; a failed time trigger retires
         trigger.status = "failed" if trigger.kind == "time" else "armed"
+        if trigger.kind == "time":  # retired: the marks still queued behind this one are dropped
+            dropped = [j for j in self._jobs if j.trigger is trigger]
+            self._jobs = [j for j in self._jobs if j.trigger is not trigger]
+            trigger.pending = max(0, trigger.pending - len(dropped))
         self._event("failed", trigger.id, error=reason[:500], **job.detail)
 
     def _post(self, http: httpx.Client, path: str, body: dict, role: str | None) -> dict:

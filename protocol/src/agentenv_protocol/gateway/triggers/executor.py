@@ -7,6 +7,7 @@ text parts are the reply; anything else is an `ExecutorError`.
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from typing import Any
@@ -49,6 +50,20 @@ def _text(task: dict) -> str:
     )
 
 
+def _reason(task: dict) -> str:
+    """Why a task did not complete: its text, else the failure an agent-env agent reports in a
+    data part, else the raw status (never an empty reason)."""
+    text = _text(task).strip()
+    if text:
+        return text
+    message = (task.get("status") or {}).get("message") or {}
+    for part in message.get("parts") or []:
+        failure = (part.get("data") or {}).get("failure") if isinstance(part, dict) else None
+        if isinstance(failure, dict) and failure.get("message"):
+            return f"{failure.get('class') or 'agent'} error: {failure['message']}"
+    return f"no reason given (status {json.dumps(task.get('status') or {}, default=str)[:200]})"
+
+
 def call_executor(config: dict[str, Any], trigger_id: str, instruction: str) -> str:
     """The executor's reply to `instruction`; ExecutorError when it did not complete."""
     url = str(config["a2a_url"]).rstrip("/") + "/a2a"
@@ -70,5 +85,5 @@ def call_executor(config: dict[str, Any], trigger_id: str, instruction: str) -> 
             task = _rpc(http, url, "tasks/get", {"id": task.get("id")}, timeout)
     state = (task.get("status") or {}).get("state")
     if state != "completed":
-        raise ExecutorError(f"executor task ended {state!r}: {_text(task)[:300]}")
+        raise ExecutorError(f"executor task ended {state!r}: {_reason(task)[:300]}")
     return _text(task)
