@@ -157,3 +157,42 @@ def test_bad_registrations_are_400s_that_change_nothing(served):
     ).json()
     (clock,) = [e for e in card["capabilities"]["extensions"] if e["uri"].endswith("clock/v1")]
     assert sorted(clock["params"]["methods"]) == ["clear", "get_time", "set_time", "state"]
+
+
+class FailingExecutor(A2AAgent):
+    """Fails every instruction the way an agent-env agent does: no text, a failure data part."""
+
+    name = "failing-executor"
+
+    async def run(self, request):
+        return AgentResult(text="", failure=("agent", "the CRM refused the login"))
+
+
+def test_an_executor_that_fails_says_why():
+    gateway = Gateway({})
+    server = serve_gateway(gateway)
+    running = serve_in_thread(create_app(FailingExecutor()), host="127.0.0.1", port=0)
+    try:
+        post(
+            server,
+            gateway,
+            "/clock/set-time",
+            {"virtual_time": "2026-03-09T14:00:00Z", "virtual_seconds_per_real_second": 86400},
+        )
+        trigger = {
+            "id": "answer",
+            "when": {"type": "time", "at": "PT1M"},
+            "actions": [{"type": "nl", "instruction": "Reply to the customer's email."}],
+        }
+        body = {"triggers": [trigger], "executor": {"a2a_url": running.url, "role": "executor"}}
+        assert post(server, gateway, "/triggers/register", body).status_code == 200
+        state = wait_for(
+            gateway.triggers, lambda s: s["triggers"][0]["status"] in ("fired", "failed"), 20
+        )
+    finally:
+        running.stop()
+        server.stop()
+    (failed,) = [e for e in state["events"] if e["kind"] == "action_failed"]
+    error = failed["detail"]["error"]
+    assert "executor task ended 'failed'" in error
+    assert "agent error: the CRM refused the login" in error, error
