@@ -270,6 +270,43 @@ function seedValues(values, seed) {
     entries.map(([k, v]) => h("tr", {}, h("th", {}, k), h("td", {}, h("code", {}, pretty(v)))))));
 }
 
+// The clock and triggers panel: the ledger a register_env_triggers step left in the record
+// (outputs.<step>.ledger): the clock, each trigger, its events on the virtual clock, and the
+// calls the triggers' actions and executors made through the gateway.
+function triggersPanel(outputs) {
+  const ledgers = Object.entries(outputs || {}).filter(([, o]) => o && typeof o === "object" && o.ledger);
+  if (!ledgers.length) return [];
+  const out = [h("h2", {}, "Clock and triggers")];
+  for (const [stepId, { ledger }] of ledgers) {
+    const c = ledger.clock || {};
+    out.push(h("p", { "data-testid": "clock-state" }, c.armed
+      ? `clock armed at ${c.t0} ×${c.virtual_seconds_per_real_second} · virtual time ${c.virtual_time} · registered by ${stepId}`
+      : `clock not armed · registered by ${stepId}`));
+    out.push(table(["trigger", "when", "status", "fired", "failed", "next mark"], (ledger.triggers || []).map((t) =>
+      h("tr", { "data-testid": "trigger-row" }, h("td", {}, h("code", {}, t.id)), h("td", {}, pretty(t.when)),
+        h("td", { class: t.status === "fired" ? "pass" : t.status === "failed" ? "fail" : "" }, t.status),
+        h("td", {}, String(t.fire_count ?? 0)), h("td", {}, String(t.failure_count ?? 0)), h("td", {}, t.next_mark || "–"))),
+      { "data-testid": "triggers" }));
+    const events = (ledger.events || []).map((e) => {
+      const d = e.detail || {};
+      const what = d.tool || d.executor || d.permission || "";
+      return h("tr", { "data-testid": "trigger-event" }, h("td", {}, when(e.virtual_time)), h("td", {}, when(e.ts)),
+        h("td", {}, e.trigger_id || "–"), h("td", {}, e.kind), h("td", {}, what),
+        h("td", { class: e.error || d.error ? "fail" : "" }, e.error || d.error || e.until || e.mark || ""));
+    });
+    out.push(h("h3", {}, "Events"));
+    out.push(table(["virtual time", "real time", "trigger", "event", "action", "detail"], events, { "data-testid": "trigger-events" }));
+    if (ledger.events_dropped) out.push(h("p", { class: "muted" }, `${ledger.events_dropped} earlier event(s) not kept`));
+    const calls = (ledger.calls || []).map((g) => h("tr", { "data-testid": "trigger-call" },
+      h("td", {}, when(g.time)), h("td", {}, g.role), h("td", {}, g.env || ""), h("td", {}, h("code", {}, g.tool)),
+      h("td", {}, h("pre", {}, pretty(g.arguments))), h("td", {}, h("pre", {}, g.error ? pretty(g.error) : pretty(g.result)))));
+    out.push(h("h3", {}, "Calls by triggers and executors"));
+    out.push(calls.length ? table(["time", "role", "env", "tool", "arguments", "result"], calls, { "data-testid": "trigger-calls" })
+      : h("p", { class: "muted", "data-testid": "trigger-calls" }, "none"));
+  }
+  return out;
+}
+
 async function trialPage(iid) {
   const data = await api("/trials/" + enc(iid));
   const r = data.record;
@@ -308,6 +345,7 @@ async function trialPage(iid) {
     r.failure ? h("p", { class: "error" }, `${r.failure.class || ""} failure at ${r.failure.step || "?"}: ${r.failure.message}`) : null,
     h("h2", {}, "Steps"), h("div", { class: "dag", "data-testid": "steps" }, steps),
     ...sections,
+    ...triggersPanel(r.outputs),
     h("h2", {}, "Seed values"), seedValues(r.seed_values, r.seed),
     h("h2", {}, "Verifiers"),
     vrows.length ? table(["verifier", "check", "result", "what", "why"], vrows, { "data-testid": "verifiers" })
