@@ -4,6 +4,7 @@
 const main = () => document.getElementById("main");
 let timer = null;
 let stream = null; // {runId, source}: the live run page's server-sent events
+let runCache = null; // the run page's figures of the run being viewed (a finished one)
 
 function closeStream() { if (stream) { stream.source.close(); stream = null; } }
 
@@ -67,7 +68,7 @@ function table(headers, rows, attrs) {
 function pager(page, go) {
   const from = page.total ? page.offset + 1 : 0;
   const to = page.offset + page.items.length;
-  return h("div", { class: "pager" },
+  return h("div", { class: "pager", "data-testid": "pager", "data-offset": String(page.offset) },
     h("button", { disabled: page.offset === 0, onclick: () => go(Math.max(page.offset - page.limit, 0)) }, "‹ previous"),
     h("span", { class: "muted" }, `${from}–${to} of ${page.total}`),
     h("button", { disabled: !page.has_more, onclick: () => go(page.offset + page.limit) }, "next ›"));
@@ -204,7 +205,10 @@ async function runPage(runId, params) {
   const status = params.get("status") || "";
   const q = new URLSearchParams({ limit: 50, offset });
   if (status) q.set("status", status);
-  const [run, trials] = await Promise.all([api("/runs/" + enc(runId)), api(`/runs/${enc(runId)}/trials?` + q)]);
+  // a finished run's figures do not change while you filter or page its trials: ask once
+  const reuse = runCache && runCache.id === runId && !runCache.live ? runCache : null;
+  const [run, trials] = await Promise.all([reuse || api("/runs/" + enc(runId)), api(`/runs/${enc(runId)}/trials?` + q)]);
+  runCache = run;
   const c = run.counts;
   const live = run.live;
   const card = (label, value, cls) => h("div", { class: "card" }, h("b", { class: cls || "" }, value), label);
@@ -390,6 +394,7 @@ async function route() {
   clearTimeout(timer);
   const [path, query] = (location.hash.slice(1) || "/runs").split("?");
   if (stream && path !== "/run/" + enc(stream.runId)) closeStream();
+  if (runCache && path !== "/run/" + enc(runCache.id)) runCache = null;
   const params = new URLSearchParams(query || "");
   const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
   const section = parts[0] === "entities" || parts[0] === "entity" ? parts[1] : "runs";
