@@ -211,3 +211,7 @@ async def test_every_due_mark_of_a_count_fires_and_the_ledger_is_in_the_record(r
     marks = [e["mark"] for e in ledger["events"] if e["kind"] == "fired"]
     assert marks == sorted(marks) and len(set(marks)) == 3  # each mark once, in order
     assert all(e.get("virtual_time") for e in ledger["events"])
+    # the calls the trigger's actions made (as the default `trigger` role), and the clock
+    assert [(c["role"], c["tool"]) for c in ledger["calls"]] == [("trigger", "add_note")] * 3
+    assert ledger["clock"]["armed"] is True
+    assert ledger["clock"]["virtual_seconds_per_real_second"] == 86400

@@ -120,6 +120,8 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
     (root / "slow" / "tasks" / "slow.json").write_text(json.dumps(SLOW_TASK))
     project.record("hello", "hello")
     project.record("notes", "notes-agent", "--agent", "oracle")
+    shutil.copytree(REPO / "examples" / "mail-triggers", root / "mail-triggers")
+    project.record("triggers", "mail-triggers")
     (root / "checks" / "tasks").mkdir(parents=True)
     (root / "checks" / "tasks" / "mixed.json").write_text(json.dumps(MIXED_TASK))
     (root / "checks" / "tasks" / "broken.json").write_text(json.dumps(BROKEN_TASK))

@@ -274,3 +274,30 @@ def test_cancelling_a_run_started_elsewhere_is_refused(client, project) -> None:
     answer = client.post(f"/api/v1/runs/{project.runs['hello']}/cancel")
     assert answer.status_code == 409
     assert "not started by this explorer" in answer.json()["detail"]
+
+
+def test_a_finished_runs_page_is_kept_until_the_store_changes(client, project) -> None:
+    import anyio
+
+    from agent_env.stores.sqlite import SqliteDocumentStore
+
+    run_id = project.runs["hello"]
+    first = client.get(f"/api/v1/runs/{run_id}").json()
+    assert client.get(f"/api/v1/runs/{run_id}").json() == first  # kept: same answer
+
+    async def rewrite(change: dict) -> dict:
+        other = SqliteDocumentStore(home=project.home)  # another connection, as another process
+        try:
+            doc = await other.get("runs", run_id)
+            await other.put("runs", run_id, {**doc, **change})
+            return doc
+        finally:
+            await other.close()
+
+    original = anyio.run(rewrite, {"meta": {"agent": "someone-else"}})
+    try:
+        changed = client.get(f"/api/v1/runs/{run_id}").json()
+        assert changed["agent"] == "someone-else"  # the write is seen: nothing stale is served
+    finally:
+        anyio.run(rewrite, original)
+    assert client.get(f"/api/v1/runs/{run_id}").json()["agent"] == first["agent"]

@@ -2,7 +2,8 @@
 Python playwright) against a real `agent-env up`: open the notes-agent run, open its trial,
 see the tool calls and verifier rows, read a run's per-verifier pass rates and labelled score
 histogram, a failed trial's seed values and why it has no verifier rows, pick two runs and
-compare them (pass-rate changes, verifiers, the trials that flipped), start a run from the
+compare them (pass-rate changes, verifiers, the trials that flipped), read a trial's clock and
+triggers panel (the ledger, the calls triggers made), start a run from the
 page and watch it finish, look at a task's versions and the runs that used them. Screenshots of each page are kept under
 `$AGENTENV_CI_CACHE/screenshots` (else the session's pytest temp folder, `screenshots/`)."""
 
@@ -151,6 +152,25 @@ def test_a_run_shows_which_verifier_fails_most_and_a_labelled_histogram(
     seeds = page.locator("[data-testid=seed-values]").inner_text()
     assert seeds.split("\n") == ["trial\t0", "seed\t7", "word\tkiwi"]
     page.screenshot(path=str(shots / "trial-no-verifiers.png"), full_page=True)
+    assert page.console_errors == []
+
+
+def test_a_trials_clock_and_triggers_panel(page, explorer, project, shots):
+    page.goto(explorer + "/#/trial/" + project.trials["triggers"])
+    page.locator("[data-testid=trigger-row]").first.wait_for()
+    clock = page.locator("[data-testid=clock-state]").inner_text()
+    assert clock.startswith("clock armed at 2026-03-09T12:50:00Z ×600")
+    (trigger,) = [
+        r.split("\t") for r in page.locator("[data-testid=trigger-row]").all_inner_texts()
+    ]
+    assert (trigger[0], trigger[2], trigger[3], trigger[4]) == ("customer-email", "fired", "1", "0")
+    events = [e.split("\t") for e in page.locator("[data-testid=trigger-event]").all_inner_texts()]
+    assert [e[3] for e in events] == ["added", "anchored", "detected", "action_ok", "fired"]
+    delivered = next(e for e in events if e[3] == "action_ok")
+    assert delivered[4] == "deliver_email" and delivered[0] >= "2026-03-09 13:05:00"
+    (call,) = [c.split("\t") for c in page.locator("[data-testid=trigger-call]").all_inner_texts()]
+    assert (call[1], call[2], call[3]) == ("customer", "mail", "deliver_email")
+    page.screenshot(path=str(shots / "trial-triggers.png"), full_page=True)
     assert page.console_errors == []
 
 

@@ -50,3 +50,38 @@ async def test_live_runs_are_recounted_finished_ones_remembered(tmp_path) -> Non
     resumed = {**run, "owner": {"pid": os.getpid() + 1, "start_time": 1, "host": me.host}}
     assert (await summaries.counts(docs, resumed))["passed"] == 2
     await docs.close()
+
+
+@pytest.mark.anyio
+async def test_the_store_revision_moves_with_every_write_from_any_connection(tmp_path) -> None:
+    from agent_env.stores.sqlite import SqliteDocumentStore
+
+    mine, other = await _store(tmp_path), SqliteDocumentStore(home=tmp_path)
+    try:
+        await mine.put("runs", "run-1", {"id": "run-1"})
+        seen = {mine.revision()}
+        for i in range(20):  # back to back: each commit is told apart
+            writer = other if i % 2 else mine
+            await writer.put("runs", f"run-{i}", {"id": f"run-{i}", "n": i})
+            now = mine.revision()
+            assert now not in seen, i
+            seen.add(now)
+        assert mine.revision() == other.revision()  # a token of the store, not of a connection
+    finally:
+        await mine.close()
+        await other.close()
+
+
+def test_a_kept_run_view_is_dropped_when_the_store_changes() -> None:
+    from agentenv_explorer.summaries import MAX_VIEWS, RunViews
+
+    views = RunViews()
+    views.keep("run-1", ("rev", 1), {"id": "run-1"})
+    assert views.get("run-1", ("rev", 1)) == {"id": "run-1"}
+    assert views.get("run-1", ("rev", 2)) is None  # written since
+    assert views.get("run-1", None) is None  # a store that cannot tell keeps nothing
+    views.keep("run-2", None, {"id": "run-2"})
+    assert views.get("run-2", None) is None
+    for i in range(MAX_VIEWS + 5):
+        views.keep(f"run-{i}", "r", {"i": i})
+    assert views.get("run-0", "r") is None and views.get(f"run-{MAX_VIEWS + 4}", "r") is not None

@@ -87,6 +87,12 @@ class DocumentStore(_Backend):
     async def list(self, collection: str, prefix: str = "") -> list[tuple[str, dict[str, Any]]]:
         """Every (key, doc) whose key starts with `prefix`, sorted by key."""
 
+    def revision(self) -> object | None:
+        """A token that changes when any document of the store changes (from any process), for
+        callers that keep what they computed from documents; None when the backend cannot tell
+        cheaply (callers then read again). Compare tokens with `==` only."""
+        return None
+
     async def query(
         self,
         collection: str,

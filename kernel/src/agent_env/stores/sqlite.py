@@ -189,6 +189,20 @@ class SqliteDocumentStore(DocumentStore):
                 raise StoreError(f"document store {self.path}: {exc}") from exc
         return [(k, json.loads(d)) for k, d in rows]
 
+    def revision(self) -> object | None:
+        """The database file's and its write-ahead log's identity, size and modification time:
+        every commit (WAL mode, any connection or process) writes the log. Two commits within
+        one timestamp tick that leave the log the same size look alike; the next write tells."""
+        marks: list[tuple[int, int, int] | None] = []
+        for suffix in ("", "-wal"):
+            try:
+                st = os.stat(f"{self.path}{suffix}")
+            except OSError:
+                marks.append(None)
+                continue
+            marks.append((st.st_ino, st.st_size, st.st_mtime_ns))
+        return tuple(marks)
+
     async def get(self, collection: str, key: str) -> dict[str, Any] | None:
         check_collection(collection)
         check_document_key(key)

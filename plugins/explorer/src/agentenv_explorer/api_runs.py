@@ -86,18 +86,25 @@ async def _run(request: Request, run_id: str | None = None) -> dict[str, Any]:
 
 async def show_run(request: Request) -> JSONResponse:
     only(request.query_params, ())
+    state = _state(request)
+    documents = state.stores.documents
+    run_id = request.path_params["run_id"]
+    revision = documents.revision()  # before reading: a write meanwhile makes it stale
+    kept = state.views.get(run_id, revision)
+    if kept is not None:
+        return JSONResponse(kept)
     run = await _run(request)
-    documents = _state(request).stores.documents
-    groups = await _state(request).summaries.groups(documents, run)
+    groups = await state.summaries.groups(documents, run)
     counts = await results.run_counts(documents, run, groups=groups)
-    return JSONResponse(
-        {
-            **_run_row(run, counts, _state(request)),
-            # the per-trial lists (100,000 entries in a big run) are the trials page's business
-            "run": {k: v for k, v in run.items() if k not in ("instances", "trial_index", "tasks")},
-            "results": await results.run_results(documents, run, groups=groups),
-        }
-    )
+    view = {
+        **_run_row(run, counts, state),
+        # the per-trial lists (100,000 entries in a big run) are the trials page's business
+        "run": {k: v for k, v in run.items() if k not in ("instances", "trial_index", "tasks")},
+        "results": await results.run_results(documents, run, groups=groups),
+    }
+    if not view["live"]:
+        state.views.keep(run_id, revision, view)
+    return JSONResponse(view)
 
 
 async def compare_runs(request: Request) -> JSONResponse:

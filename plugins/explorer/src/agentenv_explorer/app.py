@@ -20,7 +20,7 @@ from agentenv_explorer import api_entities, api_objects, api_runs, api_tasks
 from agentenv_explorer.guards import Guards
 from agentenv_explorer.launcher import Launcher
 from agentenv_explorer.params import BadRequest
-from agentenv_explorer.summaries import RunSummaries, warm_indexes
+from agentenv_explorer.summaries import RunSummaries, RunViews, warm_indexes
 
 STATIC = Path(__file__).parent / "static"
 
@@ -32,6 +32,7 @@ class ExplorerState:
     stores: Any
     launcher: Launcher
     summaries: RunSummaries = attrs.field(factory=RunSummaries)
+    views: RunViews = attrs.field(factory=RunViews)
     #: Set when the server is asked to stop: open event streams end, so shutdown waits for none.
     stopping: bool = False
 

@@ -75,6 +75,36 @@ async def warm_indexes(stores: Any) -> None:
     await results.run_page(stores.documents, limit=1)
     await results.run_counts(stores.documents, nobody)
     await results.trial_page(stores.documents, "", limit=1)
+    await results.trial_page(stores.documents, "", status="passed", limit=1)  # status filter
+    await results.trial_page(stores.documents, "", task="-", limit=1)  # task filter
     await stores.documents.count_by(results.TRIALS, ["run_id"], where={"task.id": ""})
     for kind in results.ENTITY_KINDS:
         await stores.documents.count_by(f"entities-{kind}", ["entity_id"])
+
+
+#: At most this many run pages are kept by `RunViews` (the least recently used dropped).
+MAX_VIEWS = 64
+
+
+class RunViews:
+    """The run page's answer (`GET /api/v1/runs/ID`) of settled runs, kept while the document
+    store's `revision()` stays the same: reading a 100,000-trial run's document (4.6 MB of JSON)
+    is most of that answer's time. A store that cannot tell its revision keeps nothing."""
+
+    def __init__(self) -> None:
+        self._views: dict[str, tuple[object, dict[str, Any]]] = {}
+
+    def get(self, run_id: str, revision: object | None) -> dict[str, Any] | None:
+        kept = self._views.get(run_id)
+        if revision is None or kept is None or kept[0] != revision:
+            return None
+        self._views[run_id] = self._views.pop(run_id)  # most recently used last
+        return kept[1]
+
+    def keep(self, run_id: str, revision: object | None, view: dict[str, Any]) -> None:
+        if revision is None:
+            return
+        self._views.pop(run_id, None)
+        while len(self._views) >= MAX_VIEWS:
+            self._views.pop(next(iter(self._views)))
+        self._views[run_id] = (revision, view)

@@ -6,6 +6,10 @@ time). After every step of an instance that registered triggers, the ledger is c
 output of its first `register_env_triggers` step (`outputs.<step id>.ledger`), so the instance
 record, `agent-env runs show` and the explorer carry what the triggers and their executors did
 (not only the journal). The copy is bounded: the newest `MAX_EVENTS` events.
+
+It also keeps the clock's state (`clock`: armed, t0, rate, the virtual time when copied) and the
+gateway calls the triggers' actions and their executors made (`calls`: the roles that tool
+actions act `as`, `trigger` by default, and each executor's role; the newest `MAX_CALLS`).
 """
 
 from __future__ import annotations
@@ -18,16 +22,38 @@ from agent_env.context import StepContext
 
 #: How many of the newest events the record keeps (the engine itself keeps up to 2,000).
 MAX_EVENTS = 500
+#: How many of the newest trigger and executor calls the record keeps.
+MAX_CALLS = 200
+#: The role a tool action acts as when it names none (the engine's default).
+ACTION_ROLE = "trigger"
 
 
-def ledger(state: dict[str, Any]) -> dict[str, Any]:
-    """The part of the engine's `state()` the record keeps."""
+def action_roles(engine: Any) -> set[str]:
+    """The roles the engine's triggers act as: tool actions' `as` and the executors' roles."""
+    roles = {str(cfg.get("role")) for cfg in (engine.executors or {}).values() if cfg.get("role")}
+    for trigger in list(engine.triggers.values()):
+        for action in trigger.spec.get("actions") or []:
+            if isinstance(action, dict) and action.get("type") == "tool":
+                roles.add(str(action.get("as") or ACTION_ROLE))
+    return roles
+
+
+def ledger(
+    state: dict[str, Any],
+    clock: dict[str, Any] | None = None,
+    calls: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The part of the engine's `state()` the record keeps, with the clock and the calls."""
     events = list(state.get("events") or [])
     dropped = int(state.get("events_dropped") or 0) + max(0, len(events) - MAX_EVENTS)
+    calls = list(calls or [])
     return {
+        "clock": dict(clock or {"armed": False}),
         "triggers": list(state.get("triggers") or []),
         "events": events[-MAX_EVENTS:],
         "events_dropped": dropped,
+        "calls": calls[-MAX_CALLS:],
+        "calls_dropped": max(0, len(calls) - MAX_CALLS),
     }
 
 
@@ -44,7 +70,11 @@ def record_ledger(ctx: StepContext) -> None:
     step_id = registrations[0].get("step_id")
     if not step_id:
         return
-    ctx.set("outputs", step_id, "ledger", value=ledger(gateway.gateway.triggers.state()))
+    engine = gateway.gateway.triggers
+    roles = action_roles(engine)
+    calls = [c for c in gateway.calls() if c.get("role") in roles]
+    state = ledger(engine.state(), gateway.gateway.clock.state(), calls)
+    ctx.set("outputs", step_id, "ledger", value=state)
 
 
 @contextlib.asynccontextmanager

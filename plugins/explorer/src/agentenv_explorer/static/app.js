@@ -4,6 +4,7 @@
 const main = () => document.getElementById("main");
 let timer = null;
 let stream = null; // {runId, source}: the live run page's server-sent events
+let runCache = null; // the run page's figures of the run being viewed (a finished one)
 
 function closeStream() { if (stream) { stream.source.close(); stream = null; } }
 
@@ -67,7 +68,7 @@ function table(headers, rows, attrs) {
 function pager(page, go) {
   const from = page.total ? page.offset + 1 : 0;
   const to = page.offset + page.items.length;
-  return h("div", { class: "pager" },
+  return h("div", { class: "pager", "data-testid": "pager", "data-offset": String(page.offset) },
     h("button", { disabled: page.offset === 0, onclick: () => go(Math.max(page.offset - page.limit, 0)) }, "‹ previous"),
     h("span", { class: "muted" }, `${from}–${to} of ${page.total}`),
     h("button", { disabled: !page.has_more, onclick: () => go(page.offset + page.limit) }, "next ›"));
@@ -204,7 +205,10 @@ async function runPage(runId, params) {
   const status = params.get("status") || "";
   const q = new URLSearchParams({ limit: 50, offset });
   if (status) q.set("status", status);
-  const [run, trials] = await Promise.all([api("/runs/" + enc(runId)), api(`/runs/${enc(runId)}/trials?` + q)]);
+  // a finished run's figures do not change while you filter or page its trials: ask once
+  const reuse = runCache && runCache.id === runId && !runCache.live ? runCache : null;
+  const [run, trials] = await Promise.all([reuse || api("/runs/" + enc(runId)), api(`/runs/${enc(runId)}/trials?` + q)]);
+  runCache = run;
   const c = run.counts;
   const live = run.live;
   const card = (label, value, cls) => h("div", { class: "card" }, h("b", { class: cls || "" }, value), label);
@@ -270,6 +274,43 @@ function seedValues(values, seed) {
     entries.map(([k, v]) => h("tr", {}, h("th", {}, k), h("td", {}, h("code", {}, pretty(v)))))));
 }
 
+// The clock and triggers panel: the ledger a register_env_triggers step left in the record
+// (outputs.<step>.ledger): the clock, each trigger, its events on the virtual clock, and the
+// calls the triggers' actions and executors made through the gateway.
+function triggersPanel(outputs) {
+  const ledgers = Object.entries(outputs || {}).filter(([, o]) => o && typeof o === "object" && o.ledger);
+  if (!ledgers.length) return [];
+  const out = [h("h2", {}, "Clock and triggers")];
+  for (const [stepId, { ledger }] of ledgers) {
+    const c = ledger.clock || {};
+    out.push(h("p", { "data-testid": "clock-state" }, c.armed
+      ? `clock armed at ${c.t0} ×${c.virtual_seconds_per_real_second} · virtual time ${c.virtual_time} · registered by ${stepId}`
+      : `clock not armed · registered by ${stepId}`));
+    out.push(table(["trigger", "when", "status", "fired", "failed", "next mark"], (ledger.triggers || []).map((t) =>
+      h("tr", { "data-testid": "trigger-row" }, h("td", {}, h("code", {}, t.id)), h("td", {}, pretty(t.when)),
+        h("td", { class: t.status === "fired" ? "pass" : t.status === "failed" ? "fail" : "" }, t.status),
+        h("td", {}, String(t.fire_count ?? 0)), h("td", {}, String(t.failure_count ?? 0)), h("td", {}, t.next_mark || "–"))),
+      { "data-testid": "triggers" }));
+    const events = (ledger.events || []).map((e) => {
+      const d = e.detail || {};
+      const what = d.tool || d.executor || d.permission || "";
+      return h("tr", { "data-testid": "trigger-event" }, h("td", {}, when(e.virtual_time)), h("td", {}, when(e.ts)),
+        h("td", {}, e.trigger_id || "–"), h("td", {}, e.kind), h("td", {}, what),
+        h("td", { class: e.error || d.error ? "fail" : "" }, e.error || d.error || e.until || e.mark || ""));
+    });
+    out.push(h("h3", {}, "Events"));
+    out.push(table(["virtual time", "real time", "trigger", "event", "action", "detail"], events, { "data-testid": "trigger-events" }));
+    if (ledger.events_dropped) out.push(h("p", { class: "muted" }, `${ledger.events_dropped} earlier event(s) not kept`));
+    const calls = (ledger.calls || []).map((g) => h("tr", { "data-testid": "trigger-call" },
+      h("td", {}, when(g.time)), h("td", {}, g.role), h("td", {}, g.env || ""), h("td", {}, h("code", {}, g.tool)),
+      h("td", {}, h("pre", {}, pretty(g.arguments))), h("td", {}, h("pre", {}, g.error ? pretty(g.error) : pretty(g.result)))));
+    out.push(h("h3", {}, "Calls by triggers and executors"));
+    out.push(calls.length ? table(["time", "role", "env", "tool", "arguments", "result"], calls, { "data-testid": "trigger-calls" })
+      : h("p", { class: "muted", "data-testid": "trigger-calls" }, "none"));
+  }
+  return out;
+}
+
 async function trialPage(iid) {
   const data = await api("/trials/" + enc(iid));
   const r = data.record;
@@ -308,6 +349,7 @@ async function trialPage(iid) {
     r.failure ? h("p", { class: "error" }, `${r.failure.class || ""} failure at ${r.failure.step || "?"}: ${r.failure.message}`) : null,
     h("h2", {}, "Steps"), h("div", { class: "dag", "data-testid": "steps" }, steps),
     ...sections,
+    ...triggersPanel(r.outputs),
     h("h2", {}, "Seed values"), seedValues(r.seed_values, r.seed),
     h("h2", {}, "Verifiers"),
     vrows.length ? table(["verifier", "check", "result", "what", "why"], vrows, { "data-testid": "verifiers" })
@@ -352,6 +394,7 @@ async function route() {
   clearTimeout(timer);
   const [path, query] = (location.hash.slice(1) || "/runs").split("?");
   if (stream && path !== "/run/" + enc(stream.runId)) closeStream();
+  if (runCache && path !== "/run/" + enc(runCache.id)) runCache = null;
   const params = new URLSearchParams(query || "");
   const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
   const section = parts[0] === "entities" || parts[0] === "entity" ? parts[1] : "runs";
