@@ -10,6 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from agents_support import agent_env  # noqa: E402
+from envs_helpers import copy_example  # noqa: E402
 from promise_helpers import write_files  # noqa: E402
 
 BANK = """
@@ -94,3 +95,21 @@ def test_an_env_whose_tools_are_unknown_draws_no_warning(tmp_path):
     dynamic = BANK.replace('@tool("balance")', '@tool(f"{PREFIX}balance")')
     folder = bundle(tmp_path / "b", "", "anything", **{"envs/bank/server.py": dynamic})
     assert warnings_of(home, folder) == []
+
+
+def test_check_prints_each_warning_once(tmp_path: Path) -> None:
+    home, folder = tmp_path / "home", tmp_path / "b"
+    copy_example("bank-seed", folder)
+    steps = json.loads((folder / "tasks" / "pay.json").read_text())
+    steps.append(
+        {
+            "id": "calls",
+            "type": "tool_call_verifier",
+            "verifier_id": "calls",
+            "criteria": [{"type": "tool_called", "tool": "transferr"}],
+        }
+    )
+    (folder / "tasks" / "pay.json").write_text(json.dumps(steps))
+    done = agent_env(home, "check", str(folder))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("no env of this task serves a tool 'transferr'") == 1, done.stderr

@@ -88,9 +88,8 @@ def check(spec: str, as_json: bool) -> int:
         counts = ", ".join(
             f"{len(result[k])} {k}" for k in ("tasks", "evals", "envs", "agents", "artifacts")
         )
+        # its warnings were printed as the bundle loaded (`agent-env: warning: ...`, once)
         click.echo(f"ok: bundle {result['bundle']!r} ({counts})")
-        for warning in result["warnings"]:
-            click.echo(f"warning: {warning}", err=True)
     else:
         click.echo(f"{result['error']}", err=True)
         if len(result["problems"]) > 1 or result["problems"][0]["message"] != result["error"]:
