@@ -391,6 +391,10 @@ def test_refusals_name_the_command_to_run_and_change_nothing(pip_env, wheels):
     own = pip_env.run("plugin", "add", "-y", "agentenv-kernel>=1")
     assert own.returncode == 1
     assert "agentenv-kernel is agent-env itself, not a plugin" in own.stderr
+    itself = pip_env.run("plugin", "remove", "-y", "agentenv-plugin-lifecycle")
+    assert itself.returncode == 1, itself.stdout + itself.stderr
+    assert "provides `agent-env plugin add/remove` itself" in itself.stderr
+    assert f"{pip_env.python} -m pip uninstall" in itself.stderr
     assert f"run: {pip_env.python} -m pip install --upgrade agentenv-kernel" in own.stderr
     wheel = pip_env.run("plugin", "add", "-y", str(wheels.helper))
     assert wheel.returncode == 1

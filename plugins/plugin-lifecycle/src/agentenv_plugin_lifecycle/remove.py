@@ -17,6 +17,9 @@ from agentenv_plugin_lifecycle.specs import OWN_DISTRIBUTIONS, normalize
 from agentenv_plugin_lifecycle.transaction import installer_problems, transaction
 from agentenv_plugin_lifecycle.usage import find_users, provided_names
 
+#: This plugin's own distribution: `plugin remove` does not remove the command it runs.
+SELF = "agentenv-plugin-lifecycle"
+
 
 @attrs.frozen(kw_only=True)
 class RemovePlan:
@@ -117,6 +120,12 @@ def plan_remove(
             raise Refused(
                 f"{dist} is agent-env itself, not a plugin; `plugin remove` never "
                 "removes it (uninstall agent-env with the tool that installed it)"
+            )
+        if dist == SELF:
+            raise Refused(
+                f"{dist} provides `agent-env plugin add/remove` itself: removing it with "
+                "`plugin remove` would leave no command to undo it; remove it with: "
+                + installers.shell(installers.low_uninstall(env, [dist]))
             )
         if not snapshot.entry_points.get(dist):
             raise Refused(
