@@ -145,3 +145,37 @@ def test_the_default_deadline_holds_for_the_run_gateway():
 def test_the_per_role_limit_must_be_positive():
     with pytest.raises(ValueError, match="at least 1"):
         Gateway({}, max_connections_per_role=0)
+
+
+def test_an_a2a_agent_served_by_serve_cuts_trickled_headers_off():
+    # `agentenv_protocol.agent.server.serve` (how an agent's own process serves it) has the
+    # same guard: its header deadline is the default one
+    import subprocess
+    import sys
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    code = (
+        "from agentenv_protocol.agent.server import A2AAgent, serve\n"
+        "class Quiet(A2AAgent):\n"
+        "    name = 'quiet'\n"
+        f"serve(Quiet(), host='127.0.0.1', port={port})\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(url + "/.well-known/agent-card.json", timeout=2).status_code < 500:
+                    break
+            assert time.monotonic() < deadline and proc.poll() is None, "the agent did not start"
+            time.sleep(0.1)
+        socks = _open(url, 20, b"POST /a2a HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: ")
+        lived = trickle(socks, every=0.2, limit=HEADER_TIMEOUT + 10)
+        assert max(lived) < HEADER_TIMEOUT + 5, sorted(lived)
+        assert min(lived) > HEADER_TIMEOUT - 1, sorted(lived)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -429,4 +429,8 @@ def serve(agent: A2AAgent, *, host: str | None = None, port: int | None = None) 
         if port is not None
         else int(os.environ.get("PORT") or os.environ.get("A2A_PORT") or DEFAULT_AGENT_PORT)
     )
-    uvicorn.run(create_app(agent), host=host, port=port, log_level="warning", access_log=False)
+    from agentenv_protocol.serving import uvicorn_options
+
+    # the same slow-client guard as env servers and the gateway: a client that trickles its
+    # headers or body is cut off instead of holding a connection open for ever
+    uvicorn.run(create_app(agent), host=host, port=port, log_level="warning", **uvicorn_options())
