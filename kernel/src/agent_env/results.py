@@ -291,3 +291,17 @@ async def runs_using(
         groups = await stores.documents.count_by(TRIALS, ["run_id"], where=where)
         found.update(str(k[0]) for k, _ in groups)
     return sorted(found, reverse=True)
+
+
+def decide_outcome(
+    steps: Any, verifiers: Mapping[str, Any], *, failure: Mapping[str, Any] | None = None
+) -> tuple[str, str, dict[str, float], str | None]:
+    """(status, outcome, counted scores, failure class) of a trial whose verifier results are
+    `verifiers` under the engine's outcome rule (`steps`: the task's steps, whose aggregating
+    verifiers decide when they scored), for a front end that re-scores stored trials."""
+    from agent_env.engine.outcome import decide, failure_class
+
+    status, outcome, scores = decide(
+        steps, {"verifiers": verifiers}, failure=failure, cancelled=False
+    )
+    return status, outcome, scores, failure_class(status, failure)

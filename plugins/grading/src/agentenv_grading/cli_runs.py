@@ -1,0 +1,78 @@
+"""`agent-env runs regrade` and `agent-env runs replay` (added to the kernel's `runs` group)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import click
+
+
+async def with_stores(fn: Any, *args: Any) -> Any:
+    """`fn(stores, plugins, config, *args)` with the configured stores, closed after."""
+    from agent_env.config import load_config
+    from agent_env.plugins import get_plugin_manager
+    from agent_env.results import open_configured_stores
+
+    plugins = get_plugin_manager()
+    stores = await open_configured_stores()
+    try:
+        return await fn(stores, plugins, load_config(plugins=plugins), *args)
+    finally:
+        await stores.close()
+
+
+@click.command("regrade")
+@click.argument("run_id")
+@click.option(
+    "--verifier",
+    "verifier_file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="A JSON file of verifier steps (as in a task file), laid over the recorded ones: "
+    "a same verifier_id is replaced, a new one added.",
+)
+@click.option(
+    "--bundle",
+    "bundle_spec",
+    help="A bundle (folder, installed name, hf://...) whose tasks' verifiers replace the "
+    "recorded ones, task by task name.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def regrade(run_id: str, verifier_file: str | None, bundle_spec: str | None, as_json: bool) -> None:
+    """Re-score RUN_ID's stored trials with new or changed verifiers, from the records alone
+    (no agent or env is deployed), into a new run that points at RUN_ID (`regraded_from`).
+    Verifiers that need a live env keep their recorded results."""
+    from agent_env.errors import AgentEnvError
+
+    if (verifier_file is None) == (bundle_spec is None):
+        raise click.UsageError("give exactly one of --verifier FILE and --bundle SPEC")
+
+    async def go(stores: Any, plugins: Any, config: Any) -> dict[str, Any]:
+        from agentenv_grading.regrade import (
+            regrade_run,
+            verifiers_from_bundle,
+            verifiers_from_file,
+        )
+
+        verifiers = (
+            verifiers_from_file(verifier_file, plugins)
+            if verifier_file is not None
+            else verifiers_from_bundle(str(bundle_spec), plugins)
+        )
+        return await regrade_run(
+            run_id, verifiers, plugins=plugins, stores=stores, config=config
+        )
+
+    try:
+        summary = anyio.run(with_stores, go)
+    except AgentEnvError:
+        raise
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+        return
+    click.echo(
+        f"{summary['run_id']}: regraded {summary['trials']} trial(s) of {run_id}: passed "
+        f"{summary['passed_before']} -> {summary['passed_after']}, {summary['flipped']} "
+        f"flipped, {summary['kept']} kept as recorded"
+    )
