@@ -272,7 +272,7 @@ def agentenv_score_call(
     steps that score calls (agentenv-grading's `call_reward_verifier`) for each recorded call
     of the agent, in order: `call` is the call as recorded (`tool`, `arguments`, `error`,
     `duration_ms`, and `result` when the verifier reads the trajectory), `index` its position
-    among the trial's calls, `task` the task's name.
+    among the trial's calls, `task` the task's id.
 
     Return `{verifier_name: score}` (score in [0, 1]) to reward the call, None to pass. Each
     pair becomes a `step_rewards` entry `{call_index, score, verifier}` of the trial record::

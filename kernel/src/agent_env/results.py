@@ -305,3 +305,11 @@ def decide_outcome(
         steps, {"verifiers": verifiers}, failure=failure, cancelled=False
     )
     return status, outcome, scores, failure_class(status, failure)
+
+
+def wilson_interval(passes: int, n: int) -> tuple[float, float] | None:
+    """The Wilson score 95% interval of a pass rate (the one the results table shows); None
+    for no trials."""
+    from agent_env.reporting.stats import wilson_interval as interval
+
+    return interval(passes, n)

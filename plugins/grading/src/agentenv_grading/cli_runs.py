@@ -60,9 +60,7 @@ def regrade(run_id: str, verifier_file: str | None, bundle_spec: str | None, as_
             if verifier_file is not None
             else verifiers_from_bundle(str(bundle_spec), plugins)
         )
-        return await regrade_run(
-            run_id, verifiers, plugins=plugins, stores=stores, config=config
-        )
+        return await regrade_run(run_id, verifiers, plugins=plugins, stores=stores, config=config)
 
     try:
         summary = anyio.run(with_stores, go)
@@ -76,3 +74,54 @@ def regrade(run_id: str, verifier_file: str | None, bundle_spec: str | None, as_
         f"{summary['passed_before']} -> {summary['passed_after']}, {summary['flipped']} "
         f"flipped, {summary['kept']} kept as recorded"
     )
+
+
+@click.command("replay")
+@click.argument("trial_id")
+@click.option("--bundle", "bundle_spec", help="Deploy this bundle instead of the recorded one.")
+@click.option("--sandbox", "provider", help="The sandbox provider the fresh env runs on.")
+@click.option(
+    "--ignore",
+    "ignore",
+    multiple=True,
+    metavar="KEY",
+    help="Drop JSON key KEY (at any depth) from both results before comparing (an id or a "
+    "timestamp the env makes up); repeatable.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_context
+def replay(
+    ctx: click.Context,
+    trial_id: str,
+    bundle_spec: str | None,
+    provider: str | None,
+    ignore: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Replay TRIAL_ID's recorded tool calls against a freshly deployed env (through the run
+    pipeline) and compare each result with the recorded one. Times, durations and roles are
+    never compared. Exit 1 when a call diverged."""
+    from agentenv_grading.replay import replay_trial
+
+    report = anyio.run(
+        lambda: replay_trial(trial_id, bundle=bundle_spec, provider=provider, ignore=ignore)
+    )
+    if as_json:
+        click.echo(json.dumps(report, indent=2, default=str))
+    else:
+        click.echo(
+            f"{trial_id}: {report['reproduced']} of {report['calls']} call(s) reproduced "
+            f"(replayed as {report['replayed_trial']} in {report['run_id']})"
+        )
+        for prompt in report["prompts"]:
+            for row in prompt["calls"]:
+                if row["same"]:
+                    continue
+                for field, values in row["fields"].items():
+                    click.echo(
+                        f"  {prompt['prompt_id']} call {row['index']} ({row['tool']}): {field}: "
+                        f"recorded {json.dumps(values['recorded'], default=str)[:200]}, "
+                        f"replayed {json.dumps(values['replayed'], default=str)[:200]}"
+                    )
+    if report["divergences"]:
+        ctx.exit(1)

@@ -171,7 +171,9 @@ class Regrade:
                     failure = {"step": step.id, "message": e.reason, "class": e.failure_class}
                 lines.append(f"{step.id}: {e.reason}")
             lines.extend(ctx.lines)
-        decide_steps = [*steps, *_recorded_aggregates(record)] if not self.verifiers.replace else steps
+        decide_steps = (
+            [*steps, *_recorded_aggregates(record)] if not self.verifiers.replace else steps
+        )
         status, outcome, scores, failure_class = decide_outcome(
             decide_steps, state["verifiers"], failure=failure
         )
@@ -266,5 +268,3 @@ async def regrade_run(
     passes before and after, how many flipped)."""
     regrade = Regrade(verifiers, plugins, config, stores)
     return await regrade.run(stores.documents, run_id)
-
-
