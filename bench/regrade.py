@@ -9,8 +9,9 @@ interleaved in one process: rerunning R trials through the whole pipeline (`agen
 N stored trials with a verifier file (tool_call_verifier + agent_prompt_response_verifier +
 call_reward_verifier, which read only the record), and the rerun again. Printed: wall time,
 CPU of each process tree, seconds per trial, trials per second, the ratio of a rerun trial to a
-regraded one, the forks the machine made during each step (/proc/stat, other users' included)
-and the processes each step left behind.
+regraded one, the forks the machine made during each step (/proc/stat, other users'
+included), the processes that outlived each command (reaped within 2 s) and those still
+running then (killed).
 """
 
 from __future__ import annotations
@@ -54,8 +55,8 @@ VERIFIERS = [
         "type": "call_reward_verifier",
         "prompt_id": "ask",
         "verifier_id": "per-call",
-        "rules": [{"tool": "add_note", "score": 1.0}, {"error": True, "score": 0.0}],
-        "default": 0.5,
+        "rules": [{"error": True, "score": 0.0}],
+        "default": 1.0,
     },
 ]
 

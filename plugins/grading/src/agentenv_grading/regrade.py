@@ -76,7 +76,19 @@ def verifiers_from_file(path: str | Path, plugins: Any) -> Verifiers:
             f"{path}: step {others[0]!r} is not a verifier; a --verifier file holds verifier "
             "steps only (e.g. tool_call_verifier, agent_prompt_response_verifier)"
         )
+    problems = [f"{path}: step {s.id!r}: {message}" for s in steps for message in _check(s)]
+    if problems:
+        raise AgentEnvError("; ".join(problems))
     return Verifiers(steps=tuple(steps), source=str(path))
+
+
+def _check(step: Any) -> list[str]:
+    """The step's own checks, without a bundle (a check that needs one is skipped: the
+    verifier then fails when it runs, naming its step)."""
+    try:
+        return list(step.check(None) or ())
+    except (AttributeError, TypeError, KeyError):
+        return []
 
 
 def verifiers_from_bundle(spec: str, plugins: Any) -> Verifiers:
