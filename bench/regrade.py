@@ -153,7 +153,7 @@ def main() -> None:
                 print(
                     f"rerun  {args.rerun:>6} trials: {wall:8.2f} s wall, tree CPU "
                     f"{tree.tree_cpu_ms / 1000:7.2f} s, {per * 1000:9.1f} ms/trial, "
-                    f"forks {made}, left behind {tree.outlived}"
+                    f"forks {made}, outlived it {tree.outlived}, killed {tree.left_running}"
                 )
                 results.append(("rerun", per))
                 continue
@@ -175,8 +175,8 @@ def main() -> None:
             print(
                 f"regrade {summary['trials']:>6} trials: {wall:8.2f} s wall, tree CPU "
                 f"{tree.tree_cpu_ms / 1000:7.2f} s, {per * 1000:9.3f} ms/trial, "
-                f"{summary['trials'] / wall:7.0f} trials/s, forks {made}, left behind "
-                f"{tree.outlived}; passed {summary['passed_before']} -> "
+                f"{summary['trials'] / wall:7.0f} trials/s, forks {made}, outlived it "
+                f"{tree.outlived}, killed {tree.left_running}; passed {summary['passed_before']} -> "
                 f"{summary['passed_after']}, flipped {summary['flipped']}"
             )
             results.append(("regrade", per))
