@@ -104,18 +104,19 @@ class CallRewardVerifier(VerifierStep):
         for index, (pid, call) in enumerate(calls):
             if self.prompt_id is not None and pid != self.prompt_id:
                 continue
-            scores = self._score(ctx, index, call)
-            for verifier, score in scores:
-                rewards.append({"call_index": index, "score": score, "verifier": verifier})
-            if scores:
-                mean = sum(s for _, s in scores) / len(scores)
+            scored = self.score_call(call, index, ctx.plugins, ctx.task_id)
+            rewards.extend(scored)
+            if scored:
+                mean = sum(r["score"] for r in scored) / len(scored)
                 rows.append(
                     {
                         "id": f"call-{index}",
                         "tool": call.get("tool"),
                         "result": mean >= 1,
                         "score": mean,
-                        "justification": ", ".join(f"{v}: {s:g}" for v, s in scores),
+                        "justification": ", ".join(
+                            f"{r['verifier']}: {r['score']:g}" for r in scored
+                        ),
                     }
                 )
         mine = {self.verifier_id} | {r["verifier"] for r in rewards}
@@ -123,11 +124,21 @@ class CallRewardVerifier(VerifierStep):
         ctx.set(STEP_REWARDS, value=kept + rewards)
         self.record(ctx, rows, f"{len(rows)} call(s) scored")
 
-    def _score(self, ctx: StepContext, index: int, call: dict[str, Any]) -> list[tuple[str, float]]:
-        out: list[tuple[str, float]] = []
+    def score_call(
+        self, call: dict[str, Any], index: int, plugins: Any, task: str
+    ) -> list[dict[str, Any]]:
+        """The `step_rewards` entries of one call: this verifier's rule score (or default), and
+        each plugin's (`agentenv_score_call`). Also what an OpenEnv step's observation carries
+        (agentenv-openenv calls it on every step of a task that has this verifier)."""
+        out: list[dict[str, Any]] = []
         rule_score = next((r["score"] for r in self.rules if matches(r, call)), self.default)
         if rule_score is not None:
-            out.append((self.verifier_id, float(rule_score)))
+            out.append(
+                {"call_index": index, "score": float(rule_score), "verifier": self.verifier_id}
+            )
         if self.plugin_scores:
-            out.extend(ctx.plugins.score_call(call, index, ctx.task_id))
+            out.extend(
+                {"call_index": index, "score": score, "verifier": name}
+                for name, score in plugins.score_call(call, index, task)
+            )
         return out
