@@ -9,10 +9,8 @@ from typing import Any
 import anyio
 import click
 
-from agent_env.cli.lazy import LazyGroup
 
-
-@click.group(cls=LazyGroup)
+@click.group()
 def tasks() -> None:
     """Tasks across runs: the ledger (pass rates, intervals, flakiness) and health checks."""
 
