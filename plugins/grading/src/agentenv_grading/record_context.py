@@ -28,7 +28,7 @@ def state_from_record(record: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(value, Mapping) and isinstance(value.get("prompt_id"), str):
             prompt = dict(value)
             prompts[prompt.pop("prompt_id")] = prompt
-    agents = {
+    agents: dict[str, dict[str, Any]] = {
         str(p["agent_name"]): {} for p in prompts.values() if isinstance(p.get("agent_name"), str)
     }
     return {

@@ -334,10 +334,10 @@ class TaskEnvironment(Environment):
         that scores single calls (`score_call`, e.g. agentenv-grading's call_reward_verifier)
         gives `{call_index, score, verifier}` entries, as the trial record's `step_rewards`."""
         index, self.calls = self.calls, self.calls + 1
-        task = self.episode.served.task if self.episode is not None else None
-        scorers = [
-            s for s in getattr(task, "steps", ()) if callable(getattr(s, "score_call", None))
-        ]
+        if self.episode is None:
+            return []
+        task = self.episode.served.task
+        scorers = [s for s in task.steps if callable(getattr(s, "score_call", None))]
         plugins = self.runtime.plugins
         return [r for s in scorers for r in s.score_call(call, index, plugins, task.id)]
 
