@@ -49,7 +49,11 @@ def bundle(tmp_path_factory):
     ]
     # the shipped solution saves the wrong note: its oracle cannot solve the task
     broken = groceries_steps(metadata=_solution("shopping"))
-    root = notes_bundle(base, {"sound": sound, "trivial": trivial, "broken": broken})
+    unknown = groceries_steps()
+    del unknown[1]["metadata"]  # ships no solution
+    root = notes_bundle(
+        base, {"sound": sound, "trivial": trivial, "broken": broken, "unknown": unknown}
+    )
     return base / "home", root
 
 
@@ -84,7 +88,8 @@ def test_a_sound_task_is_healthy_and_the_ledger_keeps_every_finding(bundle):
     assert finding["verdict"] == "healthy: solvable, and does not pass without work"
     shown = agent_env(home, "tasks", "ledger", "--json")
     health = {e["task"]: e["health"] for e in json.loads(shown.stdout)}
-    assert {k: (v["solvable"], v["passes_without_work"]) for k, v in health.items()} == {
+    found = {k: (v["solvable"], v["passes_without_work"]) for k, v in health.items() if v}
+    assert {k: found.get(k) for k in ("sound", "trivial", "broken")} == {
         "sound": (True, False),
         "trivial": (True, True),
         "broken": (False, False),
@@ -96,6 +101,15 @@ def test_a_sound_task_is_healthy_and_the_ledger_keeps_every_finding(bundle):
     [entry] = json.loads(agent_env(home, "tasks", "ledger", "sound", "--json").stdout)
     assert entry["trials"] == 0 and entry["pass_rate"] is None
     assert sorted(a["agent"] for a in entry["agents"]) == ["do-nothing", "oracle"]
+
+
+def test_a_task_without_a_solution_has_unknown_solvability(bundle):
+    home, root = bundle
+    code, finding = _health(home, f"{root}/unknown")
+    assert code == 0
+    assert (finding["solvable"], finding["passes_without_work"]) == (None, False)
+    assert finding["verdict"].startswith("solvability unknown (the task ships no solution)")
+    assert finding["oracle"]["status"] == "not run"
 
 
 def test_bad_targets_are_refused(bundle):
