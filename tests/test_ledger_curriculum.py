@@ -77,6 +77,7 @@ def test_bad_samplers_are_refused_when_the_app_is_built(curriculum):
         load(str(root), get_plugin_manager(), samplers={"all": "band:0.9"})
 
 
+@pytest.mark.slow  # an OpenEnv server and an episode
 @pytest.mark.timeout(300)
 def test_an_openenv_reset_without_an_index_follows_the_ledger(curriculum):
     from openenv.core.generic_client import GenericEnvClient

@@ -111,6 +111,7 @@ def test_plugins_score_calls_through_the_hook(plugin_manager, register_plugin, a
     assert new["verifiers"]["ok-calls"]["score"] == 0.75  # call 1: mean of 1 and 0
 
 
+@pytest.mark.slow  # an OpenEnv server and an episode
 @pytest.mark.timeout(300)
 def test_an_openenv_step_observation_carries_the_calls_rewards(bundle, monkeypatch):
     from openenv.core.generic_client import GenericEnvClient
