@@ -144,3 +144,71 @@ def test_an_openenv_step_observation_carries_the_calls_rewards(bundle, monkeypat
     assert (added.reward, added.metadata["step_rewards"]) == (1.0, EXPECTED[1:])
     shown = agent_env(home, "runs", "show", end.metadata["instance_id"], "--json")
     assert json.loads(shown.stdout)["instance"]["step_rewards"] == EXPECTED
+
+
+class ResultScorer:
+    """Scores a call by what it returned (only seen with `with_results`)."""
+
+    @hookimpl
+    def agentenv_score_call(self, call, index, task):
+        if "result" not in call:
+            return None
+        return {"listed-draft": 1.0 if "draft" in json.dumps(call["result"]) else 0.0}
+
+
+def test_with_results_the_verifiers_see_what_each_call_returned(
+    plugin_manager, register_plugin, agent_env_home
+):
+    import agentenv_core_steps.hooks
+    import agentenv_grading.hooks
+    from agent_env.results import RUNS, TRIALS, open_configured_stores
+    from agentenv_grading.call_reward import CallRewardVerifier
+    from agentenv_grading.regrade import Regrade, Verifiers
+
+    register_plugin(agentenv_core_steps.hooks, "core-steps")
+    register_plugin(agentenv_grading.hooks, "grading")
+    register_plugin(ResultScorer(), "result-scorer")
+    key = "runs/run-20260102000000-bbbbbb/ti/trajectories/ask.json"
+    calls = [
+        {"tool": "list_notes", "arguments": {}, "error": None, "result": {"result": ["draft"]}},
+        {"tool": "read_note", "arguments": {"title": "x"}, "error": "no", "result": None},
+    ]
+    record = {
+        "id": "ti-20260102000000-bbbbbb-00000",
+        "run_id": "run-20260102000000-bbbbbb",
+        "task": {"name": "t", "id": "@local/b/t", "version": 1},
+        "status": "passed",
+        "scores": {},
+        "outputs": {
+            "ask": {
+                "prompt_id": "ask",
+                "response": "done",
+                "trajectory": key,
+                "tool_calls": [{k: v for k, v in c.items() if k != "result"} for c in calls],
+            }
+        },
+    }
+
+    async def go(with_results):
+        stores = await open_configured_stores()
+        try:
+            await stores.objects.put(key, json.dumps({"gateway_calls": calls}).encode())
+            await stores.documents.put(TRIALS, record["id"], record)
+            await stores.documents.put(RUNS, record["run_id"], {"id": record["run_id"]})
+            step = CallRewardVerifier(id="r", verifier_id="ok", default=1.0)
+            regrade = Regrade(
+                Verifiers(steps=(step,)), plugin_manager, None, stores, with_results=with_results
+            )
+            summary = await regrade.run(stores.documents, record["run_id"])
+            page = await stores.documents.query(TRIALS, where={"run_id": summary["run_id"]})
+            return page.items[0][1]["step_rewards"]
+        finally:
+            await stores.close()
+
+    assert [r["verifier"] for r in anyio.run(go, False)] == ["ok", "ok"]
+    assert anyio.run(go, True) == [
+        {"call_index": 0, "score": 1.0, "verifier": "ok"},
+        {"call_index": 0, "score": 1.0, "verifier": "listed-draft"},
+        {"call_index": 1, "score": 1.0, "verifier": "ok"},
+        {"call_index": 1, "score": 0.0, "verifier": "listed-draft"},
+    ]

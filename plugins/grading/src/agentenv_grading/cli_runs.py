@@ -38,13 +38,23 @@ async def with_stores(fn: Any, *args: Any) -> Any:
     help="A bundle (folder, installed name, hf://...) whose tasks' verifiers replace the "
     "recorded ones, task by task name.",
 )
+@click.option(
+    "--with-results",
+    is_flag=True,
+    help="Also read each trial's stored trajectories, so verifiers (and agentenv_score_call "
+    "plugins) see every tool call with its result; one object read per prompt.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def regrade(run_id: str, verifier_file: str | None, bundle_spec: str | None, as_json: bool) -> None:
+def regrade(
+    run_id: str,
+    verifier_file: str | None,
+    bundle_spec: str | None,
+    with_results: bool,
+    as_json: bool,
+) -> None:
     """Re-score RUN_ID's stored trials with new or changed verifiers, from the records alone
     (no agent or env is deployed), into a new run that points at RUN_ID (`regraded_from`).
     Verifiers that need a live env keep their recorded results."""
-    from agent_env.errors import AgentEnvError
-
     if (verifier_file is None) == (bundle_spec is None):
         raise click.UsageError("give exactly one of --verifier FILE and --bundle SPEC")
 
@@ -60,12 +70,16 @@ def regrade(run_id: str, verifier_file: str | None, bundle_spec: str | None, as_
             if verifier_file is not None
             else verifiers_from_bundle(str(bundle_spec), plugins)
         )
-        return await regrade_run(run_id, verifiers, plugins=plugins, stores=stores, config=config)
+        return await regrade_run(
+            run_id,
+            verifiers,
+            plugins=plugins,
+            stores=stores,
+            config=config,
+            with_results=with_results,
+        )
 
-    try:
-        summary = anyio.run(with_stores, go)
-    except AgentEnvError:
-        raise
+    summary = anyio.run(with_stores, go)
     if as_json:
         click.echo(json.dumps(summary, indent=2))
         return

@@ -134,6 +134,9 @@ class Regrade:
     config: Any = None
     stores: Any = None
     counts: dict[str, int] = attrs.field(factory=dict)
+    #: Read each trial's stored trajectories, so the verifiers see every call with its result
+    #: (`--with-results`; one object read per prompt).
+    with_results: bool = False
 
     async def trial(self, record: Mapping[str, Any], new_id: str, new_run_id: str) -> dict:
         """The new record of one trial (not stored)."""
@@ -150,6 +153,8 @@ class Regrade:
             self._count("kept")
             return doc
         state = state_from_record(record)
+        if self.with_results:
+            await self._add_results(record, state)
         if self.verifiers.replace:
             state["verifiers"] = {}
         ids = {s.id for s in steps}
@@ -206,6 +211,17 @@ class Regrade:
             "flipped" if (status == "passed") != (record.get("status") == "passed") else "same"
         )
         return doc
+
+    async def _add_results(self, record: Mapping[str, Any], state: dict[str, Any]) -> None:
+        """Each prompt's calls as the gateway logged them (with `result` and `env`), from the
+        trial's stored trajectories; a prompt whose trajectory is missing keeps its calls."""
+        from agent_env.results import trial_details
+
+        trajectories = (await trial_details(self.stores.objects, record))["trajectories"]
+        for prompt_id, prompt in state["prompts"].items():
+            calls = (trajectories.get(prompt_id) or {}).get("gateway_calls")
+            if isinstance(calls, list):
+                prompt["tool_calls"] = calls
 
     def _count(self, key: str) -> None:
         self.counts[key] = self.counts.get(key, 0) + 1
@@ -274,9 +290,15 @@ def _new_trial_id(old: str, stamp_old: str, stamp_new: str, index: int) -> str:
 
 
 async def regrade_run(
-    run_id: str, verifiers: Verifiers, *, plugins: Any, stores: Any, config: Any = None
+    run_id: str,
+    verifiers: Verifiers,
+    *,
+    plugins: Any,
+    stores: Any,
+    config: Any = None,
+    with_results: bool = False,
 ) -> dict[str, Any]:
     """Regrade `run_id` into a new run with `verifiers`; the summary (new run id, trials,
     passes before and after, how many flipped)."""
-    regrade = Regrade(verifiers, plugins, config, stores)
+    regrade = Regrade(verifiers, plugins, config, stores, with_results=with_results)
     return await regrade.run(stores.documents, run_id)
