@@ -43,3 +43,21 @@ def test_a_missing_or_extra_call_is_a_divergence_and_errors_count():
         "same": False,
         "fields": {"call": {"recorded": True, "replayed": False}},
     }
+
+
+def test_a_trial_without_prompts_or_trajectories_cannot_be_replayed():
+    import pytest
+
+    from agent_env.errors import AgentEnvError
+    from agentenv_grading.replay import script_of
+
+    with pytest.raises(AgentEnvError, match=r"trial 'ti-1' recorded no prompt"):
+        script_of({}, {"id": "ti-1", "outputs": {"check": {"score": 1}}})
+    record = {"id": "ti-2", "outputs": {"ask": {"prompt_id": "ask", "trajectory": "k"}}}
+    with pytest.raises(AgentEnvError, match=r"prompt 'ask' has no stored trajectory \(gone\)"):
+        script_of({"ask": {"missing": "gone"}}, record)
+    calls = [{"tool": "t", "arguments": {"a": 1}, "result": {"x": 1}, "time": "now"}]
+    script = script_of({"ask": {"gateway_calls": calls}}, record)
+    assert script == {
+        "ask": {"calls": [{"tool": "t", "arguments": {"a": 1}}], "response": "", "recorded": calls}
+    }
