@@ -18,9 +18,11 @@ record from the configured document store, the source of truth.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
-from collections.abc import Iterable, Mapping
-from contextlib import closing
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -62,13 +64,37 @@ def ledger_path(home: Path | None = None) -> Path:
     return (home or agent_env_home()).joinpath(*FILE)
 
 
-def connect(path: Path | None = None) -> sqlite3.Connection:
-    path = path or ledger_path()
+#: One open connection per ledger file in this process: opening the file and closing its last
+#: connection (a WAL checkpoint, with an fsync) per finished trial cost tens of milliseconds.
+_OPEN: dict[tuple[Path, int], sqlite3.Connection] = {}
+_LOCK = threading.Lock()
+
+
+def _open(path: Path) -> sqlite3.Connection:
     path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(path, timeout=30)
-    conn.execute("PRAGMA journal_mode=WAL")
+    conn = sqlite3.connect(path, timeout=30, check_same_thread=False)
+    if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+        conn.execute("PRAGMA journal_mode=WAL")
+    # as the document store: durable across process crashes, no fsync per trial
+    conn.execute("PRAGMA synchronous=NORMAL")
     conn.executescript(SCHEMA)
     return conn
+
+
+@contextmanager
+def connect(path: Path | None = None) -> Iterator[sqlite3.Connection]:
+    """The ledger's connection, held alone for the block (a transaction: committed at its
+    end, rolled back on an error)."""
+    path = path or ledger_path()
+    key = (path, os.getpid())
+    with _LOCK:
+        conn = _OPEN.get(key)
+        if conn is None or not path.exists():  # a deleted ledger starts afresh
+            if conn is not None:
+                conn.close()
+            conn = _OPEN[key] = _open(path)
+        with conn:
+            yield conn
 
 
 def _version(value: Any) -> int:
@@ -105,7 +131,7 @@ def add_trials(records: Iterable[Mapping[str, Any]], path: Path | None = None) -
     rows = [row for row in map(trial_row, records) if row is not None]
     if not rows:
         return 0
-    with closing(connect(path)) as conn, conn:
+    with connect(path) as conn:
         conn.executemany("INSERT OR REPLACE INTO trials VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
     return len(rows)
 
@@ -120,7 +146,7 @@ def record_health(
     detail: Mapping[str, Any],
     path: Path | None = None,
 ) -> None:
-    with closing(connect(path)) as conn, conn:
+    with connect(path) as conn:
         conn.execute(
             "INSERT OR REPLACE INTO health VALUES (?,?,?,?,?,?,?)",
             (
@@ -151,7 +177,7 @@ def entries(task: str | None = None, path: Path | None = None) -> list[dict[str,
     from agent_env.results import wilson_interval
 
     where, params = ("WHERE task_name = ? OR task_id = ?", (task, task)) if task else ("", ())
-    with closing(connect(path)) as conn:
+    with connect(path) as conn:
         groups = conn.execute(
             "SELECT task_id, task_version, task_name, agent, model, "
             f"SUM(CASE WHEN {COUNTED_SQL} THEN 1 ELSE 0 END), "
@@ -224,7 +250,7 @@ def pass_rates(task_ids: Iterable[str], path: Path | None = None) -> dict[str, f
     if not ids:
         return rates
     marks = ",".join("?" * len(ids))
-    with closing(connect(path)) as conn:
+    with connect(path) as conn:
         for task_id, counted, passed in conn.execute(
             f"SELECT task_id, SUM(CASE WHEN {RATED_SQL} THEN 1 ELSE 0 END), "
             f"SUM(CASE WHEN {RATED_SQL} AND status = 'passed' THEN 1 ELSE 0 END) "
