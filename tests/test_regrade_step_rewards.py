@@ -212,3 +212,15 @@ def test_with_results_the_verifiers_see_what_each_call_returned(
         {"call_index": 1, "score": 1.0, "verifier": "ok"},
         {"call_index": 1, "score": 0.0, "verifier": "listed-draft"},
     ]
+
+
+def test_the_record_field_is_optional_and_round_trips():
+    from agent_env.engine.records import TaskInstanceRecord
+
+    old = {"id": "ti-1", "run_id": "run-1", "task": {"name": "t"}}
+    assert "step_rewards" not in TaskInstanceRecord.from_dict(old).to_dict()  # as before
+    rewards = [{"call_index": 0, "score": 1.0, "verifier": "v"}]
+    again = TaskInstanceRecord.from_dict({**old, "step_rewards": rewards}).to_dict()
+    assert again["step_rewards"] == rewards
+    with pytest.raises(Exception, match="step_rewards"):
+        TaskInstanceRecord.from_dict({**old, "step_rewards": {"not": "a list"}})
