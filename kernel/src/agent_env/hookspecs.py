@@ -32,6 +32,7 @@ hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Mapping, Sequence
     from contextlib import AbstractAsyncContextManager
     from pathlib import Path
 
@@ -229,7 +230,7 @@ def agentenv_register_cache_kinds(registry: Registry[type[CacheKind]]) -> None:
 @hookspec
 def agentenv_register_subcommands(parent: str, group: LazyGroup) -> None:
     """Called when the kernel's command group `parent` is first used (`plugin`, for
-    `agent-env plugin ...`); add subcommands to it as `agentenv_register_commands` adds
+    `agent-env plugin ...`, or `runs`); add subcommands to it as `agentenv_register_commands` adds
     commands to the root group. A name the group already has is an error naming both::
 
         @hookimpl
@@ -260,4 +261,42 @@ def agentenv_discover_plugins(
                 (PluginInfo(name=ep.dist, module=ep.value, dist=ep.dist), [Widgets(ep)])
                 for ep in mine
             ]
+    """
+
+
+@hookspec
+def agentenv_score_call(
+    call: Mapping[str, Any], index: int, task: str
+) -> Mapping[str, float] | None:
+    """Score one gateway call of a finished prompt (a per-step reward). Called by verifier
+    steps that score calls (agentenv-grading's `call_reward_verifier`) for each recorded call
+    of the agent, in order: `call` is the call as recorded (`tool`, `arguments`, `error`,
+    `duration_ms`, and `result` when the verifier reads the trajectory), `index` its position
+    among the trial's calls, `task` the task's id.
+
+    Return `{verifier_name: score}` (score in [0, 1]) to reward the call, None to pass. Each
+    pair becomes a `step_rewards` entry `{call_index, score, verifier}` of the trial record::
+
+        @hookimpl
+        def agentenv_score_call(call, index, task):
+            if call.get("error"):
+                return {"no-errors": 0.0}
+            return None
+    """
+
+
+@hookspec(firstresult=True)
+def agentenv_sample_task(
+    sampler: str, tasks: Sequence[str], task_version: Mapping[str, int | None]
+) -> int | None:
+    """Pick the next task of an OpenEnv split whose sampler is `sampler` (the split's
+    `--sampler` value, e.g. `band:0.2-0.8`): return the index into `tasks` (task ids), or None
+    when this plugin does not know `sampler`. `task_version` maps a task id to the version the
+    split serves. The first non-None answer wins::
+
+        @hookimpl
+        def agentenv_sample_task(sampler, tasks, task_version):
+            if sampler != "first":
+                return None
+            return 0
     """

@@ -291,3 +291,25 @@ async def runs_using(
         groups = await stores.documents.count_by(TRIALS, ["run_id"], where=where)
         found.update(str(k[0]) for k, _ in groups)
     return sorted(found, reverse=True)
+
+
+def decide_outcome(
+    steps: Any, verifiers: Mapping[str, Any], *, failure: Mapping[str, Any] | None = None
+) -> tuple[str, str, dict[str, float], str | None]:
+    """(status, outcome, counted scores, failure class) of a trial whose verifier results are
+    `verifiers` under the engine's outcome rule (`steps`: the task's steps, whose aggregating
+    verifiers decide when they scored), for a front end that re-scores stored trials."""
+    from agent_env.engine.outcome import decide, failure_class
+
+    status, outcome, scores = decide(
+        steps, {"verifiers": verifiers}, failure=failure, cancelled=False
+    )
+    return status, outcome, scores, failure_class(status, failure)
+
+
+def wilson_interval(passes: int, n: int) -> tuple[float, float] | None:
+    """The Wilson score 95% interval of a pass rate (the one the results table shows); None
+    for no trials."""
+    from agent_env.reporting.stats import wilson_interval as interval
+
+    return interval(passes, n)

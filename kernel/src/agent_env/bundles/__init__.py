@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from agent_env.bundles.dag import dependency_problems, resolve_dependencies
@@ -49,6 +50,7 @@ __all__ = [
     "load_bundle",
     "materialize",
     "read_model",
+    "read_steps",
     "resolve_dependencies",
     "resolve_source",
 ]
@@ -64,3 +66,19 @@ def load_bundle(spec: str | Any, plugins: Any) -> Bundle:
     bundle = parse_bundle(source, plugins)
     warn_once(f"{bundle.root}: {w}" for w in bundle.warnings)
     return bundle
+
+
+def read_steps(path: Path, plugins: Any) -> list[Any]:
+    """The steps of a task-shaped JSON file outside a bundle (a JSON array of step objects,
+    e.g. the verifiers `runs regrade --verifier FILE` applies), structured and checked as a
+    bundle's task is; `BundleError` listing every problem, with the file and step, otherwise."""
+    from agent_env.bundles.files import Problems
+    from agent_env.bundles.tasks import read_task
+    from agent_env.errors import BundleError
+
+    path = Path(path)
+    problems = Problems(path.parent)
+    _, steps, ok = read_task(path, plugins.step_types, problems)
+    if not ok or steps is None:
+        raise BundleError("; ".join(problems.items) or f"{path}: no steps")
+    return steps

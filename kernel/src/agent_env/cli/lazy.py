@@ -107,6 +107,43 @@ class LazyGroup(PluginAttribution, click.Group):
                 formatter.write_dl(rows)
 
 
+class ExtensibleGroup(LazyGroup):
+    """A kernel command group plugins add subcommands to (`agentenv_register_subcommands`,
+    with the group's name as `parent`: `plugin`, `runs`), asked on first use under each plugin
+    manager (the group is module-level; embedders and tests swap managers)."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._asked: Any = None
+        self._from_plugins: set[str] = set()
+
+    def _names(self) -> set[str]:
+        return set(self.commands) | set(self.lazy_commands)
+
+    def _add_plugin_subcommands(self) -> None:
+        from agent_env.plugins import get_plugin_manager
+
+        manager = get_plugin_manager()
+        if self._asked is manager:
+            return
+        for name in self._from_plugins:
+            self.commands.pop(name, None)
+            self.lazy_commands.pop(name, None)
+            self.owners.pop(name, None)
+        self._asked = manager
+        before = self._names()
+        manager.register_subcommands(self.name or "", self)
+        self._from_plugins = self._names() - before
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._add_plugin_subcommands()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        self._add_plugin_subcommands()
+        return super().get_command(ctx, cmd_name)
+
+
 def missing_plugin(command: str) -> str | None:
     """Why `command` (a path such as "plugin add") is missing when an in-tree plugin provides
     it (`plugins.known`): not installed, the install command; installed but disabled, broken or

@@ -26,6 +26,7 @@ from agent_env.engine.records import (
     COLLECTION,
     STEP_RECORD_FIELDS,
     STEP_RECORD_KEY,
+    STEP_REWARDS,
     Status,
     TaskInstanceRecord,
     TaskRef,
@@ -434,6 +435,7 @@ class TaskInstance:
         live.failure = self.failure
         live.failure_class = classify_failure(status, self.failure)
         live.outputs = self.state.get("outputs") or {}
+        live.step_rewards = self.state.get(STEP_REWARDS) or None
         live.finished_at = now_iso()
         live.seconds = round(float(live.seconds or 0) + seconds, 6)
         doc = None

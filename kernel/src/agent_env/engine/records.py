@@ -60,6 +60,9 @@ FINISHED = DECIDED | {Status.FAILED}
 #: under `STEP_RECORD_KEY`, so a resumed instance keeps what its finished steps reported.
 STEP_RECORD_FIELDS = ("agent", "model")
 STEP_RECORD_KEY = "record"
+#: The state key verifiers write per-step rewards under (`[{call_index, score, verifier}]`);
+#: the record's `step_rewards` when the instance finishes.
+STEP_REWARDS = "step_rewards"
 
 
 def now_iso() -> str:
@@ -113,7 +116,7 @@ class TaskInstanceRecord(StoredRecord):
 
     kind: ClassVar[str] = "task instance record"
     optional: ClassVar[frozenset[str]] = frozenset(
-        {"agent", "model", "seed_values", "attempt", "outputs"}
+        {"agent", "model", "seed_values", "attempt", "outputs", "step_rewards"}
     )
 
     id: str
@@ -147,6 +150,9 @@ class TaskInstanceRecord(StoredRecord):
     attempt: int | None = None
     #: What steps output (`state.outputs`), set when the instance finishes.
     outputs: dict[str, Any] | None = None
+    #: Per-step rewards (state `step_rewards`, written by verifiers that score gateway calls):
+    #: `[{call_index, score, verifier}, ...]`, absent when no verifier scored a call.
+    step_rewards: list[dict[str, Any]] | None = None
 
     @property
     def finished(self) -> bool:

@@ -21,6 +21,7 @@ _CLI_AGENTS = "agentenv-cli-agents"
 _LIFECYCLE = "agentenv-plugin-lifecycle"
 _SCAFFOLD = "agentenv-scaffold"
 _EXPLORER = "agentenv-explorer"
+_GRADING = "agentenv-grading"
 _CLI_AGENT_NAMES = (
     "claude-code",
     "claude",
@@ -41,6 +42,7 @@ INSTALL_COMMANDS: dict[str, str] = {
     _LIFECYCLE: f"pip install {_LIFECYCLE}  (included in: pip install agentenv-framework)",
     _SCAFFOLD: f"pip install {_SCAFFOLD}  (included in: pip install agentenv-framework)",
     _EXPLORER: f"pip install {_EXPLORER}  (included in: pip install agentenv-framework)",
+    _GRADING: f"pip install {_GRADING}  (included in: pip install agentenv-framework)",
 }
 
 _CORE_STEP_TYPES = (
@@ -100,6 +102,11 @@ KNOWN: dict[tuple[str, str], str] = {
     ("command", "plugin remove"): _LIFECYCLE,
     ("command", "openenv"): _OPENENV,
     ("command", "up"): _EXPLORER,
+    ("command", "runs regrade"): _GRADING,
+    ("command", "runs replay"): _GRADING,
+    ("command", "tasks"): _GRADING,
+    ("step type", "call_reward_verifier"): _GRADING,
+    **{("agent", name): _GRADING for name in ("do-nothing", "replay")},
 }
 
 #: Kinds whose names are configured in `[stores]`/`[sandbox]` settings (see `install_hint`).

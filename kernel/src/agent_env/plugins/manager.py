@@ -313,6 +313,35 @@ class PluginManager:
             cm for cm in self._pm.hook.agentenv_step_wrapper(step=step, ctx=ctx) if cm is not None
         ]
 
+    def score_call(self, call: Any, index: int, task: str) -> list[tuple[str, float]]:
+        """Every plugin's `(verifier, score)` rewards for one gateway call (per-step rewards);
+        a plugin that raises is reported and its scores left out."""
+        self.load()
+        out: list[tuple[str, float]] = []
+        for impl in self._impls("agentenv_score_call"):
+            try:
+                scores = _call_impl(impl, call=call, index=index, task=task)
+            except Exception as exc:
+                log.warning(
+                    "plugin %r: agentenv_score_call raised %s: %s",
+                    impl.plugin_name,
+                    type(exc).__name__,
+                    exc,
+                )
+                continue
+            for name, score in (scores or {}).items():
+                out.append((str(name), float(score)))
+        return out
+
+    def sample_task(self, sampler: str, tasks: Any, task_version: Any) -> int | None:
+        """The first plugin's index into `tasks` for the split sampler `sampler`, or None when
+        no plugin knows it."""
+        self.load()
+        picked: int | None = self._pm.hook.agentenv_sample_task(
+            sampler=sampler, tasks=list(tasks), task_version=dict(task_version)
+        )
+        return picked
+
     def run_finished(self, record: Any) -> list[str]:
         """Tell every plugin a task instance finished; returns (and logs) the errors raised."""
         self.load()
@@ -331,7 +360,7 @@ class PluginManager:
         self._add_commands("agentenv_register_commands", "", group=group)
 
     def register_subcommands(self, parent: str, group: Any) -> None:
-        """Let each plugin add subcommands to the kernel's group `parent` (`plugin`), likewise."""
+        """Let each plugin add subcommands to the kernel's group `parent` (`plugin`, `runs`), likewise."""
         self._add_commands("agentenv_register_subcommands", parent, group=group, parent=parent)
 
     def _add_commands(self, hook: str, where: str, **kwargs: Any) -> None:

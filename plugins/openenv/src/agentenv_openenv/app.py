@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import anyio
@@ -113,12 +113,14 @@ def build_app(
     max_concurrent_envs: int = DEFAULT_MAX_SESSIONS,
     plugins: Any = None,
     reply_timeout: float = DEFAULT_REPLY_TIMEOUT,
+    samplers: Mapping[str, str] | None = None,
 ) -> Any:
     """The OpenEnv app serving every task of `bundle` (a folder, an installed bundle's name, or
     a mapping of split names to those). `reward`: None for the mean of the scores that decide
     the task's outcome, a verifier id or step id for that score, or `f(scores_by_verifier_id)`.
     `reply_timeout`: seconds a reset or step waits for the task instance before it answers
-    with an error observation (and abandons the episode).
+    with an error observation (and abandons the episode). `samplers`: split -> sampler
+    (`band:0.2-0.8`): a reset to that split without an index draws its task.
     `BundleError` when no task can be served; `ValueError` for a reward some task lacks."""
     if not reply_timeout > 0:
         raise ValueError(f"reply_timeout= is a positive number of seconds, not {reply_timeout!r}")
@@ -132,7 +134,7 @@ def build_app(
             f"the {KIND!r} agent kind is not registered: is the agentenv-openenv plugin "
             "disabled? (`agent-env plugin list`)"
         )
-    served = load(bundle, plugins, reward=reward)
+    served = load(bundle, plugins, reward=reward, samplers=samplers)
     for line in served.left_out:
         import logging
 

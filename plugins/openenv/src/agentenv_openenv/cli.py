@@ -68,6 +68,15 @@ def _splits(values: tuple[str, ...]) -> dict[str, str]:
     "before answering with an error observation; keep it under the clients' message timeout.",
 )
 @click.option(
+    "--sampler",
+    "samplers",
+    multiple=True,
+    metavar="[SPLIT=]SAMPLER",
+    help="Draw the task of a reset to SPLIT (default: every split) that gives no index with "
+    "SAMPLER, e.g. band:0.2-0.8 (tasks whose ledger pass rate is in the band; "
+    "agentenv-grading). Repeatable.",
+)
+@click.option(
     "--json",
     "as_json",
     is_flag=True,
@@ -81,6 +90,7 @@ def serve(
     reward: str | None,
     max_sessions: int,
     reply_timeout: float,
+    samplers: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Serve every task of bundle SPEC (a folder, an installed bundle, hf://...) as an OpenEnv
@@ -101,10 +111,21 @@ def serve(
             reward=reward,
             max_concurrent_envs=max_sessions,
             reply_timeout=reply_timeout,
+            samplers=_samplers(samplers),
         )
     except ValueError as e:
-        raise click.BadParameter(str(e), param_hint="--reward") from None
+        hint = "--sampler" if "sampler" in str(e) else "--reward"
+        raise click.BadParameter(str(e), param_hint=hint) from None
     _run(app, host, port, as_json)
+
+
+def _samplers(values: tuple[str, ...]) -> dict[str, str]:
+    """`[SPLIT=]SAMPLER` values as split -> sampler; a bare SAMPLER is for every split (`*`)."""
+    out: dict[str, str] = {}
+    for value in values:
+        split, sep, sampler = value.partition("=")
+        out[split if sep else "*"] = sampler if sep else value
+    return out
 
 
 def _run(app: Any, host: str, port: int, as_json: bool) -> None:

@@ -73,6 +73,7 @@ class TaskEnvironment(Environment):
         self.runtime = runtime
         self.episode: Episode | None = None
         self.step_count = 0
+        self.calls = 0  # the episode's tool calls so far (per-step rewards' call_index)
         self.reported_end = False
         self._lock = anyio.Lock()
 
@@ -140,7 +141,7 @@ class TaskEnvironment(Environment):
             chosen = served.find(task) if task is not None else served.pick(split, index)
         except ValueError as e:
             return error_observation(str(e))
-        self.step_count, self.reported_end = 0, False
+        self.step_count, self.calls, self.reported_end = 0, 0, False
         try:
             self.episode = await self.runtime.start(chosen)
         except Exception as e:
@@ -310,8 +311,12 @@ class TaskEnvironment(Environment):
             )
         text = result.text
         turn.trajectory.append(tool_event(name, arguments, text, result.is_error, started))
+        error = text if result.is_error else None
+        rewards = self._step_rewards({"tool": name, "arguments": arguments, "error": error})
         return CallToolObservation(
             tool_name=name,
+            reward=sum(r["score"] for r in rewards) / len(rewards) if rewards else None,
+            metadata={"step_rewards": rewards} if rewards else {},
             result={
                 "content": result.content,
                 "structured_content": result.structured,
@@ -323,6 +328,18 @@ class TaskEnvironment(Environment):
             if result.is_error
             else None,
         )
+
+    def _step_rewards(self, call: dict[str, Any]) -> list[dict[str, Any]]:
+        """The per-step rewards of this call when the task defines them: each of its steps
+        that scores single calls (`score_call`, e.g. agentenv-grading's call_reward_verifier)
+        gives `{call_index, score, verifier}` entries, as the trial record's `step_rewards`."""
+        index, self.calls = self.calls, self.calls + 1
+        if self.episode is None:
+            return []
+        task = self.episode.served.task
+        scorers = [s for s in task.steps if callable(getattr(s, "score_call", None))]
+        plugins = self.runtime.plugins
+        return [r for s in scorers for r in s.score_call(call, index, plugins, task.id)]
 
     async def _end_turn(
         self, episode: Episode, turn: Turn, arguments: dict[str, Any]

@@ -61,12 +61,32 @@ class Served:
     env_name: str
     reward: Reward = None
     left_out: list[str] = attrs.field(factory=list)
+    #: split -> sampler (`band:0.2-0.8`; `*`: every split): a reset to the split without an
+    #: index draws its task through the plugins' `agentenv_sample_task` (agentenv-grading:
+    #: from the task ledger).
+    samplers: dict[str, str] = attrs.field(factory=dict)
+    plugins: Any = attrs.field(default=None, eq=False, repr=False)
 
     def split_names(self) -> list[str]:
         return list(self.splits)
 
+    def sample(self, split: str) -> ServedTask:
+        """A task of `split` drawn by its sampler; ValueError when no plugin knows it."""
+        sampler, tasks = self.samplers[split], self.splits[split]
+        ids = [t.task.id for t in tasks]
+        picked = self.plugins.sample_task(sampler, ids, dict.fromkeys(ids))
+        if picked is None:
+            raise ValueError(
+                f"split {split!r}: no installed plugin knows the sampler {sampler!r} "
+                "(band:LOW-HIGH comes with agentenv-grading)"
+            )
+        return tasks[picked]
+
     def pick(self, split: str | None, index: int | None) -> ServedTask:
-        """The task at (split, index); neither: the first task served. ValueError saying why not."""
+        """The task at (split, index); a split with a sampler and no index: a drawn task;
+        neither: the first task served. ValueError saying why not."""
+        if split in self.samplers and index is None:
+            return self.sample(split)
         if split is None and index is None:
             for tasks in self.splits.values():
                 if tasks:
@@ -121,9 +141,16 @@ def verifier_scores(record: Mapping[str, Any]) -> dict[str, float]:
     }
 
 
-def load(bundle: Any, plugins: Any, *, reward: Reward = None) -> Served:
+def load(
+    bundle: Any,
+    plugins: Any,
+    *,
+    reward: Reward = None,
+    samplers: Mapping[str, str] | None = None,
+) -> Served:
     """Load the bundle(s) of `bundle` (a folder, an installed bundle's name, or a mapping of
-    split names to those) and decide what is served; `BundleError` when nothing can be."""
+    split names to those) and decide what is served; `BundleError` when nothing can be;
+    ValueError for a sampler of an unknown split or one no plugin knows (tried once here)."""
     from agent_env.bundles import load_bundle
 
     if reward is not None and not (isinstance(reward, str) or callable(reward)):
@@ -176,9 +203,28 @@ def load(bundle: Any, plugins: Any, *, reward: Reward = None) -> Served:
                 f"{reward!r}; name one of its scoring steps"
             )
     names = list(dict.fromkeys(b.name.replace(".", "-") for b in loaded.values()))
-    return Served(
-        bundles=loaded, splits=splits, env_name="+".join(names), reward=reward, left_out=left_out
+    served = Served(
+        bundles=loaded,
+        splits=splits,
+        env_name="+".join(names),
+        reward=reward,
+        left_out=left_out,
+        samplers=dict(samplers or {}),
+        plugins=plugins,
     )
+    if "*" in served.samplers:  # every split
+        every = served.samplers.pop("*")
+        served.samplers.update(
+            {k: every for k, ts in served.splits.items() if ts and k not in served.samplers}
+        )
+    for split in served.samplers:
+        if not served.splits.get(split):
+            raise ValueError(
+                f"sampler for split {split!r}: there is no such split with tasks"
+                f"{did_you_mean(split, served.splits)}; the splits are {', '.join(served.splits)}"
+            )
+        served.sample(split)
+    return served
 
 
 def _spec(value: Any) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from agent_env.cli.lazy import LazyGroup
+from agent_env.cli.lazy import ExtensibleGroup
 from agent_env.cli.output import emit_json, err, table
 from agent_env.errors import PluginError
 from agent_env.plugins import PluginInfo, get_plugin_manager
@@ -33,41 +33,7 @@ def _describe(import_classes: bool = False) -> tuple[list[PluginInfo], dict[str,
     return get_plugin_manager().describe(import_classes=import_classes)
 
 
-class PluginGroup(LazyGroup):
-    """`agent-env plugin`: the kernel's subcommands plus those plugins add, asked on first use
-    under each plugin manager (the group is module-level; embedders and tests swap managers)."""
-
-    def __init__(self, *args: Any, **kwargs: Any):
-        super().__init__(*args, **kwargs)
-        self._asked: Any = None
-        self._from_plugins: set[str] = set()
-
-    def _names(self) -> set[str]:
-        return set(self.commands) | set(self.lazy_commands)
-
-    def _add_plugin_subcommands(self) -> None:
-        manager = get_plugin_manager()
-        if self._asked is manager:
-            return
-        for name in self._from_plugins:
-            self.commands.pop(name, None)
-            self.lazy_commands.pop(name, None)
-            self.owners.pop(name, None)
-        self._asked = manager
-        before = self._names()
-        manager.register_subcommands("plugin", self)
-        self._from_plugins = self._names() - before
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        self._add_plugin_subcommands()
-        return super().list_commands(ctx)
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        self._add_plugin_subcommands()
-        return super().get_command(ctx, cmd_name)
-
-
-@click.group(cls=PluginGroup)
+@click.group(cls=ExtensibleGroup)
 def plugin() -> None:
     """List, show and check plugins; plugins add more (add, remove, new)."""
 

@@ -1,4 +1,5 @@
-"""`agent-env runs list|show|export|compare`: read run and task instance records from the
+"""`agent-env runs list|show|export|compare` (plugins add more, e.g. agentenv-grading's
+`regrade` and `replay`): read run and task instance records from the
 document store (`export` writes one JSON line per trial; `compare`, in `runs_compare`, sets two
 runs side by side)."""
 
@@ -10,10 +11,10 @@ from typing import Any
 import anyio
 import click
 
-from agent_env.cli.lazy import LazyGroup
+from agent_env.cli.lazy import ExtensibleGroup
 
 
-@click.group(cls=LazyGroup)
+@click.group(cls=ExtensibleGroup)
 def runs() -> None:
     """List and inspect past runs (records in the document store)."""
 
