@@ -48,4 +48,3 @@ def agentenv_step_wrapper(step, ctx):
     from agentenv_core_steps.triggers.ledger import keeping_ledger
 
     return keeping_ledger(ctx)
-
