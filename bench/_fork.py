@@ -284,7 +284,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     figures = measure_fork(args.children, args.rounds)
-    for i, (f, b) in enumerate(zip(figures["rounds"], figures["deploy_only_rounds"]), 1):
+    for i, (f, b) in enumerate(
+        zip(figures["rounds"], figures["deploy_only_rounds"], strict=True), 1
+    ):
         print(
             f"round {i}: fork of {f['children']} children {f['wall_s']:.3f} s "
             f"({f['completed']} completed, digests equal: {f['digests_equal']}, "
