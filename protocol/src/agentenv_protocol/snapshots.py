@@ -151,9 +151,14 @@ def check_env_state(name: str, stored: Any) -> dict:
     return stored
 
 
-async def take_env_state(client: EnvClient, *, timeout: float | None = None) -> dict:
-    """The env's state through `client` (its own handlers, else `data/get`), with its digest."""
-    if serves_snapshots(await client.card(timeout=timeout)):
+async def take_env_state(
+    client: EnvClient, *, card: Any = None, timeout: float | None = None
+) -> dict:
+    """The env's state through `client` (its own handlers, else `data/get`), with its digest;
+    `card` (the env's card, when the caller has it) saves fetching it."""
+    if card is None:
+        card = await client.card(timeout=timeout)
+    if serves_snapshots(card):
         answer = await client.extension(TAKE_PATH, {}, timeout=timeout)
         return env_state(VIA_EXTENSION, (answer or {}).get("state"))
     from agentenv_protocol.constants import METHOD_GET

@@ -59,7 +59,12 @@ async def _each_env(ctx: StepContext, gateway: RunGateway, names: list[str], fn:
 async def _states(ctx: StepContext, gateway: RunGateway, names: list[str]) -> dict[str, Any]:
     from agentenv_protocol.snapshots import take_env_state
 
-    return await _each_env(ctx, gateway, names, lambda _n, c: take_env_state(c, timeout=TIMEOUT))
+    return await _each_env(
+        ctx,
+        gateway,
+        names,
+        lambda n, c: take_env_state(c, card=gateway.gateway.cards.get(n), timeout=TIMEOUT),
+    )
 
 
 async def capture(ctx: StepContext, snapshot_id: str) -> TaskSnapshot:
@@ -87,7 +92,7 @@ async def capture(ctx: StepContext, snapshot_id: str) -> TaskSnapshot:
 async def restore(ctx: StepContext, snapshot: TaskSnapshot) -> str:
     """Put `snapshot` back into this instance (its envs must be the snapshot's); the state
     digest read back from the envs afterwards."""
-    from agentenv_protocol.snapshots import restore_env_state
+    from agentenv_protocol.snapshots import restore_env_state, take_env_state
 
     gateway = await gateway_for(ctx)
     names = _deployed(ctx)
@@ -97,19 +102,20 @@ async def restore(ctx: StepContext, snapshot: TaskSnapshot) -> str:
             f"snapshot {snapshot.ref} holds envs {', '.join(sorted(snapshot.envs)) or 'none'}; "
             f"this instance deployed {', '.join(names) or 'none'}",
         )
-    await _each_env(
-        ctx,
-        gateway,
-        names,
-        lambda n, c: restore_env_state(c, snapshot.envs[n], timeout=TIMEOUT),
-    )
+
+    async def put_back(name: str, client: Any) -> dict:
+        """Restore the env, then read its state back on the same connection."""
+        await restore_env_state(client, snapshot.envs[name], timeout=TIMEOUT)
+        card = gateway.gateway.cards.get(name)
+        return await take_env_state(client, card=card, timeout=TIMEOUT)
+
+    envs = await _each_env(ctx, gateway, names, put_back)
     clock = gateway.gateway.clock
     if snapshot.clock.get("armed"):
         clock.set_time(snapshot.clock["t0"], snapshot.clock["rate"])
     elif clock.armed:
         clock.clear()
     gateway.gateway.trajectory.restore(snapshot.calls)
-    envs = await _states(ctx, gateway, names)
     calls = gateway.calls()[: snapshot.call_position]
     armed = clock.state()
     restored_clock = (
