@@ -240,9 +240,18 @@ async def _measure(n: int, rounds: int) -> dict[str, Any]:
                 wall, records, peak = await fork(pipeline, root, taken["snapshot"], n)
                 digests = [((r.get("outputs") or {}).get("snap") or {}).get("restored_digest")
                            for r in records]  # fmt: skip
+                restore = sorted(r["steps"]["snap"].get("seconds") or 0.0 for r in records)
+                deploy = sorted(
+                    max(r["steps"][s].get("seconds") or 0.0 for s in ("notes", "counter"))
+                    for r in records
+                )
                 forks.append(
                     {
                         "wall_s": round(wall, 3),
+                        "restore_step_p50_s": round(statistics.median(restore), 3),
+                        "restore_step_max_s": round(restore[-1], 3),
+                        "deploy_step_p50_s": round(statistics.median(deploy), 3),
+                        "load_average": round(os.getloadavg()[0], 1),
                         "children": len(records),
                         "completed": sum(not r.get("failure") for r in records),
                         "digests_equal": len(set(digests)) == 1 and digests[0] == taken["digest"],
@@ -290,7 +299,10 @@ def main() -> None:
         print(
             f"round {i}: fork of {f['children']} children {f['wall_s']:.3f} s "
             f"({f['completed']} completed, digests equal: {f['digests_equal']}, "
-            f"{f['distinct_digests']} distinct, peak {f['peak_processes']} processes); "
+            f"{f['distinct_digests']} distinct, peak {f['peak_processes']} processes; per "
+            f"child: restore+read-back p50 {f['restore_step_p50_s']:.3f} s, max "
+            f"{f['restore_step_max_s']:.3f} s, env deploy p50 {f['deploy_step_p50_s']:.3f} s; "
+            f"load average {f['load_average']}); "
             f"deploy only {b['wall_s']:.3f} s (peak {b['peak_processes']} processes)"
         )
     print(
