@@ -39,6 +39,7 @@ async def _each_env(ctx: StepContext, gateway: RunGateway, names: list[str], fn:
     from agentenv_protocol.errors import ProtocolError
 
     found: dict[str, Any] = {}
+    failed: dict[str, str] = {}
 
     async def one(name: str) -> None:
         try:
@@ -46,13 +47,19 @@ async def _each_env(ctx: StepContext, gateway: RunGateway, names: list[str], fn:
                 f"{gateway.url}/svc/{name}", token=gateway.admin_token, timeout=TIMEOUT
             ) as client:
                 found[name] = await fn(name, client)
-        except (ProtocolError, ValueError) as e:
-            raise StepFailed(ctx.step_id, f"env {name!r}: {e}", failure_class="env") from None
+        except (ProtocolError, ValueError, OSError) as e:
+            failed[name] = str(e) or type(e).__name__
 
     with anyio.fail_after(TIMEOUT):
         async with anyio.create_task_group() as tg:
             for name in names:
                 tg.start_soon(one, name)
+    if failed:
+        raise StepFailed(
+            ctx.step_id,
+            "; ".join(f"env {name!r}: {failed[name]}" for name in sorted(failed)),
+            failure_class="env",
+        )
     return found
 
 
