@@ -94,3 +94,37 @@ def test_a_refused_restore_fails_the_child_naming_the_env(tmp_path: Path, home: 
     assert "this counter refuses to go back in time" in child["outcome"]
     assert child["failure_class"] == "env"
     assert child["forked_from"] == "stubborn@1"
+
+
+def test_a_state_holding_a_secret_of_the_run_is_never_stored(tmp_path: Path, home: Path) -> None:
+    """The env's own gateway secret in its state: the snapshot is refused, nothing is stored."""
+    leaky = fork_bench.NOTES.replace(
+        '"a state no other process starts with"',
+        '__import__("os").environ.get("AGENTENV_ENV_SECRET", "none")',
+    )
+    root = fork_bench.write_bundle(
+        tmp_path / "b",
+        {
+            "t": [
+                {"id": "notes", "type": "deploy_env", "env_id": "notes"},
+                {"id": "snap", "type": "snapshot_task", "snapshot_id": "leaky"},
+            ]
+        },
+    )
+    (root / "envs/notes/server.py").write_text(leaky)
+    (record,) = anyio.run(lambda: _run(home, spec=str(root), task_names=("t",)))
+    assert record["outcome"] == (
+        "failed at step 'snap': the state of env(s) 'notes' holds a secret of this run; a "
+        "snapshot never stores one"
+    )
+
+    async def stored() -> list[str]:
+        from agent_env.engine.run import Session
+
+        session = await Session.open()
+        try:
+            return list(await session.stores.entities.ids("task_snapshot"))
+        finally:
+            await session.close()
+
+    assert anyio.run(stored) == []

@@ -83,6 +83,7 @@ async def capture(ctx: StepContext, snapshot_id: str) -> TaskSnapshot:
     calls = tuple(ctx.redact(gateway.calls()))
     clock = _clock(gateway)
     envs = await _states(ctx, gateway, names)
+    _no_secrets(ctx, envs)
     task = ctx.task_id
     return TaskSnapshot(
         id=snapshot_id,
@@ -94,6 +95,26 @@ async def capture(ctx: StepContext, snapshot_id: str) -> TaskSnapshot:
         calls=calls,
         digest=state_digest(task, envs, clock, calls),
     )
+
+
+def _no_secrets(ctx: StepContext, envs: dict[str, Any]) -> None:
+    """Refuse a state holding a secret the run knows: stores never get one, and masking it
+    would store a state the env never had (the call log is redacted as every trajectory is)."""
+    from agentenv_protocol.snapshots import canonical
+
+    leaking = [n for n, s in sorted(envs.items()) if _masks(ctx, canonical(s["state"]))]
+    if leaking:
+        raise StepFailed(
+            ctx.step_id,
+            f"the state of env(s) {', '.join(map(repr, leaking))} holds a secret of this run; "
+            "a snapshot never stores one",
+            failure_class="env",
+        )
+
+
+def _masks(ctx: StepContext, data: bytes) -> bool:
+    text = data.decode("utf-8")
+    return bool(ctx.redact(text) != text)
 
 
 async def restore(ctx: StepContext, snapshot: TaskSnapshot) -> str:
