@@ -13,6 +13,8 @@ import anyio
 import pytest
 
 from agent_env.errors import BundleError
+from agent_env.testing.contracts import StepTypeContract
+from agentenv_core_steps.steps.snapshot_task import SnapshotTask
 
 REPO = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("fork_bench", REPO / "bench" / "_fork.py")
@@ -42,6 +44,19 @@ async def _run(home: Path, **request: Any) -> list[dict[str, Any]]:
         return await trials.gather_records(session.stores.documents, run_doc)
     finally:
         await session.close()
+
+
+class TestSnapshotTask(StepTypeContract):
+    """The shared step-type contract, its example run on a local env (it takes a snapshot)."""
+
+    step_class = SnapshotTask
+    plugin_module = "agentenv_core_steps.hooks"
+    example = {"id": "snap", "type": "snapshot_task", "snapshot_id": "contract"}
+    before = [{"id": "counter", "type": "deploy_env", "env_id": "counter"}]
+    bundle_files = {
+        "envs/counter/env.toml": 'command = ["python", "server.py"]\n',
+        "envs/counter/server.py": fork_bench.COUNTER,
+    }
 
 
 @pytest.fixture
