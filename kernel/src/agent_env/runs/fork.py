@@ -72,6 +72,14 @@ def check_task(loaded: LoadedBundle, request: RunRequest) -> None:
         )
 
 
+async def reattach(session: Session, forked_from: object) -> dict[Any, Any]:
+    """For a resumed child of a fork (its record's `forked_from`): the snapshot it restores,
+    as its instance resource, so that a child interrupted before its restore still restores."""
+    if not isinstance(forked_from, str) or not forked_from:
+        return {}
+    return {RESTORE_FROM: await load(session.stores, forked_from)}
+
+
 def record_meta(request: RunRequest) -> dict[str, Any]:
     """What a child's record says of its snapshot (`forked_from: ID@VERSION`)."""
     snapshot = snapshot_of(request)
