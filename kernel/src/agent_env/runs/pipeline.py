@@ -394,6 +394,7 @@ class RunPipeline:
         from agent_env.engine.stored import latest_attempt
         from agent_env.engine.trials import Trial, TrialRun
         from agent_env.errors import AgentEnvError
+        from agent_env.runs.fork import reattach
 
         bundle = loaded.bundle
         if ticket.task not in bundle.tasks:
@@ -418,6 +419,8 @@ class RunPipeline:
             meta=run_doc.get("meta") or {},
             # duck-typed: a worker keeps its one record instead of a run's Results
             results=collector,  # type: ignore[arg-type]
+            # a child of a fork restores its snapshot here too (read from the shared stores)
+            resources=await reattach(self.session, (run_doc.get("meta") or {}).get("forked_from")),
         )
         trial = Trial(
             trial_run,
