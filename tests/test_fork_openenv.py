@@ -19,6 +19,9 @@ assert _spec is not None and _spec.loader is not None
 fork_bench = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(fork_bench)
 
+#: Starts CLI processes and whole episodes: out of the inner loop (`scripts/test --inner`).
+pytestmark = pytest.mark.slow
+
 TASK = [
     {"id": "notes", "type": "deploy_env", "env_id": "notes"},
     {"id": "counter", "type": "deploy_env", "env_id": "counter"},

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("fork_bench", REPO / "bench" / "_fork.py")
@@ -22,6 +23,9 @@ assert _spec is not None and _spec.loader is not None
 fork_bench = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(fork_bench)
 AGENT_ENV = str(Path(sys.executable).parent / "agent-env")
+
+#: Starts CLI processes and whole episodes: out of the inner loop (`scripts/test --inner`).
+pytestmark = pytest.mark.slow
 
 #: The counter, held at start-up while the flag file exists (the child is killed meanwhile).
 HELD = fork_bench.COUNTER.replace(
