@@ -226,7 +226,7 @@ def test_a_damaged_snapshot_is_refused_and_left_as_it_is(forked, tmp_path):
 
     from agent_env.engine.snapshot import save
 
-    async def damage(pipeline: Any) -> tuple[Path, bytes]:
+    async def damage(pipeline: Any) -> str:
         import attrs
 
         stores = pipeline.session.stores
@@ -237,9 +237,9 @@ def test_a_damaged_snapshot_is_refused_and_left_as_it_is(forked, tmp_path):
         )
         await save(stores, copy)
         entity = await stores.entities.get("task_snapshot", "damaged")
-        return forked.home / "objects" / entity.content["object_key"], b""
+        return str(entity.content["object_key"])
 
-    path, _ = anyio.run(_with_pipeline, forked.home, damage)
+    key = anyio.run(_with_pipeline, forked.home, damage)
     message = _refused(forked, from_snapshot="damaged")
     assert message == (
         "snapshot damaged@1 is damaged: env 'counter': the state's digest "
@@ -247,12 +247,21 @@ def test_a_damaged_snapshot_is_refused_and_left_as_it_is(forked, tmp_path):
         "snapshot was changed or damaged)"
     )
     # a body changed on disk after it was stored
-    body = next((forked.home).rglob(Path(path).name))
+    body = next(forked.home.rglob(Path(key).name))  # the object store's file of that key
     kept = tmp_path / "kept"
     shutil.copy(body, kept)
     body.write_bytes(body.read_bytes().replace(b'"count":-1', b'"count":-2'))
     message = _refused(forked, from_snapshot="damaged")
     assert "snapshot damaged@1 is damaged: its body" in message and "digest" in message
+    assert b'"count":-2' in body.read_bytes()  # a refused fork rewrites nothing
+
+    async def versions(pipeline: Any) -> list[int]:
+        return list(await pipeline.session.stores.entities.versions("task_snapshot", "damaged"))
+
+    assert anyio.run(_with_pipeline, forked.home, versions) == [1]
+    body.unlink()
+    message = _refused(forked, from_snapshot="damaged@1")
+    assert message == f"snapshot damaged@1 is damaged: its body {key!r} is missing from the stores"
     shutil.copy(kept, body)
 
 
@@ -294,4 +303,4 @@ def test_the_cli_forks_and_checks_its_flags(forked):
         text=True,
         timeout=120,
     )
-    assert unknown.returncode != 0 and "Error: no snapshot 'nope'" in unknown.stderr
+    assert unknown.returncode == 1 and "Error: no snapshot 'nope'" in unknown.stderr
