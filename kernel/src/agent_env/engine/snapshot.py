@@ -131,7 +131,10 @@ async def load(stores: Any, ref: str, *, task: str | None = None) -> TaskSnapsho
         )
     where = f"snapshot {entity_id}@{entity.version}"
     key = entity.content.get("object_key")
-    raw = await stores.objects.get(key) if isinstance(key, str) else None
+    try:
+        raw: bytes | None = await stores.objects.get(key) if isinstance(key, str) else None
+    except KeyError:  # the object store's answer for an absent object
+        raw = None
     if raw is None:
         raise AgentEnvError(f"{where} is damaged: its body {key!r} is missing from the stores")
     if f"{OBJECT_PREFIX}{hashlib.sha256(raw).hexdigest()}.json" != key:
