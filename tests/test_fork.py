@@ -210,6 +210,10 @@ def test_an_unknown_snapshot_id_says_which_exist(forked):
     assert "fork-test@7" not in message
     message = _refused(forked, from_snapshot="fork-test@7")
     assert message == "snapshot 'fork-test' has no version 7 (it has v1)"
+    assert _refused(forked, from_snapshot="fork-test@0") == (
+        "snapshot 'fork-test@0': versions start at 1"
+    )
+    assert _refused(forked, from_snapshot=" ").startswith("a snapshot id is required")
 
 
 def test_a_snapshot_of_another_task_is_refused(forked):

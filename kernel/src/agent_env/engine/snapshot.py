@@ -104,6 +104,8 @@ def parse_ref(ref: str) -> tuple[str, int | None]:
         raise AgentEnvError("a snapshot id is required (as the snapshot_task step logged it)")
     head, sep, tail = ref.strip().rpartition("@")
     if sep and tail.isdigit() and head:
+        if int(tail) < 1:
+            raise AgentEnvError(f"snapshot {ref.strip()!r}: versions start at 1")
         return head, int(tail)
     return ref.strip(), None
 
