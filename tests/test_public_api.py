@@ -24,6 +24,7 @@ PUBLIC_MODULES = {
     "agent_env.caches",
     "agent_env.config",
     "agent_env.context",
+    "agent_env.engine.snapshot",
     "agent_env.entities.kinds",
     "agent_env.entrypoints",
     "agent_env.envs",

@@ -89,6 +89,9 @@ _EXPORTS = {
     "intake_fit_check": "intake",
     "uploaded_file_part": "data_objects",
     "uploaded_object_path": "data_objects",
+    "snapshot_state": "snapshots",
+    "restore_state": "snapshots",
+    "SNAPSHOT_EXTENSION_URI": "snapshots",
     "MANIFEST_VERSION": "manifest",
     "INTERFACE_MANIFEST_PATH": "manifest",
     "GET_INTERFACES_EXTENSION_URI": "manifest",
@@ -135,6 +138,7 @@ _SUBMODULES = {
     "data_objects",
     "manifest",
     "transfers",
+    "snapshots",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -69,6 +69,7 @@ _CORE_STEP_TYPES = (
     "install_agent",
     "add_skills",
     "snapshot_env",
+    "snapshot_task",
     "verify_env_card",
     "verify_env_core_protocol",
     "verify_mcp_tool_schema",

@@ -90,7 +90,13 @@ class RunPipeline:
             from agent_env.runs.resume import prepare_resume
 
             return await prepare_resume(self, request)
+        if request.from_snapshot:
+            from agent_env.runs import fork
+
+            request = await fork.forked(self.session, request)
         loaded = await self.load(request)
+        if request.from_snapshot:
+            fork.check_task(loaded, request)
         await self.reap_orphans()
         return await self.plan(loaded, request)
 
@@ -238,6 +244,7 @@ class RunPipeline:
         from agent_env.engine import trials as engine_trials
         from agent_env.engine.records import new_id
         from agent_env.engine.run import bundle_info
+        from agent_env.runs.fork import record_meta
         from agent_env.stores.lineage import record_bundle_run
 
         services = await self.services(loaded, request)
@@ -259,7 +266,7 @@ class RunPipeline:
             trials=request.trials,
             seeds=load_seeds(request, loaded.bundle),
             retry_infra=int(retry),
-            meta={"agent": request.agent, "model": request.model},
+            meta={"agent": request.agent, "model": request.model, **record_meta(request)},
             progress=self.observer.progress(request, total, 0) if request.many else None,
             options={
                 "concurrency": request.concurrency,
@@ -387,6 +394,7 @@ class RunPipeline:
         from agent_env.engine.stored import latest_attempt
         from agent_env.engine.trials import Trial, TrialRun
         from agent_env.errors import AgentEnvError
+        from agent_env.runs.fork import reattach
 
         bundle = loaded.bundle
         if ticket.task not in bundle.tasks:
@@ -411,6 +419,8 @@ class RunPipeline:
             meta=run_doc.get("meta") or {},
             # duck-typed: a worker keeps its one record instead of a run's Results
             results=collector,  # type: ignore[arg-type]
+            # a child of a fork restores its snapshot here too (read from the shared stores)
+            resources=await reattach(self.session, (run_doc.get("meta") or {}).get("forked_from")),
         )
         trial = Trial(
             trial_run,

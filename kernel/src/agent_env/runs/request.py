@@ -70,6 +70,10 @@ class RunRequest:
     stored: StoredRef | None = None
     #: `--start-step N`: every task starts at its N-th step (0-based).
     start_step: int | None = None
+    #: `--from-snapshot ID[@N]`: every trial restores this task snapshot (`agent_env.runs.fork`);
+    #: `--fork N`: that many children (trials) from it.
+    from_snapshot: str | None = None
+    fork: int | None = None
     #: An already loaded bundle to run instead of `spec` (`env deploy`, the OpenEnv server,
     #: `agent_env.testing`); compared by identity.
     bundle: Bundle | None = attrs.field(default=None, eq=False, repr=False)

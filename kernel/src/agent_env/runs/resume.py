@@ -64,6 +64,10 @@ async def _resume_run(
         if (request.agent or request.model)
         else None,
     )
+    from agent_env.runs.fork import reattach
+
+    forked_from = (run_doc.get("meta") or {}).get("forked_from")
+    trial_run.resources.update(await reattach(pipeline.session, forked_from))
     if request.many:
         total = len(run_doc.get("instances", []))
         trial_run.progress = pipeline.observer.progress(request, total, trial_run.kept)
@@ -118,6 +122,9 @@ async def _resume_instance(pipeline: RunPipeline, request: RunRequest) -> Prepar
         meta={"agent": request.agent, "model": request.model},
         results=Results([task.name]),
     )
+    from agent_env.runs.fork import reattach
+
+    trial_run.resources.update(await reattach(pipeline.session, stored.get("forked_from")))
     attempt = record.attempt or 0
     base = record.id.removesuffix(f"-r{attempt}") if attempt else record.id
     trial_run.trials = [

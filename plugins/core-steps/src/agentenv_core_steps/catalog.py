@@ -19,6 +19,7 @@ STEP_TYPES = {
     "env_outcome_verifier": f"{_STEPS}.env_outcome_verifier:EnvOutcomeVerifier",
     "modify_env_tool_access": f"{_STEPS}.modify_env_tool_access:ModifyEnvToolAccess",
     "snapshot_env": f"{_STEPS}.snapshot_env:SnapshotEnv",
+    "snapshot_task": f"{_STEPS}.snapshot_task:SnapshotTask",
     "verify_env_card": f"{_STEPS}.verify_env_card:VerifyEnvCard",
     "verify_env_core_protocol": f"{_STEPS}.verify_env_core_protocol:VerifyEnvCoreProtocol",
     "verify_mcp_tool_schema": f"{_STEPS}.verify_mcp_tool_schema:VerifyMcpToolSchema",

@@ -58,8 +58,9 @@ class Runtime:
         finally:
             await self.host.close()
 
-    async def start(self, served_task: Any) -> Any:
-        """A new episode of `served_task`, its instance started in the server's task group."""
+    async def start(self, served_task: Any, resources: dict[Any, Any] | None = None) -> Any:
+        """A new episode of `served_task`, its instance started in the server's task group
+        (with `resources`, e.g. the snapshot it restores)."""
         from agentenv_openenv.episode import Episode
 
         if self._tg is None:
@@ -67,7 +68,7 @@ class Runtime:
                 "the server is not running: serve the app with its lifespan "
                 "(uvicorn, `with TestClient(app)`, or `agent-env openenv serve`)"
             )
-        episode = Episode(self.host, served_task)
+        episode = Episode(self.host, served_task, resources)
         self.episodes.add(episode)
         self._tg.start_soon(self._run, episode)
         return episode

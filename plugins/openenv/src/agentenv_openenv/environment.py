@@ -30,6 +30,7 @@ from openenv.core.env_server.mcp_types import (
 from openenv.core.env_server.types import Observation, State
 
 from agentenv_openenv.episode import Episode, Turn, tool_event
+from agentenv_openenv.fork import SNAPSHOT_ACTION
 
 END_TURN = "end_turn"
 END_TURN_TOOL = {
@@ -42,7 +43,7 @@ END_TURN_TOOL = {
     },
 }
 #: Names OpenEnv's own MCP clients use for the session; an env tool may not take them.
-RESERVED = frozenset({"reset", "step", "state", "close", END_TURN})
+RESERVED = frozenset({"reset", "step", "state", "close", END_TURN, SNAPSHOT_ACTION})
 
 
 def error_observation(message: str, task: dict[str, Any] | None = None) -> Observation:
@@ -124,26 +125,35 @@ class TaskEnvironment(Environment):
         split: str | None = None,
         index: int | None = None,
         task: str | None = None,
+        snapshot: str | None = None,
         **kwargs: Any,
     ) -> Observation:
         async with self._lock:
             try:
-                return await self._reset(split, index, task)
+                return await self._reset(split, index, task, snapshot)
             except NoReply as e:
                 return self._gave_up(str(e))
             except Exception as e:  # a fault of ours: still an observation, never a raise
                 return self._gave_up(f"the reset failed: {reason(e)}")
 
-    async def _reset(self, split: str | None, index: int | None, task: str | None) -> Observation:
+    async def _reset(
+        self, split: str | None, index: int | None, task: str | None, snapshot: str | None = None
+    ) -> Observation:
+        from agentenv_openenv.fork import from_snapshot
+
         await self._end_episode()
         served = self.runtime.served
+        resources: dict[Any, Any] = {}
         try:
-            chosen = served.find(task) if task is not None else served.pick(split, index)
+            if snapshot is not None:
+                chosen, resources = await from_snapshot(self.runtime, snapshot)
+            else:
+                chosen = served.find(task) if task is not None else served.pick(split, index)
         except ValueError as e:
             return error_observation(str(e))
         self.step_count, self.calls, self.reported_end = 0, 0, False
         try:
-            self.episode = await self.runtime.start(chosen)
+            self.episode = await self.runtime.start(chosen, resources)
         except Exception as e:
             return error_observation(reason(e), chosen.ref())
         turn = await self._next_turn(self.episode, "reach its first prompt")
@@ -158,6 +168,7 @@ class TaskEnvironment(Environment):
                 "task": chosen.ref(),
                 "instance_id": self.episode.instance_id,
                 "run_id": self.episode.run_id,
+                **(turn.restored or {}),
             },
         )
 
@@ -192,6 +203,8 @@ class TaskEnvironment(Environment):
             self.step_count += 1
             if action.tool_name == END_TURN:
                 return await self._end_turn(episode, turn, action.arguments)
+            if action.tool_name == SNAPSHOT_ACTION:
+                return await self._snapshot(turn, action.arguments)
             return await self._call(turn, action, timeout_s)
         return error_observation(f"unsupported action {type(action).__name__}", task)
 
@@ -340,6 +353,19 @@ class TaskEnvironment(Environment):
         scorers = [s for s in task.steps if callable(getattr(s, "score_call", None))]
         plugins = self.runtime.plugins
         return [r for s in scorers for r in s.score_call(call, index, plugins, task.id)]
+
+    async def _snapshot(self, turn: Turn, arguments: dict[str, Any]) -> CallToolObservation:
+        """Snapshot the episode's instance mid-turn (`agentenv_openenv.fork`); it goes on."""
+        from agentenv_openenv.fork import take
+
+        try:
+            taken = await take(turn.ctx, dict(arguments or {}))
+        except Exception as e:  # noqa: BLE001 - an observation with the reason, never a raise
+            return CallToolObservation(
+                tool_name=SNAPSHOT_ACTION,
+                error=ToolError(error_type=ToolErrorType.EXECUTION_ERROR, message=reason(e)),
+            )
+        return CallToolObservation(tool_name=SNAPSHOT_ACTION, result=taken)
 
     async def _end_turn(
         self, episode: Episode, turn: Turn, arguments: dict[str, Any]

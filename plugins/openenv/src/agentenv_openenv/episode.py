@@ -40,14 +40,20 @@ class Turn:
     ended: anyio.Event = attrs.field(factory=anyio.Event)
     closed: bool = False
     trajectory: list[dict[str, Any]] = attrs.field(factory=list)
+    #: The prompt step's context while the turn is open (a snapshot of the instance reads it).
+    ctx: Any = None
+    #: In a child of a snapshot, what its restore told (`forked_from`, `digest`).
+    restored: dict[str, Any] | None = None
 
 
 class Episode:
     """One task instance and the turn the client is playing."""
 
-    def __init__(self, host: Any, served: Any):
+    def __init__(self, host: Any, served: Any, resources: dict[Any, Any] | None = None):
         self.host = host
         self.served = served
+        #: Instance resources beyond the episode itself (a snapshot to restore).
+        self.resources = dict(resources or {})
         #: Set once the episode's run is planned (before its instance starts).
         self.instance_id: str | None = None
         self.run_id: str | None = None
@@ -67,7 +73,7 @@ class Episode:
                 if self.abandoned:  # abandoned before it started
                     return
                 prepared = await self.host.prepare(
-                    self.served.key, self.served.task, {EPISODE: self}
+                    self.served.key, self.served.task, {**self.resources, EPISODE: self}
                 )
                 self.run_id = prepared.run_id
                 self.instance_id = prepared.trials[0].id
@@ -129,6 +135,7 @@ class OpenEnvAgent(AgentKind):
         return {}
 
     async def prompt(self, ctx: StepContext, record: dict[str, Any], request: PromptRequest) -> Any:
+        from agentenv_openenv.fork import restore_before_turn
         from agentenv_protocol.agent.types import AgentResult, Usage
 
         episode = episode_of(ctx)
@@ -136,6 +143,8 @@ class OpenEnvAgent(AgentKind):
             prompt=request.text,
             system_prompt=request.system_prompt or record.get("system_prompt"),
             prompt_id=request.prompt_id,
+            ctx=ctx,
+            restored=await restore_before_turn(ctx),
         )
         turn.trajectory.append({"type": "user", "content": request.text})
         try:

@@ -89,6 +89,18 @@ class Trajectory:
                 self._file.write(line + "\n")
                 self._file.flush()
 
+    def restore(self, records: Iterable[dict]) -> None:
+        """Start the log over at a snapshot's position: the kept calls become `records`
+        (already redacted, as `records` gave them), appended to the file when there is one."""
+        restored = [dict(r) for r in records]
+        with self._lock:
+            self._raw.clear()
+            self._raw.extend(restored)
+            if self._file is not None:
+                for entry in restored:
+                    self._file.write(json.dumps(entry, default=str, ensure_ascii=False) + "\n")
+                self._file.flush()
+
     @property
     def records(self) -> list[dict]:
         """The recent calls, redacted."""

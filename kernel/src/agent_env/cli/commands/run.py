@@ -134,6 +134,20 @@ if TYPE_CHECKING:  # pragma: no cover
     help="The cluster a distributed runner connects to, e.g. a Ray head's host:port "
     "(default: [run.<runner>] address).",
 )
+@click.option(
+    "--from-snapshot",
+    "from_snapshot",
+    metavar="ID[@N]",
+    help="Start every trial from this task snapshot (taken by a snapshot_task step): the "
+    "snapshot's task runs, and restores it at the step that took it.",
+)
+@click.option(
+    "--fork",
+    "fork",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="With --from-snapshot: deploy N independent children from the snapshot, all at once.",
+)
 def run(
     spec: str | None,
     task_names: tuple[str, ...],
@@ -156,6 +170,8 @@ def run(
     wide: bool = False,
     runner: str | None = None,
     runner_address: str | None = None,
+    from_snapshot: str | None = None,
+    fork: int | None = None,
 ) -> int:
     """Run the tasks of bundle SPEC (a folder, an installed bundle NAME or PACKAGE/NAME, or
     e.g. hf://org/repo).
@@ -168,6 +184,13 @@ def run(
     if resume and (spec or task_names or eval_names or dry_run or trials != 1 or seeds_file):
         raise click.UsageError(
             "--resume ID takes no SPEC, --task, --eval, --dry-run, --trials or --seeds"
+        )
+    if fork is not None and not from_snapshot:
+        raise click.UsageError("--fork N forks a snapshot: give --from-snapshot ID too")
+    if from_snapshot and (resume or eval_names or trials != 1):
+        raise click.UsageError(
+            "--from-snapshot runs the snapshot's task: it takes no --resume, --eval or "
+            "--trials (use --fork N for N children)"
         )
     if not spec and not resume:
         if task_names or eval_names or dry_run or keep or judge_model or user_model:
@@ -200,6 +223,8 @@ def run(
         wide=wide,
         runner=runner,
         runner_address=runner_address,
+        from_snapshot=from_snapshot,
+        fork=fork,
     )
     try:
         return anyio.run(_guarded, options)
