@@ -21,6 +21,7 @@ _CLI_AGENTS = "agentenv-cli-agents"
 _LIFECYCLE = "agentenv-plugin-lifecycle"
 _SCAFFOLD = "agentenv-scaffold"
 _EXPLORER = "agentenv-explorer"
+_TRAINING_DATA = "agentenv-training-data"
 _CLI_AGENT_NAMES = (
     "claude-code",
     "claude",
@@ -41,6 +42,9 @@ INSTALL_COMMANDS: dict[str, str] = {
     _LIFECYCLE: f"pip install {_LIFECYCLE}  (included in: pip install agentenv-framework)",
     _SCAFFOLD: f"pip install {_SCAFFOLD}  (included in: pip install agentenv-framework)",
     _EXPLORER: f"pip install {_EXPLORER}  (included in: pip install agentenv-framework)",
+    _TRAINING_DATA: (
+        f"pip install {_TRAINING_DATA}  (included in: pip install agentenv-framework)"
+    ),
 }
 
 _CORE_STEP_TYPES = (
@@ -100,6 +104,9 @@ KNOWN: dict[tuple[str, str], str] = {
     ("command", "plugin remove"): _LIFECYCLE,
     ("command", "openenv"): _OPENENV,
     ("command", "up"): _EXPLORER,
+    ("export format", "chat-jsonl"): _TRAINING_DATA,
+    ("export format", "parquet"): _TRAINING_DATA,
+    ("dataset destination", "hf"): _HF,
 }
 
 #: Kinds whose names are configured in `[stores]`/`[sandbox]` settings (see `install_hint`).

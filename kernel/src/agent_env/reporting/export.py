@@ -1,16 +1,19 @@
-"""One flat JSON row per trial (the JSONL export of `agent-env runs export` and `run --export`):
-task id and version, bundle digest, agent, model, seed, scores, outcome, failure class,
-durations and the task instance id (`TaskInstanceRecord.to_row()`). Records are read from the
-store one at a time."""
+"""Exports of a run's trials. The kernel's own format, `rows`: one flat JSON row per trial
+(`agent-env runs export`, `run --export`): task id and version, bundle digest, agent, model,
+seed, scores, outcome, failure class, durations, costs and the task instance id
+(`TaskInstanceRecord.to_row()`). Other formats (`agent_env.exports.ExportFormat`, registered by
+plugins) get `trial_exports`: each trial's record, row and stored agent trajectories. Records
+are read from the store one at a time."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import IO, Any
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import IO, Any, ClassVar
 
 from agent_env.engine.records import RunRecord, Status, TaskInstanceRecord
 from agent_env.engine.stored import as_run, run_records
+from agent_env.exports import ExportFormat, TrialExport
 from agent_env.reporting.results import FINAL, Results
 
 
@@ -24,6 +27,91 @@ async def write_jsonl(
         out.write(json.dumps(record.to_row(), default=str) + "\n")
         count += 1
     return count
+
+
+class RowsFormat(ExportFormat):
+    """The flat row per trial as JSON lines (what `runs export` writes by default)."""
+
+    type: ClassVar[str] = "rows"
+    description: ClassVar[str] = (
+        "one flat JSON line per trial: ids, task version, seed, scores, outcome, failure "
+        "class, timings, costs"
+    )
+    needs_trajectories: ClassVar[bool] = False
+
+    async def write(self, trials: AsyncIterator[TrialExport], out: IO[bytes]) -> int:
+        count = 0
+        async for trial in trials:
+            out.write((json.dumps(trial.row, default=str) + "\n").encode())
+            count += 1
+        return count
+
+
+def prompt_outputs(record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The outputs of a record's `prompt_agent` steps, in the order its steps ran."""
+    outputs = record.get("outputs") or {}
+    order = list(record.get("steps") or {}) + [
+        k for k in outputs if k not in (record.get("steps") or {})
+    ]
+    return [
+        outputs[sid]
+        for sid in order
+        if isinstance(outputs.get(sid), dict) and "prompt_id" in outputs[sid]
+    ]
+
+
+async def trajectories(objects: Any, record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The trajectory documents a record's prompts stored, in step order; for one the object
+    store does not have, `{prompt_id, missing, prompt, response}` from the record."""
+    out: list[dict[str, Any]] = []
+    for output in prompt_outputs(record):
+        key = output.get("trajectory")
+        doc: Any = None
+        why = "not stored"
+        if isinstance(key, str):
+            try:
+                doc = json.loads(await objects.get(key))
+            except Exception as exc:  # a missing object is exported as missing, not fatal
+                why = str(exc)
+        if not isinstance(doc, dict):
+            doc = {
+                "prompt_id": output["prompt_id"],
+                "missing": why,
+                "prompt": output.get("prompt"),
+                "response": output.get("response"),
+            }
+        out.append(doc)
+    return out
+
+
+async def trial_exports(
+    stores: Any,
+    runs: Sequence[RunRecord | Mapping[str, Any]],
+    *,
+    attempts: bool = False,
+    with_trajectories: bool = True,
+) -> AsyncIterator[TrialExport]:
+    """Every trial of `runs`, in run then plan order, as a format gets it."""
+    for run in runs:
+        async for record in run_records(stores.documents, run, attempts=attempts):
+            doc = record.to_dict()
+            found = await trajectories(stores.objects, doc) if with_trajectories else []
+            yield TrialExport(record=doc, row=record.to_row(), trajectories=found)
+
+
+async def export_runs(
+    stores: Any,
+    fmt: ExportFormat,
+    runs: Sequence[RunRecord | Mapping[str, Any]],
+    out: IO[bytes],
+    *,
+    attempts: bool = False,
+) -> int:
+    """Write the trials of `runs` to `out` in `fmt`; the number of rows."""
+    trials = trial_exports(
+        stores, runs, attempts=attempts, with_trajectories=fmt.needs_trajectories
+    )
+    return await fmt.write(trials, out)
 
 
 #: How `run_summary` counts a status.
