@@ -60,8 +60,11 @@ def _from_events(events: Sequence[Mapping[str, Any]], prefix: str) -> list[dict[
         if kind == "user":
             messages.append({"role": "user", "content": str(event.get("content") or "")})
         elif kind == "model":
-            calls = [_tool_call(c.get("id"), c.get("name"), c.get("arguments")) for c in
-                     event.get("tool_calls") or [] if isinstance(c, Mapping)]
+            calls = [
+                _tool_call(c.get("id"), c.get("name"), c.get("arguments"))
+                for c in event.get("tool_calls") or []
+                if isinstance(c, Mapping)
+            ]
             content = event.get("content")
             if not calls and not content:
                 continue
