@@ -25,7 +25,11 @@ BUILTIN_SECTIONS: dict[str, dict[str, Any]] = {
         "sandbox_concurrency": 8,
         "retry_infra": 0,
         "progress_interval": 10.0,
+        # issue 32: stop starting trials once this many US dollars are spent (agent_env.costs)
+        "budget_usd": None,
     },
+    # issue 32: US dollars per 1M input/output tokens per model, per sandbox-hour per provider
+    "prices": {"models": {}, "sandboxes": {}},
     "model": {"base_url": None, "api_key": None, "default": None},
 }
 

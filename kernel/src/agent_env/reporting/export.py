@@ -11,6 +11,7 @@ import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import IO, Any, ClassVar
 
+from agent_env.costs import CostTotals
 from agent_env.engine.records import RunRecord, Status, TaskInstanceRecord
 from agent_env.engine.stored import as_run, run_records
 from agent_env.exports import ExportFormat, TrialExport
@@ -145,16 +146,19 @@ def not_passed_row(record: TaskInstanceRecord) -> dict[str, Any]:
 async def run_summary(documents: Any, run: RunRecord | Mapping[str, Any]) -> dict[str, Any]:
     """Counts and results of a recorded run, reading one record at a time (last attempts):
     `trials` (planned), `passed`, `failed` (failed or scored below 1), `unscored`,
-    `cancelled`, `unfinished` (never started, pending, running), `results`, and `not_passed`
-    (the first `NOT_PASSED_LISTED` finished trials that did not pass, with class and reason)."""
+    `cancelled`, `unfinished` (never started, pending, running), `results`, `not_passed`
+    (the first `NOT_PASSED_LISTED` finished trials that did not pass, with class and reason)
+    and `cost` (the trials' costs added up, `agent_env.costs.CostTotals`)."""
     run = as_run(run)
     results = Results(list(dict.fromkeys(run.tasks)), run.eval_tasks)
     counts = dict.fromkeys(("passed", "failed", "unscored", "cancelled", "unfinished"), 0)
+    costs = CostTotals()
     started = 0
     not_passed: list[dict[str, Any]] = []
     async for record in run_records(documents, run):
         started += 1
         results.add(record)
+        costs.add(record.cost)
         counts[_COUNTED_AS[record.status]] += 1
         listed = len(not_passed) < NOT_PASSED_LISTED
         if listed and record.status in FINAL and record.status != Status.PASSED:
@@ -166,4 +170,5 @@ async def run_summary(documents: Any, run: RunRecord | Mapping[str, Any]) -> dic
         **counts,
         "results": results.summary(),
         "not_passed": not_passed,
+        "cost": costs.to_json(),
     }

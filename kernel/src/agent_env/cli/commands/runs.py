@@ -194,12 +194,17 @@ def show(ident: str, as_json: bool, wide: bool) -> None:
                 took = f"{secs:.2f}s" if isinstance(secs, (int, float)) else "-"
                 outcome = paint(r["outcome"] or r["status"], r["status"])
                 echo(f"  {r['task']['name']}  {outcome}  {took}  {r['id']}")
+        _show_cost(s.get("cost") or {}, run)
         _show_not_passed(s, run["id"])
         return
     r = data["instance"]
     click.echo(f"task instance {r['id']} (run {r['run_id']})")
     click.echo(f"task {r['task']['name']} v{r['task'].get('version')}  {r['task']['id']}")
     click.echo(f"outcome: {r['outcome'] or r['status']}")
+    if r.get("cost"):
+        from agent_env.costs import describe
+
+        click.echo(f"cost: {describe(r['cost'])}")
     for step_id, info in r.get("steps", {}).items():
         secs = info.get("seconds")
         took = f"{secs:.2f}s" if isinstance(secs, (int, float)) else "-"
@@ -209,6 +214,21 @@ def show(ident: str, as_json: bool, wide: bool) -> None:
         )
     _show_agents_and_verifiers(r, data.get("trajectories") or {})
     _show_logs(data.get("logs") or {})
+
+
+def _show_cost(total: dict[str, Any], run: dict[str, Any]) -> None:
+    """The run's costs added up, and why it stopped early when a budget stopped it."""
+    from agent_env.costs import describe
+
+    if total.get("trials"):
+        click.echo(f"cost of {total['trials']} trial(s): {describe(total)}")
+    stopped = run.get("stopped") or {}
+    if stopped.get("reason") == "budget":
+        click.echo(
+            f"stopped for budget: ${stopped.get('spent_usd', 0):.4f} spent of "
+            f"${stopped.get('budget_usd', 0):.4f}; {stopped.get('not_started', 0)} trial(s) "
+            "not started"
+        )
 
 
 def _show_not_passed(summary: dict[str, Any], run_id: str) -> None:
