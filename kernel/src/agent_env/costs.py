@@ -89,8 +89,9 @@ def _price(value: Any, where: str) -> float:
 
 def prices_of(config: Any) -> Prices:
     """The `[prices]` of a loaded config (empty when it sets none)."""
+    values = getattr(config, "values", {})
     return Prices.from_table(
-        {"models": config.get("prices", "models"), "sandboxes": config.get("prices", "sandboxes")}
+        {"models": values.get("prices.models"), "sandboxes": values.get("prices.sandboxes")}
     )
 
 
