@@ -98,18 +98,20 @@ def prices_of(config: Any) -> Prices:
 def budget_of(config: Any, given: float | None = None) -> float | None:
     """The run's budget in US dollars (`given`, else `[run] budget_usd`), or None; a
     `ConfigError` for a value that is not a positive number."""
-    value = given if given is not None else config.get("run", "budget_usd")
+    value: Any = given if given is not None else config.get("run", "budget_usd")
     if value is None:
         return None
-    if isinstance(value, str):  # AGENT_ENV_RUN_BUDGET_USD
+    number: float | None = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = float(value)
+    elif isinstance(value, str):  # AGENT_ENV_RUN_BUDGET_USD
         try:
-            value = float(value)
+            number = float(value)
         except ValueError:
             pass
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if not ok or not math.isfinite(value) or value <= 0:
+    if number is None or not math.isfinite(number) or number <= 0:
         raise ConfigError(f"[run] budget_usd: expected a positive number, got {value!r:.60}")
-    return float(value)
+    return number
 
 
 def trial_cost(
