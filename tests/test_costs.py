@@ -123,3 +123,18 @@ def test_a_bad_price_table_or_budget_fails_before_anything_runs(tmp_path, table,
 def test_a_budget_that_is_not_positive_is_a_usage_error(tmp_path):
     done = agent_env(tmp_path / "home", "run", str(NOTES_AGENT), "--budget-usd", "0")
     assert done.returncode == 2 and "--budget-usd" in done.stderr
+
+
+def test_a_resume_with_a_larger_budget_runs_the_trials_the_budget_held_back(budgeted):
+    """Last in this module: it finishes the budgeted run."""
+    home, env, data, _, _ = budgeted
+    with ScriptedModelServer(TOOL_THEN_TEXT * 2) as model:
+        resumed, stderr = run_json(
+            home, "--resume", data["run_id"], "--budget-usd", "2", "--concurrency", "1",
+            env={**env, "LITELLM_BASE_URL": model.base_url},
+        )  # fmt: skip
+        assert len(model.requests) == 4, stderr
+    assert "2 trial(s) finished and kept, 2 to run" in stderr
+    shown = json.loads(agent_env(home, "runs", "show", data["run_id"], "--json", env=env).stdout)
+    assert shown["summary"]["passed"] == 4 and "stopped" not in shown["run"]
+    assert shown["summary"]["cost"]["usd"] == pytest.approx(2.0)

@@ -344,7 +344,7 @@ class RunPipeline:
         summary = trial_run.results.summary()
         with anyio.CancelScope(shield=True):
             run_doc = await documents.get(RUNS, trial_run.run_id)
-            if trial_run.not_started and run_doc is not None:
+            if run_doc is not None and (trial_run.not_started or trial_run.budget is not None):
                 run_doc = await self._stopped_for_budget(run_doc, trial_run)
             if request.export and run_doc is not None:
                 from agent_env.reporting.export import write_jsonl
@@ -378,7 +378,13 @@ class RunPipeline:
         return result
 
     async def _stopped_for_budget(self, run_doc: dict[str, Any], trial_run: Any) -> dict[str, Any]:
-        """The run document saying the budget stopped it (`stopped`), stored and told."""
+        """The run document saying the budget stopped it (`stopped`), stored and told; a
+        resume that the budget let finish drops the earlier `stopped`."""
+        if not trial_run.not_started:
+            if "stopped" in run_doc:
+                run_doc = {k: v for k, v in run_doc.items() if k != "stopped"}
+                await self.session.stores.documents.put(RUNS, trial_run.run_id, run_doc)
+            return run_doc
         stopped = {
             "reason": "budget",
             "budget_usd": trial_run.budget,
