@@ -16,6 +16,15 @@ ROOT = Path(__file__).resolve().parents[3]
 NOTES_AGENT = ROOT / "examples" / "notes-agent"
 
 
+#: `datasets.load_dataset` of the pushed repo by its id (in a fresh interpreter: the Hub client
+#: reads `HF_ENDPOINT` when it is imported), printing the one row as JSON.
+LOAD_FROM_HUB = """
+import datasets, json, sys
+[row] = list(datasets.load_dataset("org/trials", split="train"))
+sys.stdout.write(json.dumps(row, default=str))
+"""
+
+
 def _agent_env(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
     exe = Path(sys.executable).with_name("agent-env")
     return subprocess.run([str(exe), *args], env=env, capture_output=True, text=True, timeout=240)
@@ -90,6 +99,14 @@ def test_push_chat_jsonl_then_parquet_and_read_them_back(recorded, hub, endpoint
         {k: m.get(k) for k in ("role", "content", "tool_calls", "tool_call_id")}
         for m in row["messages"][1:]
     ]
+
+    # what a trainer types: the repo id, the card's config finds the split and the data file
+    read = subprocess.run(
+        [sys.executable, "-c", LOAD_FROM_HUB], env={**env, "HF_HOME": str(tmp_path / "hf3")},
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert read.returncode == 0, read.stderr
+    assert json.loads(read.stdout) == json.loads(json.dumps(again_row, default=str))
 
 
 def test_a_destination_no_plugin_pushes_to_changes_nothing(recorded, tmp_path):
