@@ -85,6 +85,11 @@ async def trajectories(objects: Any, record: Mapping[str, Any]) -> list[dict[str
     return out
 
 
+#: How many trials' trajectories `trial_exports` reads at once (object reads overlap; memory
+#: stays bounded by this many trials).
+READ_AHEAD = 32
+
+
 async def trial_exports(
     stores: Any,
     runs: Sequence[RunRecord | Mapping[str, Any]],
@@ -92,12 +97,39 @@ async def trial_exports(
     attempts: bool = False,
     with_trajectories: bool = True,
 ) -> AsyncIterator[TrialExport]:
-    """Every trial of `runs`, in run then plan order, as a format gets it."""
+    """Every trial of `runs`, in run then plan order, as a format gets it (the trajectories of
+    up to `READ_AHEAD` trials are read concurrently)."""
+    batch: list[TaskInstanceRecord] = []
     for run in runs:
         async for record in run_records(stores.documents, run, attempts=attempts):
-            doc = record.to_dict()
-            found = await trajectories(stores.objects, doc) if with_trajectories else []
-            yield TrialExport(record=doc, row=record.to_row(), trajectories=found)
+            batch.append(record)
+            if len(batch) >= READ_AHEAD:
+                for trial in await _exports(stores, batch, with_trajectories):
+                    yield trial
+                batch = []
+    for trial in await _exports(stores, batch, with_trajectories):
+        yield trial
+
+
+async def _exports(
+    stores: Any, records: list[TaskInstanceRecord], with_trajectories: bool
+) -> list[TrialExport]:
+    import anyio
+
+    docs = [record.to_dict() for record in records]
+    found: list[list[dict[str, Any]]] = [[] for _ in records]
+
+    async def read(i: int) -> None:
+        found[i] = await trajectories(stores.objects, docs[i])
+
+    if with_trajectories:
+        async with anyio.create_task_group() as tg:
+            for i in range(len(records)):
+                tg.start_soon(read, i)
+    return [
+        TrialExport(record=doc, row=record.to_row(), trajectories=traj)
+        for record, doc, traj in zip(records, docs, found, strict=True)
+    ]
 
 
 async def export_runs(
