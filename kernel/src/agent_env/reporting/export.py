@@ -18,18 +18,6 @@ from agent_env.exports import ExportFormat, TrialExport
 from agent_env.reporting.results import FINAL, Results
 
 
-async def write_jsonl(
-    documents: Any, run: RunRecord | Mapping[str, Any], out: IO[str], *, attempts: bool = False
-) -> int:
-    """Write one row per trial of `run` (its record or stored document) to `out`; the number
-    of rows."""
-    count = 0
-    async for record in run_records(documents, run, attempts=attempts):
-        out.write(json.dumps(record.to_row(), default=str) + "\n")
-        count += 1
-    return count
-
-
 class RowsFormat(ExportFormat):
     """The flat row per trial as JSON lines (what `runs export` writes by default)."""
 

@@ -347,11 +347,11 @@ class RunPipeline:
             if run_doc is not None and (trial_run.not_started or trial_run.budget is not None):
                 run_doc = await self._stopped_for_budget(run_doc, trial_run)
             if request.export and run_doc is not None:
-                from agent_env.reporting.export import write_jsonl
+                from agent_env.reporting.export import RowsFormat, export_runs
 
                 path = Path(request.export).expanduser()
-                with open(path, "w", encoding="utf-8") as out:
-                    rows = await write_jsonl(documents, run_doc, out)
+                with open(path, "wb") as out:
+                    rows = await export_runs(self.session.stores, RowsFormat(), [run_doc], out)
                 self.observer.notice(f"wrote {rows} trial row(s) to {path}")
             single = not request.many and int((run_doc or {}).get("trials") or 1) == 1
             records: list[dict[str, Any]] = []
