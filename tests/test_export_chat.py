@@ -191,3 +191,16 @@ def test_bad_export_requests_change_nothing(runs, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.jsonl"]
     both = agent_env(home, "runs", "export", ids["oracle"], "-o", str(kept), "--to", "hf://o/r")
     assert both.returncode == 2 and kept.read_text() == "earlier export\n"
+
+
+def test_without_the_plugins_the_errors_name_the_package_to_install(runs):
+    home, ids = runs
+    off = {"AGENT_ENV_DISABLE_PLUGINS": "training-data,hf-hub"}
+    fmt = agent_env(home, "runs", "export", ids["oracle"], "-f", "chat-jsonl", env=off)
+    assert fmt.returncode == 2
+    assert "export format 'chat-jsonl' is provided by a plugin that is not installed" in fmt.stderr
+    assert "pip install agentenv-training-data" in fmt.stderr
+    hub = agent_env(home, "runs", "export", ids["oracle"], "--to", "hf://org/trials", env=off)
+    assert hub.returncode == 1
+    assert "--to hf://org/trials: no installed plugin pushes datasets there" in hub.stderr
+    assert "pip install agentenv-hf-hub" in hub.stderr
