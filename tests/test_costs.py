@@ -106,6 +106,10 @@ def test_the_budget_stops_starting_trials_and_the_run_record_says_so(budgeted):
             """[prices] models."scripted-1": unknown key 'inptu'; known: input, output""",
         ),
         ("[prices.sandboxes]\nlocal = -1\n", "[prices] sandboxes.local: expected a price"),
+        (
+            '[prices.models]\n"scripted-1" = 3\n',
+            """[prices] models."scripted-1": expected a table""",
+        ),
         ('[run]\nbudget_usd = "lots"\n', "[run] budget_usd: expected a positive number"),
     ],
 )

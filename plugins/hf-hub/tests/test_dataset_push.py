@@ -114,3 +114,13 @@ def test_a_destination_no_plugin_pushes_to_changes_nothing(recorded, tmp_path):
     done = _agent_env(["runs", "export", run_id, "--to", "s3://bucket/trials"], env)
     assert done.returncode == 1
     assert "--to s3://bucket/trials: no installed plugin pushes datasets there" in done.stderr
+
+
+def test_a_commit_cannot_be_pushed_to_and_nothing_is_sent(recorded, hub, endpoint, token):
+    base, run_id = recorded
+    env = {**base, "HF_ENDPOINT": endpoint, "HF_TOKEN": token}
+    pinned = "hf://org/trials@" + "a" * 40
+    done = _agent_env(["runs", "export", run_id, "-f", "parquet", "--to", pinned], env)
+    assert done.returncode == 1
+    assert "a commit sha cannot be pushed to; name a branch" in done.stderr, done.stderr
+    assert hub.repos == {} and hub.log == []
