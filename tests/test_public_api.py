@@ -29,6 +29,7 @@ PUBLIC_MODULES = {
     "agent_env.entrypoints",
     "agent_env.envs",
     "agent_env.errors",
+    "agent_env.exports",
     "agent_env.fsutil",
     "agent_env.hookspecs",
     "agent_env.models",

@@ -69,6 +69,7 @@ def test_plugin_list_shows_what_the_plugin_registered(agent_env):
         "commands": ["acme", "plugin acme-doctor"],
         "entity_kinds": ["scenario"],
         "env_types": ["acme_script"],
+        "export_formats": ["acme-csv"],
         "runners": ["acme-serial"],
         "sandbox_providers": ["acme"],
         "step_types": ["acme_state_equals"],
@@ -154,6 +155,23 @@ def test_a_pushed_bundle_runs_from_the_plugins_destination(agent_env, tmp_path):
     refused = agent_env("bundle", "push", str(folder), "acme://demo")
     assert refused.returncode == 1
     assert "'demo' is a bundle acme ships" in refused.stderr
+
+
+def test_an_export_in_the_plugins_format_pushed_to_the_plugins_destination(agent_env, tmp_path):
+    """`runs export --format acme-csv` (`agentenv_register_export_formats`) and `--to
+    acme://NAME` (`agentenv_push_dataset`): the dataset folder with its card lands on acme's
+    shelf."""
+    done = agent_env("run", "acme://demo", "--sandbox", "acme", "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    run_id = json.loads(done.stdout)["run_id"]
+    exported = agent_env("runs", "export", run_id, "--format", "acme-csv")
+    assert exported.stdout == "task,trial,status,reward\nsum,0,passed,1.0\n", exported.stderr
+    pushed = agent_env("runs", "export", run_id, "--format", "acme-csv", "--to", "acme://sums")
+    assert pushed.returncode == 0, pushed.stderr
+    shelf = tmp_path / "home" / "acme-datasets" / "sums"
+    data = (shelf / "data" / "train-00000-of-00001.csv").read_text()
+    assert data == exported.stdout
+    assert "path: data/train-00000-of-00001.csv" in (shelf / "README.md").read_text()
 
 
 def test_a_task_runs_end_to_end_on_the_plugins_provider_env_type_and_agent(agent_env, tmp_path):

@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from agent_env.entities.kinds import EntityKindRegistry
     from agent_env.entrypoints import InstalledEntryPoint
     from agent_env.envs import EnvType
+    from agent_env.exports import ExportFormat
     from agent_env.models import Step
     from agent_env.plugins.registries import StoreRegistry
     from agent_env.registry import Registry
@@ -177,6 +178,38 @@ def agentenv_push_bundle(
                 return None
             from agentenv_hf_hub.push import push
             return push(folder, destination, message=message)
+    """
+
+
+@hookspec
+def agentenv_register_export_formats(registry: Registry[type[ExportFormat]]) -> None:
+    """Called once when the export-format registry is built (by `agent-env runs export
+    --format NAME`); add `agent_env.exports.ExportFormat` classes, keyed by their `type`::
+
+        @hookimpl
+        def agentenv_register_export_formats(registry):
+            registry.add_lazy("csv", "my_plugin.export:Csv", suffix=".csv", binary=False)
+    """
+
+
+@hookspec(firstresult=True)
+def agentenv_push_dataset(
+    folder: Path, destination: str, message: str | None
+) -> dict[str, Any] | None:
+    """Publish the dataset folder `folder` (a `Path`: a README.md card and `data/` files that
+    `agent-env runs export --to DESTINATION` wrote) to `destination`, which this plugin
+    understands, with the commit `message` if given.
+
+    Return a dict saying where it went (`destination`, and e.g. `revision`, `url`, `files`) for
+    a destination this plugin handles, `None` otherwise; raise `AgentEnvError` naming what
+    failed. The first non-None answer wins::
+
+        @hookimpl
+        def agentenv_push_dataset(folder, destination, message):
+            if not destination.startswith("hf://"):
+                return None
+            from agentenv_hf_hub.dataset import push_dataset
+            return push_dataset(folder, destination, message=message)
     """
 
 

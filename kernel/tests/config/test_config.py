@@ -48,6 +48,7 @@ def test_no_file_and_empty_file_keep_local_defaults(project, agent_env_home):
         "sandbox_concurrency": 8,
         "retry_infra": 0,
         "progress_interval": 10.0,
+        "budget_usd": None,
     }
     assert cfg.origin("run", "concurrency") == "default"
 

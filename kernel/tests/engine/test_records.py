@@ -12,18 +12,18 @@ from agent_env.engine.records import COLLECTION, RunRecord, Status, TaskInstance
 pytestmark = pytest.mark.anyio
 
 #: The keys a finished record had at 208aff9 (a single-trial run: no `attempt` or
-#: `seed_values`, no `agent`/`model` when nothing set them).
+#: `seed_values`, no `agent`/`model` when nothing set them), plus `cost` (issue 32).
 FINISHED_KEYS = {
     "id", "run_id", "task", "bundle", "trial", "seed", "status", "outcome", "scores",
     "verifiers", "steps", "failure", "failure_class", "created_at", "started_at",
-    "finished_at", "seconds", "resumes", "owner", "log", "outputs",
+    "finished_at", "seconds", "resumes", "owner", "log", "outputs", "cost",
 }  # fmt: skip
 
 
 async def test_the_engine_stores_the_keys_it_always_stored(harness):
     inst = await harness.new([harness.Score(id="v", verifier_id="v", score=1)])
     pending = await harness.services.stores.documents.get(COLLECTION, inst.id)
-    assert set(pending) == FINISHED_KEYS - {"outputs"}
+    assert set(pending) == FINISHED_KEYS - {"outputs", "cost"}
     assert pending["status"] == "pending" and type(pending["status"]) is str
     await inst.run()
     stored = await harness.services.stores.documents.get(COLLECTION, inst.id)

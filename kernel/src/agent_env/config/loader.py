@@ -20,6 +20,7 @@ from agent_env.config.schema import (
     BACKEND_KEYS,
     BACKEND_PARENTS,
     BUILTIN_SECTIONS,
+    FREE_FORM_SECTIONS,
     RESERVED_ENV,
     coerce_env,
     env_var_name,
@@ -202,7 +203,7 @@ class _Loader:
         if not isinstance(table, dict):
             raise ConfigError(f"{source}: [{section}] must be a table, got {table!r}")
         self._section_ok(section, source)
-        keys = self.schema.get(section)
+        keys = None if section in FREE_FORM_SECTIONS else self.schema.get(section)
         if keys is not None:
             table = renamed(section, keys, table)
             problems, ignored = check_section(section, keys, table)

@@ -25,9 +25,20 @@ BUILTIN_SECTIONS: dict[str, dict[str, Any]] = {
         "sandbox_concurrency": 8,
         "retry_infra": 0,
         "progress_interval": 10.0,
+        # issue 32: stop starting trials once this many US dollars are spent (agent_env.costs)
+        "budget_usd": None,
     },
+    # issue 32: `[prices.models."<model>"] input/output` (US dollars per 1M tokens) and
+    # `[prices.sandboxes] <provider>` (per sandbox-hour); checked by agent_env.costs
+    "prices": {},
+    "prices.models": {},
+    "prices.sandboxes": {},
     "model": {"base_url": None, "api_key": None, "default": None},
 }
+
+#: Sections whose keys are names the user chooses (models, providers), not settings: their
+#: values are checked by the feature that reads them (`agent_env.costs` for `[prices]`).
+FREE_FORM_SECTIONS = frozenset({"prices.models", "prices.sandboxes"})
 
 #: Config keys that select a backend from a registry: section, key -> (registry, store kind).
 BACKEND_KEYS: dict[tuple[str, str], tuple[str, str | None]] = {

@@ -416,6 +416,24 @@ class TaskInstance:
         self._stored = doc
         return doc
 
+    def _cost(self) -> dict[str, Any]:
+        """Tokens (the prompts' usage), sandbox-seconds and wall time, priced by `[prices]`."""
+        from agent_env.costs import Prices, prices_of, trial_cost
+
+        try:
+            prices = prices_of(self.services.config)
+        except AgentEnvError as exc:  # checked when the run starts; a record is still written
+            self.log(None, f"costs not priced: {exc}")
+            prices = Prices()
+        outputs = [o for o in (self.live.outputs or {}).values() if isinstance(o, dict)]
+        return trial_cost(
+            [o for o in outputs if "prompt_id" in o],
+            self.sandboxes.seconds_by_provider(),
+            self.live.seconds,
+            model=self.live.model,
+            prices=prices,
+        )
+
     async def _finish(self, seconds: float) -> None:
         status, outcome, scores = decide(
             self.steps, self.state, failure=self.failure, cancelled=self.cancelled
@@ -438,6 +456,7 @@ class TaskInstance:
         live.step_rewards = self.state.get(STEP_REWARDS) or None
         live.finished_at = now_iso()
         live.seconds = round(float(live.seconds or 0) + seconds, 6)
+        live.cost = self._cost()
         doc = None
         try:
             doc = await self._write_record()

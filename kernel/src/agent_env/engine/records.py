@@ -116,7 +116,7 @@ class TaskInstanceRecord(StoredRecord):
 
     kind: ClassVar[str] = "task instance record"
     optional: ClassVar[frozenset[str]] = frozenset(
-        {"agent", "model", "seed_values", "attempt", "outputs", "step_rewards"}
+        {"agent", "model", "seed_values", "attempt", "outputs", "step_rewards", "cost"}
     )
 
     id: str
@@ -153,6 +153,8 @@ class TaskInstanceRecord(StoredRecord):
     #: Per-step rewards (state `step_rewards`, written by verifiers that score gateway calls):
     #: `[{call_index, score, verifier}, ...]`, absent when no verifier scored a call.
     step_rewards: list[dict[str, Any]] | None = None
+    #: Tokens, sandbox-seconds, wall time and US dollars (`agent_env.costs`), set at the end.
+    cost: dict[str, Any] | None = None
 
     @property
     def finished(self) -> bool:
@@ -176,8 +178,8 @@ class TaskInstanceRecord(StoredRecord):
 
     def to_row(self) -> dict[str, Any]:
         """The flat export row of this trial (`runs export`, `run --export`): task id and
-        version, bundle digest, agent, model, seed, scores, outcome, failure class, durations
-        and the instance id."""
+        version, bundle digest, agent, model, seed, scores, outcome, failure class, durations,
+        cost and the instance id."""
         failure = self.failure or {}
         return {
             "run_id": self.run_id,
@@ -210,6 +212,7 @@ class TaskInstanceRecord(StoredRecord):
                 if isinstance(info, Mapping)
             },
             "resumes": self.resumes,
+            "cost": None if self.cost is None else dict(self.cost),
         }
 
 
@@ -219,7 +222,7 @@ class RunRecord(StoredRecord):
     is task `tasks[i]`, trial number `trial_index[i]`, first attempt `instances[i]`."""
 
     kind: ClassVar[str] = "run record"
-    optional: ClassVar[frozenset[str]] = frozenset({"front_end", "runner"})
+    optional: ClassVar[frozenset[str]] = frozenset({"front_end", "runner", "stopped"})
 
     id: str
     bundle: dict[str, Any] = attrs.field(factory=dict)
@@ -242,6 +245,9 @@ class RunRecord(StoredRecord):
     #: which runner ran its trials (`local`, `ray`, `openenv`); absent in older runs.
     front_end: str | None = None
     runner: str | None = None
+    #: Why the run stopped starting trials early: `{reason: "budget", budget_usd, spent_usd,
+    #: not_started}` (`run --budget-usd`); absent when every trial was started.
+    stopped: dict[str, Any] | None = None
 
     def trial_numbers(self) -> list[int]:
         return list(self.trial_index) if self.trial_index else [0] * len(self.instances)

@@ -3,6 +3,7 @@ context) and every one it created or adopted (what it tears down when it ends)."
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
@@ -38,6 +39,9 @@ class InstanceSandboxes:
         self.names: dict[int, str] = {}
         #: instance-scoped resources (`ctx.instance_resource`), closed with the instance
         self.resources = InstanceResources()
+        #: sandbox-seconds per provider of the sandboxes torn down, and the live ones' starts
+        self.lived: dict[str, float] = {}
+        self.born: dict[int, tuple[str, float]] = {}
 
     async def close_resources(self) -> None:
         """Close the instance's resources (before its sandboxes go; even with `keep`)."""
@@ -59,6 +63,7 @@ class InstanceSandboxes:
         self.owned.append(sandbox)
         self.live[name] = sandbox
         self.names[id(sandbox)] = name
+        self.born[id(sandbox)] = (str(sandbox.provider), time.monotonic())
         record = {
             "provider": sandbox.provider,
             "id": sandbox.id,
@@ -126,6 +131,7 @@ class InstanceSandboxes:
             self.live[name] = sandbox
             self.owned.append(sandbox)
             self.names[id(sandbox)] = name
+            self.born[id(sandbox)] = (str(rec.get("provider")), time.monotonic())
             ended = await sandbox.fence()
             if ended:
                 self.log(
@@ -179,3 +185,16 @@ class InstanceSandboxes:
             self.log(None, f"teardown of sandbox {getattr(sandbox, 'id', '?')} failed: {exc}")
         if sandbox in self.owned:
             self.owned.remove(sandbox)
+        born = self.born.pop(id(sandbox), None)
+        if born is not None:
+            provider, started = born
+            self.lived[provider] = self.lived.get(provider, 0.0) + time.monotonic() - started
+
+    def seconds_by_provider(self) -> dict[str, float]:
+        """Sandbox-seconds per provider: the torn-down sandboxes' lives plus the live ones'
+        so far (what a trial's cost counts)."""
+        out = dict(self.lived)
+        now = time.monotonic()
+        for provider, started in self.born.values():
+            out[provider] = out.get(provider, 0.0) + now - started
+        return out

@@ -18,6 +18,7 @@ from typing import Any
 
 import anyio
 
+from agent_env.costs import spent
 from agent_env.engine import tickets
 from agent_env.engine.instance import TaskInstance
 from agent_env.engine.records import (
@@ -76,6 +77,11 @@ class TrialRun:
         self.progress = progress
         self.trials: list[Trial] = []
         self.kept = 0
+        #: `--budget-usd`: no trial starts once `spent` (US dollars) reaches it; `not_started`
+        #: counts the trials it held back.
+        self.budget: float | None = None
+        self.spent = 0.0
+        self.not_started = 0
         #: The bundle folder, for a runner that ships it to other machines (`agent_env.runners`).
         self.bundle_root: Path | None = None
         names = sorted({"trial", "seed", *(k for e in seeds.entries for k in e)})
@@ -94,10 +100,19 @@ class TrialRun:
     def keep(self, record: TaskInstanceRecord) -> None:
         """A finished trial from before a resume: counted, not run again."""
         self.results.add(record)
+        self.spent += spent(record.cost)
         self.kept += 1
+
+    def over_budget(self) -> bool:
+        """True when the budget is spent: the trial about to start is held back (counted)."""
+        if self.budget is None or self.spent < self.budget:
+            return False
+        self.not_started += 1
+        return True
 
     def finished(self, record: TaskInstanceRecord) -> None:
         self.results.add(record)
+        self.spent += spent(record.cost)
         if self.progress is not None:
             self.progress.finished(record.status == Status.PASSED)
 
@@ -184,10 +199,12 @@ class Trial:
             slot=self.base, task=self.task, index=self.index, attempt=self.attempt
         )
 
-    async def run_remote(self, call: Any) -> dict[str, Any]:
+    async def run_remote(self, call: Any) -> dict[str, Any] | None:
         """Run this trial elsewhere: `await call(ticket)` returns its final record (a dict,
         written to the shared stores by the worker); counted here as `run()` counts."""
         run = self.owner
+        if run.over_budget():
+            return None
         progress = run.progress
         if progress is not None:
             progress.started()
@@ -206,8 +223,12 @@ class Trial:
         self.owner.finished(final)
         return self.record
 
-    async def run(self) -> dict[str, Any]:
+    async def run(self) -> dict[str, Any] | None:
+        """Run the trial to its final record (its export summary); None when the run's budget
+        was spent before it started."""
         run = self.owner
+        if run.over_budget():
+            return None
         progress = run.progress
         if progress is not None:
             progress.started()

@@ -22,6 +22,7 @@ _LIFECYCLE = "agentenv-plugin-lifecycle"
 _SCAFFOLD = "agentenv-scaffold"
 _EXPLORER = "agentenv-explorer"
 _GRADING = "agentenv-grading"
+_TRAINING_DATA = "agentenv-training-data"
 _CLI_AGENT_NAMES = (
     "claude-code",
     "claude",
@@ -43,6 +44,9 @@ INSTALL_COMMANDS: dict[str, str] = {
     _SCAFFOLD: f"pip install {_SCAFFOLD}  (included in: pip install agentenv-framework)",
     _EXPLORER: f"pip install {_EXPLORER}  (included in: pip install agentenv-framework)",
     _GRADING: f"pip install {_GRADING}  (included in: pip install agentenv-framework)",
+    _TRAINING_DATA: (
+        f"pip install {_TRAINING_DATA}  (included in: pip install agentenv-framework)"
+    ),
 }
 
 _CORE_STEP_TYPES = (
@@ -108,6 +112,9 @@ KNOWN: dict[tuple[str, str], str] = {
     ("command", "tasks"): _GRADING,
     ("step type", "call_reward_verifier"): _GRADING,
     **{("agent", name): _GRADING for name in ("do-nothing", "replay")},
+    ("export format", "chat-jsonl"): _TRAINING_DATA,
+    ("export format", "parquet"): _TRAINING_DATA,
+    ("dataset destination", "hf"): _HF,
 }
 
 #: Kinds whose names are configured in `[stores]`/`[sandbox]` settings (see `install_hint`).

@@ -68,7 +68,17 @@ REGISTRIES: dict[str, tuple[str, Callable[[], Any]]] = {
     # issue 19: what `agent-env cache list|prune` covers
     "cache_kinds": ("agentenv_register_cache_kinds", lambda: HintedRegistry("cache kind")),
     "entity_kinds": ("agentenv_register_entity_kinds", lambda: _entity_kinds()),
+    # issue 32: what `agent-env runs export --format` writes
+    "export_formats": ("agentenv_register_export_formats", lambda: _export_formats()),
 }
+
+
+def _export_formats() -> Any:
+    """The export-format registry, holding the kernel's own `rows` format."""
+    registry = HintedRegistry("export format")
+    with registry.registering("agent-env"):
+        registry.add_lazy("rows", "agent_env.reporting.export:RowsFormat", binary=False)
+    return registry
 
 
 def _entity_kinds() -> Any:
@@ -303,6 +313,18 @@ class PluginManager:
         plugin handles that destination."""
         self.load()
         return self._pm.hook.agentenv_push_bundle(
+            folder=folder, destination=destination, message=message
+        )
+
+    @property
+    def export_formats(self) -> Registry:
+        return self.registry("export_formats")
+
+    def push_dataset(self, folder: Any, destination: str, message: str | None = None) -> Any:
+        """The first plugin's answer to pushing the dataset `folder` to `destination`, or None
+        when no plugin handles that destination."""
+        self.load()
+        return self._pm.hook.agentenv_push_dataset(
             folder=folder, destination=destination, message=message
         )
 

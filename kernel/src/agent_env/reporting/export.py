@@ -1,29 +1,138 @@
-"""One flat JSON row per trial (the JSONL export of `agent-env runs export` and `run --export`):
-task id and version, bundle digest, agent, model, seed, scores, outcome, failure class,
-durations and the task instance id (`TaskInstanceRecord.to_row()`). Records are read from the
-store one at a time."""
+"""Exports of a run's trials. The kernel's own format, `rows`: one flat JSON row per trial
+(`agent-env runs export`, `run --export`): task id and version, bundle digest, agent, model,
+seed, scores, outcome, failure class, durations, costs and the task instance id
+(`TaskInstanceRecord.to_row()`). Other formats (`agent_env.exports.ExportFormat`, registered by
+plugins) get `trial_exports`: each trial's record, row and stored agent trajectories. Records
+are read from the store one at a time."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import IO, Any
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import IO, Any, ClassVar
 
+from agent_env.costs import CostTotals
 from agent_env.engine.records import RunRecord, Status, TaskInstanceRecord
 from agent_env.engine.stored import as_run, run_records
+from agent_env.exports import ExportFormat, TrialExport
 from agent_env.reporting.results import FINAL, Results
 
 
-async def write_jsonl(
-    documents: Any, run: RunRecord | Mapping[str, Any], out: IO[str], *, attempts: bool = False
+class RowsFormat(ExportFormat):
+    """The flat row per trial as JSON lines (what `runs export` writes by default)."""
+
+    type: ClassVar[str] = "rows"
+    description: ClassVar[str] = (
+        "one flat JSON line per trial: ids, task version, seed, scores, outcome, failure "
+        "class, timings, costs"
+    )
+    needs_trajectories: ClassVar[bool] = False
+
+    async def write(self, trials: AsyncIterator[TrialExport], out: IO[bytes]) -> int:
+        count = 0
+        async for trial in trials:
+            out.write((json.dumps(trial.row, default=str) + "\n").encode())
+            count += 1
+        return count
+
+
+def prompt_outputs(record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The outputs of a record's `prompt_agent` steps, in the order its steps ran."""
+    outputs = record.get("outputs") or {}
+    order = list(record.get("steps") or {}) + [
+        k for k in outputs if k not in (record.get("steps") or {})
+    ]
+    return [
+        outputs[sid]
+        for sid in order
+        if isinstance(outputs.get(sid), dict) and "prompt_id" in outputs[sid]
+    ]
+
+
+async def trajectories(objects: Any, record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The trajectory documents a record's prompts stored, in step order; for one the object
+    store does not have, `{prompt_id, missing, prompt, response}` from the record."""
+    out: list[dict[str, Any]] = []
+    for output in prompt_outputs(record):
+        key = output.get("trajectory")
+        doc: Any = None
+        why = "not stored"
+        if isinstance(key, str):
+            try:
+                doc = json.loads(await objects.get(key))
+            except Exception as exc:  # a missing object is exported as missing, not fatal
+                why = str(exc)
+        if not isinstance(doc, dict):
+            doc = {
+                "prompt_id": output["prompt_id"],
+                "missing": why,
+                "prompt": output.get("prompt"),
+                "response": output.get("response"),
+            }
+        out.append(doc)
+    return out
+
+
+#: How many trials' trajectories `trial_exports` reads at once (object reads overlap; memory
+#: stays bounded by this many trials).
+READ_AHEAD = 32
+
+
+async def trial_exports(
+    stores: Any,
+    runs: Sequence[RunRecord | Mapping[str, Any]],
+    *,
+    attempts: bool = False,
+    with_trajectories: bool = True,
+) -> AsyncIterator[TrialExport]:
+    """Every trial of `runs`, in run then plan order, as a format gets it (the trajectories of
+    up to `READ_AHEAD` trials are read concurrently)."""
+    batch: list[TaskInstanceRecord] = []
+    for run in runs:
+        async for record in run_records(stores.documents, run, attempts=attempts):
+            batch.append(record)
+            if len(batch) >= READ_AHEAD:
+                for trial in await _exports(stores, batch, with_trajectories):
+                    yield trial
+                batch = []
+    for trial in await _exports(stores, batch, with_trajectories):
+        yield trial
+
+
+async def _exports(
+    stores: Any, records: list[TaskInstanceRecord], with_trajectories: bool
+) -> list[TrialExport]:
+    import anyio
+
+    docs = [record.to_dict() for record in records]
+    found: list[list[dict[str, Any]]] = [[] for _ in records]
+
+    async def read(i: int) -> None:
+        found[i] = await trajectories(stores.objects, docs[i])
+
+    if with_trajectories:
+        async with anyio.create_task_group() as tg:
+            for i in range(len(records)):
+                tg.start_soon(read, i)
+    return [
+        TrialExport(record=doc, row=record.to_row(), trajectories=traj)
+        for record, doc, traj in zip(records, docs, found, strict=True)
+    ]
+
+
+async def export_runs(
+    stores: Any,
+    fmt: ExportFormat,
+    runs: Sequence[RunRecord | Mapping[str, Any]],
+    out: IO[bytes],
+    *,
+    attempts: bool = False,
 ) -> int:
-    """Write one row per trial of `run` (its record or stored document) to `out`; the number
-    of rows."""
-    count = 0
-    async for record in run_records(documents, run, attempts=attempts):
-        out.write(json.dumps(record.to_row(), default=str) + "\n")
-        count += 1
-    return count
+    """Write the trials of `runs` to `out` in `fmt`; the number of rows."""
+    trials = trial_exports(
+        stores, runs, attempts=attempts, with_trajectories=fmt.needs_trajectories
+    )
+    return await fmt.write(trials, out)
 
 
 #: How `run_summary` counts a status.
@@ -57,16 +166,19 @@ def not_passed_row(record: TaskInstanceRecord) -> dict[str, Any]:
 async def run_summary(documents: Any, run: RunRecord | Mapping[str, Any]) -> dict[str, Any]:
     """Counts and results of a recorded run, reading one record at a time (last attempts):
     `trials` (planned), `passed`, `failed` (failed or scored below 1), `unscored`,
-    `cancelled`, `unfinished` (never started, pending, running), `results`, and `not_passed`
-    (the first `NOT_PASSED_LISTED` finished trials that did not pass, with class and reason)."""
+    `cancelled`, `unfinished` (never started, pending, running), `results`, `not_passed`
+    (the first `NOT_PASSED_LISTED` finished trials that did not pass, with class and reason)
+    and `cost` (the trials' costs added up, `agent_env.costs.CostTotals`)."""
     run = as_run(run)
     results = Results(list(dict.fromkeys(run.tasks)), run.eval_tasks)
     counts = dict.fromkeys(("passed", "failed", "unscored", "cancelled", "unfinished"), 0)
+    costs = CostTotals()
     started = 0
     not_passed: list[dict[str, Any]] = []
     async for record in run_records(documents, run):
         started += 1
         results.add(record)
+        costs.add(record.cost)
         counts[_COUNTED_AS[record.status]] += 1
         listed = len(not_passed) < NOT_PASSED_LISTED
         if listed and record.status in FINAL and record.status != Status.PASSED:
@@ -78,4 +190,5 @@ async def run_summary(documents: Any, run: RunRecord | Mapping[str, Any]) -> dic
         **counts,
         "results": results.summary(),
         "not_passed": not_passed,
+        "cost": costs.to_json(),
     }

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from agent_env.costs import budget_of, prices_of
 from agent_env.engine.records import RUNS, TaskInstanceRecord
 from agent_env.engine.services import EngineServices
 from agent_env.errors import BundleError
@@ -247,6 +248,8 @@ class RunPipeline:
         from agent_env.runs.fork import record_meta
         from agent_env.stores.lineage import record_bundle_run
 
+        budget = budget_of(self.session.config, request.budget_usd)  # checked before any write
+        prices_of(self.session.config)
         services = await self.services(loaded, request)
         info = bundle_info(loaded.bundle, loaded.spec)
         info["digest"] = loaded.digest
@@ -275,6 +278,7 @@ class RunPipeline:
                 # what a worker in another process applies to its copy of the tasks
                 "judge_model": request.judge_model,
                 "user_model": request.user_model,
+                "budget_usd": budget,
             },
             front_end=request.front_end,
             runner=self.runner_name(request),
@@ -284,6 +288,7 @@ class RunPipeline:
             self.session.stores, run_id, loaded.bundle, loaded.materialized, loaded.tasks,
             loaded.evals,
         )  # fmt: skip
+        trial_run.budget = budget
         return PreparedRun(request=request, trial_run=trial_run, loaded=loaded)
 
     # ---- execute ---------------------------------------------------------------------------
@@ -346,12 +351,14 @@ class RunPipeline:
         summary = trial_run.results.summary()
         with anyio.CancelScope(shield=True):
             run_doc = await documents.get(RUNS, trial_run.run_id)
+            if run_doc is not None and (trial_run.not_started or trial_run.budget is not None):
+                run_doc = await self._stopped_for_budget(run_doc, trial_run)
             if request.export and run_doc is not None:
-                from agent_env.reporting.export import write_jsonl
+                from agent_env.reporting.export import RowsFormat, export_runs
 
                 path = Path(request.export).expanduser()
-                with open(path, "w", encoding="utf-8") as out:
-                    rows = await write_jsonl(documents, run_doc, out)
+                with open(path, "wb") as out:
+                    rows = await export_runs(self.session.stores, RowsFormat(), [run_doc], out)
                 self.observer.notice(f"wrote {rows} trial row(s) to {path}")
             single = not request.many and int((run_doc or {}).get("trials") or 1) == 1
             records: list[dict[str, Any]] = []
@@ -376,6 +383,28 @@ class RunPipeline:
         if inspect.isawaitable(shown):
             await shown
         return result
+
+    async def _stopped_for_budget(self, run_doc: dict[str, Any], trial_run: Any) -> dict[str, Any]:
+        """The run document saying the budget stopped it (`stopped`), stored and told; a
+        resume that the budget let finish drops the earlier `stopped`."""
+        if not trial_run.not_started:
+            if "stopped" in run_doc:
+                run_doc = {k: v for k, v in run_doc.items() if k != "stopped"}
+                await self.session.stores.documents.put(RUNS, trial_run.run_id, run_doc)
+            return run_doc
+        stopped = {
+            "reason": "budget",
+            "budget_usd": trial_run.budget,
+            "spent_usd": round(trial_run.spent, 6),
+            "not_started": trial_run.not_started,
+        }
+        run_doc = {**run_doc, "stopped": stopped}
+        await self.session.stores.documents.put(RUNS, trial_run.run_id, run_doc)
+        self.observer.notice(
+            f"stopped for budget: ${trial_run.spent:.4f} spent of ${trial_run.budget:.4f}; "
+            f"{trial_run.not_started} trial(s) not started"
+        )
+        return run_doc
 
     # ---- one trial of a recorded run, elsewhere (a distributed runner's worker) ------------
 

@@ -56,6 +56,9 @@ class RunRequest:
     concurrency: int | None = None
     sandbox_concurrency: int | None = None
     retry_infra: int | None = None
+    #: `--budget-usd`: stop starting trials once this many US dollars are spent (default:
+    #: `[run] budget_usd`; `agent_env.costs`).
+    budget_usd: float | None = None
     #: A seed table file (`--seeds`), else the bundle's `seeds.toml`.
     seeds: str | None = None
     #: Also write one JSON line per trial to this file (`--export`).

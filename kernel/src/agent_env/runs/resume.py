@@ -46,6 +46,7 @@ async def _reload(pipeline: RunPipeline, request: RunRequest, spec: str) -> Load
 async def _resume_run(
     pipeline: RunPipeline, request: RunRequest, run_doc: Mapping[str, Any]
 ) -> PreparedRun:
+    from agent_env.costs import budget_of
     from agent_env.engine import trials as engine_trials
     from agent_env.engine.run import check_not_running, resume_spec
 
@@ -68,6 +69,9 @@ async def _resume_run(
 
     forked_from = (run_doc.get("meta") or {}).get("forked_from")
     trial_run.resources.update(await reattach(pipeline.session, forked_from))
+    # the budget the run started with (or a new --budget-usd); kept trials count as spent
+    budget = request.budget_usd or (run_doc.get("options") or {}).get("budget_usd")
+    trial_run.budget = budget_of(pipeline.session.config, budget)
     if request.many:
         total = len(run_doc.get("instances", []))
         trial_run.progress = pipeline.observer.progress(request, total, trial_run.kept)

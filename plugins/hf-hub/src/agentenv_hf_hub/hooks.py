@@ -1,4 +1,5 @@
-"""agent-env hooks of the hf-hub plugin: it claims `hf://` bundle specs, to run and to push."""
+"""agent-env hooks of the hf-hub plugin: it claims `hf://` bundle specs, to run and to push,
+and `hf://` dataset destinations of `runs export --to`."""
 
 from __future__ import annotations
 
@@ -31,3 +32,12 @@ def agentenv_push_bundle(folder, destination, message):
     from agentenv_hf_hub.push import push
 
     return push(folder, destination, message=message)
+
+
+@hookimpl
+def agentenv_push_dataset(folder, destination, message):
+    if not isinstance(destination, str) or not destination.startswith("hf://"):
+        return None
+    from agentenv_hf_hub.push import push_dataset
+
+    return push_dataset(folder, destination, message=message)

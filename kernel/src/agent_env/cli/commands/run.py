@@ -105,6 +105,12 @@ if TYPE_CHECKING:  # pragma: no cover
     help="Re-run a trial that failed for an infrastructure reason up to N times (default 0).",
 )
 @click.option(
+    "--budget-usd",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Stop starting new trials once the trials' cost reaches this many US dollars "
+    "(priced by the config's [prices]; trials in flight finish; default: [run] budget_usd).",
+)
+@click.option(
     "--seeds",
     "seeds_file",
     metavar="FILE",
@@ -165,6 +171,7 @@ def run(
     concurrency: int | None = None,
     sandbox_concurrency: int | None = None,
     retry_infra: int | None = None,
+    budget_usd: float | None = None,
     seeds_file: str | None = None,
     export_file: str | None = None,
     wide: bool = False,
@@ -218,6 +225,7 @@ def run(
         concurrency=concurrency,
         sandbox_concurrency=sandbox_concurrency,
         retry_infra=retry_infra,
+        budget_usd=budget_usd,
         seeds=seeds_file,
         export=export_file,
         wide=wide,

@@ -195,12 +195,17 @@ def show(ident: str, as_json: bool, wide: bool) -> None:
                 took = f"{secs:.2f}s" if isinstance(secs, (int, float)) else "-"
                 outcome = paint(r["outcome"] or r["status"], r["status"])
                 echo(f"  {r['task']['name']}  {outcome}  {took}  {r['id']}")
+        _show_cost(s.get("cost") or {}, run)
         _show_not_passed(s, run["id"])
         return
     r = data["instance"]
     click.echo(f"task instance {r['id']} (run {r['run_id']})")
     click.echo(f"task {r['task']['name']} v{r['task'].get('version')}  {r['task']['id']}")
     click.echo(f"outcome: {r['outcome'] or r['status']}")
+    if r.get("cost"):
+        from agent_env.costs import describe
+
+        click.echo(f"cost: {describe(r['cost'])}")
     for step_id, info in r.get("steps", {}).items():
         secs = info.get("seconds")
         took = f"{secs:.2f}s" if isinstance(secs, (int, float)) else "-"
@@ -210,6 +215,21 @@ def show(ident: str, as_json: bool, wide: bool) -> None:
         )
     _show_agents_and_verifiers(r, data.get("trajectories") or {})
     _show_logs(data.get("logs") or {})
+
+
+def _show_cost(total: dict[str, Any], run: dict[str, Any]) -> None:
+    """The run's costs added up, and why it stopped early when a budget stopped it."""
+    from agent_env.costs import describe
+
+    if total.get("trials"):
+        click.echo(f"cost of {total['trials']} trial(s): {describe(total)}")
+    stopped = run.get("stopped") or {}
+    if stopped.get("reason") == "budget":
+        click.echo(
+            f"stopped for budget: ${stopped.get('spent_usd', 0):.4f} spent of "
+            f"${stopped.get('budget_usd', 0):.4f}; {stopped.get('not_started', 0)} trial(s) "
+            "not started"
+        )
 
 
 def _show_not_passed(summary: dict[str, Any], run_id: str) -> None:
@@ -291,42 +311,119 @@ def _show_agents_and_verifiers(record: dict[str, Any], trajectories: dict[str, A
             click.echo(f"    {mark} {row.get('id')}: {str(why)[:200]}")
 
 
-async def _export(documents: Any, run_id: str, out: Any, attempts: bool) -> int:
+async def _export_runs(stores: Any, run_ids: tuple[str, ...], write: Any) -> Any:
+    """The runs named (did-you-mean errors for a task instance or an unknown id), then
+    `await write(stores, runs)`."""
     from agent_env.engine.run import load_record
     from agent_env.engine.stored import read_run
-    from agent_env.reporting.export import write_jsonl
 
-    run = await read_run(documents, run_id)
-    if run is None:
-        await load_record(documents, run_id)  # the did-you-mean error
-        raise click.UsageError(f"{run_id!r} is a task instance; export takes a run id (run-...)")
-    return await write_jsonl(documents, run, out, attempts=attempts)
+    runs = []
+    for run_id in dict.fromkeys(run_ids):
+        run = await read_run(stores.documents, run_id)
+        if run is None:
+            await load_record(stores.documents, run_id)  # the did-you-mean error
+            raise click.UsageError(f"{run_id!r} is a task instance; export takes run ids (run-...)")
+        runs.append(run)
+    return await write(stores, runs)
+
+
+def _export_format(name: str) -> Any:
+    """The export format `name`, or a usage error naming the known ones."""
+    from agent_env.errors import PluginError
+    from agent_env.plugins import get_plugin_manager
+
+    registry = get_plugin_manager().export_formats
+    try:
+        return registry.get(name)()
+    except PluginError as exc:
+        raise click.UsageError(f"--format: {exc}") from None
 
 
 @runs.command("export")
-@click.argument("run_id", metavar="RUN_ID")
+@click.argument("run_ids", metavar="RUN...", nargs=-1, required=True)
 @click.option(
-    "-o", "--output", metavar="FILE", help="Write to FILE instead of stdout (JSON lines)."
+    "-f",
+    "--format",
+    "fmt_name",
+    default="rows",
+    show_default=True,
+    metavar="NAME",
+    help="rows (one flat JSON line per trial), chat-jsonl (OpenAI chat conversations with "
+    "tool calls, for trainers) or parquet (the same rows as a Parquet file); "
+    "plugins add more.",
 )
+@click.option("-o", "--output", metavar="FILE", help="Write to FILE instead of stdout.")
+@click.option(
+    "--to",
+    "destination",
+    metavar="DEST",
+    help="Push the export as a dataset instead (hf://ORG/REPO[@BRANCH] with agentenv-hf-hub).",
+)
+@click.option("-m", "--message", help="The commit message of a push (--to).")
 @click.option(
     "--attempts",
     is_flag=True,
     help="Also export the attempts that --retry-infra superseded.",
 )
-def export(run_id: str, output: str | None, attempts: bool) -> None:
-    """One JSON line per trial of RUN_ID: task id and version, bundle digest, agent, model,
-    seed, scores, outcome, failure class, durations, task instance id."""
+def export(
+    run_ids: tuple[str, ...],
+    fmt_name: str,
+    output: str | None,
+    destination: str | None,
+    message: str | None,
+    attempts: bool,
+) -> None:
+    """Every trial of RUN... in one file. `rows` (the default): task id and version, bundle
+    digest, agent, model, seed, scores, outcome, failure class, durations, costs, task
+    instance id; `chat-jsonl` / `parquet`: the conversation in the OpenAI chat format with
+    tool calls and results, plus the same fields (for trainers; `datasets.load_dataset` reads
+    them)."""
+    import functools
     import sys
 
-    if output is None:
-        rows = anyio.run(_with_documents, _export, run_id, sys.stdout, attempts)
-        sys.stdout.flush()
-        return
-    with open(output, "w", encoding="utf-8") as out:
-        rows = anyio.run(_with_documents, _export, run_id, out, attempts)
     from agent_env.cli.output import err
 
+    fmt = _export_format(fmt_name)
+    if output and destination:
+        raise click.UsageError("give -o/--output or --to, not both")
+    if destination:
+        from agent_env.reporting.dataset import push
+
+        write = functools.partial(
+            push, fmt=fmt, destination=destination, message=message, attempts=attempts
+        )
+        done = anyio.run(_with_stores, _export_runs, run_ids, write)
+        where = f" (commit {done['commit']})" if done.get("commit") else ""
+        click.echo(f"pushed {done['rows']} trial row(s) to {done['destination']}{where}")
+        return
+    if output is None and fmt.binary:
+        raise click.UsageError(f"--format {fmt.type} is binary: write it to a file with -o FILE")
+    if output is None:
+        out = sys.stdout.buffer
+        anyio.run(_with_stores, _export_runs, run_ids, _writer(fmt, out, attempts))
+        out.flush()
+        return
+    from pathlib import Path
+
+    target = Path(output)
+    partial = target.with_name(target.name + ".partial")
+    try:  # a failed export leaves FILE as it was
+        with open(partial, "wb") as stream:
+            rows = anyio.run(_with_stores, _export_runs, run_ids, _writer(fmt, stream, attempts))
+        partial.replace(target)
+    finally:
+        partial.unlink(missing_ok=True)
     err(f"wrote {rows} trial row(s) to {output}")
+
+
+def _writer(fmt: Any, out: Any, attempts: bool) -> Any:
+    """`write(stores, runs)`: the runs' trials in `fmt` to `out`; the number of rows."""
+    from agent_env.reporting.export import export_runs
+
+    async def write(stores: Any, runs: list[Any]) -> int:
+        return await export_runs(stores, fmt, runs, out, attempts=attempts)
+
+    return write
 
 
 runs.add_lazy_command(

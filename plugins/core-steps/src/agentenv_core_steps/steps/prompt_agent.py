@@ -157,6 +157,7 @@ class PromptAgent(Step):
         key = await self._store_trajectory(ctx, record, request, result, calls, seconds)
         summary = {
             "agent_name": name,
+            "model": request.model or record.get("model"),
             "prompt": request.text,
             "response": result.text,
             "status": "failed" if result.failure else "completed",
@@ -223,6 +224,7 @@ class PromptAgent(Step):
             "agent_type": record.get("type"),
             "role": record.get("role"),
             "model": request.model or record.get("model"),
+            "system_prompt": request.system_prompt or record.get("system_prompt"),
             "prompt": request.text,
             "response": result.text,
             "usage": result.usage.to_json(),
