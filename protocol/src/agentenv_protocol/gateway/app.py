@@ -48,7 +48,7 @@ class Gateway:
         trajectory: str | Path | Trajectory | None = None,
         secrets: Iterable[str] = (),
         call_timeout: float = 120.0,
-        connect_timeout: float = 3.0,
+        connect_timeout: float = 10.0,
         max_request_bytes: int = 8 * 1024 * 1024,
         clock: EnvClock | None = None,
         startup_timeout: float = 30.0,
