@@ -67,7 +67,7 @@ def start(args: list[str], env: dict) -> subprocess.Popen:
 
 async def wait_ready(url: str, token: str | None = None) -> None:
     async with EnvClient(url, token=token) as client:
-        await client.wait_ready(timeout=30)
+        await client.wait_ready(timeout=180)  # a loaded machine starts processes slowly
 
 
 def cpu_seconds(pid: int) -> float:
