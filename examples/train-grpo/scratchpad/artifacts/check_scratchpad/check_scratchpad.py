@@ -1,5 +1,5 @@
 """Scores what the policy left on the scratchpad (read through the run's gateway): one line was
-written, and it holds letters a random policy hits only some of the time."""
+written, and it mentions notes (a random policy's line does only some of the time)."""
 
 import asyncio
 import json
@@ -21,6 +21,5 @@ def verify(mcp_url):
     text = " ".join(lines)
     return [
         {"id": "one-line", "result": len(lines) == 1, "description": f"{len(lines)} lines"},
-        {"id": "has-o", "result": "o" in text, "description": "the line holds an 'o'"},
-        {"id": "has-t", "result": "t" in text, "description": "the line holds a 't'"},
+        {"id": "mentions-notes", "result": "notes" in text.split(), "description": text[:200]},
     ]
