@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import functools
 import json
@@ -68,7 +67,6 @@ class Trajectory:
         self._raw: collections.deque = collections.deque(maxlen=keep)
         self._lock = threading.Lock()
         self._file = None
-        self._flush_due = False
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (closed in close())
@@ -89,25 +87,6 @@ class Trajectory:
             self._raw.append(clean)
             if self._file is not None:
                 self._file.write(line + "\n")
-                self._flush_soon()
-
-    def _flush_soon(self) -> None:
-        """Flush once per event-loop turn (the calls answered in one turn leave in one write),
-        or at once outside a loop. Called with the lock held."""
-        if self._flush_due or self._file is None:
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            self._file.flush()
-            return
-        self._flush_due = True
-        loop.call_soon(self._flush)
-
-    def _flush(self) -> None:
-        with self._lock:
-            self._flush_due = False
-            if self._file is not None:
                 self._file.flush()
 
     @property
