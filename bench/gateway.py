@@ -26,6 +26,7 @@ import importlib.util
 import json
 import os
 import resource
+import selectors
 import socket
 import statistics
 import subprocess
@@ -91,10 +92,8 @@ def pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(q * len(values)))]
 
 
-def lean_client(
-    url: str, headers: dict, connections: int = 256, connect_timeout: float = 3.0
-) -> tuple[McpHttp, PostPool]:
-    pool = PostPool(url, max_connections=connections, connect_timeout=connect_timeout)
+def lean_client(url: str, headers: dict, connections: int = 256) -> tuple[McpHttp, PostPool]:
+    pool = PostPool(url, max_connections=connections)
     return McpHttp(url + "/mcp", pool=pool, headers=headers), pool
 
 
@@ -143,43 +142,96 @@ async def throughput(url: str, headers: dict, clients: int, seconds: float) -> t
             await pool.aclose()
 
 
-async def burst(url: str, headers: dict, calls: int, clients: int) -> dict:
-    """`calls` calls at once from `clients` clients (each with calls/clients connections):
-    latency of each, how many were answered, the wall time, and the ids sent."""
+def _request(host: str, headers: dict, text: str) -> bytes:
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": text}},
+        }
+    ).encode()
+    extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    head = (
+        f"POST /mcp HTTP/1.1\r\nhost: {host}\r\n{extra}content-type: application/json\r\n"
+        f"accept: application/json, text/event-stream\r\ncontent-length: {len(body)}\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+def _complete(buf: bytes) -> bytes | None:
+    """The body of a whole HTTP response in `buf` (content-length or chunked), else None."""
+    head, sep, rest = buf.partition(b"\r\n\r\n")
+    if not sep:
+        return None
+    lines = head.lower().split(b"\r\n")
+    length = next((int(x.split(b":")[1]) for x in lines if x.startswith(b"content-length:")), None)
+    if length is not None:
+        return rest[:length] if len(rest) >= length else None
+    if not rest.endswith(b"0\r\n\r\n"):
+        return None
+    body, pos = b"", 0
+    while True:
+        eol = rest.index(b"\r\n", pos)
+        size = int(rest[pos:eol], 16)
+        if size == 0:
+            return body
+        body += rest[eol + 2 : eol + 2 + size]
+        pos = eol + 2 + size + 2
+
+
+def burst(url: str, headers: dict, calls: int, clients: int) -> dict:
+    """`calls` calls in flight at once from `clients` clients (calls/clients connections each):
+    every request is sent as its connection opens, before any answer is read (raw sockets, so
+    the load generator's own CPU stays out of the way); each call's latency, how many were
+    answered with their own text, the wall time, and the texts sent."""
+    host, port = url.removeprefix("http://").split(":")
     per_client = calls // clients
-    lean = [lean_client(url, headers, per_client, connect_timeout=120) for _ in range(clients)]
-    latencies: list[float] = []
+    sent: dict[socket.socket, tuple[str, float]] = {}
     failures: list[str] = []
-    gate = anyio.Event()
-
-    async def one(c: int, k: int) -> None:
-        await gate.wait()
-        t = time.perf_counter()
-        try:
-            answer = await lean[c][0].request(
-                "tools/call", {"name": "echo", "arguments": {"text": f"burst-{c}-{k}"}}, timeout=120
-            )
-        except Exception as e:  # counted, not raised: the figure is how many were answered
-            failures.append(f"{type(e).__name__}: {e}")
-            return
-        result = answer.get("result") or {}
-        if result.get("isError") or "error" in answer:
-            failures.append(json.dumps(answer)[:200])
-            return
-        latencies.append(time.perf_counter() - t)
-
     t0 = time.perf_counter()
-    try:
-        async with anyio.create_task_group() as tg:
-            for c in range(clients):
-                for k in range(per_client):
-                    tg.start_soon(one, c, k)
-            await anyio.sleep(0.05)
-            t0 = time.perf_counter()
-            gate.set()
-    finally:
-        for _, pool in lean:
-            await pool.aclose()
+    for c in range(clients):
+        for k in range(per_client):
+            text = f"burst-{c}-{k}"
+            try:
+                sock = socket.create_connection((host, int(port)), timeout=120)
+                sock.sendall(_request(host, headers, text))
+            except OSError as e:
+                failures.append(f"{text}: {type(e).__name__}: {e}")
+                continue
+            sock.setblocking(False)
+            sent[sock] = (text, time.perf_counter())
+    latencies: list[float] = []
+    buffers = {sock: b"" for sock in sent}
+    with selectors.DefaultSelector() as selector:
+        for sock in sent:
+            selector.register(sock, selectors.EVENT_READ)
+        deadline = time.perf_counter() + 180
+        while buffers and time.perf_counter() < deadline:
+            for key, _ in selector.select(timeout=1):
+                sock = key.fileobj
+                assert isinstance(sock, socket.socket)
+                try:
+                    chunk = sock.recv(65536)
+                except OSError:
+                    chunk = b""
+                buffers[sock] += chunk
+                body = _complete(buffers[sock])
+                if body is None and chunk:
+                    continue
+                selector.unregister(sock)
+                sock.close()
+                del buffers[sock]
+                text, started = sent[sock]
+                answer = json.loads(body) if body else {}
+                content = (answer.get("result") or {}).get("content") or [{}]
+                if content[0].get("text") == text:
+                    latencies.append(time.perf_counter() - started)
+                else:
+                    failures.append(f"{text}: {json.dumps(answer)[:200] or 'closed, no answer'}")
+    for sock in buffers:
+        failures.append(f"{sent[sock][0]}: no answer in 180s")
+        sock.close()
     return {
         "sent": clients * per_client,
         "answered": len(latencies),
@@ -324,7 +376,9 @@ async def run(args: argparse.Namespace) -> None:
                 f"{'p50 ms':>9}{'p99 ms':>9}"
             )
             for label, url, headers, proc_index in paths:
-                b = await burst(url, headers, args.burst, args.burst_clients)
+                b = await anyio.to_thread.run_sync(
+                    burst, url, headers, args.burst, args.burst_clients
+                )
                 if proc_index:
                     counts = collections.Counter(logged_ids(logs / f"{label[3:]}.jsonl"))
                     once = sum(1 for i in b["ids"] if counts[i] == 1)
