@@ -141,7 +141,6 @@ def _burst(url: str) -> tuple[dict[str, str], list[str]]:
     return answers, sorted(set(calls.values()) - set(answers))
 
 
-@pytest.mark.slow
 def test_4096_calls_in_flight_are_each_answered_and_logged_once(gateway):
     url, log = gateway
     answers, unanswered = _burst(url)
@@ -236,3 +235,24 @@ async def test_waiting_for_a_connection_counts_against_the_timeout():
 def test_a_pool_needs_at_least_one_connection():
     with pytest.raises(ValueError, match="at least 1, got 0"):
         PostPool("http://127.0.0.1:1", max_connections=0)
+
+
+@pytest.mark.anyio
+async def test_a_cancelled_call_gives_its_connection_back():
+    """A caller that gives up (cancelled while the env is slow) frees its turn: with one
+    connection allowed, the next call still goes through, on a fresh connection."""
+    server, seen = await _counting_server(delay=1.0)
+    port = server.sockets[0].getsockname()[1]
+    pool = PostPool(f"http://127.0.0.1:{port}", max_connections=1)
+    try:
+        slow = asyncio.create_task(pool.post("/x", b'{"n": 1}'))
+        await asyncio.sleep(0.2)
+        slow.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await slow
+        answer = await asyncio.wait_for(pool.post("/x", b'{"n": 2}'), timeout=5)
+        assert answer.json() == {"n": 2}
+        assert seen["order"] == [1, 2]
+    finally:
+        await pool.aclose()
+        server.close()
