@@ -93,7 +93,10 @@ def pct(values: list[float], q: float) -> float:
 
 
 def lean_client(url: str, headers: dict, connections: int = 256) -> tuple[McpHttp, PostPool]:
-    pool = PostPool(url, max_connections=connections)
+    try:
+        pool = PostPool(url, max_connections=connections)
+    except TypeError:  # an A/B baseline's PostPool, from before the connection cap
+        pool = PostPool(url)
     return McpHttp(url + "/mcp", pool=pool, headers=headers), pool
 
 
