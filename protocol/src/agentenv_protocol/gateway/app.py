@@ -35,7 +35,9 @@ __all__ = ["Gateway", "GatewayError"]
 class Gateway:
     """ASGI app fronting `envs` (name -> base URL). Every route needs `Authorization: Bearer <token>`:
     `tokens` maps agent tokens to the one role each may act as; `admin_token` (generated when not
-    given) may act as any role (`AgentEnv-Role` header) and use the control routes."""
+    given) may act as any role (`AgentEnv-Role` header) and use the control routes.
+    `connect_timeout` waits only for an env host that does not answer (a refused connection
+    fails at once); it outlasts the event loop's lag while thousands of calls arrive at once."""
 
     def __init__(
         self,
