@@ -37,7 +37,7 @@ class Gateway:
     `tokens` maps agent tokens to the one role each may act as; `admin_token` (generated when not
     given) may act as any role (`AgentEnv-Role` header) and use the control routes.
     `connect_timeout` waits only for an env host that does not answer (a refused connection
-    fails at once); it outlasts the event loop's lag while thousands of calls arrive at once."""
+    fails at once); 3 s expired under a 4,096-call burst on a loaded 2-core machine."""
 
     def __init__(
         self,
