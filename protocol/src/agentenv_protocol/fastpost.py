@@ -2,7 +2,9 @@
 
 httpx costs several hundred microseconds per request in Python; forwarding a JSON-RPC POST to
 a known env needs none of its generality. Stale pooled connections are retried once, only when
-the server sent nothing back.
+the server sent nothing back. A pool opens at most `max_connections` to its origin; further
+requests wait their turn in arrival order (the wait counts against their timeout), so thousands
+of calls in flight reuse a bounded set of keep-alive connections instead of churning sockets.
 """
 
 from __future__ import annotations
@@ -165,7 +167,7 @@ class PostPool:
         *,
         connect_timeout: float = 3.0,
         timeout: float = 120.0,
-        max_idle: int = 256,
+        max_connections: int = 256,
     ) -> None:
         parts = urlsplit(base_url)
         if parts.scheme != "http":
@@ -176,8 +178,11 @@ class PostPool:
         self.host_header = parts.netloc.encode()
         self.connect_timeout = connect_timeout
         self.timeout = timeout
-        self.max_idle = max_idle
+        if max_connections < 1:
+            raise ValueError(f"max_connections must be at least 1, got {max_connections}")
+        self.max_connections = max_connections
         self._idle: list[_Conn] = []
+        self._turns = asyncio.Semaphore(max_connections)  # FIFO: waiters are served in order
 
     async def _connect(self) -> _Conn:
         loop = asyncio.get_running_loop()
@@ -213,6 +218,15 @@ class PostPool:
         head.append(b"\r\n")
         request = b"".join(head) + body
         limit = timeout if timeout is not None else self.timeout
+        try:
+            async with asyncio.timeout(limit):
+                async with self._turns:
+                    return await self._exchange(path, request)
+        except TimeoutError:
+            raise ForwardTimeout(f"{self.base} did not answer within {limit:g}s") from None
+
+    async def _exchange(self, path: str, request: bytes) -> RawResponse:
+        """One request on a pooled (or new) connection; a stale reused one is retried once."""
         loop = asyncio.get_running_loop()
         for attempt in (0, 1):
             conn = None
@@ -226,22 +240,18 @@ class PostPool:
             conn.waiter = loop.create_future()
             try:
                 conn.send(request)
-                async with asyncio.timeout(limit):
-                    status, rheaders, content, keep = await conn.waiter
+                status, rheaders, content, keep = await conn.waiter
             except _Stale:
                 conn.close()
                 if reused and attempt == 0:
                     continue
                 raise ForwardError(f"{self.base} closed the connection without answering") from None
-            except TimeoutError:
-                conn.close()
-                raise ForwardTimeout(f"{self.base} did not answer within {limit:g}s") from None
             except BaseException:
                 conn.close()
                 raise
             finally:
                 conn.waiter = None
-            if keep and not conn.closed and not conn.buf and len(self._idle) < self.max_idle:
+            if keep and not conn.closed and not conn.buf:
                 self._idle.append(conn)
             else:
                 conn.close()

@@ -10,6 +10,8 @@ import argparse
 import os
 import sys
 
+BACKLOG = 4096
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
@@ -57,7 +59,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"agentenv gateway admin token: {gateway.admin_token}", file=sys.stderr, flush=True)
     from agentenv_protocol.serving import uvicorn_options
 
-    uvicorn.run(gateway, host=args.host, port=args.port, log_level="warning", **uvicorn_options())
+    uvicorn.run(
+        gateway,
+        host=args.host,
+        port=args.port,
+        log_level="warning",
+        backlog=BACKLOG,  # a burst of thousands of new connections waits, never gets dropped
+        **uvicorn_options(),
+    )
     return 1 if gateway.startup_error else 0
 
 

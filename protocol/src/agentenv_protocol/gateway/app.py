@@ -35,7 +35,9 @@ __all__ = ["Gateway", "GatewayError"]
 class Gateway:
     """ASGI app fronting `envs` (name -> base URL). Every route needs `Authorization: Bearer <token>`:
     `tokens` maps agent tokens to the one role each may act as; `admin_token` (generated when not
-    given) may act as any role (`AgentEnv-Role` header) and use the control routes."""
+    given) may act as any role (`AgentEnv-Role` header) and use the control routes.
+    `connect_timeout` waits only for an env host that does not answer (a refused connection
+    fails at once); 3 s expired under a 4,096-call burst on a loaded 2-core machine."""
 
     def __init__(
         self,
@@ -48,7 +50,7 @@ class Gateway:
         trajectory: str | Path | Trajectory | None = None,
         secrets: Iterable[str] = (),
         call_timeout: float = 120.0,
-        connect_timeout: float = 3.0,
+        connect_timeout: float = 10.0,
         max_request_bytes: int = 8 * 1024 * 1024,
         clock: EnvClock | None = None,
         startup_timeout: float = 30.0,

@@ -3,15 +3,20 @@ token) cannot take every connection the gateway serves, nor starve the verifier 
 
 HTTP/1.1 carries one request at a time per connection, so the requests a role has in flight
 are the connections it holds busy; idle keep-alive connections close after a few seconds, and
-the server cuts off a client whose headers or body trickle (`serving.HEADER_TIMEOUT`)."""
+the server cuts off a client whose headers or body trickle (`serving.HEADER_TIMEOUT`).
+
+The cap refuses (503 with Retry-After) rather than queues: a queued request still holds its
+connection, so queueing would not bound what a role holds. It is high enough for a trainer's
+batch (256 clients with 16 calls each in flight through one gateway); forwarded calls then
+share a bounded pool of connections per env and wait their turn there (`fastpost.PostPool`)."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
 
-#: The default cap on one role's concurrent requests (an agent's parallel tool calls fit).
-MAX_CONNECTIONS_PER_ROLE = 64
+#: The default cap on one role's concurrent requests: a rollout batch of 4,096 calls fits.
+MAX_CONNECTIONS_PER_ROLE = 4096
 
 
 class RoleConnections:
