@@ -265,7 +265,7 @@ def test_a_time_trigger_delivers_on_docker_and_the_ledger_says_so(docker_client,
     (instance,) = set(re.findall(r"ti-[0-9a-f-]+", done.stdout))
     shown = agent_env(home, "runs", "show", instance)
     assert shown.returncode == 0, shown.stderr
-    assert "customer-email: fired, fired 1x" in shown.stdout
+    assert "trigger customer-email: fired, fired 1x" in shown.stdout
     # each event carries its virtual time: the delivery came after the 13:05Z mark
     (delivered,) = re.findall(r"(\S+)  customer-email action_ok deliver_email", shown.stdout)
     assert "2026-03-09T13:05:00Z" <= delivered < "2026-03-09T14:00:00Z"

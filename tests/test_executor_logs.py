@@ -77,4 +77,4 @@ def test_an_executors_log_is_kept_and_its_failure_says_why(tmp_path):
     (log,) = [v for k, v in data["logs"].items() if "desk" in k]
     assert "desk starting" in log and "desk got: log the order; refuse it" in log
     assert "agent error: the CRM refused the login" in text  # the ledger's action_failed reason
-    assert "note: failed" in text
+    assert "trigger note: failed" in text

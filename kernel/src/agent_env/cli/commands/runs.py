@@ -251,30 +251,6 @@ def _show_not_passed(summary: dict[str, Any], run_id: str) -> None:
         echo(f"  ... and {total - len(rows)} more: agent-env runs export {run_id}")
 
 
-def _show_trigger_ledger(step_id: str, ledger: dict[str, Any]) -> None:
-    """Each trigger's status and fire count, then its events on the env clock."""
-    click.echo(f"triggers (registered by {step_id}):")
-    for trigger in ledger.get("triggers") or []:
-        fired = trigger.get("fired_virtual") or trigger.get("fired_at")
-        click.echo(
-            f"    {trigger.get('id')}: {trigger.get('status')}, fired {trigger.get('fire_count', 0)}x"
-            + (f", last at {fired}" if fired else "")
-            + (f", failed {trigger['failure_count']}x" if trigger.get("failure_count") else "")
-        )
-    for event in ledger.get("events") or []:
-        when = event.get("virtual_time") or event.get("ts")
-        detail = event.get("detail") or {}
-        what = detail.get("tool") or detail.get("executor") or detail.get("permission") or ""
-        error = event.get("error") or detail.get("error")
-        click.echo(
-            f"    {when}  {event.get('trigger_id') or '-'} {event.get('kind')}"
-            + (f" {what}" if what else "")
-            + (f": {error}" if error else "")
-        )
-    if ledger.get("events_dropped"):
-        click.echo(f"    ({ledger['events_dropped']} earlier event(s) not kept)")
-
-
 def _show_agents_and_verifiers(record: dict[str, Any], trajectories: dict[str, Any]) -> None:
     """The prompts (answer, tool calls, usage, failure) and each verifier's rows with reasons."""
     for output in (record.get("outputs") or {}).values():
@@ -297,8 +273,12 @@ def _show_agents_and_verifiers(record: dict[str, Any], trajectories: dict[str, A
         if events:
             click.echo(f"    trajectory: {len(events)} event(s) at {output.get('trajectory')}")
     for step_id, output in (record.get("outputs") or {}).items():
-        if isinstance(output, dict) and isinstance(output.get("ledger"), dict):
-            _show_trigger_ledger(step_id, output["ledger"])
+        # a step's output may carry `shown`: lines it wants `runs show` to print (plain text)
+        shown = output.get("shown") if isinstance(output, dict) else None
+        if isinstance(shown, list) and shown:
+            click.echo(f"{step_id}:")
+            for line in shown:
+                click.echo(f"    {line}")
     for vid, verifier in (record.get("verifiers") or {}).items():
         if not isinstance(verifier, dict):
             continue

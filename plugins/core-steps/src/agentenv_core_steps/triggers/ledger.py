@@ -75,6 +75,33 @@ def record_ledger(ctx: StepContext) -> None:
     calls = [c for c in gateway.calls() if c.get("role") in roles]
     state = ledger(engine.state(), gateway.gateway.clock.state(), calls)
     ctx.set("outputs", step_id, "ledger", value=state)
+    ctx.set("outputs", step_id, "shown", value=shown(state))
+
+
+def shown(ledger: dict[str, Any]) -> list[str]:
+    """The ledger as the lines `agent-env runs show` prints under the registering step: each
+    trigger's status and fire count, then its events on the env clock."""
+    lines = []
+    for trigger in ledger.get("triggers") or []:
+        fired = trigger.get("fired_at")
+        lines.append(
+            f"trigger {trigger.get('id')}: {trigger.get('status')}, fired {trigger.get('fire_count', 0)}x"
+            + (f", last at {fired}" if fired else "")
+            + (f", failed {trigger['failure_count']}x" if trigger.get("failure_count") else "")
+        )
+    for event in ledger.get("events") or []:
+        when = event.get("virtual_time") or event.get("ts")
+        detail = event.get("detail") or {}
+        what = detail.get("tool") or detail.get("executor") or detail.get("permission") or ""
+        error = event.get("error") or detail.get("error")
+        lines.append(
+            f"  {when}  {event.get('trigger_id') or '-'} {event.get('kind')}"
+            + (f" {what}" if what else "")
+            + (f": {error}" if error else "")
+        )
+    if ledger.get("events_dropped"):
+        lines.append(f"  ({ledger['events_dropped']} earlier event(s) not kept)")
+    return lines
 
 
 @contextlib.asynccontextmanager
