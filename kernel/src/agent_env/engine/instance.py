@@ -20,7 +20,7 @@ import attrs
 from agent_env.bundles.dag import dependents, resolve_dependencies
 from agent_env.engine.context import EngineStepContext
 from agent_env.engine.journal import Journal
-from agent_env.engine.outcome import decide, doubtful, step_failure_class
+from agent_env.engine.outcome import decide, doubtful, garbage_failure, step_failure_class
 from agent_env.engine.outcome import failure_class as classify_failure
 from agent_env.engine.records import (
     COLLECTION,
@@ -275,7 +275,8 @@ class TaskInstance:
         ctx = EngineStepContext(self, sid)
         t0 = time.perf_counter()
         error: str | None = None
-        failure_class = "env"
+        verifier = bool(getattr(type(step), "is_verifier", False))
+        failure_class = step_failure_class(None, verifier=verifier)
         try:
             wrappers = [w for w in self.services.plugins.step_wrappers(step, ctx) if w is not None]
             if wrappers:
@@ -290,7 +291,7 @@ class TaskInstance:
             raise
         except StepFailed as exc:
             error = exc.reason if exc.step_id == sid else str(exc)
-            failure_class = step_failure_class(exc.failure_class)
+            failure_class = step_failure_class(exc.failure_class, verifier=verifier)
             if exc.failure_class == "error" and _infrastructure_cause(exc):
                 failure_class = "infrastructure"
         except (SandboxError, StoreError) as exc:
@@ -416,6 +417,8 @@ class TaskInstance:
         return doc
 
     async def _finish(self, seconds: float) -> None:
+        if not self.cancelled:
+            self.failure = self.failure or garbage_failure(self.state)
         status, outcome, scores = decide(
             self.steps, self.state, failure=self.failure, cancelled=self.cancelled
         )
