@@ -51,6 +51,16 @@ def parse_solution(raw: Any, where: str) -> list[dict[str, Any]]:
     return turns
 
 
+def transport_class(error: Exception) -> str:
+    """The failure class of an in-process agent's failed exchange with the run's gateway: the
+    gateway could not be reached (`EnvUnavailable`: transport between the run's own
+    processes) is `infrastructure`; an answer that is not MCP is the gateway's or env's: `env`.
+    What an env's tool did is told apart by the gateway's call log (`prompt_agent`)."""
+    from agentenv_protocol.errors import EnvUnavailable
+
+    return "infrastructure" if isinstance(error, EnvUnavailable) else "env"
+
+
 @attrs.frozen(kw_only=True)
 class ScriptedConfig(AgentConfig):
     """`agent.toml` of a scripted agent folder: `script` names a JSON solution file inside it."""
@@ -164,7 +174,7 @@ class ScriptedAgent(AgentKind):
                 return AgentResult(
                     text="",
                     trajectory=tuple(trajectory),
-                    failure=("env", f"the gateway failed during the solution: {e}"),
+                    failure=(transport_class(e), f"the gateway failed during the solution: {e}"),
                 )
         response = str(turn.get("response") or "")
         trajectory.append({"type": "model", "content": response})

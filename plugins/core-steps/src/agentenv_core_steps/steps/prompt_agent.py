@@ -166,6 +166,7 @@ class PromptAgent(Step):
                     "tool": c.get("tool"),
                     "arguments": c.get("arguments"),
                     "error": c.get("error"),
+                    **({"fault": c["fault"]} if c.get("fault") else {}),
                     "duration_ms": c.get("duration_ms"),
                 }
                 for c in calls
@@ -183,7 +184,7 @@ class PromptAgent(Step):
             f"{usage.total_tokens} tokens, {seconds:.2f}s -> {summary['status']}"
         )
         if result.failure:
-            cls, message = result.failure
+            cls, message = blame(result.failure, calls)
             raise StepFailed(self.id, f"{cls} error: {message}", failure_class=cls)
 
     @staticmethod
@@ -239,3 +240,20 @@ class PromptAgent(Step):
             ctx.log(f"trajectory not stored at {key}: {e}")
             return None
         return key
+
+
+def blame(failure: tuple[str, str], calls: list[dict[str, Any]]) -> tuple[str, str]:
+    """The class and message of a failed prompt. An agent that failed (or ran out of time)
+    after the gateway logged a tool call that failed by the env's or the infrastructure's
+    fault (`fault` of the call log: the env's tool raised, the env stopped or did not answer)
+    failed because of it: the first such call's fault is the class. The gateway's log is
+    ours, so an agent cannot shift the blame by what it reports."""
+    cls, message = failure
+    if cls not in ("agent", "timeout"):
+        return cls, message
+    for call in calls:
+        fault = call.get("fault")
+        if fault in ("env", "infrastructure"):
+            where = f"tool {call.get('tool')!r} of env {call.get('env')!r}"
+            return fault, f"{where} failed: {call.get('error')} (then: {message})"
+    return cls, message
