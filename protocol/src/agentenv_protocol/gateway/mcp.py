@@ -151,6 +151,9 @@ class McpEndpoint:
         self.trajectory = trajectory
         self.forwarder = forwarder
         self.max_request_bytes = max_request_bytes
+        #: The tool calls being forwarded now: {role, tool, env, started (epoch seconds)},
+        #: so a prompt that runs out of time can tell an env that did not answer (`pending`).
+        self.in_flight: dict[int, dict] = {}
         #: called after every tools/call with (role, tool, arguments, answer): the trigger engine
         self.on_call: Callable[[str, str, dict, dict], None] | None = None
         self._methods = self._dispatcher()
@@ -289,11 +292,28 @@ class McpEndpoint:
             visible = [t["name"] for t in self.visible_tools(caller.role, caller.envs)]
             answer = error_result(f"unknown tool {name!r}{did_you_mean(name, visible)}")
         else:
-            answer, marked = await self.forwarder.call(route, arguments, caller)
+            key = id(object())
+            self.in_flight[key] = {
+                "role": caller.role,
+                "tool": name,
+                "env": env,
+                "started": time.time(),
+            }
+            try:
+                answer, marked = await self.forwarder.call(route, arguments, caller)
+            finally:
+                self.in_flight.pop(key, None)
         self._log(stamp, started, caller, name, env, arguments, answer, call_fault(answer, marked))
         if self.on_call is not None and isinstance(name, str) and isinstance(arguments, dict):
             self.on_call(caller.role, name, arguments, answer)
         return answer
+
+    def pending(self, role: str | None = None) -> list[dict]:
+        """The calls forwarded to an env and not answered yet (of `role`), oldest first."""
+        calls = [dict(c) for c in list(self.in_flight.values())]
+        return sorted(
+            (c for c in calls if role is None or c["role"] == role), key=lambda c: c["started"]
+        )
 
     def _get_time(self, arguments: dict) -> dict:
         try:

@@ -142,6 +142,18 @@ class PromptAgent(Step):
         with anyio.move_on_after(self.timeout_seconds):
             result = await kind.prompt(ctx, record, request)
         seconds = time.time() - started
+        waited = gateway.pending(record["role"]) if gateway is not None and result is None else []
+        if result is None and waited:  # out of time while an env had not answered a tool call
+            call = waited[0]
+            result = AgentResult(
+                text="",
+                failure=(
+                    "env",
+                    f"tool {call['tool']!r} of env {call['env']!r} had not answered after "
+                    f"{time.time() - call['started']:.1f}s when the prompt's "
+                    f"{self.timeout_seconds}s (timeout_seconds) ran out",
+                ),
+            )
         if result is None:
             result = AgentResult(
                 text="",
