@@ -113,7 +113,7 @@ class TaskInstanceRecord(StoredRecord):
 
     kind: ClassVar[str] = "task instance record"
     optional: ClassVar[frozenset[str]] = frozenset(
-        {"agent", "model", "seed_values", "attempt", "outputs"}
+        {"agent", "model", "seed_values", "attempt", "outputs", "restarts"}
     )
 
     id: str
@@ -147,6 +147,16 @@ class TaskInstanceRecord(StoredRecord):
     attempt: int | None = None
     #: What steps output (`state.outputs`), set when the instance finishes.
     outputs: dict[str, Any] | None = None
+    #: Finished steps a resume ran again, one entry per occasion: `{resume, reason, steps}`
+    #: (absent while none did). A step that may not run twice fails the trial instead.
+    restarts: list[dict[str, Any]] | None = None
+
+    def retryable(self) -> bool:
+        """Whether `--retry-infra` may run this trial again: an infrastructure failure, unless
+        a new attempt would repeat a step that is not re-runnable (`failure.retry` false)."""
+        if self.effective_failure_class() != "infrastructure":
+            return False
+        return (self.failure or {}).get("retry", True) is not False
 
     @property
     def finished(self) -> bool:

@@ -200,6 +200,11 @@ def show(ident: str, as_json: bool, wide: bool) -> None:
     click.echo(f"task instance {r['id']} (run {r['run_id']})")
     click.echo(f"task {r['task']['name']} v{r['task'].get('version')}  {r['task']['id']}")
     click.echo(f"outcome: {r['outcome'] or r['status']}")
+    for restart in r.get("restarts") or []:
+        steps = ", ".join(restart.get("steps") or [])
+        click.echo(
+            f"restarted on resume {restart.get('resume')}: {steps} ({restart.get('reason')})"
+        )
     for step_id, info in r.get("steps", {}).items():
         secs = info.get("seconds")
         took = f"{secs:.2f}s" if isinstance(secs, (int, float)) else "-"
