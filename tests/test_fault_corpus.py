@@ -267,7 +267,7 @@ def check_corpus(outcome: dict[str, Any]) -> None:
     print(f"fault corpus: {len(FAULTS) - len(wrong)}/{len(FAULTS)} classed right ({right:.0%})")
     assert not wrong, "\n".join(f"{n}: want {w}, got {g}: {o}" for n, (w, g, o) in wrong.items())
     assert right >= GOAL
-    tasks = {t["task"]: t for t in outcome["results"]["tasks"]}
+    tasks = {t["name"]: t for t in outcome["results"]["tasks"]}
     for name, (expected, _steps) in FAULTS.items():
         excluded = tasks[name]["excluded"]
         if expected in ("verifier_error", "infrastructure"):
