@@ -95,6 +95,13 @@ def with_step(step: dict[str, Any], *, before_prompt: bool = False) -> list[dict
     return steps
 
 
+def folder_agent(name: str) -> list[dict[str, Any]]:
+    """The agent folder `name` of the corpus (an A2A agent started by its command)."""
+    steps = scripted([call("ok")])
+    steps[1] = {"id": "agent", "type": "deploy_agent", "env_ids": ["tools"], "a2a_agent_id": name}
+    return steps
+
+
 def model_agent(model: str, *, timeout: int = 60) -> list[dict[str, Any]]:
     """The tool-loop agent on the corpus's model server (`{model_url}`), asking `model`."""
     return [
@@ -169,6 +176,8 @@ FAULTS: dict[str, tuple[str | None, list[dict[str, Any]]]] = {
     "agent-runs-out-of-turns": ("agent", scripted([call("ok")], prompts=2)),
     "agent-model-answers-garbage": ("agent", model_agent("garbage")),
     "agent-times-out": ("timeout", model_agent("silent", timeout=3)),
+    "agent-crashes-at-start": ("agent", folder_agent("crasher")),
+    "agent-blames-the-infrastructure": ("agent", folder_agent("blamer")),
     # infrastructure: between our own processes, or the machine
     "infra-env-port-never-opens": (
         "infrastructure",
@@ -224,6 +233,7 @@ def model_url() -> Iterator[str]:
 def corpus_bundle(root: Path, model_url: str) -> Path:
     shutil.copytree(CORPUS / "envs", root / "envs")
     shutil.copytree(CORPUS / "artifacts", root / "artifacts")
+    shutil.copytree(CORPUS / "agents", root / "agents")
     (root / "tasks").mkdir()
     for name, (_cls, steps) in FAULTS.items():
         text = json.dumps(steps, indent=1).replace("{model_url}", model_url)
