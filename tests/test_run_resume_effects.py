@@ -185,3 +185,26 @@ def test_a_finished_step_that_is_not_rerunnable_stops_a_restart(env, tmp_path):
     assert record["failure_class"] == "infrastructure", record
     assert "step 'pay' (f_pay) would run again (sandbox(es) made by box gone" in record["outcome"]
     assert counted(counter) == ["box", "pay", "wait"]
+
+
+def test_many_trials_in_flight_at_a_kill_run_no_finished_step_twice(env, tmp_path):
+    steps = steps_for(tmp_path, ("box", "f_box"), ("pay", "f_pay"), ("wait", "f_hold"))
+    bundle = tmp_path / "bundle"
+    (bundle / "tasks").mkdir(parents=True)
+    (bundle / "tasks" / "t.json").write_text(json.dumps(steps))
+    proc = start(env, "run", str(bundle), "--sandbox", "local", "--trials", "6")
+    counter = tmp_path / "counter.txt"
+    deadline = time.monotonic() + 90
+    while counted(counter).count("wait") < 6:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, counted(counter)
+        time.sleep(0.05)
+    proc.kill()
+    proc.wait(timeout=10)
+    (tmp_path / "release").touch()
+    data = resume_json(env, _run_id(env))
+    assert [r["status"] for r in data["tasks"]] == ["unscored"] * 6
+    assert all("restarts" not in r and r["resumes"] == 1 for r in data["tasks"])
+    seen = counted(counter)
+    # six trials in flight: each made its box and paid once; only the running step ran again
+    assert (seen.count("box"), seen.count("pay"), seen.count("wait")) == (6, 6, 12)
