@@ -85,13 +85,18 @@ def verifier_returns(artifact: str) -> list[dict[str, Any]]:
     return scripted([call("ok")], verifier=artifact)
 
 
-def with_step(step: dict[str, Any], *, before_prompt: bool = False) -> list[dict[str, Any]]:
-    """The passing task with one fault step added at the end (or before the prompt)."""
-    steps = scripted([call("ok")])
-    if before_prompt:
-        steps.insert(2, {"id": "fault", **step})
-    else:
-        steps.append({"id": "fault", **step})
+def with_step(
+    step: dict[str, Any],
+    *,
+    before_prompt: bool = False,
+    at: int | None = None,
+    verifier: str = "v_ok",
+) -> list[dict[str, Any]]:
+    """The passing task with one fault step added at the end (before the prompt, or at index
+    `at`)."""
+    steps = scripted([call("ok")], verifier=verifier)
+    where = 2 if before_prompt else (len(steps) if at is None else at % len(steps))
+    steps.insert(where, {"id": "fault", **step})
     return steps
 
 
@@ -186,6 +191,12 @@ FAULTS: dict[str, tuple[str | None, list[dict[str, Any]]]] = {
     "infra-gateway-cut-mid-trial": (
         "infrastructure",
         with_step({"type": "f_cut_gateway"}, before_prompt=True),
+    ),
+    "infra-gateway-cut-before-the-verifier": (
+        "infrastructure",
+        with_step(
+            {"type": "f_cut_gateway"}, before_prompt=False, at=-1, verifier="v_calls_gateway"
+        ),
     ),
     "infra-sandbox-create-fails": ("infrastructure", with_step({"type": "f_sandbox_create_fails"})),
 }
