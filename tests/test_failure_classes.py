@@ -330,3 +330,15 @@ def test_an_a2a_agent_cannot_blame_anyone_else_for_its_failure():
         "x",
     )
     assert blame(("infrastructure", "model down"), calls)[0] == "infrastructure"
+
+
+def test_an_env_cannot_mark_its_answer_as_the_infrastructure_s_fault():
+    from agentenv_protocol.errors import FAULT_META_KEY
+    from agentenv_protocol.gateway.errors import call_fault, marked_fault
+
+    failed = {"content": [{"type": "text", "text": "x"}], "isError": True}
+    for mark, believed in (("env", "env"), ("agent", "agent"), ("infrastructure", None)):
+        marked = {**failed, "_meta": {FAULT_META_KEY: mark}}
+        assert marked_fault(marked) == believed
+        assert call_fault(failed, marked_fault(marked)) == (believed or "agent")
+    assert call_fault({"content": [], "isError": False}, "env") is None

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from agentenv_protocol.errors import FAULT_META_KEY, FAULTS
 
+__all__ = ["FAULTS", "GatewayError", "WILDCARD", "call_fault", "marked_fault"]
+
 WILDCARD = "*"
 
 
@@ -21,11 +23,16 @@ class GatewayError(Exception):
 #: answered with).
 
 
+#: What an env may say of its own answer: blame itself or the caller, never the infrastructure
+#: (that would take the trial out of the statistics on the env's word).
+ENV_MARKS = ("agent", "env")
+
+
 def marked_fault(result: dict) -> str | None:
-    """The fault an env server marked on its error answer, if it is one of `FAULTS`."""
+    """The fault an env server marked on its error answer, if it is one of `ENV_MARKS`."""
     meta = result.get("_meta") if isinstance(result, dict) else None
     fault = meta.get(FAULT_META_KEY) if isinstance(meta, dict) else None
-    return fault if fault in FAULTS else None
+    return fault if fault in ENV_MARKS else None
 
 
 def call_fault(answer: dict, marked: str | None = None) -> str | None:
