@@ -173,6 +173,7 @@ def test_a_step_that_is_not_rerunnable_is_never_run_twice(env, tmp_path):
     again = resume_json(env, run_id, "--retry-infra", "2")
     assert [r["id"] for r in again["tasks"]] == [record["id"]]
     assert counted(counter) == ["box", "pay"]
+    assert sandbox_folders(env["home"]) == []  # the killed run's sandbox was reaped
 
 
 def test_a_finished_step_that_is_not_rerunnable_stops_a_restart(env, tmp_path):
@@ -185,6 +186,7 @@ def test_a_finished_step_that_is_not_rerunnable_stops_a_restart(env, tmp_path):
     assert record["failure_class"] == "infrastructure", record
     assert "step 'pay' (f_pay) would run again (sandbox(es) made by box gone" in record["outcome"]
     assert counted(counter) == ["box", "pay", "wait"]
+    assert sandbox_folders(env["home"]) == []
 
 
 def test_many_trials_in_flight_at_a_kill_run_no_finished_step_twice(env, tmp_path):
