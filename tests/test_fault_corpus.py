@@ -310,12 +310,15 @@ def test_fault_count_covers_every_class():
     }
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(600)
 def test_the_corpus_on_the_local_provider(tmp_path, model_url):
     check_corpus(run_corpus(tmp_path, model_url, "--sandbox", "local"))
 
 
 @pytest.mark.docker
 @pytest.mark.slow
+@pytest.mark.timeout(900)
 def test_the_corpus_on_docker(tmp_path, model_url):
     from agentenv_docker_sandbox.testing import require_docker
 
