@@ -342,3 +342,13 @@ def test_an_env_cannot_mark_its_answer_as_the_infrastructure_s_fault():
         assert marked_fault(marked) == believed
         assert call_fault(failed, marked_fault(marked)) == (believed or "agent")
     assert call_fault({"content": [], "isError": False}, "env") is None
+
+
+def test_an_agent_that_gave_up_on_a_call_the_env_never_answered_failed_because_of_the_env():
+    from agentenv_core_steps.steps.prompt_agent import blame
+
+    waited = [{"role": "a", "tool": "stall", "env": "e", "started": 0.0}]
+    for cls in ("agent", "timeout", "infrastructure"):
+        got, message = blame((cls, "ReadTimeout from the gateway"), [], waited)
+        assert got == "env" and "tool 'stall' of env 'e' had not answered" in message
+    assert blame(("infrastructure", "model down"), [], []) == ("infrastructure", "model down")
