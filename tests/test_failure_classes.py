@@ -352,3 +352,26 @@ def test_an_agent_that_gave_up_on_a_call_the_env_never_answered_failed_because_o
         got, message = blame((cls, "ReadTimeout from the gateway"), [], waited)
         assert got == "env" and "tool 'stall' of env 'e' had not answered" in message
     assert blame(("infrastructure", "model down"), [], []) == ("infrastructure", "model down")
+
+
+def test_a_failed_exchange_with_the_gateway_is_classed_by_its_cause():
+    import httpx
+
+    from agentenv_core_steps.faults import gateway_failure_class
+    from agentenv_protocol.errors import EnvUnavailable, HandlerFailed
+
+    def wrapped(cause: BaseException) -> EnvUnavailable:
+        try:
+            raise EnvUnavailable("the gateway failed") from cause
+        except EnvUnavailable as e:
+            return e
+
+    assert gateway_failure_class(wrapped(httpx.ConnectError("refused"))) == "infrastructure"
+    assert gateway_failure_class(wrapped(httpx.ConnectTimeout("slow"))) == "infrastructure"
+    assert gateway_failure_class(wrapped(httpx.ReadTimeout("no answer"))) == "env"
+    assert gateway_failure_class(EnvUnavailable("no cause")) == "infrastructure"
+    group = ExceptionGroup("tg", [ValueError("x"), ConnectionResetError("reset")])
+    assert gateway_failure_class(group) == "infrastructure"
+    # an answer (even an error) is no transport failure; a verifier's own bug neither
+    assert gateway_failure_class(HandlerFailed("boom")) is None
+    assert gateway_failure_class(KeyError("x")) is None

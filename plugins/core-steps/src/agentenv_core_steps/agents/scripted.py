@@ -52,13 +52,12 @@ def parse_solution(raw: Any, where: str) -> list[dict[str, Any]]:
 
 
 def transport_class(error: Exception) -> str:
-    """The failure class of an in-process agent's failed exchange with the run's gateway: the
-    gateway could not be reached (`EnvUnavailable`: transport between the run's own
-    processes) is `infrastructure`; an answer that is not MCP is the gateway's or env's: `env`.
+    """The failure class of an in-process agent's failed exchange with the run's gateway
+    (`faults.gateway_failure_class`; an answer that is not MCP is the env's side: `env`).
     What an env's tool did is told apart by the gateway's call log (`prompt_agent`)."""
-    from agentenv_protocol.errors import EnvUnavailable
+    from agentenv_core_steps.faults import gateway_failure_class
 
-    return "infrastructure" if isinstance(error, EnvUnavailable) else "env"
+    return gateway_failure_class(error) or "env"
 
 
 @attrs.frozen(kw_only=True)

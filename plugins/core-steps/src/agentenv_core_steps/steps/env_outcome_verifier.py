@@ -26,6 +26,7 @@ import attrs
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
 from agent_env.models import VerifierStep, compat_ignored
+from agentenv_core_steps.faults import gateway_failure_class
 from agentenv_core_steps.gateway import gateway_for, issue_token
 from agentenv_core_steps.steps.reset_env import deployed_env
 from agentenv_core_steps.targets import artifact_for
@@ -73,12 +74,12 @@ class EnvOutcomeVerifier(VerifierStep):
             ) from None
         except Exception as e:  # noqa: BLE001 - the verifier's bug fails this step with its trace
             tail = "".join(traceback.format_exception(e)[-3:]).strip()
-            # a verifier that could not reach the run's gateway says nothing of itself: the
-            # transport between our own processes failed (infrastructure); else its own error
+            # a verifier that could not reach the run's gateway, or whose call an env did not
+            # answer, says nothing of itself (faults.gateway_failure_class); else its own error
             raise StepFailed(
                 self.id,
                 f"verify() raised {type(e).__name__}: {e}\n{tail}",
-                failure_class="infrastructure" if transport_failure(e) else "verifier_error",
+                failure_class=gateway_failure_class(e) or "verifier_error",
             ) from None
         results = _check_rows(self.id, rows)
         passed = sum(1 for r in results if r["result"] is True)
@@ -183,33 +184,3 @@ def _check_rows(step_id: str, rows: Any) -> list[dict[str, Any]]:
             raise StepFailed(step_id, f"verify() row {i}: missing 'id'")
         out.append({**row, "id": str(row["id"]), "description": str(row.get("description", ""))})
     return out
-
-
-def transport_failure(error: BaseException) -> bool:
-    """Whether `error` (its causes, an exception group's members) is a connection to the
-    run's gateway that could not be made or kept: httpx's transport errors, the protocol
-    client's `EnvUnavailable`, `ConnectionError`."""
-    from agentenv_protocol.errors import EnvUnavailable
-
-    kinds: tuple[type[BaseException], ...] = (EnvUnavailable, ConnectionError)
-    try:
-        import httpx
-
-        kinds = (*kinds, httpx.TransportError)
-    except ImportError:  # pragma: no cover - httpx comes with the protocol package
-        pass
-    seen: set[int] = set()
-    todo = [error]
-    while todo:
-        exc = todo.pop()
-        if id(exc) in seen:
-            continue
-        seen.add(id(exc))
-        if isinstance(exc, kinds):
-            return True
-        if isinstance(exc, BaseExceptionGroup):
-            todo.extend(exc.exceptions)
-        for nxt in (exc.__cause__, exc.__context__):
-            if nxt is not None:
-                todo.append(nxt)
-    return False
