@@ -270,6 +270,7 @@ def run_corpus(tmp: Path, model_url: str, *args: str) -> dict[str, dict[str, Any
         data = json.loads(done.stdout)
     except ValueError:
         raise AssertionError(f"exit {done.returncode}\n{done.stdout}\n{done.stderr}") from None
+    assert done.returncode == data["exit_code"] == 1, done.stderr
     rows = {r["task"]["name"]: r for r in data["tasks"]}
     assert sorted(rows) == sorted(FAULTS), done.stderr
     return {"rows": rows, "results": data["results"]}  # type: ignore[dict-item]
