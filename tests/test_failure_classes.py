@@ -211,3 +211,167 @@ def test_an_env_whose_port_never_opens_is_infrastructure_and_retried(tmp_path):
     rows = attempts(home, data["run_id"])
     assert [r["failure_class"] for r in rows] == ["env"]
     assert "exited with code 3" in rows[0]["outcome"]
+
+
+# -- the rule itself, on bad input: garbage scores, classes a step or an agent cannot give ---
+
+
+@pytest.mark.parametrize(
+    ("score", "garbage"),
+    [
+        (1, False),
+        (0.0, False),
+        (0.5, False),
+        (None, False),  # no score is unscored, not garbage
+        (float("nan"), True),
+        (float("inf"), True),
+        (-1e-9, True),
+        (1.0000001, True),
+        (True, True),  # a bool is not a score, though Python counts it an int
+        ("1", True),
+        ([1], True),
+    ],
+)
+def test_a_score_that_is_not_a_finite_number_in_0_1_is_garbage(score, garbage):
+    from agent_env.engine.outcome import decide, garbage_failure, score_problem
+
+    assert (score_problem(score) is not None) is garbage
+    state = {"verifiers": {"v": {"results": [], "score": score}}}
+    failure = garbage_failure(state)
+    assert (failure is not None) is garbage
+    if garbage:
+        assert failure["class"] == "verifier_error" and "verifier 'v'" in failure["message"]
+        # a garbage score decides nothing: it is never counted as a pass
+        assert decide([], state, failure=None, cancelled=False)[2] == {}
+
+
+@pytest.mark.parametrize(
+    ("rows", "why"),
+    [
+        ([{"id": "a", "result": True, "score": float("nan")}], "score nan"),
+        ([{"id": "a", "result": True, "weight": float("-inf")}], "weight -inf"),
+        ([{"id": "a", "result": True, "score": "0.9"}], "score '0.9'"),
+        ([{"id": "a", "result": True, "weight": False}], "weight False"),
+        (["a"], "row 0 is a str"),
+    ],
+)
+def test_garbage_result_rows_are_named(rows, why):
+    from agent_env.engine.outcome import rows_problem
+
+    assert why in (rows_problem(rows) or "")
+    assert rows_problem([{"id": "a", "result": True, "score": 0.25, "weight": 2}]) is None
+
+
+def test_unclassed_errors_are_the_env_s_in_a_task_step_and_the_verifier_s_in_a_verifier():
+    from agent_env.engine.outcome import EXCLUDED_CLASSES, FAILURE_CLASSES, step_failure_class
+
+    assert step_failure_class(None) == "env"
+    assert step_failure_class("error") == "env"
+    assert step_failure_class(None, verifier=True) == "verifier_error"
+    assert step_failure_class("something-new", verifier=True) == "verifier_error"
+    # a class the step names stands, in a verifier too
+    assert step_failure_class("env", verifier=True) == "env"
+    assert step_failure_class("infrastructure", verifier=True) == "infrastructure"
+    assert step_failure_class("verifier") == "verifier_error"
+    assert set(EXCLUDED_CLASSES) == {"infrastructure", "verifier_error", "cancelled"}
+    assert set(EXCLUDED_CLASSES) <= set(FAILURE_CLASSES)
+
+
+def test_verifier_errors_are_excluded_from_pass_rates_and_not_retried():
+    from agent_env.engine.records import TaskInstanceRecord, TaskRef
+    from agent_env.reporting.results import Results
+
+    def record(status, cls, failure=None):
+        return TaskInstanceRecord(
+            id=f"ti-{status}-{cls}",
+            run_id="run-x",
+            task=TaskRef(name="t"),
+            status=status,
+            failure=failure or ({"class": cls, "message": "m"} if cls else None),
+            failure_class=cls,
+            scores={"v": 1.0} if status == "passed" else {},
+        )
+
+    results = Results(["t"])
+    for r in (
+        record("passed", None),
+        record("failed", "verifier_error"),
+        record("failed", "infrastructure"),
+        record("failed", "agent"),
+    ):
+        results.add(r)
+    [task] = results.summary()["tasks"]
+    assert (task["trials"], task["passed"]) == (2, 1)
+    assert task["excluded"] == {"infrastructure": 1, "verifier_error": 1}
+    assert not record("failed", "verifier_error").retryable()
+    assert record("failed", "infrastructure").retryable()
+    once = {"class": "infrastructure", "message": "m", "retry": False}
+    assert not record("failed", "infrastructure", once).retryable()
+
+
+def test_an_a2a_agent_cannot_blame_anyone_else_for_its_failure():
+    from agentenv_core_steps.agents.a2a import reported_failure
+    from agentenv_core_steps.steps.prompt_agent import blame
+
+    for cls in ("infrastructure", "env", "verifier_error", "cancelled"):
+        got, message = reported_failure({"class": cls, "message": "not me"}, ours=False)
+        assert got == "agent" and "not me" in message and repr(cls) in message
+        assert reported_failure({"class": cls, "message": "m"}, ours=True)[0] == cls
+    assert reported_failure({"class": "timeout", "message": "m"}, ours=False)[0] == "timeout"
+    # the gateway's call log (which the agent cannot write) is what shifts the blame
+    calls = [
+        {"tool": "ok", "env": "e", "error": None},
+        {"tool": "boom", "env": "e", "error": "tool 'boom' failed", "fault": "env"},
+    ]
+    cls, message = blame(("agent", "solution tool call failed"), calls)
+    assert cls == "env" and "tool 'boom' of env 'e'" in message
+    assert blame(("agent", "x"), [{"tool": "t", "error": "refused", "fault": "agent"}]) == (
+        "agent",
+        "x",
+    )
+    assert blame(("infrastructure", "model down"), calls)[0] == "infrastructure"
+
+
+def test_an_env_cannot_mark_its_answer_as_the_infrastructure_s_fault():
+    from agentenv_protocol.errors import FAULT_META_KEY
+    from agentenv_protocol.gateway.errors import call_fault, marked_fault
+
+    failed = {"content": [{"type": "text", "text": "x"}], "isError": True}
+    for mark, believed in (("env", "env"), ("agent", "agent"), ("infrastructure", None)):
+        marked = {**failed, "_meta": {FAULT_META_KEY: mark}}
+        assert marked_fault(marked) == believed
+        assert call_fault(failed, marked_fault(marked)) == (believed or "agent")
+    assert call_fault({"content": [], "isError": False}, "env") is None
+
+
+def test_an_agent_that_gave_up_on_a_call_the_env_never_answered_failed_because_of_the_env():
+    from agentenv_core_steps.steps.prompt_agent import blame
+
+    waited = [{"role": "a", "tool": "stall", "env": "e", "started": 0.0}]
+    for cls in ("agent", "timeout", "infrastructure"):
+        got, message = blame((cls, "ReadTimeout from the gateway"), [], waited)
+        assert got == "env" and "tool 'stall' of env 'e' had not answered" in message
+    assert blame(("infrastructure", "model down"), [], []) == ("infrastructure", "model down")
+
+
+def test_a_failed_exchange_with_the_gateway_is_classed_by_its_cause():
+    import httpx
+
+    from agentenv_core_steps.faults import gateway_failure_class
+    from agentenv_protocol.errors import EnvUnavailable, HandlerFailed
+
+    def wrapped(cause: BaseException) -> EnvUnavailable:
+        try:
+            raise EnvUnavailable("the gateway failed") from cause
+        except EnvUnavailable as e:
+            return e
+
+    assert gateway_failure_class(wrapped(httpx.ConnectError("refused"))) == "infrastructure"
+    assert gateway_failure_class(wrapped(httpx.ConnectTimeout("slow"))) == "infrastructure"
+    assert gateway_failure_class(wrapped(httpx.ReadTimeout("no answer"))) == "env"
+    assert gateway_failure_class(EnvUnavailable("no cause")) == "infrastructure"
+    group = ExceptionGroup("tg", [ValueError("x"), ConnectionResetError("reset")])
+    assert gateway_failure_class(group) == "infrastructure"
+    # an answer (even an error) is no transport failure; a verifier's own bug neither
+    assert gateway_failure_class(HandlerFailed("boom")) is None
+    assert gateway_failure_class(KeyError("x")) is None

@@ -83,6 +83,11 @@ class Step:
     #: True for a step whose score combines other verifiers' scores: when a task has one, only
     #: the aggregates decide the outcome (`engine.outcome.counted_scores`).
     is_aggregate: ClassVar[bool] = False
+    #: False for a step whose effect reaches outside the task's sandboxes (a payment, a message
+    #: sent, a row in a shared database): a resumed run never runs it twice. Its start is
+    #: journaled; when a resume would run it again (it was running at the interruption, or a
+    #: sandbox it depends on is gone) the trial fails as `infrastructure` and is not retried.
+    rerunnable: ClassVar[bool] = True
     #: Which fields name bundle entities, by kind ("artifact", "env", "agent") -> field paths
     #: such as `"artifacts[].id"`: `agent-env check` reports a name that matches nothing, and
     #: bundle aliases are resolved in them. A type that declares none names no entity. Kind

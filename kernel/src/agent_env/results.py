@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from agent_env.engine.outcome import EXCLUDED_CLASSES
 from agent_env.stores.base import DocumentStore, ObjectStore, Page
 
 #: The collections of run documents and of task instance (trial) records.
@@ -163,7 +164,7 @@ async def run_results(
         )
         results.add(record, count)
         score = record.score()
-        if score is not None and cls not in ("infrastructure", "cancelled"):
+        if score is not None and cls not in EXCLUDED_CLASSES:
             bins[min(int(max(score, 0.0) * 10), 9)] += count
     summary = results.summary()
     for stats in summary["tasks"]:
@@ -176,15 +177,15 @@ async def run_results(
 
 
 def verifier_rates(groups: Groups) -> list[dict[str, Any]]:
-    """Per verifier, over the trials it scored (cancelled and infrastructure failures left
-    out): `{verifier, trials, passed, pass_rate, pass_rate_ci95, mean_score}`, a pass being a
+    """Per verifier, over the trials it scored (cancelled, verifier-error and infrastructure
+    failures left out): `{verifier, trials, passed, pass_rate, pass_rate_ci95, mean_score}`, a pass being a
     score of 1 or more; the lowest pass rate first (the verifier that fails most). A run whose
     tasks aggregate their verifiers counts the aggregate ones: the scores that decide outcomes."""
     from agent_env.reporting.stats import wilson_interval
 
     scored: dict[str, list[float]] = {}  # verifier -> [trials, passed, sum of scores]
     for (_task, status, cls, _attempt, scores), count in _final_groups(groups):
-        if status == "cancelled" or cls in ("infrastructure", "cancelled"):
+        if status == "cancelled" or cls in EXCLUDED_CLASSES:
             continue
         for vid, score in (json.loads(scores) if isinstance(scores, str) else {}).items():
             if isinstance(score, (int, float)) and not isinstance(score, bool):

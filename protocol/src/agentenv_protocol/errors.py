@@ -15,6 +15,11 @@ INVALID_PARAMS = -32602
 SERVER_ERROR = -32000
 
 
+#: Who is to blame for a failed tool call: the `_meta` key an env server's error answer carries
+#: (`surface.env_fault`) and its values; the gateway logs it (`gateway.errors.call_fault`).
+FAULT_META_KEY = "io.agentenv/fault"
+FAULTS = ("agent", "env", "infrastructure")
+
 #: Whether a failed call's effect happened: `unknown` when it may have been delivered first.
 Applied = Literal["yes", "no", "unknown"]
 _APPLIED = ("yes", "no", "unknown")

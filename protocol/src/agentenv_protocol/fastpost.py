@@ -25,6 +25,11 @@ class ForwardConnectError(ForwardError):
     """The upstream refused or did not accept the connection."""
 
 
+class ForwardConnectTimeout(ForwardConnectError):
+    """The upstream did not accept the connection in time (a busy machine or network; a
+    stopped server refuses at once)."""
+
+
 class ForwardTimeout(ForwardError):
     """The upstream did not answer in time."""
 
@@ -190,7 +195,7 @@ class PostPool:
             async with asyncio.timeout(self.connect_timeout):
                 _, conn = await loop.create_connection(_Conn, self.host, self.port)
         except TimeoutError:
-            raise ForwardConnectError(
+            raise ForwardConnectTimeout(
                 f"connecting to {self.base} timed out after {self.connect_timeout:g}s"
             ) from None
         except OSError as e:

@@ -23,7 +23,7 @@ from agentenv_protocol.authoring import EXT_ATTR, OP_ATTR, OP_GET, TOOL_ATTR
 from agentenv_protocol.context import ToolContext, bound
 from agentenv_protocol.data_objects import data_objects_extension, takes_write_namespace
 from agentenv_protocol.dataplane import OP_METHODS
-from agentenv_protocol.errors import AgentEnvError
+from agentenv_protocol.errors import FAULT_META_KEY, AgentEnvError
 from agentenv_protocol.output import OutputError, OutputSpec, output_spec, tool_result
 from agentenv_protocol.schema import Signature, did_you_mean
 from agentenv_protocol.tool_access import PATHS as TOOL_ACCESS_PATHS
@@ -297,18 +297,18 @@ class Surface:
                 return agentenv_error_result(e)
             except Exception as e:
                 log.exception("tool %r failed", name)
-                return error_result(f"tool {name!r} failed: {type(e).__name__}: {e}")
+                return env_fault(error_result(f"tool {name!r} failed: {type(e).__name__}: {e}"))
             except (
                 BaseException
             ) as e:  # SystemExit, KeyboardInterrupt: the call fails, not the server
                 if isinstance(e, anyio.get_cancelled_exc_class()):
                     raise
                 log.error("tool %r raised %s; the call failed, the server goes on", name, e)
-                return error_result(f"tool {name!r} failed: {type(e).__name__}: {e}")
+                return env_fault(error_result(f"tool {name!r} failed: {type(e).__name__}: {e}"))
         try:
             return tool_result(value, entry.output)
         except (OutputError, TypeError, ValueError) as e:
-            return error_result(f"tool {name!r} returned a value that does not fit: {e}")
+            return env_fault(error_result(f"tool {name!r} returned a value that does not fit: {e}"))
 
     async def _run(self, fn: Callable, kwargs: dict) -> Any:
         """Call a tool: a coroutine function on the event loop, a plain function in a worker
@@ -364,6 +364,13 @@ def _hook_answer(answer: Any) -> dict:
 
 def error_result(text: str) -> dict:
     return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+def env_fault(result: dict) -> dict:
+    """`result` marked as the env's own failure (a tool that raised or returned what does not
+    fit), so the gateway's call log and the trial's failure class blame the env, not the
+    agent that made the call (`agentenv_protocol.gateway.errors.FAULT_META_KEY`)."""
+    return {**result, "_meta": {FAULT_META_KEY: "env"}}
 
 
 def agentenv_error_result(error: AgentEnvError) -> dict:

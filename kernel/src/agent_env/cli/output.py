@@ -66,6 +66,7 @@ STATUS_COLORS = {
     "unscored": "yellow",
     "cancelled": "yellow",
     "infrastructure": "yellow",
+    "verifier_error": "yellow",
 }
 
 

@@ -118,6 +118,15 @@ class EngineStepContext(StepContext):
     def record_verifier(
         self, verifier_id: str, results: list[dict[str, Any]], score: float | None
     ) -> None:
+        from agent_env.engine.outcome import rows_problem, score_problem
+
+        problem = rows_problem(results) or score_problem(score)
+        if problem is not None:  # garbage decides nothing: the verifier's own error
+            raise StepFailed(
+                self.step_id,
+                f"verifier {verifier_id!r} recorded garbage: {problem}",
+                failure_class="verifier_error",
+            )
         self.set("verifiers", verifier_id, value={"results": list(results), "score": score})
 
     def record_fields(self, **fields: str | None) -> None:

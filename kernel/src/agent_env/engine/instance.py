@@ -20,7 +20,7 @@ import attrs
 from agent_env.bundles.dag import dependents, resolve_dependencies
 from agent_env.engine.context import EngineStepContext
 from agent_env.engine.journal import Journal
-from agent_env.engine.outcome import decide, doubtful, step_failure_class
+from agent_env.engine.outcome import decide, doubtful, garbage_failure, step_failure_class
 from agent_env.engine.outcome import failure_class as classify_failure
 from agent_env.engine.records import (
     COLLECTION,
@@ -35,7 +35,7 @@ from agent_env.engine.records import (
 )
 from agent_env.engine.sandboxes import InstanceSandboxes
 from agent_env.engine.services import EngineServices
-from agent_env.engine.state import live_entries, replay
+from agent_env.engine.state import live_entries, replay, unfinished_starts
 from agent_env.errors import AgentEnvError, SandboxError, StepFailed, StoreError
 
 #: Seconds a teardown or final record write may take once the run is over or cancelled.
@@ -273,10 +273,15 @@ class TaskInstance:
         info.pop("error", None)
         reporter = self.services.reporter
         reporter.step_started(self, sid)
+        if not rerunnable(step):  # a resume must know it began, to never run it twice
+            with anyio.CancelScope(shield=True):
+                start = {"kind": "start", "step_id": sid, "attempt": info["attempts"]}
+                self.entries.append(await self.journal.append(start))
         ctx = EngineStepContext(self, sid)
         t0 = time.perf_counter()
         error: str | None = None
-        failure_class = "env"
+        verifier = bool(getattr(type(step), "is_verifier", False))
+        failure_class = step_failure_class(None, verifier=verifier)
         try:
             wrappers = [w for w in self.services.plugins.step_wrappers(step, ctx) if w is not None]
             if wrappers:
@@ -291,7 +296,7 @@ class TaskInstance:
             raise
         except StepFailed as exc:
             error = exc.reason if exc.step_id == sid else str(exc)
-            failure_class = step_failure_class(exc.failure_class)
+            failure_class = step_failure_class(exc.failure_class, verifier=verifier)
             if exc.failure_class == "error" and _infrastructure_cause(exc):
                 failure_class = "infrastructure"
         except (SandboxError, StoreError) as exc:
@@ -343,7 +348,15 @@ class TaskInstance:
         await self.sandboxes.drop_unrecorded(self.state.get("sandboxes") or {})
 
     async def _restore(self) -> None:
-        """Rebuild the state from the journal and reconnect the sandboxes completed steps made."""
+        """Rebuild the state from the journal and reconnect the sandboxes completed steps made.
+        Steps that must run again (failed before the interruption, or whose sandbox is gone) are
+        rolled back and listed in the record's `restarts`; when one of them, or one that was
+        running at the interruption, is not re-runnable, the trial fails (`_refuse_rerun`)."""
+        interrupted = [s for s in unfinished_starts(self.entries) if s in self.by_id]
+        if interrupted:
+            self._refuse_rerun(interrupted[0], "was running when the run was interrupted")
+            self.state = replay(self.entries)
+            return
         fatal = []
         for entry in live_entries(self.entries):
             sid = entry["step_id"]
@@ -364,6 +377,9 @@ class TaskInstance:
             else:
                 self.done.add(sid)
         if fatal:
+            if not self._restart(fatal, "failed before the interruption"):
+                self.state = replay(self.entries)
+                return
             await self._rollback(fatal, reason="resume after failure")
         self.state = replay(self.entries)
         while True:
@@ -379,7 +395,36 @@ class TaskInstance:
                     span.update(dependents(self.deps, creator))
             if not span:
                 raise SandboxError(f"task instance {self.id!r}: sandboxes gone: {broken}")
-            await self._rollback(sorted(span, key=list(self.deps).index), reason="sandbox gone")
+            again = sorted(span, key=list(self.deps).index)
+            why = f"sandbox(es) made by {', '.join(sorted(broken))} gone after the interruption"
+            if not self._restart([s for s in again if s in self.done], why):
+                return
+            await self._rollback(again, reason="sandbox gone")
+
+    def _restart(self, steps: Sequence[str], reason: str) -> bool:
+        """Record in `restarts` that finished `steps` run again on this resume (False, and the
+        trial failed, when one of them is not re-runnable)."""
+        refused = [s for s in steps if not rerunnable(self.by_id[s])]
+        if refused:
+            self._refuse_rerun(refused[0], f"would run again ({reason})")
+            return False
+        if steps:
+            entry = {"resume": self.live.resumes, "reason": reason, "steps": list(steps)}
+            self.live.restarts = [*(self.live.restarts or []), entry]
+        return True
+
+    def _refuse_rerun(self, sid: str, why: str) -> None:
+        """Fail the trial as infrastructure instead of running step `sid` a second time; not
+        retried (`retry: false`), since a new attempt would run it again as well."""
+        self.failure = {
+            "step": sid,
+            "message": (
+                f"step {sid!r} ({self.by_id[sid].type}) {why}, and its type is not re-runnable: "
+                "the trial stops rather than run it twice"
+            ),
+            "class": "infrastructure",
+            "retry": False,
+        }
 
     # ---- sandboxes (through the context) -------------------------------------------------
 
@@ -435,6 +480,8 @@ class TaskInstance:
         )
 
     async def _finish(self, seconds: float) -> None:
+        if not self.cancelled:
+            self.failure = self.failure or garbage_failure(self.state)
         status, outcome, scores = decide(
             self.steps, self.state, failure=self.failure, cancelled=self.cancelled
         )
@@ -469,6 +516,11 @@ class TaskInstance:
             except Exception as exc:
                 self.services.reporter.log(self, None, f"a run_finished hook failed: {exc}")
             self.services.reporter.instance_finished(self, final)
+
+
+def rerunnable(step: Any) -> bool:
+    """Whether `step` may run a second time on a resume (`Step.rerunnable`)."""
+    return bool(getattr(type(step), "rerunnable", True))
 
 
 def _describe(exc: BaseException) -> str:

@@ -116,7 +116,7 @@ class TaskInstanceRecord(StoredRecord):
 
     kind: ClassVar[str] = "task instance record"
     optional: ClassVar[frozenset[str]] = frozenset(
-        {"agent", "model", "seed_values", "attempt", "outputs", "step_rewards", "cost"}
+        {"agent", "model", "seed_values", "attempt", "outputs", "step_rewards", "cost", "restarts"}
     )
 
     id: str
@@ -155,6 +155,16 @@ class TaskInstanceRecord(StoredRecord):
     step_rewards: list[dict[str, Any]] | None = None
     #: Tokens, sandbox-seconds, wall time and US dollars (`agent_env.costs`), set at the end.
     cost: dict[str, Any] | None = None
+    #: Finished steps a resume ran again, one entry per occasion: `{resume, reason, steps}`
+    #: (absent while none did). A step that may not run twice fails the trial instead.
+    restarts: list[dict[str, Any]] | None = None
+
+    def retryable(self) -> bool:
+        """Whether `--retry-infra` may run this trial again: an infrastructure failure, unless
+        a new attempt would repeat a step that is not re-runnable (`failure.retry` false)."""
+        if self.effective_failure_class() != "infrastructure":
+            return False
+        return (self.failure or {}).get("retry", True) is not False
 
     @property
     def finished(self) -> bool:

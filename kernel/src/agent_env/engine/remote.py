@@ -153,7 +153,7 @@ async def abandon_attempt(documents: Any, slot: str, reason: str) -> int | None:
     if record is None:
         return 0
     if record.status in FINISHED:
-        if record.effective_failure_class() == "infrastructure":
+        if record.retryable():
             return attempt + 1
         return None
     failed = record.replace(

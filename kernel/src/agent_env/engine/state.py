@@ -43,15 +43,30 @@ def apply_op(tree: dict[str, Any], op: dict[str, Any]) -> None:
 
 
 def live_entries(entries: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The step entries still in force: a rollback entry drops the earlier entries of its steps."""
+    """The step entries still in force: a rollback entry drops the earlier entries of its steps
+    (`start` entries, which say a step began, are not step results: see `unfinished_starts`)."""
     live: list[dict[str, Any]] = []
     for entry in entries:
-        if entry.get("kind") == "rollback":
+        kind = entry.get("kind")
+        if kind == "rollback":
             gone = set(entry["steps"])
             live = [e for e in live if e["step_id"] not in gone]
-        else:
+        elif kind in (None, "step"):
             live.append(entry)
     return live
+
+
+def unfinished_starts(entries: Iterable[dict[str, Any]]) -> list[str]:
+    """Steps whose last `start` entry has no step entry after it: they were running when the
+    process that ran them died (only steps that are not re-runnable journal their start)."""
+    open_: dict[str, None] = {}
+    for entry in entries:
+        kind = entry.get("kind")
+        if kind == "start":
+            open_[entry["step_id"]] = None
+        elif kind in (None, "step"):
+            open_.pop(entry["step_id"], None)
+    return list(open_)
 
 
 def replay(entries: Iterable[dict[str, Any]]) -> dict[str, Any]:

@@ -245,8 +245,7 @@ class Trial:
                     raise
                 final = instance.live
                 del instance
-                cls = final.effective_failure_class()
-                if cls != "infrastructure" or retries >= run.retry_infra:
+                if not final.retryable() or retries >= run.retry_infra:
                     break
                 retries += 1
                 self.attempt += 1
@@ -389,7 +388,7 @@ async def resume_run(
         record, attempt = await latest_attempt(documents, base)
         if record is None:
             run.trials.append(Trial(run, base, name, i, attempt=0))
-        elif record.effective_failure_class() == "infrastructure":
+        elif record.retryable():
             run.trials.append(Trial(run, base, name, i, attempt=attempt + 1))
         elif record.status in FINISHED:
             run.keep(record)

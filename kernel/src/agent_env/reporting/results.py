@@ -3,8 +3,8 @@ pass rate (Wilson 95% interval), mean score (Student t 95% interval), pass@k for
 the trials, failure classes.
 
 Which trials count: a finished trial counts unless it ended `infrastructure` (not the agent's
-fault; `--retry-infra` re-runs those) or `cancelled` or is unfinished; those are listed as
-excluded. A trial's score is `TaskInstanceRecord.score()`: the mean of its counted verifier
+fault; `--retry-infra` re-runs those), `verifier_error` (the verifier broke: the trial says
+nothing of the agent) or `cancelled`, or is unfinished; those are listed as excluded. A trial's score is `TaskInstanceRecord.score()`: the mean of its counted verifier
 scores, 0 for a trial that failed at a step, none for an unscored one (not passed). An eval
 pools its tasks' trials for the pass rate and mean score and averages its tasks' pass@k (the
 estimator's usual per-problem mean). Everything is kept as counts and running sums: memory does
@@ -17,12 +17,13 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from agent_env.engine.outcome import EXCLUDED_CLASSES
 from agent_env.engine.records import FINISHED, Status, TaskInstanceRecord
 from agent_env.reporting.stats import Moments, pass_at_k, wilson_interval
 
 #: Statuses a result counts (cancelled trials are counted, then excluded).
 FINAL = FINISHED | {Status.CANCELLED}
-EXCLUDED = ("infrastructure", "cancelled")
+EXCLUDED = EXCLUDED_CLASSES
 INTERVALS = {
     "pass_rate": "Wilson score interval, 95%",
     "mean_score": "Student t interval on the trial scores, 95%",

@@ -62,12 +62,15 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def exit_code(summary: Mapping[str, Any], signals: Sequence[int] = ()) -> int:
     """The one exit-code rule: a signal's code when interrupted; else 1 when a counted trial
-    failed or scored below 1, or a trial failed for an infrastructure reason; else 0 (unscored
-    and cancelled trials do not fail a run)."""
+    failed or scored below 1, or a trial failed for an infrastructure reason or a verifier's
+    error (excluded from the statistics, yet not a pass); else 0 (unscored and cancelled trials
+    do not fail a run)."""
     if signals:
         return EXIT_SIGNAL.get(signals[0], 130)
     bad = any(
-        any(c != "unscored" for c in task["failures"]) or task["excluded"].get("infrastructure")
+        any(c != "unscored" for c in task["failures"])
+        or task["excluded"].get("infrastructure")
+        or task["excluded"].get("verifier_error")
         for task in summary["tasks"]
     )
     return EXIT_FAILED if bad else EXIT_OK

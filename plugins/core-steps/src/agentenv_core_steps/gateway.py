@@ -78,6 +78,10 @@ class RunGateway:
         """Every tool call the gateway served so far (redacted), oldest first."""
         return list(self.gateway.trajectory.records)
 
+    def pending(self, role: str) -> list[dict]:
+        """The tool calls of `role` the gateway is still waiting on an env for."""
+        return self.gateway.mcp.pending(role)
+
     def stop(self) -> None:
         from agentenv_core_steps.triggers.resume import forget
 

@@ -37,6 +37,10 @@ NETWORK_MODES = ("none", "bridge", "run")
 _MEMORY = re.compile(r"^\d+(\.\d+)?[bkmg]?$", re.IGNORECASE)
 LOG_DIR = "/tmp/.agentenv"
 
+#: Exit codes of a container's program killed from outside (SIGKILL: `docker kill`, `rm -f`,
+#: the OOM killer; SIGTERM: `docker stop`).
+KILLED_EXIT_CODES = (137, 143)
+
 
 def _errors():
     import docker.errors
@@ -373,7 +377,10 @@ class DockerSandbox(Sandbox):
         }
 
     async def vanished(self) -> str | None:
-        """The container was removed, or stopped (killed, out of memory) under a live sandbox."""
+        """The container was removed, or stopped (killed, out of memory) under a live sandbox.
+        A container whose own program exited with its own code (an env server that crashed)
+        did not vanish: that failure is the program's, classed by the step that ran it, as on
+        the local provider (docs/failures.md)."""
         if self._torn_down:
             return None
         api = self.client.api
@@ -396,7 +403,10 @@ class DockerSandbox(Sandbox):
                 return f"its container {self.container_id[:12]} was removed"
             running = found.get("Running") and found.get("Status") != "removing"
             if not running and found.get("Status") not in ("created", "paused"):
-                why = " (out of memory)" if found.get("OOMKilled") else ""
+                oom, code = bool(found.get("OOMKilled")), found.get("ExitCode")
+                if not oom and code not in KILLED_EXIT_CODES:
+                    return None  # its program exited by itself
+                why = " (out of memory)" if oom else ""
                 return (
                     f"its container {self.container_id[:12]} stopped{why} with exit code "
                     f"{found.get('ExitCode')}"

@@ -192,10 +192,12 @@ class ToolLoop:
                     tg.start_soon(self._one_call, tools, call, results, i)
             broken = next((r[3] for r in results if r[3] is not None), None)
             if broken is not None:
+                # the gateway (or MCP server) could not be reached: transport between the
+                # run's own processes, not the env's nor the agent's doing
                 trajectory.append(
-                    {"type": "error", "turn": turn, "class": "env", "message": broken}
+                    {"type": "error", "turn": turn, "class": "infrastructure", "message": broken}
                 )
-                return done("", ("env", f"the tools' MCP server failed: {broken}"))
+                return done("", ("infrastructure", f"the tools' MCP server failed: {broken}"))
             for call, (content, is_error, seconds, _) in zip(
                 message["tool_calls"], results, strict=True
             ):

@@ -16,9 +16,16 @@ from agentenv_protocol import errors as E
 from agentenv_protocol import jsonrpc, mcp_methods
 from agentenv_protocol.asgi import read_body, respond
 from agentenv_protocol.context import ROLE_META_KEY, SESSION_META_KEY
-from agentenv_protocol.fastpost import ForwardConnectError, ForwardError, ForwardTimeout, PostPool
+from agentenv_protocol.fastpost import (
+    ForwardConnectError,
+    ForwardConnectTimeout,
+    ForwardError,
+    ForwardTimeout,
+    PostPool,
+)
 from agentenv_protocol.gateway.auth import Caller
 from agentenv_protocol.gateway.clock import GET_TIME_TOOL, ClockError, EnvClock, iso
+from agentenv_protocol.gateway.errors import call_fault, marked_fault
 from agentenv_protocol.gateway.roles import RoleRules
 from agentenv_protocol.gateway.routing import Route, RouteTable
 from agentenv_protocol.gateway.trajectory import Trajectory
@@ -82,8 +89,9 @@ class Forwarder:
             await pool.aclose()
         self._pools, self._mcp = {}, {}
 
-    async def call(self, route: Route, arguments: dict, caller: Caller) -> dict:
-        """The env's tools/call result, an error result, or a JSON-RPC error (`jsonrpc` key)."""
+    async def call(self, route: Route, arguments: dict, caller: Caller) -> tuple[dict, str | None]:
+        """The env's tools/call result, an error result, or a JSON-RPC error (`jsonrpc` key),
+        with the fault of a failure (`gateway.errors.call_fault`; None: the agent's refusal)."""
         mcp = self._requester(route.env)
         meta = {ROLE_META_KEY: caller.role, SESSION_META_KEY: caller.session}
         url = self.table.envs[route.env]
@@ -95,26 +103,31 @@ class Forwarder:
             return error_result(
                 f"environment {route.env!r} did not answer tool {route.tool!r} within "
                 f"{self.call_timeout:g}s"
-            )
+            ), "env"
+        except ForwardConnectTimeout as e:
+            return error_result(
+                f"environment {route.env!r} at {url} did not accept the connection in time ({e})"
+            ), "infrastructure"
         except ForwardConnectError as e:
             return error_result(
                 f"environment {route.env!r} is not reachable at {url} ({e}); it may have stopped"
-            )
+            ), "env"
         except ForwardError as e:
             return error_result(
                 f"environment {route.env!r} failed while answering tool {route.tool!r}: "
                 f"{type(e).__name__}: {e}"
-            )
+            ), "env"
         except McpHttpError as e:
             return error_result(
                 f"environment {route.env!r} gave an invalid answer to tool {route.tool!r}: {e}"
-            )
+            ), "env"
         if "error" in answer:
-            return {"jsonrpc": "2.0", "id": None, "error": answer["error"]}
+            return {"jsonrpc": "2.0", "id": None, "error": answer["error"]}, None
         result = answer.get("result") or {}
+        fault = marked_fault(result)
         result.pop("_meta", None)
         result.pop("resultType", None)
-        return result
+        return result, fault
 
 
 class McpEndpoint:
@@ -138,6 +151,9 @@ class McpEndpoint:
         self.trajectory = trajectory
         self.forwarder = forwarder
         self.max_request_bytes = max_request_bytes
+        #: The tool calls being forwarded now: {role, tool, env, started (epoch seconds)},
+        #: so a prompt that runs out of time can tell an env that did not answer (`pending`).
+        self.in_flight: dict[int, dict] = {}
         #: called after every tools/call with (role, tool, arguments, answer): the trigger engine
         self.on_call: Callable[[str, str, dict, dict], None] | None = None
         self._methods = self._dispatcher()
@@ -259,6 +275,7 @@ class McpEndpoint:
             route = None  # out of this token's scope: as if the tool did not exist
         env = route.env if route else None
         answer: dict
+        marked: str | None = None
         if not isinstance(name, str):
             answer = rpc_error(None, E.INVALID_PARAMS, "tools/call needs a string 'name'")
         elif not isinstance(arguments, dict):
@@ -275,11 +292,28 @@ class McpEndpoint:
             visible = [t["name"] for t in self.visible_tools(caller.role, caller.envs)]
             answer = error_result(f"unknown tool {name!r}{did_you_mean(name, visible)}")
         else:
-            answer = await self.forwarder.call(route, arguments, caller)
-        self._log(stamp, started, caller, name, env, arguments, answer)
+            key = id(object())
+            self.in_flight[key] = {
+                "role": caller.role,
+                "tool": name,
+                "env": env,
+                "started": time.time(),
+            }
+            try:
+                answer, marked = await self.forwarder.call(route, arguments, caller)
+            finally:
+                self.in_flight.pop(key, None)
+        self._log(stamp, started, caller, name, env, arguments, answer, call_fault(answer, marked))
         if self.on_call is not None and isinstance(name, str) and isinstance(arguments, dict):
             self.on_call(caller.role, name, arguments, answer)
         return answer
+
+    def pending(self, role: str | None = None) -> list[dict]:
+        """The calls forwarded to an env and not answered yet (of `role`), oldest first."""
+        calls = [dict(c) for c in list(self.in_flight.values())]
+        return sorted(
+            (c for c in calls if role is None or c["role"] == role), key=lambda c: c["started"]
+        )
 
     def _get_time(self, arguments: dict) -> dict:
         try:
@@ -305,6 +339,7 @@ class McpEndpoint:
         env: str | None,
         arguments: Any,
         answer: dict,
+        fault: str | None = None,
     ) -> None:
         duration = time.perf_counter() - started
         if "jsonrpc" in answer:
@@ -322,6 +357,8 @@ class McpEndpoint:
             "error": error,
             "duration_ms": round(duration * 1000, 3),
         }
+        if fault is not None:
+            entry["fault"] = fault
         if self.clock.armed:
             now = self.clock.now()
             entry["virtual_time"] = iso(now) if now else None

@@ -206,6 +206,11 @@ def show(ident: str, as_json: bool, wide: bool) -> None:
         from agent_env.costs import describe
 
         click.echo(f"cost: {describe(r['cost'])}")
+    for restart in r.get("restarts") or []:
+        steps = ", ".join(restart.get("steps") or [])
+        click.echo(
+            f"restarted on resume {restart.get('resume')}: {steps} ({restart.get('reason')})"
+        )
     for step_id, info in r.get("steps", {}).items():
         secs = info.get("seconds")
         took = f"{secs:.2f}s" if isinstance(secs, (int, float)) else "-"

@@ -86,6 +86,8 @@ class A2AAgentKind(AgentKind):
 
         settings = spec.settings
         record: dict[str, Any] = {"context_id": uuid.uuid4().hex}
+        if spec.folder is None and not settings.get("url") and not settings.get("command"):
+            record["ours"] = True  # our own tool-loop agent: its failure classes are ours
         process = None
         provider = spec.sandbox_provider
         if settings.get("url"):
@@ -279,7 +281,7 @@ class A2AAgentKind(AgentKind):
         state = task["status"].get("state")
         result_failure = None
         if failure:
-            result_failure = (str(failure.get("class") or "agent"), str(failure.get("message")))
+            result_failure = reported_failure(failure, ours=bool(record.get("ours")))
         elif state not in ("completed", None):
             result_failure = ("agent", f"the agent's task ended {state!r}")
         fields = {f.name for f in Usage.__attrs_attrs__}
@@ -290,3 +292,22 @@ class A2AAgentKind(AgentKind):
             trajectory=tuple(trajectory),
             failure=result_failure,
         )
+
+
+#: Classes an agent may give its own failure: the others would take the trial out of the
+#: agent's statistics (or blame the env) on the agent's word alone.
+SELF_REPORTED = ("agent", "timeout")
+
+
+def reported_failure(failure: dict[str, Any], *, ours: bool) -> tuple[str, str]:
+    """(class, message) of the failure an A2A agent reported. Only our own agent is believed
+    about an `env` or `infrastructure` cause; any other agent's failure is the agent's (the
+    gateway's call log, which the agent cannot write, still blames an env that failed it:
+    `prompt_agent.blame`)."""
+    cls, message = str(failure.get("class") or "agent"), str(failure.get("message"))
+    if ours or cls in SELF_REPORTED:
+        return cls, message
+    return (
+        "agent",
+        f"{message} (the agent reported class {cls!r}; an agent's own report is not trusted to blame anyone else)",
+    )

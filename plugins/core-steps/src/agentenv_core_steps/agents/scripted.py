@@ -51,6 +51,15 @@ def parse_solution(raw: Any, where: str) -> list[dict[str, Any]]:
     return turns
 
 
+def transport_class(error: Exception) -> str:
+    """The failure class of an in-process agent's failed exchange with the run's gateway
+    (`faults.gateway_failure_class`; an answer that is not MCP is the env's side: `env`).
+    What an env's tool did is told apart by the gateway's call log (`prompt_agent`)."""
+    from agentenv_core_steps.faults import gateway_failure_class
+
+    return gateway_failure_class(error) or "env"
+
+
 @attrs.frozen(kw_only=True)
 class ScriptedConfig(AgentConfig):
     """`agent.toml` of a scripted agent folder: `script` names a JSON solution file inside it."""
@@ -164,7 +173,7 @@ class ScriptedAgent(AgentKind):
                 return AgentResult(
                     text="",
                     trajectory=tuple(trajectory),
-                    failure=("env", f"the gateway failed during the solution: {e}"),
+                    failure=(transport_class(e), f"the gateway failed during the solution: {e}"),
                 )
         response = str(turn.get("response") or "")
         trajectory.append({"type": "model", "content": response})

@@ -66,6 +66,7 @@ class ToolLoopAgentKind(AgentKind):
         }
 
     async def prompt(self, ctx: StepContext, record: dict[str, Any], request: PromptRequest) -> Any:
+        from agentenv_core_steps.agents.scripted import transport_class
         from agentenv_protocol.agent.chat import ChatClient, ChatError
         from agentenv_protocol.agent.loop import McpTools, ToolLoop
         from agentenv_protocol.agent.types import AgentResult, McpServer
@@ -101,7 +102,8 @@ class ToolLoopAgentKind(AgentKind):
                     )
             except ProtocolError as e:
                 return AgentResult(
-                    text="", failure=("env", f"the gateway's tools could not be listed: {e}")
+                    text="",
+                    failure=(transport_class(e), f"the gateway's tools could not be listed: {e}"),
                 )
 
     def record_updates(

@@ -26,6 +26,7 @@ import attrs
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
 from agent_env.models import VerifierStep, compat_ignored
+from agentenv_core_steps.faults import gateway_failure_class
 from agentenv_core_steps.gateway import gateway_for, issue_token
 from agentenv_core_steps.steps.reset_env import deployed_env
 from agentenv_core_steps.targets import artifact_for
@@ -73,7 +74,13 @@ class EnvOutcomeVerifier(VerifierStep):
             ) from None
         except Exception as e:  # noqa: BLE001 - the verifier's bug fails this step with its trace
             tail = "".join(traceback.format_exception(e)[-3:]).strip()
-            raise StepFailed(self.id, f"verify() raised {type(e).__name__}: {e}\n{tail}") from None
+            # a verifier that could not reach the run's gateway, or whose call an env did not
+            # answer, says nothing of itself (faults.gateway_failure_class); else its own error
+            raise StepFailed(
+                self.id,
+                f"verify() raised {type(e).__name__}: {e}\n{tail}",
+                failure_class=gateway_failure_class(e) or "verifier_error",
+            ) from None
         results = _check_rows(self.id, rows)
         passed = sum(1 for r in results if r["result"] is True)
         self.record(ctx, results, f"{passed}/{len(results)} checks passed on env {name!r}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, ClassVar
 
@@ -142,6 +143,19 @@ class PromptAgent(Step):
         with anyio.move_on_after(self.timeout_seconds):
             result = await kind.prompt(ctx, record, request)
         seconds = time.time() - started
+        failed = result is None or result.failure is not None
+        waited = gateway.pending(record["role"]) if gateway is not None and failed else []
+        if result is None and waited:  # out of time while an env had not answered a tool call
+            call = waited[0]
+            result = AgentResult(
+                text="",
+                failure=(
+                    "env",
+                    f"tool {call['tool']!r} of env {call['env']!r} had not answered after "
+                    f"{time.time() - call['started']:.1f}s when the prompt's "
+                    f"{self.timeout_seconds}s (timeout_seconds) ran out",
+                ),
+            )
         if result is None:
             result = AgentResult(
                 text="",
@@ -167,6 +181,7 @@ class PromptAgent(Step):
                     "tool": c.get("tool"),
                     "arguments": c.get("arguments"),
                     "error": c.get("error"),
+                    **({"fault": c["fault"]} if c.get("fault") else {}),
                     "duration_ms": c.get("duration_ms"),
                 }
                 for c in calls
@@ -184,7 +199,7 @@ class PromptAgent(Step):
             f"{usage.total_tokens} tokens, {seconds:.2f}s -> {summary['status']}"
         )
         if result.failure:
-            cls, message = result.failure
+            cls, message = blame(result.failure, calls, waited)
             raise StepFailed(self.id, f"{cls} error: {message}", failure_class=cls)
 
     @staticmethod
@@ -241,3 +256,28 @@ class PromptAgent(Step):
             ctx.log(f"trajectory not stored at {key}: {e}")
             return None
         return key
+
+
+def blame(
+    failure: tuple[str, str], calls: list[dict[str, Any]], waited: Sequence[dict[str, Any]] = ()
+) -> tuple[str, str]:
+    """The class and message of a failed prompt. An agent that failed (or ran out of time)
+    after the gateway logged a tool call that failed by the env's or the infrastructure's
+    fault (`fault` of the call log: the env's tool raised, the env stopped or did not answer)
+    failed because of it: the first such call's fault is the class. An agent whose own call
+    to the gateway broke off (`infrastructure`) while the gateway still waited on an env for
+    one of its calls (`waited`) failed because that env did not answer: `env`. The gateway's
+    log is ours, so an agent cannot shift the blame by what it reports."""
+    cls, message = failure
+    if cls in ("agent", "timeout", "infrastructure") and waited:
+        call = waited[0]
+        where = f"tool {call.get('tool')!r} of env {call.get('env')!r}"
+        return "env", f"{where} had not answered when the agent gave up ({message})"
+    if cls not in ("agent", "timeout"):
+        return cls, message
+    for call in calls:
+        fault = call.get("fault")
+        if fault in ("env", "infrastructure"):
+            where = f"tool {call.get('tool')!r} of env {call.get('env')!r}"
+            return fault, f"{where} failed: {call.get('error')} (then: {message})"
+    return cls, message

@@ -53,5 +53,11 @@ class ResetEnv(Step):
             ) as client:
                 await client.reset()
         except ProtocolError as e:
-            raise StepFailed(self.id, f"env {name!r}: data/reset failed: {e}") from None
+            from agentenv_core_steps.faults import gateway_failure_class
+
+            raise StepFailed(
+                self.id,
+                f"env {name!r}: data/reset failed: {e}",
+                failure_class=gateway_failure_class(e) or "env",
+            ) from None
         ctx.log(f"env {name!r} reset")

@@ -92,8 +92,12 @@ class SnapshotEnv(Step):
                 failure_class="env",
             ) from None
         except ProtocolError as e:
+            from agentenv_core_steps.faults import gateway_failure_class
+
             raise StepFailed(
-                self.id, f"env {name!r}: data/get failed: {e}", failure_class="env"
+                self.id,
+                f"env {name!r}: data/get failed: {e}",
+                failure_class=gateway_failure_class(e) or "env",
             ) from None
         parts = (result or {}).get("parts") or []
         doc: dict[str, Any] = {"env": name, "parts": parts}
