@@ -113,7 +113,7 @@ class TaskInstanceRecord(StoredRecord):
 
     kind: ClassVar[str] = "task instance record"
     optional: ClassVar[frozenset[str]] = frozenset(
-        {"agent", "model", "seed_values", "attempt", "outputs"}
+        {"agent", "model", "seed_values", "attempt", "outputs", "reused"}
     )
 
     id: str
@@ -147,6 +147,9 @@ class TaskInstanceRecord(StoredRecord):
     attempt: int | None = None
     #: What steps output (`state.outputs`), set when the instance finishes.
     outputs: dict[str, Any] | None = None
+    #: Set when the instance ran on a warm pool's deployed instance instead of deploying its
+    #: own (`{instance, episode, steps}`: which one, its how-manieth episode, the steps reused).
+    reused: dict[str, Any] | None = None
 
     @property
     def finished(self) -> bool:

@@ -78,6 +78,20 @@ class RunGateway:
         """Every tool call the gateway served so far (redacted), oldest first."""
         return list(self.gateway.trajectory.records)
 
+    async def recycle(self) -> None:
+        """Make this gateway and its envs ready for the next episode of a warm pool: every
+        env's data plane reset (`data/reset`), the episode's agent tokens revoked, its call
+        log, clock and per-role tool rules cleared. Raises when an env does not reset."""
+        from agentenv_core_steps.steps.reset_env import reset_envs
+
+        auth = self.gateway.auth
+        auth.tokens.clear()
+        auth.scopes.clear()
+        self.gateway.roles.rules.clear()
+        self.gateway.clock.clear()
+        self.gateway.trajectory.clear()
+        await reset_envs(self, sorted(self.envs))
+
     def stop(self) -> None:
         from agentenv_core_steps.triggers.resume import forget
 
@@ -92,6 +106,8 @@ async def gateway_for(ctx: StepContext) -> RunGateway:
     key = ctx.task_instance_id
     with _LOCK:
         existing = _GATEWAYS.get(key)
+    if existing is None:  # an instance that adopted a warm pool's instance uses its gateway
+        existing = ctx.instance_resource_if_started(GATEWAY)
     if existing is not None:
         return existing
     try:

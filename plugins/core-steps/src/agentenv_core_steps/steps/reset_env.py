@@ -11,7 +11,7 @@ from agent_env.context import StepContext
 from agent_env.errors import StepFailed
 from agent_env.models import Step
 from agentenv_core_steps.envs.folder import env_name
-from agentenv_core_steps.gateway import gateway_for
+from agentenv_core_steps.gateway import RunGateway, gateway_for
 
 RESET_TIMEOUT = 60.0
 
@@ -42,16 +42,37 @@ class ResetEnv(Step):
     env_id: str
 
     async def execute(self, ctx: StepContext) -> None:
-        from agentenv_protocol.client import EnvClient
         from agentenv_protocol.errors import ProtocolError
 
         name, _ = deployed_env(ctx, self.env_id)
         gateway = await gateway_for(ctx)
         try:
+            await reset_envs(gateway, [name])
+        except ProtocolError as e:
+            raise StepFailed(self.id, str(e)) from None
+        ctx.log(f"env {name!r} reset")
+
+
+async def reset_envs(gateway: RunGateway, names: list[str]) -> None:
+    """`data/reset` each env in `names` through `gateway` (as its admin), concurrently; a
+    `ProtocolError` naming the first env that did not reset."""
+    import anyio
+    from agentenv_protocol.client import EnvClient
+    from agentenv_protocol.errors import ProtocolError
+
+    failed: list[str] = []
+
+    async def reset(name: str) -> None:
+        try:
             async with EnvClient(
                 f"{gateway.url}/svc/{name}", token=gateway.admin_token, timeout=RESET_TIMEOUT
             ) as client:
                 await client.reset()
-        except ProtocolError as e:
-            raise StepFailed(self.id, f"env {name!r}: data/reset failed: {e}") from None
-        ctx.log(f"env {name!r} reset")
+        except (ProtocolError, OSError) as e:
+            failed.append(f"env {name!r}: data/reset failed: {e or type(e).__name__}")
+
+    async with anyio.create_task_group() as tg:
+        for name in names:
+            tg.start_soon(reset, name)
+    if failed:
+        raise ProtocolError(failed[0])
