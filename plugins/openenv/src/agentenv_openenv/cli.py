@@ -68,6 +68,15 @@ def _splits(values: tuple[str, ...]) -> dict[str, str]:
     "before answering with an error observation; keep it under the clients' message timeout.",
 )
 @click.option(
+    "--pool",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0),
+    metavar="N",
+    help="Keep N deployed instances of each task warm: a reset then resets their envs "
+    "(data/reset) instead of deploying them again (0: every reset deploys).",
+)
+@click.option(
     "--json",
     "as_json",
     is_flag=True,
@@ -81,6 +90,7 @@ def serve(
     reward: str | None,
     max_sessions: int,
     reply_timeout: float,
+    pool: int,
     as_json: bool,
 ) -> None:
     """Serve every task of bundle SPEC (a folder, an installed bundle, hf://...) as an OpenEnv
@@ -101,6 +111,7 @@ def serve(
             reward=reward,
             max_concurrent_envs=max_sessions,
             reply_timeout=reply_timeout,
+            pool=pool,
         )
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--reward") from None
