@@ -153,12 +153,16 @@ class TaskPool:
         self.recycling += 1
         self.pools.background(self._recycle, warm)
 
+    def held(self) -> int:
+        """Instances held: idle, lent, being filled or recycled."""
+        return len(self.idle) + len(self.lent) + self.filling + self.recycling
+
     def refill(self) -> None:
-        """Start deploys until `size` instances are idle or on their way (memory permitting)."""
+        """Start deploys until the pool holds `size` instances (memory permitting)."""
         while (
             self.off is None
             and not self.pools.closed
-            and len(self.idle) + self.filling + self.recycling < self.pools.size
+            and self.held() < self.pools.size
             and self.pools.memory_ok()
         ):
             self.filling += 1
@@ -194,6 +198,18 @@ class TaskPool:
             self.pools.stats["failed_deploys"] += 1
             self.pools.notice(f"pool {self.name}: a warm instance did not deploy: {e}")
             return None
+        try:
+            await _call_each(held, "mark_initial")
+        except BaseException as e:
+            await held.drop()
+            if not isinstance(e, Exception):
+                raise
+            self.pools.stats["failed_deploys"] += 1
+            self.pools.notice(
+                f"pool {self.name}: warm instance {held.id} could not read its envs' "
+                f"initial state: {type(e).__name__}: {e}"
+            )
+            return None
         self.pools.stats["deployed"] += 1
         return Warm(held)
 
@@ -205,12 +221,7 @@ class TaskPool:
                 gone = await held.sandboxes.vanished()
                 if gone:
                     raise AgentEnvError("; ".join(gone))
-                for resource in held.sandboxes.resources.values():
-                    recycle = getattr(resource, "recycle", None)
-                    if callable(recycle):
-                        done = recycle()
-                        if inspect.isawaitable(done):
-                            await done
+                await _call_each(held, "recycle")
         except Exception as e:  # any failure: the instance is dirty, never lent again
             self.failed_resets_in_a_row += 1
             self.pools.stats["failed_resets"] += 1
@@ -227,7 +238,8 @@ class TaskPool:
         else:
             self.failed_resets_in_a_row = 0
             self.pools.stats["resets"] += 1
-            if not self.pools.closed and self.off is None:
+            # one deployed on demand beyond `size` goes once it is not needed
+            if not self.pools.closed and self.off is None and self.held() <= self.pools.size:
                 self.idle.append(warm)
                 kept = True
         finally:
@@ -382,6 +394,18 @@ class TaskPools:
             "lent": sum(len(p.lent) for p in self.pools.values()),
             **self.stats,
         }
+
+
+async def _call_each(held: TaskInstance, method: str) -> None:
+    """Call `method()` (sync or async) on each of `held`'s resources that has one: how a
+    resource with per-episode state takes part (`mark_initial` once deployed, `recycle`
+    between episodes; the run's gateway has both)."""
+    for resource in held.sandboxes.resources.values():
+        fn = getattr(resource, method, None)
+        if callable(fn):
+            done = fn()
+            if inspect.isawaitable(done):
+                await done
 
 
 @attrs.frozen

@@ -42,6 +42,8 @@ class RunGateway:
             TokenInPath(self.gateway), host="127.0.0.1", port=0, startup_timeout=START_TIMEOUT
         )
         self.url = self._server.url
+        #: env name -> its data plane right after the deploy (`mark_initial`), or None.
+        self.initial: dict[str, list | None] = {}
 
     @property
     def mcp_url(self) -> str:
@@ -78,10 +80,18 @@ class RunGateway:
         """Every tool call the gateway served so far (redacted), oldest first."""
         return list(self.gateway.trajectory.records)
 
+    async def mark_initial(self) -> None:
+        """Remember every env's data plane as it is now (right after the deploy), what
+        `recycle` re-seeds it with (a warm pool calls this once per held instance)."""
+        from agentenv_core_steps.steps.reset_env import initial_states
+
+        self.initial = await initial_states(self, sorted(self.envs))
+
     async def recycle(self) -> None:
         """Make this gateway and its envs ready for the next episode of a warm pool: every
-        env's data plane reset (`data/reset`), the episode's agent tokens revoked, its call
-        log, clock and per-role tool rules cleared. Raises when an env does not reset."""
+        env's data plane reset (`data/reset`) and re-seeded with what `mark_initial` read,
+        the episode's agent tokens revoked, its call log, clock and per-role tool rules
+        cleared. Raises when an env does not reset."""
         from agentenv_core_steps.steps.reset_env import reset_envs
 
         auth = self.gateway.auth
@@ -90,7 +100,7 @@ class RunGateway:
         self.gateway.roles.rules.clear()
         self.gateway.clock.clear()
         self.gateway.trajectory.clear()
-        await reset_envs(self, sorted(self.envs))
+        await reset_envs(self, sorted(self.envs), self.initial)
 
     def stop(self) -> None:
         from agentenv_core_steps.triggers.resume import forget

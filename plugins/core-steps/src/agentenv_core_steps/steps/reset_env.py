@@ -3,6 +3,7 @@ Best effort by default (`fail_task_on_error` false), as the existing bundles exp
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar
 
 import attrs
@@ -53,10 +54,14 @@ class ResetEnv(Step):
         ctx.log(f"env {name!r} reset")
 
 
-async def reset_envs(gateway: RunGateway, names: list[str]) -> None:
-    """`data/reset` each env in `names` through `gateway` (as its admin), concurrently; a
-    `ProtocolError` naming the first env that did not reset."""
+async def reset_envs(
+    gateway: RunGateway, names: list[str], seeds: Mapping[str, list | None] | None = None
+) -> None:
+    """`data/reset` each env in `names` through `gateway` (as its admin), concurrently, then
+    `data/add` its parts in `seeds` (re-seeding it); a `ProtocolError` naming the first env
+    that did not reset."""
     import anyio
+
     from agentenv_protocol.client import EnvClient
     from agentenv_protocol.errors import ProtocolError
 
@@ -68,6 +73,9 @@ async def reset_envs(gateway: RunGateway, names: list[str]) -> None:
                 f"{gateway.url}/svc/{name}", token=gateway.admin_token, timeout=RESET_TIMEOUT
             ) as client:
                 await client.reset()
+                parts = (seeds or {}).get(name)
+                if parts:
+                    await client.add(parts)
         except (ProtocolError, OSError) as e:
             failed.append(f"env {name!r}: data/reset failed: {e or type(e).__name__}")
 
@@ -76,3 +84,28 @@ async def reset_envs(gateway: RunGateway, names: list[str]) -> None:
             tg.start_soon(reset, name)
     if failed:
         raise ProtocolError(failed[0])
+
+
+async def initial_states(gateway: RunGateway, names: list[str]) -> dict[str, list | None]:
+    """Each env's data plane (`data/get`) as it is now, right after its deploy: what a warm
+    pool re-seeds it with after each `data/reset` (None for an env without a get handler)."""
+    import anyio
+
+    from agentenv_protocol.client import EnvClient
+    from agentenv_protocol.errors import MethodNotFound
+
+    out: dict[str, list | None] = {}
+
+    async def get(name: str) -> None:
+        async with EnvClient(
+            f"{gateway.url}/svc/{name}", token=gateway.admin_token, timeout=RESET_TIMEOUT
+        ) as client:
+            try:
+                out[name] = await client.get()
+            except MethodNotFound:
+                out[name] = None
+
+    async with anyio.create_task_group() as tg:
+        for name in names:
+            tg.start_soon(get, name)
+    return out
