@@ -25,6 +25,8 @@ BUILTIN_SECTIONS: dict[str, dict[str, Any]] = {
         "sandbox_concurrency": 8,
         "retry_infra": 0,
         "progress_interval": 10.0,
+        "pool": 0,
+        "pool_min_free_mb": 512,
     },
     "model": {"base_url": None, "api_key": None, "default": None},
 }

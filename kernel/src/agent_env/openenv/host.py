@@ -106,6 +106,7 @@ class TaskHost:
             agent=self.agent,
             front_end=FRONT_END,
             runner="local",  # the episode's agent is played in this process
+            pool=0,  # the server's pools come as the WARM_POOL resource
             resources=more,
         )
 

@@ -56,6 +56,9 @@ class RunRequest:
     concurrency: int | None = None
     sandbox_concurrency: int | None = None
     retry_infra: int | None = None
+    #: `--pool N`: warm instances of each task kept deployed and reset (not redeployed) between
+    #: its trials (default `[run] pool`, 0: none; `agent_env.runs.pool`).
+    pool: int | None = None
     #: A seed table file (`--seeds`), else the bundle's `seeds.toml`.
     seeds: str | None = None
     #: Also write one JSON line per trial to this file (`--export`).
