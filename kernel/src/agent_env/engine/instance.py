@@ -232,6 +232,24 @@ class TaskInstance:
 
     # ---- warm reuse (agent_env.runs.pool) -------------------------------------------------
 
+    @classmethod
+    async def warm(
+        cls, services: EngineServices, *, task: Any, steps: Sequence[Any], pool_id: str
+    ) -> TaskInstance:
+        """A warm pool's instance of `task` that runs only `steps` (its deploy steps) and is
+        `hold`: not a trial, so it writes no record; its id starts `warm-`."""
+        from agent_env.engine.records import new_id
+
+        return await cls.create(
+            services,
+            task=task,
+            instance_id=new_id("warm"),
+            run_id=pool_id,
+            bundle={},
+            steps=steps,
+            write=False,
+        )
+
     async def hold(self) -> None:
         """Run this instance's steps (a task's deploy steps, for a warm pool) and keep what
         they deployed live for instances that `adopt` it, until `drop`; no record is written.

@@ -120,8 +120,7 @@ class TaskHost:
                 continue
             seen.add(id(loaded.bundle))
             for task in loaded.tasks:
-                services = await self.pipeline.services(loaded, self._request(key, task))
-                self.pools.fill(loaded.bundle.name, task, services)
+                await self.pipeline.fill_pool(self.pools, loaded, self._request(key, task), task)
 
     async def execute(self, prepared: PreparedRun) -> dict[str, Any]:
         """Run the prepared run to its end (torn down, recorded); its one trial's stored

@@ -57,6 +57,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from agent_env.engine.runner import Runner
     from agent_env.engine.tickets import TrialTicket
     from agent_env.engine.trials import Trial
+    from agent_env.runs.pool import TaskPools
     from agent_env.runs.selection import Selection
 
 
@@ -360,6 +361,13 @@ class RunPipeline:
                 yield
             finally:
                 trial_run.resources.pop(WARM_POOL, None)
+
+    async def fill_pool(
+        self, pools: TaskPools, loaded: LoadedBundle, request: RunRequest, task: Task
+    ) -> None:
+        """Fill `task`'s warm pool ahead with the engine services `request` would run with (a
+        front end that runs one instance at a time: the OpenEnv server)."""
+        pools.fill(loaded.bundle.name, task, await self.services(loaded, request))
 
     async def run(self, request: RunRequest, *, signals: Sequence[int] = ()) -> RunResult:
         """`prepare` then `execute`."""

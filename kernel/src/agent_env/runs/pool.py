@@ -181,16 +181,8 @@ class TaskPool:
         self._notify()
 
     async def _deploy(self) -> Warm | None:
-        from agent_env.engine.records import new_id
-
-        held = await TaskInstance.create(
-            self.services,
-            task=self.task,
-            instance_id=new_id("warm"),
-            run_id=self.pools.id,
-            bundle={},
-            steps=self.steps,
-            write=False,
+        held = await TaskInstance.warm(
+            self.services, task=self.task, steps=self.steps, pool_id=self.pools.id
         )
         try:
             await held.hold()
