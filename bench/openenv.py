@@ -153,6 +153,8 @@ def make_bundle(root: Path, sandbox_type: str | None = None) -> Path:
     if sandbox_type is not None:
         task[0]["sandbox_type"] = sandbox_type
     (bundle / "tasks" / "echo.json").write_text(json.dumps(task))
+    # the echo env keeps no state (it serves no data/reset): a warm pool may reuse it as it is
+    (bundle / "bundle.toml").write_text('reuse = "reset"\n')
     return bundle
 
 

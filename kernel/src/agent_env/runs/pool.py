@@ -95,9 +95,17 @@ class Warm:
 class TaskPool:
     """The warm instances of one task (one set of deploy steps)."""
 
-    def __init__(self, pools: TaskPools, name: str, task: Any, steps: list[Any], services: Any):
+    def __init__(
+        self,
+        pools: TaskPools,
+        bundle_name: str,
+        task: Any,
+        steps: list[Any],
+        services: Any,
+    ):
         self.pools = pools
-        self.name = name
+        self.bundle_name = bundle_name
+        self.name = task.name
         self.task = task
         self.steps = steps
         self.services = attrs.evolve(services, reporter=Reporter(), keep=False)
@@ -191,7 +199,7 @@ class TaskPool:
             self.pools.notice(f"pool {self.name}: a warm instance did not deploy: {e}")
             return None
         try:
-            await _call_each(held, "mark_initial")
+            marked = await _call_each(held, "mark_initial")
         except BaseException as e:
             await held.drop()
             if not isinstance(e, Exception):
@@ -201,6 +209,16 @@ class TaskPool:
                 f"pool {self.name}: warm instance {held.id} could not read its envs' "
                 f"initial state: {type(e).__name__}: {e}"
             )
+            return None
+        no_reset = sorted({name for names in marked for name in names or ()})
+        if no_reset and self.pools.reuse.get(self.bundle_name) != "reset":
+            await held.drop()
+            self.off = (
+                f"env(s) {', '.join(no_reset)} serve no data/reset; if they keep no state "
+                "between episodes, say reuse = \"reset\" in the bundle's bundle.toml"
+            )
+            self.pools.notice(f"pool {self.name}: off: {self.off}")
+            self._notify()
             return None
         self.pools.stats["deployed"] += 1
         return Warm(held)
@@ -332,7 +350,7 @@ class TaskPools:
         key = (bundle_name, task.name, "\0".join(repr(s) for s in warm))
         pool = self.pools.get(key)
         if pool is None:
-            pool = self.pools[key] = TaskPool(self, task.name, task, warm, services)
+            pool = self.pools[key] = TaskPool(self, bundle_name, task, warm, services)
         return pool
 
     def fill(self, bundle_name: str, task: Any, services: Any) -> None:
@@ -388,16 +406,18 @@ class TaskPools:
         }
 
 
-async def _call_each(held: TaskInstance, method: str) -> None:
-    """Call `method()` (sync or async) on each of `held`'s resources that has one: how a
-    resource with per-episode state takes part (`mark_initial` once deployed, `recycle`
-    between episodes; the run's gateway has both)."""
+async def _call_each(held: TaskInstance, method: str) -> list[Any]:
+    """Call `method()` (sync or async) on each of `held`'s resources that has one, and return
+    what they returned: how a resource with per-episode state takes part (`mark_initial` once
+    deployed, returning the envs it cannot reset; `recycle` between episodes; the run's
+    gateway has both)."""
+    out = []
     for resource in held.sandboxes.resources.values():
         fn = getattr(resource, method, None)
         if callable(fn):
             done = fn()
-            if inspect.isawaitable(done):
-                await done
+            out.append(await done if inspect.isawaitable(done) else done)
+    return out
 
 
 @attrs.frozen

@@ -44,6 +44,8 @@ class RunGateway:
         self.url = self._server.url
         #: env name -> its data plane right after the deploy (`mark_initial`), or None.
         self.initial: dict[str, list | None] = {}
+        #: envs that serve no data/reset (`mark_initial`): a recycle leaves them as they are.
+        self.no_reset: list[str] = []
 
     @property
     def mcp_url(self) -> str:
@@ -80,12 +82,15 @@ class RunGateway:
         """Every tool call the gateway served so far (redacted), oldest first."""
         return list(self.gateway.trajectory.records)
 
-    async def mark_initial(self) -> None:
+    async def mark_initial(self) -> list[str]:
         """Remember every env's data plane as it is now (right after the deploy), what
-        `recycle` re-seeds it with (a warm pool calls this once per held instance)."""
+        `recycle` re-seeds it with (a warm pool calls this once per held instance); returns
+        the envs that serve no `data/reset` (a pool reuses those only when the bundle says
+        `reuse = "reset"`: they keep no state between episodes)."""
         from agentenv_core_steps.steps.reset_env import initial_states
 
-        self.initial = await initial_states(self, sorted(self.envs))
+        self.initial, self.no_reset = await initial_states(self, sorted(self.envs))
+        return self.no_reset
 
     async def recycle(self) -> None:
         """Make this gateway and its envs ready for the next episode of a warm pool: every
@@ -100,7 +105,8 @@ class RunGateway:
         self.gateway.roles.rules.clear()
         self.gateway.clock.clear()
         self.gateway.trajectory.clear()
-        await reset_envs(self, sorted(self.envs), self.initial)
+        resettable = sorted(set(self.envs) - set(self.no_reset))
+        await reset_envs(self, resettable, self.initial)
 
     def stop(self) -> None:
         from agentenv_core_steps.triggers.resume import forget

@@ -86,15 +86,20 @@ async def reset_envs(
         raise ProtocolError(failed[0])
 
 
-async def initial_states(gateway: RunGateway, names: list[str]) -> dict[str, list | None]:
-    """Each env's data plane (`data/get`) as it is now, right after its deploy: what a warm
-    pool re-seeds it with after each `data/reset` (None for an env without a get handler)."""
+async def initial_states(
+    gateway: RunGateway, names: list[str]
+) -> tuple[dict[str, list | None], list[str]]:
+    """Each env's data plane (`data/get`) as it is now, right after its deploy, which a warm
+    pool re-seeds it with after each `data/reset` (None for an env without a get handler);
+    the env is reset and re-seeded once here, so a pool learns at once whether that works.
+    Also the envs that serve no `data/reset` at all (nothing a pool could reset)."""
     import anyio
 
     from agentenv_protocol.client import EnvClient
     from agentenv_protocol.errors import MethodNotFound
 
     out: dict[str, list | None] = {}
+    no_reset: list[str] = []
 
     async def get(name: str) -> None:
         async with EnvClient(
@@ -104,8 +109,15 @@ async def initial_states(gateway: RunGateway, names: list[str]) -> dict[str, lis
                 out[name] = await client.get()
             except MethodNotFound:
                 out[name] = None
+            try:
+                await client.reset()
+            except MethodNotFound:
+                no_reset.append(name)
+                return
+            if out[name]:
+                await client.add(out[name])
 
     async with anyio.create_task_group() as tg:
         for name in names:
             tg.start_soon(get, name)
-    return out
+    return out, sorted(no_reset)
