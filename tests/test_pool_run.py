@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTES = ROOT / "examples" / "notes-local"
 
@@ -82,3 +84,47 @@ def test_a_bad_reuse_or_pool_is_refused_before_anything_runs(tmp_path: Path) -> 
     bad = agent_env(home, "run", str(NOTES), "--pool", "-1")
     assert bad.returncode == 2 and "--pool" in bad.stderr
     assert not (home / "documents.sqlite3").exists() or records(home) == []
+
+
+DOCKERFILE = """FROM python:3.11-slim
+WORKDIR /app
+COPY agentenv-wheels/ /tmp/agentenv-wheels/
+RUN pip install --no-cache-dir --disable-pip-version-check /tmp/agentenv-wheels/*.whl
+COPY server.py .
+ENV MCP_HOST=0.0.0.0 MCP_PORT=18765 PYTHONUNBUFFERED=1
+EXPOSE 18765
+CMD ["python", "server.py"]
+"""
+
+
+@pytest.mark.docker
+def test_trials_reuse_a_warm_docker_env_and_leave_no_container(tmp_path: Path) -> None:
+    from agentenv_docker_sandbox.testing import require_docker
+
+    require_docker("python:3.11-slim")
+    import docker
+
+    home = tmp_path / "home"
+    folder = bundle_with(tmp_path, "")
+    (folder / "envs" / "notes" / "Dockerfile").write_text(DOCKERFILE)
+    done = agent_env(
+        home, "run", str(folder), "--sandbox", "docker", "--trials", "3", "--pool", "1",
+        "--concurrency", "1",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    recs = records(home)
+    assert len(recs) == 3 and all(r["status"] == "passed" for r in recs), done.stderr
+    assert len({r["reused"]["instance"] for r in recs}) == 1
+    assert all(r["verifiers"]["notes-work"]["score"] == 1.0 for r in recs)
+    warm = recs[0]["reused"]["instance"]
+    client = docker.from_env()
+    try:
+        left = [
+            c.name
+            for c in client.containers.list(all=True, filters={"label": "io.agentenv.managed"})
+            if c.labels.get("io.agentenv.run") == recs[0]["run_id"]
+            or c.labels.get("io.agentenv.task_instance") == warm
+        ]
+    finally:
+        client.close()
+    assert left == []  # the warm instance's container went when the run ended
