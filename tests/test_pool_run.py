@@ -20,13 +20,13 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTES = ROOT / "examples" / "notes-local"
 
 
-def agent_env(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def agent_env(home: Path, *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
     exe = Path(sys.executable).with_name("agent-env")
     return subprocess.run(
         [str(exe), *args],
         capture_output=True,
         text=True,
-        timeout=240,
+        timeout=timeout,
         env={**os.environ, "AGENT_ENV_HOME": str(home)},
     )
 
@@ -109,7 +109,7 @@ def test_trials_reuse_a_warm_docker_env_and_leave_no_container(tmp_path: Path) -
     (folder / "envs" / "notes" / "Dockerfile").write_text(DOCKERFILE)
     done = agent_env(
         home, "run", str(folder), "--sandbox", "docker", "--trials", "3", "--pool", "1",
-        "--concurrency", "1",
+        "--concurrency", "1", timeout=900,  # the first build of the env's image takes minutes
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     recs = records(home)
