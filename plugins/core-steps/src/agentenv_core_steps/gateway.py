@@ -123,7 +123,10 @@ async def gateway_for(ctx: StepContext) -> RunGateway:
     with _LOCK:
         existing = _GATEWAYS.get(key)
     if existing is None:  # an instance that adopted a warm pool's instance uses its gateway
-        existing = ctx.instance_resource_if_started(GATEWAY)
+        lent = ctx.instance_resource_if_started(GATEWAY)
+        if lent is not None and lent.task_instance_id != key:
+            with _LOCK:
+                existing = lent if _GATEWAYS.get(lent.task_instance_id) is lent else None
     if existing is not None:
         return existing
     try:
