@@ -143,7 +143,11 @@ def test_a_failed_reset_retires_the_instance(openenv_home: Path, tmp_path: Path)
         "reset-fails",
         lambda s: s.replace(
             "        self.notes.clear()",
-            "        raise RuntimeError('this env cannot reset')",
+            # the pool's first reset (right after the deploy) works, the next one fails
+            "        self.resets = getattr(self, 'resets', 0) + 1\n"
+            "        if self.resets > 1:\n"
+            "            raise RuntimeError('this env cannot reset twice')\n"
+            "        self.notes.clear()",
         ),
     )
     app, server = serve(folder, pool=1)
@@ -165,6 +169,33 @@ def test_a_failed_reset_retires_the_instance(openenv_home: Path, tmp_path: Path)
     described = pools_of(app).describe()
     assert described["failed_resets"] >= 1 and described["retired"] >= 1, described
     assert described["idle"] == 0  # the server's exit tore every instance down
+
+
+@pytest.mark.timeout(300)
+def test_an_env_whose_reset_fails_at_once_never_enters_the_pool(
+    openenv_home: Path, tmp_path: Path
+) -> None:
+    """Checked right after the warm deploy: the episode deploys its own env and still runs."""
+    from openenv.core.generic_client import GenericEnvClient
+
+    folder = notes_variant(
+        tmp_path,
+        "never-resets",
+        lambda s: s.replace("        self.notes.clear()", "        raise RuntimeError('no')"),
+    )
+    app, server = serve(folder, pool=1)
+    try:
+
+        async def main() -> Any:
+            async with GenericEnvClient(base_url=server.url, message_timeout_s=120) as env:
+                return await episode(env)
+
+        _, notes, end = anyio.run(main)
+    finally:
+        server.stop(timeout=120)
+    assert notes == ["draft"] and end.metadata["reused"] is None, end.metadata
+    described = pools_of(app).describe()
+    assert described["failed_deploys"] >= 1 and described["reused"] == 0, described
 
 
 @pytest.mark.timeout(300)

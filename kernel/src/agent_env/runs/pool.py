@@ -9,8 +9,8 @@ episode ends the held instance is recycled in the background: every resource tha
 per-episode state is `recycle`d (the run's gateway: each env's `data/reset`, the episode's
 tokens revoked, its call log, clock and tool rules cleared), then it waits idle for the next
 episode. A failed recycle retires the instance (torn down, never handed out again); after
-`OFF_AFTER_FAILED_RESETS` failed recycles in a row the task's pool turns itself off and its
-episodes deploy as without a pool.
+`OFF_AFTER_FAILURES` failed deploys or recycles in a row the task's pool turns itself off and
+its episodes deploy as without a pool.
 
 Each pool fills ahead to `size` idle instances and refills in the background, but never while
 the machine has less than `min_free_mb` MiB available (MemAvailable in /proc/meminfo): the
@@ -43,7 +43,7 @@ DEPLOY_STEPS = frozenset({"deploy_env"})
 #: Step types whose effects a data/reset does not undo: a task with one is never pooled.
 NOT_REUSABLE = frozenset({"teardown_sandboxes", "register_env_triggers"})
 DEFAULT_MIN_FREE_MB = 512
-OFF_AFTER_FAILED_RESETS = 3
+OFF_AFTER_FAILURES = 3
 RECYCLE_TIMEOUT = 60.0
 DEFAULT_REUSE = "reset"
 
@@ -114,7 +114,7 @@ class TaskPool:
         self.filling = 0
         self.recycling = 0
         self.waiting = 0
-        self.failed_resets_in_a_row = 0
+        self.failures_in_a_row = 0
         self.off: str | None = None
         self._changed = anyio.Event()
 
@@ -195,8 +195,7 @@ class TaskPool:
         try:
             await held.hold()
         except AgentEnvError as e:
-            self.pools.stats["failed_deploys"] += 1
-            self.pools.notice(f"pool {self.name}: a warm instance did not deploy: {e}")
+            self._failed("failed_deploys", f"a warm instance did not deploy: {e}")
             return None
         try:
             marked = await _call_each(held, "mark_initial")
@@ -204,10 +203,9 @@ class TaskPool:
             await held.drop()
             if not isinstance(e, Exception):
                 raise
-            self.pools.stats["failed_deploys"] += 1
-            self.pools.notice(
-                f"pool {self.name}: warm instance {held.id} could not read its envs' "
-                f"initial state: {type(e).__name__}: {e}"
+            self._failed(
+                "failed_deploys",
+                f"warm instance {held.id} did not take its first reset: {type(e).__name__}: {e}",
             )
             return None
         no_reset = sorted({name for names in marked for name in names or ()})
@@ -215,12 +213,13 @@ class TaskPool:
             await held.drop()
             self.off = (
                 f"env(s) {', '.join(no_reset)} serve no data/reset; if they keep no state "
-                "between episodes, say reuse = \"reset\" in the bundle's bundle.toml"
+                'between episodes, say reuse = "reset" in the bundle\'s bundle.toml'
             )
             self.pools.notice(f"pool {self.name}: off: {self.off}")
             self._notify()
             return None
         self.pools.stats["deployed"] += 1
+        self.failures_in_a_row = 0
         return Warm(held)
 
     async def _recycle(self, warm: Warm) -> None:
@@ -233,20 +232,13 @@ class TaskPool:
                     raise AgentEnvError("; ".join(gone))
                 await _call_each(held, "recycle")
         except Exception as e:  # any failure: the instance is dirty, never lent again
-            self.failed_resets_in_a_row += 1
-            self.pools.stats["failed_resets"] += 1
             self.pools.stats["retired"] += 1
-            self.pools.notice(
-                f"pool {self.name}: warm instance {held.id} retired, its reset failed: "
-                f"{type(e).__name__}: {e}"
+            self._failed(
+                "failed_resets",
+                f"warm instance {held.id} retired, its reset failed: {type(e).__name__}: {e}",
             )
-            if self.failed_resets_in_a_row >= OFF_AFTER_FAILED_RESETS:
-                self.off = f"{self.failed_resets_in_a_row} resets in a row failed"
-                self.pools.notice(
-                    f"pool {self.name}: off ({self.off}); its episodes deploy their own envs"
-                )
         else:
-            self.failed_resets_in_a_row = 0
+            self.failures_in_a_row = 0
             self.pools.stats["resets"] += 1
             # one deployed on demand beyond `size` goes once it is not needed
             if not self.pools.closed and self.off is None and self.held() <= self.pools.size:
@@ -258,6 +250,18 @@ class TaskPool:
             if not kept:  # retired, or the pools closed (also mid-reset): torn down
                 await self._drop(warm)
                 self.refill()
+
+    def _failed(self, counter: str, line: str) -> None:
+        """Count a failed deploy or reset; after `OFF_AFTER_FAILURES` in a row, the pool is off."""
+        self.pools.stats[counter] += 1
+        self.failures_in_a_row += 1
+        self.pools.notice(f"pool {self.name}: {line}")
+        if self.failures_in_a_row >= OFF_AFTER_FAILURES and self.off is None:
+            self.off = f"{self.failures_in_a_row} deploys or resets in a row failed"
+            self.pools.notice(
+                f"pool {self.name}: off ({self.off}); its episodes deploy their own envs"
+            )
+        self._notify()
 
     async def _drop(self, warm: Warm) -> None:
         await warm.held.drop()

@@ -96,28 +96,34 @@ async def initial_states(
     import anyio
 
     from agentenv_protocol.client import EnvClient
-    from agentenv_protocol.errors import MethodNotFound
+    from agentenv_protocol.errors import MethodNotFound, ProtocolError
 
     out: dict[str, list | None] = {}
     no_reset: list[str] = []
+    failed: list[str] = []
 
     async def get(name: str) -> None:
-        async with EnvClient(
-            f"{gateway.url}/svc/{name}", token=gateway.admin_token, timeout=RESET_TIMEOUT
-        ) as client:
-            try:
-                out[name] = await client.get()
-            except MethodNotFound:
-                out[name] = None
-            try:
-                await client.reset()
-            except MethodNotFound:
-                no_reset.append(name)
-                return
-            if out[name]:
-                await client.add(out[name])
+        try:
+            async with EnvClient(
+                f"{gateway.url}/svc/{name}", token=gateway.admin_token, timeout=RESET_TIMEOUT
+            ) as client:
+                try:
+                    out[name] = await client.get()
+                except MethodNotFound:
+                    out[name] = None
+                try:
+                    await client.reset()
+                except MethodNotFound:
+                    no_reset.append(name)
+                    return
+                if out[name]:
+                    await client.add(out[name])
+        except (ProtocolError, OSError) as e:
+            failed.append(f"env {name!r}: its first data/reset and re-seed failed: {e}")
 
     async with anyio.create_task_group() as tg:
         for name in names:
             tg.start_soon(get, name)
+    if failed:
+        raise ProtocolError(failed[0])
     return out, sorted(no_reset)
