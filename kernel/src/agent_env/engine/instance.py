@@ -223,7 +223,7 @@ class TaskInstance:
                     await self.sandboxes.teardown_owned()
                 else:  # --keep: they live on till the run ends; their output so far is kept
                     await self.sandboxes.save_logs()
-                if warm is not None:
+                if warm is not None and pool is not None:
                     await pool.release(warm, self)
                 await self._finish(time.perf_counter() - started)
                 if not self.services.keep:

@@ -138,12 +138,12 @@ class TaskPool:
                 finally:
                     self.waiting -= 1
                 continue
-            warm = await self._deploy()
-            if warm is None:
+            made = await self._deploy()
+            if made is None:
                 return None
-            self.lent.add(warm)
+            self.lent.add(made)
             self.refill()
-            return warm
+            return made
         return None
 
     async def give_back(self, warm: Warm, *, retire: str | None) -> None:

@@ -116,8 +116,9 @@ async def initial_states(
                 except MethodNotFound:
                     no_reset.append(name)
                     return
-                if out[name]:
-                    await client.add(out[name])
+                parts = out[name]
+                if parts:
+                    await client.add(parts)
         except (ProtocolError, OSError) as e:
             failed.append(f"env {name!r}: its first data/reset and re-seed failed: {e}")
 
