@@ -104,6 +104,30 @@ def test_the_next_episode_reuses_the_instance_with_its_env_reset_and_reseeded(po
 
 
 @pytest.mark.timeout(300)
+def test_an_abandoned_episode_gives_back_a_clean_instance(pooled) -> None:
+    """A session that closes mid-episode (a note added, no end_turn): the next episode gets
+    the same instance, reset."""
+    from openenv.core.generic_client import GenericEnvClient
+
+    url, app = pooled
+
+    async def main() -> Any:
+        async with GenericEnvClient(base_url=url, message_timeout_s=120) as env:
+            r = await env.reset()
+            assert r.done is False, r.metadata
+            added = await env.step(call("add_note", title="left behind", body="x"))
+            assert added.observation["error"] is None
+        await settled(app)
+        async with GenericEnvClient(base_url=url, message_timeout_s=120) as env:
+            return await episode(env)
+
+    _, notes, end = anyio.run(main)
+    assert notes == ["draft"], notes
+    assert end.metadata["reused"]["episode"] >= 2
+    assert pools_of(app).describe()["failed_resets"] == 0
+
+
+@pytest.mark.timeout(300)
 def test_sessions_at_once_never_share_an_instance(pooled) -> None:
     """Six sessions in their episodes at once over a pool of one: six distinct instances."""
     from openenv.core.generic_client import GenericEnvClient
