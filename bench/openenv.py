@@ -18,6 +18,7 @@ per session).
 
     .venv/bin/python bench/openenv.py [--levels 1,16,64] [--seconds 5] [--rounds 3]
     .venv/bin/python bench/openenv.py --levels 64 --reset-rounds 10   # the reset race
+    .venv/bin/python bench/openenv.py --pool 64   # ours with warm pools (openenv serve --pool)
 """
 
 from __future__ import annotations
@@ -133,8 +134,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def make_bundle(root: Path) -> Path:
-    bundle = root / "echo-openenv"
+def make_bundle(root: Path, sandbox_type: str | None = None) -> Path:
+    """The echo bundle under `root`; `sandbox_type` (e.g. `docker`) for its env's sandbox."""
+    bundle = root / ("echo-openenv" if sandbox_type is None else f"echo-openenv-{sandbox_type}")
     (bundle / "envs" / "echo").mkdir(parents=True)
     (bundle / "tasks").mkdir()
     (bundle / "envs" / "echo" / "server.py").write_text(ECHO_ENV_SERVER)
@@ -147,11 +149,19 @@ def make_bundle(root: Path) -> Path:
             """
         )
     )
-    (bundle / "tasks" / "echo.json").write_text(json.dumps(TASK))
+    task = [dict(s) for s in TASK]
+    if sandbox_type is not None:
+        task[0]["sandbox_type"] = sandbox_type
+    (bundle / "tasks" / "echo.json").write_text(json.dumps(task))
+    # the echo env keeps no state (it serves no data/reset): a warm pool may reuse it as it is
+    (bundle / "bundle.toml").write_text('reuse = "reset"\n')
     return bundle
 
 
-def start_ours(bundle: Path, sessions: int, env: dict) -> tuple[subprocess.Popen, str]:
+def start_ours(
+    bundle: Path, sessions: int, env: dict, pool: int = 0
+) -> tuple[subprocess.Popen, str]:
+    """`agent-env openenv serve` on `bundle` (with `--pool` warm instances per task)."""
     agent_env = str(Path(sys.executable).parent / "agent-env")
     proc = subprocess.Popen(
         [
@@ -164,6 +174,8 @@ def start_ours(bundle: Path, sessions: int, env: dict) -> tuple[subprocess.Popen
             "--json",
             "--max-sessions",
             str(sessions),
+            "--pool",
+            str(pool),
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -294,10 +306,10 @@ async def reset_round(url: str, sessions: int) -> tuple[float, list[str]]:
     return time.perf_counter() - started[0], failures
 
 
-def reset_rounds(bundle: Path, env: dict, sessions: int, rounds: int) -> None:
+def reset_rounds(bundle: Path, env: dict, sessions: int, rounds: int, pool: int = 0) -> None:
     """`rounds` rounds of `sessions` concurrent resets against one server of ours (the port
     and secret race of issue 31): every round's time and failures, and the total."""
-    proc, url = start_ours(bundle, sessions, env)
+    proc, url = start_ours(bundle, sessions, env, pool)
     failed = 0
     try:
         anyio.run(wait_health, url)
@@ -317,10 +329,16 @@ def reset_rounds(bundle: Path, env: dict, sessions: int, rounds: int) -> None:
     print(f"{rounds} rounds of {sessions} concurrent resets: {failed} failed")
 
 
-def measure(start, sessions: int, seconds: float) -> dict[str, float]:
+def measure(start, sessions: int, seconds: float, warm_up: bool = False) -> dict[str, float]:
+    """One server's figures at `sessions`; `warm_up`: first one untimed round of `sessions`
+    resets (with `--pool`, the timed resets then come from a filled pool)."""
     proc, url = start(sessions)
     try:
         anyio.run(wait_health, url)
+        if warm_up:
+            took, failures = anyio.run(reset_round, url, sessions)
+            print(f"  warm-up: {sessions} resets in {took:.2f} s, {len(failures)} failed")
+            time.sleep(1.0)  # the abandoned episodes' instances are reset and idle again
         return anyio.run(load, url, sessions, seconds, proc.pid)
     finally:
         proc.terminate()
@@ -366,23 +384,36 @@ def main() -> None:
         help="instead: this many rounds of N concurrent resets (N: each of --levels) against "
         "our server, counting failed resets",
     )
+    parser.add_argument(
+        "--pool",
+        type=int,
+        default=0,
+        help="serve ours with this many warm instances per task (`openenv serve --pool`): a "
+        "reset then resets a deployed instance instead of deploying one (bench/rollouts.py "
+        "measures the pooled rollouts in full)",
+    )
     args = parser.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
+    print(f"ours: openenv serve --pool {args.pool}", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-openenv-") as tmp:
         bundle = make_bundle(Path(tmp))
         env = {**os.environ, "AGENT_ENV_HOME": str(Path(tmp) / "home")}
         env.pop("AGENT_ENV_CONFIG", None)
         if args.reset_rounds:
             for n in levels:
-                reset_rounds(bundle, env, n, args.reset_rounds)
+                reset_rounds(bundle, env, n, args.reset_rounds, args.pool)
             return
-        servers = {"ours": lambda s: start_ours(bundle, s, env), "openenv": start_openenv}
+        servers = {
+            "ours": lambda s: start_ours(bundle, s, env, args.pool),
+            "openenv": start_openenv,
+        }
         for n in levels:
             runs: dict[str, list[dict[str, float]]] = {"ours": [], "openenv": []}
             for r in range(args.rounds):
                 order = ["ours", "openenv"] if r % 2 == 0 else ["openenv", "ours"]
                 for name in order:
-                    runs[name].append(measure(servers[name], n, args.seconds))
+                    warm_up = name == "ours" and args.pool > 0
+                    runs[name].append(measure(servers[name], n, args.seconds, warm_up))
                 if args.rounds > 1:
                     print(line(f"round {r + 1}: ", n, runs["ours"][-1], runs["openenv"][-1]))
             label = "median: " if args.rounds > 1 else ""

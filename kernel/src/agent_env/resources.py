@@ -47,6 +47,16 @@ class InstanceResources:
         """The live resource under `key`, None when none was started."""
         return self._values.get(key)
 
+    def values(self) -> list[Any]:
+        """The live resources, first started first."""
+        return list(self._values.values())
+
+    def share(self, other: InstanceResources) -> None:
+        """Reach `other`'s live resources under their keys too, without ever closing them (a
+        warm pool's instance lends its gateway to the episode that adopted it)."""
+        for key, value in other._values.items():
+            self._values.setdefault(key, value)
+
     async def get_or_start(
         self,
         key: InstanceKey[T],

@@ -49,6 +49,8 @@ def test_no_file_and_empty_file_keep_local_defaults(project, agent_env_home):
         "retry_infra": 0,
         "progress_interval": 10.0,
         "budget_usd": None,
+        "pool": 0,
+        "pool_min_free_mb": 512,
     }
     assert cfg.origin("run", "concurrency") == "default"
 

@@ -98,6 +98,8 @@ class Bundle:
     aliases: dict[str, str]
     requires: list[str]
     provenance: dict[str, Any] = attrs.field(factory=dict)
+    #: `bundle.toml`'s `reuse` (`reset` / `redeploy`), None when it does not say.
+    reuse: str | None = None
     #: `aliases.toml` `[envs]` / `[agents]`: alias -> folder name (steps are already rewritten).
     env_aliases: dict[str, str] = attrs.field(factory=dict)
     agent_aliases: dict[str, str] = attrs.field(factory=dict)

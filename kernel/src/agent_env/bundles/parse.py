@@ -27,7 +27,11 @@ from agent_env.bundles.model import (
     ResolvedSource,
     Task,
 )
-from agent_env.bundles.requirements import check_requirements, declared_requirements
+from agent_env.bundles.requirements import (
+    check_requirements,
+    declared_requirements,
+    declared_reuse,
+)
 from agent_env.bundles.schema import AliasesFile, ArtifactFile, EvalFile, read_model
 from agent_env.bundles.source import folder_id_prefix
 from agent_env.bundles.tasks import read_task
@@ -113,8 +117,9 @@ class _Parser:
         kinds, description, bundle_toml, aliases_toml = self._scan_root()
         provenance = self.source.provenance
         setup = provenance.get("setup") if isinstance(provenance.get("setup"), str) else None
+        reuse = None
         if bundle_toml is not None:
-            requires = self._requires(bundle_toml)
+            requires, reuse = self._requires(bundle_toml)
         else:
             card = provenance.get("plugins") or []
             requires = [r for r in card if isinstance(r, str)] if isinstance(card, list) else []
@@ -150,6 +155,7 @@ class _Parser:
             env_aliases=self.entity_aliases.get("env", {}),
             agent_aliases=self.entity_aliases.get("agent", {}),
             requires=requires,
+            reuse=reuse,
             provenance=dict(self.source.provenance),
             warnings=self._warnings(),
         )
@@ -226,16 +232,16 @@ class _Parser:
                 return text
         return None
 
-    def _requires(self, path: Path | None) -> list[str]:
-        if path is None:
-            return []
+    def _requires(self, path: Path) -> tuple[list[str], str | None]:
+        """`bundle.toml`'s requirements and `reuse`."""
         data = load_toml(path, self.problems)
         if data is None:
-            return []
+            return [], None
         requires, problems = declared_requirements(data)
-        for problem in problems:
+        reuse, more = declared_reuse(data)
+        for problem in [*problems, *more]:
             self.problems.add(path, problem)
-        return requires
+        return requires, reuse
 
     # -- entities ---------------------------------------------------------------------------
 

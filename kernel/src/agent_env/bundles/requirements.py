@@ -17,6 +17,23 @@ def declared_requirements(data: Mapping[str, Any]) -> tuple[list[str], list[str]
     return (model.requirements() if model is not None else []), problems
 
 
+#: `reuse = ...` in `bundle.toml`: how a warm pool reuses the bundle's deployed task instances.
+REUSE_MODES = ("reset", "redeploy")
+
+
+def declared_reuse(data: Mapping[str, Any]) -> tuple[str | None, list[str]]:
+    """(`reuse` of a parsed `bundle.toml` or None, one message per problem)."""
+    value = data.get("reuse") if isinstance(data, Mapping) else None
+    if value is None or value in REUSE_MODES:
+        return value, []
+    from agent_env.suggest import did_you_mean
+
+    return None, [
+        f"reuse: {value!r} is not a reuse mode{did_you_mean(str(value), REUSE_MODES)}; "
+        f"give one of {', '.join(REUSE_MODES)}"
+    ]
+
+
 def bundle_toml_requirements(text: str, *, where: str) -> list[str]:
     """The requirements a `bundle.toml` text declares, for callers that have only that file
     (e.g. a remote source checking before it downloads the rest); `BundleError` if malformed."""

@@ -22,12 +22,15 @@ class Requires:
 @attrs.frozen(kw_only=True)
 class BundleFile:
     """`bundle.toml`: the plugins the bundle needs (`plugins = [...]`, `[requires] plugins`
-    or `requires = [...]`) and optional name and description."""
+    or `requires = [...]`), optional name and description, and `reuse`."""
 
     name: str | None = None
     description: str | None = None
     plugins: list[str] = attrs.field(factory=list)
     requires: Requires | list[str] | None = None
+    #: How a warm pool may reuse a deployed instance of the bundle's tasks between episodes:
+    #: `reset` (the envs' data/reset) or `redeploy` (never reused); see docs/openenv.md.
+    reuse: str | None = None
 
     def requirements(self) -> list[str]:
         """Every requirement, in order, once."""

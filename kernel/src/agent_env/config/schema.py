@@ -27,6 +27,8 @@ BUILTIN_SECTIONS: dict[str, dict[str, Any]] = {
         "progress_interval": 10.0,
         # issue 32: stop starting trials once this many US dollars are spent (agent_env.costs)
         "budget_usd": None,
+        "pool": 0,
+        "pool_min_free_mb": 512,
     },
     # issue 32: `[prices.models."<model>"] input/output` (US dollars per 1M tokens) and
     # `[prices.sandboxes] <provider>` (per sandbox-hour); checked by agent_env.costs

@@ -37,10 +37,15 @@ from agent_env.engine.sandboxes import InstanceSandboxes
 from agent_env.engine.services import EngineServices
 from agent_env.engine.state import live_entries, replay, unfinished_starts
 from agent_env.errors import AgentEnvError, SandboxError, StepFailed, StoreError
+from agent_env.resources import InstanceKey
 
 #: Seconds a teardown or final record write may take once the run is over or cancelled.
 CLEANUP_TIMEOUT = 60.0
 MAX_LOG_LINES = 500
+#: The instance resource of a warm pool (`agent_env.runs.pool.TaskPools`): an instance that
+#: starts with one asks it for a deployed instance of its task (`await pool.acquire(self)`,
+#: which `adopt`s one or returns None) and hands it back at its end (`await pool.release(...)`).
+WARM_POOL: InstanceKey[Any] = InstanceKey("engine.warm-pool")
 
 
 class TaskInstance:
@@ -59,6 +64,8 @@ class TaskInstance:
     ):
         # the secrets this instance adds (tokens, env secrets) stay with it (agent_env.redact),
         # unless --keep keeps its sandboxes, and their logs, past its end
+        #: The run's services, as given (a warm pool deploys with them).
+        self.run_services = services
         if not services.keep:
             services = attrs.evolve(services, redactor=services.redactor.child())
         self.services = services
@@ -95,6 +102,9 @@ class TaskInstance:
         self.previous_owner: Mapping[str, Any] | None = None
         self.cancelled = False
         self.logs: list[str] = list(record.log)
+        #: The instance whose deploy steps made what this one runs on: itself, or the warm
+        #: instance it adopted (env secrets are derived from it).
+        self.origin_id: str = self.id
 
     async def _keep_logs(self, sandbox_name: str, sandbox: Any) -> None:
         """Keep the output of the sandbox's servers and agents with this trial."""
@@ -180,10 +190,14 @@ class TaskInstance:
         live.status = Status.RUNNING
         live.started_at = live.started_at or now_iso()
         live.owner = owner()
+        pool = self.sandboxes.resources.get(WARM_POOL) if not self.entries else None
+        warm: Any = None
         try:
             await self._write_record()
             if self.entries:
                 await self._restore()
+            if pool is not None:
+                warm = await pool.acquire(self)
             await self._schedule()
         except anyio.get_cancelled_exc_class():
             self.cancelled = True
@@ -210,10 +224,71 @@ class TaskInstance:
                     await self.sandboxes.teardown_owned()
                 else:  # --keep: they live on till the run ends; their output so far is kept
                     await self.sandboxes.save_logs()
+                if warm is not None and pool is not None:
+                    await pool.release(warm, self)
                 await self._finish(time.perf_counter() - started)
                 if not self.services.keep:
                     self.services.redactor.close()
         return self.record
+
+    # ---- warm reuse (agent_env.runs.pool) -------------------------------------------------
+
+    @classmethod
+    async def warm(
+        cls, services: EngineServices, *, task: Any, steps: Sequence[Any], pool_id: str
+    ) -> TaskInstance:
+        """A warm pool's instance of `task` that runs only `steps` (its deploy steps) and is
+        `hold`: not a trial, so it writes no record; its id starts `warm-`."""
+        from agent_env.engine.records import new_id
+
+        return await cls.create(
+            services,
+            task=task,
+            instance_id=new_id("warm"),
+            run_id=pool_id,
+            bundle={},
+            steps=steps,
+            write=False,
+        )
+
+    async def hold(self) -> None:
+        """Run this instance's steps (a task's deploy steps, for a warm pool) and keep what
+        they deployed live for instances that `adopt` it, until `drop`; no record is written.
+        On a failure everything is torn down and `AgentEnvError` says which step failed."""
+        try:
+            await self._schedule()
+        except BaseException:
+            await self.drop()
+            raise
+        if self.failure is not None:
+            failure = self.failure
+            await self.drop()
+            raise AgentEnvError(f"step {failure.get('step')!r}: {failure.get('message')}")
+
+    async def drop(self) -> None:
+        """Tear down what `hold` deployed (its resources, then its sandboxes)."""
+        with anyio.CancelScope(shield=True), anyio.move_on_after(CLEANUP_TIMEOUT):
+            await self.sandboxes.close_resources()
+            await self.sandboxes.teardown_owned()
+            self.services.redactor.close()
+
+    def adopt(self, held: TaskInstance, reused: Mapping[str, Any]) -> None:
+        """Start from `held`'s completed steps instead of running them: their state, and the
+        sandboxes and resources they started, shared (never owned: this instance's end leaves
+        them to `held`). `reused` is recorded as the record's `reused`."""
+        from agent_env.engine.state import json_copy
+
+        self.state = json_copy(held.state)
+        for sid in held.done:
+            if sid in self.step_info:
+                self.done.add(sid)
+                self.step_info[sid] = {"status": "reused", "attempts": 0, "from": held.id}
+        self.sandboxes.live.update(held.sandboxes.live)
+        self.sandboxes.resources.share(held.sandboxes.resources)
+        self.services.redactor.add(held.services.redactor.secrets)
+        self.origin_id = held.id
+        self.live.reused = dict(reused)
+        self.log(None, f"reused warm instance {held.id} (its steps {', '.join(sorted(held.done))})")
 
     async def _schedule(self) -> None:
         send, recv = anyio.create_memory_object_stream[tuple[str, str | None, bool, str]](math.inf)

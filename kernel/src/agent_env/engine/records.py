@@ -116,7 +116,17 @@ class TaskInstanceRecord(StoredRecord):
 
     kind: ClassVar[str] = "task instance record"
     optional: ClassVar[frozenset[str]] = frozenset(
-        {"agent", "model", "seed_values", "attempt", "outputs", "step_rewards", "cost", "restarts"}
+        {
+            "agent",
+            "model",
+            "seed_values",
+            "attempt",
+            "outputs",
+            "step_rewards",
+            "cost",
+            "restarts",
+            "reused",
+        }
     )
 
     id: str
@@ -165,6 +175,10 @@ class TaskInstanceRecord(StoredRecord):
         if self.effective_failure_class() != "infrastructure":
             return False
         return (self.failure or {}).get("retry", True) is not False
+
+    #: Set when the instance ran on a warm pool's deployed instance instead of deploying its
+    #: own (`{instance, episode, steps}`: which one, its how-manieth episode, the steps reused).
+    reused: dict[str, Any] | None = None
 
     @property
     def finished(self) -> bool:

@@ -48,6 +48,8 @@ class TaskHost:
     pipeline: RunPipeline
     loaded: dict[str, LoadedBundle]
     agent: str | None = None
+    #: The warm pools (`agent_env.runs.pool.TaskPools`) every episode starts with, or None.
+    pools: Any = None
 
     @property
     def session(self) -> Session:
@@ -87,15 +89,38 @@ class TaskHost:
         """A run of one trial of `task` of bundle `key`, its document written; `resources`
         are the instance resources its instance starts with."""
         loaded = self.loaded[key]
-        request = RunRequest(
-            bundle=loaded.bundle,
+        request = self._request(key, task, resources)
+        return await self.pipeline.plan(attrs.evolve(loaded, tasks=[task], selection=None), request)
+
+    def _request(
+        self, key: str, task: Task, resources: Mapping[InstanceKey[Any], Any] | None = None
+    ) -> RunRequest:
+        more: dict[InstanceKey[Any], Any] = dict(resources or {})
+        if self.pools is not None:
+            from agent_env.engine.instance import WARM_POOL
+
+            more[WARM_POOL] = self.pools
+        return RunRequest(
+            bundle=self.loaded[key].bundle,
             task_names=(task.name,),
             agent=self.agent,
             front_end=FRONT_END,
             runner="local",  # the episode's agent is played in this process
-            resources=dict(resources or {}),
+            pool=0,  # the server's pools come as the WARM_POOL resource
+            resources=more,
         )
-        return await self.pipeline.plan(attrs.evolve(loaded, tasks=[task], selection=None), request)
+
+    async def fill_pools(self) -> None:
+        """Fill the warm pools ahead: every task of every loaded bundle (once per bundle)."""
+        if self.pools is None:
+            return
+        seen: set[int] = set()
+        for key, loaded in self.loaded.items():
+            if id(loaded.bundle) in seen:
+                continue
+            seen.add(id(loaded.bundle))
+            for task in loaded.tasks:
+                await self.pipeline.fill_pool(self.pools, loaded, self._request(key, task), task)
 
     async def execute(self, prepared: PreparedRun) -> dict[str, Any]:
         """Run the prepared run to its end (torn down, recorded); its one trial's stored

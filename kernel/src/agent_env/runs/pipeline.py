@@ -19,8 +19,9 @@ session), `TrialRun`s and `Trial`s; `tests/test_one_pipeline.py` enforces it.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +58,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from agent_env.engine.runner import Runner
     from agent_env.engine.tickets import TrialTicket
     from agent_env.engine.trials import Trial
+    from agent_env.runs.pool import TaskPools
     from agent_env.runs.selection import Selection
 
 
@@ -324,7 +326,8 @@ class RunPipeline:
         try:
             if trials:
                 runner = self.make_runner(request, int(concurrency))
-                await run_with_progress(runner, trials, prepared.trial_run.progress)
+                async with self._pools(prepared):
+                    await run_with_progress(runner, trials, prepared.trial_run.progress)
             if prepared.reap_used:
                 reaped = await self.session.sandboxes.reap_used()
                 if reaped:
@@ -337,6 +340,49 @@ class RunPipeline:
                 await self.record(prepared, signals=signals)
             raise
         return await self.record(prepared, signals=signals)
+
+    @contextlib.asynccontextmanager
+    async def _pools(self, prepared: PreparedRun) -> AsyncIterator[None]:
+        """With `--pool N` (or `[run] pool`) and the local runner: the run's trials start with
+        warm pools (`agent_env.runs.pool`), filled ahead and torn down when the run ends."""
+        request, config = prepared.request, self.session.config
+        size = request.pool if request.pool is not None else config.get("run", "pool", 0)
+        loaded = prepared.loaded
+        if not size or loaded is None:
+            yield
+            return
+        if self.runner_name(request) != "local":
+            self.observer.notice(
+                f"--pool {size}: warm pools live in this process; the "
+                f"{self.runner_name(request)!r} runner deploys every trial's envs"
+            )
+            yield
+            return
+        from agent_env.engine.instance import WARM_POOL
+        from agent_env.runs.pool import DEFAULT_MIN_FREE_MB, TaskPools
+
+        pools = TaskPools(
+            int(size),
+            reuse={loaded.bundle.name: loaded.bundle.reuse},
+            min_free_mb=float(config.get("run", "pool_min_free_mb", DEFAULT_MIN_FREE_MB)),
+            notice=self.observer.notice,
+        )
+        trial_run = prepared.trial_run
+        async with pools.running():
+            trial_run.resources[WARM_POOL] = pools
+            for task in loaded.tasks:
+                pools.fill(loaded.bundle.name, task, trial_run.services)
+            try:
+                yield
+            finally:
+                trial_run.resources.pop(WARM_POOL, None)
+
+    async def fill_pool(
+        self, pools: TaskPools, loaded: LoadedBundle, request: RunRequest, task: Task
+    ) -> None:
+        """Fill `task`'s warm pool ahead with the engine services `request` would run with (a
+        front end that runs one instance at a time: the OpenEnv server)."""
+        pools.fill(loaded.bundle.name, task, await self.services(loaded, request))
 
     async def run(self, request: RunRequest, *, signals: Sequence[int] = ()) -> RunResult:
         """`prepare` then `execute`."""

@@ -59,6 +59,9 @@ class RunRequest:
     #: `--budget-usd`: stop starting trials once this many US dollars are spent (default:
     #: `[run] budget_usd`; `agent_env.costs`).
     budget_usd: float | None = None
+    #: `--pool N`: warm instances of each task kept deployed and reset (not redeployed) between
+    #: its trials (default `[run] pool`, 0: none; `agent_env.runs.pool`).
+    pool: int | None = None
     #: A seed table file (`--seeds`), else the bundle's `seeds.toml`.
     seeds: str | None = None
     #: Also write one JSON line per trial to this file (`--export`).

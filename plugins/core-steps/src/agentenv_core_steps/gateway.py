@@ -42,6 +42,10 @@ class RunGateway:
             TokenInPath(self.gateway), host="127.0.0.1", port=0, startup_timeout=START_TIMEOUT
         )
         self.url = self._server.url
+        #: env name -> its data plane right after the deploy (`mark_initial`), or None.
+        self.initial: dict[str, list | None] = {}
+        #: envs that serve no data/reset (`mark_initial`): a recycle leaves them as they are.
+        self.no_reset: list[str] = []
 
     @property
     def mcp_url(self) -> str:
@@ -82,6 +86,32 @@ class RunGateway:
         """The tool calls of `role` the gateway is still waiting on an env for."""
         return self.gateway.mcp.pending(role)
 
+    async def mark_initial(self) -> list[str]:
+        """Remember every env's data plane as it is now (right after the deploy), what
+        `recycle` re-seeds it with (a warm pool calls this once per held instance); returns
+        the envs that serve no `data/reset` (a pool reuses those only when the bundle says
+        `reuse = "reset"`: they keep no state between episodes)."""
+        from agentenv_core_steps.steps.reset_env import initial_states
+
+        self.initial, self.no_reset = await initial_states(self, sorted(self.envs))
+        return self.no_reset
+
+    async def recycle(self) -> None:
+        """Make this gateway and its envs ready for the next episode of a warm pool: every
+        env's data plane reset (`data/reset`) and re-seeded with what `mark_initial` read,
+        the episode's agent tokens revoked, its call log, clock and per-role tool rules
+        cleared. Raises when an env does not reset."""
+        from agentenv_core_steps.steps.reset_env import reset_envs
+
+        auth = self.gateway.auth
+        auth.tokens.clear()
+        auth.scopes.clear()
+        self.gateway.roles.rules.clear()
+        self.gateway.clock.clear()
+        self.gateway.trajectory.clear()
+        resettable = sorted(set(self.envs) - set(self.no_reset))
+        await reset_envs(self, resettable, self.initial)
+
     def stop(self) -> None:
         from agentenv_core_steps.triggers.resume import forget
 
@@ -96,6 +126,11 @@ async def gateway_for(ctx: StepContext) -> RunGateway:
     key = ctx.task_instance_id
     with _LOCK:
         existing = _GATEWAYS.get(key)
+    if existing is None:  # an instance that adopted a warm pool's instance uses its gateway
+        lent = ctx.instance_resource_if_started(GATEWAY)
+        if lent is not None and lent.task_instance_id != key:
+            with _LOCK:
+                existing = lent if _GATEWAYS.get(lent.task_instance_id) is lent else None
     if existing is not None:
         return existing
     try:

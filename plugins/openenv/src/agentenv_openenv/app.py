@@ -28,10 +28,18 @@ class Runtime:
     """What every session of one server shares: the served tasks, the engine host, the task
     group episodes run in, and the event loop (for closes from OpenEnv's worker threads)."""
 
-    def __init__(self, served: Served, plugins: Any, reply_timeout: float = DEFAULT_REPLY_TIMEOUT):
+    def __init__(
+        self,
+        served: Served,
+        plugins: Any,
+        reply_timeout: float = DEFAULT_REPLY_TIMEOUT,
+        pool: int = 0,
+    ):
         self.served = served
         self.plugins = plugins
         self.reply_timeout = reply_timeout
+        #: Warm instances kept ready per task (0: every episode deploys its own).
+        self.pool = pool
         self.host: Any = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self._tg: Any = None
@@ -45,18 +53,34 @@ class Runtime:
         self.loop = asyncio.get_running_loop()
         self.host = await TaskHost.open(self.served.bundles, agent=KIND, plugins=self.plugins)
         try:
-            async with anyio.create_task_group() as tg:
-                self._tg = tg
-                try:
+            async with contextlib.AsyncExitStack() as stack:
+                if self.pool:
+                    self.host.pools = await stack.enter_async_context(self._pools().running())
+                    await self.host.fill_pools()
+                async with self._episodes():
                     yield
-                finally:
-                    self._tg = None
-                    with anyio.CancelScope(shield=True), anyio.move_on_after(SHUTDOWN_TIMEOUT):
-                        async with anyio.create_task_group() as closing:
-                            for episode in list(self.episodes):
-                                closing.start_soon(episode.abandon)
         finally:
             await self.host.close()
+
+    def _pools(self) -> Any:
+        from agent_env.runs.pool import TaskPools
+
+        reuse = {b.name: b.reuse for b in self.served.bundles.values()}
+        return TaskPools(self.pool, reuse=reuse)
+
+    @contextlib.asynccontextmanager
+    async def _episodes(self) -> AsyncIterator[None]:
+        """The task group episodes run in; at its end every open episode is abandoned."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            try:
+                yield
+            finally:
+                self._tg = None
+                with anyio.CancelScope(shield=True), anyio.move_on_after(SHUTDOWN_TIMEOUT):
+                    async with anyio.create_task_group() as closing:
+                        for episode in list(self.episodes):
+                            closing.start_soon(episode.abandon)
 
     async def start(self, served_task: Any, resources: dict[Any, Any] | None = None) -> Any:
         """A new episode of `served_task`, its instance started in the server's task group
@@ -115,14 +139,18 @@ def build_app(
     plugins: Any = None,
     reply_timeout: float = DEFAULT_REPLY_TIMEOUT,
     samplers: Mapping[str, str] | None = None,
+    pool: int = 0,
 ) -> Any:
     """The OpenEnv app serving every task of `bundle` (a folder, an installed bundle's name, or
     a mapping of split names to those). `reward`: None for the mean of the scores that decide
     the task's outcome, a verifier id or step id for that score, or `f(scores_by_verifier_id)`.
     `reply_timeout`: seconds a reset or step waits for the task instance before it answers
     with an error observation (and abandons the episode). `samplers`: split -> sampler
-    (`band:0.2-0.8`): a reset to that split without an index draws its task.
+    (`band:0.2-0.8`): a reset to that split without an index draws its task. `pool`: warm instances kept ready
+    per task, reset between episodes instead of redeployed (0: none; docs/openenv.md).
     `BundleError` when no task can be served; `ValueError` for a reward some task lacks."""
+    if isinstance(pool, bool) or not isinstance(pool, int) or pool < 0:
+        raise ValueError(f"pool= is a number of warm instances per task (0 or more), not {pool!r}")
     if not reply_timeout > 0:
         raise ValueError(f"reply_timeout= is a positive number of seconds, not {reply_timeout!r}")
     from agent_env.errors import PluginError
@@ -146,7 +174,7 @@ def build_app(
 
     from agentenv_openenv.environment import TaskEnvironment
 
-    runtime = Runtime(served, plugins, reply_timeout)
+    runtime = Runtime(served, plugins, reply_timeout, pool)
     app = create_app(
         functools.partial(TaskEnvironment, runtime),
         CallToolAction,

@@ -77,6 +77,15 @@ def _splits(values: tuple[str, ...]) -> dict[str, str]:
     "agentenv-grading). Repeatable.",
 )
 @click.option(
+    "--pool",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0),
+    metavar="N",
+    help="Keep N deployed instances of each task warm: a reset then resets their envs "
+    "(data/reset) instead of deploying them again (0: every reset deploys).",
+)
+@click.option(
     "--json",
     "as_json",
     is_flag=True,
@@ -91,6 +100,7 @@ def serve(
     max_sessions: int,
     reply_timeout: float,
     samplers: tuple[str, ...],
+    pool: int,
     as_json: bool,
 ) -> None:
     """Serve every task of bundle SPEC (a folder, an installed bundle, hf://...) as an OpenEnv
@@ -112,9 +122,10 @@ def serve(
             max_concurrent_envs=max_sessions,
             reply_timeout=reply_timeout,
             samplers=_samplers(samplers),
+            pool=pool,
         )
     except ValueError as e:
-        hint = "--sampler" if "sampler" in str(e) else "--reward"
+        hint = "--sampler" if "sampler" in str(e) else "--pool" if "pool" in str(e) else "--reward"
         raise click.BadParameter(str(e), param_hint=hint) from None
     _run(app, host, port, as_json)
 

@@ -400,6 +400,8 @@ class TaskEnvironment(Environment):
             "run_id": episode.run_id,
             "status": record.get("status"),
             "outcome": record.get("outcome"),
+            # a warm pool's instance it ran on ({instance, episode, steps}), else None
+            "reused": record.get("reused"),
         }
         reward = None
         if record.get("status") in ("failed", "cancelled"):

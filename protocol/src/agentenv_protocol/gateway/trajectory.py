@@ -106,6 +106,11 @@ class Trajectory:
         """The recent calls, redacted."""
         return [_redact(entry, self._secret_list) for entry in list(self._raw)]
 
+    def clear(self) -> None:
+        """Forget the calls kept in memory (the file keeps them): a warm pool's next episode."""
+        with self._lock:
+            self._raw.clear()
+
     def close(self) -> None:
         with self._lock:
             if self._file is not None:

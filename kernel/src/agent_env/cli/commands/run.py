@@ -100,6 +100,13 @@ if TYPE_CHECKING:  # pragma: no cover
     "sandbox_concurrency, 8).",
 )
 @click.option(
+    "--pool",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="Keep N deployed instances of each task warm: a trial resets their envs "
+    "(data/reset) instead of deploying them (default: [run] pool, 0).",
+)
+@click.option(
     "--retry-infra",
     type=click.IntRange(min=0),
     help="Re-run a trial that failed for an infrastructure reason up to N times (default 0).",
@@ -170,6 +177,7 @@ def run(
     trials: int = 1,
     concurrency: int | None = None,
     sandbox_concurrency: int | None = None,
+    pool: int | None = None,
     retry_infra: int | None = None,
     budget_usd: float | None = None,
     seeds_file: str | None = None,
@@ -224,6 +232,7 @@ def run(
         trials=trials,
         concurrency=concurrency,
         sandbox_concurrency=sandbox_concurrency,
+        pool=pool,
         retry_infra=retry_infra,
         budget_usd=budget_usd,
         seeds=seeds_file,

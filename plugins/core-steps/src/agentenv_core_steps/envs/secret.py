@@ -77,8 +77,9 @@ def for_env(ctx: Any, env: str) -> str | None:
 
 
 def new(ctx: Any, env: str) -> str:
-    """Derive env `env`'s secret for this task instance and register it with the redactor."""
-    secret = derive(ctx.task_instance_id, env)
+    """Derive env `env`'s secret for this task instance (or the warm pool's instance whose
+    env it reuses: `origin_instance_id`) and register it with the redactor."""
+    secret = derive(getattr(ctx, "origin_instance_id", None) or ctx.task_instance_id, env)
     ctx.add_secret(secret)
     return secret
 
