@@ -15,7 +15,8 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -109,6 +110,18 @@ class TaskHost:
             pool=0,  # the server's pools come as the WARM_POOL resource
             resources=more,
         )
+
+    @contextlib.asynccontextmanager
+    async def warm_pools(self, size: int, reuse: Mapping[str, Any]) -> AsyncIterator[None]:
+        """Keep `size` warm instances of each task (`agent_env.runs.pool`; `reuse`: each
+        bundle's `reuse` setting by bundle name) for the block: filled ahead now, refilled in
+        the background, torn down at its end."""
+        from agent_env.runs.pool import TaskPools
+
+        async with TaskPools(size, reuse=dict(reuse)).running() as pools:
+            self.pools = pools  # kept after the block (closed): what it did stays readable
+            await self.fill_pools()
+            yield
 
     async def fill_pools(self) -> None:
         """Fill the warm pools ahead: every task of every loaded bundle (once per bundle)."""

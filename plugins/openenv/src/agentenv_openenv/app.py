@@ -55,18 +55,12 @@ class Runtime:
         try:
             async with contextlib.AsyncExitStack() as stack:
                 if self.pool:
-                    self.host.pools = await stack.enter_async_context(self._pools().running())
-                    await self.host.fill_pools()
+                    reuse = {b.name: b.reuse for b in self.served.bundles.values()}
+                    await stack.enter_async_context(self.host.warm_pools(self.pool, reuse))
                 async with self._episodes():
                     yield
         finally:
             await self.host.close()
-
-    def _pools(self) -> Any:
-        from agent_env.runs.pool import TaskPools
-
-        reuse = {b.name: b.reuse for b in self.served.bundles.values()}
-        return TaskPools(self.pool, reuse=reuse)
 
     @contextlib.asynccontextmanager
     async def _episodes(self) -> AsyncIterator[None]:
