@@ -12,6 +12,7 @@ import click
 from agent_env import notices
 from agent_env._version import __version__
 from agent_env.cli.lazy import LazyGroup
+from agent_env.cli.main import resume_collector
 
 #: The kernel's own commands: name -> (import path, short help).
 KERNEL_COMMANDS: dict[str, tuple[str, str]] = {
@@ -42,6 +43,11 @@ EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 #: Commands that handle orphaned sandboxes themselves: `run --resume` adopts its own first,
 #: `sandbox list` shows them, `sandbox prune` reaps them.
 SELF_REAPING_COMMANDS = frozenset({"run", "sandbox"})
+
+#: Commands that end the console script's start-up pause of the garbage collector themselves
+#: (`agent_env.cli.main.resume_collector`), once their own set-up is done: `run` when the
+#: trials start. Every other command resumes it before its callback runs.
+RESUMES_COLLECTOR_ITSELF = frozenset({"run"})
 
 _verbose = False
 
@@ -79,7 +85,10 @@ class RootGroup(LazyGroup):
         # Seen here, before the group callback runs: asking a subcommand for help must not
         # reap (nor pay for the imports reaping needs).
         ctx.meta[ASKS_HELP] = any(arg in ctx.help_option_names for arg in args[1:])
-        return super().resolve_command(ctx, args)
+        name, command, rest = super().resolve_command(ctx, args)
+        if name not in RESUMES_COLLECTOR_ITSELF:
+            resume_collector()
+        return name, command, rest
 
     def main(
         self,

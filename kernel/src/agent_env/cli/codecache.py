@@ -1,0 +1,175 @@
+"""A cache of the code attrs and cattrs generate, for the console script's start-up.
+
+Every `@attrs.define` class has its methods written as Python source and compiled when its
+module is imported, and cattrs does the same for each structuring function: in
+`agent-env run hello` that compiling was about a tenth of the command's CPU, redone
+identically by every process. Python caches the bytecode of modules in `__pycache__`; this
+does the same for that generated source, in one file under the cache folder.
+
+What is cached is exact: the key is the source text itself and its file name, the file is
+per Python version, and the code is compiled with the flags the generator's module compiles
+with. One part of attrs' source differs per process: a frozen class's `__hash__` carries
+`hash()` of a string, which Python salts per process. That literal is cached as a
+placeholder of the same width (the compiler folds a negative literal into one constant, so
+the sign needs no place of its own) and put back into the code's constants on use. Whatever goes
+wrong with the file (missing, stale, corrupt, unwritable) means compiling as before; it is
+rewritten at exit only when something new was compiled.
+"""
+
+from __future__ import annotations
+import __future__
+
+import atexit
+import builtins
+import marshal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import CodeType, ModuleType
+from typing import Any
+
+#: Bumped when the file's layout changes.
+FORMAT = 1
+#: Entries kept: past this, a rewrite keeps only what the writing process used.
+LIMIT = 4000
+#: The modules that generate code: their `compile` goes through the cache.
+GENERATORS = ("attr._make", "cattrs.gen")
+
+_HASH_PREFIX = "<attrs generated methods "
+
+_entries: dict[tuple[str, str], CodeType] = {}
+_used: set[tuple[str, str]] = set()
+_state = {"loaded": False, "dirty": False, "installed": False, "hits": 0, "misses": 0}
+
+
+def install() -> None:
+    """Route attrs' and cattrs' `compile` of generated source through the cache (once per
+    process; a generator that is not installed, or compiles another way, is left alone)."""
+    if _state["installed"]:
+        return
+    _state["installed"] = True
+    for name in GENERATORS:
+        try:
+            module = __import__(name, fromlist=["_"])
+        except ImportError:
+            continue
+        module.compile = _cached_compile(_future_flags(module))  # type: ignore[attr-defined]
+    atexit.register(save)
+
+
+def path() -> Path:
+    """The cache file of this Python (bytecode is per version)."""
+    from agent_env.paths import cache_dir
+
+    tag = sys.implementation.cache_tag or "python"
+    return cache_dir() / "generated-code" / f"{tag}.marshal"
+
+
+def _future_flags(module: ModuleType) -> int:
+    """The `__future__` flags `module`'s own `compile` calls inherit."""
+    flags = 0
+    for value in vars(module).values():
+        if isinstance(value, __future__._Feature):
+            flags |= value.compiler_flag
+    return flags
+
+
+def _cached_compile(inherited: int) -> Callable[..., Any]:
+    """A `compile` for a module whose own calls inherit the `inherited` future flags."""
+
+    def compile(
+        source: Any,
+        filename: Any,
+        mode: str,
+        flags: int = 0,
+        dont_inherit: bool = False,
+        optimize: int = -1,
+    ) -> Any:
+        if not dont_inherit:
+            flags |= inherited
+        if mode != "exec" or optimize != -1 or not isinstance(source, str):
+            return builtins.compile(source, filename, mode, flags, True, optimize)
+        return lookup(source, str(filename), flags)
+
+    return compile
+
+
+def lookup(source: str, filename: str, flags: int) -> CodeType:
+    """The code of `source` as `compile(source, filename, "exec", flags)` gives it."""
+    if not _state["loaded"]:
+        _load()
+    salted = salted_literal(source, filename)
+    key_source = source
+    placeholder = None
+    if salted is not None:
+        placeholder = "7" * len(salted)  # the same width, so the code's positions match
+        key_source = source.replace(salted, placeholder)
+    key = (filename, key_source)
+    code = _entries.get(key)
+    if code is None:
+        code = builtins.compile(key_source, filename, "exec", flags, True)
+        _entries[key] = code
+        _state["dirty"] = True
+        _state["misses"] += 1
+    else:
+        _state["hits"] += 1
+    _used.add(key)
+    if salted is not None and placeholder is not None:
+        code = _swap_constant(code, int(placeholder), int(salted))
+    return code
+
+
+def salted_literal(source: str, filename: str) -> str | None:
+    """The per-process `hash()` literal in an attrs methods script, when it has exactly one
+    (attrs writes `hash("<attrs generated hash MODULE.CLASS>")` into `__hash__`)."""
+    if not filename.startswith(_HASH_PREFIX) or "def __hash__" not in source:
+        return None
+    name = filename[len(_HASH_PREFIX) : -1]
+    literal = str(hash(f"<attrs generated hash {name}>"))
+    if len(literal.lstrip("-")) < 12 or source.count(literal) != 1:
+        return None
+    return literal
+
+
+def _swap_constant(code: CodeType, old: int, new: int) -> CodeType:
+    """`code` with the int constant `old` replaced by `new`, in nested code objects too."""
+    consts = []
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            const = _swap_constant(const, old, new)
+        elif type(const) is int and const == old:
+            const = new
+        consts.append(const)
+    return code.replace(co_consts=tuple(consts))
+
+
+def _load() -> None:
+    _state["loaded"] = True
+    try:
+        data = marshal.loads(path().read_bytes())
+        if data["format"] == FORMAT and data["python"] == sys.version:
+            _entries.update(data["entries"])
+    except (OSError, ValueError, EOFError, KeyError, TypeError):
+        pass
+
+
+def save() -> None:
+    """Write the file when this process compiled something new (at exit)."""
+    if not _state["dirty"]:
+        return
+    _state["dirty"] = False
+    entries = _entries if len(_entries) <= LIMIT else {k: _entries[k] for k in _used}
+    data = {"format": FORMAT, "python": sys.version, "entries": entries}
+    try:
+        from agent_env.fsutil import atomic_write
+
+        target = path()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(target, marshal.dumps(data), fsync=False)
+    except (OSError, ValueError):
+        pass
+
+
+def stats() -> dict[str, int]:
+    """How many compiles this process took from the cache (`hits`) and made (`misses`)."""
+    return {"hits": _state["hits"], "misses": _state["misses"]}
