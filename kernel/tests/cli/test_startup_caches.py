@@ -55,7 +55,8 @@ PROBE = textwrap.dedent(
     print(json.dumps({
         **checked,
         **codecache.stats(),
-        "hash_ok": hash(point) == hash((salt, 1, "a")),
+        "hash_ok": hash(point) == hash((salt, 1, "a"))
+        and hash(pm.Empty()) == hash((hash("<attrs generated hash probe_models.Empty>"),)),
         "eq_ok": point == pm.Point(x=1, y="a") and point != pm.Point(x=1, y="b"),
         "cattrs_ok": cattrs_ok,
         "repr": repr(point),
@@ -76,6 +77,12 @@ MODELS = textwrap.dedent(
     class Point:
         x: int
         y: str = attrs.field(validator=attrs.validators.instance_of(str))
+
+
+    @attrs.frozen
+    class Empty:
+        # no fields: its __hash__ hashes a constant tuple the compiler folds
+        pass
 
 
     @attrs.define

@@ -43,18 +43,61 @@ _state = {"loaded": False, "dirty": False, "installed": False, "hits": 0, "misse
 
 
 def install() -> None:
-    """Route attrs' and cattrs' `compile` of generated source through the cache (once per
-    process; a generator that is not installed, or compiles another way, is left alone)."""
+    """Route attrs' and cattrs' `compile` of generated source through the cache, once per
+    process: a generator already imported is patched now, the others as they are imported
+    (so installing imports nothing); one that is missing, or compiles another way, is left
+    alone."""
     if _state["installed"]:
         return
     _state["installed"] = True
+    pending = set()
     for name in GENERATORS:
-        try:
-            module = __import__(name, fromlist=["_"])
-        except ImportError:
-            continue
-        module.compile = _cached_compile(_future_flags(module))  # type: ignore[attr-defined]
+        module = sys.modules.get(name)
+        if module is None:
+            pending.add(name)
+        else:
+            _patch(module)
+    if pending:
+        sys.meta_path.insert(0, _PatchOnImport(pending))
     atexit.register(save)
+
+
+def _patch(module: ModuleType) -> None:
+    module.compile = _cached_compile(_future_flags(module))  # type: ignore[attr-defined]
+
+
+class _PatchOnImport:
+    """A meta path finder that patches each of `names` once it has been imported."""
+
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        if name not in self.names:
+            return None
+        self.names.discard(name)
+        if not self.names:
+            sys.meta_path.remove(self)
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            spec = find(name, path, target) if find is not None and finder is not self else None
+            if spec is not None:
+                break
+        else:
+            return None
+        loader = spec.loader
+        exec_module = getattr(loader, "exec_module", None)
+        if exec_module is None:
+            return spec
+
+        def exec_and_patch(module: ModuleType) -> None:
+            del loader.exec_module  # once: a loader may serve other modules (a zip's)
+            exec_module(module)
+            if module.__name__ == name:
+                _patch(module)
+
+        loader.exec_module = exec_and_patch
+        return spec
 
 
 def path() -> Path:
@@ -132,15 +175,19 @@ def salted_literal(source: str, filename: str) -> str | None:
 
 
 def _swap_constant(code: CodeType, old: int, new: int) -> CodeType:
-    """`code` with the int constant `old` replaced by `new`, in nested code objects too."""
-    consts = []
-    for const in code.co_consts:
-        if isinstance(const, CodeType):
-            const = _swap_constant(const, old, new)
-        elif type(const) is int and const == old:
-            const = new
-        consts.append(const)
-    return code.replace(co_consts=tuple(consts))
+    """`code` with the int constant `old` replaced by `new`: in nested code objects too, and in
+    the tuples the compiler folds constants into (`hash((salt,))` of a class without fields)."""
+    return code.replace(co_consts=tuple(_swapped(c, old, new) for c in code.co_consts))
+
+
+def _swapped(const: Any, old: int, new: int) -> Any:
+    if isinstance(const, CodeType):
+        return _swap_constant(const, old, new)
+    if type(const) is int and const == old:
+        return new
+    if type(const) in (tuple, frozenset):
+        return type(const)(_swapped(c, old, new) for c in const)
+    return const
 
 
 def _load() -> None:
