@@ -21,6 +21,8 @@ _CLI_AGENTS = "agentenv-cli-agents"
 _LIFECYCLE = "agentenv-plugin-lifecycle"
 _SCAFFOLD = "agentenv-scaffold"
 _EXPLORER = "agentenv-explorer"
+_STORED = "agentenv-stored-entities"
+_STORED_COMMANDS = ("task", "eval", "env", "agent", "a2a-agent", "artifact", "bundle", "entity")
 _CLI_AGENT_NAMES = (
     "claude-code",
     "claude",
@@ -41,6 +43,7 @@ INSTALL_COMMANDS: dict[str, str] = {
     _LIFECYCLE: f"pip install {_LIFECYCLE}  (included in: pip install agentenv-framework)",
     _SCAFFOLD: f"pip install {_SCAFFOLD}  (included in: pip install agentenv-framework)",
     _EXPLORER: f"pip install {_EXPLORER}  (included in: pip install agentenv-framework)",
+    _STORED: f"pip install {_STORED}  (included in: pip install agentenv-framework)",
 }
 
 _CORE_STEP_TYPES = (
@@ -100,6 +103,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("command", "plugin remove"): _LIFECYCLE,
     ("command", "openenv"): _OPENENV,
     ("command", "up"): _EXPLORER,
+    **{("command", name): _STORED for name in _STORED_COMMANDS},
 }
 
 #: Kinds whose names are configured in `[stores]`/`[sandbox]` settings (see `install_hint`).
@@ -118,6 +122,17 @@ def install_command(dist: str) -> str:
 KNOWN_BACKENDS: dict[tuple[str, str], str] = {
     key: install_command(dist) for key, dist in KNOWN.items() if key[0] in BACKEND_KINDS
 }
+
+
+def commands_under(group: str) -> list[str]:
+    """The names of the in-tree plugins' commands directly under `group` ("" for the root,
+    "plugin" for `plugin`)."""
+    prefix = f"{group} " if group else ""
+    names = []
+    for kind, path in KNOWN:
+        if kind == "command" and path.startswith(prefix) and " " not in path[len(prefix) :]:
+            names.append(path[len(prefix) :])
+    return names
 
 
 def distribution(kind: str, name: str) -> str | None:

@@ -18,7 +18,7 @@ from agent_env.cli.commands.run_output import (
     echo_trials,
 )
 from agent_env.cli.commands.run_output import err as _err
-from agent_env.cli.main import resume_collector
+from agent_env.cli.startup import resume_collector
 from agent_env.engine.services import Reporter
 from agent_env.runs.pipeline import Progress, RunObserver, RunResult
 from agent_env.runs.request import RunRequest
