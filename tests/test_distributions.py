@@ -104,6 +104,7 @@ def test_pip_venv_installs_run_hello(fresh, form, installs):
     for command, dist in (
         ("init", "agentenv-scaffold"),
         ("plugin add", "agentenv-plugin-lifecycle"),
+        ("task", "agentenv-stored-entities"),
     ):
         used = run([str(venv / "bin" / "agent-env"), *command.split(), "--help"], env)
         if "agentenv-framework" in installs:
