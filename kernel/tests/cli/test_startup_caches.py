@@ -60,6 +60,7 @@ PROBE = textwrap.dedent(
         "eq_ok": point == pm.Point(x=1, y="a") and point != pm.Point(x=1, y="b"),
         "cattrs_ok": cattrs_ok,
         "repr": repr(point),
+        "dataclass_ok": pm.Pair(1) == pm.Pair(1, []) and repr(pm.Pair(2)) == "Pair(left=2, right=[])",
     }))
     codecache.save()
     """
@@ -68,6 +69,8 @@ PROBE = textwrap.dedent(
 MODELS = textwrap.dedent(
     """
     from __future__ import annotations
+
+    import dataclasses
 
     import attrs
     import cattrs
@@ -88,6 +91,12 @@ MODELS = textwrap.dedent(
     @attrs.define
     class Box:
         items: list[Point] = attrs.Factory(list)
+
+
+    @dataclasses.dataclass(frozen=True)
+    class Pair:
+        left: int
+        right: list = dataclasses.field(default_factory=list)
 
 
     def converter() -> cattrs.Converter:
@@ -118,7 +127,7 @@ def test_cached_code_is_what_compile_gives_across_hash_salts(tmp_path):
     for run in runs:
         assert run["mismatches"] == 0
         assert run["hash_ok"] and run["eq_ok"] and run["cattrs_ok"]
-        assert run["repr"] == "Point(x=1, y='a')"
+        assert run["repr"] == "Point(x=1, y='a')" and run["dataclass_ok"]
     # the unsalted scripts (the mutable class, the structure function) hit every time after
     # the first run; salted ones hit once a run's hash literal has a width seen before
     assert all(run["hits"] > 0 for run in later)

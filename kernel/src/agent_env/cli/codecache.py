@@ -1,9 +1,9 @@
-"""A cache of the code attrs and cattrs generate, for the console script's start-up.
+"""A cache of the code attrs, cattrs and dataclasses generate, for the console script's start-up.
 
 Every `@attrs.define` class has its methods written as Python source and compiled when its
-module is imported, and cattrs does the same for each structuring function: in
-`agent-env run hello` that compiling was about a tenth of the command's CPU, redone
-identically by every process. Python caches the bytecode of modules in `__pycache__`; this
+module is imported, cattrs does the same for each structuring function and dataclasses for
+each `@dataclass` (anyio has twenty): in `agent-env run hello` that compiling was about a
+tenth of the command's CPU, redone identically by every process. Python caches the bytecode of modules in `__pycache__`; this
 does the same for that generated source, in one file under the cache folder.
 
 What is cached is exact: the key is the source text itself and its file name, the file is
@@ -11,8 +11,8 @@ per Python version, and the code is compiled with the flags the generator's modu
 with. One part of attrs' source differs per process: a frozen class's `__hash__` carries
 `hash()` of a string, which Python salts per process. That literal is cached as a
 placeholder of the same width (the compiler folds a negative literal into one constant, so
-the sign needs no place of its own) and put back into the code's constants on use. Whatever goes
-wrong with the file (missing, stale, corrupt, unwritable) means compiling as before; it is
+the sign needs no place of its own) and put back into the code's constants on use. Whatever
+goes wrong with the file (missing, stale, corrupt, unwritable) means compiling as before; it is
 rewritten at exit only when something new was compiled.
 """
 
@@ -32,8 +32,9 @@ from typing import Any
 FORMAT = 1
 #: Entries kept: past this, a rewrite keeps only what the writing process used.
 LIMIT = 4000
-#: The modules that generate code: their `compile` goes through the cache.
-GENERATORS = ("attr._make", "cattrs.gen")
+#: The modules that generate code, and the builtin each calls with the source: it goes through
+#: the cache (dataclasses `exec`s the source of each generated method).
+GENERATORS = {"attr._make": "compile", "cattrs.gen": "compile", "dataclasses": "exec"}
 
 _HASH_PREFIX = "<attrs generated methods "
 
@@ -43,7 +44,7 @@ _state = {"loaded": False, "dirty": False, "installed": False, "hits": 0, "misse
 
 
 def install() -> None:
-    """Route attrs' and cattrs' `compile` of generated source through the cache, once per
+    """Route the code attrs, cattrs and dataclasses generate through the cache, once per
     process: a generator already imported is patched now, the others as they are imported
     (so installing imports nothing); one that is missing, or compiles another way, is left
     alone."""
@@ -63,7 +64,11 @@ def install() -> None:
 
 
 def _patch(module: ModuleType) -> None:
-    module.compile = _cached_compile(_future_flags(module))  # type: ignore[attr-defined]
+    flags = _future_flags(module)
+    if GENERATORS[module.__name__] == "exec":
+        module.exec = _cached_exec(flags)  # type: ignore[attr-defined]
+    else:
+        module.compile = _cached_compile(flags)  # type: ignore[attr-defined]
 
 
 class _PatchOnImport:
@@ -135,6 +140,18 @@ def _cached_compile(inherited: int) -> Callable[..., Any]:
         return lookup(source, str(filename), flags)
 
     return compile
+
+
+def _cached_exec(inherited: int) -> Callable[..., Any]:
+    """An `exec` for a module whose own calls inherit the `inherited` future flags (a string
+    runs as `exec` compiles it: file name `<string>`)."""
+
+    def exec(source: Any, globals: Any = None, locals: Any = None, /, **kwargs: Any) -> None:
+        if isinstance(source, str) and not kwargs:
+            source = lookup(source, "<string>", inherited)
+        builtins.exec(source, globals, locals, **kwargs)
+
+    return exec
 
 
 def lookup(source: str, filename: str, flags: int) -> CodeType:
