@@ -6,14 +6,15 @@ each `@dataclass` (anyio has twenty): in `agent-env run hello` that compiling wa
 tenth of the command's CPU, redone identically by every process. Python caches the bytecode of modules in `__pycache__`; this
 does the same for that generated source, in one file under the cache folder.
 
-What is cached is exact: the key is the source text itself and its file name, the file is
-per Python version, and the code is compiled with the flags the generator's module compiles
-with. One part of attrs' source differs per process: a frozen class's `__hash__` carries
-`hash()` of a string, which Python salts per process. That literal is cached as a
-placeholder of the same width (the compiler folds a negative literal into one constant, so
-the sign needs no place of its own) and put back into the code's constants on use. Whatever
-goes wrong with the file (missing, stale, corrupt, unwritable) means compiling as before; it is
-rewritten at exit only when something new was compiled.
+What is cached is the code a fresh compile gives: the key is the source text itself and its
+file name, the file is per Python version (and per command, so each loads only what it
+builds), and the code is compiled with the flags the generator's module compiles with. One
+part of attrs' source differs per process: a frozen class's `__hash__` carries `hash()` of a
+string, which Python salts per process. That literal is cached as a placeholder and put back
+into the code's constants on use (the compiler folds a negative literal into one constant);
+the one trace of it is the column span recorded for that constant, which cannot raise, so no
+traceback shows it. Whatever goes wrong with the file (missing, stale, corrupt, unwritable)
+means compiling as before; it is rewritten at exit only when something new was compiled.
 """
 
 from __future__ import annotations
@@ -37,13 +38,22 @@ LIMIT = 4000
 GENERATORS = {"attr._make": "compile", "cattrs.gen": "compile", "dataclasses": "exec"}
 
 _HASH_PREFIX = "<attrs generated methods "
+#: Stands for the salted literal: as wide as the widest (`-9223372036854775808`).
+PLACEHOLDER = "7" * 20
 
 _entries: dict[tuple[str, str], CodeType] = {}
 _used: set[tuple[str, str]] = set()
-_state = {"loaded": False, "dirty": False, "installed": False, "hits": 0, "misses": 0}
+_state: dict[str, Any] = {
+    "loaded": False,
+    "dirty": False,
+    "installed": False,
+    "hits": 0,
+    "misses": 0,
+    "command": "",
+}
 
 
-def install() -> None:
+def install(command: str = "") -> None:
     """Route the code attrs, cattrs and dataclasses generate through the cache, once per
     process: a generator already imported is patched now, the others as they are imported
     (so installing imports nothing); one that is missing, or compiles another way, is left
@@ -51,6 +61,7 @@ def install() -> None:
     if _state["installed"]:
         return
     _state["installed"] = True
+    _state["command"] = command
     pending = set()
     for name in GENERATORS:
         module = sys.modules.get(name)
@@ -105,12 +116,15 @@ class _PatchOnImport:
         return spec
 
 
-def path() -> Path:
-    """The cache file of this Python (bytecode is per version)."""
+def path(command: str | None = None) -> Path:
+    """The cache file of this Python and `command` (the first word of the command line;
+    default: the installed one): bytecode is per version, and a command loads only its own."""
     from agent_env.paths import cache_dir
 
     tag = sys.implementation.cache_tag or "python"
-    return cache_dir() / "generated-code" / f"{tag}.marshal"
+    name = _state["command"] if command is None else command
+    word = name if name.replace("-", "").isalnum() and len(name) <= 40 else "other"
+    return cache_dir() / "generated-code" / f"{tag}-{word or 'root'}.marshal"
 
 
 def _future_flags(module: ModuleType) -> int:
@@ -160,10 +174,8 @@ def lookup(source: str, filename: str, flags: int) -> CodeType:
         _load()
     salted = salted_literal(source, filename)
     key_source = source
-    placeholder = None
     if salted is not None:
-        placeholder = "7" * len(salted)  # the same width, so the code's positions match
-        key_source = source.replace(salted, placeholder)
+        key_source = source.replace(salted, PLACEHOLDER)
     key = (filename, key_source)
     code = _entries.get(key)
     if code is None:
@@ -174,8 +186,8 @@ def lookup(source: str, filename: str, flags: int) -> CodeType:
     else:
         _state["hits"] += 1
     _used.add(key)
-    if salted is not None and placeholder is not None:
-        code = _swap_constant(code, int(placeholder), int(salted))
+    if salted is not None:
+        code = _swap_constant(code, int(PLACEHOLDER), int(salted))
     return code
 
 
@@ -186,7 +198,7 @@ def salted_literal(source: str, filename: str) -> str | None:
         return None
     name = filename[len(_HASH_PREFIX) : -1]
     literal = str(hash(f"<attrs generated hash {name}>"))
-    if len(literal.lstrip("-")) < 12 or source.count(literal) != 1:
+    if len(literal.lstrip("-")) < 12 or source.count(literal) != 1 or PLACEHOLDER in source:
         return None
     return literal
 

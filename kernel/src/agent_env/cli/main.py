@@ -24,7 +24,7 @@ def main(argv: list[str] | None = None) -> None:
     if _console:  # a process of its own: cache what its start-up generates
         from agent_env.cli import codecache
 
-        codecache.install()
+        codecache.install(args[0] if args and not args[0].startswith("-") else "")
     from agent_env.cli.root import cli
 
     cli.main(args=args, prog_name="agent-env")
