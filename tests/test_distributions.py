@@ -106,6 +106,7 @@ def test_pip_venv_installs_run_hello(fresh, form, installs):
         ("plugin add", "agentenv-plugin-lifecycle"),
         ("runs regrade", "agentenv-grading"),
         ("tasks", "agentenv-grading"),
+        ("task", "agentenv-stored-entities"),
     ):
         used = run([str(venv / "bin" / "agent-env"), *command.split(), "--help"], env)
         if "agentenv-framework" in installs:

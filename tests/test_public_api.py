@@ -22,6 +22,7 @@ PUBLIC_MODULES = {
     "agent_env.agents",
     "agent_env.bundles",
     "agent_env.caches",
+    "agent_env.cli.toolkit",
     "agent_env.config",
     "agent_env.context",
     "agent_env.engine.snapshot",

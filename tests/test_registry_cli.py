@@ -121,7 +121,17 @@ def test_completion_scripts_for_each_shell(cli):
         assert done.returncode == 0 and marker in done.stdout, done.stderr
 
 
-def test_a_plugins_step_type_is_accepted_by_task_commands(cli_runner, register_plugin, monkeypatch):
+@pytest.fixture
+def stored_entities(register_plugin):
+    """The plugin with the stored-entity commands (`task`, `entity`, `bundle`, ...)."""
+    import agentenv_stored_entities.hooks
+
+    register_plugin(agentenv_stored_entities.hooks, "stored-entities")
+
+
+def test_a_plugins_step_type_is_accepted_by_task_commands(
+    cli_runner, register_plugin, stored_entities, monkeypatch
+):
     """A step type a third-party plugin registers validates in `task create` with no kernel change."""
     steps = '[{"id": "w", "type": "acme_state_equals", "verifier_id": "w", "expect": {"a": 1}}]'
     path = Path(os.environ["AGENT_ENV_HOME"]) / "t.json"
@@ -157,7 +167,7 @@ def test_an_eval_runs_by_id_and_exports_with_its_tasks(cli, tmp_path):
 
 
 @pytest.fixture
-def acme(register_plugin, monkeypatch):
+def acme(register_plugin, stored_entities, monkeypatch):
     monkeypatch.syspath_prepend(str(ACME_SRC))
     import agentenv_acme.hooks as acme_hooks
 

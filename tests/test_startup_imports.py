@@ -61,6 +61,8 @@ def test_cheap_commands_import_no_heavy_module(args, leases, tmp_path):
     assert heavy == [], f"agent-env {' '.join(args)} imported {heavy}"
     if args == ["--version"]:
         assert "click" not in modules and "pluggy" not in modules
+    # cattrs builds structure functions only when something is structured; help never is
+    assert "cattrs" not in modules
 
 
 #: What `run hello` (a local sandbox, three core steps, the default stores) has no use for: the
@@ -93,6 +95,19 @@ HELLO_UNUSED = (
     "agentenv_openenv.episode",
     "agentenv_ray_runner.runner",
     "agentenv_protocol",
+    # the stored-entity commands and what only they use (their plugin's hooks are loaded)
+    "agentenv_stored_entities.commands",
+    "agentenv_stored_entities.put",
+    "agentenv_stored_entities.envcheck",
+    "agent_env.entities",
+    "agent_env.cli.toolkit",
+    "agent_env.cli.session",
+    # the other plugins' commands: only their hooks
+    "agentenv_scaffold.commands",
+    "agentenv_plugin_lifecycle.commands",
+    "agentenv_explorer.app",
+    # start-up's generated-code cache is the console script's alone (this probe calls main)
+    "agent_env.cli.codecache",
 )
 
 
@@ -120,3 +135,29 @@ def test_run_hello_imports_only_what_it_uses(tmp_path):
         m for m in modules if any(m == u or m.startswith(u + ".") for u in HELLO_UNUSED)
     )
     assert unused == [], f"agent-env run hello imported {unused}"
+
+
+def test_the_console_scripts_help_imports_no_cattrs(tmp_path):
+    """The console script patches attrs' and cattrs' code generation as they are imported
+    (`agent_env.cli.codecache`): installing the cache imports neither."""
+    out = tmp_path / "modules.json"
+    code = (
+        "import json, sys\n"
+        "import agent_env.cli.main as m\n"
+        "sys.argv = ['agent-env', '--help']\n"
+        f"import atexit; atexit.register(lambda: open({str(out)!r}, 'w').write("
+        "json.dumps(sorted(sys.modules))))\n"
+        "m.console()\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        env={**os.environ, "AGENT_ENV_HOME": str(tmp_path / "home")},
+    )
+    assert result.returncode == 0, result.stderr
+    modules = json.loads(out.read_text())
+    assert "agent_env.cli.codecache" in modules
+    assert "cattrs" not in modules

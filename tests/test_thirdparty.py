@@ -7,7 +7,8 @@ hook and the `scenario` entity kind, importing only the kernel's public
 modules (tests/test_public_api.py scans it like the in-tree plugins).
 
 How it is installed: wheels of the kernel, the protocol, core-steps (whose deploy/prompt steps
-the task uses) and the fixture are built from this checkout and installed as files into a
+the task uses), stored-entities (whose `entity` and `bundle` commands manage the plugin's kind
+and push its bundles) and the fixture are built from this checkout and installed as files into a
 fresh `uv venv` (offline: their dependencies come from the uv cache, which
 `wheel_venv.warm_uv_cache` fills first without naming any package of ours, so the index can
 never substitute a package of the same name). That is what a user's
@@ -37,7 +38,13 @@ FIXTURE = ROOT / "tests" / "fixtures" / "thirdparty-plugin"
 DEMO = FIXTURE / "src" / "agentenv_acme" / "bundles" / "demo"
 PACK_SITE = ROOT / "tests" / "fixtures" / "acme-pack-site"
 PACK_BUNDLE = ROOT / "tests" / "fixtures" / "acme-pack-bundle"
-SOURCES = (ROOT / "kernel", ROOT / "protocol", ROOT / "plugins" / "core-steps", FIXTURE)
+SOURCES = (
+    ROOT / "kernel",
+    ROOT / "protocol",
+    ROOT / "plugins" / "core-steps",
+    ROOT / "plugins" / "stored-entities",
+    FIXTURE,
+)
 
 
 @pytest.fixture(scope="module")

@@ -103,6 +103,27 @@ def test_a_changed_sys_path_is_scanned_again(site, scans, tmp_path, monkeypatch)
     assert any(ep.name == "other" for ep in entrypoints.installed())
 
 
+def test_two_sys_paths_of_one_installation_keep_an_index_each(site, scans, tmp_path):
+    """`agent-env` and `python -c` see different first `sys.path` entries: alternating between
+    them scans once each, not at every switch."""
+    import sys
+
+    entrypoints.installed()
+    first = list(sys.path)
+    sys.path.insert(0, str(tmp_path / "elsewhere"))
+    try:
+        entrypoints.installed()
+        second = list(sys.path)
+    finally:
+        sys.path[:] = first
+    for path in (first, second, first, second):
+        sys.path[:] = path
+        entrypoints.installed()
+    sys.path[:] = first
+    assert scans[0] == 2
+    assert len(_index_files(tmp_path)) == 2
+
+
 @pytest.mark.parametrize("content", [b"{not json", b"[]", b'{"format": 1}', b"\xff\xfe"])
 def test_a_damaged_index_is_a_scan_and_is_written_anew(site, scans, tmp_path, content):
     _dist(site, "demo-dist", "[agent_env]\ndemo = demo_mod\n")

@@ -143,9 +143,11 @@ def _stamp(path: str) -> list[int]:
 def _index_path() -> Path:
     from agent_env.paths import cache_dir
 
-    # a name per installation (no hashlib: loading OpenSSL costs the CLI's start-up ~2 ms); a
-    # clash of two installations only costs rescans, as the fingerprint tells them apart
-    where = f"{sys.executable}\0{sys.prefix}".encode()
+    # a name per installation and `sys.path` (the console script's differs from `python -c`'s
+    # or `python -m`'s by its first entry: one index each, rather than each rescanning over the
+    # other's); no hashlib: loading OpenSSL costs the CLI's start-up ~2 ms. A clash only costs
+    # rescans, as the fingerprint tells them apart
+    where = "\0".join([sys.executable, sys.prefix, *sys.path]).encode()
     key = f"{zlib.crc32(where):08x}"
     return cache_dir() / "entry-points" / f"{key}.json"
 

@@ -86,9 +86,8 @@ class LazyGroup(PluginAttribution, click.Group):
             if missing:
                 ctx.fail(missing)
             known = self.list_commands(ctx)
-            ctx.fail(
-                f"No such command {name!r}{did_you_mean(name, known)}. Commands: {', '.join(known)}"
-            )
+            hint = did_you_mean(name, [*known, *plugin_commands(ctx.command_path)])
+            ctx.fail(f"No such command {name!r}{hint}. Commands: {', '.join(known)}")
         return super().resolve_command(ctx, args)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -142,6 +141,14 @@ class ExtensibleGroup(LazyGroup):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         self._add_plugin_subcommands()
         return super().get_command(ctx, cmd_name)
+
+
+def plugin_commands(command_path: str) -> list[str]:
+    """The commands in-tree plugins add under the group at `command_path` (`plugins.known`),
+    installed or not: a typo of one gets its did-you-mean (`opnenv` -> `openenv`)."""
+    from agent_env.plugins.known import commands_under
+
+    return commands_under(" ".join(command_path.split()[1:]))
 
 
 def missing_plugin(command: str) -> str | None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from agent_env.cli import startup
+
 # cli and build_cli load lazily (__getattr__)
 __all__ = ["console", "main", "cli", "build_cli"]  # noqa: F822
 
@@ -19,9 +21,17 @@ def main(argv: list[str] | None = None) -> None:
 
         sys.stdout.write(f"agent-env {__version__}\n")
         return
+    if _console:  # a process of its own: cache what its start-up generates
+        from agent_env.cli import codecache
+
+        codecache.install(args[0] if args and not args[0].startswith("-") else "")
     from agent_env.cli.root import cli
 
     cli.main(args=args, prog_name="agent-env")
+
+
+#: Set by the console script (`console`): this process is agent-env's own.
+_console = False
 
 
 def console() -> None:
@@ -34,6 +44,9 @@ def console() -> None:
     120 when stdout cannot be, as Python's own exit gives), and a command that left
     non-daemon threads running gets the ordinary exit, which waits for them. Callers that
     embed the CLI call `main`, which raises `SystemExit` as usual."""
+    global _console
+    _console = True
+    startup.pause_collector()
     try:
         main()
         code: Any = 0

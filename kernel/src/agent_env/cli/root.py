@@ -12,6 +12,7 @@ import click
 from agent_env import notices
 from agent_env._version import __version__
 from agent_env.cli.lazy import LazyGroup
+from agent_env.cli.startup import resume_collector
 
 #: The kernel's own commands: name -> (import path, short help).
 KERNEL_COMMANDS: dict[str, tuple[str, str]] = {
@@ -23,14 +24,6 @@ KERNEL_COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "config": ("agent_env.cli.commands.config:config", "Show the configuration in effect."),
     "sandbox": ("agent_env.cli.commands.sandbox:sandbox", "List and clean up sandboxes."),
-    "task": ("agent_env.cli.commands.task:task", "Stored tasks: list, show, put, run by id."),
-    "eval": ("agent_env.cli.commands.eval:eval_group", "Stored evals: list, show, put, run by id."),
-    "env": ("agent_env.cli.commands.env:env", "Stored environments: list, show, put, check."),
-    "agent": ("agent_env.cli.commands.agent:agent", "Stored agents: list, show, put."),
-    "a2a-agent": ("agent_env.cli.commands.agent:a2a_agent", "Stored agents (reference name)."),
-    "artifact": ("agent_env.cli.commands.artifact:artifact", "Stored artifacts and skills."),
-    "bundle": ("agent_env.cli.commands.bundle:bundle", "Export stored entities as a bundle."),
-    "entity": ("agent_env.cli.commands.entity:entity", "Stored entities of every kind (plugins')."),
     "completion": ("agent_env.cli.commands.completion:completion", "Print shell completion."),
     # issue 19: checks and caches (`init` comes with agentenv-scaffold)
     "check": ("agent_env.cli.commands.check:check", "Validate a bundle without running it."),
@@ -42,6 +35,11 @@ EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 #: Commands that handle orphaned sandboxes themselves: `run --resume` adopts its own first,
 #: `sandbox list` shows them, `sandbox prune` reaps them.
 SELF_REAPING_COMMANDS = frozenset({"run", "sandbox"})
+
+#: Commands that end the console script's start-up pause of the garbage collector themselves
+#: (`agent_env.cli.startup.resume_collector`), once their own set-up is done: `run` when the
+#: trials start. Every other command resumes it before its callback runs.
+RESUMES_COLLECTOR_ITSELF = frozenset({"run"})
 
 _verbose = False
 
@@ -79,7 +77,10 @@ class RootGroup(LazyGroup):
         # Seen here, before the group callback runs: asking a subcommand for help must not
         # reap (nor pay for the imports reaping needs).
         ctx.meta[ASKS_HELP] = any(arg in ctx.help_option_names for arg in args[1:])
-        return super().resolve_command(ctx, args)
+        name, command, rest = super().resolve_command(ctx, args)
+        if name not in RESUMES_COLLECTOR_ITSELF:
+            resume_collector()
+        return name, command, rest
 
     def main(
         self,

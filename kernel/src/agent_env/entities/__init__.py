@@ -1,5 +1,5 @@
-"""The registry operations the CLI's entity commands call (`task`, `eval`, `env`, `agent`,
-`artifact`, `bundle init`): `catalog` lists, resolves and shows stored entities; `put` writes
-bundle entities as versions (a new one only when the digest changed) and validates them;
-`export` writes stored entities back out as a bundle folder, which is also how a stored task
-runs by id (`runnable`). Nothing here knows about click."""
+"""What the kernel knows of stored entities: `kinds` (the kinds plugins declare), `catalog`
+(list, resolve and show stored entities), `export` (write them back out as a bundle folder,
+which is also how a stored task runs by id: `runnable`) and `deploy` (a stored env kept up).
+The commands that put, validate and export entities come with agentenv-stored-entities.
+Nothing here knows about click."""

@@ -23,6 +23,8 @@ _SCAFFOLD = "agentenv-scaffold"
 _EXPLORER = "agentenv-explorer"
 _GRADING = "agentenv-grading"
 _TRAINING_DATA = "agentenv-training-data"
+_STORED = "agentenv-stored-entities"
+_STORED_COMMANDS = ("task", "eval", "env", "agent", "a2a-agent", "artifact", "bundle", "entity")
 _CLI_AGENT_NAMES = (
     "claude-code",
     "claude",
@@ -47,6 +49,7 @@ INSTALL_COMMANDS: dict[str, str] = {
     _TRAINING_DATA: (
         f"pip install {_TRAINING_DATA}  (included in: pip install agentenv-framework)"
     ),
+    _STORED: f"pip install {_STORED}  (included in: pip install agentenv-framework)",
 }
 
 _CORE_STEP_TYPES = (
@@ -115,6 +118,7 @@ KNOWN: dict[tuple[str, str], str] = {
     ("export format", "chat-jsonl"): _TRAINING_DATA,
     ("export format", "parquet"): _TRAINING_DATA,
     ("dataset destination", "hf"): _HF,
+    **{("command", name): _STORED for name in _STORED_COMMANDS},
 }
 
 #: Kinds whose names are configured in `[stores]`/`[sandbox]` settings (see `install_hint`).
@@ -133,6 +137,17 @@ def install_command(dist: str) -> str:
 KNOWN_BACKENDS: dict[tuple[str, str], str] = {
     key: install_command(dist) for key, dist in KNOWN.items() if key[0] in BACKEND_KINDS
 }
+
+
+def commands_under(group: str) -> list[str]:
+    """The names of the in-tree plugins' commands directly under `group` ("" for the root,
+    "plugin" for `plugin`)."""
+    prefix = f"{group} " if group else ""
+    names = []
+    for kind, path in KNOWN:
+        if kind == "command" and path.startswith(prefix) and " " not in path[len(prefix) :]:
+            names.append(path[len(prefix) :])
+    return names
 
 
 def distribution(kind: str, name: str) -> str | None:

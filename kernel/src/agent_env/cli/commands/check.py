@@ -68,7 +68,7 @@ def check(spec: str, as_json: bool) -> int:
     with a did-you-mean), exit 2 when there is any. Nothing is written to the stores.
 
     Exit codes: 0 valid, 2 problems."""
-    from agent_env.cli.commands.entity_group import with_session
+    from agent_env.cli.session import with_session
     from agent_env.errors import BundleError
 
     try:

@@ -18,6 +18,7 @@ from agent_env.cli.commands.run_output import (
     echo_trials,
 )
 from agent_env.cli.commands.run_output import err as _err
+from agent_env.cli.startup import resume_collector
 from agent_env.engine.services import Reporter
 from agent_env.runs.pipeline import Progress, RunObserver, RunResult
 from agent_env.runs.request import RunRequest
@@ -62,6 +63,8 @@ class CliObserver(RunObserver):
         _err(line)
 
     def reporter(self, request: RunRequest) -> Reporter:
+        # asked once, as the run's engine services are built: set-up is over, trials start
+        resume_collector()
         return QuietReporter() if request.many else ProgressReporter()
 
     def progress(self, request: RunRequest, total: int, kept: int) -> Progress | None:

@@ -12,7 +12,7 @@ from agent_env.errors import AgentEnvError, BundleError, StoreError
 
 def read_refs(path: Path) -> list[tuple[str, int | None]]:
     """(task id, version or None) for each entry of the task-reference file `path`."""
-    from agent_env.entities.put import read_json
+    from agentenv_stored_entities.put import read_json
 
     path = Path(path).expanduser()
     data = read_json(path)
@@ -50,7 +50,7 @@ def read_refs(path: Path) -> list[tuple[str, int | None]]:
 
 async def _resolve(stores: Any, refs: list[tuple[str, int | None]]) -> dict[str, int | None]:
     """Full task id -> pinned version, every reference checked against the store."""
-    from agent_env.entities.catalog import get_version
+    from agent_env.cli.toolkit import get_version
 
     out: dict[str, int | None] = {}
     problems = []
@@ -79,8 +79,8 @@ def _content(name: str, pins: dict[str, int | None], config: dict[str, Any]) -> 
 
 async def create_eval(stores: Any, eval_id: str, refs: list[tuple[str, int | None]]) -> Any:
     """Store eval `eval_id` running the referenced tasks; a `PutResult`."""
-    from agent_env.bundles.materialize import content_digest
-    from agent_env.entities.put import split_id
+    from agent_env.cli.toolkit import content_digest
+    from agentenv_stored_entities.put import split_id
 
     _, name = split_id(eval_id, "eval")
     content = _content(name, await _resolve(stores, refs), {})
@@ -92,8 +92,7 @@ async def add_tasks(
 ) -> tuple[Any, Any]:
     """A new version of eval `ref` (from `version`, default latest) with the referenced tasks
     added; one already in it is replaced (its pin too). (eval, `PutResult`)."""
-    from agent_env.bundles.materialize import content_digest
-    from agent_env.entities.catalog import get_version
+    from agent_env.cli.toolkit import content_digest, get_version
 
     base = await get_version(stores, "eval", ref, version)
     prefix = base.entity_id.rpartition("/")[0]

@@ -8,8 +8,9 @@ from typing import Any
 import anyio
 import click
 
-from agent_env.cli.commands.entity_group import echo_json, make_group, with_session
-from agent_env.cli.commands.stored_run import run_options, run_stored
+from agent_env.cli.toolkit import with_session
+from agentenv_stored_entities.commands.group import echo_json, make_group
+from agentenv_stored_entities.commands.stored_run import run_options, run_stored
 
 task = make_group("task", "Stored tasks: list, show, put, create, validate and run them by id.")
 
@@ -22,7 +23,7 @@ task = make_group("task", "Stored tasks: list, show, put, create, validate and r
 def create(filepath: Path, entity_id: str, skip_validation: bool, as_json: bool) -> None:
     """Store the steps of FILEPATH (a JSON array of steps) as task --id, a new version only
     when they changed. Names in the steps resolve against the entities stored beside the id."""
-    from agent_env.entities.put import create_task, read_steps
+    from agentenv_stored_entities.put import create_task, read_steps
 
     steps = read_steps(filepath)
     result, problems = anyio.run(
@@ -51,7 +52,7 @@ def run(**kw: Any) -> int:
 )
 def run_batch(seeds: str, **kw: Any) -> int:
     """Run a stored task once per seed row of --seeds ({placeholder} substitution)."""
-    from agent_env.engine.seeds import load_seed_table
+    from agent_env.cli.toolkit import load_seed_table
 
     table = load_seed_table(Path(seeds), Path(seeds).parent)
     return run_stored("task", {**kw, "trials": max(1, len(table.entries)), "seeds": seeds})
@@ -62,7 +63,7 @@ def run_batch(seeds: str, **kw: Any) -> int:
 def get_instance(ident: str) -> None:
     """Print a task instance's record (its steps, outcome, scores) as JSON; `runs show ID`
     shows it for reading."""
-    from agent_env.engine.run import load_record
+    from agent_env.cli.toolkit import load_record
 
     async def go(session: Any) -> Any:
         return await load_record(session.stores.documents, ident)

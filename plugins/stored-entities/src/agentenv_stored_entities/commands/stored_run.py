@@ -13,7 +13,8 @@ from typing import Any
 import anyio
 import click
 
-from agent_env.runs.request import RunRequest, StoredRef
+from agent_env.cli.toolkit import StoredRef
+from agent_env.runs.service import RunRequest
 
 
 def run_options(what: str, *, trials: bool = True) -> Callable[[Any], Any]:
@@ -83,8 +84,7 @@ def run_options(what: str, *, trials: bool = True) -> Callable[[Any], Any]:
 def run_stored(kind: str, kw: dict[str, Any]) -> int:
     """Exit code of running stored `kind` with the options of `run_options` (Ctrl-C and
     SIGTERM tear everything down)."""
-    from agent_env.cli.commands.run_output import EXIT_FAILED, EXIT_SIGNAL
-    from agent_env.cli.signals import guarded
+    from agent_env.cli.toolkit import EXIT_FAILED, EXIT_SIGNAL, guarded
 
     request = RunRequest(
         stored=StoredRef(kind=kind, ref=kw["ref"], version=kw["version"]),
@@ -114,10 +114,7 @@ def run_stored(kind: str, kw: dict[str, Any]) -> int:
 
 
 async def _main(request: RunRequest, output_dir: Path | None, caught: list[int]) -> int:
-    from agent_env.cli.commands.run_output import err
-    from agent_env.cli.commands.run_trials import observer
-    from agent_env.engine.run import Session
-    from agent_env.runs.pipeline import RunPipeline
+    from agent_env.cli.toolkit import RunPipeline, Session, err, observer
 
     session = await Session.open()
     try:
@@ -134,7 +131,7 @@ async def _main(request: RunRequest, output_dir: Path | None, caught: list[int])
 
 async def write_records(documents: Any, run_id: str, folder: Path) -> int:
     """Write every task instance record of run `run_id` as `<folder>/<instance id>.json`."""
-    from agent_env.engine.stored import read_run, run_records
+    from agent_env.cli.toolkit import read_run, run_records
     from agent_env.fsutil import atomic_write
 
     run = await read_run(documents, run_id)

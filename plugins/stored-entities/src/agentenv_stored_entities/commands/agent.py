@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agent_env.cli.commands.dockerfile_put import a2a_agent_put
-from agent_env.cli.commands.entity_group import make_group
+from agentenv_stored_entities.commands.dockerfile_put import a2a_agent_put
+from agentenv_stored_entities.commands.group import make_group
 
 agent = make_group("agent", "Stored agents: list, show, put and validate them.")
 a2a_agent = make_group(

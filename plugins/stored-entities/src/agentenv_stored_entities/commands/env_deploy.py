@@ -10,7 +10,8 @@ from typing import Any
 import anyio
 import click
 
-from agent_env.cli.commands.entity_group import echo_json, with_session
+from agent_env.cli.toolkit import with_session
+from agentenv_stored_entities.commands.group import echo_json
 
 
 @click.command("deploy")
@@ -35,7 +36,7 @@ def deploy(
 ) -> int:
     """Deploy a stored env into a sandbox, print its URL and tools, and keep it up until
     Ctrl-C, which tears it down. Exit codes: 0 deployed (and torn down), 1 it did not come up."""
-    from agent_env.cli.signals import guarded
+    from agent_env.cli.toolkit import guarded
 
     step = {k: v for k, v in limits.items() if v is not None}
     held: list[int] = []
@@ -61,11 +62,8 @@ async def _deploy(
     as_json: bool,
     held: list[int],
 ) -> int:
-    from agent_env.cli.commands.run_output import err
-    from agent_env.cli.commands.run_trials import CliObserver
-    from agent_env.engine.run import Session
-    from agent_env.runs.pipeline import RunPipeline
-    from agent_env.runs.request import RunRequest, StoredRef
+    from agent_env.cli.toolkit import CliObserver, RunPipeline, Session, StoredRef, err
+    from agent_env.runs.service import RunRequest
 
     request = RunRequest(
         stored=StoredRef(kind="env", ref=ref, version=version, step=step),
@@ -111,8 +109,7 @@ async def _deploy(
 
 async def instance_envs(documents: Any, instance_id: str) -> dict[str, Any]:
     """The envs task instance `instance_id` deployed (its journaled `envs` state), by name."""
-    from agent_env.engine.journal import Journal
-    from agent_env.engine.state import replay
+    from agent_env.cli.toolkit import Journal, replay
 
     _, entries = await Journal.open(documents, instance_id)
     return dict(replay(entries).get("envs") or {})
@@ -140,7 +137,7 @@ def describe(env_id: str, version: int, instance: str, envs: dict[str, Any]) -> 
 def get_instance(ident: str) -> None:
     """Print the envs a task instance deployed (`env deploy` prints its instance id) as JSON:
     each one's id, version, provider, sandbox, URL and tools."""
-    from agent_env.engine.run import load_record
+    from agent_env.cli.toolkit import load_record
 
     async def go(session: Any) -> Any:
         record = await load_record(session.stores.documents, ident)

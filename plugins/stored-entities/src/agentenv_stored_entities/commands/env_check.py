@@ -1,6 +1,6 @@
 """`agent-env env check PATH|URL`: start an env folder (a local process, or `--sandbox docker`),
 or reach one already serving at URL, and validate its card, tool schemas and data plane, one
-line per check (`agent_env.envcheck`).
+line per check (`agentenv_stored_entities.envcheck`).
 
 Exit codes: 0 every check passed; 1 a check failed or the env did not start; 2 PATH is not an
 env folder.
@@ -82,9 +82,9 @@ def _parse(session: Any, folder: Path) -> Any:
 
 
 async def _run(folder: Path, provider: str, timeout: float, quiet: bool) -> dict[str, Any]:
-    from agent_env.engine.run import Session
-    from agent_env.envcheck import FAIL, PASS, Check, probe
+    from agent_env.cli.toolkit import Session
     from agent_env.runs.service import check_provider
+    from agentenv_stored_entities.envcheck import FAIL, PASS, Check, probe
 
     checks: list[Check] = []
     result: dict[str, Any] = {"path": str(folder), "sandbox": provider, "checks": checks}
@@ -165,7 +165,7 @@ def env_check(target: str, provider: str, timeout: float, as_json: bool) -> int:
 
 
 async def _probe_url(url: str, timeout: float) -> dict[str, Any]:
-    from agent_env.envcheck import probe
+    from agentenv_stored_entities.envcheck import probe
 
     return {"path": None, "url": url, "sandbox": None, "checks": await probe(url, timeout=timeout)}
 

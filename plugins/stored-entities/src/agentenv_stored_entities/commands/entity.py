@@ -9,16 +9,16 @@ from typing import Any
 
 import click
 
-from agent_env.cli.commands.entity_group import echo_json, make_group
+from agentenv_stored_entities.commands.group import echo_json, make_group
 
 #: The kernel's kinds -> the group that manages them (also `agent-env <kind>`).
 BUILTIN_GROUPS = {
-    "task": "agent_env.cli.commands.task:task",
-    "eval": "agent_env.cli.commands.eval:eval_group",
-    "env": "agent_env.cli.commands.env:env",
-    "agent": "agent_env.cli.commands.agent:agent",
-    "artifact": "agent_env.cli.commands.artifact:artifact",
-    "skill": "agent_env.cli.commands.artifact:skill",
+    "task": "agentenv_stored_entities.commands.task:task",
+    "eval": "agentenv_stored_entities.commands.eval:eval_group",
+    "env": "agentenv_stored_entities.commands.env:env",
+    "agent": "agentenv_stored_entities.commands.agent:agent",
+    "artifact": "agentenv_stored_entities.commands.artifact:artifact",
+    "skill": "agentenv_stored_entities.commands.artifact:skill",
 }
 
 

@@ -52,7 +52,7 @@ def _entries(decl: EntityKind, path: Path) -> list[tuple[str, Path, Path]]:
 
 
 def _read(decl: EntityKind, name: str, path: Path, problems: Any) -> tuple[dict, dict]:
-    from agent_env.bundles.files import content_files, duplicate_keys, load_json, load_toml
+    from agent_env.cli.toolkit import content_files, duplicate_keys, load_json, load_toml
 
     files: dict[str, Path] = {}
     if path.is_dir():
@@ -83,8 +83,7 @@ def _read(decl: EntityKind, name: str, path: Path, problems: Any) -> tuple[dict,
 def read(decl: EntityKind, path: Path, entity_id: str | None = None) -> list[Found]:
     """Every entity of `decl` that PATH names, checked; `BundleError` listing every problem
     (naming the file) when any is wrong. `entity_id` names the one entity PATH must hold."""
-    from agent_env.bundles.files import Problems
-    from agent_env.bundles.source import folder_id_prefix
+    from agent_env.cli.toolkit import Problems, folder_id_prefix
 
     path = Path(path).expanduser().absolute()
     if not path.exists():
@@ -113,7 +112,7 @@ async def put(
 ) -> list[dict[str, Any]]:
     """Put every entity PATH names (all checked first; nothing written on a problem): one row
     per entity with its id, version and status."""
-    from agent_env.bundles.materialize import put_entity
+    from agent_env.cli.toolkit import put_entity
 
     rows = []
     for one in read(decl, path, entity_id):
@@ -136,7 +135,7 @@ async def put(
 
 async def validate_stored(stores: Any, decl: EntityKind, ref: str, version: int | None) -> Any:
     """The stored entity `ref`, checked against the declaration as it is now."""
-    from agent_env.entities.catalog import get_version
+    from agent_env.cli.toolkit import get_version
 
     entity = await get_version(stores, decl.kind, ref, version)
     content = {k: v for k, v in entity.content.items() if k not in ("name", "files")}

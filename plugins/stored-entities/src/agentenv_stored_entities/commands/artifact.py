@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import click
 
-from agent_env.cli.commands.entity_group import (
+from agentenv_stored_entities.commands.group import (
     echo_json,
     echo_materialized,
     make_group,
@@ -33,7 +33,7 @@ _ID_HELP = "Store it under this id, e.g. @local/lab/greeting."
 
 
 def _put(kind: str, entity_id: str, source: Path, config: dict, dry_run: bool, as_json: bool):
-    from agent_env.entities.put import put_as
+    from agentenv_stored_entities.put import put_as
 
     done = anyio.run(
         with_session,
@@ -58,11 +58,11 @@ def _get_command(kind: str, what: str, *, json_without_dir: bool) -> click.Comma
     )
     def get(ref: str, version: int | None, output_dir: Path | None) -> None:
         if output_dir is None:
-            from agent_env.entities.catalog import show
+            from agent_env.cli.toolkit import show
 
             echo_json(anyio.run(with_session, lambda s: show(s.stores, kind, ref, version)))
             return
-        from agent_env.entities.put import get_files
+        from agentenv_stored_entities.put import get_files
 
         entity = anyio.run(
             with_session, lambda s: get_files(s.stores, kind, ref, version, output_dir)

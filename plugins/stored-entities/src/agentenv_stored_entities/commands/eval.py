@@ -8,8 +8,9 @@ from typing import Any
 import anyio
 import click
 
-from agent_env.cli.commands.entity_group import echo_json, make_group, with_session
-from agent_env.cli.commands.stored_run import run_options, run_stored
+from agent_env.cli.toolkit import with_session
+from agentenv_stored_entities.commands.group import echo_json, make_group
+from agentenv_stored_entities.commands.stored_run import run_options, run_stored
 
 eval_group = make_group(
     "eval", "Stored evals: list, show, put, create, add tasks to, validate and run them by id."
@@ -34,7 +35,7 @@ def _report(entity_id: str, result: Any, as_json: bool) -> None:
 @click.option("--id", "entity_id", required=True, help="The eval id, e.g. @local/lab/smoke.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def create(filepath: Path, entity_id: str, as_json: bool) -> None:
-    from agent_env.entities.evals import create_eval, read_refs
+    from agentenv_stored_entities.evals import create_eval, read_refs
 
     refs = read_refs(filepath)
     result = anyio.run(with_session, lambda s: create_eval(s.stores, entity_id, refs))
@@ -53,7 +54,7 @@ def create(filepath: Path, entity_id: str, as_json: bool) -> None:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def add_tasks_cmd(filepath: Path, ref: str, version: int | None, as_json: bool) -> None:
-    from agent_env.entities.evals import add_tasks, read_refs
+    from agentenv_stored_entities.evals import add_tasks, read_refs
 
     refs = read_refs(filepath)
     base, result = anyio.run(with_session, lambda s: add_tasks(s.stores, ref, version, refs))

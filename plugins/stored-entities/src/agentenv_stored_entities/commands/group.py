@@ -10,19 +10,11 @@ from typing import Any, TypeVar, overload
 import anyio
 import click
 
+from agent_env.cli.toolkit import with_session
+
 
 def echo_json(value: Any) -> None:
     click.echo(json.dumps(value, indent=2, default=str))
-
-
-async def with_session(fn: Any, *args: Any) -> Any:
-    from agent_env.engine.run import Session
-
-    session = await Session.open()
-    try:
-        return await fn(session, *args)
-    finally:
-        await session.close()
 
 
 def echo_materialized(done: Any, as_json: bool) -> None:
@@ -36,7 +28,7 @@ def echo_materialized(done: Any, as_json: bool) -> None:
 
 def put_bundle(kind: str, path: Path, dry_run: bool, as_json: bool) -> None:
     """`<kind> put PATH`: the `kind` entities of the bundle around PATH, and what they need."""
-    from agent_env.entities.put import put_path
+    from agentenv_stored_entities.put import put_path
 
     done = anyio.run(with_session, lambda s: put_path(s, kind, path, dry_run=dry_run))
     echo_materialized(done, as_json)
@@ -113,7 +105,7 @@ def make_group(
     def list_cmd(
         match: str | None, type_: str | None, limit: int, offset: int, as_json: bool
     ) -> None:
-        from agent_env.entities.catalog import list_entities
+        from agent_env.cli.toolkit import list_entities
 
         async def go(session: Any) -> Any:
             return await list_entities(
@@ -138,7 +130,7 @@ def make_group(
     list_cmd.help = f"List the stored {kind}s (the latest version of each), filtered and paged."
 
     def _show(ref: str, version: int | None, as_json: bool) -> None:
-        from agent_env.entities.catalog import show
+        from agent_env.cli.toolkit import show
 
         data = anyio.run(with_session, lambda s: show(s.stores, kind, ref, version))
         if as_json:
@@ -195,14 +187,14 @@ def make_group(
     @click.option("--id", "ref", help=f"A stored {kind} id (the reference's form).")
     @click.option("--version", type=click.IntRange(min=1), help="This version (default latest).")
     def validate_cmd(target: str | None, ref: str | None, version: int | None) -> None:
-        from agent_env.entities import put
+        from agentenv_stored_entities import put
 
         if ref is None:
             if target is None:
                 raise click.UsageError(_ONE_OF)
             if Path(target).exists():
                 if declared is not None:
-                    from agent_env.entities.declared import read
+                    from agentenv_stored_entities.declared import read
 
                     read(declared, Path(target))
                 else:
@@ -213,7 +205,7 @@ def make_group(
         elif target is not None:
             raise click.UsageError(_ONE_OF)
         if declared is not None:
-            from agent_env.entities.declared import validate_stored
+            from agentenv_stored_entities.declared import validate_stored
 
             root = anyio.run(
                 with_session, lambda s: validate_stored(s.stores, declared, ref, version)
@@ -221,7 +213,7 @@ def make_group(
         elif kind in ("task", "eval"):
             root = anyio.run(with_session, lambda s: put.validate_stored(s, kind, ref, version))
         else:
-            from agent_env.entities.catalog import get_version
+            from agent_env.cli.toolkit import get_version
 
             root = anyio.run(with_session, lambda s: get_version(s.stores, kind, ref, version))
         click.echo(f"{kind} {root.entity_id} v{root.version}: valid")
@@ -232,7 +224,7 @@ def make_group(
 def _put_declared(
     declared: Any, path: Path, entity_id: str | None, dry_run: bool, as_json: bool
 ) -> None:
-    from agent_env.entities.declared import put
+    from agentenv_stored_entities.declared import put
 
     rows = anyio.run(
         with_session,

@@ -9,7 +9,8 @@ from pathlib import Path
 import anyio
 import click
 
-from agent_env.cli.commands.entity_group import echo_json, with_session
+from agent_env.cli.toolkit import with_session
+from agentenv_stored_entities.commands.group import echo_json
 
 
 @click.group("bundle")
@@ -42,7 +43,7 @@ def init(
     """Write a stored task (or eval and its tasks) with the artifacts, skills, envs and agents
     stored beside it into FOLDER (new or empty), byte for byte (entities of the kinds plugins
     declare too), plus README.md and provenance.json. Nothing is written to a store; an export that fails writes nothing."""
-    from agent_env.entities.export import export
+    from agent_env.cli.toolkit import export
 
     if (from_task is None) == (from_eval is None):
         raise click.UsageError("give one of --from-task or --from-eval")

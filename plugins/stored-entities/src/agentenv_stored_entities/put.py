@@ -10,7 +10,7 @@ from typing import Any
 
 import attrs
 
-from agent_env.bundles.model import ResolvedSource
+from agent_env.cli.toolkit import ResolvedSource
 from agent_env.errors import AgentEnvError, BundleError
 
 #: kind -> (kind folder, the Bundle map); task and eval puts bring what their steps name.
@@ -97,7 +97,7 @@ def validate_path(plugins: Any, kind: str, path: Path) -> Any:
 
 async def validate_stored(session: Any, kind: str, ref: str, version: int | None) -> Any:
     """Load a stored task or eval as a bundle (every check a run makes); its root entity."""
-    from agent_env.entities.runnable import stored_bundle
+    from agent_env.cli.toolkit import stored_bundle
 
     _, _, root = await stored_bundle(
         session.stores, session.plugins, session.config.home, kind, ref, version
@@ -130,8 +130,7 @@ async def create_task(
     """Store `steps` as task `entity_id` (checked against the artifacts, envs and agents stored
     beside it, unless `skip_validation`): (`PutResult`, the problems found or None)."""
     from agent_env.bundles import load_bundle
-    from agent_env.bundles.materialize import content_digest
-    from agent_env.entities.export import write_siblings
+    from agent_env.cli.toolkit import content_digest, write_siblings
 
     prefix, name = split_id(entity_id, "task")
     problems = None
@@ -180,7 +179,7 @@ async def put_as(
     import shutil
 
     from agent_env.bundles import load_bundle, materialize
-    from agent_env.entities.toml_out import dumps
+    from agent_env.cli.toolkit import toml_dumps as dumps
 
     source = Path(source).expanduser().absolute()
     if not source.exists():
@@ -223,8 +222,7 @@ async def get_files(stores: Any, kind: str, ref: str, version: int | None, out: 
     """Write the files of stored `kind` `ref` into `out` (new or empty; nothing written on an
     error); the stored `Entity`."""
     from agent_env.bundles import fetch_files
-    from agent_env.entities.catalog import get_version
-    from agent_env.entities.export import empty_folder, filled
+    from agent_env.cli.toolkit import empty_folder, filled, get_version
 
     out = empty_folder(out, "download")
     entity = await get_version(stores, kind, ref, version)

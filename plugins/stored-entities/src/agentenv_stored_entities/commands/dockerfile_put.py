@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import click
 
-from agent_env.cli.commands.entity_group import (
+from agentenv_stored_entities.commands.group import (
     echo_materialized,
     path_or_id,
     put_bundle,
@@ -20,7 +20,7 @@ from agent_env.cli.commands.entity_group import (
 def put_dockerfile(
     kind: str, entity_id: str, dockerfile: Path, context: Path | None, dry_run: bool, as_json: bool
 ) -> None:
-    from agent_env.entities.put import put_as
+    from agentenv_stored_entities.put import put_as
 
     done = anyio.run(
         with_session,
