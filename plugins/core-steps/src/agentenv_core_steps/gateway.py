@@ -91,7 +91,7 @@ class RunGateway:
         `recycle` re-seeds it with (a warm pool calls this once per held instance); returns
         the envs that serve no `data/reset` (a pool reuses those only when the bundle says
         `reuse = "reset"`: they keep no state between episodes)."""
-        from agentenv_core_steps.steps.reset_env import initial_states
+        from agentenv_core_steps.env_resets import initial_states
 
         self.initial, self.no_reset = await initial_states(self, sorted(self.envs))
         return self.no_reset
@@ -101,7 +101,7 @@ class RunGateway:
         env's data plane reset (`data/reset`) and re-seeded with what `mark_initial` read,
         the episode's agent tokens revoked, its call log, clock and per-role tool rules
         cleared. Raises when an env does not reset."""
-        from agentenv_core_steps.steps.reset_env import reset_envs
+        from agentenv_core_steps.env_resets import reset_envs
 
         auth = self.gateway.auth
         auth.tokens.clear()

@@ -3,7 +3,6 @@ Best effort by default (`fail_task_on_error` false), as the existing bundles exp
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import ClassVar
 
 import attrs
@@ -11,10 +10,11 @@ import attrs
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
 from agent_env.models import Step
+from agentenv_core_steps.env_resets import RESET_TIMEOUT, reset_envs
 from agentenv_core_steps.envs.folder import env_name
-from agentenv_core_steps.gateway import RunGateway, gateway_for
+from agentenv_core_steps.gateway import gateway_for
 
-RESET_TIMEOUT = 60.0
+__all__ = ["RESET_TIMEOUT", "ResetEnv", "deployed_env", "reset_envs"]
 
 
 def deployed_env(ctx: StepContext, env_id: str) -> tuple[str, dict]:
@@ -58,79 +58,3 @@ class ResetEnv(Step):
                 failure_class=gateway_failure_class(e) or "env",
             ) from None
         ctx.log(f"env {name!r} reset")
-
-
-async def reset_envs(
-    gateway: RunGateway, names: list[str], seeds: Mapping[str, list | None] | None = None
-) -> None:
-    """`data/reset` each env in `names` through `gateway` (as its admin), concurrently, then
-    `data/add` its parts in `seeds` (re-seeding it); a `ProtocolError` naming the first env
-    that did not reset."""
-    import anyio
-
-    from agentenv_protocol.client import EnvClient
-    from agentenv_protocol.errors import ProtocolError
-
-    failed: list[BaseException] = []
-
-    async def reset(name: str) -> None:
-        try:
-            async with EnvClient(
-                f"{gateway.url}/svc/{name}", token=gateway.admin_token, timeout=RESET_TIMEOUT
-            ) as client:
-                await client.reset()
-                parts = (seeds or {}).get(name)
-                if parts:
-                    await client.add(parts)
-        except (ProtocolError, OSError) as e:
-            failed.append(e)
-
-    async with anyio.create_task_group() as tg:
-        for name in names:
-            tg.start_soon(reset, name)
-    if failed:
-        raise failed[0]  # as it came (its type says whose fault it was)
-
-
-async def initial_states(
-    gateway: RunGateway, names: list[str]
-) -> tuple[dict[str, list | None], list[str]]:
-    """Each env's data plane (`data/get`) as it is now, right after its deploy, which a warm
-    pool re-seeds it with after each `data/reset` (None for an env without a get handler);
-    the env is reset and re-seeded once here, so a pool learns at once whether that works.
-    Also the envs that serve no `data/reset` at all (nothing a pool could reset)."""
-    import anyio
-
-    from agentenv_protocol.client import EnvClient
-    from agentenv_protocol.errors import MethodNotFound, ProtocolError
-
-    out: dict[str, list | None] = {}
-    no_reset: list[str] = []
-    failed: list[str] = []
-
-    async def get(name: str) -> None:
-        try:
-            async with EnvClient(
-                f"{gateway.url}/svc/{name}", token=gateway.admin_token, timeout=RESET_TIMEOUT
-            ) as client:
-                try:
-                    out[name] = await client.get()
-                except MethodNotFound:
-                    out[name] = None
-                try:
-                    await client.reset()
-                except MethodNotFound:
-                    no_reset.append(name)
-                    return
-                parts = out[name]
-                if parts:
-                    await client.add(parts)
-        except (ProtocolError, OSError) as e:
-            failed.append(f"env {name!r}: its first data/reset and re-seed failed: {e}")
-
-    async with anyio.create_task_group() as tg:
-        for name in names:
-            tg.start_soon(get, name)
-    if failed:
-        raise ProtocolError(failed[0])
-    return out, sorted(no_reset)
