@@ -23,6 +23,9 @@ from agentenv_explorer.summaries import settled
 #: browser's EventSource reconnects; a bounded stream never holds up the explorer's shutdown).
 EVENT_POLL_SECONDS = 0.5
 EVENT_STREAM_SECONDS = 15.0
+#: The run page sums its trials' costs (reading each record) only up to this many records: a
+#: bigger run's page says so instead (`agent-env runs show RUN` sums any run).
+COST_SUMMED_UP_TO = 1000
 
 
 def _state(request: Request) -> Any:
@@ -101,10 +104,27 @@ async def show_run(request: Request) -> JSONResponse:
         # the per-trial lists (100,000 entries in a big run) are the trials page's business
         "run": {k: v for k, v in run.items() if k not in ("instances", "trial_index", "tasks")},
         "results": await results.run_results(documents, run, groups=groups),
+        "cost": await _run_cost(documents, run["id"]),
     }
     if not view["live"]:
         state.views.keep(run_id, revision, view)
     return JSONResponse(view)
+
+
+async def _run_cost(documents: Any, run_id: str) -> dict[str, Any]:
+    """The run's recorded trial costs added up (`agent_env.costs.CostTotals`, every attempt's
+    record), or `{summed: false, records}` when it has more than `COST_SUMMED_UP_TO` records."""
+    from agent_env.costs import CostTotals
+
+    where = {"run_id": run_id}
+    records = (await documents.query(results.TRIALS, where=where, limit=0)).total  # a count
+    if records > COST_SUMMED_UP_TO:
+        return {"summed": False, "records": records, "summed_up_to": COST_SUMMED_UP_TO}
+    page = await documents.query(results.TRIALS, where=where, limit=COST_SUMMED_UP_TO)
+    totals = CostTotals()
+    for _, record in page.items:
+        totals.add(record.get("cost"))
+    return {"summed": True, "records": page.total, **totals.to_json()}
 
 
 async def compare_runs(request: Request) -> JSONResponse:
