@@ -301,3 +301,63 @@ def test_a_finished_runs_page_is_kept_until_the_store_changes(client, project) -
     finally:
         anyio.run(rewrite, original)
     assert client.get(f"/api/v1/runs/{run_id}").json()["agent"] == first["agent"]
+
+
+def test_a_trial_has_its_cost_and_per_call_rewards(client, project) -> None:
+    """The graded trial: two model calls of 11 + 7 tokens at $10,000 / $20,000 per 1M tokens,
+    two gateway calls scored 0.25 (list_notes, the default) and 1 (add_note, the rule)."""
+    data = client.get(f"/api/v1/trials/{project.trials['graded']}").json()
+    cost = data["record"]["cost"]
+    assert (cost["prompt_tokens"], cost["completion_tokens"], cost["total_tokens"]) == (22, 14, 36)
+    assert cost["models"] == {
+        "scripted-1": {"prompt_tokens": 22, "completion_tokens": 14, "total_tokens": 36}
+    }
+    assert cost["usd"] == pytest.approx(0.5) and set(cost["sandbox_seconds"]) == {"local"}
+    calls = data["trajectories"]["ask"]["gateway_calls"]
+    assert [c["tool"] for c in calls] == ["list_notes", "add_note"]
+    assert data["record"]["step_rewards"] == [
+        {"call_index": 0, "score": 0.25, "verifier": "per-call"},
+        {"call_index": 1, "score": 1.0, "verifier": "per-call"},
+    ]
+
+
+def test_a_run_adds_up_its_trials_costs(client, project) -> None:
+    cost = client.get(f"/api/v1/runs/{project.runs['graded']}").json()["cost"]
+    assert cost["summed"] and (cost["records"], cost["trials"]) == (1, 1)
+    assert (cost["prompt_tokens"], cost["completion_tokens"], cost["total_tokens"]) == (22, 14, 36)
+    assert cost["usd"] == pytest.approx(0.5) and cost["wall_seconds"] > 0
+    checks = client.get(f"/api/v1/runs/{project.runs['checks']}").json()["cost"]
+    assert checks["trials"] == 4 and checks["total_tokens"] == 0 and checks["usd"] == 0
+
+
+def test_a_big_runs_page_says_its_costs_are_not_added_up(client, project, monkeypatch) -> None:
+    from agentenv_explorer import api_runs
+
+    monkeypatch.setattr(api_runs, "COST_SUMMED_UP_TO", 3)  # checks has 4 trial records
+    cost = client.get(f"/api/v1/runs/{project.runs['checks']}").json()["cost"]
+    assert cost == {"summed": False, "records": 4, "summed_up_to": 3}
+
+
+def test_a_snapshot_has_each_envs_state_and_digest(client, project) -> None:
+    outputs = client.get(f"/api/v1/trials/{project.trials['graded']}").json()["record"]["outputs"]
+    before, after = (
+        client.get(f"/api/v1/snapshots/{quote(outputs[step]['snapshot'], safe='')}").json()
+        for step in ("before", "after")
+    )
+    assert (before["at_step"], after["at_step"]) == ("before", "after")
+    assert before["digest"] == outputs["before"]["digest"] and before["ref"].endswith("@1")
+    assert (before["call_position"], after["call_position"]) == (0, 2)
+    assert list(before["envs"]) == ["memo"] and before["taken_from"] == project.trials["graded"]
+    memo_before, memo_after = before["envs"]["memo"], after["envs"]["memo"]
+    assert memo_before["digest"] != memo_after["digest"]
+    assert "groceries" not in json.dumps(memo_before["state"])
+    assert "groceries" in json.dumps(memo_after["state"])
+
+
+@pytest.mark.parametrize(
+    ("ref", "words"),
+    [("nope", "no snapshot 'nope'"), ("nope@0", "versions start at 1")],
+)
+def test_an_unknown_snapshot_is_a_404_naming_it(client, project, ref, words) -> None:
+    answer = client.get(f"/api/v1/snapshots/{ref}")
+    assert answer.status_code == 404 and words in answer.json()["detail"]
