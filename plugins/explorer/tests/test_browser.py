@@ -3,7 +3,9 @@ Python playwright) against a real `agent-env up`: open the notes-agent run, open
 see the tool calls and verifier rows, read a run's per-verifier pass rates and labelled score
 histogram, a failed trial's seed values and why it has no verifier rows, pick two runs and
 compare them (pass-rate changes, verifiers, the trials that flipped), read a trial's clock and
-triggers panel (the ledger, the calls triggers made), start a run from the
+triggers panel (the ledger, the calls triggers made), read a run's and a trial's costs, the
+per-step rewards beside the calls they score and the env state before and after a prompt
+(task snapshots, what changed), start a run from the
 page and watch it finish, look at a task's versions and the runs that used them. Screenshots of each page are kept under
 `$AGENTENV_CI_CACHE/screenshots` (else the session's pytest temp folder, `screenshots/`)."""
 
@@ -171,6 +173,46 @@ def test_a_trials_clock_and_triggers_panel(page, explorer, project, shots):
     (call,) = [c.split("\t") for c in page.locator("[data-testid=trigger-call]").all_inner_texts()]
     assert (call[1], call[2], call[3]) == ("customer", "mail", "deliver_email")
     page.screenshot(path=str(shots / "trial-triggers.png"), full_page=True)
+    assert page.console_errors == []
+
+
+def test_costs_per_step_rewards_and_env_state_before_and_after(page, explorer, project, shots):
+    """The graded run: the run page adds up its cost; its trial shows its cost, each gateway
+    call's step reward beside it and the memo env's state at both snapshots, with what the
+    prompt changed."""
+    page.goto(explorer + "/#/run/" + project.runs["graded"])
+    page.locator("[data-testid=run-cost]").wait_for()
+    assert page.locator("[data-testid=run-cost-usd]").inner_text() == "$0.5000"
+    assert page.locator("[data-testid=run-cost-tokens]").inner_text() == "36"
+    assert "22 in, 14 out" in page.locator("[data-testid=run-cost]").inner_text()
+    assert page.locator("[data-testid=run-cost-sandboxes]").inner_text().startswith("local ")
+    page.screenshot(path=str(shots / "run-cost.png"), full_page=True)
+
+    page.locator("[data-testid=trial-row]").get_by_role("link").click()
+    page.locator("[data-testid=state-diff]").wait_for()
+    assert page.locator("[data-testid=cost-usd]").inner_text() == "$0.5000"
+    assert page.locator("[data-testid=cost-tokens]").inner_text() == "36"
+    (model,) = page.locator("[data-testid=cost-model]").all_inner_texts()
+    assert model.split("\t") == ["scripted-1", "22", "14", "36"]
+    calls = page.locator("[data-testid=tool-call]")
+    tools = [c.split("\t")[3] for c in calls.all_inner_texts()]
+    rewards = calls.locator("[data-testid=step-reward]").all_inner_texts()
+    assert list(zip(tools, rewards, strict=True)) == [
+        ("list_notes", "0.25 per-call"),
+        ("add_note", "1.00 per-call"),
+    ]
+    assert page.locator("[data-testid=snapshot]").all_inner_texts() == [
+        f"at step before: snapshot {project.recorded['graded']['tasks'][0]['outputs']['before']['snapshot']}",
+        f"at step after: snapshot {project.recorded['graded']['tasks'][0]['outputs']['after']['snapshot']}",
+    ]
+    before, after = page.locator("[data-testid=env-state]").all_inner_texts()
+    assert before.startswith("memo sha256:") and "groceries" not in before
+    assert after.startswith("memo sha256:") and "groceries" in after
+    assert page.locator("[data-testid=state-diff-env]").inner_text().startswith("memo ")
+    changes = [c.split("\t") for c in page.locator("[data-testid=state-change]").all_inner_texts()]
+    assert changes and all(c[0] in ("added", "changed", "removed") for c in changes)
+    assert any(c[0] != "removed" and "groceries" in c[3] for c in changes)
+    page.screenshot(path=str(shots / "trial-cost-rewards-state.png"), full_page=True)
     assert page.console_errors == []
 
 
