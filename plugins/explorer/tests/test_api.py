@@ -73,6 +73,16 @@ def test_compare_two_runs(client, project) -> None:
     ]
     assert [f["trial"] for f in data["flipped"]["fixed"]] == [0, 2]
     assert [f["trial"] for f in data["flipped"]["broken"]] == [1]
+    cost_a, cost_b = data["cost"]["a"], data["cost"]["b"]
+    assert (cost_a["summed"], cost_a["trials"], cost_b["trials"]) == (True, 3, 3)
+    assert cost_a["total_tokens"] == 0 and set(cost_a["sandbox_seconds"]) == {"local"}
+
+
+def test_compare_gives_each_runs_cost(client, project) -> None:
+    a, b = project.runs["notes"], project.runs["graded"]
+    cost = client.get(f"/api/v1/compare?a={a}&b={b}").json()["cost"]
+    assert (cost["a"]["total_tokens"], cost["b"]["total_tokens"]) == (0, 36)
+    assert cost["b"]["usd"] == pytest.approx(0.5)
 
 
 @pytest.mark.parametrize(

@@ -235,6 +235,12 @@ def test_pick_two_runs_and_compare_them(page, explorer, project, shots):
     assert task.startswith("pick\t1/3 33.3% [") and "\t+33.3 pts [" in task
     verifiers = page.locator("[data-testid=compare-verifier]").all_inner_texts()
     assert [v.split("\t")[0] for v in verifiers] == ["word", "ready"]
+    costs = [c.split("\t") for c in page.locator("[data-testid=compare-cost]").all_inner_texts()]
+    assert [c[:3] for c in costs] == [
+        ["A", "$0.0000", "0 (0 in, 0 out)"],
+        ["B", "$0.0000", "0 (0 in, 0 out)"],
+    ]
+    assert all(c[3].startswith("local ") for c in costs)
     flips = [f.split("\t")[:5] for f in page.locator("[data-testid=flipped]").all_inner_texts()]
     assert flips == [
         ["broken", "pick", "1", "passed", "scored_below"],

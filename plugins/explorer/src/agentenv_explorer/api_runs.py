@@ -128,13 +128,20 @@ async def _run_cost(documents: Any, run_id: str) -> dict[str, Any]:
 
 
 async def compare_runs(request: Request) -> JSONResponse:
-    """`?a=RUN&b=RUN`: run B against run A (`agent_env.results.compare_runs`)."""
+    """`?a=RUN&b=RUN`: run B against run A (`agent_env.results.compare_runs`), plus each
+    run's cost totals (as the run page adds them up)."""
     only(request.query_params, ("a", "b"))
     ids = [request.query_params.get(name) or "" for name in ("a", "b")]
     if not all(ids):
         raise BadRequest("a and b: required, the ids of the two runs (?a=run-...&b=run-...)")
     a, b = [await _run(request, run_id) for run_id in ids]
-    return JSONResponse(await results.compare_runs(_state(request).stores.documents, a, b))
+    documents = _state(request).stores.documents
+    compared = await results.compare_runs(documents, a, b)
+    compared["cost"] = {
+        "a": await _run_cost(documents, a["id"]),
+        "b": await _run_cost(documents, b["id"]),
+    }
+    return JSONResponse(compared)
 
 
 async def _run_events(request: Request, run_id: str) -> AsyncIterator[str]:
