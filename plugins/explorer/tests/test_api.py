@@ -366,8 +366,39 @@ def test_a_snapshot_has_each_envs_state_and_digest(client, project) -> None:
 
 @pytest.mark.parametrize(
     ("ref", "words"),
-    [("nope", "no snapshot 'nope'"), ("nope@0", "versions start at 1")],
+    [
+        ("nope", "no snapshot 'nope'"),
+        ("nope@0", "versions start at 1"),
+        ("..%2F..%2Fetc%2Fpasswd", "no snapshot '../../etc/passwd'"),
+    ],
 )
 def test_an_unknown_snapshot_is_a_404_naming_it(client, project, ref, words) -> None:
     answer = client.get(f"/api/v1/snapshots/{ref}")
     assert answer.status_code == 404 and words in answer.json()["detail"]
+
+
+def test_a_damaged_snapshot_is_a_404_that_says_so(client, project) -> None:
+    """Its body gone from the object store: the API says which snapshot and why, not a 500."""
+    import anyio
+
+    from agent_env import results
+
+    ref = project.recorded["graded"]["tasks"][0]["outputs"]["before"]["snapshot"]
+
+    async def body_key() -> tuple[object, str, bytes]:
+        stores = await results.open_configured_stores(project.root)
+        entity_id, version = ref.rsplit("@", 1)
+        entity = await stores.entities.get("task_snapshot", entity_id, int(version))
+        key = entity.content["object_key"]
+        return stores, key, await stores.objects.get(key)
+
+    stores, key, body = anyio.run(body_key)
+    anyio.run(stores.objects.delete, key)
+    try:
+        answer = client.get(f"/api/v1/snapshots/{quote(ref, safe='')}")
+        assert answer.status_code == 404
+        assert f"snapshot {ref} is damaged: its body" in answer.json()["detail"]
+    finally:
+        anyio.run(stores.objects.put, key, body)
+        anyio.run(stores.close)
+    assert client.get(f"/api/v1/snapshots/{quote(ref, safe='')}").status_code == 200

@@ -104,27 +104,32 @@ async def show_run(request: Request) -> JSONResponse:
         # the per-trial lists (100,000 entries in a big run) are the trials page's business
         "run": {k: v for k, v in run.items() if k not in ("instances", "trial_index", "tasks")},
         "results": await results.run_results(documents, run, groups=groups),
-        "cost": await _run_cost(documents, run["id"]),
+        "cost": await _run_cost(documents, run["id"], _records(groups)),
     }
     if not view["live"]:
         state.views.keep(run_id, revision, view)
     return JSONResponse(view)
 
 
-async def _run_cost(documents: Any, run_id: str) -> dict[str, Any]:
-    """The run's recorded trial costs added up (`agent_env.costs.CostTotals`, every attempt's
-    record), or `{summed: false, records}` when it has more than `COST_SUMMED_UP_TO` records."""
+async def _run_cost(documents: Any, run_id: str, records: int) -> dict[str, Any]:
+    """The run's `records` trial records' costs added up (`agent_env.costs.CostTotals`, every
+    attempt's record), or `{summed: false, records}` when there are more than
+    `COST_SUMMED_UP_TO` (reading 100,000 records takes seconds)."""
     from agent_env.costs import CostTotals
 
-    where = {"run_id": run_id}
-    records = (await documents.query(results.TRIALS, where=where, limit=0)).total  # a count
     if records > COST_SUMMED_UP_TO:
         return {"summed": False, "records": records, "summed_up_to": COST_SUMMED_UP_TO}
+    where = {"run_id": run_id}
     page = await documents.query(results.TRIALS, where=where, limit=COST_SUMMED_UP_TO)
     totals = CostTotals()
     for _, record in page.items:
         totals.add(record.get("cost"))
     return {"summed": True, "records": page.total, **totals.to_json()}
+
+
+def _records(groups: results.Groups) -> int:
+    """How many trial records (every attempt) the run's grouped counts cover."""
+    return sum(n for _, n in groups)
 
 
 async def compare_runs(request: Request) -> JSONResponse:
@@ -137,9 +142,12 @@ async def compare_runs(request: Request) -> JSONResponse:
     a, b = [await _run(request, run_id) for run_id in ids]
     documents = _state(request).stores.documents
     compared = await results.compare_runs(documents, a, b)
+    summaries = _state(request).summaries
     compared["cost"] = {
-        "a": await _run_cost(documents, a["id"]),
-        "b": await _run_cost(documents, b["id"]),
+        side: await _run_cost(
+            documents, run["id"], _records(await summaries.groups(documents, run))
+        )
+        for side, run in (("a", a), ("b", b))
     }
     return JSONResponse(compared)
 
