@@ -50,7 +50,9 @@ const rewardCell = (entries) => h("td", { "data-testid": "step-reward" }, (entri
   h("div", { class: r.score >= 1 ? "pass" : r.score <= 0 ? "fail" : "" }, `${num(r.score, 2)} `, h("span", { class: "muted" }, r.verifier))));
 
 // Every path of a JSON value with its leaf value: {"a.b[0]": 1, ...} (an empty object or list is a leaf).
+// An env missing from a snapshot has no paths: all of the other's are added or removed.
 function flatten(value, path, out) {
+  if (value === undefined) return out;
   if (value && typeof value === "object" && Object.keys(value).length) {
     for (const [k, v] of Object.entries(value)) flatten(v, Array.isArray(value) ? `${path}[${k}]` : path ? `${path}.${k}` : k, out);
   } else out[path || "(state)"] = value;
