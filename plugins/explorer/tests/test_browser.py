@@ -218,6 +218,35 @@ def test_costs_per_step_rewards_and_env_state_before_and_after(page, explorer, p
     assert page.console_errors == []
 
 
+def test_the_state_diff_names_each_key_added_removed_or_changed(page, explorer):
+    """The page's key-level diff of two env states (a value changed, one removed, one added,
+    a list grown, nested paths), and of an env present in only one snapshot."""
+    page.goto(explorer + "/#/runs")
+    page.locator("[data-testid=run-row]").first.wait_for()
+    rows = page.evaluate(
+        """() => {
+          const text = (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent));
+          return [
+            text(stateDiff({n: 1, gone: "x", same: {k: [1]}, list: [1]},
+                           {n: 2, same: {k: [1]}, list: [1, {a: null}], new: {}})),
+            text(stateDiff(undefined, {a: {b: true}})),
+            text(stateDiff({a: 1}, {a: 1})),
+          ];
+        }"""
+    )
+    assert rows == [
+        [
+            ["removed", "gone", "x", "–"],
+            ["added", "list[1].a", "–", "null"],
+            ["changed", "n", "1", "2"],
+            ["added", "new", "–", "{}"],
+        ],
+        [["added", "a.b", "–", "true"]],
+        [],
+    ]
+    assert page.console_errors == []
+
+
 def test_pick_two_runs_and_compare_them(page, explorer, project, shots):
     page.goto(explorer + "/#/runs")
     for name in ("fruit-b", "fruit-a"):
