@@ -72,7 +72,7 @@ def seed_words(*words: str) -> str:
 
 
 #: The notes env (as `memo`) snapshotted before and after the tool-loop agent's prompt (the scripted model
-#: server answers a list_notes and an add_note call, then text: 11 prompt and 7 completion
+#: server answers a list_notes call, an add_note call, then text: 11 prompt and 7 completion
 #: tokens per model call), each call scored by a call_reward_verifier.
 GRADED_TASK = [
     {"id": "env", "type": "deploy_env", "env_id": "memo"},
@@ -89,16 +89,17 @@ GRADED_TASK = [
         "default": 0.25,
     },
 ]
+#: One tool call per model turn: two calls in one turn may reach the gateway in either order.
 GRADED_MODEL = [
+    {"tool_calls": [{"name": "list_notes", "arguments": {}}]},
     {
         "tool_calls": [
-            {"name": "list_notes", "arguments": {}},
-            {"name": "add_note", "arguments": {"title": "groceries", "body": "milk, eggs"}},
+            {"name": "add_note", "arguments": {"title": "groceries", "body": "milk, eggs"}}
         ]
     },
     {"content": "Saved the note 'groceries'."},
 ]
-#: Two model calls of the graded run: 22 prompt and 14 completion tokens, $0.50 at these
+#: Three model calls of the graded run: 33 prompt and 21 completion tokens, $0.75 at these
 #: prices; local sandboxes are priced at nothing (every run of the project is priced).
 PRICES = """
 [prices.models."scripted-1"]

@@ -81,8 +81,8 @@ def test_compare_two_runs(client, project) -> None:
 def test_compare_gives_each_runs_cost(client, project) -> None:
     a, b = project.runs["notes"], project.runs["graded"]
     cost = client.get(f"/api/v1/compare?a={a}&b={b}").json()["cost"]
-    assert (cost["a"]["total_tokens"], cost["b"]["total_tokens"]) == (0, 36)
-    assert cost["b"]["usd"] == pytest.approx(0.5)
+    assert (cost["a"]["total_tokens"], cost["b"]["total_tokens"]) == (0, 54)
+    assert cost["b"]["usd"] == pytest.approx(0.75)
 
 
 @pytest.mark.parametrize(
@@ -314,15 +314,15 @@ def test_a_finished_runs_page_is_kept_until_the_store_changes(client, project) -
 
 
 def test_a_trial_has_its_cost_and_per_call_rewards(client, project) -> None:
-    """The graded trial: two model calls of 11 + 7 tokens at $10,000 / $20,000 per 1M tokens,
+    """The graded trial: three model calls of 11 + 7 tokens at $10,000 / $20,000 per 1M tokens,
     two gateway calls scored 0.25 (list_notes, the default) and 1 (add_note, the rule)."""
     data = client.get(f"/api/v1/trials/{project.trials['graded']}").json()
     cost = data["record"]["cost"]
-    assert (cost["prompt_tokens"], cost["completion_tokens"], cost["total_tokens"]) == (22, 14, 36)
+    assert (cost["prompt_tokens"], cost["completion_tokens"], cost["total_tokens"]) == (33, 21, 54)
     assert cost["models"] == {
-        "scripted-1": {"prompt_tokens": 22, "completion_tokens": 14, "total_tokens": 36}
+        "scripted-1": {"prompt_tokens": 33, "completion_tokens": 21, "total_tokens": 54}
     }
-    assert cost["usd"] == pytest.approx(0.5) and set(cost["sandbox_seconds"]) == {"local"}
+    assert cost["usd"] == pytest.approx(0.75) and set(cost["sandbox_seconds"]) == {"local"}
     calls = data["trajectories"]["ask"]["gateway_calls"]
     assert [c["tool"] for c in calls] == ["list_notes", "add_note"]
     assert data["record"]["step_rewards"] == [
@@ -334,8 +334,8 @@ def test_a_trial_has_its_cost_and_per_call_rewards(client, project) -> None:
 def test_a_run_adds_up_its_trials_costs(client, project) -> None:
     cost = client.get(f"/api/v1/runs/{project.runs['graded']}").json()["cost"]
     assert cost["summed"] and (cost["records"], cost["trials"]) == (1, 1)
-    assert (cost["prompt_tokens"], cost["completion_tokens"], cost["total_tokens"]) == (22, 14, 36)
-    assert cost["usd"] == pytest.approx(0.5) and cost["wall_seconds"] > 0
+    assert (cost["prompt_tokens"], cost["completion_tokens"], cost["total_tokens"]) == (33, 21, 54)
+    assert cost["usd"] == pytest.approx(0.75) and cost["wall_seconds"] > 0
     checks = client.get(f"/api/v1/runs/{project.runs['checks']}").json()["cost"]
     assert checks["trials"] == 4 and checks["total_tokens"] == 0 and checks["usd"] == 0
 

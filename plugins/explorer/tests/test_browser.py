@@ -182,18 +182,18 @@ def test_costs_per_step_rewards_and_env_state_before_and_after(page, explorer, p
     prompt changed."""
     page.goto(explorer + "/#/run/" + project.runs["graded"])
     page.locator("[data-testid=run-cost]").wait_for()
-    assert page.locator("[data-testid=run-cost-usd]").inner_text() == "$0.5000"
-    assert page.locator("[data-testid=run-cost-tokens]").inner_text() == "36"
-    assert "22 in, 14 out" in page.locator("[data-testid=run-cost]").inner_text()
+    assert page.locator("[data-testid=run-cost-usd]").inner_text() == "$0.7500"
+    assert page.locator("[data-testid=run-cost-tokens]").inner_text() == "54"
+    assert "33 in, 21 out" in page.locator("[data-testid=run-cost]").inner_text()
     assert page.locator("[data-testid=run-cost-sandboxes]").inner_text().startswith("local ")
     page.screenshot(path=str(shots / "run-cost.png"), full_page=True)
 
     page.locator("[data-testid=trial-row]").get_by_role("link").click()
     page.locator("[data-testid=state-diff]").wait_for()
-    assert page.locator("[data-testid=cost-usd]").inner_text() == "$0.5000"
-    assert page.locator("[data-testid=cost-tokens]").inner_text() == "36"
+    assert page.locator("[data-testid=cost-usd]").inner_text() == "$0.7500"
+    assert page.locator("[data-testid=cost-tokens]").inner_text() == "54"
     (model,) = page.locator("[data-testid=cost-model]").all_inner_texts()
-    assert model.split("\t") == ["scripted-1", "22", "14", "36"]
+    assert model.split("\t") == ["scripted-1", "33", "21", "54"]
     calls = page.locator("[data-testid=tool-call]")
     tools = [c.split("\t")[3] for c in calls.all_inner_texts()]
     rewards = calls.locator("[data-testid=step-reward]").all_inner_texts()
@@ -245,6 +245,33 @@ def test_the_state_diff_names_each_key_added_removed_or_changed(page, explorer):
         [],
     ]
     assert page.console_errors == []
+
+
+def test_a_damaged_snapshot_is_named_on_the_trial_page(page, explorer, project):
+    """A snapshot whose body is gone: the trial page says which and why, and shows the rest."""
+    import json
+
+    ref = project.recorded["graded"]["tasks"][0]["outputs"]["after"]["snapshot"]
+    # the body in the filesystem object store (the page's event loop rules out anyio.run here)
+    (body,) = [
+        path
+        for path in project.home.rglob("snapshots/tasks/*.json")
+        if json.loads(path.read_bytes())["taken_from"] == project.trials["graded"]
+        and json.loads(path.read_bytes())["at_step"] == "after"
+    ]
+    aside = body.with_name(body.name + ".aside")
+    body.rename(aside)
+    try:
+        page.goto(explorer + "/#/trial/" + project.trials["graded"])
+        error = page.locator("[data-testid=snapshot-error]")
+        error.wait_for()
+        assert error.inner_text().startswith(f"after: snapshot {ref}: snapshot {ref} is damaged")
+        assert page.locator("[data-testid=snapshot]").count() == 1  # 'before' still shown
+        assert page.locator("[data-testid=state-diff]").count() == 0
+        assert page.locator("[data-testid=cost-usd]").inner_text() == "$0.7500"
+    finally:
+        aside.rename(body)
+    page.console_errors.clear()  # the browser logs the 404 it was answered
 
 
 def test_pick_two_runs_and_compare_them(page, explorer, project, shots):
