@@ -117,10 +117,12 @@ async def _run_cost(documents: Any, run_id: str, records: int) -> dict[str, Any]
     `COST_SUMMED_UP_TO` (reading 100,000 records takes seconds)."""
     from agent_env.costs import CostTotals
 
+    if records <= COST_SUMMED_UP_TO:  # a live run may have written more meanwhile
+        where = {"run_id": run_id}
+        page = await documents.query(results.TRIALS, where=where, limit=COST_SUMMED_UP_TO)
+        records = page.total
     if records > COST_SUMMED_UP_TO:
         return {"summed": False, "records": records, "summed_up_to": COST_SUMMED_UP_TO}
-    where = {"run_id": run_id}
-    page = await documents.query(results.TRIALS, where=where, limit=COST_SUMMED_UP_TO)
     totals = CostTotals()
     for _, record in page.items:
         totals.add(record.get("cost"))
