@@ -1,5 +1,7 @@
 """A project with recorded runs, made once per session through the real CLI: `hello`, the
-`notes-agent` example with its oracle (an env server, gateway tool calls, verifiers), `checks`
+`notes-agent` example with its oracle (an env server, gateway tool calls, verifiers), `graded`
+(the tool-loop agent on a scripted model: tokens and dollars, per-call rewards, the notes env
+snapshotted before and after its prompt), `checks`
 (two trials with seed values: three verifiers that pass every trial, one trial and none, and a
 task that fails at a step before any verifier recorded a result), `fruit-a` and `fruit-b` (one
 bundle, two seed tables: trials 0 and 2 pass only in B, trial 1 only in A), and a bundle whose
@@ -69,6 +71,45 @@ def seed_words(*words: str) -> str:
     return "".join(f'[[trial]]\nword = "{w}"\n\n' for w in words)
 
 
+#: The notes env (as `memo`) snapshotted before and after the tool-loop agent's prompt (the scripted model
+#: server answers a list_notes call, an add_note call, then text: 11 prompt and 7 completion
+#: tokens per model call), each call scored by a call_reward_verifier.
+GRADED_TASK = [
+    {"id": "env", "type": "deploy_env", "env_id": "memo"},
+    {"id": "agent", "type": "deploy_agent", "env_ids": ["memo"]},
+    {"id": "before", "type": "snapshot_task"},
+    {"id": "ask", "type": "prompt_agent", "prompt_id": "ask", "prompt": "Save my list."},
+    {"id": "after", "type": "snapshot_task"},
+    {
+        "id": "per-call",
+        "type": "call_reward_verifier",
+        "prompt_id": "ask",
+        "verifier_id": "per-call",
+        "rules": [{"tool": "add_note", "arguments": {"title": "groceries"}, "score": 1}],
+        "default": 0.25,
+    },
+]
+#: One tool call per model turn: two calls in one turn may reach the gateway in either order.
+GRADED_MODEL = [
+    {"tool_calls": [{"name": "list_notes", "arguments": {}}]},
+    {
+        "tool_calls": [
+            {"name": "add_note", "arguments": {"title": "groceries", "body": "milk, eggs"}}
+        ]
+    },
+    {"content": "Saved the note 'groceries'."},
+]
+#: Three model calls of the graded run: 33 prompt and 21 completion tokens, $0.75 at these
+#: prices; local sandboxes are priced at nothing (every run of the project is priced).
+PRICES = """
+[prices.models."scripted-1"]
+input = 10000.0
+output = 20000.0
+
+[prices.sandboxes]
+local = 0.0
+"""
+
 SEEDS = '[[trial]]\nseed = 7\nword = "kiwi"\n\n[[trial]]\nseed = 8\nword = "banana"\n'
 
 
@@ -88,18 +129,22 @@ class Project:
         env["AGENT_ENV_HOME"] = str(self.home)
         return env
 
-    def cli(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    def cli(
+        self, *args: str, timeout: float = 300, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess:
         return subprocess.run(
             [AGENT_ENV, *args],
             cwd=self.root,
-            env=self.env(),
+            env={**self.env(), **(env or {})},
             capture_output=True,
             text=True,
             timeout=timeout,
         )
 
-    def record(self, name: str, *args: str, code: int = 0) -> dict[str, Any]:
-        done = self.cli("run", *args, "--json")
+    def record(
+        self, name: str, *args: str, code: int = 0, env: dict[str, str] | None = None
+    ) -> dict[str, Any]:
+        done = self.cli("run", *args, "--json", env=env)
         assert done.returncode == code, done.stderr
         data = json.loads(done.stdout)
         self.runs[name] = data["run_id"]
@@ -112,7 +157,7 @@ class Project:
 def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
     root = tmp_path_factory.mktemp("explorer-project")
     (root / ".agentenv").mkdir()
-    (root / ".agentenv" / "config.toml").write_text("")
+    (root / ".agentenv" / "config.toml").write_text(PRICES)
     project = Project(root)
     project.home.mkdir()
     shutil.copytree(REPO / "examples" / "notes-agent", root / "notes-agent")
@@ -120,6 +165,16 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
     (root / "slow" / "tasks" / "slow.json").write_text(json.dumps(SLOW_TASK))
     project.record("hello", "hello")
     project.record("notes", "notes-agent", "--agent", "oracle")
+    # the notes env under another name (the entity tests look the notes env up by name)
+    notes_env = REPO / "examples" / "notes-agent" / "envs" / "notes"
+    shutil.copytree(notes_env, root / "graded" / "envs" / "memo")
+    (root / "graded" / "tasks").mkdir()
+    (root / "graded" / "tasks" / "graded.json").write_text(json.dumps(GRADED_TASK))
+    from agentenv_protocol.agent.testing import ScriptedModelServer
+
+    with ScriptedModelServer(GRADED_MODEL) as model:
+        env = {"LITELLM_BASE_URL": model.base_url}
+        project.record("graded", "graded", "--model", "scripted-1", code=1, env=env)
     shutil.copytree(REPO / "examples" / "mail-triggers", root / "mail-triggers")
     project.record("triggers", "mail-triggers")
     (root / "checks" / "tasks").mkdir(parents=True)

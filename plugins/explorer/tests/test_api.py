@@ -73,6 +73,16 @@ def test_compare_two_runs(client, project) -> None:
     ]
     assert [f["trial"] for f in data["flipped"]["fixed"]] == [0, 2]
     assert [f["trial"] for f in data["flipped"]["broken"]] == [1]
+    cost_a, cost_b = data["cost"]["a"], data["cost"]["b"]
+    assert (cost_a["summed"], cost_a["trials"], cost_b["trials"]) == (True, 3, 3)
+    assert cost_a["total_tokens"] == 0 and set(cost_a["sandbox_seconds"]) == {"local"}
+
+
+def test_compare_gives_each_runs_cost(client, project) -> None:
+    a, b = project.runs["notes"], project.runs["graded"]
+    cost = client.get(f"/api/v1/compare?a={a}&b={b}").json()["cost"]
+    assert (cost["a"]["total_tokens"], cost["b"]["total_tokens"]) == (0, 54)
+    assert cost["b"]["usd"] == pytest.approx(0.75)
 
 
 @pytest.mark.parametrize(
@@ -301,3 +311,94 @@ def test_a_finished_runs_page_is_kept_until_the_store_changes(client, project) -
     finally:
         anyio.run(rewrite, original)
     assert client.get(f"/api/v1/runs/{run_id}").json()["agent"] == first["agent"]
+
+
+def test_a_trial_has_its_cost_and_per_call_rewards(client, project) -> None:
+    """The graded trial: three model calls of 11 + 7 tokens at $10,000 / $20,000 per 1M tokens,
+    two gateway calls scored 0.25 (list_notes, the default) and 1 (add_note, the rule)."""
+    data = client.get(f"/api/v1/trials/{project.trials['graded']}").json()
+    cost = data["record"]["cost"]
+    assert (cost["prompt_tokens"], cost["completion_tokens"], cost["total_tokens"]) == (33, 21, 54)
+    assert cost["models"] == {
+        "scripted-1": {"prompt_tokens": 33, "completion_tokens": 21, "total_tokens": 54}
+    }
+    assert cost["usd"] == pytest.approx(0.75) and set(cost["sandbox_seconds"]) == {"local"}
+    calls = data["trajectories"]["ask"]["gateway_calls"]
+    assert [c["tool"] for c in calls] == ["list_notes", "add_note"]
+    assert data["record"]["step_rewards"] == [
+        {"call_index": 0, "score": 0.25, "verifier": "per-call"},
+        {"call_index": 1, "score": 1.0, "verifier": "per-call"},
+    ]
+
+
+def test_a_run_adds_up_its_trials_costs(client, project) -> None:
+    cost = client.get(f"/api/v1/runs/{project.runs['graded']}").json()["cost"]
+    assert cost["summed"] and (cost["records"], cost["trials"]) == (1, 1)
+    assert (cost["prompt_tokens"], cost["completion_tokens"], cost["total_tokens"]) == (33, 21, 54)
+    assert cost["usd"] == pytest.approx(0.75) and cost["wall_seconds"] > 0
+    checks = client.get(f"/api/v1/runs/{project.runs['checks']}").json()["cost"]
+    assert checks["trials"] == 4 and checks["total_tokens"] == 0 and checks["usd"] == 0
+
+
+def test_a_big_runs_page_says_its_costs_are_not_added_up(client, project, monkeypatch) -> None:
+    from agentenv_explorer import api_runs
+
+    monkeypatch.setattr(api_runs, "COST_SUMMED_UP_TO", 3)  # checks has 4 trial records
+    cost = client.get(f"/api/v1/runs/{project.runs['checks']}").json()["cost"]
+    assert cost == {"summed": False, "records": 4, "summed_up_to": 3}
+
+
+def test_a_snapshot_has_each_envs_state_and_digest(client, project) -> None:
+    outputs = client.get(f"/api/v1/trials/{project.trials['graded']}").json()["record"]["outputs"]
+    before, after = (
+        client.get(f"/api/v1/snapshots/{quote(outputs[step]['snapshot'], safe='')}").json()
+        for step in ("before", "after")
+    )
+    assert (before["at_step"], after["at_step"]) == ("before", "after")
+    assert before["digest"] == outputs["before"]["digest"] and before["ref"].endswith("@1")
+    assert (before["call_position"], after["call_position"]) == (0, 2)
+    assert list(before["envs"]) == ["memo"] and before["taken_from"] == project.trials["graded"]
+    memo_before, memo_after = before["envs"]["memo"], after["envs"]["memo"]
+    assert memo_before["digest"] != memo_after["digest"]
+    assert "groceries" not in json.dumps(memo_before["state"])
+    assert "groceries" in json.dumps(memo_after["state"])
+
+
+@pytest.mark.parametrize(
+    ("ref", "words"),
+    [
+        ("nope", "no snapshot 'nope'"),
+        ("nope@0", "versions start at 1"),
+        ("..%2F..%2Fetc%2Fpasswd", "no snapshot '../../etc/passwd'"),
+    ],
+)
+def test_an_unknown_snapshot_is_a_404_naming_it(client, project, ref, words) -> None:
+    answer = client.get(f"/api/v1/snapshots/{ref}")
+    assert answer.status_code == 404 and words in answer.json()["detail"]
+
+
+def test_a_damaged_snapshot_is_a_404_that_says_so(client, project) -> None:
+    """Its body gone from the object store: the API says which snapshot and why, not a 500."""
+    import anyio
+
+    from agent_env import results
+
+    ref = project.recorded["graded"]["tasks"][0]["outputs"]["before"]["snapshot"]
+
+    async def body_key() -> tuple[object, str, bytes]:
+        stores = await results.open_configured_stores(project.root)
+        entity_id, version = ref.rsplit("@", 1)
+        entity = await stores.entities.get("task_snapshot", entity_id, int(version))
+        key = entity.content["object_key"]
+        return stores, key, await stores.objects.get(key)
+
+    stores, key, body = anyio.run(body_key)
+    anyio.run(stores.objects.delete, key)
+    try:
+        answer = client.get(f"/api/v1/snapshots/{quote(ref, safe='')}")
+        assert answer.status_code == 404
+        assert f"snapshot {ref} is damaged: its body" in answer.json()["detail"]
+    finally:
+        anyio.run(stores.objects.put, key, body)
+        anyio.run(stores.close)
+    assert client.get(f"/api/v1/snapshots/{quote(ref, safe='')}").status_code == 200

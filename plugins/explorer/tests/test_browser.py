@@ -3,7 +3,9 @@ Python playwright) against a real `agent-env up`: open the notes-agent run, open
 see the tool calls and verifier rows, read a run's per-verifier pass rates and labelled score
 histogram, a failed trial's seed values and why it has no verifier rows, pick two runs and
 compare them (pass-rate changes, verifiers, the trials that flipped), read a trial's clock and
-triggers panel (the ledger, the calls triggers made), start a run from the
+triggers panel (the ledger, the calls triggers made), read a run's and a trial's costs, the
+per-step rewards beside the calls they score and the env state before and after a prompt
+(task snapshots, what changed), start a run from the
 page and watch it finish, look at a task's versions and the runs that used them. Screenshots of each page are kept under
 `$AGENTENV_CI_CACHE/screenshots` (else the session's pytest temp folder, `screenshots/`)."""
 
@@ -174,6 +176,104 @@ def test_a_trials_clock_and_triggers_panel(page, explorer, project, shots):
     assert page.console_errors == []
 
 
+def test_costs_per_step_rewards_and_env_state_before_and_after(page, explorer, project, shots):
+    """The graded run: the run page adds up its cost; its trial shows its cost, each gateway
+    call's step reward beside it and the memo env's state at both snapshots, with what the
+    prompt changed."""
+    page.goto(explorer + "/#/run/" + project.runs["graded"])
+    page.locator("[data-testid=run-cost]").wait_for()
+    assert page.locator("[data-testid=run-cost-usd]").inner_text() == "$0.7500"
+    assert page.locator("[data-testid=run-cost-tokens]").inner_text() == "54"
+    assert "33 in, 21 out" in page.locator("[data-testid=run-cost]").inner_text()
+    assert page.locator("[data-testid=run-cost-sandboxes]").inner_text().startswith("local ")
+    page.screenshot(path=str(shots / "run-cost.png"), full_page=True)
+
+    page.locator("[data-testid=trial-row]").get_by_role("link").click()
+    page.locator("[data-testid=state-diff]").wait_for()
+    assert page.locator("[data-testid=cost-usd]").inner_text() == "$0.7500"
+    assert page.locator("[data-testid=cost-tokens]").inner_text() == "54"
+    (model,) = page.locator("[data-testid=cost-model]").all_inner_texts()
+    assert model.split("\t") == ["scripted-1", "33", "21", "54"]
+    calls = page.locator("[data-testid=tool-call]")
+    tools = [c.split("\t")[3] for c in calls.all_inner_texts()]
+    rewards = calls.locator("[data-testid=step-reward]").all_inner_texts()
+    assert list(zip(tools, rewards, strict=True)) == [
+        ("list_notes", "0.25 per-call"),
+        ("add_note", "1.00 per-call"),
+    ]
+    assert page.locator("[data-testid=snapshot]").all_inner_texts() == [
+        f"at step before: snapshot {project.recorded['graded']['tasks'][0]['outputs']['before']['snapshot']}",
+        f"at step after: snapshot {project.recorded['graded']['tasks'][0]['outputs']['after']['snapshot']}",
+    ]
+    before, after = page.locator("[data-testid=env-state]").all_inner_texts()
+    assert before.startswith("memo sha256:") and "groceries" not in before
+    assert after.startswith("memo sha256:") and "groceries" in after
+    assert page.locator("[data-testid=state-diff-env]").inner_text().startswith("memo ")
+    changes = [c.split("\t") for c in page.locator("[data-testid=state-change]").all_inner_texts()]
+    assert changes == [  # the env's data/get parts: the agent added the note 'groceries'
+        ["added", "[0].data.notes[1].body", "–", "milk, eggs"],
+        ["added", "[0].data.notes[1].title", "–", "groceries"],
+    ]
+    page.screenshot(path=str(shots / "trial-cost-rewards-state.png"), full_page=True)
+    assert page.console_errors == []
+
+
+def test_the_state_diff_names_each_key_added_removed_or_changed(page, explorer):
+    """The page's key-level diff of two env states (a value changed, one removed, one added,
+    a list grown, nested paths), and of an env present in only one snapshot."""
+    page.goto(explorer + "/#/runs")
+    page.locator("[data-testid=run-row]").first.wait_for()
+    rows = page.evaluate(
+        """() => {
+          const text = (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent));
+          return [
+            text(stateDiff({n: 1, gone: "x", same: {k: [1]}, list: [1]},
+                           {n: 2, same: {k: [1]}, list: [1, {a: null}], new: {}})),
+            text(stateDiff(undefined, {a: {b: true}})),
+            text(stateDiff({a: 1}, {a: 1})),
+          ];
+        }"""
+    )
+    assert rows == [
+        [
+            ["removed", "gone", "x", "–"],
+            ["added", "list[1].a", "–", "null"],
+            ["changed", "n", "1", "2"],
+            ["added", "new", "–", "{}"],
+        ],
+        [["added", "a.b", "–", "true"]],
+        [],
+    ]
+    assert page.console_errors == []
+
+
+def test_a_damaged_snapshot_is_named_on_the_trial_page(page, explorer, project):
+    """A snapshot whose body is gone: the trial page says which and why, and shows the rest."""
+    import json
+
+    ref = project.recorded["graded"]["tasks"][0]["outputs"]["after"]["snapshot"]
+    # the body in the filesystem object store (the page's event loop rules out anyio.run here)
+    (body,) = [
+        path
+        for path in project.home.rglob("snapshots/tasks/*.json")
+        if json.loads(path.read_bytes())["taken_from"] == project.trials["graded"]
+        and json.loads(path.read_bytes())["at_step"] == "after"
+    ]
+    aside = body.with_name(body.name + ".aside")
+    body.rename(aside)
+    try:
+        page.goto(explorer + "/#/trial/" + project.trials["graded"])
+        error = page.locator("[data-testid=snapshot-error]")
+        error.wait_for()
+        assert error.inner_text().startswith(f"after: snapshot {ref}: snapshot {ref} is damaged")
+        assert page.locator("[data-testid=snapshot]").count() == 1  # 'before' still shown
+        assert page.locator("[data-testid=state-diff]").count() == 0
+        assert page.locator("[data-testid=cost-usd]").inner_text() == "$0.7500"
+    finally:
+        aside.rename(body)
+    page.console_errors.clear()  # the browser logs the 404 it was answered
+
+
 def test_pick_two_runs_and_compare_them(page, explorer, project, shots):
     page.goto(explorer + "/#/runs")
     for name in ("fruit-b", "fruit-a"):
@@ -191,6 +291,12 @@ def test_pick_two_runs_and_compare_them(page, explorer, project, shots):
     assert task.startswith("pick\t1/3 33.3% [") and "\t+33.3 pts [" in task
     verifiers = page.locator("[data-testid=compare-verifier]").all_inner_texts()
     assert [v.split("\t")[0] for v in verifiers] == ["word", "ready"]
+    costs = [c.split("\t") for c in page.locator("[data-testid=compare-cost]").all_inner_texts()]
+    assert [c[:3] for c in costs] == [
+        ["A", "$0.0000", "0 (0 in, 0 out)"],
+        ["B", "$0.0000", "0 (0 in, 0 out)"],
+    ]
+    assert all(c[3].startswith("local ") for c in costs)
     flips = [f.split("\t")[:5] for f in page.locator("[data-testid=flipped]").all_inner_texts()]
     assert flips == [
         ["broken", "pick", "1", "passed", "scored_below"],

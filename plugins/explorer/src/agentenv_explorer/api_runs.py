@@ -23,6 +23,9 @@ from agentenv_explorer.summaries import settled
 #: browser's EventSource reconnects; a bounded stream never holds up the explorer's shutdown).
 EVENT_POLL_SECONDS = 0.5
 EVENT_STREAM_SECONDS = 15.0
+#: The run page sums its trials' costs (reading each record) only up to this many records: a
+#: bigger run's page says so instead (`agent-env runs show RUN` sums any run).
+COST_SUMMED_UP_TO = 1000
 
 
 def _state(request: Request) -> Any:
@@ -101,20 +104,54 @@ async def show_run(request: Request) -> JSONResponse:
         # the per-trial lists (100,000 entries in a big run) are the trials page's business
         "run": {k: v for k, v in run.items() if k not in ("instances", "trial_index", "tasks")},
         "results": await results.run_results(documents, run, groups=groups),
+        "cost": await _run_cost(documents, run["id"], _records(groups)),
     }
     if not view["live"]:
         state.views.keep(run_id, revision, view)
     return JSONResponse(view)
 
 
+async def _run_cost(documents: Any, run_id: str, records: int) -> dict[str, Any]:
+    """The run's `records` trial records' costs added up (`agent_env.costs.CostTotals`, every
+    attempt's record), or `{summed: false, records}` when there are more than
+    `COST_SUMMED_UP_TO` (reading 100,000 records takes seconds)."""
+    from agent_env.costs import CostTotals
+
+    if records <= COST_SUMMED_UP_TO:  # a live run may have written more meanwhile
+        where = {"run_id": run_id}
+        page = await documents.query(results.TRIALS, where=where, limit=COST_SUMMED_UP_TO)
+        records = page.total
+    if records > COST_SUMMED_UP_TO:
+        return {"summed": False, "records": records, "summed_up_to": COST_SUMMED_UP_TO}
+    totals = CostTotals()
+    for _, record in page.items:
+        totals.add(record.get("cost"))
+    return {"summed": True, "records": page.total, **totals.to_json()}
+
+
+def _records(groups: results.Groups) -> int:
+    """How many trial records (every attempt) the run's grouped counts cover."""
+    return sum(n for _, n in groups)
+
+
 async def compare_runs(request: Request) -> JSONResponse:
-    """`?a=RUN&b=RUN`: run B against run A (`agent_env.results.compare_runs`)."""
+    """`?a=RUN&b=RUN`: run B against run A (`agent_env.results.compare_runs`), plus each
+    run's cost totals (as the run page adds them up)."""
     only(request.query_params, ("a", "b"))
     ids = [request.query_params.get(name) or "" for name in ("a", "b")]
     if not all(ids):
         raise BadRequest("a and b: required, the ids of the two runs (?a=run-...&b=run-...)")
     a, b = [await _run(request, run_id) for run_id in ids]
-    return JSONResponse(await results.compare_runs(_state(request).stores.documents, a, b))
+    documents = _state(request).stores.documents
+    compared = await results.compare_runs(documents, a, b)
+    summaries = _state(request).summaries
+    compared["cost"] = {
+        side: await _run_cost(
+            documents, run["id"], _records(await summaries.groups(documents, run))
+        )
+        for side, run in (("a", a), ("b", b))
+    }
+    return JSONResponse(compared)
 
 
 async def _run_events(request: Request, run_id: str) -> AsyncIterator[str]:

@@ -16,7 +16,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from agent_env.errors import AgentEnvError
-from agentenv_explorer import api_entities, api_objects, api_runs, api_tasks
+from agentenv_explorer import api_entities, api_objects, api_runs, api_snapshots, api_tasks
 from agentenv_explorer.guards import Guards
 from agentenv_explorer.launcher import Launcher
 from agentenv_explorer.params import BadRequest
@@ -99,6 +99,7 @@ def create_app(
             *api_runs.ROUTES,
             *api_objects.ROUTES,
             *api_tasks.ROUTES,
+            *api_snapshots.ROUTES,  # before the entities' /api/v1/{kind}/...
             *api_entities.ROUTES,
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
         ],

@@ -243,6 +243,7 @@ async function runPage(runId, params) {
       card("trials", c.trials), card("passed", c.passed, "passed"), card("failed", c.failed, "failed"),
       card("unscored", c.unscored, "unscored"), card("running", c.running, "running"),
       card("to start", c.unfinished), card("pass rate", pct(c.pass_rate))),
+    runCostCards(run.cost),
     h("h2", {}, "Tasks"),
     table(["task", "trials", "passed", "pass rate (95% CI)", "mean score (95% CI)", "pass@k", "failures"], taskRows, { "data-testid": "task-stats" }),
     h("h2", {}, "Verifiers"),
@@ -318,18 +319,25 @@ async function trialPage(iid) {
     h("b", {}, id), ` ${s.status} · ${secs(s.seconds)}` + (s.attempts > 1 ? ` · ${s.attempts} attempts` : ""),
     s.error ? h("div", { class: "error" }, s.error) : null));
   const sections = [];
+  const rewards = rewardsByCall(r.step_rewards);
+  let callIndex = 0; // the trial's calls over its prompts in step order: step_rewards' call_index
   for (const [pid, output] of Object.entries(r.outputs || {})) {
     if (!output || typeof output !== "object" || !("prompt_id" in output)) continue;
     const traj = (data.trajectories || {})[output.prompt_id] || {};
     sections.push(h("h2", {}, `Prompt ${pid} → ${output.agent_name || "agent"} (${output.status || "?"})`));
     sections.push(h("div", { "data-testid": "trajectory" }, (traj.events || []).map((e) => h("div", { class: "event " + e.type },
       h("b", {}, e.type), " ", e.type === "tool" ? `${e.name}(${JSON.stringify(e.arguments)}) → ${pretty(e.result)}` : pretty(e.content)))));
-    const calls = (traj.gateway_calls || []).map((g) => h("tr", { "data-testid": "tool-call" },
+    const first = callIndex;
+    const recorded = traj.gateway_calls || [];
+    callIndex += recorded.length || (output.tool_calls || []).length;
+    const calls = recorded.map((g, i) => h("tr", { "data-testid": "tool-call" },
       h("td", {}, when(g.time)), h("td", {}, g.role), h("td", {}, g.env || ""), h("td", {}, h("code", {}, g.tool)),
       h("td", {}, h("pre", {}, pretty(g.arguments))), h("td", {}, h("pre", {}, g.error ? pretty(g.error) : pretty(g.result))),
-      h("td", {}, g.duration_ms === undefined ? "–" : `${num(g.duration_ms, 1)} ms`)));
+      h("td", {}, g.duration_ms === undefined ? "–" : `${num(g.duration_ms, 1)} ms`),
+      rewards.size ? rewardCell(rewards.get(first + i)) : null));
     sections.push(h("h2", {}, "Gateway tool calls"));
-    sections.push(table(["time", "role", "env", "tool", "arguments", "result", "duration"], calls, { "data-testid": "tool-calls" }));
+    sections.push(table(["time", "role", "env", "tool", "arguments", "result", "duration", ...(rewards.size ? ["step reward"] : [])],
+      calls, { "data-testid": "tool-calls" }));
     if (output.response) sections.push(h("p", {}, h("b", {}, "answer: "), output.response));
   }
   const vrows = [];
@@ -350,6 +358,8 @@ async function trialPage(iid) {
     h("h2", {}, "Steps"), h("div", { class: "dag", "data-testid": "steps" }, steps),
     ...sections,
     ...triggersPanel(r.outputs),
+    ...await snapshotsPanel(r.outputs),
+    ...costPanel(r.cost),
     h("h2", {}, "Seed values"), seedValues(r.seed_values, r.seed),
     h("h2", {}, "Verifiers"),
     vrows.length ? table(["verifier", "check", "result", "what", "why"], vrows, { "data-testid": "verifiers" })

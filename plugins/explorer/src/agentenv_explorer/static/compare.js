@@ -8,6 +8,16 @@ const side = (rate) => (rate ? [`${rate.passed}/${rate.trials} `, pct(rate.pass_
   : h("span", { class: "muted" }, "not in run"));
 const deltaCell = (row) => h("td", { class: row.delta > 0 ? "passed" : row.delta < 0 ? "failed" : "" }, delta(row));
 
+// Each run's cost totals side by side (records.js's figures; "not added up" for a big run).
+function compareCosts(cost) {
+  const cells = (c) => !c.summed ? [h("td", { colspan: 4, class: "muted" }, `not added up: ${count(c.records)} trial records`)]
+    : [h("td", {}, usd(c.usd)), h("td", {}, `${count(c.total_tokens)} (${count(c.prompt_tokens)} in, ${count(c.completion_tokens)} out)`),
+      h("td", {}, Object.entries(c.sandbox_seconds || {}).map(([p, s]) => `${p} ${secs(s)}`).join(", ") || "none"), h("td", {}, secs(c.wall_seconds))];
+  return table(["", "US dollars", "tokens", "sandbox-seconds", "wall time, summed"],
+    [["A", cost.a], ["B", cost.b]].map(([label, c]) => h("tr", { "data-testid": "compare-cost" }, h("td", {}, label), ...cells(c))),
+    { "data-testid": "compare-costs" });
+}
+
 async function comparePage(params) {
   const a = params.get("a") || "", b = params.get("b") || "";
   const data = await api("/compare?" + new URLSearchParams({ a, b }));
@@ -29,6 +39,7 @@ async function comparePage(params) {
       [runLine("A", data.a), runLine("B", data.b)], { "data-testid": "compare-runs" }),
     h("p", { "data-testid": "compare-change" }, h("b", {}, "pass rate change, A → B: "), delta(data.change),
       h("span", { class: "muted" }, " (95% CI, Newcombe; per run: Wilson)")),
+    data.cost ? [h("h2", {}, "Cost"), compareCosts(data.cost)] : null,
     h("h2", {}, "Tasks"), sideBySide("task", data.tasks, "compare-task"),
     h("h2", {}, "Verifiers"), sideBySide("verifier", data.verifiers, "compare-verifier"),
     h("h2", {}, `Trials that flipped: ${fl.fixed.length} fixed, ${fl.broken.length} broken`),
