@@ -74,7 +74,8 @@ def test_unknown_provider_setting_names_the_close_one(tmp_path):
     with pytest.raises(SandboxError) as caught:
         LocalProvider({"rot": "/x"}, home=tmp_path)
     assert str(caught.value) == (
-        "[sandbox.local] has unknown setting 'rot' (did you mean 'root'?); known: root"
+        "[sandbox.local] has unknown setting 'rot' (did you mean 'root'?); known: root, bwrap, "
+        "allow_unisolated"
     )
     assert not (tmp_path / "sandboxes").exists()
 
