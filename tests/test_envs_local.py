@@ -402,6 +402,9 @@ def test_later_local_deploys_fork_from_the_warm_server_and_are_torn_down(tmp_pat
     from agent_env.testing.contracts.steps import run_task
 
     monkeypatch.setenv("AGENTENV_ENV_FORKSERVER", "1")
+    # a fork of the warm server would escape an isolated sandbox's namespaces: isolated
+    # sandboxes never fork (test_an_isolated_env_is_not_forked); this one is unisolated
+    monkeypatch.setenv("AGENT_ENV_SANDBOX_LOCAL_BWRAP", "")
     home = tmp_path / "home"
     monkeypatch.setenv("AGENT_ENV_HOME", str(home))
     bundle = copy_example("notes-local", tmp_path / "b")

@@ -4,8 +4,9 @@ Every process a local sandbox starts (commands, servers: agents, envs, verifiers
 runs as `bwrap ... -- COMMAND` with:
 
 - a new root holding only the system read-only (`/usr`, `/bin`, `/sbin`, `/lib*`, `/etc`,
-  `/opt`) plus the Python this runner runs (its prefix and its import path, read-only), with
-  `/etc/shadow` and `/etc/gshadow` blanked;
+  `/opt`) plus the Python this runner runs (its prefix and its import path) and the venvs
+  agent-env builds for envs' requirements (`<cache>/venvs`), read-only, with `/etc/shadow` and
+  `/etc/gshadow` blanked;
 - its own work folder writable, at its host path (where `/app` is rewritten to) and at `/app`;
 - a private `/tmp`, a fresh `/dev` and a `/proc` of its own PID namespace (no other process's
   `/proc/<pid>/environ`), its own IPC and UTS namespaces, every capability dropped;
@@ -151,6 +152,15 @@ def python_paths() -> tuple[str, ...]:
     return tuple(sorted(out))
 
 
+def shared_venvs() -> tuple[str, ...]:
+    """The venvs agent-env builds for envs' requirements (`<cache>/venvs`, read-only): an env
+    runs its own venv's python. Asked at every start (the folder appears with the first)."""
+    from agent_env.paths import cache_dir
+
+    venvs = cache_dir() / "venvs"
+    return (str(venvs),) if venvs.is_dir() else ()
+
+
 def _under(path: str, roots: Iterable[str]) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
@@ -168,7 +178,7 @@ def wrap(
     exactly `env`. `hidden` (the agent-env home, the sandboxes' root) is covered by an empty
     tmpfs where a Python path that is mounted holds it, so nothing of it shows."""
     out = [executable, *_namespace_args(), *_system_binds()]
-    mounted = python_paths()
+    mounted = (*python_paths(), *shared_venvs())
     for path in mounted:
         out += ["--ro-bind", path, path]
     for path in hidden:
