@@ -142,14 +142,10 @@ def python_paths() -> tuple[str, ...]:
     wanted = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable)]
     wanted.append(os.path.dirname(os.path.realpath(sys.executable)))
     wanted += [p for p in sys.path if p and os.path.isabs(p)]
-    out: list[str] = []
-    for path in wanted:
-        path = os.path.normpath(path)
-        if not os.path.isdir(path) or _under(path, SYSTEM_DIRS):
-            continue
-        if path not in out:
-            out.append(path)
-    return tuple(sorted(out))
+    found = {os.path.normpath(p) for p in wanted}
+    found = {p for p in found if os.path.isdir(p) and not _under(p, SYSTEM_DIRS)}
+    # one mount per outermost folder: every bind costs bwrap time at each process start
+    return tuple(sorted(p for p in found if not _under(os.path.dirname(p), found)))
 
 
 def shared_venvs() -> tuple[str, ...]:
