@@ -206,6 +206,8 @@ def attack_mount():
     done = subprocess.run(
         ["mount", "-t", "tmpfs", "none", target], capture_output=True, text=True, timeout=10
     )
+    if done.returncode == 0:  # unisolated (the control run): leave the host as it was
+        subprocess.run(["umount", target], capture_output=True, timeout=10)
     return done.returncode == 0, done.stderr
 
 
