@@ -114,30 +114,53 @@ def attack_search_filesystem():
     return bool(theirs), {h: _read(h, 300) for h in (theirs or hits)[:20]}
 
 
-def attack_user_home():
-    """Anything of the users' homes but the folders that hold the Python it runs."""
-    import sys
+#: What a user's home holds that an agent must not: credentials and agent-env's own state.
+CREDENTIALS = (
+    ".ssh",
+    ".aws",
+    ".docker/config.json",
+    ".netrc",
+    ".config/gcloud",
+    ".cache/huggingface",
+    ".cache/agentenv",
+    ".local/state/agent-env",
+    ".pypirc",
+)
 
-    python = [sys.prefix, sys.base_prefix, *[p for p in sys.path if p]]
-    entries = []
-    for home in sorted({"/root", os.path.expanduser("~root"), "/home"}):
-        if os.path.isdir(home) and _outside_mine(home):
-            entries += [os.path.join(home, e) for e in os.listdir(home)]
-    other = [e for e in entries if not any(p == e or p.startswith(e + "/") for p in python)]
-    return bool(other), entries[:20]
+
+def attack_user_home():
+    """Credentials or agent-env state in any user's home."""
+    homes = ["/root", *glob.glob("/home/*")]
+    found = [
+        os.path.join(h, c) for h in homes for c in CREDENTIALS if os.path.exists(os.path.join(h, c))
+    ]
+    listing = {h: os.listdir(h) for h in homes if os.path.isdir(h) and _outside_mine(h)}
+    return bool(found), {"found": found, "listing": listing}
 
 
 def attack_etc_shadow():
+    """A password hash in /etc/shadow (a blank or `*` field hashes nothing)."""
     text = _read("/etc/shadow")
-    return "root:" in text, text
+    hashes = [ln for ln in text.splitlines() if ln.count(":") > 1 and ln.split(":")[1][:1] == "$"]
+    return bool(hashes), text
+
+
+#: Container daemons' state and sockets, and the test machine's service cache.
+HOST_STATE = (
+    "/var/lib/docker",
+    "/var/lib/containers",
+    "/var/lib/containerd",
+    "/var/cache/agentenv-ci",
+    "/run/docker",
+    "/run/containerd",
+    "/run/podman",
+    "/var/run/docker.sock",
+)
 
 
 def attack_var_and_run():
-    entries = []
-    for path in ("/var/lib", "/var/cache", "/run", "/var/run"):
-        if os.path.isdir(path):
-            entries += [os.path.join(path, e) for e in os.listdir(path)]
-    return bool(entries), entries[:20]
+    found = [p for p in HOST_STATE if os.path.exists(p)]
+    return bool(found), {p: os.listdir(p) if os.path.isdir(p) else "file" for p in found}
 
 
 # -- processes and the environment -----------------------------------------------------------

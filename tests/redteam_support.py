@@ -10,15 +10,25 @@ verifier artifact (the object store) and a tool the env hides from every role bu
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import secrets
 from pathlib import Path
 from typing import Any
+
+from agents_support import agent_env
 
 HERE = Path(__file__).resolve().parent
 AGENT_SOURCE = (HERE / "redteam_agent.py").read_text()
 #: Every attack the agent tries, by name (each is asserted on separately).
 ATTACKS = tuple(re.findall(r"^(?:async )?def attack_(\w+)\(", AGENT_SOURCE, re.M))
+
+#: Fresh per test session: the host's secret (set in the runner's environment), the task's
+#: answer, and the name of the host /tmp file the agent tries to create.
+HOST_SECRET = "host-secret-" + secrets.token_hex(12)
+ANSWER = "answer-" + secrets.token_hex(12)
+PROBE = "agentenv-redteam-" + secrets.token_hex(6)
 
 ENV_SERVER = '''
 from pathlib import Path
@@ -75,8 +85,31 @@ def verify(mcp_url):
 """
 
 
+#: On a container provider the env and the agent are images (the wheel of our protocol package
+#: is put in `agentenv-wheels/` by agent-env when it builds them).
+ENV_DOCKERFILE = """FROM python:3.11-slim
+WORKDIR /app
+COPY agentenv-wheels/ /tmp/agentenv-wheels/
+RUN pip install --no-cache-dir --disable-pip-version-check /tmp/agentenv-wheels/*.whl
+COPY server.py answer.txt ./
+ENV MCP_HOST=0.0.0.0 MCP_PORT=18765 PYTHONUNBUFFERED=1
+EXPOSE 18765
+CMD ["python", "server.py"]
+"""
+AGENT_DOCKERFILE = """FROM python:3.11-slim
+COPY agentenv-wheels/ /tmp/agentenv-wheels/
+RUN pip install --no-cache-dir --disable-pip-version-check /tmp/agentenv-wheels/*.whl
+COPY agent.py /agent/agent.py
+ENV PYTHONUNBUFFERED=1 PORT=8000
+EXPOSE 8000
+WORKDIR /agent
+CMD ["python", "/agent/agent.py"]
+"""
+
+
 def write_bundle(root: Path, answer: str, hints: dict[str, str], *, provider: str) -> Path:
-    """The red-team bundle in `root`; the agent runs on `provider` with `hints` as env vars."""
+    """The red-team bundle in `root`; the env and the agent run on `provider` (`local`, or a
+    container provider: then from images), the agent with `hints` as env vars."""
     files = {
         "envs/vault/env.toml": 'command = ["python", "server.py"]\n'
         'requirements = ["agentenv-framework-protocol>=1.0"]\n',
@@ -87,6 +120,10 @@ def write_bundle(root: Path, answer: str, hints: dict[str, str], *, provider: st
         "agents/hostile/agent.py": AGENT_SOURCE,
         "README.md": "Red-team bundle: a hostile agent against an answer key\n",
     }
+    if provider != "local":
+        files["envs/vault/Dockerfile"] = ENV_DOCKERFILE
+        files["agents/hostile/Dockerfile"] = AGENT_DOCKERFILE
+        files["agents/hostile/agent.toml"] = "startup_timeout_seconds = 300\n"
     solution = {
         "turns": [
             {
@@ -149,3 +186,48 @@ def report_of(record: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The hostile agent's report (decoded from the hex of its answer)."""
     response = record["outputs"]["ask"]["response"]
     return json.loads(bytes.fromhex(response.strip()).decode())
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+class Attacked:
+    """One run of the bundle: its JSON summary, stderr, and the files it must leave alone."""
+
+    def __init__(
+        self,
+        root: Path,
+        name: str,
+        *args: str,
+        env: dict[str, str] | None = None,
+        provider: str = "local",
+        timeout: float = 300,
+    ):
+        self.home = root / f"home-{name}"
+        self.bundle = write_bundle(
+            root / f"bundle-{name}",
+            ANSWER,
+            {"RT_HOME": str(self.home), "RT_BUNDLE": str(root / f"bundle-{name}"),
+             "RT_HOST_TMP_PROBE": f"{PROBE}-{name}"},
+            provider=provider,
+        )  # fmt: skip
+        self.verifier_digest = digest(self.bundle / "artifacts" / "check" / "check.py")
+        done = agent_env(
+            self.home,
+            "run",
+            str(self.bundle),
+            *args,
+            "--json",
+            env={"AGENT_ENV_SECRET_REDTEAM": HOST_SECRET, **(env or {})},
+            timeout=timeout,
+        )
+        self.probe = Path("/tmp") / f"{PROBE}-{name}"
+        self.code, self.stderr = done.returncode, done.stderr
+        try:
+            self.data = json.loads(done.stdout)
+        except ValueError:
+            raise AssertionError(f"exit {done.returncode}\n{done.stdout}\n{done.stderr}") from None
+
+    def task(self, name: str) -> dict:
+        return task_record(self.data, name)

@@ -8,9 +8,7 @@ The same agent run where bubblewrap is missing is refused (an oracle still runs)
 
 from __future__ import annotations
 
-import hashlib
 import json
-import secrets
 import shutil
 import sys
 from pathlib import Path
@@ -18,51 +16,18 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from agents_support import agent_env  # noqa: E402
-from redteam_support import ATTACKS, report_of, task_record, write_bundle  # noqa: E402
+from redteam_support import (  # noqa: E402
+    ANSWER,
+    ATTACKS,
+    HOST_SECRET,
+    Attacked,
+    digest,
+    report_of,
+)
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap missing")
 
-HOST_SECRET = "host-secret-" + secrets.token_hex(12)
-ANSWER = "answer-" + secrets.token_hex(12)
-PROBE = "agentenv-redteam-" + secrets.token_hex(6)
 MISSING = {"AGENT_ENV_SANDBOX_LOCAL_BWRAP": "/nonexistent/bwrap"}
-
-
-class Attacked:
-    """One run of the bundle: its JSON summary, stderr, and the files it must leave alone."""
-
-    def __init__(self, root: Path, name: str, *args: str, env: dict[str, str] | None = None):
-        self.home = root / f"home-{name}"
-        self.bundle = write_bundle(
-            root / f"bundle-{name}",
-            ANSWER,
-            {"RT_HOME": str(self.home), "RT_BUNDLE": str(root / f"bundle-{name}"),
-             "RT_HOST_TMP_PROBE": f"{PROBE}-{name}"},
-            provider="local",
-        )  # fmt: skip
-        self.verifier_digest = _digest(self.bundle / "artifacts" / "check" / "check.py")
-        done = agent_env(
-            self.home,
-            "run",
-            str(self.bundle),
-            *args,
-            "--json",
-            env={"AGENT_ENV_SECRET_REDTEAM": HOST_SECRET, **(env or {})},
-        )
-        self.probe = Path("/tmp") / f"{PROBE}-{name}"
-        self.code, self.stderr = done.returncode, done.stderr
-        try:
-            self.data = json.loads(done.stdout)
-        except ValueError:
-            raise AssertionError(f"exit {done.returncode}\n{done.stdout}\n{done.stderr}") from None
-
-    def task(self, name: str) -> dict:
-        return task_record(self.data, name)
-
-
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +69,7 @@ def test_the_host_is_untouched(isolated):
     assert not isolated.probe.exists(), "the sandbox's /tmp is the host's"
     for path in ("/usr/bin/agentenv-redteam", "/etc/agentenv-redteam", "/opt/agentenv-redteam"):
         assert not Path(path).exists()
-    assert _digest(isolated.bundle / "artifacts" / "check" / "check.py") == isolated.verifier_digest
+    assert digest(isolated.bundle / "artifacts" / "check" / "check.py") == isolated.verifier_digest
     assert "not isolated" not in isolated.stderr
 
 
