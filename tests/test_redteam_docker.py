@@ -53,7 +53,7 @@ def docker_run(tmp_path_factory) -> Attacked:
 
 
 @pytest.fixture(scope="module")
-def remote_run(tmp_path_factory, podman) -> Attacked:
+def remote_run(tmp_path_factory, podman) -> Attacked:  # noqa: F811
     base_url, _ = podman
     return Attacked(
         tmp_path_factory.mktemp("redteam"),
