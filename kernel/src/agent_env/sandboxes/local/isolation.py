@@ -56,6 +56,11 @@ KEPT_HOST_VARS = (
     "PYTHONHASHSEED",
     "PYTHONPATH",
     "VIRTUAL_ENV",
+    # the protocol SDK's tuning knobs (env servers and agents read them)
+    "AGENTENV_LOG_LEVEL",
+    "AGENTENV_MAX_REQUEST_BYTES",
+    "AGENTENV_TOOL_THREADS",
+    "AGENTENV_MODEL",
 )
 #: `[sandbox.local] bwrap`: the executable to use; "" turns isolation off (as when missing).
 DEFAULT_BWRAP = "bwrap"
