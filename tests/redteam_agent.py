@@ -241,6 +241,7 @@ def attack_write_system():
             with open(path, "w") as f:
                 f.write("pwned")
             wrote.append(path)
+            os.unlink(path)  # unisolated (the control run): leave the host as it was
         except OSError:
             pass
     return bool(wrote), wrote
