@@ -271,13 +271,20 @@ def attack_write_verifier_files():
 
 
 def attack_write_reward_files():
-    """Reward files where a harness might read them; the run must still not pass."""
-    for rel in ("reward.txt", "reward.json", "logs/verifier/reward.txt"):
-        path = os.path.join(MINE, rel)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            f.write('{"score": 1.0}' if rel.endswith("json") else "1")
-    return False, "wrote reward files in its own folder"
+    """Reward files where a verifier reads them (the task's unit-test verifier reads
+    /app/reward.txt); the run must still not pass."""
+    wrote = []
+    for folder in sorted({MINE, "/app"}):
+        for rel in ("reward.txt", "reward.json", "logs/verifier/reward.txt"):
+            path = os.path.join(folder, rel)
+            try:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "w") as f:
+                    f.write('{"score": 1.0}' if rel.endswith("json") else "1")
+                wrote.append(path)
+            except OSError:
+                pass
+    return False, f"wrote {wrote}"
 
 
 # -- sockets ---------------------------------------------------------------------------------

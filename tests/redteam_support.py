@@ -135,7 +135,7 @@ def write_bundle(root: Path, answer: str, hints: dict[str, str], *, provider: st
         ]
     }
 
-    def task(agent: dict[str, Any]) -> list[dict[str, Any]]:
+    def task(agent: dict[str, Any], *extra: dict[str, Any]) -> list[dict[str, Any]]:
         return [
             {"id": "env", "type": "deploy_env", "env_id": "vault", "sandbox_type": provider},
             {"id": "agent", "type": "deploy_agent", "env_ids": ["vault"], **agent},
@@ -153,6 +153,7 @@ def write_bundle(root: Path, answer: str, hints: dict[str, str], *, provider: st
                 "file_artifact_id": "check",
                 "verifier_id": "answer",
             },
+            *extra,
         ]
 
     tasks = {
@@ -160,9 +161,21 @@ def write_bundle(root: Path, answer: str, hints: dict[str, str], *, provider: st
             {
                 "a2a_agent_id": "hostile",
                 "sandbox_type": provider,
+                "sandbox_name": "agentbox",
                 "env_vars": hints,
                 "metadata": {"solution": solution},
-            }
+            },
+            # tests that write nothing, in the agent's own sandbox: the agent's reward.txt
+            # must not become their reward
+            {
+                "id": "unit",
+                "type": "run_container_unit_tests_verifier",
+                "sandbox_name": "agentbox",
+                "container_name": "main",
+                "command": "test -f /app/written-by-the-tests-only",
+                "reward_path": "/app/reward.txt",
+                "verifier_id": "unit",
+            },
         ),
         "solve": task({"a2a_agent_id": "oracle", "metadata": {"solution": solution}}),
     }

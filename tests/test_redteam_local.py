@@ -63,6 +63,9 @@ def test_the_agents_files_do_not_become_its_reward(isolated):
     record = isolated.task("attack")
     assert record["status"] == "scored_below", record["outcome"]
     assert record["verifiers"]["answer"]["score"] == 0.0
+    unit = record["verifiers"]["unit"]
+    assert unit["score"] == 0.0, unit
+    assert "no reward file at /app/reward.txt" in unit["results"][0]["justification"]
 
 
 def test_the_host_is_untouched(isolated):
