@@ -122,7 +122,7 @@ CREDENTIALS = (
     ".netrc",
     ".config/gcloud",
     ".cache/huggingface",
-    ".cache/agentenv",
+    ".cache/agentenv/hf",
     ".local/state/agent-env",
     ".pypirc",
 )
