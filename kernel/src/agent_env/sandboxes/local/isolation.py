@@ -182,9 +182,9 @@ def wrap(
     mounted = (*python_paths(), *shared_venvs())
     for path in mounted:
         out += ["--ro-bind", path, path]
-    for path in hidden:
-        if _under(str(path), mounted):
-            out += ["--tmpfs", str(path)]
+    for covered in map(str, hidden):
+        if _under(covered, mounted):
+            out += ["--tmpfs", covered]
     out += ["--bind", str(folder), str(folder), "--bind", str(folder), "/app"]
     out += ["--clearenv"]
     for key, value in env.items():

@@ -140,7 +140,7 @@ class DeployAgent(Step):
         """Fail before an untrusted agent starts when it or an env of the task runs on
         `local` and local sandboxes cannot be isolated (unless the user opted out)."""
         envs = ctx.get("envs", default={}) or {}
-        used = [self.sandbox_type or ctx.default_provider]
+        used: list[Any] = [self.sandbox_type or ctx.default_provider]
         used += [e.get("provider") for e in envs.values() if isinstance(e, dict)]
         if not any(str(p or "").split(",")[0].strip() == "local" for p in used):
             return
