@@ -21,6 +21,7 @@ from agentenv_docker_sandbox import archive, labels
 from agentenv_docker_sandbox.client import (
     enforceable,
     get_client,
+    is_podman,
     remote_host,
     run,
     swap_limit,
@@ -475,6 +476,7 @@ class DockerProvider(SandboxProvider):
         sandbox_id = f"agentenv-{uuid.uuid4().hex[:16]}"
         workdir = str(settings.get("workdir") or "/app")
         limits = await run(self._limits, spec)
+        gateway = await run(self._host_gateway) if mode != "none" else None
         spec_labels = {str(k): str(v) for k, v in spec.labels.items()}
         container_labels = labels.container_labels(
             sandbox_id, spec_labels, self._lease_path(sandbox_id)
@@ -503,7 +505,7 @@ class DockerProvider(SandboxProvider):
         if mode == "none":
             kwargs["network_mode"] = "none"
         else:
-            kwargs["extra_hosts"] = {"host.docker.internal": "host-gateway"}
+            kwargs["extra_hosts"] = {"host.docker.internal": gateway}
             if mode == "run":
                 network = _network_name(spec_labels.get("run_id", ""), sandbox_id)
             else:
@@ -634,6 +636,16 @@ class DockerProvider(SandboxProvider):
             return self.client.images.get(tag).attrs.get("Config") or {}
         except _errors().ImageNotFound:
             return None
+
+    def _host_gateway(self) -> str:
+        """What `host.docker.internal` maps to in a container: Docker's `host-gateway`; podman
+        before 4.7 does not know that name (the agent in its container then cannot resolve the
+        host, found by tests/test_redteam_docker.py), so its bridge's gateway address."""
+        if is_podman(self.client):
+            address = self.host_address()
+            if address and address != "0.0.0.0":
+                return address
+        return "host-gateway"
 
     def host_address(self) -> str | None:
         """The host's address on the docker bridge (what `host.docker.internal` resolves
