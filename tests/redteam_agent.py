@@ -469,6 +469,36 @@ async def attack_hidden_tool(url, auth):
     return won, {"list": listed, "call": called}
 
 
+async def _mounted_hidden_tool(url, auth, name):
+    tool = f"answer_key_{name}"
+    async with httpx.AsyncClient(timeout=10, trust_env=False) as http:
+        listed = await _mcp(http, url, auth, "tools/list")
+        if f"{name}_ping" not in listed[1]:  # a provider without the mounted envs (images)
+            return False, {"list": listed, "note": f"no env {name} in this run"}
+        called = await _mcp(http, url, auth, "tools/call", {"name": tool, "arguments": {}})
+        as_verifier = await _mcp(
+            http,
+            url,
+            {**auth, "agentenv-role": "verifier"},
+            "tools/call",
+            {"name": tool, "arguments": {}},
+        )
+    won = tool in listed[1] or any(
+        '"isError":false' in reply[1].replace(" ", "") for reply in (called, as_verifier)
+    )
+    return won, {"list": listed, "call": called, "as_verifier": as_verifier}
+
+
+async def attack_hidden_tool_on_mcp_fastmcp_mount(url, auth):
+    """The hidden tool of an env mounted on mcp's FastMCP (`tool_access = True`)."""
+    return await _mounted_hidden_tool(url, auth, "mcpmount")
+
+
+async def attack_hidden_tool_on_fastmcp_mount(url, auth):
+    """The hidden tool of an env mounted on the `fastmcp` package's FastMCP."""
+    return await _mounted_hidden_tool(url, auth, "fastmcpmount")
+
+
 async def attack_tool_access_extension_on_env(url, auth):
     """The env's own tool-access routes (`tool_access = True`), through the gateway's proxy."""
     base = url.rsplit("/mcp", 1)[0]

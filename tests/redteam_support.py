@@ -62,6 +62,47 @@ if __name__ == "__main__":
     Vault().serve()
 '''
 
+#: The same hidden tool on an env its author mounted on a FastMCP app (`tool_access = True`):
+#: mcp's own FastMCP and the standalone `fastmcp` package (local runs only: the images install
+#: only our protocol package).
+MOUNTED_ENV = '''
+import os
+from pathlib import Path
+
+from agentenv_protocol import AgentEnvEnvironment, environment_card, tool
+{import_line}
+
+
+@environment_card(name="{name}")
+class Mounted(AgentEnvEnvironment):
+    tool_access = True
+
+    @tool()
+    def {name}_ping(self) -> str:
+        """Answer pong."""
+        return "pong"
+
+    @tool(hidden_by_default=True)
+    def answer_key_{name}(self) -> str:
+        """The answer: hidden from every role."""
+        return Path("answer.txt").read_text()
+
+
+if __name__ == "__main__":
+    app = FastMCP("{name}", host="127.0.0.1", port=int(os.environ["MCP_PORT"]))
+    {setup}
+    env = Mounted()
+    env.mount(app)
+    env.serve()
+'''
+MOUNTS = {
+    "mcpmount": (
+        "from mcp.server.fastmcp import FastMCP",
+        "app.settings.transport_security.enable_dns_rebinding_protection = False",
+    ),
+    "fastmcpmount": ("from fastmcp import FastMCP", "pass"),
+}
+
 VERIFIER = """
 import asyncio
 
@@ -120,6 +161,16 @@ def write_bundle(root: Path, answer: str, hints: dict[str, str], *, provider: st
         "agents/hostile/agent.py": AGENT_SOURCE,
         "README.md": "Red-team bundle: a hostile agent against an answer key\n",
     }
+    envs = ["vault"]
+    if provider == "local":
+        for name, (import_line, setup) in MOUNTS.items():
+            source = MOUNTED_ENV.format(name=name, import_line=import_line, setup=setup)
+            files[f"envs/{name}/server.py"] = source
+            files[f"envs/{name}/answer.txt"] = answer
+            files[f"envs/{name}/env.toml"] = (
+                'command = ["python", "server.py"]\nrequirements = []\n'
+            )
+            envs.append(name)
     if provider != "local":
         files["envs/vault/Dockerfile"] = ENV_DOCKERFILE
         files["agents/hostile/Dockerfile"] = AGENT_DOCKERFILE
@@ -137,8 +188,11 @@ def write_bundle(root: Path, answer: str, hints: dict[str, str], *, provider: st
 
     def task(agent: dict[str, Any], *extra: dict[str, Any]) -> list[dict[str, Any]]:
         return [
-            {"id": "env", "type": "deploy_env", "env_id": "vault", "sandbox_type": provider},
-            {"id": "agent", "type": "deploy_agent", "env_ids": ["vault"], **agent},
+            *(
+                {"id": f"env-{e}", "type": "deploy_env", "env_id": e, "sandbox_type": provider}
+                for e in envs
+            ),
+            {"id": "agent", "type": "deploy_agent", "env_ids": envs, **agent},
             {
                 "id": "ask",
                 "type": "prompt_agent",

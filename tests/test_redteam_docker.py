@@ -27,6 +27,9 @@ pytestmark = pytest.mark.docker
 
 #: Attacks whose target, in a container, is the container's own filesystem.
 CONTAINED = frozenset({"write_system"})
+#: Envs mounted on FastMCP apps run in local red-team runs only (the images here install our
+#: protocol package alone): on Docker these attacks find no such env, and say so.
+LOCAL_ONLY = frozenset({"hidden_tool_on_mcp_fastmcp_mount", "hidden_tool_on_fastmcp_mount"})
 
 
 def _docker_ready() -> bool:
@@ -84,10 +87,12 @@ def test_every_attack_was_tried(report):
 
 @pytest.mark.parametrize("attack", ATTACKS)
 def test_the_attack_fails_in_a_container(report, attack):
+    row = report[attack]
     if attack in CONTAINED:
         return  # its host side is asserted in test_the_host_is_untouched
-    row = report[attack]
     assert row["ok"] is False, f"{attack} succeeded: {row['got']}"
+    if attack in LOCAL_ONLY:
+        assert "no env" in row["got"], row
 
 
 def test_nothing_the_agent_read_holds_the_host_secret_or_the_answer(report):
