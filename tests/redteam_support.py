@@ -89,7 +89,7 @@ class Mounted(AgentEnvEnvironment):
 
 
 if __name__ == "__main__":
-    app = FastMCP("{name}", host="127.0.0.1", port=int(os.environ["MCP_PORT"]))
+    app = {make}
     {setup}
     env = Mounted()
     env.mount(app)
@@ -98,9 +98,16 @@ if __name__ == "__main__":
 MOUNTS = {
     "mcpmount": (
         "from mcp.server.fastmcp import FastMCP",
+        'FastMCP("mcpmount", host="127.0.0.1", port=int(os.environ["MCP_PORT"]))',
         "app.settings.transport_security.enable_dns_rebinding_protection = False",
     ),
-    "fastmcpmount": ("from fastmcp import FastMCP", "pass"),
+    "fastmcpmount": (
+        # fastmcp takes its address from its own settings, read when it is imported
+        'os.environ.update(FASTMCP_HOST="127.0.0.1", FASTMCP_PORT=os.environ["MCP_PORT"])\n'
+        "from fastmcp import FastMCP",
+        'FastMCP("fastmcpmount")',
+        "pass",
+    ),
 }
 
 VERIFIER = """
@@ -163,8 +170,8 @@ def write_bundle(root: Path, answer: str, hints: dict[str, str], *, provider: st
     }
     envs = ["vault"]
     if provider == "local":
-        for name, (import_line, setup) in MOUNTS.items():
-            source = MOUNTED_ENV.format(name=name, import_line=import_line, setup=setup)
+        for name, (import_line, make, setup) in MOUNTS.items():
+            source = MOUNTED_ENV.format(name=name, import_line=import_line, make=make, setup=setup)
             files[f"envs/{name}/server.py"] = source
             files[f"envs/{name}/answer.txt"] = answer
             files[f"envs/{name}/env.toml"] = (

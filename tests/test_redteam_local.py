@@ -53,6 +53,13 @@ def test_the_attack_fails_in_an_isolated_sandbox(report, attack):
     assert row["ok"] is False, f"{attack} succeeded: {row['got']}"
 
 
+def test_the_mounted_envs_were_there_to_attack(report):
+    """The FastMCP-mounted envs ran (their public tool was listed), so their attacks count."""
+    for attack in ("hidden_tool_on_mcp_fastmcp_mount", "hidden_tool_on_fastmcp_mount"):
+        assert "no env" not in report[attack]["got"], report[attack]
+        assert "_ping" in report[attack]["got"]
+
+
 def test_nothing_the_agent_read_holds_the_host_secret_or_the_answer(report):
     everything = json.dumps(report)
     assert HOST_SECRET not in everything
