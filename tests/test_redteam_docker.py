@@ -23,7 +23,8 @@ sys.path.insert(0, str(REMOTE_TESTS))
 from redteam_support import ANSWER, ATTACKS, HOST_SECRET, Attacked, digest, report_of  # noqa: E402
 from test_remote_host import podman  # noqa: E402, F401  (the remote host's fixture, reused)
 
-pytestmark = pytest.mark.docker
+# the first case of each provider builds two images (a minute or more each on a loaded machine)
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(1500)]
 
 #: Attacks whose target, in a container, is the container's own filesystem.
 CONTAINED = frozenset({"write_system"})

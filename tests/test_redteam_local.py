@@ -25,7 +25,12 @@ from redteam_support import (  # noqa: E402
     report_of,
 )
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap missing")
+# three `agent-env run`s of a few envs each, one per module fixture
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.timeout(900),
+    pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap missing"),
+]
 
 MISSING = {"AGENT_ENV_SANDBOX_LOCAL_BWRAP": "/nonexistent/bwrap"}
 
