@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from agent_env.testing.require import require
+
 sys.path.insert(0, str(Path(__file__).parent))
 from redteam_support import (  # noqa: E402
     ANSWER,
@@ -26,17 +28,17 @@ from redteam_support import (  # noqa: E402
 )
 
 # three `agent-env run`s of a few envs each, one per module fixture
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.timeout(900),
-    pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap missing"),
-]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+NO_BWRAP = (
+    None if shutil.which("bwrap") else "bubblewrap is missing (scripts/services.sh installs it)"
+)
 
 MISSING = {"AGENT_ENV_SANDBOX_LOCAL_BWRAP": "/nonexistent/bwrap"}
 
 
 @pytest.fixture(scope="module")
 def isolated(tmp_path_factory) -> Attacked:
+    require(NO_BWRAP)
     return Attacked(tmp_path_factory.mktemp("redteam"), "isolated", "--task", "attack")
 
 
@@ -92,6 +94,7 @@ def test_the_host_is_untouched(isolated):
 def unisolated(tmp_path_factory) -> Attacked:
     """bubblewrap 'missing' (config points at no file): the hostile agent is refused, the
     oracle runs."""
+    require(NO_BWRAP)
     return Attacked(tmp_path_factory.mktemp("redteam"), "missing", env=MISSING)
 
 
@@ -118,6 +121,7 @@ def test_without_bubblewrap_the_user_is_told_once(unisolated):
 def test_allow_unisolated_runs_the_agent_and_its_attacks_succeed(tmp_path_factory):
     """The control: the same agent outside bubblewrap reads the stores, the host's secret and
     other processes, so the isolated run's zero is bubblewrap's doing."""
+    require(NO_BWRAP)
     run = Attacked(
         tmp_path_factory.mktemp("redteam"),
         "allowed",

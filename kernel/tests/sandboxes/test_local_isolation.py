@@ -12,11 +12,14 @@ import pytest
 from agent_env.errors import SandboxError
 from agent_env.sandbox import SandboxSpec
 from agent_env.sandboxes.local import LocalProvider
+from agent_env.testing.require import require
 
-pytestmark = [
-    pytest.mark.anyio,
-    pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap missing"),
-]
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(autouse=True)
+def _bwrap():
+    require(None if shutil.which("bwrap") else "bubblewrap is missing (scripts/services.sh)")
 
 
 @pytest.fixture
