@@ -38,6 +38,8 @@ import attrs
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 #: Host files hidden behind an empty file (readable by root, worthless to an agent).
 BLANKED = ("/etc/shadow", "/etc/gshadow")
+#: Files of /etc that may be links out of the system folders; their targets are mounted too.
+LINKED = ("/etc/resolv.conf", "/etc/hosts", "/etc/localtime")
 #: Host variables a sandboxed process keeps (nothing that can hold a secret).
 KEPT_HOST_VARS = (
     "PATH",
@@ -132,6 +134,10 @@ def _system_binds() -> list[str]:
     for path in BLANKED:
         if os.path.exists(path):
             out += ["--ro-bind", "/dev/null", path]
+    for path in LINKED:  # systemd-resolved's /etc/resolv.conf points into /run
+        target = os.path.realpath(path)
+        if target != path and os.path.isfile(target) and not _under(target, SYSTEM_DIRS):
+            out += ["--ro-bind", target, target]
     return out
 
 
