@@ -24,7 +24,8 @@ def cli_env(home: Path) -> dict[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith("AGENT_ENV_") or k == "AGENT_ENV_WATCHDOG"
+        if not k.startswith("AGENT_ENV_")
+        or k in ("AGENT_ENV_WATCHDOG", "AGENT_ENV_SANDBOX_LOCAL_BWRAP")  # a test's choice
     }
     env["AGENT_ENV_HOME"] = str(home)
     return env

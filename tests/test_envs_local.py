@@ -213,6 +213,8 @@ def test_a_sigkilled_run_resumes_through_a_new_gateway(home, tmp_path, monkeypat
     """The runner dies after deploy_env; `--resume` reconnects the env process, a new gateway
     registers it from the state, and the verifier passes through it."""
     monkeypatch.setenv("AGENT_ENV_WATCHDOG", "0")  # the env process must outlive the runner
+    # the step that plays the crash kills its runner, which an isolated sandbox cannot reach
+    monkeypatch.setenv("AGENT_ENV_SANDBOX_LOCAL_BWRAP", "")
     copy_example("notes-local", tmp_path / "b")
     marker, pid_file = tmp_path / "killed", tmp_path / "runner.pid"
     steps = json.loads((tmp_path / "b/tasks/notes.json").read_text())
@@ -400,6 +402,9 @@ def test_later_local_deploys_fork_from_the_warm_server_and_are_torn_down(tmp_pat
     from agent_env.testing.contracts.steps import run_task
 
     monkeypatch.setenv("AGENTENV_ENV_FORKSERVER", "1")
+    # a fork of the warm server would escape an isolated sandbox's namespaces: isolated
+    # sandboxes never fork (test_an_isolated_env_is_not_forked); this one is unisolated
+    monkeypatch.setenv("AGENT_ENV_SANDBOX_LOCAL_BWRAP", "")
     home = tmp_path / "home"
     monkeypatch.setenv("AGENT_ENV_HOME", str(home))
     bundle = copy_example("notes-local", tmp_path / "b")

@@ -37,6 +37,9 @@ SECONDS = 3.0
 
 def cli_env(home: Path, watchdog: str, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_ENV_")}
+    # the step reports to the test through a host file named in the host's environment,
+    # which an isolated sandbox neither sees nor reaches: these runs are unisolated
+    env["AGENT_ENV_SANDBOX_LOCAL_BWRAP"] = ""
     return {**env, "AGENT_ENV_HOME": str(home), "AGENT_ENV_WATCHDOG": watchdog, **extra}
 
 

@@ -205,7 +205,7 @@ def test_plugin_declared_section_validates_keys_and_reads_env(
     assert cfg.table("sandbox") == {
         "default": "fancy",
         "fancy": {"network": "none", "cpus": 2.5},
-        "local": {"root": None},  # the built-in local provider's section
+        "local": {"root": None, "bwrap": "bwrap", "allow_unisolated": False},  # built-in local
     }
     write(project, "[sandbox.fancy]\nnetwrok = 'none'\n")
     with pytest.raises(

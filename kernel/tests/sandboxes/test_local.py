@@ -74,7 +74,8 @@ def test_unknown_provider_setting_names_the_close_one(tmp_path):
     with pytest.raises(SandboxError) as caught:
         LocalProvider({"rot": "/x"}, home=tmp_path)
     assert str(caught.value) == (
-        "[sandbox.local] has unknown setting 'rot' (did you mean 'root'?); known: root"
+        "[sandbox.local] has unknown setting 'rot' (did you mean 'root'?); known: root, bwrap, "
+        "allow_unisolated"
     )
     assert not (tmp_path / "sandboxes").exists()
 
@@ -95,7 +96,10 @@ async def test_root_setting_moves_work_folders(tmp_path):
     assert list((tmp_path / "elsewhere").iterdir()) == []
 
 
-async def test_processes_that_leave_their_group_are_still_killed_at_teardown(box):
+async def test_processes_that_leave_their_group_are_still_killed_at_teardown(tmp_path):
+    """Unisolated (an isolated command's PID namespace ends with it, see the next test), a
+    process that left the command's group outlives it until teardown."""
+    box = await LocalProvider({"bwrap": ""}, home=tmp_path).create(SandboxSpec())
     await box.exec("setsid sleep 300 > /dev/null 2>&1 < /dev/null & sleep 0.3", timeout=10)
     from agent_env.sandboxes import procs
 
@@ -103,6 +107,20 @@ async def test_processes_that_leave_their_group_are_still_killed_at_teardown(box
     assert escaped, "setsid sleep should still run after exec returned"
     await box.teardown()
     assert not any(procs.alive(pid) for pid in escaped)
+
+
+async def test_an_isolated_commands_escaped_processes_end_with_it(box):
+    """Under bubblewrap a command is its PID namespace's main process: what it left running,
+    `setsid` or not, is killed when it exits."""
+    import anyio
+
+    from agent_env.sandboxes import procs
+
+    assert box.isolated
+    await box.exec("setsid sleep 300 > /dev/null 2>&1 < /dev/null & sleep 0.3", timeout=10)
+    with anyio.fail_after(5):
+        while procs.pids_with_env("AGENTENV_SANDBOX", box.id):
+            await anyio.sleep(0.05)
 
 
 async def test_cancelling_an_exec_kills_its_process_group(box):

@@ -47,6 +47,12 @@ class GatewayOnly:
         self.app = app
         self.secret = secret.encode()
 
+    def __getattr__(self, name: str) -> Any:
+        """Anything else is the wrapped app's: fastmcp's `run` reads `app.state` of the app it
+        serves (without this an env mounted on fastmcp's FastMCP and given an env secret died
+        at start, found by tests/test_redteam_local.py)."""
+        return getattr(self.app, name)
+
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope.get("path") not in OPEN_PATHS:
             given = next((v for k, v in scope.get("headers") or () if k == _HEADER), b"")

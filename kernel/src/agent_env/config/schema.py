@@ -18,7 +18,7 @@ from agent_env.errors import ConfigError
 BUILTIN_SECTIONS: dict[str, dict[str, Any]] = {
     "stores": {"document": "sqlite", "object": "filesystem", "secret": "env", "image": None},
     "sandbox": {"default": "local"},
-    "sandbox.local": {"root": None},
+    "sandbox.local": {"root": None, "bwrap": "bwrap", "allow_unisolated": False},
     "run": {
         "concurrency": 8,
         "runner": "local",

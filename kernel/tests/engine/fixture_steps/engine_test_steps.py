@@ -24,7 +24,8 @@ def _trace(path: str, step_id: str) -> None:
 
 @attrs.frozen(kw_only=True)
 class TBox(Step):
-    """Creates a local sandbox with a long-running process; writes its pid to /app/server.pid."""
+    """Creates a local sandbox with a long-running process; records its host pid (the handle's:
+    `$$` in an isolated sandbox is its own PID namespace's) once it wrote /app/server.pid."""
 
     type: ClassVar[str] = "t_box"
     name: str = "box"
@@ -33,7 +34,7 @@ class TBox(Step):
     async def execute(self, ctx) -> None:
         _trace(self.trace, self.id)
         box = await ctx.create_sandbox(self.name, SandboxSpec())
-        await box.start_process(["sh", "-c", "echo $$ > /app/server.pid; exec sleep 1000"])
+        server = await box.start_process(["sh", "-c", "echo $$ > /app/server.pid; exec sleep 1000"])
         with anyio.fail_after(10):
             while True:
                 try:
@@ -43,7 +44,7 @@ class TBox(Step):
                 except FileNotFoundError:
                     pass
                 await anyio.sleep(0.02)
-        ctx.set("outputs", self.id, value={"pid": int(pid)})
+        ctx.set("outputs", self.id, value={"pid": server.pid})
 
 
 @attrs.frozen(kw_only=True)

@@ -115,6 +115,17 @@ def daemon_info(client: Any) -> dict[str, Any]:
     return _info(id(client), client)
 
 
+@functools.lru_cache(maxsize=8)
+def _podman(client_id: int, client: Any) -> bool:
+    components = client.version().get("Components") or []
+    return any("podman" in str(c.get("Name", "")).lower() for c in components)
+
+
+def is_podman(client: Any) -> bool:
+    """Whether the daemon is podman's Docker-compatible service (cached per client)."""
+    return _podman(id(client), client)
+
+
 def enforceable(client: Any) -> dict[str, bool]:
     """Which resource limits the daemon can enforce (from its cgroup support)."""
     info = daemon_info(client)

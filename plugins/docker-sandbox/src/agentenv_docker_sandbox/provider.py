@@ -21,6 +21,7 @@ from agentenv_docker_sandbox import archive, labels
 from agentenv_docker_sandbox.client import (
     enforceable,
     get_client,
+    is_podman,
     remote_host,
     run,
     swap_limit,
@@ -485,6 +486,7 @@ class DockerProvider(SandboxProvider):
         sandbox_id = f"agentenv-{uuid.uuid4().hex[:16]}"
         workdir = str(settings.get("workdir") or "/app")
         limits = await run(self._limits, spec)
+        gateway = await run(self._host_gateway) if mode != "none" else None
         spec_labels = {str(k): str(v) for k, v in spec.labels.items()}
         container_labels = labels.container_labels(
             sandbox_id, spec_labels, self._lease_path(sandbox_id)
@@ -513,7 +515,7 @@ class DockerProvider(SandboxProvider):
         if mode == "none":
             kwargs["network_mode"] = "none"
         else:
-            kwargs["extra_hosts"] = {"host.docker.internal": await run(self._host_gateway)}
+            kwargs["extra_hosts"] = {"host.docker.internal": gateway}
             if mode == "run":
                 network = _network_name(spec_labels.get("run_id", ""), sandbox_id)
             else:
@@ -647,19 +649,13 @@ class DockerProvider(SandboxProvider):
 
     def _host_gateway(self) -> str:
         """What `host.docker.internal` maps to in a container: Docker's `host-gateway`; podman
-        (4.x) does not know that name, so it gets the bridge's gateway address itself."""
-        if getattr(self, "_host_gateway_value", None) is None:
-            value = "host-gateway"
-            try:
-                components = self.client.version().get("Components") or []
-            except Exception:  # noqa: BLE001 - no version detail: Docker's name
-                components = []
-            if any("podman" in str(c.get("Name", "")).lower() for c in components):
-                address = self.host_address()
-                if address and address != "0.0.0.0":
-                    value = address
-            self._host_gateway_value: str = value
-        return self._host_gateway_value
+        before 4.7 does not know that name (the agent in its container then cannot resolve the
+        host, found by tests/test_redteam_docker.py), so its bridge's gateway address."""
+        if is_podman(self.client):
+            address = self.host_address()
+            if address and address != "0.0.0.0":
+                return address
+        return "host-gateway"
 
     def host_address(self) -> str | None:
         """The host's address on the docker bridge (what `host.docker.internal` resolves

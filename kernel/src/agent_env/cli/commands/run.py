@@ -161,6 +161,13 @@ if TYPE_CHECKING:  # pragma: no cover
     metavar="N",
     help="With --from-snapshot: deploy N independent children from the snapshot, all at once.",
 )
+@click.option(
+    "--allow-unisolated",
+    is_flag=True,
+    help="Run untrusted agents even where local sandboxes cannot be isolated (bubblewrap "
+    "missing or refused); their rewards then prove nothing against a hostile agent "
+    "(default: [sandbox.local] allow_unisolated, false).",
+)
 def run(
     spec: str | None,
     task_names: tuple[str, ...],
@@ -187,6 +194,7 @@ def run(
     runner_address: str | None = None,
     from_snapshot: str | None = None,
     fork: int | None = None,
+    allow_unisolated: bool = False,
 ) -> int:
     """Run the tasks of bundle SPEC (a folder, an installed bundle NAME or PACKAGE/NAME, or
     e.g. hf://org/repo).
@@ -244,7 +252,7 @@ def run(
         fork=fork,
     )
     try:
-        return anyio.run(_guarded, options)
+        return anyio.run(_guarded, options, allow_unisolated)
     except BundleError as exc:
         _err(f"Error: {exc}")
         return EXIT_USAGE
@@ -279,14 +287,14 @@ def _list_bundles(as_json: bool) -> int:
     return EXIT_OK
 
 
-async def _guarded(options: RunOptions) -> int:
+async def _guarded(options: RunOptions, allow_unisolated: bool = False) -> int:
     """`_main` in a scope SIGINT/SIGTERM cancel; the exit code."""
     from agent_env.cli.signals import guarded
 
     held: list[int] = []
 
     async def main(caught: list[int]) -> int:
-        return await _main(options, caught, held)
+        return await _main(options, caught, held, allow_unisolated=allow_unisolated)
 
     code, caught = await guarded(main, default=EXIT_FAILED)
     if caught and held:  # --keep: the signal only ended the hold
@@ -296,12 +304,16 @@ async def _guarded(options: RunOptions) -> int:
     return code
 
 
-async def _main(options: RunOptions, caught: list[int], held: list[int]) -> int:
+async def _main(
+    options: RunOptions, caught: list[int], held: list[int], *, allow_unisolated: bool = False
+) -> int:
     from agent_env.cli.commands.run_trials import observer
     from agent_env.engine.run import Session
     from agent_env.runs.pipeline import RunPipeline
 
     session = await Session.open()
+    if allow_unisolated:  # before any provider is made from the settings
+        session.config.values.setdefault("sandbox.local", {})["allow_unisolated"] = True
     try:
         check_provider(session, options.provider)
         pipeline = RunPipeline(session, observer(session, options, caught))

@@ -16,8 +16,10 @@ import attrs
 
 from agent_env.convert import StructureProblems, structure
 from agent_env.errors import SandboxError
+from agent_env.notices import warn_once
 from agent_env.sandbox import SandboxProvider, SandboxSpec
 from agent_env.sandboxes import procs
+from agent_env.sandboxes.local import isolation
 from agent_env.sandboxes.local.sandbox import LocalSandbox
 
 _NETWORKS = (None, "bridge", "host", "run")
@@ -34,6 +36,11 @@ class LocalSettings:
 
     #: Where the sandboxes' folders live (default: `<home>/sandboxes`).
     root: str | None = None
+    #: The bubblewrap executable processes run under (`isolation`); "" turns isolation off.
+    bwrap: str = isolation.DEFAULT_BWRAP
+    #: Run untrusted agents even where processes cannot be isolated (bwrap missing or
+    #: refused): their rewards are then worthless against a hostile agent.
+    allow_unisolated: bool = False
 
 
 def _read_settings(settings: Mapping[str, Any]) -> LocalSettings:
@@ -68,6 +75,39 @@ class LocalProvider(SandboxProvider):
         base = home or default_home()
         self.lease_dir = base / "leases"
         self.root = Path(parsed.root).expanduser() if parsed.root else base / "sandboxes"
+        self.bwrap_command = parsed.bwrap
+        self.allow_unisolated = parsed.allow_unisolated
+        #: What no sandbox process may see: the home (stores, journals) and the sandboxes.
+        self.hidden = (base, self.root)
+
+    @property
+    def isolation(self) -> isolation.Probe:
+        """Whether processes run under bubblewrap here (probed once per process); when they
+        cannot, the reason is logged once."""
+        found = isolation.probe(self.bwrap_command)
+        if not found.available:
+            warn_once(
+                [
+                    f"local sandboxes are NOT isolated: {found.reason}. Agents, envs and "
+                    "verifiers run as plain host processes; untrusted agents are refused "
+                    "unless you pass --allow-unisolated or set [sandbox.local] allow_unisolated"
+                ]
+            )
+        return found
+
+    def refuse_untrusted(self, agent: str) -> None:
+        """SandboxError when agent `agent` (any but an oracle or scripted one) would act where
+        processes are not isolated and the user did not opt out."""
+        found = self.isolation
+        if found.available or self.allow_unisolated:
+            return
+        raise SandboxError(
+            f"agent {agent!r} is untrusted and local sandboxes cannot be isolated here "
+            f"({found.reason}): it could read the answer key and write its own reward. "
+            "Install bubblewrap, run on another provider (--sandbox docker), or accept "
+            "worthless rewards with `agent-env run --allow-unisolated` "
+            "([sandbox.local] allow_unisolated = true)"
+        )
 
     async def create(self, spec: SandboxSpec) -> LocalSandbox:
         _refuse_unenforceable(spec)
@@ -84,12 +124,16 @@ class LocalProvider(SandboxProvider):
             staging,
             labels=dict(spec.labels),
             env_vars=dict(spec.env_vars),
+            **self._isolation_args(),
         )
         sandbox.save()
         os.rename(staging, meta)
         sandbox.meta = meta
         folder.mkdir()
         return sandbox
+
+    def _isolation_args(self) -> dict[str, Any]:
+        return {"bwrap": self.isolation.executable, "hidden": self.hidden}
 
     async def connect(self, info: Mapping[str, Any]) -> LocalSandbox:
         sandbox_id = info.get("id")
@@ -106,6 +150,7 @@ class LocalProvider(SandboxProvider):
             meta,
             labels=state.get("labels", {}),
             env_vars=state.get("env_vars", {}),
+            **self._isolation_args(),
         )
         sandbox.restore_tracked(state.get("processes", []))
         return sandbox

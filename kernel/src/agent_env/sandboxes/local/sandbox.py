@@ -20,7 +20,7 @@ from agent_env.errors import SandboxError
 from agent_env.net import free_port
 from agent_env.sandbox import ExecResult, Sandbox
 from agent_env.sandboxes import procs, watchdog
-from agent_env.sandboxes.local import logs, paths
+from agent_env.sandboxes.local import isolation, logs, paths
 from agent_env.sandboxes.local.exec import answer_test, collect, exec_limiter, host_environ
 from agent_env.sandboxes.local.process import (
     DRAIN_AFTER_KILL,
@@ -47,8 +47,14 @@ class LocalSandbox(Sandbox):
         *,
         labels: Mapping[str, str],
         env_vars: Mapping[str, str],
+        bwrap: str | None = None,
+        hidden: Sequence[Path] = (),
     ):
         self.id = sandbox_id
+        #: The bubblewrap executable every process starts under; None runs them unwrapped.
+        self.bwrap = bwrap
+        #: Host folders no process of this sandbox may see (the agent-env home, the root).
+        self.hidden = tuple(hidden)
         self.folder = folder
         self.meta = meta
         self.labels = dict(labels)
@@ -73,17 +79,41 @@ class LocalSandbox(Sandbox):
         """The environment of a process about to start here (every start asks for it first),
         so the watchdog starts here too: a process can outlive a crashed controller."""
         watchdog.ensure()
-        merged = host_environ()
+        given: dict[str, str] = {"HOME": str(self.folder)} if self.isolated else {}
         for source in (self.env_vars, env or {}):
-            merged.update({k: self.rewrite(str(v)) for k, v in source.items()})
-        merged["APP_DIR"] = str(self.folder)
-        merged[MARKER_ENV] = self.id
-        return merged
+            given.update({k: self.rewrite(str(v)) for k, v in source.items()})
+        given["APP_DIR"] = str(self.folder)
+        given[MARKER_ENV] = self.id
+        if self.isolated:
+            return isolation.environment(given, host_environ())
+        return {**host_environ(), **given}
+
+    @property
+    def isolated(self) -> bool:
+        """Whether its processes run under bubblewrap (`isolation`)."""
+        return self.bwrap is not None
 
     def _argv(self, command: str | Sequence[str]) -> list[str]:
         if isinstance(command, str):
             return ["/bin/sh", "-c", self.rewrite(command)]
         return [self.rewrite(str(a)) for a in command]
+
+    def _launch(
+        self, command: str | Sequence[str], cwd: Path, env: Mapping[str, str]
+    ) -> tuple[list[str], dict[str, str]]:
+        """The argv and environment of a process to start: under bwrap when isolated (the
+        environment then travels inside the argv, bwrap itself gets none)."""
+        argv = self._argv(command)
+        if self.bwrap is None:
+            return argv, dict(env)
+        program = argv[0] if argv else ""
+        if "/" not in program and shutil.which(program, path=env.get("PATH", os.defpath)) is None:
+            # bwrap would exit 1; answer as a shell does (exec: 127, a server: SandboxError)
+            raise FileNotFoundError(f"No such file or directory: {program!r}")
+        wrapped = isolation.wrap(
+            self.bwrap, argv, folder=self.folder, cwd=cwd, env=env, hidden=self.hidden
+        )
+        return wrapped, {MARKER_ENV: self.id}
 
     def _cwd(self, cwd: str | None) -> Path:
         path = self.host_path(cwd) if cwd else self.folder
@@ -147,12 +177,14 @@ class LocalSandbox(Sandbox):
         """Run to completion in its own process group; on timeout the whole group is killed
         and `exit_code` is 124 with `timed_out` set. Background processes the command left
         in its group are killed when it exits (use `start_process` for servers)."""
-        argv = self._argv(command)
         cwd_path = self._cwd(cwd)
-        answered = answer_test(argv, cwd_path)
+        answered = answer_test(self._argv(command), cwd_path)
         if answered is not None:
             return ExecResult(exit_code=answered, stdout="", stderr="", timed_out=False)
-        env_map = self._env(env)
+        try:
+            argv, env_map = self._launch(command, cwd_path, self._env(env))
+        except FileNotFoundError as e:
+            return ExecResult(exit_code=127, stdout="", stderr=f"{e}\n", timed_out=False)
         started: dict[str, int | None] = {}
 
         def run() -> tuple[int | None, bytes, bytes, bool]:
@@ -240,16 +272,21 @@ class LocalSandbox(Sandbox):
             extra.update(MCP_PORT=str(chosen), PORT=str(chosen))
             extra.setdefault("MCP_HOST", "127.0.0.1")  # a host process: stay off the network
             url = f"http://127.0.0.1:{chosen}"
+        cwd_path = self._cwd(cwd)
+        try:
+            argv, env_map = self._launch(command, cwd_path, self._env(extra))
+        except FileNotFoundError as e:
+            raise SandboxError(f"local sandbox {self.id}: cannot start {command!r}: {e}") from e
         log_path = self.new_log_path()
         output = os.open(self.redacted_output(log_path), os.O_WRONLY)
         try:
             popen = subprocess.Popen(
-                self._argv(command),
+                argv,
                 stdin=subprocess.DEVNULL,
                 stdout=output,
                 stderr=subprocess.STDOUT,
-                cwd=self._cwd(cwd),
-                env=self._env(extra),
+                cwd=cwd_path,
+                env=env_map,
                 start_new_session=True,
             )
         except FileNotFoundError as e:
@@ -309,6 +346,7 @@ class LocalSandbox(Sandbox):
             "id": self.id,
             "folder": str(self.folder),
             "pids": sorted(self._tracked),
+            "isolated": self.isolated,
         }
 
     async def vanished(self) -> str | None:

@@ -369,6 +369,7 @@ async def _fork(ctx: Any, sandbox: Any, argv: list[str], env: dict[str, str]) ->
         and forkserver.entry(argv)
         and hasattr(sandbox, "process_environment")
         and hasattr(sandbox, "adopt_server")
+        and not getattr(sandbox, "isolated", False)  # a fork would escape its namespaces
     ):
         return None
     from agent_env.net import free_port

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 import attrs
 
 from agent_env.context import StepContext
-from agent_env.errors import PluginError, StepFailed
+from agent_env.errors import PluginError, SandboxError, StepFailed
 from agent_env.models import RunOverride, Step
 from agentenv_core_steps.steps.add_skills import Skill
 from agentenv_core_steps.targets import DEFAULT_AGENT, POSIX_NAME, artifact_for
@@ -136,6 +136,23 @@ class DeployAgent(Step):
         """True when the task ships a solution for the oracle."""
         return self.metadata.get("solution") is not None
 
+    def _refuse_unisolated(self, ctx: StepContext, agent: str) -> None:
+        """Fail before an untrusted agent starts when it or an env of the task runs on
+        `local` and local sandboxes cannot be isolated (unless the user opted out)."""
+        envs = ctx.get("envs", default={}) or {}
+        used: list[Any] = [self.sandbox_type or ctx.default_provider]
+        used += [e.get("provider") for e in envs.values() if isinstance(e, dict)]
+        if not any(str(p or "").split(",")[0].strip() == "local" for p in used):
+            return
+        provider = ctx.sandbox_provider("local")
+        refuse = getattr(provider, "refuse_untrusted", None)
+        if refuse is None:
+            return
+        try:
+            refuse(agent)
+        except SandboxError as e:
+            raise StepFailed(self.id, str(e), failure_class="infrastructure") from None
+
     async def execute(self, ctx: StepContext) -> None:
         from agent_env.agents import AgentSpec
         from agentenv_core_steps.agents.folder import (
@@ -169,6 +186,8 @@ class DeployAgent(Step):
                 self.id, unknown_agent_message(ref, await known_agents(ctx), kinds)
             ) from None
         kind = kind_cls()
+        if not kind.needs_solution:  # an oracle replays the answer key: nothing to hide
+            self._refuse_unisolated(ctx, kind_name if stored is None else ref)
         settings = {
             **(stored.config if stored else {}),
             **{k: v for k, v in self.metadata.items() if k != "solution"},

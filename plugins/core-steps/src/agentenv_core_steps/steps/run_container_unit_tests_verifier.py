@@ -63,6 +63,8 @@ class RunContainerUnitTestsVerifier(VerifierStep):
         sandbox = await ctx.sandbox(str(container or self.sandbox_name))
         env = {str(k): str(v) for k, v in self.env_vars.items()}
         try:
+            if self.reward_path:  # only what the tests write is the reward, never the agent's
+                await sandbox.exec(["rm", "-f", self.reward_path], timeout=self.timeout_sec)
             for setup in self.setup_commands:
                 done = await sandbox.exec(self._wrap(setup), env=env, timeout=self.timeout_sec)
                 if done.timed_out or done.exit_code != 0:
