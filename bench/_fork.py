@@ -124,6 +124,9 @@ def write_bundle(root: Path, tasks: dict[str, list[dict[str, Any]]] | None = Non
     """The bench's bundle at `root` (`tasks` replaces its tasks)."""
     files = {
         "README.md": "# Fork bench: two local envs and a task snapshot\n",
+        # warm instances may be reused without a data/reset of `counter`: every child of a
+        # fork restores the whole snapshot (both envs' states), which is its reset
+        "bundle.toml": 'name = "fork-bench"\nreuse = "reset"\n',
         "envs/notes/env.toml": 'description = "notes"\ncommand = ["python", "server.py"]\n',
         "envs/notes/server.py": NOTES,
         "envs/counter/env.toml": 'description = "counter"\ncommand = ["python", "server.py"]\n',

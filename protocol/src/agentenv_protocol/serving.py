@@ -142,9 +142,14 @@ def uvicorn_options(
 def _server(app: Any, log_level: str, timeouts: dict[str, float]):
     import uvicorn
 
+    # log_config=None: uvicorn would otherwise re-apply its logging dictConfig (its loggers
+    # at INFO, then lowered to `log_level`) each time a server is made; servers made at once in
+    # one process (a run's gateways, relays) raced, and one's "Started server process" INFO
+    # lines reached the run's stderr. Only the level is set, which is atomic.
     config = uvicorn.Config(
         app,
         log_level=log_level,
+        log_config=None,
         lifespan="on",
         timeout_graceful_shutdown=2,
         **uvicorn_options(**timeouts),
