@@ -17,7 +17,8 @@ Printed, ours | openenv | ratio:
 - failed resets in `--reset-rounds` rounds of N concurrent resets (target 0), with reasons;
 - processes: what each server runs (its process tree) after the warm-up and at the end, and
   how many processes this benchmark started;
-- fork: bench/_fork.py's measurement, when present (see `fork_section`).
+- fork: bench/_fork.py's measurement of N children from one snapshot, cold and onto a warm
+  pool (`fork_section`, `--fork N`, 0 to skip).
 
     .venv/bin/python bench/rollouts.py [--levels 1,16,64] [--seconds 5] [--pool 64]
         [--reset-rounds 10] [--docker]
@@ -172,15 +173,24 @@ async def episodes(url: str, sessions: int, seconds: float, ours: bool) -> dict[
     }
 
 
-def fork_section(url: str) -> None:
-    """The fork measurement (32 children from one snapshot) lives in bench/_fork.py, written
-    with snapshot/fork; the coordinator wires its function here: call it with our server's
-    `url` (or what it needs) and print what it returns."""
-    path = HERE / "_fork.py"
-    if not path.exists():
-        print("fork: bench/_fork.py is not in this tree; nothing measured")
-        return
-    print("fork: bench/_fork.py is present but not wired into bench/rollouts.py yet")
+def fork_section(url: str, children: int = 32) -> None:
+    """Fork of `children` from one task snapshot (bench/_fork.py, in this process, its own
+    home): cold (each child deploys its envs) against the same trials deployed without a
+    snapshot, and onto a warm pool filled ahead (what a long-lived server with --pool holds).
+    `url` is unused: the fork runs through the run pipeline, not the OpenEnv server."""
+    fork = _load("_fork")
+    figures = fork.measure_fork(children, 1)
+    (cold,) = figures["rounds"]
+    warm = figures["warm"]
+    print(
+        f"fork of {children} from one snapshot: cold {cold['wall_s']:.3f} s "
+        f"(deploy-only {figures['deploy_only_wall_p50_s']:.3f} s, "
+        f"{figures['fork_over_deploy_only']}x), onto a warm pool {warm['wall_s']:.3f} s "
+        f"({warm['reused']}/{warm['children']} on warm instances; target <= "
+        f"{figures['target_s']} s); digests all equal: "
+        f"{cold['digests_equal'] and warm['digests_equal']}; peak processes "
+        f"{cold['peak_processes']}/{warm['peak_processes']}"
+    )
 
 
 def ratio(a: float, b: float) -> str:
@@ -197,6 +207,9 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=30, help="episodes for the reset p50")
     parser.add_argument("--reset-rounds", type=int, default=10)
     parser.add_argument("--docker", action="store_true", help="our env in a Docker sandbox")
+    parser.add_argument(
+        "--fork", type=int, default=32, help="children of the fork measurement (0: skip it)"
+    )
     args = parser.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
     n = max(levels)
@@ -311,7 +324,8 @@ def run(
         f"processes at the end: ours {len(bench.tree_pids(ours.pid))}, "
         f"openenv {len(bench.tree_pids(theirs.pid))}"
     )
-    fork_section(ours_url)
+    if args.fork:
+        fork_section(ours_url, args.fork)
 
 
 if __name__ == "__main__":
