@@ -130,6 +130,30 @@ def sizes() -> dict[str, int]:
     }
 
 
+def holders() -> list[str]:
+    """What holds each live task instance (two levels of referrers, by type and a name), to
+    say what leaked when a table did not come back."""
+    import types
+
+    from agent_env.engine.instance import TaskInstance
+
+    def name(o: object) -> str:
+        if isinstance(o, dict):
+            return f"dict{sorted(map(str, o))[:8]}"
+        if isinstance(o, types.FrameType):
+            return f"frame {o.f_code.co_name} ({o.f_code.co_filename}:{o.f_lineno})"
+        return type(o).__qualname__
+
+    out = []
+    for inst in [o for o in gc.get_objects() if isinstance(o, TaskInstance)]:
+        for ref in gc.get_referrers(inst):
+            if ref is out:
+                continue
+            up = [name(r) for r in gc.get_referrers(ref)][:6]
+            out.append(f"{name(inst)} <- {name(ref)} <- {up}")
+    return out
+
+
 def settled(before: dict[str, int] | None = None, timeout: float = 30.0) -> dict[str, int]:
     """`sizes()` once log copies and exiting processes are done (or the timeout passed)."""
     deadline = time.monotonic() + timeout
@@ -196,6 +220,6 @@ def test_many_openenv_episodes_in_one_server_leave_every_table_as_it_was(
             if after == before or time.monotonic() > deadline:
                 break
             time.sleep(0.2)
-        assert after == before, threads()
+        assert after == before, (threads(), holders())
     finally:
         server.stop(timeout=60)
