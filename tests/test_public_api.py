@@ -30,6 +30,7 @@ PUBLIC_MODULES = {
     "agent_env.entrypoints",
     "agent_env.envs",
     "agent_env.errors",
+    "agent_env.costs",
     "agent_env.exports",
     "agent_env.fsutil",
     "agent_env.hookspecs",

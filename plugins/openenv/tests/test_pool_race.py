@@ -51,12 +51,19 @@ def serve_pooled(size: int) -> Iterator[tuple[str, Any]]:
     from agent_env.openenv import build_app
     from agentenv_protocol.serving import serve_in_thread
 
-    app = build_app(NOTES, pool=size)
-    server = serve_in_thread(app, startup_timeout=60)
-    try:
-        yield server.url, app
-    finally:
-        server.stop(timeout=300)
+    # what this measures is the pool under concurrent resets; its envs start from the warm
+    # fork server (unisolated): an isolated env starts its own interpreter, and 64 of them
+    # filling the pool on 2 cores kept the server from answering WebSocket handshakes in time
+    # (isolation has its own tests: tests/test_redteam_*.py)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AGENT_ENV_SANDBOX_LOCAL_BWRAP", "")
+        mp.setenv("AGENT_ENV_SANDBOX_LOCAL_ALLOW_UNISOLATED", "true")
+        app = build_app(NOTES, pool=size)
+        server = serve_in_thread(app, startup_timeout=60)
+        try:
+            yield server.url, app
+        finally:
+            server.stop(timeout=300)
 
 
 @pytest.fixture(scope="module")
