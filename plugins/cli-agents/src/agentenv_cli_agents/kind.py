@@ -108,11 +108,19 @@ class CliAgentKind(AgentKind):
             node_bin = None
         try:
             if not existing:
+                # on local, the CLI and its Node.js run from the install folder on the host:
+                # an isolated sandbox sees that folder read-only
+                settings = {"read_only": [str(install)]} if provider == "local" else {}
                 await ctx.create_sandbox(
                     str(spec.sandbox_name),
-                    SandboxSpec(image=image, env_vars=dict(spec.env_vars)),
+                    SandboxSpec(image=image, env_vars=dict(spec.env_vars), settings=settings),
                     provider=provider,
                 )
+            elif provider == "local":  # a sandbox another step made: let it see the install
+                sandbox = await ctx.sandbox(str(spec.sandbox_name))
+                allow = getattr(sandbox, "add_read_only", None)
+                if allow is not None:
+                    allow([str(install)])
         except SandboxError as e:
             raise StepFailed(
                 ctx.step_id,

@@ -180,12 +180,14 @@ def wrap(
     cwd: Path,
     env: Mapping[str, str],
     hidden: Sequence[Path] = (),
+    read_only: Sequence[str] = (),
 ) -> list[str]:
     """`argv` run under bwrap in sandbox folder `folder` (working directory `cwd`) with
     exactly `env`. `hidden` (the agent-env home, the sandboxes' root) is covered by an empty
-    tmpfs where a Python path that is mounted holds it, so nothing of it shows."""
+    tmpfs where a Python path that is mounted holds it, so nothing of it shows. `read_only`:
+    more host folders the process sees read-only (where a CLI agent is installed)."""
     out = [executable, *_namespace_args(), *_system_binds()]
-    mounted = (*python_paths(), *shared_venvs())
+    mounted = (*python_paths(), *shared_venvs(), *(p for p in read_only if os.path.isdir(p)))
     for path in mounted:
         out += ["--ro-bind", path, path]
     for covered in map(str, hidden):

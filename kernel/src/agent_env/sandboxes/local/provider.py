@@ -124,6 +124,7 @@ class LocalProvider(SandboxProvider):
             staging,
             labels=dict(spec.labels),
             env_vars=dict(spec.env_vars),
+            read_only=_read_only(spec.settings),
             **self._isolation_args(),
         )
         sandbox.save()
@@ -150,6 +151,7 @@ class LocalProvider(SandboxProvider):
             meta,
             labels=state.get("labels", {}),
             env_vars=state.get("env_vars", {}),
+            read_only=state.get("read_only", ()),
             **self._isolation_args(),
         )
         sandbox.restore_tracked(state.get("processes", []))
@@ -245,7 +247,16 @@ def _refuse_unenforceable(spec: SandboxSpec) -> None:
             f"the local sandbox cannot enforce network {spec.network!r} (its processes share "
             f"the host network); supported: bridge, host, run"
         )
-    if spec.settings:
-        raise SandboxError(
-            f"the local sandbox does not understand settings {sorted(spec.settings)}"
-        )
+    unknown = sorted(set(spec.settings) - {"read_only"})
+    if unknown:
+        raise SandboxError(f"the local sandbox does not understand settings {unknown}")
+    _read_only(spec.settings)
+
+
+def _read_only(settings: Mapping[str, Any]) -> tuple[str, ...]:
+    """`settings["read_only"]`: absolute host folders the sandbox's processes see read-only
+    (under isolation; unisolated processes see the whole host anyway)."""
+    paths = settings.get("read_only") or ()
+    if isinstance(paths, str) or not all(isinstance(p, str) and p.startswith("/") for p in paths):
+        raise SandboxError(f"settings read_only: a list of absolute paths, not {paths!r}")
+    return tuple(paths)

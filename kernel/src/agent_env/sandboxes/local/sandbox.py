@@ -49,12 +49,16 @@ class LocalSandbox(Sandbox):
         env_vars: Mapping[str, str],
         bwrap: str | None = None,
         hidden: Sequence[Path] = (),
+        read_only: Sequence[str] = (),
     ):
         self.id = sandbox_id
         #: The bubblewrap executable every process starts under; None runs them unwrapped.
         self.bwrap = bwrap
         #: Host folders no process of this sandbox may see (the agent-env home, the root).
         self.hidden = tuple(hidden)
+        #: Host folders every process sees read-only besides the system (the spec's
+        #: `settings["read_only"]`: e.g. where a CLI agent is installed).
+        self.read_only = tuple(read_only)
         self.folder = folder
         self.meta = meta
         self.labels = dict(labels)
@@ -111,7 +115,13 @@ class LocalSandbox(Sandbox):
             # bwrap would exit 1; answer as a shell does (exec: 127, a server: SandboxError)
             raise FileNotFoundError(f"No such file or directory: {program!r}")
         wrapped = isolation.wrap(
-            self.bwrap, argv, folder=self.folder, cwd=cwd, env=env, hidden=self.hidden
+            self.bwrap,
+            argv,
+            folder=self.folder,
+            cwd=cwd,
+            env=env,
+            hidden=self.hidden,
+            read_only=self.read_only,
         )
         return wrapped, {MARKER_ENV: self.id}
 
@@ -130,6 +140,15 @@ class LocalSandbox(Sandbox):
         """Take over the processes a `state.json` lists (on reconnect)."""
         self._tracked = {int(p["pid"]): dict(p) for p in processes}
 
+    def add_read_only(self, paths: Sequence[str]) -> None:
+        """Let this sandbox's processes started from now on see `paths` read-only (a CLI agent
+        installed into a sandbox another step created)."""
+        added = [p for p in paths if p not in self.read_only]
+        if not all(isinstance(p, str) and p.startswith("/") for p in added):
+            raise SandboxError(f"read_only: absolute host paths, not {list(paths)!r}")
+        self.read_only = (*self.read_only, *added)
+        self.save()
+
     def save(self) -> None:
         """Write `state.json` (labels and tracked servers) atomically into the meta folder."""
         state = {
@@ -137,6 +156,7 @@ class LocalSandbox(Sandbox):
             "folder": str(self.folder),
             "labels": self.labels,
             "env_vars": self.env_vars,
+            "read_only": list(self.read_only),
             "processes": [p for p in self._tracked.values() if p["kind"] != "exec"],
         }
         tmp = self.meta / "state.json.tmp"
