@@ -158,3 +158,29 @@ async def test_an_isolated_env_is_not_forked_from_the_warm_server(tmp_path, monk
         assert await mcp_server._fork(None, sandbox, argv, {}) is None
     finally:
         await sandbox.teardown()
+
+
+async def test_read_only_folders_are_seen_read_only_and_bad_ones_refused(tmp_path):
+    tool = tmp_path / "tool"
+    tool.mkdir()
+    (tool / "run.sh").write_text("echo tool ran\n")
+    provider = LocalProvider({}, home=tmp_path / "home")
+    plain = await provider.create(SandboxSpec())
+    sandbox = await provider.create(SandboxSpec(settings={"read_only": [str(tool)]}))
+    try:
+        assert await sh(sandbox, f"sh {tool}/run.sh") == "tool ran"
+        denied = await sandbox.exec(f"touch {tool}/x", timeout=60)
+        assert denied.exit_code != 0 and not (tool / "x").exists()
+        assert (await plain.exec(f"sh {tool}/run.sh", timeout=60)).exit_code != 0
+        plain.add_read_only([str(tool)])  # a sandbox another step made
+        assert await sh(plain, f"sh {tool}/run.sh") == "tool ran"
+        again = await provider.connect({"id": sandbox.id})  # kept across a reconnect
+        assert again.read_only == (str(tool),)
+    finally:
+        await sandbox.teardown()
+        await plain.teardown()
+    for bad in ("relative/path", [1], "/not/a/list"):
+        with pytest.raises(SandboxError, match="read_only"):
+            await provider.create(SandboxSpec(settings={"read_only": bad}))
+    with pytest.raises(SandboxError, match="does not understand settings"):
+        await provider.create(SandboxSpec(settings={"read_onyl": [str(tool)]}))
