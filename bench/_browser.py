@@ -22,16 +22,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-CHROMIUM = Path("/usr/bin/chromium")
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-extensions",
-    "--no-first-run",
-]
+from agentenv_explorer.headless import CHROMIUM, FLAGS
+
 RUN_PAGE_TARGET_MS = 250.0
 FILTER_TARGET_MS = 100.0
 
@@ -65,16 +57,6 @@ FILTER = """
   location.hash = hash;
 })
 """
-
-
-def problem() -> str | None:
-    if not CHROMIUM.exists():
-        return f"{CHROMIUM} is missing (scripts/services.d/chromium.sh installs it)"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "python playwright is not installed (the root dev dependency group has it)"
-    return None
 
 
 def static_floor(folder: Path) -> str:

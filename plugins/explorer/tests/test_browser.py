@@ -21,29 +21,9 @@ from typing import Any
 import pytest
 
 from agent_env.testing.require import require
+from agentenv_explorer.headless import CHROMIUM, FLAGS, problem
 
 pytestmark = pytest.mark.browser  # Chromium through playwright
-
-CHROMIUM = Path("/usr/bin/chromium")
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-extensions",
-    "--no-first-run",
-]
-
-
-def _problem() -> str | None:
-    if not CHROMIUM.exists():
-        return f"{CHROMIUM} is missing (scripts/services.d/chromium.sh installs it)"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "python playwright is not installed (root dev dependency group)"
-    return None
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +53,7 @@ def explorer(project: Any, start_up: Any) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def page(explorer: str) -> Iterator[Any]:
-    require(_problem())
+    require(problem())
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
