@@ -472,3 +472,120 @@ async def test_our_a2a_client_drives_an_sdk_agent_served_by_uvicorn(tmp_path) ->
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+STREAMING_SCRIPT = textwrap.dedent(
+    """
+    import asyncio
+    from agentenv_protocol.a2a_agent import (
+        AgentEnvAgent, AgentIdentity, TaskProgress, TaskRequest, TaskResult, a2a_agent,
+    )
+
+    @a2a_agent(identity=AgentIdentity(name="slow-stream", description="d", version="1"))
+    class SlowStream(AgentEnvAgent):
+        async def run(self, request: TaskRequest):
+            yield TaskProgress.text("started")
+            await asyncio.sleep(0.5)
+            yield TaskProgress.text("halfway")
+            yield TaskResult.text("finished anyway")
+
+    SlowStream().serve()
+    """
+)
+
+
+@pytest.mark.anyio
+async def test_a_stream_client_that_leaves_does_not_stop_the_task(tmp_path) -> None:
+    script = tmp_path / "slow_stream.py"
+    script.write_text(STREAMING_SCRIPT)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "A2A_HOST": "127.0.0.1", "PORT": str(port)}
+    proc = subprocess.Popen([sys.executable, str(script)], env=env, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        async with httpx.AsyncClient(timeout=10) as http:
+            for _ in range(300):
+                try:
+                    await http.get(url + "/health")
+                    break
+                except httpx.TransportError:
+                    await asyncio.sleep(0.05)
+            request = rpc("message/stream", message(text("go")))
+            async with http.stream("POST", url + "/a2a", json=request) as response:
+                async for line in response.aiter_lines():
+                    if line.startswith("data: "):
+                        first = json.loads(line[len("data: ") :])["result"]
+                        break  # leave after the first event
+            assert first["kind"] == "task"
+            for _ in range(100):
+                got = await http.post(url + "/a2a", json=rpc("tasks/get", {"id": first["id"]}))
+                task = got.json()["result"]
+                if task["status"]["state"] == "completed":
+                    break
+                await asyncio.sleep(0.05)
+            assert task["status"]["message"]["parts"] == [
+                {"kind": "text", "text": "finished anyway"}
+            ]
+            assert proc.poll() is None  # the server is still up
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_prompts_to_one_context_run_one_at_a_time(served) -> None:
+    agent, client = served
+    agent.release = asyncio.Event()
+    context = {"context_id": "ctx-serial", "configuration": {"blocking": False}}
+    held = client.post("/a2a", json=rpc("message/send", message(text("hold"), **context)))
+    queued = client.post("/a2a", json=rpc("message/send", message(text("next"), **context)))
+    held_id, queued_id = held.json()["result"]["id"], queued.json()["result"]["id"]
+
+    def state(task_id: str) -> str:
+        got = client.post("/a2a", json=rpc("tasks/get", {"id": task_id})).json()
+        return got["result"]["status"]["state"]
+
+    deadline = time.monotonic() + 5
+    while state(held_id) != "working":
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    time.sleep(0.1)
+    assert state(queued_id) == "submitted"  # waits for the context's running prompt
+    client.portal.call(agent.release.set)
+    while state(queued_id) != "completed":
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert state(held_id) == "completed"
+
+
+class Saver(AgentEnvAgent):
+    async def run(self, request: TaskRequest) -> TaskResult:
+        return TaskResult.text("ok")
+
+
+def test_operation_bodies_are_checked_before_the_agent_sees_them() -> None:
+    from agentenv_protocol.a2a_agent import SNAPSHOT_V1, ObjectSnapshotLoadRequest
+
+    received: list[Any] = []
+
+    class Snapshots(Saver):
+        @extension(SNAPSHOT_V1.save)
+        async def save(self, request: dict) -> dict:
+            return {"context_id": request.get("context_id"), "objects": {}}
+
+        @extension(SNAPSHOT_V1.load)
+        async def load(self, request: ObjectSnapshotLoadRequest) -> dict:
+            received.append(request)
+            return {"context_id": "c"}
+
+    app = a2a_agent(identity=IDENTITY, config=ProbeConfig, extensions=(SNAPSHOT_V1,))(Snapshots)
+    with TestClient(app().create_app()) as client:
+        bad = client.put("/ext/snapshot", json={"objects": {"trajectory": {"url": "x"}}})
+        deep = client.post("/ext/snapshot", content=b"[" * 5000 + b"]" * 5000)
+        not_object = client.post("/ext/agent-config", json=["greeting"])
+        config = client.get("/ext/agent-config").json()
+    assert bad.status_code == 400 and "ObjectSnapshotLoadRequest" in bad.text
+    assert deep.status_code == 400 and "deeper than" in deep.text
+    assert not_object.status_code == 400 and config == {"config": {}}
+    assert received == []

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import json
 import os
 import typing
 from collections.abc import Callable, Iterable
@@ -25,6 +24,7 @@ from typing import Any
 
 import attrs
 
+from agentenv_protocol import jsonrpc
 from agentenv_protocol.a2a_agent.defaults import (
     DefaultExtensionHandlers,
     OperationError,
@@ -241,9 +241,9 @@ def _operation_endpoint(
         body: Any = None
         if raw:
             try:
-                body = json.loads(raw)
-            except ValueError:
-                return PlainTextResponse("the body is not valid JSON", status_code=400)
+                body = jsonrpc.loads(raw)
+            except ValueError as e:
+                return PlainTextResponse(f"the body is not valid JSON: {e}", status_code=400)
         try:
             if op.method_name is None:
                 handler = application.default_handlers.handler(op.uri, op.definition.name)
@@ -276,15 +276,18 @@ async def _call_override(
     params = list(inspect.signature(method).parameters.values())
     if not params:
         return await method()
-    try:
-        hints = typing.get_type_hints(method)
-    except Exception:  # a name only the defining scope knows: fall back to the declaration
-        hints = {}
-    wanted = hints.get(params[0].name, op.definition.request)
+    wanted = _parameter_type(method, params[0]) or op.definition.request
     if wanted is None and op.uri == AGENT_CONFIG_V1.uri:
         wanted = application.definition.config
     if wanted is Request:
         return await method(request)
+    if isinstance(wanted, type) and attrs.has(wanted):  # the object-transfer requests
+        from agentenv_protocol.agent import transfers
+
+        try:
+            return await method(transfers.parse(wanted, body if body is not None else {}))
+        except transfers.TransferRequestError as e:
+            raise OperationError(400, str(e)) from None
     if isinstance(wanted, type) and issubclass(wanted, BaseModel):
         try:
             argument = wanted.model_validate(body if body is not None else {})
@@ -292,6 +295,28 @@ async def _call_override(
             raise OperationError(400, f"invalid request: {pydantic_message(e)}") from None
         return await method(argument)
     return await method(body if body is not None else {})
+
+
+def _parameter_type(method: Callable[..., Any], param: inspect.Parameter) -> Any:
+    """The type `param` is annotated with. A string annotation (postponed evaluation) resolves
+    against the method's module and then this SDK's names, so a class defined inside a function
+    still gets the SDK's request types; None when it names nothing resolvable."""
+    annotation = param.annotation
+    if annotation is inspect.Parameter.empty:
+        return None
+    if not isinstance(annotation, str):
+        return annotation
+    try:
+        return typing.get_type_hints(method).get(param.name)
+    except Exception:
+        pass
+    import agentenv_protocol.a2a_agent as sdk
+
+    name = annotation.strip()
+    found = getattr(inspect.unwrap(method), "__globals__", {}).get(name)
+    if found is None and name in sdk.__all__:
+        found = getattr(sdk, name)
+    return found
 
 
 def serve(agent: AgentEnvAgent, *, host: str | None = None, port: int | None = None) -> None:

@@ -57,7 +57,7 @@ class AgentRuntime:
         self.sessions: BoundedDict = BoundedDict()
         self.triggers = TriggerEngine()
         self._running: dict[str, anyio.CancelScope] = {}
-        self._locks: dict[str, anyio.Lock] = {}
+        self._locks: BoundedDict = BoundedDict()
         self.task_group: Any = None  # set while the app's lifespan runs
         self.card_entries: list[dict[str, Any]] = []  # the SDK services' entries
 

@@ -342,18 +342,28 @@ class EventStream:
             }
         )
 
+        gone = False
+
         async def emit(event: dict) -> None:
+            # a client that left does not stop the task: it runs on and tasks/get has it
+            nonlocal gone
+            if gone:
+                return
             line = json.dumps(jsonrpc.result(self.rid, event), separators=(",", ":"))
-            await send(
-                {
-                    "type": "http.response.body",
-                    "body": f"data: {line}\n\n".encode(),
-                    "more_body": True,
-                }
-            )
+            try:
+                await send(
+                    {
+                        "type": "http.response.body",
+                        "body": f"data: {line}\n\n".encode(),
+                        "more_body": True,
+                    }
+                )
+            except OSError:
+                gone = True
 
         await self.run(emit)
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        if not gone:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 def create_app(agent: A2AAgent) -> Any:
