@@ -36,6 +36,8 @@ from agentenv_protocol.a2a_agent import (
     TaskProgress,
     TaskRequest,
     TaskResult,
+    TextPart,
+    Usage,
     WriteOnly,
     a2a_agent,
     create_app,
@@ -221,11 +223,21 @@ def test_trajectory_per_task_and_per_context(served) -> None:
     assert client.post("/ext/trajectory", json={"task_id": "unknown"}).status_code == 404
 
 
-def test_an_agent_that_raises_fails_its_task_and_the_server_goes_on(served) -> None:
+def test_an_agent_that_raises_fails_its_task_opaquely_and_the_server_goes_on(
+    served, caplog
+) -> None:
     _, client = served
-    task = client.post("/a2a", json=rpc("message/send", message(text("boom")))).json()["result"]
+    answer = client.post("/a2a", json=rpc("message/send", message(text("boom"))))
+    task = answer.json()["result"]
     assert task["status"]["state"] == "failed"
-    assert "RuntimeError: the probe broke" in task["status"]["message"]["parts"][0]["text"]
+    (error,) = [p["data"] for p in task["status"]["message"]["parts"]]
+    assert (error["error_type"], error["error_code"]) == (
+        "infra_error",
+        "framework.unhandled_exception",
+    )
+    correlation = error["error_message"].rsplit(" ", 1)[-1]
+    assert len(correlation) == 32 and correlation in caplog.text  # the log has the detail
+    assert "the probe broke" not in answer.text and "the probe broke" in caplog.text
     again = client.post("/a2a", json=rpc("message/send", message(text("fine")))).json()["result"]
     assert again["status"]["state"] == "completed"
 
@@ -419,7 +431,7 @@ def test_wrong_decorator_arguments_are_type_errors_naming_them() -> None:
     with pytest.raises(AttributeError, match="did you mean 'list'"):
         NOTES.lst  # noqa: B018
     with pytest.raises(TypeError, match="TaskResult.parts\\[0\\]"):
-        TaskResult(parts=("text",))
+        TaskResult.success(parts=("text",))
 
 
 AGENT_SCRIPT = textwrap.dedent(
@@ -589,3 +601,48 @@ def test_operation_bodies_are_checked_before_the_agent_sees_them() -> None:
     assert deep.status_code == 400 and "deeper than" in deep.text
     assert not_object.status_code == 400 and config == {"config": {}}
     assert received == []
+
+
+def test_results_are_checked_where_they_are_made() -> None:
+    failed = TaskResult.failure("rate_limited", "try later", parts=[TextPart(text="sorry")])
+    assert failed.wire_parts() == [
+        {"kind": "text", "text": "sorry"},
+        {
+            "kind": "data",
+            "data": {
+                "error_type": "agent_error",
+                "error_code": "rate_limited",
+                "error_message": "try later",
+            },
+        },
+    ]
+    with pytest.raises(ValueError, match="error_type must be one of"):
+        TaskResult.failure("x", "y", error_type="oops")
+    with pytest.raises(ValueError, match="at least one part"):
+        TaskResult.success(parts=())
+    with pytest.raises(ValueError, match="outcome is required"):
+        TaskResult.builder().add_text("no outcome").build()
+    usage = Usage(tool_call_count=1, input_tokens=5)
+    assert TaskResult.text("hi", usage=usage).usage.to_dict() == {
+        "tool_call_count": 1,
+        "input_tokens": 5,
+    }
+    source = {"deep": [1]}
+    part = DataPart(data=source)
+    part.data["deep"].append(2)
+    assert source == {"deep": [1]}  # a part holds its own copy
+
+
+@a2a_agent(identity=AgentIdentity(name="refuser", description="d", version="1"))
+class Refuser(AgentEnvAgent):
+    async def run(self, request: TaskRequest) -> TaskResult:
+        return TaskResult.failure("needs_input", "say more", parts=(TextPart(text="which file?"),))
+
+
+def test_an_expected_failure_reaches_the_caller_with_its_code() -> None:
+    with TestClient(Refuser().create_app()) as client:
+        task = client.post("/a2a", json=rpc("message/send", message(text("do it")))).json()
+    status = task["result"]["status"]
+    assert status["state"] == "failed"
+    assert status["message"]["parts"][0] == {"kind": "text", "text": "which file?"}
+    assert status["message"]["parts"][1]["data"]["error_code"] == "needs_input"
