@@ -368,6 +368,13 @@ def _decorate(**kwargs: Any):
     return define
 
 
+def _custom(uri: str, method: str, path: str):
+    async def handler(self) -> dict:
+        return {}
+
+    return custom_extension(uri=uri, operation="op", method=method, path=path)(handler)
+
+
 def _mark(reference):
     async def handler(self, request: Any = None) -> dict:
         return {}
@@ -393,14 +400,29 @@ def _mark(reference):
         (
             {},
             {
-                "a": custom_extension(
-                    uri="urn:test:one/v1", operation="x", method="GET", path="/ext/same"
-                )(lambda self: {}),
-                "b": custom_extension(
-                    uri="urn:test:two/v1", operation="y", method="GET", path="/ext/same"
-                )(lambda self: {}),
+                "a": _custom("urn:test:one/v1", "GET", "/ext/same"),
+                "b": _custom("urn:test:two/v1", "GET", "/ext/same"),
             },
             "GET /ext/same is claimed by both",
+        ),
+        (
+            {},
+            {"a2a": _custom("urn:test:a/v1", "POST", "/a2a")},
+            "conflicts with the A2A JSON-RPC route",
+        ),
+        (
+            {},
+            {"card": _custom("urn:test:c/v1", "GET", "/.well-known/agent-card.json")},
+            "conflicts with the agent card route",
+        ),
+        (
+            {},
+            {
+                "sync": custom_extension(
+                    uri="urn:test:s/v1", operation="s", method="GET", path="/ext/s"
+                )(lambda self: {})
+            },
+            "Broken.sync handles urn:test:s/v1 's' and must be an async function",
         ),
     ],
     ids=[
@@ -409,6 +431,9 @@ def _mark(reference):
         "config-override-without-config",
         "skill-config",
         "route-clash",
+        "shadows-a2a",
+        "shadows-card",
+        "sync-handler",
     ],
 )
 def test_mistakes_in_an_agent_class_fail_when_it_is_decorated(kwargs, body, problem) -> None:
@@ -646,3 +671,28 @@ def test_an_expected_failure_reaches_the_caller_with_its_code() -> None:
     assert status["state"] == "failed"
     assert status["message"]["parts"][0] == {"kind": "text", "text": "which file?"}
     assert status["message"]["parts"][1]["data"]["error_code"] == "needs_input"
+
+
+def test_a_custom_extension_cannot_take_an_sdk_uri() -> None:
+    with pytest.raises(ValueError, match="cannot redefine urn:agentenv:mine/v1"):
+        custom_extension(uri="urn:agentenv:mine/v1", operation="x", method="GET", path="/ext/x")
+
+
+@a2a_agent(identity=AgentIdentity(name="buggy", description="d", version="1"))
+class Buggy(AgentEnvAgent):
+    async def run(self, request: TaskRequest) -> TaskResult:
+        return TaskResult.text("ok")
+
+    @custom_extension(uri="urn:test:buggy/v1", operation="go", method="POST", path="/ext/buggy")
+    async def go(self, request: Count) -> dict:
+        raise KeyError("secret-internal-detail")
+
+
+def test_a_bug_in_an_operation_is_a_500_with_a_correlation_id(caplog) -> None:
+    with TestClient(Buggy().create_app()) as client:
+        malformed = client.post("/ext/buggy", json={})
+        broken = client.post("/ext/buggy", json={"text": "fine"})
+    assert malformed.status_code == 400
+    assert broken.status_code == 500 and "secret-internal-detail" not in broken.text
+    correlation = broken.text.rsplit(" ", 1)[-1]
+    assert len(correlation) == 32 and correlation in caplog.text

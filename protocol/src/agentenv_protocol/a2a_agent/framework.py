@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import logging
 import os
 import typing
+import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -43,6 +45,8 @@ from agentenv_protocol.a2a_agent.registry import (
 from agentenv_protocol.a2a_agent.services import services_for
 from agentenv_protocol.a2a_agent.tasks import AgentConfig
 from agentenv_protocol.agent.types import A2A_PATH, DEFAULT_AGENT_PORT
+
+LOG = logging.getLogger("agentenv_protocol.a2a_agent")
 
 
 @attrs.frozen(kw_only=True)
@@ -253,6 +257,15 @@ def _operation_endpoint(
                 value = await _call_override(method, op, body, request, application)
         except OperationError as e:
             return PlainTextResponse(e.message, status_code=e.status)
+        except Exception:  # a bug in a handler: the caller gets a correlation id, the log the rest
+            correlation = uuid.uuid4().hex
+            LOG.exception(
+                "%s %s failed; correlation id %s", op.uri, op.definition.name, correlation
+            )
+            return PlainTextResponse(
+                f"An unexpected framework error occurred. Correlation ID: {correlation}",
+                status_code=500,
+            )
         if isinstance(value, Response):
             return value
         if value is None:
