@@ -696,3 +696,38 @@ def test_a_bug_in_an_operation_is_a_500_with_a_correlation_id(caplog) -> None:
     assert broken.status_code == 500 and "secret-internal-detail" not in broken.text
     correlation = broken.text.rsplit(" ", 1)[-1]
     assert len(correlation) == 32 and correlation in caplog.text
+
+
+def _agent_at(url: str) -> type:
+    @a2a_agent(identity=AgentIdentity(name="placed", description="d", version="1", url=url))
+    class Placed(AgentEnvAgent):
+        async def run(self, request: TaskRequest) -> TaskResult:
+            return TaskResult.text("here")
+
+    return Placed
+
+
+@pytest.mark.parametrize(
+    ("url", "card_url", "path"),
+    [
+        (
+            "https://agents.example.test/team/a2a",
+            "https://agents.example.test/team/a2a",
+            "/team/a2a",
+        ),
+        ("/agentenv", "http://testserver/agentenv", "/agentenv"),
+    ],
+)
+def test_an_agent_url_sets_the_card_url_and_where_json_rpc_is_served(url, card_url, path) -> None:
+    with TestClient(_agent_at(url)().create_app()) as client:
+        card = client.get("/.well-known/agent-card.json").json()
+        answer = client.post(path, json=rpc("message/send", message(text("x")))).json()
+        default = client.post("/a2a", json=rpc("message/send", message(text("x"))))
+    assert card["url"] == card_url
+    assert answer["result"]["status"]["message"]["parts"] == [{"kind": "text", "text": "here"}]
+    assert default.status_code == 404
+
+
+def test_a_bad_agent_url_is_refused_naming_it() -> None:
+    with pytest.raises(ValueError, match="AgentIdentity.url 'a2a'.*must start with '/'"):
+        AgentIdentity(name="x", description="d", url="a2a")

@@ -23,6 +23,7 @@ import typing
 import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
+from urllib.parse import urlsplit
 
 import attrs
 
@@ -60,6 +61,24 @@ class AgentIdentity:
     input_modes: tuple[str, ...] = ("text",)
     output_modes: tuple[str, ...] = ("text",)
     skills: tuple[dict[str, Any], ...] = ()
+    url: str | None = None
+
+    def __attrs_post_init__(self) -> None:
+        self.rpc_path  # noqa: B018 (checks the url now)
+
+    @property
+    def rpc_path(self) -> str:
+        """Where A2A JSON-RPC is served: `url`'s path (an absolute URL or a path), else /a2a."""
+        if self.url is None:
+            return A2A_PATH
+        if self.url.startswith(("http://", "https://")):
+            return urlsplit(self.url).path or A2A_PATH
+        if not self.url.startswith("/"):
+            raise ValueError(
+                f"AgentIdentity.url {self.url!r}: an absolute http(s) URL or a path; a path "
+                "must start with '/'"
+            )
+        return self.url
 
 
 @attrs.frozen(kw_only=True)
@@ -83,7 +102,11 @@ class AgentDefinition:
             "description": ident.description,
             "version": ident.version,
             "protocolVersion": "0.3.0",
-            "url": base_url.rstrip("/") + A2A_PATH,
+            "url": (
+                ident.url
+                if ident.url and not ident.url.startswith("/")
+                else base_url.rstrip("/") + ident.rpc_path
+            ),
             "preferredTransport": "JSONRPC",
             "capabilities": {
                 "streaming": self.streaming,
@@ -162,7 +185,11 @@ def a2a_agent(
         cls.__agentenv_definition__ = AgentDefinition(
             identity=identity,
             registry=build_registry(
-                cls, activations, config=config, config_description=config_description
+                cls,
+                activations,
+                config=config,
+                config_description=config_description,
+                rpc_path=identity.rpc_path,
             ),
             config=config,
             streaming=inspect.isasyncgenfunction(run),
@@ -202,7 +229,7 @@ def create_app(agent: AgentEnvAgent) -> Any:
     agent._agentenv_a2a_application = application  # type: ignore[attr-defined]
     services = services_for(application)
     application.runtime.card_entries = [e for s in services for e in s.card_entries]
-    routes = a2a_routes(application.runtime)
+    routes = a2a_routes(application.runtime, rpc_path=definition.identity.rpc_path)
     by_path: dict[str, dict[str, RegisteredOperation]] = {}
     for op in application.registry.operations():
         by_path.setdefault(op.definition.path, {})[op.definition.method] = op

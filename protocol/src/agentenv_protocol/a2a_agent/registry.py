@@ -131,6 +131,7 @@ def build_registry(
     *,
     config: type | None = None,
     config_description: str | None = None,
+    rpc_path: str = A2A_PATH,
 ) -> ExtensionRegistry:
     """The registry of agent class `cls`; ValueError naming what is wrong."""
     name = cls.__name__
@@ -183,10 +184,11 @@ def build_registry(
                     f"{name} turns on {uri} but does not implement its operation "
                     f"{op.name!r}: mark a method with @extension(<definition>.{op.name})"
                 )
-            if op.path in FRAMEWORK_ROUTES:
+            taken = {**FRAMEWORK_ROUTES, rpc_path: "A2A JSON-RPC"}
+            if op.path in taken:
                 raise ValueError(
                     f"{name}: {uri} {op.name!r} at {op.path} conflicts with the "
-                    f"{FRAMEWORK_ROUTES[op.path]} route"
+                    f"{taken[op.path]} route"
                 )
             key = (op.method, op.path)
             if key in routes:
