@@ -731,3 +731,17 @@ def test_an_agent_url_sets_the_card_url_and_where_json_rpc_is_served(url, card_u
 def test_a_bad_agent_url_is_refused_naming_it() -> None:
     with pytest.raises(ValueError, match="AgentIdentity.url 'a2a'.*must start with '/'"):
         AgentIdentity(name="x", description="d", url="a2a")
+
+
+def test_the_sdk_and_our_a2a_agent_advertise_the_same_operation_shapes() -> None:
+    from agentenv_protocol.agent.extensions import mcp_config_params, skill_config_params
+
+    skill = SKILL_CONFIG_V1.to_card()["params"]
+    mcp = MCP_CONFIG_V1.to_card()["params"]
+    assert skill["methods"]["add"]["request"] == skill_config_params()["methods"]["add"]["request"]
+    assert {op: mcp["methods"][op] for op in ("add", "list")} == {
+        op: mcp_config_params()["methods"][op] for op in ("add", "list")
+    }
+    assert (skill["endpoint"], mcp["endpoint"]) == ("/ext/skill-config", "/ext/mcp-config")
+    with pytest.raises(AttributeError, match="did you mean 'decide'"):
+        TRIGGERS_V1.operation("decde")
