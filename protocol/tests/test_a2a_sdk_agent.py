@@ -745,3 +745,24 @@ def test_the_sdk_and_our_a2a_agent_advertise_the_same_operation_shapes() -> None
     assert (skill["endpoint"], mcp["endpoint"]) == ("/ext/skill-config", "/ext/mcp-config")
     with pytest.raises(AttributeError, match="did you mean 'decide'"):
         TRIGGERS_V1.operation("decde")
+
+
+def test_a_tasks_history_is_what_came_before_its_status_and_can_be_cut() -> None:
+    with TestClient(Streamer().create_app()) as client:
+        task = client.post("/a2a", json=rpc("message/send", message(text("go")))).json()["result"]
+
+        def get(**extra: Any) -> dict[str, Any]:
+            return client.post("/a2a", json=rpc("tasks/get", {"id": task["id"], **extra})).json()
+
+        full, last, none, bad = (
+            get(),
+            get(historyLength=1),
+            get(historyLength=0),
+            get(historyLength=-1),
+        )
+    texts = [[p["text"] for p in m["parts"]] for m in full["result"]["history"]]
+    assert texts == [["go"], ["step 0"], ["step 1"], ["step 2"]]
+    assert full["result"]["status"]["message"]["parts"][0]["text"] == "done counting"
+    assert [m["parts"][0]["text"] for m in last["result"]["history"]] == ["step 2"]
+    assert none["result"]["history"] == []
+    assert bad["error"]["code"] == -32602
