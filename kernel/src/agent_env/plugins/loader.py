@@ -240,7 +240,8 @@ class PluginLoader:
             raise PluginError(f"plugin {info.name!r} cannot be registered: {exc}") from None
         except pluggy.PluginValidationError as exc:
             raise PluginError(f"plugin {info.name!r} has an invalid hook: {exc}") from None
-        unknown = self.unknown_hooks(info.name)
+        callers = self.pm.get_hookcallers(obj) or []  # one walk over every hook, not two
+        unknown = sorted(c.name for c in callers if not c.has_spec())
         if unknown:
             self.pm.unregister(name=info.name)
             known = [n for n in dir(hookspecs) if n.startswith("agentenv_")]
@@ -251,14 +252,8 @@ class PluginLoader:
                 )
             )
         info.config_sections = {s: dict(k) for s, k in sections.items()}
-        info.hooks = sorted(
-            caller.name for caller in self.pm.get_hookcallers(obj) or () if caller.has_spec()
-        )
+        info.hooks = sorted(c.name for c in callers if c.has_spec())
         self.plugins[info.name] = info
-
-    def unknown_hooks(self, name: str) -> list[str]:
-        plugin = self.pm.get_plugin(name)
-        return sorted(c.name for c in self.pm.get_hookcallers(plugin) or () if not c.has_spec())
 
     def unregister(self, name: str) -> None:
         """Unregister `name`'s hooks (if it has any registered); its `PluginInfo` stays."""
