@@ -155,6 +155,7 @@ def main() -> int:
     plugins = sorted(
         f"{ep.name} ({ep.dist.name if ep.dist else '?'})" for ep in entry_points(group="agent_env")
     )
+    load_before = os.getloadavg()
     print(
         f"python {sys.version.split()[0]}, {opts.runs} rounds, "
         f"{len(plugins)} entry-point plugins: {', '.join(plugins) or 'none'}"
@@ -184,6 +185,14 @@ def main() -> int:
             f"{sum(r.outlived for r in runs) / len(runs):>9.1f}"
             f"{sum(r.left_running for r in runs):>7}"
         )
+    load_after = os.getloadavg()
+    print(
+        "load average (1, 5, 15 min) before "
+        + ", ".join(f"{x:.1f}" for x in load_before)
+        + "; after "
+        + ", ".join(f"{x:.1f}" for x in load_after)
+        + f" ({os.cpu_count()} CPUs)"
+    )
     over = wall["agent-env --version"] - wall[base]
     scan = wall["agent-env --help"] - wall["... --no-plugins --help"]
     print(f"loading entry-point plugins for --help costs {scan:.1f} ms")
