@@ -9,9 +9,8 @@ does the same for that generated source, in one file under the cache folder.
 What is cached is the code a fresh compile gives: the key is the source text itself and its
 file name, the file is per Python version and per command line (the command's word, plus a
 checksum of the words after it: `run hello` loads only what `run hello` builds, not what
-every bundle ever run built; a file that held every run's code took longer to load than
-the compiling it saved), and the code is compiled with the flags the generator's module compiles with. One
-part of attrs' source differs per process: a frozen class's `__hash__` carries `hash()` of a
+every bundle ever run built, 1.9 MB where it needs 0.5), and the code is compiled with the
+flags the generator's module compiles with. One part of attrs' source differs per process: a frozen class's `__hash__` carries `hash()` of a
 string, which Python salts per process. That literal is cached as a placeholder and put back
 into the code's constants on use (the compiler folds a negative literal into one constant);
 the one trace of it is the column span recorded for that constant, which cannot raise, so no
