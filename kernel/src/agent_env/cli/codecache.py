@@ -10,9 +10,10 @@ What is cached is the code a fresh compile gives: the key is the source text its
 file name, the file is per Python version and per command line (the command's word, plus a
 checksum of the words after it: `run hello` loads only what `run hello` builds, not what
 every bundle ever run built, 1.9 MB where it needs 0.5), and the code is compiled with the
-flags the generator's module compiles with. One part of attrs' source differs per process: a frozen class's `__hash__` carries `hash()` of a
-string, which Python salts per process. That literal is cached as a placeholder and put back
-into the code's constants on use (the compiler folds a negative literal into one constant);
+flags the generator's module compiles with. One part of attrs' source differs per process:
+a frozen class's `__hash__` carries `hash()` of a string, which Python salts per process.
+That literal is cached as a placeholder and put back into the code's constants on use (the
+compiler folds a negative literal into one constant);
 the one trace of it is the column span recorded for that constant, which cannot raise, so no
 traceback shows it. Whatever goes wrong with the file (missing, stale, corrupt, unwritable)
 means compiling as before; it is rewritten at exit only when something new was compiled.
