@@ -18,6 +18,9 @@ times another installation's `agent-env` script instead (e.g. a checkout of an e
 Byte-compiled modules are used (PYTHONDONTWRITEBYTECODE is unset; two warm-up rounds write
 them); every command runs in a scratch home, state folder and working folder.
 
+The processes each `run hello` starts are listed once at the end (under `strace -f`, when it
+is installed): how many, and the programs they run.
+
 Targets: `--version` within 150 ms of the bare interpreter with every in-tree plugin installed;
 `run hello` within 150 ms wall and at least 10x less total CPU than the existing product.
 """
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -61,6 +65,46 @@ def reference_script() -> str:
         install = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
     subprocess.run([*install, REFERENCE], check=True)
     return str(script)
+
+
+_LINE = re.compile(r"^(\d+) +(.*)$")
+
+
+def process_tree(cmd: list[str], env: dict[str, str], cwd: str) -> tuple[int, list[str]] | None:
+    """(processes `cmd` started, the programs they ran, in order) from one run under
+    `strace -f` (threads are not counted); None when strace is not installed."""
+    strace = shutil.which("strace")
+    if strace is None:
+        return None
+    with tempfile.NamedTemporaryFile("r", suffix=".strace") as trace:
+        subprocess.run(
+            [strace, "-f", "-qq", "-e", "trace=execve,clone,clone3,fork,vfork", "-o", trace.name]
+            + cmd,
+            env=env,
+            cwd=cwd,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=True,
+        )
+        lines = trace.read().splitlines()
+    started, programs = 0, []
+    pending: dict[str, str] = {}  # a call strace split around another process's output
+    for line in lines:
+        match = _LINE.match(line)
+        if match is None:
+            continue
+        pid, text = match.groups()
+        if text.endswith("<unfinished ...>"):
+            pending[pid] = text
+            continue
+        if text.startswith("<... "):
+            text = pending.pop(pid, "") + text
+        child = re.search(r"= (\d+)$", text)
+        if text.startswith(("clone(", "clone3(", "fork(", "vfork(")) and child:
+            started += "CLONE_THREAD" not in text
+        elif text.startswith("execve(") and text.endswith("= 0"):
+            programs.append(os.path.basename(text.split('"')[1]))
+    return started, programs[1:]  # the first exec is the command itself
 
 
 def _median(runs: list[TreeRun], field: str) -> float:
@@ -111,6 +155,7 @@ def main() -> int:
     plugins = sorted(
         f"{ep.name} ({ep.dist.name if ep.dist else '?'})" for ep in entry_points(group="agent_env")
     )
+    load_before = os.getloadavg()
     print(
         f"python {sys.version.split()[0]}, {opts.runs} rounds, "
         f"{len(plugins)} entry-point plugins: {', '.join(plugins) or 'none'}"
@@ -140,6 +185,14 @@ def main() -> int:
             f"{sum(r.outlived for r in runs) / len(runs):>9.1f}"
             f"{sum(r.left_running for r in runs):>7}"
         )
+    load_after = os.getloadavg()
+    print(
+        "load average (1, 5, 15 min) before "
+        + ", ".join(f"{x:.1f}" for x in load_before)
+        + "; after "
+        + ", ".join(f"{x:.1f}" for x in load_after)
+        + f" ({os.cpu_count()} CPUs)"
+    )
     over = wall["agent-env --version"] - wall[base]
     scan = wall["agent-env --help"] - wall["... --no-plugins --help"]
     print(f"loading entry-point plugins for --help costs {scan:.1f} ms")
@@ -162,6 +215,15 @@ def main() -> int:
             f"{other_label} / ours: wall x{wall[other_label] / wall[hello]:.2f}, "
             f"own cpu x{own[other_label] / own[hello]:.2f}, total cpu x{ratio:.2f}{verdict}"
         )
+    for label, cmd in cases:
+        if "run hello" not in label:
+            continue
+        tree = process_tree(cmd, env, str(scratch / "cwd"))
+        if tree is None:
+            print("strace is not installed: the processes run hello starts are not listed")
+            break
+        started, programs = tree
+        print(f"{label} starts {started} processes: {' '.join(programs)}")
     shutil.rmtree(scratch, ignore_errors=True)
     return 0
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -161,3 +162,76 @@ def test_the_console_scripts_help_imports_no_cattrs(tmp_path):
     modules = json.loads(out.read_text())
     assert "agent_env.cli.codecache" in modules
     assert "cattrs" not in modules
+
+
+#: A `bwrap` that notes the program it wraps (the word after `--`), then runs the real one.
+LOGGING_BWRAP = """#!/bin/sh
+for arg do
+  if [ "$seen" = 1 ]; then echo "$arg" >> {log}; break; fi
+  [ "$arg" = "--" ] && seen=1
+done
+exec {real} "$@"
+"""
+
+
+def test_run_hello_starts_one_bwrap_per_command_and_reads_its_indexes_once(tmp_path):
+    """What `run hello` starts: one bwrap for its one sandboxed command, and the trial bwrap
+    that says isolation works only until a success is remembered (a later run of the same
+    machine starts none); the console script fingerprints the installed distributions once
+    (the plugin manager and the bundle sources share the read)."""
+    from agent_env.testing.require import require
+
+    real = shutil.which("bwrap")
+    require(None if real else "bubblewrap is missing (scripts/services.sh)")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "bwrap.log"
+    (bin_dir / "bwrap").write_text(LOGGING_BWRAP.format(log=log, real=real))
+    (bin_dir / "bwrap").chmod(0o755)
+    code = (
+        "import sys\n"
+        "import agent_env.entrypoints as e\n"
+        "import agent_env.cli.main as m\n"
+        "calls = []\n"
+        "fingerprint = e._fingerprint\n"
+        "e._fingerprint = lambda: calls.append(1) or fingerprint()\n"
+        "import atexit; atexit.register(lambda: print('fingerprints', len(calls), file=sys.stderr))\n"
+        "sys.argv = ['agent-env', 'run', 'hello']\n"
+        "m.console()\n"
+    )
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "AGENT_ENV_HOME": str(tmp_path / "home"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),  # no probe remembered yet
+    }
+    wrapped = []
+    for _ in range(2):
+        log.write_text("")
+        result = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=tmp_path,
+            env=env,
+        )
+        assert result.returncode == 0, result.stderr
+        assert "hello  passed" in result.stdout
+        assert "fingerprints 1" in result.stderr.splitlines()
+        assert "NOT isolated" not in result.stderr
+        wrapped.append(log.read_text().splitlines())
+    assert wrapped == [["true", "bash"], ["bash"]]
+    # a changed bwrap executable is probed again
+    (bin_dir / "bwrap").write_text(LOGGING_BWRAP.format(log=log, real=real) + "\n")
+    log.write_text("")
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    assert log.read_text().splitlines() == ["true", "bash"]

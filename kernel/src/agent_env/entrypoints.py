@@ -29,6 +29,20 @@ PREFIX = "agent_env"
 #: Bumped when the index's layout changes (an old index is then a miss).
 INDEX_FORMAT = 1
 
+#: What `installed` found per `sys.path`, once `read_once()` was called (the console script:
+#: one command per process, where the plugin manager and the bundle sources each asked,
+#: fingerprinting every distribution twice); None: every call checks the fingerprint (an
+#: embedding process, tests, a server that outlives installs).
+_found_once: dict[tuple[str, ...], list[InstalledEntryPoint]] | None = None
+
+
+def read_once() -> None:
+    """Fingerprint and read the index at most once per `sys.path` in this process from now on
+    (for a process that runs one command: nothing it does installs on its own `sys.path`)."""
+    global _found_once
+    if _found_once is None:
+        _found_once = {}
+
 
 class InstalledEntryPoint:
     """One entry point: `group`, `name`, `value` (`module[:attr]`) and its distribution's
@@ -76,12 +90,17 @@ def _ours(group: str) -> bool:
 
 
 def _indexed() -> list[InstalledEntryPoint]:
+    key = tuple(sys.path)
+    if _found_once is not None and key in _found_once:
+        return list(_found_once[key])
     fingerprint = _fingerprint()
     index = _index_path()
     found = _read(index, fingerprint)
     if found is None:
         found = _scan()
         _write(index, fingerprint, found)
+    if _found_once is not None:
+        _found_once[key] = list(found)
     return found
 
 

@@ -150,6 +150,61 @@ def test_a_corrupt_cache_file_means_compiling(tmp_path):
     assert _probe(tmp_path, 1)["misses"] == 0  # rewritten whole at the first run's exit
 
 
+LINE_PROBE = textwrap.dedent(
+    """
+    import json, sys
+    from agent_env.cli import codecache
+
+    codecache.install(sys.argv[2], sys.argv[3:])
+    sys.path.insert(0, sys.argv[1])
+    import probe_models as pm
+
+    pm.Point(x=1, y="a")
+    print(json.dumps({**codecache.stats(), "file": codecache.path().name}))
+    codecache.save()
+    """
+)
+
+
+def _line(tmp_path: Path, *words: str) -> dict:
+    """Build the probe's classes with the cache installed for the command line `words`."""
+    (tmp_path / "mods").mkdir(exist_ok=True)
+    (tmp_path / "mods" / "probe_models.py").write_text(MODELS)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    done = subprocess.run(
+        [sys.executable, "-c", LINE_PROBE, str(tmp_path / "mods"), *words],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_each_command_line_loads_only_what_it_built_and_old_files_go(tmp_path):
+    hello = _line(tmp_path, "run", "hello")
+    assert hello["misses"] > 0 and hello["file"].endswith("-run-3610a686.marshal")
+    assert _line(tmp_path, "run", "hello")["misses"] == 0
+    # another bundle's run has a file of its own: it compiles once, leaves hello's alone
+    other = _line(tmp_path, "run", "./other")
+    assert other["misses"] > 0 and other["file"] != hello["file"]
+    assert _line(tmp_path, "run", "hello")["misses"] == 0
+    folder = tmp_path / "cache" / "agentenv" / "generated-code"
+    assert sorted(p.name for p in folder.iterdir()) == sorted([hello["file"], other["file"]])
+    # past MAX_FILES, a write drops the files loaded or written least recently
+    from agent_env.cli import codecache
+
+    for n in range(codecache.MAX_FILES + 3):
+        (folder / f"stale-{n}.marshal").write_bytes(b"")
+        os.utime(folder / f"stale-{n}.marshal", ns=(n, n))
+    assert _line(tmp_path, "run", "hello")["misses"] == 0  # loaded: the newest now
+    _line(tmp_path, "run", "third")
+    kept = {p.name for p in folder.iterdir()}
+    assert len(kept) == codecache.MAX_FILES
+    assert {hello["file"], other["file"]} <= kept and "stale-0.marshal" not in kept
+
+
 GC_PROBE = textwrap.dedent(
     """
     import atexit, gc, sys

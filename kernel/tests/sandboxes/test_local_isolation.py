@@ -140,6 +140,37 @@ async def test_without_bwrap_processes_run_unwrapped_and_untrusted_agents_are_re
     LocalProvider({}, home=tmp_path).refuse_untrusted("hostile")  # isolated: nothing to refuse
 
 
+async def test_a_probe_is_remembered_only_when_it_succeeds_and_for_that_bwrap(
+    tmp_path, monkeypatch
+):
+    """A bwrap that cannot create namespaces is probed (and refused) every time; one that can
+    is remembered in the cache folder, until the executable changes."""
+    from agent_env.sandboxes.local import isolation
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    fake = tmp_path / "bwrap"
+    refusing = "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n"
+    working = f'#!/bin/sh\nexec {shutil.which("bwrap")} "$@"\n'
+
+    def probe(script: str) -> isolation.Probe:
+        fake.write_text(script)
+        fake.chmod(0o755)
+        isolation.probe.cache_clear()  # a new process, as far as the probe knows
+        return isolation.probe(str(fake))
+
+    try:
+        found = probe(refusing)
+        assert not found.available and "No permissions to create new namespace" in found.reason
+        assert not isolation._known_good_file().exists()
+        assert probe(working).available
+        remembered = isolation._known_good_file().read_text()
+        assert str(fake) in remembered and "boot_id" in remembered
+        assert not probe(refusing).available  # another file: probed again, not trusted
+        assert isolation._known_good_file().read_text() == remembered
+    finally:
+        isolation.probe.cache_clear()
+
+
 async def test_a_bad_isolation_setting_is_refused_with_its_name(tmp_path):
     with pytest.raises(SandboxError, match=r"has unknown setting 'bwarp' \(did you mean 'bwrap'"):
         LocalProvider({"bwarp": "x"}, home=tmp_path)

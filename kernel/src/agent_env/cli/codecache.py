@@ -7,11 +7,13 @@ tenth of the command's CPU, redone identically by every process. Python caches t
 does the same for that generated source, in one file under the cache folder.
 
 What is cached is the code a fresh compile gives: the key is the source text itself and its
-file name, the file is per Python version (and per command, so each loads only what it
-builds), and the code is compiled with the flags the generator's module compiles with. One
-part of attrs' source differs per process: a frozen class's `__hash__` carries `hash()` of a
-string, which Python salts per process. That literal is cached as a placeholder and put back
-into the code's constants on use (the compiler folds a negative literal into one constant);
+file name, the file is per Python version and per command line (the command's word, plus a
+checksum of the words after it: `run hello` loads only what `run hello` builds, not what
+every bundle ever run built, 1.9 MB where it needs 0.5), and the code is compiled with the
+flags the generator's module compiles with. One part of attrs' source differs per process:
+a frozen class's `__hash__` carries `hash()` of a string, which Python salts per process.
+That literal is cached as a placeholder and put back into the code's constants on use (the
+compiler folds a negative literal into one constant);
 the one trace of it is the column span recorded for that constant, which cannot raise, so no
 traceback shows it. Whatever goes wrong with the file (missing, stale, corrupt, unwritable)
 means compiling as before; it is rewritten at exit only when something new was compiled.
@@ -23,8 +25,10 @@ import __future__
 import atexit
 import builtins
 import marshal
+import os
 import sys
-from collections.abc import Callable
+import zlib
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any
@@ -33,6 +37,9 @@ from typing import Any
 FORMAT = 1
 #: Entries kept: past this, a rewrite keeps only what the writing process used.
 LIMIT = 4000
+#: Files kept in the folder (one per command line): past this, a write drops the ones least
+#: recently loaded.
+MAX_FILES = 64
 #: The modules that generate code, and the builtin each calls with the source: it goes through
 #: the cache (dataclasses `exec`s the source of each generated method).
 GENERATORS = {"attr._make": "compile", "cattrs.gen": "compile", "dataclasses": "exec"}
@@ -50,18 +57,20 @@ _state: dict[str, Any] = {
     "hits": 0,
     "misses": 0,
     "command": "",
+    "detail": "",
 }
 
 
-def install(command: str = "") -> None:
+def install(command: str = "", detail: Sequence[str] = ()) -> None:
     """Route the code attrs, cattrs and dataclasses generate through the cache, once per
     process: a generator already imported is patched now, the others as they are imported
     (so installing imports nothing); one that is missing, or compiles another way, is left
-    alone."""
+    alone. `command` and `detail` (the words after it) choose the file (`path`)."""
     if _state["installed"]:
         return
     _state["installed"] = True
     _state["command"] = command
+    _state["detail"] = "\0".join(detail)
     pending = set()
     for name in GENERATORS:
         module = sys.modules.get(name)
@@ -116,15 +125,18 @@ class _PatchOnImport:
         return spec
 
 
-def path(command: str | None = None) -> Path:
-    """The cache file of this Python and `command` (the first word of the command line;
-    default: the installed one): bytecode is per version, and a command loads only its own."""
+def path(command: str | None = None, detail: Sequence[str] | None = None) -> Path:
+    """The cache file of this Python and command line: `command` (its first word) and `detail`
+    (the words after it); default: the installed ones. Bytecode is per version, and a command
+    line loads only what such a command line built."""
     from agent_env.paths import cache_dir
 
     tag = sys.implementation.cache_tag or "python"
     name = _state["command"] if command is None else command
     word = name if name.replace("-", "").isalnum() and len(name) <= 40 else "other"
-    return cache_dir() / "generated-code" / f"{tag}-{word or 'root'}.marshal"
+    rest = _state["detail"] if detail is None else "\0".join(detail)
+    suffix = f"-{zlib.crc32(rest.encode(errors='surrogateescape')):08x}" if rest else ""
+    return cache_dir() / "generated-code" / f"{tag}-{word or 'root'}{suffix}.marshal"
 
 
 def _future_flags(module: ModuleType) -> int:
@@ -222,9 +234,11 @@ def _swapped(const: Any, old: int, new: int) -> Any:
 def _load() -> None:
     _state["loaded"] = True
     try:
-        data = marshal.loads(path().read_bytes())
+        target = path()
+        data = marshal.loads(target.read_bytes())
         if data["format"] == FORMAT and data["python"] == sys.version:
             _entries.update(data["entries"])
+            os.utime(target)  # recently loaded: the last a full folder drops (`_prune`)
     except (OSError, ValueError, EOFError, KeyError, TypeError):
         pass
 
@@ -242,8 +256,22 @@ def save() -> None:
         target = path()
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(target, marshal.dumps(data), fsync=False)
+        _prune(target.parent)
     except (OSError, ValueError):
         pass
+
+
+def _prune(folder: Path) -> None:
+    """Keep the `MAX_FILES` files of `folder` loaded or written last (one per command line:
+    runs of throwaway bundles would otherwise add a file each, forever)."""
+    files = []
+    for item in folder.glob("*.marshal"):
+        try:
+            files.append((item.stat().st_mtime_ns, item))
+        except OSError:
+            continue
+    for _, item in sorted(files, reverse=True)[MAX_FILES:]:
+        item.unlink(missing_ok=True)
 
 
 def stats() -> dict[str, int]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import importlib
 import logging
+import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -63,11 +64,39 @@ class PluginInfo:
         return attrs.asdict(self)
 
 
+class HookManager(pluggy.PluginManager):
+    """pluggy's manager with a cheap scan of a module plugin's names.
+
+    `register` asks `parse_hookimpl_opts` about every name in the plugin's `dir()`, and pluggy
+    answers each through `inspect.getattr_static`: for a plugin module that also imports
+    agent-env's API, that was most of the cost of registering the in-tree plugins on every
+    command. A plain module's names are its `__dict__`, so an entry that is not a function
+    (a class, a constant, the `hookimpl` marker) is no hook, and a plain function is one
+    exactly when it carries the marker: the answers pluggy gives, read directly. Anything
+    else (a method wrapper, an object plugin) goes to pluggy's own lookup.
+    """
+
+    def parse_hookimpl_opts(self, plugin: Any, name: str) -> Any:
+        if type(plugin) is types.ModuleType:
+            value = plugin.__dict__.get(name, _ABSENT)
+            if value is not _ABSENT and not isinstance(value, _BOUND_KINDS):
+                if not isinstance(value, types.FunctionType):
+                    return None
+                opts = getattr(value, self.project_name + "_impl", None)
+                return opts if isinstance(opts, dict) else None
+        return super().parse_hookimpl_opts(plugin, name)
+
+
+_ABSENT = object()
+#: What pluggy binds specially; a module holding one is left to pluggy's own lookup.
+_BOUND_KINDS = (staticmethod, classmethod, types.MethodType)
+
+
 class PluginLoader:
     """Registers plugins with pluggy and keeps one `PluginInfo` per plugin name."""
 
     def __init__(self, *, disabled: Iterable[str], strict: bool):
-        self.pm = pluggy.PluginManager(hookspecs.PROJECT)
+        self.pm = HookManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
         self.disabled: set[str] = set(disabled)
         self.strict = strict
@@ -211,7 +240,8 @@ class PluginLoader:
             raise PluginError(f"plugin {info.name!r} cannot be registered: {exc}") from None
         except pluggy.PluginValidationError as exc:
             raise PluginError(f"plugin {info.name!r} has an invalid hook: {exc}") from None
-        unknown = self.unknown_hooks(info.name)
+        callers = self.pm.get_hookcallers(obj) or []  # one walk over every hook, not two
+        unknown = sorted(c.name for c in callers if not c.has_spec())
         if unknown:
             self.pm.unregister(name=info.name)
             known = [n for n in dir(hookspecs) if n.startswith("agentenv_")]
@@ -222,14 +252,8 @@ class PluginLoader:
                 )
             )
         info.config_sections = {s: dict(k) for s, k in sections.items()}
-        info.hooks = sorted(
-            caller.name for caller in self.pm.get_hookcallers(obj) or () if caller.has_spec()
-        )
+        info.hooks = sorted(c.name for c in callers if c.has_spec())
         self.plugins[info.name] = info
-
-    def unknown_hooks(self, name: str) -> list[str]:
-        plugin = self.pm.get_plugin(name)
-        return sorted(c.name for c in self.pm.get_hookcallers(plugin) or () if not c.has_spec())
 
     def unregister(self, name: str) -> None:
         """Unregister `name`'s hooks (if it has any registered); its `PluginInfo` stays."""

@@ -19,7 +19,10 @@ The network namespace is shared: envs, agents and the gateway talk over 127.0.0.
 
 `probe()` says once per process whether bwrap can run here (missing, or namespaces refused);
 the provider then runs processes unwrapped and the run refuses untrusted agents unless the user
-opted out (`[sandbox.local] allow_unisolated`, `agent-env run --allow-unisolated`).
+opted out (`[sandbox.local] allow_unisolated`, `agent-env run --allow-unisolated`). A success
+is remembered in the cache folder under what decides it (`probe_key`: the bwrap executable,
+the user, the kernel's boot, the namespaces and the limits this process runs under), so the
+next command on the same machine starts no trial `bwrap`; a failure is never remembered.
 """
 
 from __future__ import annotations
@@ -94,6 +97,9 @@ def probe(command: str = DEFAULT_BWRAP) -> Probe:
             "(apt-get install bubblewrap, dnf install bubblewrap)",
         )
     argv = [found, *_namespace_args(), *_system_binds(), "--", "true"]
+    key = probe_key(argv)
+    if key is not None and _known_good(key):
+        return Probe(found)
     try:
         done = subprocess.run(argv, capture_output=True, timeout=30, check=False)
     except (OSError, subprocess.TimeoutExpired) as e:
@@ -104,7 +110,77 @@ def probe(command: str = DEFAULT_BWRAP) -> Probe:
             None,
             f"{found} cannot create namespaces here ({detail[-1] if detail else done.returncode})",
         )
+    if key is not None:
+        _remember_good(key)
     return Probe(found)
+
+
+#: Files whose content decides whether unprivileged namespaces may be created (those that
+#: exist): the kernel's boot, and the knobs Linux, Debian and Ubuntu (AppArmor) add.
+_DECIDING_FILES = (
+    "/proc/sys/kernel/random/boot_id",
+    "/proc/sys/user/max_user_namespaces",
+    "/proc/sys/user/max_pid_namespaces",
+    "/proc/sys/user/max_mnt_namespaces",
+    "/proc/sys/kernel/unprivileged_userns_clone",
+    "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+)
+#: Lines of /proc/self/status that decide it for this process: its capabilities, seccomp.
+_DECIDING_STATUS = ("CapEff:", "CapBnd:", "NoNewPrivs:", "Seccomp:", "Seccomp_filters:")
+
+
+def probe_key(argv: Sequence[str]) -> str | None:
+    """What a successful probe with `argv` holds for: the executable (path and file identity),
+    the probe's arguments, the user, the kernel's boot, the namespaces this process runs in (a
+    container has its own), its capabilities and seccomp state, and the namespace limits. None
+    when part of it cannot be read (then the probe always runs)."""
+    try:
+        st = os.stat(argv[0])
+        parts = [
+            "\0".join(argv),
+            f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}",
+            f"uid={os.getuid()}",
+        ]
+        for ns in ("user", "mnt", "pid", "ipc", "uts", "cgroup"):
+            parts.append(f"{ns}={os.stat(f'/proc/self/ns/{ns}').st_ino}")
+        for path in _DECIDING_FILES:
+            try:
+                with open(path, encoding="ascii", errors="replace") as f:
+                    parts.append(f"{path}={f.read().strip()}")
+            except FileNotFoundError:
+                continue
+        with open("/proc/self/status", encoding="ascii", errors="replace") as f:
+            parts += [line.strip() for line in f if line.startswith(_DECIDING_STATUS)]
+    except OSError:
+        return None
+    return "\n".join(parts)
+
+
+def _known_good_file() -> Path:
+    from agent_env.paths import cache_dir
+
+    return cache_dir() / "bwrap-probe.txt"
+
+
+def _known_good(key: str) -> bool:
+    """Whether a probe succeeded under exactly `key` (kept by `_remember_good`)."""
+    try:
+        return _known_good_file().read_text(encoding="utf-8") == key
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _remember_good(key: str) -> None:
+    """Keep `key` as the one a probe succeeded under; a cache that cannot be written only
+    means probing again next time."""
+    try:
+        from agent_env.fsutil import atomic_write
+
+        path = _known_good_file()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, key, fsync=False)
+    except OSError:
+        pass
 
 
 def _namespace_args() -> list[str]:
