@@ -8,11 +8,15 @@ a repr or an error message, since they are credentials.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
+import os
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Literal
-from urllib.parse import urlsplit
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 import httpx
@@ -21,6 +25,67 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, Va
 from agentenv_protocol.data_objects import normalized_relative_path
 
 TRANSFER_TIMEOUT = httpx.Timeout(60.0, connect=30.0)
+#: On a grant whose URL names the holder's own staging: the path its own server serves it at.
+STAGING_PATH_HEADER = "AgentEnv-Staging-Path"
+_SERVING_PORT: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "agentenv_serving_port", default=None
+)
+
+
+@contextlib.contextmanager
+def serving_on(port: int) -> Iterator[None]:
+    """Mark the code inside (a request being served) as served on `port` of this machine."""
+    token = _SERVING_PORT.set(port)
+    try:
+        yield
+    finally:
+        _SERVING_PORT.reset(token)
+
+
+def serving_port() -> int | None:
+    """The port the request being served came in on, else `A2A_PORT` (set by AgentEnv on the
+    agents it deploys); None when neither names a valid port."""
+    port = _SERVING_PORT.get()
+    if port is not None:
+        return port
+    raw = os.environ.get("A2A_PORT", "").strip()
+    return int(raw) if raw.isdigit() and 0 < int(raw) < 65536 else None
+
+
+def loopback_url(url: str, headers: dict[str, str] | None) -> str | None:
+    """For a grant naming a path on its holder's own server (`AgentEnv-Staging-Path`, which the
+    URL's path must end with): that path on this machine's loopback, where the holder's server
+    listens; None for any other grant (a sandbox cannot always call its own public URL)."""
+    wanted = STAGING_PATH_HEADER.lower()
+    path = next((v for k, v in (headers or {}).items() if k.lower() == wanted), None)
+    port = serving_port()
+    if not path or not path.startswith("/") or port is None:
+        return None
+    parts = urlsplit(url)
+    if not parts.path.endswith(path):
+        return None
+    return urlunsplit(("http", f"127.0.0.1:{port}", path, parts.query, ""))
+
+
+def _headers_for(headers: dict[str, str] | None) -> dict[str, str]:
+    wanted = STAGING_PATH_HEADER.lower()
+    return {k: v for k, v in (headers or {}).items() if k.lower() != wanted}
+
+
+async def _request(
+    http: httpx.AsyncClient, method: str, url: str, headers: dict[str, str] | None, **kwargs: Any
+) -> httpx.Response:
+    """One request for a grant: to the holder's own server over loopback first when the grant
+    names its staging (any answer from there is final), else or when nothing listens there,
+    to the grant's URL."""
+    sent = {**kwargs.pop("extra_headers", {}), **_headers_for(headers)}
+    local = loopback_url(url, headers)
+    if local is not None:
+        try:
+            return await http.request(method, local, headers=sent, **kwargs)
+        except httpx.ConnectError:
+            pass
+    return await http.request(method, url, headers=sent, **kwargs)
 
 
 _LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
@@ -144,10 +209,17 @@ async def upload(target: WriteObject, source: Path | str | bytes) -> Uploaded:
     _check_unexpired(target.write.expires_at)
     body = _read_source(source)
     _check_size(len(body), target.max_bytes, "the upload")
-    headers = {"Content-Type": target.media_type, **(target.write.headers or {})}
+    grant = target.write
     try:
         async with httpx.AsyncClient(timeout=TRANSFER_TIMEOUT) as http:
-            response = await http.put(target.write.url, content=body, headers=headers)
+            response = await _request(
+                http,
+                "PUT",
+                grant.url,
+                grant.headers,
+                content=body,
+                extra_headers={"Content-Type": target.media_type},
+            )
     except httpx.HTTPError as e:
         raise TransferError(f"the upload failed: {type(e).__name__}") from None
     _raise_for_status(response, "upload")
@@ -159,7 +231,7 @@ async def download(source: ReadObject, destination: Path | str) -> Path:
     _check_unexpired(source.read.expires_at)
     try:
         async with httpx.AsyncClient(timeout=TRANSFER_TIMEOUT) as http:
-            response = await http.get(source.read.url, headers=source.read.headers or {})
+            response = await _request(http, "GET", source.read.url, source.read.headers)
     except httpx.HTTPError as e:
         raise TransferError(f"the download failed: {type(e).__name__}") from None
     _raise_for_status(response, "download")
@@ -196,23 +268,29 @@ class NamespaceUploader:
             raise TransferError(f"the grant allows {grant.max_objects} object(s), all used")
         _check_size(len(body), grant.max_object_bytes, f"object {path!r}")
         _check_size(self.total_bytes + len(body), grant.max_total_bytes, "the namespace total")
-        await anyio.to_thread.run_sync(self._post, f"{grant.root_path}/{path}", body)
+        local = loopback_url(grant.write.url, grant.write.headers)  # before leaving this context
+        await anyio.to_thread.run_sync(self._post, f"{grant.root_path}/{path}", body, local)
         self.objects += 1
         self.total_bytes += len(body)
         return Uploaded(size_bytes=len(body), sha256=hashlib.sha256(body).hexdigest())
 
-    def _post(self, key: str, body: bytes) -> None:
+    def _post(self, key: str, body: bytes, local: str | None) -> None:
         policy = self.grant.write
         # The key must precede the file: POST-policy stores read the form in order.
         form = {**policy.fields, policy.path_field: key}
+        request = {
+            "data": form,
+            "files": {policy.file_field: (key.rsplit("/", 1)[-1], body)},
+            "headers": _headers_for(policy.headers),
+        }
         try:
             with httpx.Client(timeout=TRANSFER_TIMEOUT) as http:
-                response = http.post(
-                    policy.url,
-                    data=form,
-                    files={policy.file_field: (key.rsplit("/", 1)[-1], body)},
-                    headers=policy.headers or {},
-                )
+                response = None
+                if local is not None:
+                    with contextlib.suppress(httpx.ConnectError):
+                        response = http.post(local, **request)
+                if response is None:
+                    response = http.post(policy.url, **request)
         except httpx.HTTPError as e:
             raise TransferError(f"the upload of {key!r} failed: {type(e).__name__}") from None
         _raise_for_status(response, f"upload of {key!r}")
@@ -232,3 +310,23 @@ def write_namespace_grant(value: object) -> WriteNamespaceGrant:
             where = ".".join(["write_namespace", *map(str, item["loc"])])
             problems.append(f"{where}: {item['msg'].removeprefix('Value error, ')}")
         raise ValueError("; ".join(problems)) from None
+
+
+class ServingPortMiddleware:
+    """ASGI middleware marking each request with `serving_on(the port it came in on)`, so the
+    transfer helpers reach the server's own staging over loopback; `on_port` hears each port."""
+
+    def __init__(self, app: Any, on_port: Any = None) -> None:
+        self.app = app
+        self.on_port = on_port
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        server = scope.get("server") if scope["type"] in ("http", "websocket") else None
+        port = server[1] if server and isinstance(server[1], int) else None
+        if port is None:
+            await self.app(scope, receive, send)
+            return
+        if self.on_port is not None:
+            self.on_port(port)
+        with serving_on(port):
+            await self.app(scope, receive, send)

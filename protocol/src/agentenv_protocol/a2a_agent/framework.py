@@ -182,6 +182,7 @@ class A2AAgentApplication:
 def create_app(agent: AgentEnvAgent) -> Any:
     """The Starlette app serving `agent`: A2A at /a2a, its card, and its extensions."""
     from starlette.applications import Starlette
+    from starlette.middleware import Middleware
     from starlette.routing import Route
 
     from agentenv_protocol.agent.server import a2a_routes
@@ -197,6 +198,13 @@ def create_app(agent: AgentEnvAgent) -> Any:
         by_path.setdefault(op.definition.path, {})[op.definition.method] = op
     for path, ops in by_path.items():
         routes.append(Route(path, _operation_endpoint(application, ops), methods=list(ops)))
+    from agentenv_protocol.a2a_agent import peer_agents, staging
+    from agentenv_protocol.transfers import ServingPortMiddleware
+
+    routes += staging.attach(application, routes)
+    peers = peer_agents.attach(application)
+    if peers is not None:
+        routes += peers.routes()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any):
@@ -205,6 +213,8 @@ def create_app(agent: AgentEnvAgent) -> Any:
         async with contextlib.AsyncExitStack() as stack:
             if definition.lifespan is not None:
                 await stack.enter_async_context(definition.lifespan(app))
+            if peers is not None:
+                await stack.enter_async_context(peers.running())
             async with anyio.create_task_group() as group:
                 application.runtime.task_group = group
                 try:
@@ -213,7 +223,9 @@ def create_app(agent: AgentEnvAgent) -> Any:
                     application.runtime.task_group = None
                     group.cancel_scope.cancel()
 
-    app = Starlette(routes=routes, lifespan=lifespan)
+    on_port = peers.note_port if peers is not None else None
+    middleware = [Middleware(ServingPortMiddleware, on_port=on_port)]
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
     app.state.agentenv_a2a = application
     return app
 

@@ -147,6 +147,8 @@ def summary(answer: dict[str, Any], *, history: bool = False) -> dict[str, Any]:
         return reply | ({"parts": others} if others else {})
     status = answer.get("status") if isinstance(answer.get("status"), dict) else {}
     state = status.get("state", "unknown")
+    if state == "submitted":  # accepted and underway: to the model, one state of not done yet
+        state = "working"
     reply = {"task_id": answer.get("id"), "context_id": answer.get("contextId"), "state": state}
     if state in TERMINAL_STATES or state in WAITING_STATES:
         parts = [p for a in answer.get("artifacts") or [] for p in (a or {}).get("parts") or []]
@@ -188,6 +190,8 @@ class PeerAgents:
         self.raw: list[dict[str, Any]] = []
         self.tasks: collections.OrderedDict[str, _Tracked] = collections.OrderedDict()
         self.live = False
+        self.servers: dict[str, Any] | None = None  # the task MCP servers it is listed in
+        self.port: int | None = None
 
     # --- the extension's two operations --------------------------------------------------------
     def set_table(self, request: PeerAgentsSetRequest) -> dict[str, Any]:
@@ -206,6 +210,12 @@ class PeerAgents:
     def mcp_server(port: int) -> dict[str, Any]:
         """The `mcp_servers` entry a task gets: the tools on this agent's own port, over loopback."""
         return {"url": f"http://127.0.0.1:{port}{PEER_MCP_PATH}", "headers": None}
+
+    def note_port(self, port: int) -> None:
+        """The agent's server took a request on `port`: its tasks reach the tools there."""
+        if self.servers is not None and port != self.port:
+            self.port = port
+            self.servers[PEER_MCP_SERVER_NAME] = self.mcp_server(port)
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -361,3 +371,51 @@ TOOL_NAMES: tuple[str, ...] = (
     "peer_get_task",
     "peer_cancel_task",
 )
+
+
+def sdk_handlers(runtime: Any) -> dict[tuple[str, str], Any]:
+    """The SDK's `set` and `list` of peer-agents/v1 (the registry's default handlers)."""
+    from pydantic import ValidationError
+
+    from agentenv_protocol.a2a_agent.defaults import OperationError, as_dict, pydantic_message
+    from agentenv_protocol.agent.extensions import PEER_AGENTS_URI
+
+    peers = _peers_of(runtime)
+
+    async def set_table(request: Any = None) -> dict[str, Any]:
+        try:
+            table = PeerAgentsSetRequest.model_validate(as_dict(request))
+        except ValidationError as e:
+            raise OperationError(400, f"invalid peer table: {pydantic_message(e)}") from None
+        try:
+            return peers.set_table(table)
+        except ValueError as e:
+            raise OperationError(400, str(e)) from None
+
+    async def list_table(request: Any = None) -> dict[str, Any]:
+        return peers.table()
+
+    return {(PEER_AGENTS_URI, "set"): set_table, (PEER_AGENTS_URI, "list"): list_table}
+
+
+def _peers_of(runtime: Any) -> PeerAgents:
+    peers = getattr(runtime, "peer_agents", None)
+    if peers is None:
+        peers = runtime.peer_agents = PeerAgents()
+    return peers
+
+
+def attach(application: Any) -> PeerAgents | None:
+    """The SDK's peer tools for an agent that turns peer-agents/v1 on without handlers of its
+    own (None otherwise): registered as the task MCP server `peer_agents`."""
+    from agentenv_protocol.agent.extensions import PEER_AGENTS_URI
+    from agentenv_protocol.agent.types import DEFAULT_AGENT_PORT
+    from agentenv_protocol.transfers import serving_port
+
+    registered = application.registry.get(PEER_AGENTS_URI)
+    if registered is None or any(op.method_name for op in registered.operations):
+        return None
+    peers = _peers_of(application.runtime)
+    peers.servers = application.runtime.mcp_servers
+    peers.note_port(serving_port() or DEFAULT_AGENT_PORT)
+    return peers

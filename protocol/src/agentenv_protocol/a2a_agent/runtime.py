@@ -59,10 +59,13 @@ class AgentRuntime:
         self._running: dict[str, anyio.CancelScope] = {}
         self._locks: dict[str, anyio.Lock] = {}
         self.task_group: Any = None  # set while the app's lifespan runs
+        self.card_extensions: list[dict[str, Any]] = []  # served beside the registry's (staging)
 
     # --- what the A2A server asks of an agent -----------------------------------------
     def card(self, base_url: str) -> dict[str, Any]:
-        return self.definition.card(base_url)
+        card = self.definition.card(base_url)
+        card["capabilities"]["extensions"] += self.card_extensions
+        return card
 
     async def send(self, params: dict[str, Any]) -> dict[str, Any]:
         """message/send: run the task (blocking unless configuration.blocking is false)."""

@@ -198,11 +198,9 @@ class StagingStore:
                 raise StagingError(409, f"{parent!r} is a staged object, not a prefix")
 
     def _put(self, staging_id: str, path: str, staged: StagedObject) -> None:
-        objects = self._index.setdefault(staging_id, {})
-        old = objects.get(path)
-        if old is not None:
-            self._drop(staging_id, path)
-        objects[path] = staged
+        if path in self._index.get(staging_id, {}):
+            self._drop(staging_id, path)  # the replaced copy is freed once the new one landed
+        self._index.setdefault(staging_id, {})[path] = staged
         self._prefixes.setdefault(staging_id, Counter()).update(_parents(path))
 
     # --- deleting -----------------------------------------------------------------------------
@@ -270,3 +268,22 @@ def staging_routes(store: StagingStore) -> list[Any]:
     from agentenv_protocol.a2a_agent._staging_http import routes
 
     return routes(store) if store.enabled else []
+
+
+def attach(application: Any, routes: list[Any]) -> list[Any]:
+    """The staging routes an SDK agent's app serves (none when `AGENTENV_STAGING_MAX_BYTES` is
+    0), its card entry added; ValueError when one of the agent's own `routes` lies under them."""
+    limit = staging_limit()
+    if limit == 0:
+        return []
+    for route in routes:
+        path = getattr(route, "path", "")
+        if under_staging(path):
+            raise ValueError(
+                f"{type(application.agent).__name__}: the route {path} conflicts with the "
+                f"staging routes at {STAGING_ENDPOINT}; move it, or turn staging off with "
+                f"{MAX_BYTES_ENV}=0"
+            )
+    application.staging = StagingStore(limit)
+    application.runtime.card_extensions.append(staging_extension())
+    return staging_routes(application.staging)
