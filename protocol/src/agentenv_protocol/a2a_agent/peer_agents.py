@@ -38,6 +38,7 @@ _REQUEST_TIMEOUT_SECONDS = 30.0
 #: by this much, never by a whole request timeout.
 _LAST_POLL_TIMEOUT_SECONDS = 5.0
 _POLL_INTERVAL_SECONDS = 0.5
+_FIRST_POLL_SECONDS = 0.05
 _MAX_TRACKED_TASKS = 512
 
 TERMINAL_STATES = frozenset({"completed", "failed", "canceled", "rejected"})
@@ -302,11 +303,13 @@ class PeerAgents:
         rpc = rpc_url(peer.url)
         answer = summary(await _budgeted(_send(rpc, self._message(prompt, parts, context_id))))
         self._track(peer, answer)
+        pause = _FIRST_POLL_SECONDS
         while answer["state"] not in TERMINAL_STATES | WAITING_STATES and "task_id" in answer:
             left = deadline - time.monotonic()
             if left <= 0:
                 break
-            await anyio.sleep(min(_POLL_INTERVAL_SECONDS, left))
+            await anyio.sleep(min(pause, _POLL_INTERVAL_SECONDS, left))
+            pause *= 2  # a quick answer is seen quickly, a slow one is not polled hard
             left = deadline - time.monotonic()
             if left <= 0:
                 break
