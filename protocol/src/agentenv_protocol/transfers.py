@@ -12,7 +12,7 @@ import contextlib
 import contextvars
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -314,11 +314,12 @@ def write_namespace_grant(value: object) -> WriteNamespaceGrant:
 
 class ServingPortMiddleware:
     """ASGI middleware marking each request with `serving_on(the port it came in on)`, so the
-    transfer helpers reach the server's own staging over loopback; `on_port` hears each port."""
+    transfer helpers reach the server's own staging over loopback; each of `on_port` hears
+    the port first."""
 
-    def __init__(self, app: Any, on_port: Any = None) -> None:
+    def __init__(self, app: Any, on_port: Iterable[Callable[[int], None]] = ()) -> None:
         self.app = app
-        self.on_port = on_port
+        self.on_port = tuple(on_port)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         server = scope.get("server") if scope["type"] in ("http", "websocket") else None
@@ -326,7 +327,7 @@ class ServingPortMiddleware:
         if port is None:
             await self.app(scope, receive, send)
             return
-        if self.on_port is not None:
-            self.on_port(port)
+        for listener in self.on_port:
+            listener(port)
         with serving_on(port):
             await self.app(scope, receive, send)

@@ -40,6 +40,7 @@ from agentenv_protocol.a2a_agent.registry import (
     RegisteredOperation,
     build_registry,
 )
+from agentenv_protocol.a2a_agent.services import services_for
 from agentenv_protocol.a2a_agent.tasks import AgentConfig
 from agentenv_protocol.agent.types import A2A_PATH, DEFAULT_AGENT_PORT
 
@@ -67,7 +68,8 @@ class AgentDefinition:
     streaming: bool = False
     lifespan: Callable[[Any], contextlib.AbstractAsyncContextManager] | None = None
 
-    def card(self, base_url: str) -> dict[str, Any]:
+    def card(self, base_url: str, extra: Iterable[dict[str, Any]] = ()) -> dict[str, Any]:
+        """The agent card; `extra` are the card entries of the SDK's services."""
         ident = self.identity
         skills = list(ident.skills) or [
             {"id": ident.name, "name": ident.name, "description": ident.description, "tags": []}
@@ -83,7 +85,10 @@ class AgentDefinition:
                 "streaming": self.streaming,
                 "pushNotifications": False,
                 "stateTransitionHistory": False,
-                "extensions": [e.card_entry(self.config) for e in self.registry.extensions],
+                "extensions": [
+                    *(e.card_entry(self.config) for e in self.registry.extensions),
+                    *extra,
+                ],
             },
             "defaultInputModes": list(ident.input_modes),
             "defaultOutputModes": list(ident.output_modes),
@@ -186,35 +191,34 @@ def create_app(agent: AgentEnvAgent) -> Any:
     from starlette.routing import Route
 
     from agentenv_protocol.agent.server import a2a_routes
+    from agentenv_protocol.transfers import ServingPortMiddleware
 
     definition = getattr(type(agent), "__agentenv_definition__", None)
     if definition is None:
         raise TypeError(f"{type(agent).__name__} is not decorated with @a2a_agent")
     application = A2AAgentApplication(agent)
     agent._agentenv_a2a_application = application  # type: ignore[attr-defined]
+    services = services_for(application)
+    application.runtime.card_entries = [e for s in services for e in s.card_entries]
     routes = a2a_routes(application.runtime)
     by_path: dict[str, dict[str, RegisteredOperation]] = {}
     for op in application.registry.operations():
         by_path.setdefault(op.definition.path, {})[op.definition.method] = op
     for path, ops in by_path.items():
         routes.append(Route(path, _operation_endpoint(application, ops), methods=list(ops)))
-    from agentenv_protocol.a2a_agent import peer_agents, staging
-    from agentenv_protocol.transfers import ServingPortMiddleware
-
-    routes += staging.attach(application, routes)
-    peers = peer_agents.attach(application)
-    if peers is not None:
-        routes += peers.routes()
+    for service in services:
+        routes.extend(service.routes)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any):
         import anyio
 
         async with contextlib.AsyncExitStack() as stack:
+            for service in services:
+                if service.lifespan is not None:
+                    await stack.enter_async_context(service.lifespan(app))
             if definition.lifespan is not None:
                 await stack.enter_async_context(definition.lifespan(app))
-            if peers is not None:
-                await stack.enter_async_context(peers.running())
             async with anyio.create_task_group() as group:
                 application.runtime.task_group = group
                 try:
@@ -223,8 +227,8 @@ def create_app(agent: AgentEnvAgent) -> Any:
                     application.runtime.task_group = None
                     group.cancel_scope.cancel()
 
-    on_port = peers.note_port if peers is not None else None
-    middleware = [Middleware(ServingPortMiddleware, on_port=on_port)]
+    listeners = [s.on_port for s in services if s.on_port is not None]
+    middleware = [Middleware(ServingPortMiddleware, on_port=listeners)]
     app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
     app.state.agentenv_a2a = application
     return app

@@ -408,9 +408,11 @@ def _peers_of(runtime: Any) -> PeerAgents:
     return peers
 
 
-def attach(application: Any) -> PeerAgents | None:
-    """The SDK's peer tools for an agent that turns peer-agents/v1 on without handlers of its
-    own (None otherwise): registered as the task MCP server `peer_agents`."""
+def a2a_service(application: Any) -> Any:
+    """The SDK's peer tools (`services.py`) for an agent that turns peer-agents/v1 on without
+    handlers of its own (None otherwise): their route, live during the app's lifespan, and the
+    task MCP server `peer_agents` on the port each request comes in on."""
+    from agentenv_protocol.a2a_agent.services import Service
     from agentenv_protocol.agent.extensions import PEER_AGENTS_URI
     from agentenv_protocol.agent.types import DEFAULT_AGENT_PORT
     from agentenv_protocol.transfers import serving_port
@@ -421,4 +423,10 @@ def attach(application: Any) -> PeerAgents | None:
     peers = _peers_of(application.runtime)
     peers.servers = application.runtime.mcp_servers
     peers.note_port(serving_port() or DEFAULT_AGENT_PORT)
-    return peers
+    return Service(
+        name="peer-agents tools",
+        routes=tuple(peers.routes()),
+        prefix=PEER_MCP_PATH,
+        lifespan=lambda app: peers.running(),
+        on_port=peers.note_port,
+    )

@@ -59,13 +59,11 @@ class AgentRuntime:
         self._running: dict[str, anyio.CancelScope] = {}
         self._locks: dict[str, anyio.Lock] = {}
         self.task_group: Any = None  # set while the app's lifespan runs
-        self.card_extensions: list[dict[str, Any]] = []  # served beside the registry's (staging)
+        self.card_entries: list[dict[str, Any]] = []  # the SDK services' entries
 
     # --- what the A2A server asks of an agent -----------------------------------------
     def card(self, base_url: str) -> dict[str, Any]:
-        card = self.definition.card(base_url)
-        card["capabilities"]["extensions"] += self.card_extensions
-        return card
+        return self.definition.card(base_url, self.card_entries)
 
     async def send(self, params: dict[str, Any]) -> dict[str, Any]:
         """message/send: run the task (blocking unless configuration.blocking is false)."""

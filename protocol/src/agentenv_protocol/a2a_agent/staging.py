@@ -270,20 +270,19 @@ def staging_routes(store: StagingStore) -> list[Any]:
     return routes(store) if store.enabled else []
 
 
-def attach(application: Any, routes: list[Any]) -> list[Any]:
-    """The staging routes an SDK agent's app serves (none when `AGENTENV_STAGING_MAX_BYTES` is
-    0), its card entry added; ValueError when one of the agent's own `routes` lies under them."""
+def a2a_service(application: Any) -> Any:
+    """The staging service of an SDK agent's app (`services.py`): the routes and the card entry,
+    or None when `AGENTENV_STAGING_MAX_BYTES` is 0. An agent operation under `/ext/staging`
+    then fails `create_app` naming it."""
+    from agentenv_protocol.a2a_agent.services import Service
+
     limit = staging_limit()
     if limit == 0:
-        return []
-    for route in routes:
-        path = getattr(route, "path", "")
-        if under_staging(path):
-            raise ValueError(
-                f"{type(application.agent).__name__}: the route {path} conflicts with the "
-                f"staging routes at {STAGING_ENDPOINT}; move it, or turn staging off with "
-                f"{MAX_BYTES_ENV}=0"
-            )
+        return None
     application.staging = StagingStore(limit)
-    application.runtime.card_extensions.append(staging_extension())
-    return staging_routes(application.staging)
+    return Service(
+        name="staging",
+        routes=tuple(staging_routes(application.staging)),
+        card_entries=(staging_extension(),),
+        prefix=STAGING_ENDPOINT,
+    )
