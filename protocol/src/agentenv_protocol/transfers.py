@@ -278,19 +278,16 @@ class NamespaceUploader:
         policy = self.grant.write
         # The key must precede the file: POST-policy stores read the form in order.
         form = {**policy.fields, policy.path_field: key}
-        request = {
-            "data": form,
-            "files": {policy.file_field: (key.rsplit("/", 1)[-1], body)},
-            "headers": _headers_for(policy.headers),
-        }
+        files = {policy.file_field: (key.rsplit("/", 1)[-1], body)}
+        headers = _headers_for(policy.headers)
         try:
             with httpx.Client(timeout=TRANSFER_TIMEOUT) as http:
                 response = None
                 if local is not None:
                     with contextlib.suppress(httpx.ConnectError):
-                        response = http.post(local, **request)
+                        response = http.post(local, data=form, files=files, headers=headers)
                 if response is None:
-                    response = http.post(policy.url, **request)
+                    response = http.post(policy.url, data=form, files=files, headers=headers)
         except httpx.HTTPError as e:
             raise TransferError(f"the upload of {key!r} failed: {type(e).__name__}") from None
         _raise_for_status(response, f"upload of {key!r}")

@@ -150,7 +150,7 @@ def routes(peers: PeerAgents) -> list[Route]:
     async def tools_call(params: dict, *context: Any) -> dict:
         tool = params.get("name")
         try:
-            if tool not in _BY_NAME:
+            if not isinstance(tool, str) or tool not in _BY_NAME:
                 raise PeerError(f"unknown tool {tool!r}. Tools: {', '.join(_BY_NAME)}")
             arguments = check_arguments(tool, params.get("arguments") or {})
             value = await peers.call(tool, arguments)

@@ -104,7 +104,7 @@ class _FormReader:
         self._events: collections.deque[tuple[str, bytes]] = collections.deque()
         names = ("part_begin", "header_field", "header_value", "headers_finished", "part_data")
         callbacks = {f"on_{name}": self._noter(name) for name in (*names, "part_end")}
-        self._parser = MultipartParser(boundary, callbacks)
+        self._parser = MultipartParser(boundary, callbacks)  # type: ignore[arg-type]
         self._stream = request.stream().__aiter__()
         self._ended = False
 

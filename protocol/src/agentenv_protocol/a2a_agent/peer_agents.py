@@ -146,15 +146,15 @@ def summary(answer: dict[str, Any], *, history: bool = False) -> dict[str, Any]:
         reply = {"context_id": answer.get("contextId"), "state": "completed"}
         reply["response"] = "\n".join(texts)
         return reply | ({"parts": others} if others else {})
-    status = answer.get("status") if isinstance(answer.get("status"), dict) else {}
+    status = _object(answer.get("status"))
     state = status.get("state", "unknown")
     if state == "submitted":  # accepted and underway: to the model, one state of not done yet
         state = "working"
     reply = {"task_id": answer.get("id"), "context_id": answer.get("contextId"), "state": state}
     if state in TERMINAL_STATES or state in WAITING_STATES:
-        parts = [p for a in answer.get("artifacts") or [] for p in (a or {}).get("parts") or []]
-        message = status.get("message") if isinstance(status.get("message"), dict) else {}
-        texts, others = _text_and_parts(parts or message.get("parts"))
+        artifacts = answer.get("artifacts") or []
+        parts = [p for a in artifacts for p in _object(a).get("parts") or []]
+        texts, others = _text_and_parts(parts or _object(status.get("message")).get("parts"))
         reply["response"] = "\n".join(texts)
         if others:
             reply["parts"] = others
@@ -165,6 +165,10 @@ def summary(answer: dict[str, Any], *, history: bool = False) -> dict[str, Any]:
             if isinstance(m, dict)
         ]
     return reply
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _clean_parts(parts: Any) -> list[dict[str, Any]]:
