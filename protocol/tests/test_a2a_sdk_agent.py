@@ -37,6 +37,8 @@ from agentenv_protocol.a2a_agent import (
     TaskProgress,
     TaskRequest,
     TaskResult,
+    TextPart,
+    Usage,
     WriteOnly,
     a2a_agent,
     create_app,
@@ -223,11 +225,21 @@ def test_trajectory_per_task_and_per_context(served) -> None:
     assert client.post("/ext/trajectory", json={"task_id": "unknown"}).status_code == 404
 
 
-def test_an_agent_that_raises_fails_its_task_and_the_server_goes_on(served) -> None:
+def test_an_agent_that_raises_fails_its_task_opaquely_and_the_server_goes_on(
+    served, caplog
+) -> None:
     _, client = served
-    task = client.post("/a2a", json=rpc("message/send", message(text("boom")))).json()["result"]
+    answer = client.post("/a2a", json=rpc("message/send", message(text("boom"))))
+    task = answer.json()["result"]
     assert task["status"]["state"] == "failed"
-    assert "RuntimeError: the probe broke" in task["status"]["message"]["parts"][0]["text"]
+    (error,) = [p["data"] for p in task["status"]["message"]["parts"]]
+    assert (error["error_type"], error["error_code"]) == (
+        "infra_error",
+        "framework.unhandled_exception",
+    )
+    correlation = error["error_message"].rsplit(" ", 1)[-1]
+    assert len(correlation) == 32 and correlation in caplog.text  # the log has the detail
+    assert "the probe broke" not in answer.text and "the probe broke" in caplog.text
     again = client.post("/a2a", json=rpc("message/send", message(text("fine")))).json()["result"]
     assert again["status"]["state"] == "completed"
 
@@ -358,6 +370,13 @@ def _decorate(**kwargs: Any):
     return define
 
 
+def _custom(uri: str, method: str, path: str):
+    async def handler(self) -> dict:
+        return {}
+
+    return custom_extension(uri=uri, operation="op", method=method, path=path)(handler)
+
+
 def _mark(reference):
     async def handler(self, request: Any = None) -> dict:
         return {}
@@ -383,14 +402,29 @@ def _mark(reference):
         (
             {},
             {
-                "a": custom_extension(
-                    uri="urn:test:one/v1", operation="x", method="GET", path="/ext/same"
-                )(lambda self: {}),
-                "b": custom_extension(
-                    uri="urn:test:two/v1", operation="y", method="GET", path="/ext/same"
-                )(lambda self: {}),
+                "a": _custom("urn:test:one/v1", "GET", "/ext/same"),
+                "b": _custom("urn:test:two/v1", "GET", "/ext/same"),
             },
             "GET /ext/same is claimed by both",
+        ),
+        (
+            {},
+            {"a2a": _custom("urn:test:a/v1", "POST", "/a2a")},
+            "conflicts with the A2A JSON-RPC route",
+        ),
+        (
+            {},
+            {"card": _custom("urn:test:c/v1", "GET", "/.well-known/agent-card.json")},
+            "conflicts with the agent card route",
+        ),
+        (
+            {},
+            {
+                "sync": custom_extension(
+                    uri="urn:test:s/v1", operation="s", method="GET", path="/ext/s"
+                )(lambda self: {})
+            },
+            "Broken.sync handles urn:test:s/v1 's' and must be an async function",
         ),
     ],
     ids=[
@@ -399,6 +433,9 @@ def _mark(reference):
         "config-override-without-config",
         "skill-config",
         "route-clash",
+        "shadows-a2a",
+        "shadows-card",
+        "sync-handler",
     ],
 )
 def test_mistakes_in_an_agent_class_fail_when_it_is_decorated(kwargs, body, problem) -> None:
@@ -421,7 +458,7 @@ def test_wrong_decorator_arguments_are_type_errors_naming_them() -> None:
     with pytest.raises(AttributeError, match="did you mean 'list'"):
         NOTES.lst  # noqa: B018
     with pytest.raises(TypeError, match="TaskResult.parts\\[0\\]"):
-        TaskResult(parts=("text",))
+        TaskResult.success(parts=("text",))
 
 
 AGENT_SCRIPT = textwrap.dedent(
@@ -474,3 +511,225 @@ async def test_our_a2a_client_drives_an_sdk_agent_served_by_uvicorn(tmp_path) ->
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+STREAMING_SCRIPT = textwrap.dedent(
+    """
+    import asyncio
+    from agentenv_protocol.a2a_agent import (
+        AgentEnvAgent, AgentIdentity, TaskProgress, TaskRequest, TaskResult, a2a_agent,
+    )
+
+    @a2a_agent(identity=AgentIdentity(name="slow-stream", description="d", version="1"))
+    class SlowStream(AgentEnvAgent):
+        async def run(self, request: TaskRequest):
+            yield TaskProgress.text("started")
+            await asyncio.sleep(0.5)
+            yield TaskProgress.text("halfway")
+            yield TaskResult.text("finished anyway")
+
+    SlowStream().serve()
+    """
+)
+
+
+@pytest.mark.anyio
+async def test_a_stream_client_that_leaves_does_not_stop_the_task(tmp_path) -> None:
+    script = tmp_path / "slow_stream.py"
+    script.write_text(STREAMING_SCRIPT)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "A2A_HOST": "127.0.0.1", "PORT": str(port)}
+    proc = subprocess.Popen([sys.executable, str(script)], env=env, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        async with httpx.AsyncClient(timeout=10) as http:
+            for _ in range(300):
+                try:
+                    await http.get(url + "/health")
+                    break
+                except httpx.TransportError:
+                    await asyncio.sleep(0.05)
+            request = rpc("message/stream", message(text("go")))
+            async with http.stream("POST", url + "/a2a", json=request) as response:
+                async for line in response.aiter_lines():
+                    if line.startswith("data: "):
+                        first = json.loads(line[len("data: ") :])["result"]
+                        break  # leave after the first event
+            assert first["kind"] == "task"
+            for _ in range(100):
+                got = await http.post(url + "/a2a", json=rpc("tasks/get", {"id": first["id"]}))
+                task = got.json()["result"]
+                if task["status"]["state"] == "completed":
+                    break
+                await asyncio.sleep(0.05)
+            assert task["status"]["message"]["parts"] == [
+                {"kind": "text", "text": "finished anyway"}
+            ]
+            assert proc.poll() is None  # the server is still up
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_prompts_to_one_context_run_one_at_a_time(served) -> None:
+    agent, client = served
+    agent.release = asyncio.Event()
+    context = {"context_id": "ctx-serial", "configuration": {"blocking": False}}
+    held = client.post("/a2a", json=rpc("message/send", message(text("hold"), **context)))
+    queued = client.post("/a2a", json=rpc("message/send", message(text("next"), **context)))
+    held_id, queued_id = held.json()["result"]["id"], queued.json()["result"]["id"]
+
+    def state(task_id: str) -> str:
+        got = client.post("/a2a", json=rpc("tasks/get", {"id": task_id})).json()
+        return got["result"]["status"]["state"]
+
+    deadline = time.monotonic() + 5
+    while state(held_id) != "working":
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    time.sleep(0.1)
+    assert state(queued_id) == "submitted"  # waits for the context's running prompt
+    client.portal.call(agent.release.set)
+    while state(queued_id) != "completed":
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert state(held_id) == "completed"
+
+
+class Saver(AgentEnvAgent):
+    async def run(self, request: TaskRequest) -> TaskResult:
+        return TaskResult.text("ok")
+
+
+def test_operation_bodies_are_checked_before_the_agent_sees_them() -> None:
+    from agentenv_protocol.a2a_agent import SNAPSHOT_V1, ObjectSnapshotLoadRequest
+
+    received: list[Any] = []
+
+    class Snapshots(Saver):
+        @extension(SNAPSHOT_V1.save)
+        async def save(self, request: dict) -> dict:
+            return {"context_id": request.get("context_id"), "objects": {}}
+
+        @extension(SNAPSHOT_V1.load)
+        async def load(self, request: ObjectSnapshotLoadRequest) -> dict:
+            received.append(request)
+            return {"context_id": "c"}
+
+    app = a2a_agent(identity=IDENTITY, config=ProbeConfig, extensions=(SNAPSHOT_V1,))(Snapshots)
+    with TestClient(app().create_app()) as client:
+        bad = client.put("/ext/snapshot", json={"objects": {"trajectory": {"url": "x"}}})
+        deep = client.post("/ext/snapshot", content=b"[" * 5000 + b"]" * 5000)
+        not_object = client.post("/ext/agent-config", json=["greeting"])
+        config = client.get("/ext/agent-config").json()
+    assert bad.status_code == 400 and "ObjectSnapshotLoadRequest" in bad.text
+    assert deep.status_code == 400 and "deeper than" in deep.text
+    assert not_object.status_code == 400 and config == {"config": {}}
+    assert received == []
+
+
+def test_results_are_checked_where_they_are_made() -> None:
+    failed = TaskResult.failure("rate_limited", "try later", parts=[TextPart(text="sorry")])
+    assert failed.wire_parts() == [
+        {"kind": "text", "text": "sorry"},
+        {
+            "kind": "data",
+            "data": {
+                "error_type": "agent_error",
+                "error_code": "rate_limited",
+                "error_message": "try later",
+            },
+        },
+    ]
+    with pytest.raises(ValueError, match="error_type must be one of"):
+        TaskResult.failure("x", "y", error_type="oops")
+    with pytest.raises(ValueError, match="at least one part"):
+        TaskResult.success(parts=())
+    with pytest.raises(ValueError, match="outcome is required"):
+        TaskResult.builder().add_text("no outcome").build()
+    usage = Usage(tool_call_count=1, input_tokens=5)
+    assert TaskResult.text("hi", usage=usage).usage.to_dict() == {
+        "tool_call_count": 1,
+        "input_tokens": 5,
+    }
+    source = {"deep": [1]}
+    part = DataPart(data=source)
+    part.data["deep"].append(2)
+    assert source == {"deep": [1]}  # a part holds its own copy
+
+
+@a2a_agent(identity=AgentIdentity(name="refuser", description="d", version="1"))
+class Refuser(AgentEnvAgent):
+    async def run(self, request: TaskRequest) -> TaskResult:
+        return TaskResult.failure("needs_input", "say more", parts=(TextPart(text="which file?"),))
+
+
+def test_an_expected_failure_reaches_the_caller_with_its_code() -> None:
+    with TestClient(Refuser().create_app()) as client:
+        task = client.post("/a2a", json=rpc("message/send", message(text("do it")))).json()
+    status = task["result"]["status"]
+    assert status["state"] == "failed"
+    assert status["message"]["parts"][0] == {"kind": "text", "text": "which file?"}
+    assert status["message"]["parts"][1]["data"]["error_code"] == "needs_input"
+
+
+def test_a_custom_extension_cannot_take_an_sdk_uri() -> None:
+    with pytest.raises(ValueError, match="cannot redefine urn:agentenv:mine/v1"):
+        custom_extension(uri="urn:agentenv:mine/v1", operation="x", method="GET", path="/ext/x")
+
+
+@a2a_agent(identity=AgentIdentity(name="buggy", description="d", version="1"))
+class Buggy(AgentEnvAgent):
+    async def run(self, request: TaskRequest) -> TaskResult:
+        return TaskResult.text("ok")
+
+    @custom_extension(uri="urn:test:buggy/v1", operation="go", method="POST", path="/ext/buggy")
+    async def go(self, request: Count) -> dict:
+        raise KeyError("secret-internal-detail")
+
+
+def test_a_bug_in_an_operation_is_a_500_with_a_correlation_id(caplog) -> None:
+    with TestClient(Buggy().create_app()) as client:
+        malformed = client.post("/ext/buggy", json={})
+        broken = client.post("/ext/buggy", json={"text": "fine"})
+    assert malformed.status_code == 400
+    assert broken.status_code == 500 and "secret-internal-detail" not in broken.text
+    correlation = broken.text.rsplit(" ", 1)[-1]
+    assert len(correlation) == 32 and correlation in caplog.text
+
+
+def _agent_at(url: str) -> type:
+    @a2a_agent(identity=AgentIdentity(name="placed", description="d", version="1", url=url))
+    class Placed(AgentEnvAgent):
+        async def run(self, request: TaskRequest) -> TaskResult:
+            return TaskResult.text("here")
+
+    return Placed
+
+
+@pytest.mark.parametrize(
+    ("url", "card_url", "path"),
+    [
+        (
+            "https://agents.example.test/team/a2a",
+            "https://agents.example.test/team/a2a",
+            "/team/a2a",
+        ),
+        ("/agentenv", "http://testserver/agentenv", "/agentenv"),
+    ],
+)
+def test_an_agent_url_sets_the_card_url_and_where_json_rpc_is_served(url, card_url, path) -> None:
+    with TestClient(_agent_at(url)().create_app()) as client:
+        card = client.get("/.well-known/agent-card.json").json()
+        answer = client.post(path, json=rpc("message/send", message(text("x")))).json()
+        default = client.post("/a2a", json=rpc("message/send", message(text("x"))))
+    assert card["url"] == card_url
+    assert answer["result"]["status"]["message"]["parts"] == [{"kind": "text", "text": "here"}]
+    assert default.status_code == 404
+
+
+def test_a_bad_agent_url_is_refused_naming_it() -> None:
+    with pytest.raises(ValueError, match="AgentIdentity.url 'a2a'.*must start with '/'"):
+        AgentIdentity(name="x", description="d", url="a2a")

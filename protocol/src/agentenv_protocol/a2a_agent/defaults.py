@@ -22,6 +22,22 @@ if TYPE_CHECKING:
 Handler = Callable[..., Awaitable[Any]]
 
 
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TaskTrajectoryRequest(_Body):
+    """trajectory/v1 `get` of one task."""
+
+    task_id: str
+
+
+class ContextTrajectoryRequest(_Body):
+    """trajectory/v1 `get` of every task of one context."""
+
+    context_id: str
+
+
 class McpAddRequest(BaseModel):
     """The body of mcp-config/v1 `add`: an MCP server's URL, optional headers and name."""
 

@@ -31,6 +31,7 @@ from agentenv_protocol.agent.types import AGENT_CONFIG_URI, MCP_CONFIG_URI, TRAJ
 
 HTTP_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE"})
 MARK = "__agentenv_extension__"
+RESERVED_URI_PREFIX = "urn:agentenv:"
 
 
 class ImplementationOwner(enum.Enum):
@@ -225,7 +226,13 @@ def custom_extension(
     request: Any = None,
     response: FieldSchema | None = None,
 ) -> Callable[[Callable], Callable]:
-    """Mark an agent method as the one operation of a new extension `uri`."""
+    """Mark an agent method as the one operation of a new extension `uri` (not `urn:agentenv:`,
+    whose extensions are the SDK's own definitions)."""
+    if uri.startswith(RESERVED_URI_PREFIX):
+        raise ValueError(
+            f"custom_extension cannot redefine {uri}: {RESERVED_URI_PREFIX} extensions are the "
+            "SDK's; use @extension(<THE_DEFINITION>.<operation>)"
+        )
     op = OperationDefinition(
         name=operation,
         method=method,

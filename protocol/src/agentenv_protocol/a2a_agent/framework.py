@@ -17,14 +17,17 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import json
+import logging
 import os
 import typing
+import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
+from urllib.parse import urlsplit
 
 import attrs
 
+from agentenv_protocol import jsonrpc
 from agentenv_protocol.a2a_agent.defaults import (
     DefaultExtensionHandlers,
     OperationError,
@@ -44,6 +47,8 @@ from agentenv_protocol.a2a_agent.services import services_for
 from agentenv_protocol.a2a_agent.tasks import AgentConfig
 from agentenv_protocol.agent.types import A2A_PATH, DEFAULT_AGENT_PORT
 
+LOG = logging.getLogger("agentenv_protocol.a2a_agent")
+
 
 @attrs.frozen(kw_only=True)
 class AgentIdentity:
@@ -56,6 +61,24 @@ class AgentIdentity:
     input_modes: tuple[str, ...] = ("text",)
     output_modes: tuple[str, ...] = ("text",)
     skills: tuple[dict[str, Any], ...] = ()
+    url: str | None = None
+
+    def __attrs_post_init__(self) -> None:
+        self.rpc_path  # noqa: B018 (checks the url now)
+
+    @property
+    def rpc_path(self) -> str:
+        """Where A2A JSON-RPC is served: `url`'s path (an absolute URL or a path), else /a2a."""
+        if self.url is None:
+            return A2A_PATH
+        if self.url.startswith(("http://", "https://")):
+            return urlsplit(self.url).path or A2A_PATH
+        if not self.url.startswith("/"):
+            raise ValueError(
+                f"AgentIdentity.url {self.url!r}: an absolute http(s) URL or a path; a path "
+                "must start with '/'"
+            )
+        return self.url
 
 
 @attrs.frozen(kw_only=True)
@@ -79,7 +102,11 @@ class AgentDefinition:
             "description": ident.description,
             "version": ident.version,
             "protocolVersion": "0.3.0",
-            "url": base_url.rstrip("/") + A2A_PATH,
+            "url": (
+                ident.url
+                if ident.url and not ident.url.startswith("/")
+                else base_url.rstrip("/") + ident.rpc_path
+            ),
             "preferredTransport": "JSONRPC",
             "capabilities": {
                 "streaming": self.streaming,
@@ -158,7 +185,11 @@ def a2a_agent(
         cls.__agentenv_definition__ = AgentDefinition(
             identity=identity,
             registry=build_registry(
-                cls, activations, config=config, config_description=config_description
+                cls,
+                activations,
+                config=config,
+                config_description=config_description,
+                rpc_path=identity.rpc_path,
             ),
             config=config,
             streaming=inspect.isasyncgenfunction(run),
@@ -200,7 +231,7 @@ def create_app(agent: AgentEnvAgent) -> Any:
     agent._agentenv_a2a_application = application  # type: ignore[attr-defined]
     services = services_for(application)
     application.runtime.card_entries = [e for s in services for e in s.card_entries]
-    routes = a2a_routes(application.runtime)
+    routes = a2a_routes(application.runtime, rpc_path=definition.identity.rpc_path)
     by_path: dict[str, dict[str, RegisteredOperation]] = {}
     for op in application.registry.operations():
         by_path.setdefault(op.definition.path, {})[op.definition.method] = op
@@ -245,9 +276,9 @@ def _operation_endpoint(
         body: Any = None
         if raw:
             try:
-                body = json.loads(raw)
-            except ValueError:
-                return PlainTextResponse("the body is not valid JSON", status_code=400)
+                body = jsonrpc.loads(raw)
+            except ValueError as e:
+                return PlainTextResponse(f"the body is not valid JSON: {e}", status_code=400)
         try:
             if op.method_name is None:
                 handler = application.default_handlers.handler(op.uri, op.definition.name)
@@ -257,6 +288,15 @@ def _operation_endpoint(
                 value = await _call_override(method, op, body, request, application)
         except OperationError as e:
             return PlainTextResponse(e.message, status_code=e.status)
+        except Exception:  # a bug in a handler: the caller gets a correlation id, the log the rest
+            correlation = uuid.uuid4().hex
+            LOG.exception(
+                "%s %s failed; correlation id %s", op.uri, op.definition.name, correlation
+            )
+            return PlainTextResponse(
+                f"An unexpected framework error occurred. Correlation ID: {correlation}",
+                status_code=500,
+            )
         if isinstance(value, Response):
             return value
         if value is None:
@@ -280,15 +320,18 @@ async def _call_override(
     params = list(inspect.signature(method).parameters.values())
     if not params:
         return await method()
-    try:
-        hints = typing.get_type_hints(method)
-    except Exception:  # a name only the defining scope knows: fall back to the declaration
-        hints = {}
-    wanted = hints.get(params[0].name, op.definition.request)
+    wanted = _parameter_type(method, params[0]) or op.definition.request
     if wanted is None and op.uri == AGENT_CONFIG_V1.uri:
         wanted = application.definition.config
     if wanted is Request:
         return await method(request)
+    if isinstance(wanted, type) and attrs.has(wanted):  # the object-transfer requests
+        from agentenv_protocol.agent import transfers
+
+        try:
+            return await method(transfers.parse(wanted, body if body is not None else {}))
+        except transfers.TransferRequestError as e:
+            raise OperationError(400, str(e)) from None
     if isinstance(wanted, type) and issubclass(wanted, BaseModel):
         try:
             argument = wanted.model_validate(body if body is not None else {})
@@ -296,6 +339,28 @@ async def _call_override(
             raise OperationError(400, f"invalid request: {pydantic_message(e)}") from None
         return await method(argument)
     return await method(body if body is not None else {})
+
+
+def _parameter_type(method: Callable[..., Any], param: inspect.Parameter) -> Any:
+    """The type `param` is annotated with. A string annotation (postponed evaluation) resolves
+    against the method's module and then this SDK's names, so a class defined inside a function
+    still gets the SDK's request types; None when it names nothing resolvable."""
+    annotation = param.annotation
+    if annotation is inspect.Parameter.empty:
+        return None
+    if not isinstance(annotation, str):
+        return annotation
+    try:
+        return typing.get_type_hints(method).get(param.name)
+    except Exception:
+        pass
+    import agentenv_protocol.a2a_agent as sdk
+
+    name = annotation.strip()
+    found = getattr(inspect.unwrap(method), "__globals__", {}).get(name)
+    if found is None and name in sdk.__all__:
+        found = getattr(sdk, name)
+    return found
 
 
 def serve(agent: AgentEnvAgent, *, host: str | None = None, port: int | None = None) -> None:

@@ -7,6 +7,7 @@ values below; `from_wire` refuses a part it cannot read with a message naming it
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Union
 
 import attrs
@@ -27,7 +28,7 @@ class TextPart:
 class DataPart:
     """A JSON object."""
 
-    data: dict[str, Any]
+    data: dict[str, Any] = attrs.field(converter=copy.deepcopy)
     metadata: dict[str, Any] | None = None
 
     def to_wire(self) -> dict[str, Any]:

@@ -8,6 +8,7 @@ import time with a message naming the class, the extension and the operation.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable
 from typing import Any
 
@@ -22,6 +23,15 @@ from agentenv_protocol.a2a_agent.extensions import (
     OperationDefinition,
     OperationReference,
 )
+from agentenv_protocol.agent.types import A2A_PATH, AGENT_CARD_PATH, HEALTH_PATH, LEGACY_CARD_PATH
+
+#: The paths the A2A server itself serves, which no operation may take.
+FRAMEWORK_ROUTES: dict[str, str] = {
+    A2A_PATH: "A2A JSON-RPC",
+    AGENT_CARD_PATH: "agent card",
+    LEGACY_CARD_PATH: "agent card",
+    HEALTH_PATH: "health",
+}
 
 #: Extensions whose SDK-owned operations have default handlers, and the module providing
 #: them: `sdk_handlers(runtime) -> {operation name: async handler(request)}`.
@@ -121,6 +131,7 @@ def build_registry(
     *,
     config: type | None = None,
     config_description: str | None = None,
+    rpc_path: str = A2A_PATH,
 ) -> ExtensionRegistry:
     """The registry of agent class `cls`; ValueError naming what is wrong."""
     name = cls.__name__
@@ -132,6 +143,10 @@ def build_registry(
     handlers: dict[tuple[str, str], str] = {}
     marked = marked_methods(cls)
     for ref, attr in marked:
+        if not inspect.iscoroutinefunction(getattr(cls, attr)):
+            raise ValueError(
+                f"{name}.{attr} handles {ref.uri} {ref.name!r} and must be an async function"
+            )
         known = active.get(ref.uri)
         if known is not None and known[0] is not ref.definition and known[0] != ref.definition:
             raise ValueError(f"{name}.{attr}: extension {ref.uri!r} is defined twice, differently")
@@ -168,6 +183,12 @@ def build_registry(
                 raise ValueError(
                     f"{name} turns on {uri} but does not implement its operation "
                     f"{op.name!r}: mark a method with @extension(<definition>.{op.name})"
+                )
+            taken = {**FRAMEWORK_ROUTES, rpc_path: "A2A JSON-RPC"}
+            if op.path in taken:
+                raise ValueError(
+                    f"{name}: {uri} {op.name!r} at {op.path} conflicts with the "
+                    f"{taken[op.path]} route"
                 )
             key = (op.method, op.path)
             if key in routes:

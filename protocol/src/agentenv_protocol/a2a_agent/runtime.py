@@ -9,6 +9,7 @@ streaming items) live in this package.
 from __future__ import annotations
 
 import inspect
+import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
@@ -31,12 +32,25 @@ from agentenv_protocol.agent.server import BoundedDict
 if TYPE_CHECKING:
     from agentenv_protocol.a2a_agent.framework import AgentEnvAgent
 
+LOG = logging.getLogger("agentenv_protocol.a2a_agent")
 Emit = Callable[[dict[str, Any]], Awaitable[None]]
 TERMINAL = frozenset({"completed", "failed", "canceled", "rejected", "input-required"})
 
 
 def _now() -> str:
     return datetime.now(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _unhandled(task_id: str) -> TaskResult:
+    """The failure a caller sees when `run` raised or returned no TaskResult: a correlation id,
+    never the exception's text (it may hold secrets); the log has the traceback."""
+    correlation = uuid.uuid4().hex
+    LOG.exception("task %s failed in run(); correlation id %s", task_id, correlation)
+    return TaskResult.failure(
+        "framework.unhandled_exception",
+        f"An unexpected framework error occurred. Correlation ID: {correlation}",
+        error_type="infra_error",
+    )
 
 
 class TaskNotCancelable(Exception):
@@ -57,7 +71,7 @@ class AgentRuntime:
         self.sessions: BoundedDict = BoundedDict()
         self.triggers = TriggerEngine()
         self._running: dict[str, anyio.CancelScope] = {}
-        self._locks: dict[str, anyio.Lock] = {}
+        self._locks: BoundedDict = BoundedDict()
         self.task_group: Any = None  # set while the app's lifespan runs
         self.card_entries: list[dict[str, Any]] = []  # the SDK services' entries
 
@@ -159,8 +173,8 @@ class AgentRuntime:
                 async with self._locks.setdefault(context_id, anyio.Lock()):
                     task["status"] = {"state": "working", "timestamp": _now()}
                     result = await self._call_run(request, task, emit)
-            except Exception as e:  # an agent bug fails its task, not the server
-                result = TaskResult.failure(f"{type(e).__name__}: {e}")
+            except Exception:  # an agent bug fails its task, not the server
+                result = _unhandled(task_id)
             finally:
                 self._running.pop(task_id, None)
         if task["status"]["state"] != "canceled":
@@ -206,12 +220,11 @@ class AgentRuntime:
         return self._status_event(task, final=False)
 
     def _finish(self, task: dict[str, Any], result: TaskResult) -> None:
-        reply = self._message(task, result.parts)
+        reply = self._message(task, ())
+        reply["parts"] = result.wire_parts()
         metadata: dict[str, Any] = {}
         if result.usage is not None:
-            metadata["usage"] = result.usage.to_json()
-        if result.error is not None:
-            metadata["error"] = {"code": result.error.code, "message": result.error.message}
+            metadata["usage"] = result.usage.to_dict()
         if result.session_ref is not None:
             metadata["session_ref"] = result.session_ref
             self.sessions[task["contextId"]] = result.session_ref

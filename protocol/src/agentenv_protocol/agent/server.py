@@ -241,11 +241,12 @@ class A2AAgent:
 TASK_NOT_CANCELABLE = -32002
 
 
-def a2a_routes(agent: Any) -> list[Any]:
+def a2a_routes(agent: Any, *, rpc_path: str = A2A_PATH) -> list[Any]:
     """The A2A routes of any agent object: its card (`card(base_url)`), health, and JSON-RPC at
     /a2a with `message/send` (`await send(params)`) and `tasks/get` (its `tasks` mapping), plus
     `message/stream` when it has `open_stream(params)` (returning a coroutine function that
-    hands each event to `emit`) and `tasks/cancel` when it has `cancel(params)`."""
+    hands each event to `emit`) and `tasks/cancel` when it has `cancel(params)`. JSON-RPC is
+    served at `rpc_path`."""
     from starlette.requests import Request
     from starlette.responses import JSONResponse
     from starlette.routing import Route
@@ -316,7 +317,7 @@ def a2a_routes(agent: Any) -> list[Any]:
         Route(AGENT_CARD_PATH, card, methods=["GET"]),
         Route(LEGACY_CARD_PATH, card, methods=["GET"]),
         Route(HEALTH_PATH, health, methods=["GET"]),
-        Route(A2A_PATH, rpc, methods=["POST"]),
+        Route(rpc_path, rpc, methods=["POST"]),
     ]
 
 
@@ -342,18 +343,28 @@ class EventStream:
             }
         )
 
+        gone = False
+
         async def emit(event: dict) -> None:
+            # a client that left does not stop the task: it runs on and tasks/get has it
+            nonlocal gone
+            if gone:
+                return
             line = json.dumps(jsonrpc.result(self.rid, event), separators=(",", ":"))
-            await send(
-                {
-                    "type": "http.response.body",
-                    "body": f"data: {line}\n\n".encode(),
-                    "more_body": True,
-                }
-            )
+            try:
+                await send(
+                    {
+                        "type": "http.response.body",
+                        "body": f"data: {line}\n\n".encode(),
+                        "more_body": True,
+                    }
+                )
+            except OSError:
+                gone = True
 
         await self.run(emit)
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        if not gone:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 def create_app(agent: A2AAgent) -> Any:
