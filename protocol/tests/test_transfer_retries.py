@@ -203,3 +203,35 @@ def test_an_unknown_code_is_refused_naming_the_known_ones() -> None:
         TransferError("oops", "message")
     late = TransferError("transfer_timeout", "slow", retryable=False)
     assert (late.status_code, late.retryable, str(late)) == (504, False, "slow")
+
+
+def test_a_transfer_failing_in_an_agent_operation_answers_with_its_code(flaky) -> None:
+    from starlette.testclient import TestClient
+
+    from agentenv_protocol.a2a_agent import (
+        AgentEnvAgent,
+        AgentIdentity,
+        TaskRequest,
+        TaskResult,
+        a2a_agent,
+        custom_extension,
+    )
+
+    fake, url = flaky
+
+    @a2a_agent(identity=AgentIdentity(name="exporter", description="test", version="1"))
+    class Exporter(AgentEnvAgent):
+        async def run(self, request: TaskRequest) -> TaskResult:
+            return TaskResult.text("ok")
+
+        @custom_extension(uri="urn:x:export/v1", operation="push", method="POST", path="/ext/push")
+        async def push(self) -> dict:
+            await upload(_write(url), BODY)
+            return {"pushed": True}
+
+    fake.script[:] = [403]
+    with TestClient(Exporter().create_app()) as client:
+        refused = client.post("/ext/push")
+    assert refused.status_code == 502
+    assert refused.json()["error"]["code"] == "transfer_rejected"
+    assert refused.json()["error"]["retryable"] is False and url not in refused.text

@@ -270,6 +270,8 @@ def _operation_endpoint(
 ) -> Callable[[Any], Any]:
     from starlette.responses import JSONResponse, PlainTextResponse, Response
 
+    from agentenv_protocol.transfers import TransferError
+
     async def endpoint(request: Any) -> Any:
         op = ops[request.method]
         raw = await request.body()
@@ -288,6 +290,8 @@ def _operation_endpoint(
                 value = await _call_override(method, op, body, request, application)
         except OperationError as e:
             return PlainTextResponse(e.message, status_code=e.status)
+        except TransferError as e:  # a transfer the handler made failed: its code says how
+            return JSONResponse(e.body(), status_code=e.status_code)
         except Exception:  # a bug in a handler: the caller gets a correlation id, the log the rest
             correlation = uuid.uuid4().hex
             LOG.exception(
