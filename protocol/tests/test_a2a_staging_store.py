@@ -295,3 +295,26 @@ def test_an_agent_route_under_staging_is_refused_by_name(monkeypatch) -> None:
         ValueError, match=r"Squatter: .* at /ext/staging conflicts with the staging"
     ):
         Squatter().create_app()
+
+
+def test_a_read_under_way_survives_a_delete(tmp_path) -> None:
+    """8 MiB is more than the sockets buffer: most of it is read from the file after the delete."""
+    store = StagingStore(max_bytes=8 << 20, root=tmp_path)
+    running = serve_in_thread(Starlette(routes=staging_routes(store)))
+    body = os.urandom(8 << 20)
+    target = f"{running.url}/ext/staging/{ID}/big"
+    try:
+        assert httpx.put(target, content=body).status_code == 201
+        with httpx.Client() as http, http.stream("GET", target) as reading:
+            chunks = reading.iter_bytes(4096)
+            received = bytearray(next(chunks))
+            assert http.delete(target).status_code == 204
+            assert not any(store.objects_dir.iterdir())  # the file is gone from the directory
+            for chunk in chunks:
+                received += chunk
+        gone = httpx.get(target).status_code
+    finally:
+        running.stop()
+
+    assert bytes(received) == body and reading.headers["content-length"] == str(len(body))
+    assert store.used_bytes == 0 and gone == 404

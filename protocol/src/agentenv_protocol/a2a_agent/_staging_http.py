@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from agentenv_protocol.a2a_agent.staging import (
@@ -52,10 +52,7 @@ async def _answer(store: StagingStore, request: Request) -> Response:
             return Response(status_code=204)
         raise StagingError(400, "an object's path does not end in '/'")
     if method == "GET":
-        staged = store.get(staging_id, path)
-        return FileResponse(
-            staged.file, media_type=staged.media_type, headers={"ETag": staged.etag}
-        )
+        return await _send_object(store, staging_id, path)
     if method == "DELETE":
         store.delete(staging_id, path, if_match=request.headers.get("if-match"))
         return Response(status_code=204)
@@ -68,6 +65,26 @@ async def _answer(store: StagingStore, request: Request) -> Response:
         media_type=request.headers.get("content-type") or _OCTETS,
     )
     return _stored(path, staged)
+
+
+async def _send_object(store: StagingStore, staging_id: str, path: str) -> Response:
+    """The object's bytes, from a file opened now: a delete or a rewrite while they stream
+    out does not cut them short (the open file keeps its content)."""
+    import anyio
+
+    staged = store.get(staging_id, path)
+    try:
+        handle = await anyio.open_file(staged.file, "rb")
+    except FileNotFoundError:  # deleted between the lookup and the open
+        raise StagingError(404, f"nothing is staged at {path!r}") from None
+
+    async def chunks() -> AsyncIterator[bytes]:
+        async with handle:
+            while chunk := await handle.read(1 << 16):
+                yield chunk
+
+    headers = {"ETag": staged.etag, "Content-Length": str(staged.size_bytes)}
+    return StreamingResponse(chunks(), media_type=staged.media_type, headers=headers)
 
 
 def _stored(path: str, staged: Any) -> JSONResponse:
