@@ -279,3 +279,26 @@ def test_callers_off_this_machine_and_calls_before_start_up_are_refused() -> Non
         served = local.post(PEER_MCP_PATH, json=body)
 
     assert (before.status_code, refused.status_code, served.status_code) == (503, 403, 200)
+
+
+def test_a_peer_answering_without_end_is_cut_off_at_the_limit(monkeypatch) -> None:
+    from agentenv_protocol.a2a_agent import peer_agents
+
+    async def endless(scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        while True:  # chunked, with no end: only the caller's limit stops it
+            await send({"type": "http.response.body", "body": b" " * 65536, "more_body": True})
+
+    monkeypatch.setattr(peer_agents, "_MAX_REPLY_BYTES", 1 << 20)
+    running = serve_in_thread(endless)
+    try:
+        with TestClient(Planner().create_app(), client=("127.0.0.1", 1)) as client:
+            table = {"peers": [{"name": "flood", "url": running.url}]}
+            client.post(PEER_AGENTS_V1.endpoint, json=table)
+            failed, error = _call(client, "peer_start_task", name="flood", prompt="x")
+    finally:
+        running.stop()
+
+    assert failed and "the peer's answer to message/send exceeds 1048576 bytes" in error

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import json
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -40,6 +41,8 @@ _LAST_POLL_TIMEOUT_SECONDS = 5.0
 _POLL_INTERVAL_SECONDS = 0.5
 _FIRST_POLL_SECONDS = 0.05
 _MAX_TRACKED_TASKS = 512
+#: A peer's answer is read into memory: one larger than this is refused, not read on.
+_MAX_REPLY_BYTES = 16 << 20
 
 TERMINAL_STATES = frozenset({"completed", "failed", "canceled", "rejected"})
 #: States in which the peer waits on its caller: waiting longer cannot change them.
@@ -85,14 +88,22 @@ async def _call(
     """One A2A JSON-RPC call to a peer; its result, or PeerError saying what went wrong."""
     body = {"jsonrpc": "2.0", "id": uuid.uuid4().hex, "method": method, "params": params}
     try:
-        async with _http_client() as http:
-            response = await http.post(rpc, json=body, timeout=timeout)
+        raw = bytearray()
+        async with (
+            _http_client() as http,
+            http.stream("POST", rpc, json=body, timeout=timeout) as response,
+        ):
+            async for chunk in response.aiter_bytes():
+                raw += chunk
+                if len(raw) > _MAX_REPLY_BYTES:
+                    limit = _MAX_REPLY_BYTES
+                    raise PeerError(f"the peer's answer to {method} exceeds {limit} bytes")
     except httpx.TimeoutException:
         raise TimeoutError(f"{method} timed out after {timeout:g}s") from None
     except httpx.HTTPError as e:
         raise PeerError(f"the peer could not be reached for {method}: {type(e).__name__}") from None
     try:
-        answer = response.json()
+        answer = json.loads(raw)
     except ValueError:
         answer = None
     if not isinstance(answer, dict):
