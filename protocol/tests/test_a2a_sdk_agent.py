@@ -733,3 +733,38 @@ def test_an_agent_url_sets_the_card_url_and_where_json_rpc_is_served(url, card_u
 def test_a_bad_agent_url_is_refused_naming_it() -> None:
     with pytest.raises(ValueError, match="AgentIdentity.url 'a2a'.*must start with '/'"):
         AgentIdentity(name="x", description="d", url="a2a")
+
+
+def test_the_sdk_and_our_a2a_agent_advertise_the_same_operation_shapes() -> None:
+    from agentenv_protocol.agent.extensions import mcp_config_params, skill_config_params
+
+    skill = SKILL_CONFIG_V1.to_card()["params"]
+    mcp = MCP_CONFIG_V1.to_card()["params"]
+    assert skill["methods"]["add"]["request"] == skill_config_params()["methods"]["add"]["request"]
+    assert {op: mcp["methods"][op] for op in ("add", "list")} == {
+        op: mcp_config_params()["methods"][op] for op in ("add", "list")
+    }
+    assert (skill["endpoint"], mcp["endpoint"]) == ("/ext/skill-config", "/ext/mcp-config")
+    with pytest.raises(AttributeError, match="did you mean 'decide'"):
+        TRIGGERS_V1.operation("decde")
+
+
+def test_a_tasks_history_is_what_came_before_its_status_and_can_be_cut() -> None:
+    with TestClient(Streamer().create_app()) as client:
+        task = client.post("/a2a", json=rpc("message/send", message(text("go")))).json()["result"]
+
+        def get(**extra: Any) -> dict[str, Any]:
+            return client.post("/a2a", json=rpc("tasks/get", {"id": task["id"], **extra})).json()
+
+        full, last, none, bad = (
+            get(),
+            get(historyLength=1),
+            get(historyLength=0),
+            get(historyLength=-1),
+        )
+    texts = [[p["text"] for p in m["parts"]] for m in full["result"]["history"]]
+    assert texts == [["go"], ["step 0"], ["step 1"], ["step 2"]]
+    assert full["result"]["status"]["message"]["parts"][0]["text"] == "done counting"
+    assert [m["parts"][0]["text"] for m in last["result"]["history"]] == ["step 2"]
+    assert none["result"]["history"] == []
+    assert bad["error"]["code"] == -32602

@@ -13,6 +13,7 @@ of `agentenv_protocol.agent`), `triggers` the turn-based trigger engine. `peer_a
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import Any
 
 _EXPORTS: dict[str, str] = {
@@ -114,7 +115,15 @@ _EXPORTS: dict[str, str] = {
     "upload": "..transfers",
 }
 
-__all__ = sorted(_EXPORTS)
+
+def _present(module: str) -> bool:
+    """Whether the module behind a name is installed (looked up, not imported)."""
+    if module.startswith(".."):
+        return True
+    return importlib.util.find_spec(f"{__name__}.{module}") is not None
+
+
+__all__ = sorted(name for name, module in _EXPORTS.items() if _present(module))
 
 
 def __getattr__(name: str) -> Any:

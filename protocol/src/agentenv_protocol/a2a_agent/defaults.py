@@ -9,6 +9,7 @@ it raises `OperationError(status, message)` to answer with an error status.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -174,6 +175,11 @@ class DefaultExtensionHandlers:
         self._handlers: dict[tuple[str, str], Handler] = {}
         modules = {SDK_PROVIDERS[uri] for uri in uris if uri in SDK_PROVIDERS}
         for module in sorted(modules):
+            if importlib.util.find_spec(module) is None:
+                raise RuntimeError(
+                    f"the SDK's default handlers for {sorted(u for u in uris if SDK_PROVIDERS.get(u) == module)} "
+                    f"come from {module}, which is not installed"
+                )
             provided = importlib.import_module(module).sdk_handlers(runtime)
             self._handlers.update({k: v for k, v in provided.items() if k[0] in uris})
 

@@ -66,20 +66,18 @@ class RequestVariant:
 
 @attrs.frozen(kw_only=True)
 class RequestDefinition:
-    """A request declared by its variants rather than by a model."""
+    """A request declared by keys every variant needs plus its variants (`oneOf`)."""
 
+    required: tuple[str, ...] = ()
     variants: tuple[RequestVariant, ...] = ()
 
     def to_card(self) -> dict[str, Any]:
-        return {
-            "oneOf": [
-                {
-                    "required": list(v.required),
-                    **({"optional": list(v.optional)} if v.optional else {}),
-                }
-                for v in self.variants
-            ]
-        }
+        card: dict[str, Any] = {"required": list(self.required)} if self.required else {}
+        card["oneOf"] = [
+            {"required": list(v.required), **({"optional": list(v.optional)} if v.optional else {})}
+            for v in self.variants
+        ]
+        return card
 
 
 def request_card(request: Any) -> dict[str, Any] | None:
@@ -163,6 +161,10 @@ class ExtensionDefinition:
         close = difflib.get_close_matches(name, list(ops), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else f"; it has {', '.join(ops) or 'none'}"
         raise AttributeError(f"extension {self.uri!r} has no operation {name!r}{hint}")
+
+    def operation(self, name: str) -> OperationDefinition:
+        """The definition of operation `name`; AttributeError with a did-you-mean."""
+        return getattr(self, name).operation
 
     def to_card(self, operations: list[OperationDefinition] | None = None) -> dict[str, Any]:
         """The card entry advertising `operations` (all of them by default)."""
@@ -349,10 +351,11 @@ SKILL_CONFIG_V1 = ExtensionDefinition(
             method="POST",
             path="/ext/skill-config",
             request=RequestDefinition(
+                required=("name", "description"),
                 variants=(
-                    RequestVariant(name="inline", required=("name", "description", "skill_md")),
-                    RequestVariant(name="bundle", required=("name", "description", "skill_bundle")),
-                )
+                    RequestVariant(name="inline", required=("skill_md",)),
+                    RequestVariant(name="bundle", required=("skill_bundle",)),
+                ),
             ),
             response=FieldSchema(required=("name",)),
         ),

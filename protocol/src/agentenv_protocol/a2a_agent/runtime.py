@@ -211,7 +211,16 @@ class AgentRuntime:
             raise TypeError(f"run() must return a TaskResult; got {type(result).__name__}")
         return result
 
+    @staticmethod
+    def _supersede(task: dict[str, Any]) -> None:
+        """A status about to be replaced leaves its message in the history (as A2A keeps it):
+        the history is the user's message and the progress before the current status."""
+        previous = task["status"].get("message")
+        if previous is not None:
+            task["history"].append(previous)
+
     def _progress(self, task: dict[str, Any], item: TaskProgress) -> dict[str, Any]:
+        self._supersede(task)
         task["status"] = {
             "state": "working",
             "message": self._message(task, item.parts),
@@ -232,8 +241,8 @@ class AgentRuntime:
             reply["metadata"] = metadata
         if isinstance(result.native_trajectory, NativeTrajectory):
             self.trajectories[task["id"]] = result.native_trajectory
+        self._supersede(task)
         task["status"] = {"state": result.outcome.value, "message": reply, "timestamp": _now()}
-        task["history"] = [*task["history"][:1], reply]
 
     @staticmethod
     def _message(task: dict[str, Any], parts: tuple[Any, ...]) -> dict[str, Any]:

@@ -270,7 +270,13 @@ def a2a_routes(agent: Any, *, rpc_path: str = A2A_PATH) -> list[Any]:
         task = agent.tasks.get(params.get("id"))
         if task is None:
             raise jsonrpc.Fault(TASK_NOT_FOUND, f"task not found: {params.get('id')!r}")
-        return task
+        length = params.get("historyLength")
+        if length is None:
+            return task
+        if not isinstance(length, int) or isinstance(length, bool) or length < 0:
+            raise jsonrpc.Fault(jsonrpc.INVALID_PARAMS, "historyLength must be an integer >= 0")
+        history = task.get("history") or []
+        return {**task, "history": history[len(history) - length :] if length else []}
 
     handlers: dict[str, Any] = {"message/send": send, "tasks/get": get_task}
     if hasattr(agent, "cancel"):
