@@ -23,6 +23,7 @@ from agentenv_protocol.a2a_agent import (
     AGENT_CONFIG_V1,
     MCP_CONFIG_V1,
     SKILL_CONFIG_V1,
+    STAGING_V1_URI,
     TRAJECTORY_V1,
     TRIGGERS_V1,
     AgentConfig,
@@ -122,6 +123,7 @@ def test_the_card_tells_identity_modes_and_the_extensions_it_serves(served) -> N
         AGENT_CONFIG_V1.uri,
         MCP_CONFIG_V1.uri,
         TRAJECTORY_V1.uri,
+        STAGING_V1_URI,  # every SDK agent serves staging unless AGENTENV_STAGING_MAX_BYTES=0
     ]
     set_request = ext(card, AGENT_CONFIG_V1.uri)["params"]["methods"]["set"]["request"]
     assert set_request["supported"] == ["greeting", "limit", "token"]

@@ -8,11 +8,15 @@ a repr or an error message, since they are credentials.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
+import os
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Literal
-from urllib.parse import urlsplit
+from typing import Annotated, Any, Literal, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 import httpx
@@ -20,7 +24,69 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, Va
 
 from agentenv_protocol.data_objects import normalized_relative_path
 
+T = TypeVar("T")
 TRANSFER_TIMEOUT = httpx.Timeout(60.0, connect=30.0)
+#: On a grant whose URL names the holder's own staging: the path its own server serves it at.
+STAGING_PATH_HEADER = "AgentEnv-Staging-Path"
+_SERVING_PORT: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "agentenv_serving_port", default=None
+)
+
+
+@contextlib.contextmanager
+def serving_on(port: int) -> Iterator[None]:
+    """Mark the code inside (a request being served) as served on `port` of this machine."""
+    token = _SERVING_PORT.set(port)
+    try:
+        yield
+    finally:
+        _SERVING_PORT.reset(token)
+
+
+def serving_port() -> int | None:
+    """The port the request being served came in on, else `A2A_PORT` (set by AgentEnv on the
+    agents it deploys); None when neither names a valid port."""
+    port = _SERVING_PORT.get()
+    if port is not None:
+        return port
+    raw = os.environ.get("A2A_PORT", "").strip()
+    return int(raw) if raw.isdigit() and 0 < int(raw) < 65536 else None
+
+
+def loopback_url(url: str, headers: dict[str, str] | None) -> str | None:
+    """For a grant naming a path on its holder's own server (`AgentEnv-Staging-Path`, which the
+    URL's path must end with): that path on this machine's loopback, where the holder's server
+    listens; None for any other grant (a sandbox cannot always call its own public URL)."""
+    wanted = STAGING_PATH_HEADER.lower()
+    path = next((v for k, v in (headers or {}).items() if k.lower() == wanted), None)
+    port = serving_port()
+    if not path or not path.startswith("/") or port is None:
+        return None
+    parts = urlsplit(url)
+    if not parts.path.endswith(path):
+        return None
+    return urlunsplit(("http", f"127.0.0.1:{port}", path, parts.query, ""))
+
+
+def _headers_for(headers: dict[str, str] | None) -> dict[str, str]:
+    wanted = STAGING_PATH_HEADER.lower()
+    return {k: v for k, v in (headers or {}).items() if k.lower() != wanted}
+
+
+async def _request(
+    http: httpx.AsyncClient, method: str, url: str, headers: dict[str, str] | None, **kwargs: Any
+) -> httpx.Response:
+    """One request for a grant: to the holder's own server over loopback first when the grant
+    names its staging (any answer from there is final), else or when nothing listens there,
+    to the grant's URL."""
+    sent = {**kwargs.pop("extra_headers", {}), **_headers_for(headers)}
+    local = loopback_url(url, headers)
+    if local is not None:
+        try:
+            return await http.request(method, local, headers=sent, **kwargs)
+        except httpx.ConnectError:
+            pass
+    return await http.request(method, url, headers=sent, **kwargs)
 
 
 _LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
@@ -111,13 +177,43 @@ class Uploaded(TransferModel):
     sha256: Sha256
 
 
+#: code -> (HTTP status a handler answers with, whether the same grant may be retried)
+TRANSFER_ERROR_CODES: dict[str, tuple[int, bool]] = {
+    "invalid_transfer": (400, False),
+    "grant_expired": (410, False),
+    "transfer_too_large": (413, False),
+    "integrity_mismatch": (422, False),
+    "transfer_rejected": (502, False),
+    "transfer_unavailable": (502, True),
+    "transfer_timeout": (504, True),
+}
+_ATTEMPTS = 3
+_RETRY_BACKOFF_SECONDS = 0.5
+
+
 class TransferError(RuntimeError):
-    """A transfer that did not happen or did not verify; the message never names the grant URL."""
+    """A transfer that did not happen or did not verify: a `code` of `TRANSFER_ERROR_CODES`,
+    which gives its HTTP status and whether it is retryable. The message never names the grant
+    URL, a provider's answer or a local path."""
+
+    def __init__(self, code: str, message: str, *, retryable: bool | None = None) -> None:
+        if code not in TRANSFER_ERROR_CODES:
+            known = ", ".join(TRANSFER_ERROR_CODES)
+            raise ValueError(f"unknown transfer error code {code!r}; known: {known}")
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.status_code, default = TRANSFER_ERROR_CODES[code]
+        self.retryable = default if retryable is None else retryable
+
+    def body(self) -> dict[str, Any]:
+        """The JSON body a handler answers with."""
+        return {"error": {"code": self.code, "message": self.message, "retryable": self.retryable}}
 
 
 def _check_unexpired(expires_at: datetime) -> None:
     if datetime.now(UTC) >= expires_at:
-        raise TransferError("the transfer grant has expired")
+        raise TransferError("grant_expired", "the transfer grant has expired")
 
 
 def _read_source(source: Path | str | bytes) -> bytes:
@@ -126,51 +222,91 @@ def _read_source(source: Path | str | bytes) -> bytes:
     try:
         return Path(source).read_bytes()
     except OSError as e:
-        raise TransferError(f"the transfer source could not be read: {e.strerror}") from None
+        message = f"the transfer source could not be read: {e.strerror}"
+        raise TransferError("invalid_transfer", message) from None
 
 
 def _check_size(size: int, limit: int, what: str) -> None:
     if size > limit:
-        raise TransferError(f"{what} is {size} bytes, over its limit of {limit}")
+        message = f"{what} is {size} bytes, over its limit of {limit}"
+        raise TransferError("transfer_too_large", message)
 
 
 def _raise_for_status(response: httpx.Response, verb: str) -> None:
-    if response.status_code >= 300:
-        raise TransferError(f"the object store refused the {verb}: HTTP {response.status_code}")
+    status = response.status_code
+    if status < 300:
+        return
+    transient = status >= 500 or status in (408, 429)
+    code = "transfer_unavailable" if transient else "transfer_rejected"
+    raise TransferError(code, f"the object store refused the {verb}: HTTP {status}")
+
+
+def _failed(e: httpx.HTTPError, verb: str) -> TransferError:
+    if isinstance(e, httpx.TimeoutException):
+        return TransferError("transfer_timeout", f"the {verb} timed out")
+    return TransferError("transfer_unavailable", f"the {verb} failed: {type(e).__name__}")
+
+
+async def _attempts(expires_at: datetime, attempt: Callable[[], Awaitable[T]]) -> T:
+    """`attempt()`, again after a retryable failure: at most `_ATTEMPTS` times, while the grant
+    is unexpired."""
+    for number in range(1, _ATTEMPTS + 1):
+        _check_unexpired(expires_at)
+        try:
+            return await attempt()
+        except TransferError as e:
+            if not e.retryable or number == _ATTEMPTS or datetime.now(UTC) >= expires_at:
+                raise
+        await anyio.sleep(_RETRY_BACKOFF_SECONDS * number)
+    raise AssertionError("unreachable")
 
 
 async def upload(target: WriteObject, source: Path | str | bytes) -> Uploaded:
-    """PUT `source` (bytes or a file) to the grant's URL; the answer names its size and sha256."""
-    _check_unexpired(target.write.expires_at)
-    body = _read_source(source)
-    _check_size(len(body), target.max_bytes, "the upload")
-    headers = {"Content-Type": target.media_type, **(target.write.headers or {})}
-    try:
-        async with httpx.AsyncClient(timeout=TRANSFER_TIMEOUT) as http:
-            response = await http.put(target.write.url, content=body, headers=headers)
-    except httpx.HTTPError as e:
-        raise TransferError(f"the upload failed: {type(e).__name__}") from None
-    _raise_for_status(response, "upload")
-    return Uploaded(size_bytes=len(body), sha256=hashlib.sha256(body).hexdigest())
+    """PUT `source` (bytes or a file, read again for each attempt) to the grant's URL; the
+    answer names its size and sha256."""
+    grant = target.write
+
+    async def attempt() -> Uploaded:
+        body = _read_source(source)
+        _check_size(len(body), target.max_bytes, "the upload")
+        try:
+            async with httpx.AsyncClient(timeout=TRANSFER_TIMEOUT) as http:
+                response = await _request(
+                    http,
+                    "PUT",
+                    grant.url,
+                    grant.headers,
+                    content=body,
+                    extra_headers={"Content-Type": target.media_type},
+                )
+        except httpx.HTTPError as e:
+            raise _failed(e, "upload") from None
+        _raise_for_status(response, "upload")
+        return Uploaded(size_bytes=len(body), sha256=hashlib.sha256(body).hexdigest())
+
+    return await _attempts(grant.expires_at, attempt)
 
 
 async def download(source: ReadObject, destination: Path | str) -> Path:
-    """GET the object into `destination`, refusing one over `max_bytes` or not matching its digest."""
-    _check_unexpired(source.read.expires_at)
-    try:
-        async with httpx.AsyncClient(timeout=TRANSFER_TIMEOUT) as http:
-            response = await http.get(source.read.url, headers=source.read.headers or {})
-    except httpx.HTTPError as e:
-        raise TransferError(f"the download failed: {type(e).__name__}") from None
-    _raise_for_status(response, "download")
-    body = response.content
+    """GET the object into `destination` (whole or not at all), refusing one over `max_bytes`
+    or not matching its size and digest."""
+
+    async def attempt() -> bytes:
+        try:
+            async with httpx.AsyncClient(timeout=TRANSFER_TIMEOUT) as http:
+                response = await _request(http, "GET", source.read.url, source.read.headers)
+        except httpx.HTTPError as e:
+            raise _failed(e, "download") from None
+        _raise_for_status(response, "download")
+        return response.content
+
+    body = await _attempts(source.read.expires_at, attempt)
     _check_size(len(body), source.max_bytes, "the download")
     if source.size_bytes is not None and len(body) != source.size_bytes:
-        raise TransferError(
-            f"the download is {len(body)} bytes, the grant says {source.size_bytes}"
-        )
+        message = f"the download is {len(body)} bytes, the grant says {source.size_bytes}"
+        raise TransferError("integrity_mismatch", message)
     if source.sha256 is not None and hashlib.sha256(body).hexdigest() != source.sha256:
-        raise TransferError("the download does not match the grant's sha256")
+        raise TransferError("integrity_mismatch", "the download does not match the grant's sha256")
     path = Path(destination)
     partial = path.with_name(path.name + ".partial")
     partial.write_bytes(body)
@@ -179,42 +315,59 @@ async def download(source: ReadObject, destination: Path | str) -> Path:
 
 
 class NamespaceUploader:
-    """Uploads objects under one `WriteNamespaceGrant`, keeping count of its object and byte limits."""
+    """Uploads objects under one `WriteNamespaceGrant`, keeping count of its object and byte
+    limits (an object written again counts once, at its latest size)."""
 
     def __init__(self, grant: WriteNamespaceGrant) -> None:
         self.grant = grant
-        self.objects = 0
-        self.total_bytes = 0
+        self.sizes: dict[str, int] = {}
+
+    @property
+    def objects(self) -> int:
+        return len(self.sizes)
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(self.sizes.values())
 
     async def upload(self, path: str, source: Path | str | bytes) -> Uploaded:
         """POST `source` at `root_path/path`; the limits are checked before anything is sent."""
         grant = self.grant
         path = normalized_relative_path(path)
-        _check_unexpired(grant.expires_at)
-        body = _read_source(source)
-        if self.objects + 1 > grant.max_objects:
-            raise TransferError(f"the grant allows {grant.max_objects} object(s), all used")
-        _check_size(len(body), grant.max_object_bytes, f"object {path!r}")
-        _check_size(self.total_bytes + len(body), grant.max_total_bytes, "the namespace total")
-        await anyio.to_thread.run_sync(self._post, f"{grant.root_path}/{path}", body)
-        self.objects += 1
-        self.total_bytes += len(body)
-        return Uploaded(size_bytes=len(body), sha256=hashlib.sha256(body).hexdigest())
+        local = loopback_url(grant.write.url, grant.write.headers)  # before leaving this context
 
-    def _post(self, key: str, body: bytes) -> None:
+        async def attempt() -> Uploaded:
+            body = _read_source(source)
+            others = {p: size for p, size in self.sizes.items() if p != path}
+            if len(others) + 1 > grant.max_objects:
+                message = f"the grant allows {grant.max_objects} object(s), all used"
+                raise TransferError("transfer_too_large", message)
+            _check_size(len(body), grant.max_object_bytes, f"object {path!r}")
+            total = sum(others.values()) + len(body)
+            _check_size(total, grant.max_total_bytes, "the namespace total")
+            key = f"{grant.root_path}/{path}"
+            await anyio.to_thread.run_sync(self._post, key, body, local)
+            self.sizes[path] = len(body)
+            return Uploaded(size_bytes=len(body), sha256=hashlib.sha256(body).hexdigest())
+
+        return await _attempts(grant.expires_at, attempt)
+
+    def _post(self, key: str, body: bytes, local: str | None) -> None:
         policy = self.grant.write
         # The key must precede the file: POST-policy stores read the form in order.
         form = {**policy.fields, policy.path_field: key}
+        files = {policy.file_field: (key.rsplit("/", 1)[-1], body)}
+        headers = _headers_for(policy.headers)
         try:
             with httpx.Client(timeout=TRANSFER_TIMEOUT) as http:
-                response = http.post(
-                    policy.url,
-                    data=form,
-                    files={policy.file_field: (key.rsplit("/", 1)[-1], body)},
-                    headers=policy.headers or {},
-                )
+                response = None
+                if local is not None:
+                    with contextlib.suppress(httpx.ConnectError):
+                        response = http.post(local, data=form, files=files, headers=headers)
+                if response is None:
+                    response = http.post(policy.url, data=form, files=files, headers=headers)
         except httpx.HTTPError as e:
-            raise TransferError(f"the upload of {key!r} failed: {type(e).__name__}") from None
+            raise _failed(e, f"upload of {key!r}") from None
         _raise_for_status(response, f"upload of {key!r}")
 
 
@@ -232,3 +385,24 @@ def write_namespace_grant(value: object) -> WriteNamespaceGrant:
             where = ".".join(["write_namespace", *map(str, item["loc"])])
             problems.append(f"{where}: {item['msg'].removeprefix('Value error, ')}")
         raise ValueError("; ".join(problems)) from None
+
+
+class ServingPortMiddleware:
+    """ASGI middleware marking each request with `serving_on(the port it came in on)`, so the
+    transfer helpers reach the server's own staging over loopback; each of `on_port` hears
+    the port first."""
+
+    def __init__(self, app: Any, on_port: Iterable[Callable[[int], None]] = ()) -> None:
+        self.app = app
+        self.on_port = tuple(on_port)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        server = scope.get("server") if scope["type"] in ("http", "websocket") else None
+        port = server[1] if server and isinstance(server[1], int) else None
+        if port is None:
+            await self.app(scope, receive, send)
+            return
+        for listener in self.on_port:
+            listener(port)
+        with serving_on(port):
+            await self.app(scope, receive, send)

@@ -218,9 +218,11 @@ class A2AAgentApplication:
 def create_app(agent: AgentEnvAgent) -> Any:
     """The Starlette app serving `agent`: A2A at /a2a, its card, and its extensions."""
     from starlette.applications import Starlette
+    from starlette.middleware import Middleware
     from starlette.routing import Route
 
     from agentenv_protocol.agent.server import a2a_routes
+    from agentenv_protocol.transfers import ServingPortMiddleware
 
     definition = getattr(type(agent), "__agentenv_definition__", None)
     if definition is None:
@@ -256,7 +258,9 @@ def create_app(agent: AgentEnvAgent) -> Any:
                     application.runtime.task_group = None
                     group.cancel_scope.cancel()
 
-    app = Starlette(routes=routes, lifespan=lifespan)
+    listeners = [s.on_port for s in services if s.on_port is not None]
+    middleware = [Middleware(ServingPortMiddleware, on_port=listeners)]
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
     app.state.agentenv_a2a = application
     return app
 
@@ -265,6 +269,8 @@ def _operation_endpoint(
     application: A2AAgentApplication, ops: dict[str, RegisteredOperation]
 ) -> Callable[[Any], Any]:
     from starlette.responses import JSONResponse, PlainTextResponse, Response
+
+    from agentenv_protocol.transfers import TransferError
 
     async def endpoint(request: Any) -> Any:
         op = ops[request.method]
@@ -284,6 +290,8 @@ def _operation_endpoint(
                 value = await _call_override(method, op, body, request, application)
         except OperationError as e:
             return PlainTextResponse(e.message, status_code=e.status)
+        except TransferError as e:  # a transfer the handler made failed: its code says how
+            return JSONResponse(e.body(), status_code=e.status_code)
         except Exception:  # a bug in a handler: the caller gets a correlation id, the log the rest
             correlation = uuid.uuid4().hex
             LOG.exception(

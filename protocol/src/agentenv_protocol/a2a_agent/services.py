@@ -36,6 +36,8 @@ class Service:
     card_entries: tuple[dict[str, Any], ...] = ()
     prefix: str | None = None
     lifespan: Callable[[Any], contextlib.AbstractAsyncContextManager] | None = None
+    #: Hears the port each request came in on (the peer tools' URL follows it).
+    on_port: Callable[[int], None] | None = None
 
 
 def services_for(application: A2AAgentApplication) -> list[Service]:
