@@ -24,11 +24,15 @@ class TextPart:
         return _with_metadata({"kind": "text", "text": self.text}, self.metadata)
 
 
+def _deep_copy(data: dict[str, Any]) -> dict[str, Any]:
+    return copy.deepcopy(data)
+
+
 @attrs.frozen(kw_only=True)
 class DataPart:
     """A JSON object."""
 
-    data: dict[str, Any] = attrs.field(converter=copy.deepcopy)
+    data: dict[str, Any] = attrs.field(converter=_deep_copy)
     metadata: dict[str, Any] | None = None
 
     def to_wire(self) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -24,6 +24,9 @@ from agentenv_protocol.a2a_agent.extensions import (
     OperationReference,
 )
 from agentenv_protocol.agent.types import A2A_PATH, AGENT_CARD_PATH, HEALTH_PATH, LEGACY_CARD_PATH
+
+if TYPE_CHECKING:
+    from agentenv_protocol.a2a_agent.tasks import AgentConfig
 
 #: The paths the A2A server itself serves, which no operation may take.
 FRAMEWORK_ROUTES: dict[str, str] = {
@@ -70,7 +73,7 @@ class RegisteredExtension:
     operations: tuple[RegisteredOperation, ...] = ()
     description: str | None = None
 
-    def card_entry(self, config: type | None = None) -> dict[str, Any]:
+    def card_entry(self, config: type[AgentConfig] | None = None) -> dict[str, Any]:
         entry = self.definition.to_card([op.definition for op in self.operations])
         entry["required"] = self.required
         if self.description:
@@ -178,8 +181,8 @@ def build_registry(
         if sdk_ops and not overridden and uri not in SDK_PROVIDERS:
             raise ValueError(f"{name}: the SDK has no default handlers for {uri}")
         for op in definition.core_operations.values():
-            attr = handlers.get((uri, op.name))
-            if attr is None and op.implementation is ImplementationOwner.RUNTIME:
+            method_name = handlers.get((uri, op.name))
+            if method_name is None and op.implementation is ImplementationOwner.RUNTIME:
                 raise ValueError(
                     f"{name} turns on {uri} but does not implement its operation "
                     f"{op.name!r}: mark a method with @extension(<definition>.{op.name})"
@@ -197,7 +200,7 @@ def build_registry(
                     f"{uri} {op.name}"
                 )
             routes[key] = f"{uri} {op.name}"
-            ops.append(RegisteredOperation(uri=uri, definition=op, method_name=attr))
+            ops.append(RegisteredOperation(uri=uri, definition=op, method_name=method_name))
         registered.append(
             RegisteredExtension(
                 definition=definition,

@@ -102,9 +102,9 @@ class AgentRuntime:
 
     async def cancel(self, params: dict[str, Any]) -> dict[str, Any]:
         task_id = params.get("id")
-        task = self.tasks.get(task_id)
-        if task is None:
+        if not isinstance(task_id, str) or task_id not in self.tasks:
             raise KeyError(task_id)
+        task = self.tasks[task_id]
         scope = self._running.get(task_id)
         if scope is None or task["status"]["state"] in TERMINAL:
             raise TaskNotCancelable(task_id)
@@ -147,7 +147,7 @@ class AgentRuntime:
         import asyncio  # served without a lifespan (an in-process ASGI transport)
 
         background = asyncio.get_running_loop().create_task(drain())
-        self._background = getattr(self, "_background", set())
+        self._background: set[asyncio.Task[None]] = getattr(self, "_background", set())
         self._background.add(background)
         background.add_done_callback(self._background.discard)
 

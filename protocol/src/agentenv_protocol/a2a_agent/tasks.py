@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import enum
+from collections.abc import Iterable
 from typing import Annotated, Any, Generic, TypeVar, Union
 
 import attrs
@@ -129,6 +130,10 @@ class TaskError:
         }
 
 
+def _parts_tuple(parts: Iterable[TaskPart]) -> tuple[TaskPart, ...]:
+    return tuple(parts)
+
+
 @attrs.frozen(kw_only=True)
 class TaskResult:
     """A task's end: its outcome, the parts of the agent's answer and what it reports.
@@ -137,7 +142,7 @@ class TaskResult:
     are parts, a success has at least one, a failure has its error."""
 
     outcome: TaskOutcome
-    parts: tuple[TaskPart, ...] = attrs.field(default=(), converter=tuple)
+    parts: tuple[TaskPart, ...] = attrs.field(default=(), converter=_parts_tuple)
     session_ref: str | None = None
     usage: Usage | None = None
     native_trajectory: NativeTrajectory | None = None
