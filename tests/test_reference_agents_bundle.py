@@ -101,7 +101,13 @@ def test_its_tasks_run_on_docker_when_they_say_local(reference_wheel, base_image
         str(bundle),
         "--model",
         "scripted-model",
-        env={"LITELLM_BASE_URL": model.base_url, "LITELLM_API_KEY": "sk-scripted-0123456789"},
+        env={
+            "LITELLM_BASE_URL": model.base_url,
+            "LITELLM_API_KEY": "sk-scripted-0123456789",
+            # a machine where local processes cannot be isolated: the agents run in containers,
+            # so they are not refused as untrusted host processes
+            "AGENT_ENV_SANDBOX_LOCAL_BWRAP": "/nonexistent/bwrap",
+        },
     )
     by_task = {t["task"]["name"]: t for t in data["tasks"]}
     assert sorted(by_task) == sorted(TASKS), stderr
