@@ -117,3 +117,44 @@ def test_bad_input_changes_nothing(home_env, tmp_path, stored):
     assert bad_var.returncode == 2 and "expected KEY=VALUE, got 'X'" in bad_var.stderr
     assert _cli(home_env, tmp_path, "sandbox", "list").stdout.strip() == "no sandboxes"
     assert json.loads(_cli(home_env, tmp_path, "runs", "list", "--json").stdout) == []
+
+
+DOCKERFILE = """FROM {base}
+COPY agentenv-wheels/ /tmp/agentenv-wheels/
+RUN pip install --no-cache-dir --disable-pip-version-check /tmp/agentenv-wheels/*.whl
+COPY agent.py /agent/agent.py
+ENV PYTHONUNBUFFERED=1
+CMD ["python", "/agent/agent.py"]
+"""
+
+
+@pytest.mark.docker
+def test_a_dockerfile_agent_asked_for_local_runs_on_docker(home_env, tmp_path):
+    from agentenv_docker_sandbox.testing import BASE_IMAGE, require_docker
+
+    require_docker(BASE_IMAGE)
+    folder = tmp_path / "bundle" / "agents" / "boxed"
+    folder.mkdir(parents=True)
+    (folder / "agent.py").write_text(ANSWERS)
+    (folder / "Dockerfile").write_text(DOCKERFILE.format(base=BASE_IMAGE))
+    assert _cli(home_env, tmp_path, "agent", "put", str(tmp_path / "bundle")).returncode == 0
+    proc = subprocess.Popen(
+        [str(AGENT_ENV), "agent", "deploy", "--id", "boxed", "--sandbox", "local"]
+        + ["--env-var", "GREETING=hallo", "--json"],
+        env=home_env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        up = _read_json(proc.stdout)
+        assert up["provider"] == "docker"
+        assert anyio.run(_ask, up["url"]) == "greeting=hallo heard=hello there"
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 0
+        assert "deploys on docker: local cannot build its Dockerfile" in proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert _cli(home_env, tmp_path, "sandbox", "list").stdout.strip() == "no sandboxes"
