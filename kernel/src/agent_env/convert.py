@@ -487,10 +487,15 @@ def structure_step(
 
 def _core_hint(step_type: str) -> str:
     """Where a known step type comes from (`plugins.known`), when its plugin is missing."""
-    from agent_env.plugins.known import distribution, install_command
+    from agent_env.plugins.known import REFERENCE_ONLY_STEP_TYPES, distribution, install_command
 
     dist = distribution("step type", step_type)
     if dist is None:
+        if step_type in REFERENCE_ONLY_STEP_TYPES:
+            return (
+                " (a step type of the existing agent-env 0.9 that this version does not "
+                "provide: see docs/compatibility.md)"
+            )
         return ""
     from importlib.metadata import PackageNotFoundError, version
 

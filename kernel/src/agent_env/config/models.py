@@ -32,6 +32,11 @@ COMPAT_KEYS: dict[str, dict[str, str]] = {
         "attribution": "sandboxes carry no attribution labels",
         "providers": "provider settings live in [sandbox.<provider>] tables",
     },
+    # the explorer plugin declares [explorer]; these two keys of the existing one have no use
+    "explorer": {
+        "cors_origins": "the explorer answers its own origin only",
+        "static_dir": "the explorer serves its built-in pages",
+    },
 }
 
 #: Keys of the existing product's config that we support under another name:

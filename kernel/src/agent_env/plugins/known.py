@@ -150,6 +150,38 @@ def commands_under(group: str) -> list[str]:
     return names
 
 
+#: Step types of the existing agent-env (0.9.x) that no plugin here provides, so a task that
+#: names one is told why (docs/compatibility.md lists them).
+REFERENCE_ONLY_STEP_TYPES = frozenset(
+    {
+        "apply_server_config",
+        "build_mcp_cli",
+        "combine_universe_verdicts",
+        "deploy_human_agent",
+        "peer_agents",
+        "register_agent_triggers",
+        "review",
+        "snapshot_agent_state",
+        "validation_gate_aggregator",
+        "verify_a2a_agent_card",
+        "verify_a2a_agent_config_identity",
+        "verify_a2a_agent_mcp",
+        "verify_a2a_core_protocol",
+        "verify_a2a_install",
+        "verify_a2a_modalities",
+        "verify_a2a_peer_agents",
+        "verify_a2a_role",
+        "verify_a2a_skill_config",
+        "verify_a2a_snapshot",
+        "verify_a2a_system_prompt",
+        "verify_a2a_trajectory",
+        "verify_mcp_env_assessment",
+        "verify_spec_conformance",
+        "verify_universe_load_export_roundtrip",
+    }
+)
+
+
 def distribution(kind: str, name: str) -> str | None:
     """The distribution that provides `name` of `kind`, or None when no in-tree plugin does."""
     return KNOWN.get((kind, name))

@@ -180,7 +180,7 @@ class RunPipeline:
         stored = request.stored
         assert stored is not None
         session = self.session
-        if stored.kind == "env":
+        if stored.kind in ("env", "agent"):
             from agent_env.entities.deploy import deploy_bundle
 
             bundle, materialized, _env = await deploy_bundle(
@@ -190,6 +190,7 @@ class RunPipeline:
                 stored.ref,
                 stored.version,
                 dict(stored.step),
+                stored.kind,
             )
             sel = selection.Selection(tasks=list(bundle.tasks.values()), evals=[])
             return bundle, materialized, sel, str(bundle.root)

@@ -134,6 +134,7 @@ def build_app(
     reply_timeout: float = DEFAULT_REPLY_TIMEOUT,
     samplers: Mapping[str, str] | None = None,
     pool: int = 0,
+    sandbox: str | None = None,
 ) -> Any:
     """The OpenEnv app serving every task of `bundle` (a folder, an installed bundle's name, or
     a mapping of split names to those). `reward`: None for the mean of the scores that decide
@@ -142,6 +143,8 @@ def build_app(
     with an error observation (and abandons the episode). `samplers`: split -> sampler
     (`band:0.2-0.8`): a reset to that split without an index draws its task. `pool`: warm instances kept ready
     per task, reset between episodes instead of redeployed (0: none; docs/openenv.md).
+    `sandbox`: the provider (or fallback chain `a,b`) every episode deploys on, as
+    `agent-env run --sandbox` (the existing SDK's `build_app(bundle, sandbox=...)`).
     `BundleError` when no task can be served; `ValueError` for a reward some task lacks."""
     if isinstance(pool, bool) or not isinstance(pool, int) or pool < 0:
         raise ValueError(f"pool= is a number of warm instances per task (0 or more), not {pool!r}")
@@ -157,7 +160,7 @@ def build_app(
             f"the {KIND!r} agent kind is not registered: is the agentenv-openenv plugin "
             "disabled? (`agent-env plugin list`)"
         )
-    served = load(bundle, plugins, reward=reward, samplers=samplers)
+    served = load(bundle, plugins, reward=reward, samplers=samplers, sandbox=sandbox)
     for line in served.left_out:
         import logging
 

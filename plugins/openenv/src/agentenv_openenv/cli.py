@@ -86,6 +86,13 @@ def _splits(values: tuple[str, ...]) -> dict[str, str]:
     "(data/reset) instead of deploying them again (0: every reset deploys).",
 )
 @click.option(
+    "--sandbox",
+    default=None,
+    metavar="PROVIDER",
+    help="Deploy every episode on PROVIDER (or a fallback chain such as local,docker), "
+    "whatever the tasks' sandbox_type says, as `agent-env run --sandbox`.",
+)
+@click.option(
     "--json",
     "as_json",
     is_flag=True,
@@ -101,6 +108,7 @@ def serve(
     reply_timeout: float,
     samplers: tuple[str, ...],
     pool: int,
+    sandbox: str | None,
     as_json: bool,
 ) -> None:
     """Serve every task of bundle SPEC (a folder, an installed bundle, hf://...) as an OpenEnv
@@ -123,6 +131,7 @@ def serve(
             reply_timeout=reply_timeout,
             samplers=_samplers(samplers),
             pool=pool,
+            sandbox=sandbox,
         )
     except ValueError as e:
         hint = "--sampler" if "sampler" in str(e) else "--pool" if "pool" in str(e) else "--reward"

@@ -147,11 +147,18 @@ def load(
     *,
     reward: Reward = None,
     samplers: Mapping[str, str] | None = None,
+    sandbox: str | None = None,
 ) -> Served:
     """Load the bundle(s) of `bundle` (a folder, an installed bundle's name, or a mapping of
     split names to those) and decide what is served; `BundleError` when nothing can be;
-    ValueError for a sampler of an unknown split or one no plugin knows (tried once here)."""
+    ValueError for a sampler of an unknown split or one no plugin knows (tried once here).
+    `sandbox` replaces the provider of every step that chooses one (`run --sandbox`)."""
     from agent_env.bundles import load_bundle
+
+    if sandbox is not None:
+        from agent_env.sandbox import provider_chain
+
+        provider_chain(sandbox, plugins.sandbox_providers)  # an unknown name: a did-you-mean
 
     if reward is not None and not (isinstance(reward, str) or callable(reward)):
         raise ValueError(
@@ -174,6 +181,8 @@ def load(
         order = [(ALL, ALL), *((name, ALL) for name in one.evals)]
         groups = {ALL: (ALL, list(one.tasks.values()))}
         groups.update({name: (ALL, list(one.eval(name))) for name in one.evals})
+    if sandbox is not None:
+        groups = {k: (key, _on(sandbox, tasks)) for k, (key, tasks) in groups.items()}
     left_out: list[str] = []
     splits: dict[str, list[ServedTask]] = {}
     for split, key in order:
@@ -225,6 +234,14 @@ def load(
             )
         served.sample(split)
     return served
+
+
+def _on(sandbox: str, tasks: list[Any]) -> list[Any]:
+    """`tasks` with every step that chooses a sandbox set to `sandbox` (the run overrides)."""
+    from agent_env.runs.options import RunOptions
+    from agent_env.runs.overrides import apply
+
+    return apply(tasks, RunOptions(provider=sandbox))[0]
 
 
 def _spec(value: Any) -> str:

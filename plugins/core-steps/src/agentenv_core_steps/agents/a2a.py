@@ -23,6 +23,7 @@ from agent_env.agents import AgentKind, AgentSpec, PromptRequest
 from agent_env.context import StepContext
 from agent_env.errors import SandboxError, StepFailed
 from agent_env.sandbox import SandboxSpec
+from agentenv_core_steps.agents.placement import agent_label, image_provider
 from agentenv_core_steps.agents.relay import reachable_url
 from agentenv_core_steps.agents.tool_loop import ToolLoopConfig, model_endpoint
 
@@ -145,7 +146,7 @@ class A2AAgentKind(AgentKind):
         if existing:
             provider = (await ctx.sandbox(str(spec.sandbox_name))).provider
         else:
-            provider = spec.sandbox_provider or ("docker" if dockerfile else "local")
+            provider = image_provider(ctx, spec) if dockerfile else spec.sandbox_provider or "local"
         command = settings.get("command") or DEFAULT_COMMAND
         if isinstance(command, str):
             command = ["sh", "-c", command]
@@ -199,7 +200,7 @@ class A2AAgentKind(AgentKind):
         except SandboxError as e:
             raise StepFailed(
                 ctx.step_id,
-                f"agent {spec.name!r} could not be started: {e}",
+                f"agent {agent_label(spec)} could not be started: {e}",
                 failure_class="infrastructure",
             ) from None
         provider = getattr(sandbox, "provider", provider)
@@ -227,9 +228,8 @@ class A2AAgentKind(AgentKind):
         if not getattr(builder, "can_build_images", False):
             raise StepFailed(
                 ctx.step_id,
-                f"agent {spec.name!r} has a Dockerfile: building it needs a sandbox provider "
-                f"that builds images, not {provider!r} (e.g. docker: pip install "
-                "agentenv-docker-sandbox)",
+                f"agent {agent_label(spec)} has a Dockerfile: building it needs a sandbox "
+                f"provider that builds images, not {provider!r}",
                 failure_class="infrastructure",
             )
         from agent_env.paths import cache_dir

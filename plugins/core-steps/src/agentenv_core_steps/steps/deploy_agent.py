@@ -186,7 +186,18 @@ class DeployAgent(Step):
                 self.id, unknown_agent_message(ref, await known_agents(ctx), kinds)
             ) from None
         kind = kind_cls()
-        if not kind.needs_solution:  # an oracle replays the answer key: nothing to hide
+        # an oracle replays the answer key: nothing to hide; an A2A agent built from its
+        # Dockerfile in a sandbox of its own runs in a container, never as a host process
+        # (`agents.placement`)
+        contained = (
+            kind_name == "a2a_agent"
+            and stored is not None
+            and stored.folder is not None
+            and (stored.folder / "Dockerfile").is_file()
+            and not (stored.config or {}).get("url")
+            and (self.sandbox_name or "") not in (ctx.get("sandboxes", default={}) or {})
+        )
+        if not kind.needs_solution and not contained:
             self._refuse_unisolated(ctx, kind_name if stored is None else ref)
         settings = {
             **(stored.config if stored else {}),
