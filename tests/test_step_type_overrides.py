@@ -159,7 +159,6 @@ def kernel_names() -> set[str]:
 #: move: the stored-entity commands build and export core-steps tasks (a product feature that
 #: issue 36 moves out of the kernel).
 STILL_BORROWING = {
-    "entities/deploy.py": {"allow_direct_calls", "env_id"},
     "entities/export.py": {"sandbox_type", "env_state_type", "env_state_instance_id"},
 }
 

@@ -16,17 +16,21 @@ from agent_env.entities.catalog import get_version
 
 FOLDER = "deploy-bundles"
 TASK = "deploy"
-STEP = "env"
-#: kind -> (the bundle folder its files go in, the one step that deploys it)
+#: kind -> the bundle folder its files go in
 DEPLOYS = {"env": "envs", "agent": "agents"}
 
 
-def _step(kind: str, name: str) -> dict[str, Any]:
-    if kind == "agent":  # an agent on its own: no envs, so no gateway
-        return {"id": "agent", "type": "deploy_agent", "a2a_agent_id": name, "env_ids": []}
-    # no gateway stands in front of an env deployed on its own: the user who asked for it
-    # calls it directly, so it takes calls without the gateway's per-env secret
-    return {"id": STEP, "type": "deploy_env", "env_id": name, "allow_direct_calls": True}
+def _named(plugins: Any, kind: str, step: dict[str, Any], name: str) -> dict[str, Any]:
+    """`step` with the stored entity's `name` in the field its step type declares as its
+    reference to a `kind` (`bundle_refs`), e.g. `deploy_env`'s `env_id`."""
+    from agent_env.errors import BundleError
+
+    step_type = plugins.step_types.get(step.get("type", ""))
+    refs = getattr(step_type, "bundle_refs", None) or {}
+    field = next((f for f in refs.get(kind, ()) if not f.endswith("[]")), None)
+    if field is None:
+        raise BundleError(f"step type {step.get('type')!r} declares no reference to an {kind}")
+    return {**step, field: name}
 
 
 async def deploy_bundle(
@@ -39,14 +43,14 @@ async def deploy_bundle(
     kind: str = "env",
 ) -> tuple[Any, Materialized, Any]:
     """(bundle, materialized, entity) for deploying stored env (or agent: `kind`) `ref` at
-    `version`; `step` adds fields to its `deploy_env` / `deploy_agent` step (ttl_seconds, cpu,
-    memory_mb, sandbox_type, env_vars ...)."""
+    `version` by the one step `step` the front end gives (its id, type and fields); the
+    entity's name goes in the field the step type declares as its reference to a `kind`."""
     from agent_env.bundles import fetch_files, load_bundle
     from agent_env.entities.runnable import materialized_from
 
     env = await get_version(stores, kind, ref, version)
     name = str(env.content.get("name") or env.entity_id.rpartition("/")[2])
-    steps = [{**_step(kind, name), **step}]
+    steps = [_named(plugins, kind, step, name)]
     key = hashlib.sha256(
         json.dumps([env.entity_id, env.version, env.digest, steps], sort_keys=True).encode()
     ).hexdigest()[:24]

@@ -34,6 +34,15 @@ if TYPE_CHECKING:  # pragma: no cover
 FRONT_END = "openenv"
 
 
+def on_sandbox(tasks: list[Task], sandbox: str) -> list[Task]:
+    """`tasks` with every step that chooses a sandbox set to `sandbox`: what `run --sandbox`
+    does to the tasks it runs."""
+    from agent_env.runs.options import RunOptions
+    from agent_env.runs.overrides import apply
+
+    return apply(tasks, RunOptions(provider=sandbox))[0]
+
+
 def plugin_manager() -> PluginManager:
     """The process-wide plugin manager (what `agent-env run` uses)."""
     from agent_env.plugins import get_plugin_manager

@@ -26,7 +26,8 @@ class StoredRef:
     kind: str
     ref: str
     version: int | None = None
-    #: For an env (`env deploy`): fields added to its `deploy_env` step (ttl, cpu, memory).
+    #: For an env or agent (`env deploy`, `a2a-agent deploy`): the one step that deploys it (id,
+    #: type, fields); the kernel adds the entity's name where the step type refers to it.
     step: Mapping[str, Any] = attrs.field(factory=dict)
 
 

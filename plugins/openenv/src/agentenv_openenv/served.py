@@ -182,7 +182,9 @@ def load(
         groups = {ALL: (ALL, list(one.tasks.values()))}
         groups.update({name: (ALL, list(one.eval(name))) for name in one.evals})
     if sandbox is not None:
-        groups = {k: (key, _on(sandbox, tasks)) for k, (key, tasks) in groups.items()}
+        from agent_env.openenv.host import on_sandbox
+
+        groups = {k: (key, on_sandbox(tasks, sandbox)) for k, (key, tasks) in groups.items()}
     left_out: list[str] = []
     splits: dict[str, list[ServedTask]] = {}
     for split, key in order:
@@ -234,14 +236,6 @@ def load(
             )
         served.sample(split)
     return served
-
-
-def _on(sandbox: str, tasks: list[Any]) -> list[Any]:
-    """`tasks` with every step that chooses a sandbox set to `sandbox` (the run overrides)."""
-    from agent_env.runs.options import RunOptions
-    from agent_env.runs.overrides import apply
-
-    return apply(tasks, RunOptions(provider=sandbox))[0]
 
 
 def _spec(value: Any) -> str:

@@ -78,7 +78,7 @@ _EXPORTS: dict[str, str] = {
     "ProxyAgent": "proxy",
     "PROXY_V1": "proxy",
     "StagingStore": "staging",
-    "staging_routes": "staging",
+    "staging_routes": "_staging_http",
     "STAGING_V1_URI": "staging",
     "STAGING_ENDPOINT": "staging",
     "PeerAgentsSetRequest": "peer_agents",

@@ -18,6 +18,7 @@ from agentenv_protocol.a2a_agent.peer_agents import (
     PEER_MCP_SERVER_NAME,
     PeerAgents,
     PeerError,
+    _peers_of,
 )
 from agentenv_protocol.asgi import read_body, respond
 from agentenv_protocol.mcp_http import HANDSHAKE_VERSIONS
@@ -204,3 +205,27 @@ class _Asgi:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         await self.app(scope, receive, send)
+
+
+def a2a_service(application: Any) -> Any:
+    """The SDK's peer tools (`services.py`) for an agent that turns peer-agents/v1 on without
+    handlers of its own (None otherwise): their route, live during the app's lifespan, and the
+    task MCP server `peer_agents` on the port each request comes in on."""
+    from agentenv_protocol.a2a_agent.services import Service
+    from agentenv_protocol.agent.extensions import PEER_AGENTS_URI
+    from agentenv_protocol.agent.types import DEFAULT_AGENT_PORT
+    from agentenv_protocol.transfers import serving_port
+
+    registered = application.registry.get(PEER_AGENTS_URI)
+    if registered is None or any(op.method_name for op in registered.operations):
+        return None
+    peers = _peers_of(application.runtime)
+    peers.servers = application.runtime.mcp_servers
+    peers.note_port(serving_port() or DEFAULT_AGENT_PORT)
+    return Service(
+        name="peer-agents tools",
+        routes=tuple(routes(peers)),
+        prefix=PEER_MCP_PATH,
+        lifespan=lambda app: peers.running(),
+        on_port=peers.note_port,
+    )

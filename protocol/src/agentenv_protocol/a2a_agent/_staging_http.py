@@ -18,6 +18,8 @@ from agentenv_protocol.a2a_agent.staging import (
     StagingError,
     StagingStore,
     split_staged_path,
+    staging_extension,
+    staging_limit,
 )
 from agentenv_protocol.data_objects import normalized_relative_path
 
@@ -196,3 +198,26 @@ def _field_name(disposition: bytes) -> str:
 
     _, options = parse_options_header(disposition)
     return options.get(b"name", b"").decode("utf-8", "replace")
+
+
+def staging_routes(store: StagingStore) -> list[Any]:
+    """The starlette routes serving `store` at `/ext/staging` (none when its limit is 0)."""
+    return routes(store) if store.enabled else []
+
+
+def a2a_service(application: Any) -> Any:
+    """The staging service of an SDK agent's app (`services.py`): the routes and the card entry,
+    or None when `AGENTENV_STAGING_MAX_BYTES` is 0. An agent operation under `/ext/staging`
+    then fails `create_app` naming it."""
+    from agentenv_protocol.a2a_agent.services import Service
+
+    limit = staging_limit()
+    if limit == 0:
+        return None
+    application.staging = StagingStore(limit)
+    return Service(
+        name="staging",
+        routes=tuple(staging_routes(application.staging)),
+        card_entries=(staging_extension(),),
+        prefix=STAGING_ENDPOINT,
+    )

@@ -242,11 +242,6 @@ class PeerAgents:
         finally:
             self.live = False
 
-    def routes(self) -> list[Any]:
-        from agentenv_protocol.a2a_agent._peer_tools import routes
-
-        return routes(self)
-
     # --- the tools -----------------------------------------------------------------------------
     def _peer(self, name: Any) -> PeerAgent:
         if not isinstance(name, str) or name not in self.peers:
@@ -421,27 +416,3 @@ def _peers_of(runtime: Any) -> PeerAgents:
     if peers is None:
         peers = runtime.peer_agents = PeerAgents()
     return peers
-
-
-def a2a_service(application: Any) -> Any:
-    """The SDK's peer tools (`services.py`) for an agent that turns peer-agents/v1 on without
-    handlers of its own (None otherwise): their route, live during the app's lifespan, and the
-    task MCP server `peer_agents` on the port each request comes in on."""
-    from agentenv_protocol.a2a_agent.services import Service
-    from agentenv_protocol.agent.extensions import PEER_AGENTS_URI
-    from agentenv_protocol.agent.types import DEFAULT_AGENT_PORT
-    from agentenv_protocol.transfers import serving_port
-
-    registered = application.registry.get(PEER_AGENTS_URI)
-    if registered is None or any(op.method_name for op in registered.operations):
-        return None
-    peers = _peers_of(application.runtime)
-    peers.servers = application.runtime.mcp_servers
-    peers.note_port(serving_port() or DEFAULT_AGENT_PORT)
-    return Service(
-        name="peer-agents tools",
-        routes=tuple(peers.routes()),
-        prefix=PEER_MCP_PATH,
-        lifespan=lambda app: peers.running(),
-        on_port=peers.note_port,
-    )

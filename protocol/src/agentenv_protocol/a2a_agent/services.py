@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from agentenv_protocol.a2a_agent.framework import A2AAgentApplication
 
 SERVICE_PROVIDERS: tuple[str, ...] = (
-    "agentenv_protocol.a2a_agent.staging",
-    "agentenv_protocol.a2a_agent.peer_agents",
+    "agentenv_protocol.a2a_agent._staging_http",
+    "agentenv_protocol.a2a_agent._peer_tools",
 )
 
 

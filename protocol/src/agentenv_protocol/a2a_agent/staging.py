@@ -261,28 +261,3 @@ def split_staged_path(raw: str) -> tuple[str, str, bool]:
         if any(ord(c) < 0x20 or c == "\x7f" for c in body):
             raise StagingError(400, "a staged path may not hold control characters")
     return staging_id, body, trailing
-
-
-def staging_routes(store: StagingStore) -> list[Any]:
-    """The starlette routes serving `store` at `/ext/staging` (none when its limit is 0)."""
-    from agentenv_protocol.a2a_agent._staging_http import routes
-
-    return routes(store) if store.enabled else []
-
-
-def a2a_service(application: Any) -> Any:
-    """The staging service of an SDK agent's app (`services.py`): the routes and the card entry,
-    or None when `AGENTENV_STAGING_MAX_BYTES` is 0. An agent operation under `/ext/staging`
-    then fails `create_app` naming it."""
-    from agentenv_protocol.a2a_agent.services import Service
-
-    limit = staging_limit()
-    if limit == 0:
-        return None
-    application.staging = StagingStore(limit)
-    return Service(
-        name="staging",
-        routes=tuple(staging_routes(application.staging)),
-        card_entries=(staging_extension(),),
-        prefix=STAGING_ENDPOINT,
-    )

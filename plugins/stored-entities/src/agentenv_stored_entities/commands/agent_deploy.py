@@ -57,7 +57,10 @@ def deploy(
     Exit codes: 0 deployed (and torn down), 1 it did not come up."""
     from agent_env.cli.toolkit import guarded
 
-    step: dict[str, Any] = {"env_vars": _env_vars(env_vars)} if env_vars else {}
+    # an agent on its own: no envs, so no gateway
+    step: dict[str, Any] = {"id": "agent", "type": "deploy_agent", "env_ids": []}
+    if env_vars:
+        step["env_vars"] = _env_vars(env_vars)
     if ttl_seconds is not None:
         step["ttl_seconds"] = ttl_seconds
     held: list[int] = []
