@@ -10,9 +10,11 @@ Modules: `driver` (the base class), `tools` / `group_tools` (the MCP tools), `fr
 
 from __future__ import annotations
 
-from agentenv_protocol.computer.driver import ComputerDriverEnvironment
+from agentenv_protocol.computer.driver import ComputerDriverEnvironment, computer_driver
 from agentenv_protocol.computer.errors import (
     ComputerError,
+    DeliveryFailed,
+    DeviceUnavailable,
     InputBusy,
     Internal,
     InvalidArgument,
@@ -39,10 +41,16 @@ from agentenv_protocol.computer.operations import (
     type_text,
 )
 from agentenv_protocol.computer.platform import Platform
-from agentenv_protocol.computer.results import Effect, ExecResult
-from agentenv_protocol.computer.settings import ComputerSettings
+from agentenv_protocol.computer.results import Effect, ExecResult, Image, ReadyCheck
+from agentenv_protocol.computer.settings import SETTINGS_ENV, ComputerSettings
 
 __all__ = [
+    "SETTINGS_ENV",
+    "DeliveryFailed",
+    "DeviceUnavailable",
+    "Image",
+    "ReadyCheck",
+    "computer_driver",
     "ComputerDriverEnvironment",
     "ComputerError",
     "ComputerSettings",
