@@ -414,7 +414,7 @@ def computer_driver(name: str | None = None, *, supports: list[dict] | None = No
 
             for entry in supports:
                 supported(entry)
-            type.__setattr__(cls, "supports", tuple(supports))
+            type.__setattr__(cls, "supports", list(supports))
         return cls
 
     return deco
