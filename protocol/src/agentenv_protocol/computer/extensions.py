@@ -46,7 +46,7 @@ class ComputerExtensions:
     @extension(names.COMPUTER_SPACES, op="get", method="GET")
     async def computer_spaces_get(self: ComputerDriverEnvironment) -> dict:
         """The default coordinate space and norm scale."""
-        space, scale = self._space_defaults()
+        space, scale = self._computer_space_defaults()
         return {"default_space": space, "default_norm_scale": scale}
 
     @extension(names.COMPUTER_SPACES, op="set")
@@ -56,12 +56,14 @@ class ComputerExtensions:
         default_norm_scale: int | None = None,
     ) -> dict:
         """Set the default space and norm scale; the point tools' descriptions follow."""
-        space, scale = check_space(default_space, default_norm_scale, *self._space_defaults())
+        space, scale = check_space(
+            default_space, default_norm_scale, *self._computer_space_defaults()
+        )
         self.settings.default_space, self.settings.default_norm_scale = space, scale
         served = {t.name for t in self.mounted_card().capabilities.tools or []}
         for name in names.POINT_TOOLS:
             if name in served:
-                await self.update_tool(name, description=self._point_description(name))
+                await self.update_tool(name, description=self._computer_point_description(name))
         return await self.computer_spaces_get()
 
     # -- ready -----------------------------------------------------------------------------
@@ -77,7 +79,7 @@ class ComputerExtensions:
     @extension(names.COMPUTER_DISPLAY, op="get", method="GET")
     async def computer_display_get(self: ComputerDriverEnvironment) -> dict:
         """The display's size and scale, and the modes it can be set to."""
-        shown = await self._display()
+        shown = await self._computer_display()
         self._computer.frames.display = shown
         return {**shown.as_dict(), "modes": [list(m) for m in self.display_modes]}
 
@@ -86,7 +88,7 @@ class ComputerExtensions:
         self: ComputerDriverEnvironment, width: int, height: int, scale: float = 1.0
     ) -> dict:
         """Change the display (one of its modes); frames taken before go stale."""
-        if self._op("set_display") is None:
+        if self._computer_op("set_display") is None:
             raise Unsupported("this computer's display can't be changed")
         if self.display_modes and (width, height) not in {tuple(m) for m in self.display_modes}:
             raise InvalidArgument(
@@ -96,8 +98,8 @@ class ComputerExtensions:
         if not 0.5 <= scale <= 4:
             raise InvalidArgument(f"scale is from 0.5 to 4, got {scale}")
         async with self._computer.queue.turn(self.settings.queue_wait_s):
-            changed = await self._call("set_display", width, height, float(scale))
-            shown = changed if isinstance(changed, Display) else await self._display()
+            changed = await self._computer_call("set_display", width, height, float(scale))
+            shown = changed if isinstance(changed, Display) else await self._computer_display()
             self._computer.frames.display = shown
         return {**shown.as_dict(), "modes": [list(m) for m in self.display_modes]}
 
@@ -162,15 +164,17 @@ class ComputerExtensions:
         folder = (home / cwd) if cwd else home
 
         async def start() -> dict:
-            return await self._exec(list(argv), folder.resolve(), dict(env or {}), float(timeout_s))
+            return await self._computer_exec(
+                list(argv), folder.resolve(), dict(env or {}), float(timeout_s)
+            )
 
         return await self._computer.runs.once(request_id, start)
 
-    async def _exec(
+    async def _computer_exec(
         self: ComputerDriverEnvironment, argv: list[str], cwd: Path, env: dict, timeout_s: float
     ) -> dict:
         cap = self.settings.exec_output_bytes
-        result = await self._call("run_in_session", argv, cwd, env, timeout_s)
+        result = await self._computer_call("run_in_session", argv, cwd, env, timeout_s)
         if not isinstance(result, ExecResult):
             raise Internal(f"@run_in_session answered {type(result).__name__}, not an ExecResult")
         out, err = bytes(result.stdout or b""), bytes(result.stderr or b"")
