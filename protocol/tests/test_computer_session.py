@@ -6,7 +6,11 @@ that leave it and writing nothing when any part is bad."""
 from __future__ import annotations
 
 import base64
+import contextlib
+import socket
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -206,3 +210,60 @@ async def test_data_get_returns_the_data_paths_and_nothing_outside_the_home(home
     assert [p["metadata"][DATA_OBJECTS_EXTENSION_URI]["path"] for p in parts] == ["app/state.json"]
     assert parts[0]["file"]["mimeType"] == "application/json"
     assert base64.b64decode(parts[0]["file"]["bytes"]) == b"{}"
+
+
+@contextlib.contextmanager
+def _served(driver: Blank) -> Iterator[str]:
+    """The driver's FastMCP app on loopback (uvicorn in a thread), its URL."""
+    import uvicorn
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(
+            driver.create_app().streamable_http_app(),
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+        )
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "the driver did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+async def test_the_conformance_probe_passes_our_driver_at_basic_level(home):
+    from agentenv_protocol.computer.conformance import run_probe
+
+    with _served(_driver()) as url:
+        report = await run_probe(url, "basic", timeout_s=20)
+    failed = [f"{c.name}: {c.detail}" for c in report.checks if c.status != "passed"]
+    assert report.passed and failed == []
+    names = {c.name for c in report.checks}
+    assert {
+        "computer-ready reports ready",
+        "a region comes back as a native crop of its frame",
+        "a program that isn't there is refused with a code",
+        "output past max_output_bytes is cut there",
+        "a tool disabled for a role is hidden from it and refused",
+    } <= names
+    assert report.driver == "Blank" and report.counts()["failed"] == 0
+
+
+def test_the_conformance_command_exits_2_for_a_driver_it_cannot_reach(capsys):
+    from agentenv_protocol.computer.conformance.__main__ import main
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    assert main([f"http://127.0.0.1:{port}", "--timeout", "2"]) == 2
+    assert f"http://127.0.0.1:{port}" in capsys.readouterr().err
