@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agentenv_protocol.authoring import extension
 from agentenv_protocol.computer import card as names
@@ -14,9 +14,6 @@ from agentenv_protocol.computer.errors import ComputerError, Internal, InvalidAr
 from agentenv_protocol.computer.operations import Display
 from agentenv_protocol.computer.results import ExecResult
 from agentenv_protocol.computer.spaces import check_space
-
-if TYPE_CHECKING:
-    from agentenv_protocol.computer.driver import ComputerDriverEnvironment
 
 LAYOUTS = ("us",)
 MAX_TIMEOUT_S = 3600
@@ -44,14 +41,14 @@ class ComputerExtensions:
     # -- spaces --------------------------------------------------------------------------
 
     @extension(names.COMPUTER_SPACES, op="get", method="GET")
-    async def computer_spaces_get(self: ComputerDriverEnvironment) -> dict:
+    async def computer_spaces_get(self: Any) -> dict:
         """The default coordinate space and norm scale."""
         space, scale = self._computer_space_defaults()
         return {"default_space": space, "default_norm_scale": scale}
 
     @extension(names.COMPUTER_SPACES, op="set")
     async def computer_spaces_set(
-        self: ComputerDriverEnvironment,
+        self: Any,
         default_space: str | None = None,
         default_norm_scale: int | None = None,
     ) -> dict:
@@ -69,7 +66,7 @@ class ComputerExtensions:
     # -- ready -----------------------------------------------------------------------------
 
     @extension(names.COMPUTER_READY, op="status", method="GET")
-    async def computer_ready_status(self) -> dict:
+    async def computer_ready_status(self: Any) -> dict:
         """Whether the computer is ready: the display answers, a capture fits it, and the
         driver's own checks pass; each check with what it saw."""
         return await self._computer_ready_status()
@@ -77,16 +74,14 @@ class ComputerExtensions:
     # -- display -------------------------------------------------------------------------
 
     @extension(names.COMPUTER_DISPLAY, op="get", method="GET")
-    async def computer_display_get(self: ComputerDriverEnvironment) -> dict:
+    async def computer_display_get(self: Any) -> dict:
         """The display's size and scale, and the modes it can be set to."""
         shown = await self._computer_display()
         self._computer.frames.display = shown
         return {**shown.as_dict(), "modes": [list(m) for m in self.display_modes]}
 
     @extension(names.COMPUTER_DISPLAY, op="set")
-    async def computer_display_set(
-        self: ComputerDriverEnvironment, width: int, height: int, scale: float = 1.0
-    ) -> dict:
+    async def computer_display_set(self: Any, width: int, height: int, scale: float = 1.0) -> dict:
         """Change the display (one of its modes); frames taken before go stale."""
         if self._computer_op("set_display") is None:
             raise Unsupported("this computer's display can't be changed")
@@ -106,7 +101,7 @@ class ComputerExtensions:
     # -- keyboard ------------------------------------------------------------------------
 
     @extension(names.COMPUTER_KEYBOARD, op="get", method="GET")
-    async def computer_keyboard_get(self: ComputerDriverEnvironment) -> dict:
+    async def computer_keyboard_get(self: Any) -> dict:
         """Key timing and layout."""
         s = self.settings
         return {
@@ -118,7 +113,7 @@ class ComputerExtensions:
 
     @extension(names.COMPUTER_KEYBOARD, op="set")
     async def computer_keyboard_set(
-        self: ComputerDriverEnvironment,
+        self: Any,
         tap_hold_ms: int | None = None,
         type_delay_ms: int | None = None,
         layout: str | None = None,
@@ -143,7 +138,7 @@ class ComputerExtensions:
 
     @extension(names.COMPUTER_EXEC, op="run")
     async def computer_exec_run(
-        self: ComputerDriverEnvironment,
+        self: Any,
         argv: list[str],
         request_id: str,
         cwd: str | None = None,
@@ -171,7 +166,7 @@ class ComputerExtensions:
         return await self._computer.runs.once(request_id, start)
 
     async def _computer_exec(
-        self: ComputerDriverEnvironment, argv: list[str], cwd: Path, env: dict, timeout_s: float
+        self: Any, argv: list[str], cwd: Path, env: dict, timeout_s: float
     ) -> dict:
         cap = self.settings.exec_output_bytes
         result = await self._computer_call("run_in_session", argv, cwd, env, timeout_s)

@@ -28,7 +28,7 @@ class GroupTools:
 
     @tool
     async def computer_pointer_move(
-        self,
+        self: Any,
         context: ToolContext,
         x: Number,
         y: Number,
@@ -53,7 +53,7 @@ class GroupTools:
 
     @tool
     async def computer_pointer_down(
-        self,
+        self: Any,
         context: ToolContext,
         button: str = "left",
         x: Number | None = None,
@@ -83,7 +83,7 @@ class GroupTools:
 
     @tool
     async def computer_pointer_up(
-        self,
+        self: Any,
         context: ToolContext,
         button: str = "left",
         screenshot: bool = False,
@@ -99,7 +99,7 @@ class GroupTools:
 
     @tool
     async def computer_pointer_position(
-        self, context: ToolContext, frame_id: str | None = None
+        self: Any, context: ToolContext, frame_id: str | None = None
     ) -> CallToolResult:
         """Where the pointer is: on the screen, and in a frame (frame_id, else your latest)."""
         identity = self.caller_identity(context)
@@ -123,13 +123,13 @@ class GroupTools:
         return self._computer_answer(summary, fields)
 
     @tool
-    async def computer_pointer_list(self) -> CallToolResult:
+    async def computer_pointer_list(self: Any) -> CallToolResult:
         """The pointers this computer has (one: the foreground pointer)."""
         return self._computer_answer("One pointer: the computer's pointer", {"pointers": POINTERS})
 
     @tool
     async def computer_keyboard_down(
-        self,
+        self: Any,
         context: ToolContext,
         keys: list[str],
         hold_ms: int | None = None,
@@ -163,7 +163,7 @@ class GroupTools:
 
     @tool
     async def computer_keyboard_up(
-        self,
+        self: Any,
         context: ToolContext,
         keys: list[str] | None = None,
         screenshot: bool = False,
@@ -191,7 +191,7 @@ class GroupTools:
 
     # -- held keys --------------------------------------------------------------------------
 
-    def _computer_forget_held(self, identity: str, released: list[str]) -> None:
+    def _computer_forget_held(self: Any, identity: str, released: list[str]) -> None:
         held = [k for k in self._computer.held.get(identity, []) if k not in released]
         if held:
             self._computer.held[identity] = held
@@ -201,7 +201,7 @@ class GroupTools:
         if timer is not None and timer is not asyncio.current_task():
             timer.cancel()
 
-    def _computer_restart_release(self, identity: str) -> None:
+    def _computer_restart_release(self: Any, identity: str) -> None:
         """(Re)start the timer that releases `identity`'s held keys after max_hold_ms. A plain
         asyncio task: it outlives the call that started it, which no task group here does."""
         timer = self._computer.release_timers.pop(identity, None)
@@ -211,7 +211,7 @@ class GroupTools:
             self._computer_release_later(identity)
         )
 
-    async def _computer_release_later(self, identity: str) -> None:
+    async def _computer_release_later(self: Any, identity: str) -> None:
         await anyio.sleep(self.settings.max_hold_ms / 1000)
         async with self._computer.queue.turn(None):
             held = list(self._computer.held.get(identity, []))

@@ -74,7 +74,7 @@ class ComputerTools:
 
     @tool
     async def computer_screenshot(
-        self,
+        self: Any,
         context: ToolContext,
         format: str = "png",
         quality: int | None = None,
@@ -106,7 +106,7 @@ class ComputerTools:
 
     @tool
     async def computer_wait(
-        self, context: ToolContext, ms: int, screenshot: bool = False
+        self: Any, context: ToolContext, ms: int, screenshot: bool = False
     ) -> CallToolResult:
         """Wait `ms` milliseconds (0 to 60000), then optionally take a screenshot."""
         _check_range("ms", ms, 0, self.max_wait_ms, " ms")
@@ -119,7 +119,7 @@ class ComputerTools:
 
     @tool
     async def computer_click(
-        self,
+        self: Any,
         context: ToolContext,
         x: Number | None = None,
         y: Number | None = None,
@@ -158,7 +158,7 @@ class ComputerTools:
 
     @tool
     async def computer_drag(
-        self,
+        self: Any,
         context: ToolContext,
         path: list[list[Number]],
         button: str = "left",
@@ -199,7 +199,7 @@ class ComputerTools:
 
     @tool
     async def computer_scroll(
-        self,
+        self: Any,
         context: ToolContext,
         direction: str,
         amount: int = 3,
@@ -235,7 +235,7 @@ class ComputerTools:
 
     @tool
     async def computer_type(
-        self, context: ToolContext, text: str, screenshot: bool = False
+        self: Any, context: ToolContext, text: str, screenshot: bool = False
     ) -> CallToolResult:
         """Type `text` as it is (any Unicode, newlines and tabs included) into the focused app."""
         _check_text(text)
@@ -248,7 +248,7 @@ class ComputerTools:
 
     @tool
     async def computer_key(
-        self,
+        self: Any,
         context: ToolContext,
         keys: list[str],
         repeat: int = 1,
@@ -270,13 +270,13 @@ class ComputerTools:
 
     # -- helpers the tools share ------------------------------------------------------------
 
-    def _computer_check_button(self, button: str) -> None:
+    def _computer_check_button(self: Any, button: str) -> None:
         if button not in self.buttons:
             raise Unsupported(
                 f"this computer has no {button} button; it has {', '.join(self.buttons)}"
             )
 
-    def _computer_check_keys(self, keys: list) -> list[str]:
+    def _computer_check_keys(self: Any, keys: list) -> list[str]:
         chord = key_names.canonical_all(keys)
         if self.keys is not None:
             known = {key_names.canonical(k) for k in self.keys}
@@ -286,7 +286,7 @@ class ComputerTools:
                 raise Unsupported(f"this computer has no keys {absent}; it has {sorted(known)}")
         return chord
 
-    def _computer_point_or_pointer(self, x: Any, y: Any, frame_id: Any) -> bool:
+    def _computer_point_or_pointer(self: Any, x: Any, y: Any, frame_id: Any) -> bool:
         """True to act at the pointer (no point given and the driver can read the pointer)."""
         if x is not None and y is not None:
             return False
@@ -301,7 +301,7 @@ class ComputerTools:
         return f" (norm {scale})" if space == "norm" else ""
 
     def _computer_place(
-        self,
+        self: Any,
         identity: str,
         frame_id: str | None,
         x: Any,
@@ -315,7 +315,7 @@ class ComputerTools:
         return frame, sx, sy
 
     async def _computer_queued(
-        self, context: ToolContext, act: Any, screenshot: bool
+        self: Any, context: ToolContext, act: Any, screenshot: bool
     ) -> CallToolResult:
         """Run `act` in the caller's turn of the input queue, then answer (and capture)."""
         identity = self.caller_identity(context)
@@ -334,7 +334,7 @@ class ComputerTools:
         return await self._computer_after(context, summary, fields, screenshot, input=True)
 
     async def _computer_after(
-        self,
+        self: Any,
         context: ToolContext,
         summary: str,
         fields: dict,
@@ -356,7 +356,7 @@ class ComputerTools:
         return self._computer_answer(summary, fields, frame=frame)
 
     def _computer_answer(
-        self,
+        self: Any,
         summary: str,
         fields: dict,
         *,
@@ -374,7 +374,7 @@ class ComputerTools:
             content.append(encode(frame.image, *encoding))
         return {"content": content, "structuredContent": structured, "isError": False}
 
-    async def _computer_pointer(self) -> tuple[int, int]:
+    async def _computer_pointer(self: Any) -> tuple[int, int]:
         where = await self._computer_call("pointer_position")
         if (
             not isinstance(where, tuple | list)
