@@ -10,7 +10,7 @@ from typing import Any
 
 from agentenv_protocol.authoring import extension
 from agentenv_protocol.computer import card as names
-from agentenv_protocol.computer.errors import ComputerError, Internal, InvalidArgument, Unsupported
+from agentenv_protocol.computer.errors import Internal, InvalidArgument, Unsupported
 from agentenv_protocol.computer.operations import Display
 from agentenv_protocol.computer.results import ExecResult
 from agentenv_protocol.computer.spaces import check_space
@@ -180,6 +180,3 @@ class ComputerExtensions:
             "truncated": len(out) > cap or len(err) > cap,
             "timed_out": bool(result.timed_out),
         }
-
-
-__all__ = ["ComputerExtensions", "ComputerError"]
