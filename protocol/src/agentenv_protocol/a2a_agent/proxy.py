@@ -1,0 +1,745 @@
+"""`ProxyAgent`: an A2A agent with no model, whose turns a driver outside its sandbox takes.
+
+Each message it gets is an open turn (its task `working`) until the driver replies. The driver
+speaks `urn:agentenv:proxy/v1` at `POST /ext/proxy/<operation>`: `claim` a token, long-poll
+`next` for the open turns, list a turn's `tools` (its env servers' tools and `bash`), `act`
+(a tool call over one `ToolSession` per server, or a command in the proxy's folder) and poll its
+`result`, `record` the model calls it makes (the actions are then held to them), and `reply`.
+Everything a turn runs stops when the turn closes; the trajectory is written as it goes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import shutil
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import anyio
+import attrs
+import httpx
+from pydantic import RootModel
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from agentenv_protocol import jsonrpc
+from agentenv_protocol.a2a_agent import proxy_record as rec
+from agentenv_protocol.a2a_agent.proxy_shell import CANNOT_START, Command
+from agentenv_protocol.a2a_agent.proxy_skills import SkillExists, write_skill
+from agentenv_protocol.a2a_agent.proxy_turns import Action, Refused, Turn, finish_task, new_task
+from agentenv_protocol.a2a_agent.proxy_types import (
+    BashAction,
+    BashResult,
+    ProxyActionState,
+    ToolAction,
+    ToolCallResult,
+    parse_action,
+    result_failed,
+)
+from agentenv_protocol.agent import extensions as ext
+from agentenv_protocol.agent.server import TASK_NOT_FOUND, A2AAgent
+from agentenv_protocol.agent.server import create_app as agent_app
+from agentenv_protocol.agent.types import A2A_PATH, AgentRequest, AgentResult, Usage
+from agentenv_protocol.tool_client import ToolSession, ToolSessionError
+from agentenv_protocol.transfers import TransferError, download
+
+__all__ = ["ProxyAgent", "ProxyActionState", "PROXY_URI"]
+
+PROXY_URI = "urn:agentenv:proxy/v1"
+#: Where skills are written, one folder each.
+SKILLS_DIR = Path.home() / "skills"
+#: A tool action's default deadline, and the one deadline for listing a turn's tools.
+TOOL_TIMEOUT_SECONDS = 600.0
+#: A bash action's default deadline.
+BASH_TIMEOUT_SECONDS = 3600.0
+#: How long output is still kept after a command's shell exits.
+OUTPUT_GRACE_SECONDS = 1.0
+#: How long `next`, `act` and `result` wait for a change before answering.
+LONG_POLL_SECONDS = 25.0
+MIN_TOKEN_CHARS = 22
+TASK_NOT_CANCELABLE = -32002
+#: A ToolSession's own per-request limit; the proxy's deadlines are the ones that bite.
+_SESSION_REQUEST_TIMEOUT = 86_400.0
+_OPERATIONS = ("act", "claim", "next", "record", "reply", "result", "tools")
+_BASH_SCHEMA = {
+    "type": "object",
+    "properties": {"command": {"type": "string", "description": "The command."}},
+    "required": ["command"],
+}
+
+
+class AgentCardDocument(RootModel[dict[str, Any]]):
+    """The agent card as a model (`model_dump(mode="json")` gives the card JSON)."""
+
+
+@attrs.frozen(kw_only=True)
+class ProxyAppState:
+    """`app.state.agentenv_a2a` of a proxy's app: the agent and its card."""
+
+    agent: ProxyAgent
+    card: AgentCardDocument
+
+
+def proxy_params() -> dict[str, Any]:
+    """proxy/v1 as advertised on the card: one POST endpoint per operation."""
+    required = {
+        "claim": ["token"],
+        "next": ["token"],
+        "tools": ["token", "task_id"],
+        "act": ["token", "task_id", "action_id", "action"],
+        "result": ["token", "action_id"],
+        "record": ["token", "task_id", "message"],
+        "reply": ["token", "task_id"],
+    }
+    optional = {"next": ["after"], "record": ["model", "usage"], "reply": ["parts", "error"]}
+    return {
+        "endpoint": "/ext/proxy",
+        "methods": {
+            op: {
+                "method": "POST",
+                "endpoint": f"/ext/proxy/{op}",
+                "request": {"required": required[op], "optional": optional.get(op, [])},
+            }
+            for op in _OPERATIONS
+        },
+    }
+
+
+def _shell() -> tuple[str, str]:
+    """(path, name) of the shell commands run with: bash, else POSIX sh."""
+    path = shutil.which("bash")
+    if path:
+        return path, "bash"
+    return shutil.which("sh") or "/bin/sh", "sh"
+
+
+def _bash_tool() -> dict[str, Any]:
+    if _shell()[1] == "bash":
+        description = (
+            "Run a bash command where the agent works, as its user, in its folder; returns its "
+            "stdout, then its stderr."
+        )
+    else:
+        description = (
+            "Run a command with POSIX sh: this place has no bash. It runs where the agent works, "
+            "as its user, in its folder; returns its stdout, then its stderr."
+        )
+    return {"name": "bash", "description": description, "input_schema": _BASH_SCHEMA}
+
+
+class ProxyAgent(A2AAgent):
+    """An agent whose turns are driven from outside through `urn:agentenv:proxy/v1`.
+
+    `shell=False` is a proxy for an agent that works in no sandbox: no `bash`, no skills."""
+
+    name = "proxy"
+    description = "An agent whose model runs outside its sandbox, driving it turn by turn."
+
+    def __init__(
+        self,
+        *,
+        shell: bool = True,
+        long_poll_seconds: float = LONG_POLL_SECONDS,
+        config: Any = None,
+    ) -> None:
+        super().__init__(config)
+        self.shell = shell
+        self.long_poll_seconds = long_poll_seconds
+        self.folder = Path.cwd()
+        self._token: str | None = None
+        self._turns: dict[str, Turn] = {}
+        self._actions: dict[str, Action] = {}
+        self._version = 0
+        self._changed: anyio.Event | None = None
+        self._group: Any = None
+        self._operations = {
+            "next": self._next,
+            "tools": self._list_tools,
+            "act": self._act,
+            "result": self._result,
+            "record": self._record,
+            "reply": self._reply,
+        }
+        self._rpc_methods = jsonrpc.Dispatcher(
+            {"message/send": self._send, "tasks/get": self._get, "tasks/cancel": self._cancel},
+            not_found=lambda m: (
+                f"method not found: {m!r}; supported: message/send, tasks/get, tasks/cancel"
+            ),
+        )
+
+    async def run(self, request: AgentRequest) -> AgentResult:
+        raise NotImplementedError("a proxy's turns are answered by its driver (proxy/v1)")
+
+    def card(self, base_url: str) -> dict[str, Any]:
+        card = super().card(base_url)
+        extensions = [
+            e
+            for e in card["capabilities"]["extensions"]
+            if self.shell or e["uri"] != ext.SKILL_CONFIG_URI
+        ]
+        extensions.append(
+            {
+                "uri": PROXY_URI,
+                "description": "A driver outside the sandbox answers this agent's turns.",
+                "required": False,
+                "params": proxy_params(),
+            }
+        )
+        card["capabilities"]["extensions"] = extensions
+        return card
+
+    def create_app(self) -> Any:
+        """The Starlette app: our A2A agent server's routes, with the proxy's own `/a2a`
+        (non-blocking sends, cancel), `/ext/proxy/*` and `/ext/skill-config`."""
+        from starlette.applications import Starlette
+        from starlette.routing import Route
+
+        own = [
+            Route(A2A_PATH, self._rpc, methods=["POST"]),
+            Route("/ext/proxy/{operation}", self._operation, methods=["POST"]),
+            Route("/ext/skill-config", self._skill_config, methods=["GET", "POST"]),
+        ]
+        paths = {route.path for route in own}
+        base = [r for r in agent_app(self).routes if getattr(r, "path", None) not in paths]
+        app = Starlette(routes=own + base, lifespan=self._lifespan)
+        app.state.agentenv_a2a = ProxyAppState(agent=self, card=AgentCardDocument(self.card("")))
+        return app
+
+    @contextlib.asynccontextmanager
+    async def _lifespan(self, app: Any) -> Any:
+        async with anyio.create_task_group() as group:
+            self._group = group
+            try:
+                yield
+            finally:
+                self._group = None
+                with anyio.CancelScope(shield=True):
+                    for turn in list(self._turns.values()):
+                        await self._close(turn, "failed", error="the proxy stopped")
+                group.cancel_scope.cancel()
+
+    # --- A2A ---------------------------------------------------------------------------------
+    async def _rpc(self, request: Request) -> JSONResponse:
+        req, answer = jsonrpc.parse_request(await request.body())
+        if req is None:
+            return JSONResponse(answer)
+        return JSONResponse(await self._rpc_methods.dispatch(req))
+
+    async def _send(self, params: dict[str, Any]) -> dict[str, Any]:
+        message = params.get("message")
+        if not isinstance(message, dict) or not isinstance(message.get("parts"), list):
+            raise jsonrpc.Fault(
+                jsonrpc.INVALID_PARAMS,
+                "invalid params: params.message with a parts list is required",
+            )
+        configuration = params.get("configuration") or {}
+        blocking = not (isinstance(configuration, dict) and configuration.get("blocking") is False)
+        context_id = message.get("contextId") or uuid.uuid4().hex
+        task = new_task(message, context_id)
+        self.tasks[task["id"]] = task
+        parts = message["parts"]
+        if not parts or not all(
+            isinstance(p, dict) and p.get("kind") == "text" and isinstance(p.get("text"), str)
+            for p in parts
+        ):
+            reason = "the proxy takes messages of text parts only; this one has another part"
+            finish_task(
+                task,
+                "failed",
+                [{"kind": "text", "text": reason}],
+                Usage(),
+                ("proxy.unsupported_part", reason),
+            )
+            return task
+        turn = Turn(
+            task_id=task["id"],
+            context_id=context_id,
+            parts=[{"kind": "text", "text": p["text"]} for p in parts],
+            system_prompt=self.config.system_prompt,
+            skills=[dict(skill) for skill in self.skills.values()],
+            servers=dict(self.mcp_servers),
+        )
+        self._turns[turn.task_id] = turn
+        self.trajectories[turn.task_id] = turn.spans
+        self._bump()
+        if blocking:
+            with anyio.move_on_after(self.config.timeout_seconds):
+                await turn.settled.wait()
+            limit = self.config.timeout_seconds
+            await self._close(turn, "failed", error=f"the driver didn't reply within {limit:g}s")
+        return task
+
+    async def _get(self, params: dict[str, Any]) -> dict[str, Any]:
+        task = self.tasks.get(params.get("id"))
+        if task is None:
+            raise jsonrpc.Fault(TASK_NOT_FOUND, f"task not found: {params.get('id')!r}")
+        return task
+
+    async def _cancel(self, params: dict[str, Any]) -> dict[str, Any]:
+        task = await self._get(params)
+        turn = self._turns.get(task["id"])
+        if turn is None:
+            raise jsonrpc.Fault(
+                TASK_NOT_CANCELABLE,
+                f"task {task['id']!r} is {task['status']['state']}; "
+                "only a working task can be canceled",
+            )
+        await self._close(turn, "canceled")
+        return task
+
+    # --- proxy/v1 ----------------------------------------------------------------------------
+    async def _operation(self, request: Request) -> JSONResponse:
+        operation = request.path_params["operation"]
+        if operation not in _OPERATIONS:
+            return _error(404, f"no proxy operation {operation!r}; known: {', '.join(_OPERATIONS)}")
+        body = await _body(request)
+        if body is None:
+            return _error(400, "the body must be a JSON object")
+        try:
+            if operation == "claim":
+                return JSONResponse(self._claim(body))
+            self._check_token(body.get("token"))
+            return JSONResponse(await self._operations[operation](body))
+        except Refused as e:
+            return _error(e.status, e.message)
+
+    def _claim(self, body: dict[str, Any]) -> dict[str, Any]:
+        token = body.get("token")
+        if not isinstance(token, str) or len(token) < MIN_TOKEN_CHARS:
+            raise Refused(400, f"'token' must be a string of at least {MIN_TOKEN_CHARS} characters")
+        if self._token is None:
+            self._token = token
+        elif not _same_token(token, self._token):
+            raise Refused(409, "this proxy was claimed with another token")
+        return {"status": "claimed"}
+
+    def _check_token(self, token: Any) -> None:
+        if self._token is None:
+            raise Refused(401, "the proxy isn't claimed yet: POST /ext/proxy/claim first")
+        if not isinstance(token, str) or not _same_token(token, self._token):
+            raise Refused(401, "'token' is not the token this proxy was claimed with")
+
+    async def _next(self, body: dict[str, Any]) -> dict[str, Any]:
+        after = body.get("after", 0)
+        if not isinstance(after, int) or isinstance(after, bool) or after < 0:
+            raise Refused(400, "'after' must be a whole number >= 0")
+        with anyio.move_on_after(self.long_poll_seconds):
+            while self._version <= after:
+                await self._change().wait()
+        return {"version": self._version, "turns": [t.wire() for t in self._turns.values()]}
+
+    async def _list_tools(self, body: dict[str, Any]) -> dict[str, Any]:
+        return {"tools": await self._tools(self._open_turn(body))}
+
+    async def _act(self, body: dict[str, Any]) -> dict[str, Any]:
+        turn = self._open_turn(body)
+        action_id = body.get("action_id")
+        if not isinstance(action_id, str) or not action_id:
+            raise Refused(400, "'action_id' must be a non-empty string")
+        action = self._actions.get(action_id)
+        if action is None:
+            action = await self._start(turn, action_id, body.get("action"))
+        elif action.turn is not turn:
+            raise Refused(409, f"action id {action_id!r} belongs to another turn")
+        return await self._state(action)
+
+    async def _result(self, body: dict[str, Any]) -> dict[str, Any]:
+        action = self._actions.get(body.get("action_id"))  # type: ignore[arg-type]
+        if action is None:
+            raise Refused(404, f"no action {body.get('action_id')!r} (or its turn is over)")
+        return await self._state(action)
+
+    async def _record(self, body: dict[str, Any]) -> dict[str, Any]:
+        turn = self._open_turn(body)
+        started = time.time()
+        model = body.get("model")
+        try:
+            blocks = rec.completion_blocks(body.get("message"))
+            tokens_in, tokens_out = rec.usage_tokens(body.get("usage"))
+            if model is not None and not isinstance(model, str):
+                raise ValueError("'model' must be a string")
+        except ValueError as e:
+            raise Refused(400, str(e)) from None
+        async with turn.record_lock:
+            tools = await self._tools(turn)
+            self._still_open(turn)
+            self._all_run(turn, "record another model call")
+            offered = {tool["name"]: tool.get("server") for tool in tools}
+            turn.expected = rec.expected_calls(blocks, offered)
+            attributes: dict[str, Any] = {
+                "gen_ai.completion": rec.as_json({"content": blocks}),
+                "gen_ai.usage.input_tokens": tokens_in,
+                "gen_ai.usage.output_tokens": tokens_out,
+            }
+            if model:
+                attributes["gen_ai.request.model"] = model
+            turn.spans.append(
+                rec.span(
+                    "chat",
+                    "chat",
+                    trace_id=turn.trace_id,
+                    parent=turn.span_id,
+                    started=started,
+                    ok=True,
+                    attributes=attributes,
+                )
+            )
+            turn.usage += Usage(
+                prompt_tokens=tokens_in,
+                completion_tokens=tokens_out,
+                total_tokens=tokens_in + tokens_out,
+                model_calls=1,
+            )
+        return {"status": "recorded", "expected_calls": len(turn.expected)}
+
+    async def _reply(self, body: dict[str, Any]) -> dict[str, Any]:
+        turn = self._open_turn(body)
+        parts, error = body.get("parts"), body.get("error")
+        if (parts is None) == (error is None):
+            raise Refused(400, "a reply carries 'parts' (non-empty) or 'error', not both")
+        if error is not None and (not isinstance(error, str) or not error):
+            raise Refused(400, "'error' must be a non-empty string")
+        if parts is not None and not (
+            isinstance(parts, list)
+            and parts
+            and all(
+                isinstance(p, dict)
+                and p.get("kind") == "text"
+                and isinstance(p.get("text"), str)
+                and set(p) <= {"kind", "text", "metadata"}
+                for p in parts
+            )
+        ):
+            raise Refused(
+                400, '\'parts\' must be a non-empty list of {"kind": "text", "text"} parts'
+            )
+        async with turn.record_lock:
+            self._still_open(turn)
+            if parts is not None:
+                self._all_run(turn, "reply")
+                await self._close(turn, "completed", parts=parts)
+            else:
+                await self._close(turn, "failed", error=error)
+        return {"status": "closed", "task_id": turn.task_id}
+
+    # --- turns -------------------------------------------------------------------------------
+    def _open_turn(self, body: dict[str, Any]) -> Turn:
+        turn = self._turns.get(body.get("task_id"))  # type: ignore[arg-type]
+        if turn is None:
+            raise Refused(404, f"no open turn {body.get('task_id')!r}")
+        return turn
+
+    @staticmethod
+    def _still_open(turn: Turn) -> None:
+        if turn.closed:
+            raise Refused(404, f"turn {turn.task_id!r} is over")
+
+    @staticmethod
+    def _all_run(turn: Turn, what: str) -> None:
+        if turn.expected:
+            calls = ", ".join(call.name for call in turn.expected)
+            raise Refused(
+                409,
+                f"can't {what}: the last recorded model call's tool calls "
+                f"haven't all run ({calls})",
+            )
+
+    def _change(self) -> anyio.Event:
+        if self._changed is None:
+            self._changed = anyio.Event()
+        return self._changed
+
+    def _bump(self) -> None:
+        self._version += 1
+        self._change().set()
+        self._changed = anyio.Event()
+
+    async def _close(
+        self, turn: Turn, state: str, *, parts: list | None = None, error: str | None = None
+    ) -> None:
+        """End `turn`: stop what it runs, forget its actions, close its sessions, write its span
+        and end its task in `state`."""
+        if turn.closed:
+            return
+        turn.closed = True
+        self._turns.pop(turn.task_id, None)
+        self._bump()
+        running = [a for a in turn.actions.values() if not a.done.is_set()]
+        for action in running:
+            action.stop()
+        with anyio.CancelScope(shield=True):
+            for action in running:
+                await action.done.wait()
+            for action_id in turn.actions:
+                self._actions.pop(action_id, None)
+            for session in turn.sessions.values():
+                with contextlib.suppress(Exception):
+                    await session.close()
+        if state == "completed":
+            content = [{"type": "text", "text": p["text"]} for p in parts or []]
+            completion: dict[str, Any] = {"content": content}
+            reply = [{"kind": "text", "text": p["text"]} for p in parts or []]
+            failure = None
+        else:
+            reason = error or "the turn was canceled by its sender"
+            completion = {"error": reason}
+            code = "proxy.driver_error" if state == "failed" else "proxy.canceled"
+            reply = [{"kind": "text", "text": f"the turn failed: {reason}" if error else reason}]
+            failure = (code, reason)
+        turn.spans.append(
+            rec.span(
+                "turn",
+                "chain",
+                trace_id=turn.trace_id,
+                parent=None,
+                started=turn.started,
+                ok=state == "completed",
+                own_id=turn.span_id,
+                attributes={
+                    "gen_ai.prompt": rec.as_json(
+                        {"prompt": turn.text, "system_prompt": turn.system_prompt}
+                    ),
+                    "gen_ai.completion": rec.as_json(completion),
+                },
+            )
+        )
+        finish_task(self.tasks[turn.task_id], state, reply, turn.usage, failure)
+        turn.settled.set()
+
+    # --- tools ---------------------------------------------------------------------------------
+    async def _tools(self, turn: Turn) -> list[dict[str, Any]]:
+        """What `turn` can call: each env server's tools (listed once per turn, all within one
+        deadline) and `bash`; two offering one name are refused."""
+        async with turn.tools_lock:
+            if turn.tools is None:
+                turn.tools = await self._list_servers(turn)
+            return turn.tools
+
+    async def _list_servers(self, turn: Turn) -> list[dict[str, Any]]:
+        limit = TOOL_TIMEOUT_SECONDS
+        deadline = anyio.current_time() + limit
+        owners: dict[str, str] = {}
+        tools: list[dict[str, Any]] = []
+        for server in turn.servers.values():
+            with anyio.move_on_after(deadline - anyio.current_time()) as scope:
+                try:
+                    listed = await self._listed(turn, server)
+                except (ToolSessionError, httpx.HTTPError, OSError) as e:
+                    raise Refused(
+                        502, f"env server {server.name!r} couldn't list its tools: {e}"
+                    ) from None
+            if scope.cancelled_caught:
+                raise Refused(
+                    502, f"env server {server.name!r} didn't list its tools within {limit}s"
+                )
+            for tool in listed:
+                if tool.name in owners:
+                    raise Refused(
+                        409,
+                        f"tool {tool.name!r} is offered by both "
+                        f"{owners[tool.name]!r} and {server.name!r}",
+                    )
+                owners[tool.name] = server.name
+                tools.append(
+                    {
+                        "name": tool.name,
+                        "description": tool.description or "",
+                        "input_schema": tool.inputSchema or {"type": "object", "properties": {}},
+                        "server": server.name,
+                    }
+                )
+        if self.shell:
+            if "bash" in owners:
+                raise Refused(
+                    409,
+                    f"tool 'bash' is offered by both {owners['bash']!r} and the proxy's own shell",
+                )
+            tools.append(_bash_tool())
+        return tools
+
+    async def _listed(self, turn: Turn, server: Any) -> list[Any]:
+        """One env server's tools, over the turn's session with it."""
+        return await (await self._session(turn, server.name)).list_tools()
+
+    async def _session(self, turn: Turn, name: str) -> ToolSession:
+        """The turn's one session with env server `name`, opened on first use."""
+        async with turn.session_locks.setdefault(name, anyio.Lock()):
+            session = turn.sessions.get(name)
+            if session is None:
+                server = turn.servers[name]
+                session = ToolSession(
+                    mcp_url=server.url,
+                    headers=dict(server.headers),
+                    timeout=_SESSION_REQUEST_TIMEOUT,
+                )
+                await session.open()
+                if turn.closed:
+                    await session.close()
+                    raise Refused(404, f"turn {turn.task_id!r} is over")
+                turn.sessions[name] = session
+            return session
+
+    # --- actions -------------------------------------------------------------------------------
+    async def _start(self, turn: Turn, action_id: str, value: Any) -> Action:
+        try:
+            request = parse_action(value)
+        except ValueError as e:
+            raise Refused(400, str(e)) from None
+        if isinstance(request, BashAction) and not self.shell:
+            raise Refused(409, "this proxy works in no sandbox (shell=False): it runs no commands")
+        if isinstance(request, ToolAction) and request.server not in turn.servers:
+            known = ", ".join(turn.servers) or "none"
+            raise Refused(
+                400, f"no env server {request.server!r} for this turn; registered: {known}"
+            )
+        if self._group is None:
+            raise Refused(503, "the proxy's app isn't running (its lifespan hasn't started)")
+        async with turn.record_lock:
+            self._still_open(turn)
+            if action_id in self._actions:  # the same id, started meanwhile
+                return self._actions[action_id]
+            if turn.expected is not None:
+                match = next((c for c in turn.expected if c.matches(request)), None)
+                if match is None:
+                    raise Refused(
+                        409,
+                        "the action isn't one of the tool calls the last recorded "
+                        "model call made and hasn't run",
+                    )
+                turn.expected.remove(match)
+            action = Action(action_id=action_id, turn=turn, request=request)
+            self._actions[action_id] = turn.actions[action_id] = action
+            self._group.start_soon(self._perform, action)
+        return action
+
+    async def _state(self, action: Action) -> dict[str, Any]:
+        with anyio.move_on_after(self.long_poll_seconds):
+            await action.done.wait()
+        if action.stopped:
+            raise Refused(404, f"action {action.action_id!r} was stopped: its turn is over")
+        if action.result is None:
+            return ProxyActionState(done=False).to_wire()
+        return ProxyActionState(done=True, result=action.result).to_wire()
+
+    async def _perform(self, action: Action) -> None:
+        try:
+            with anyio.CancelScope() as action.scope:
+                if action.stopped:
+                    return
+                request = action.request
+                result = await self._carry_out(action, request)
+                arguments = (
+                    {"command": request.command}
+                    if isinstance(request, BashAction)
+                    else request.arguments
+                )
+            if action.stopped:
+                return
+            action.result = result
+            turn = action.turn
+            turn.usage += Usage(tool_call_count=1)
+            name = "bash" if isinstance(request, BashAction) else request.name
+            turn.spans.append(
+                rec.span(
+                    name,
+                    "execute_tool",
+                    trace_id=turn.trace_id,
+                    parent=turn.span_id,
+                    started=action.started,
+                    ok=not result_failed(result),
+                    attributes={
+                        "gen_ai.tool.name": name,
+                        "gen_ai.prompt": rec.as_json({"input": arguments}),
+                        "gen_ai.completion": rec.as_json(
+                            result.model_dump(mode="json", exclude_none=True)
+                        ),
+                    },
+                )
+            )
+        finally:
+            action.done.set()
+
+    async def _carry_out(
+        self, action: Action, request: BashAction | ToolAction
+    ) -> BashResult | ToolCallResult:
+        """The action's result; a failure of the proxy's own fails the action, never the app."""
+        try:
+            if isinstance(request, BashAction):
+                return await self._run_command(action, request)
+            return await self._call_tool(action.turn, request)
+        except Exception as e:
+            reason = f"the proxy failed to run it: {type(e).__name__}: {e}"
+            if isinstance(request, BashAction):
+                return BashResult(
+                    exit_code=CANNOT_START, stdout="", stderr=reason + "\n", timed_out=False
+                )
+            return _tool_error(reason)
+
+    async def _run_command(self, action: Action, request: BashAction) -> BashResult:
+        path, name = _shell()
+        action.command = Command([path, "-c", request.command, name], self.folder)
+        return await action.command.run(
+            timeout=request.timeout_seconds or BASH_TIMEOUT_SECONDS,
+            grace=OUTPUT_GRACE_SECONDS,
+            spawn=self._group.start_soon,
+        )
+
+    async def _call_tool(self, turn: Turn, request: ToolAction) -> ToolCallResult:
+        limit = request.timeout_seconds or TOOL_TIMEOUT_SECONDS
+        try:
+            with anyio.fail_after(limit):
+                session = await self._session(turn, request.server)
+                answer = await session.call_tool(request.name, request.arguments)
+        except TimeoutError:
+            return _tool_error(f"the call to {request.name!r} timed out after {limit}s")
+        except (ToolSessionError, httpx.HTTPError, OSError) as e:
+            return _tool_error(f"the call to {request.name!r} failed: {e}")
+        return ToolCallResult(content=answer.content, is_error=answer.is_error)
+
+    # --- skills --------------------------------------------------------------------------------
+    async def _skill_config(self, request: Request) -> JSONResponse:
+        if request.method == "GET":
+            return JSONResponse(
+                {"skills": {n: {"description": s["description"]} for n, s in self.skills.items()}}
+            )
+        if not self.shell:
+            return _error(409, "this proxy works in no sandbox (shell=False): it keeps no skills")
+        body = await _body(request)
+        if body is None:
+            return _error(400, "the body must be a JSON object")
+        if body.get("name") in self.skills:
+            return _error(409, f"skill {body['name']!r} was already given")
+        try:
+            skill = await write_skill(body, SKILLS_DIR, download)
+        except SkillExists as e:
+            return _error(409, f"skill {e.args[0]!r} was already given")
+        except ValueError as e:
+            return _error(400, str(e))
+        except (TransferError, OSError) as e:
+            return _error(502, f"the skill's files couldn't be had: {e}")
+        self.skills[skill["name"]] = skill
+        return JSONResponse({"name": skill["name"]})
+
+
+def _tool_error(text: str) -> ToolCallResult:
+    return ToolCallResult(content=[{"type": "text", "text": text}], is_error=True)
+
+
+def _same_token(given: str, held: str) -> bool:
+    return hmac.compare_digest(given.encode(), held.encode())
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+async def _body(request: Request) -> dict[str, Any] | None:
+    raw = await request.body()
+    try:
+        body = jsonrpc.loads(raw) if raw else {}
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return body if isinstance(body, dict) else None
