@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import hmac
-import shutil
+import shutil  # noqa: F401 - `proxy.shutil.which` is where the shell is looked up
 import time
 import uuid
 from pathlib import Path
@@ -20,30 +20,38 @@ from typing import Any
 
 import anyio
 import attrs
-import httpx
-from pydantic import RootModel
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from agentenv_protocol import jsonrpc
 from agentenv_protocol.a2a_agent import proxy_record as rec
+from agentenv_protocol.a2a_agent import proxy_tools as tools
 from agentenv_protocol.a2a_agent.proxy_shell import CANNOT_START, Command
 from agentenv_protocol.a2a_agent.proxy_skills import SkillExists, write_skill
-from agentenv_protocol.a2a_agent.proxy_turns import Action, Refused, Turn, finish_task, new_task
+from agentenv_protocol.a2a_agent.proxy_turns import (
+    Action,
+    Refused,
+    Turn,
+    end_turn,
+    finish_task,
+    new_task,
+)
 from agentenv_protocol.a2a_agent.proxy_types import (
+    OPERATIONS,
+    AgentCardDocument,
     BashAction,
     BashResult,
     ProxyActionState,
     ToolAction,
     ToolCallResult,
     parse_action,
+    proxy_params,
     result_failed,
 )
 from agentenv_protocol.agent import extensions as ext
 from agentenv_protocol.agent.server import TASK_NOT_FOUND, A2AAgent
 from agentenv_protocol.agent.server import create_app as agent_app
 from agentenv_protocol.agent.types import A2A_PATH, AgentRequest, AgentResult, Usage
-from agentenv_protocol.tool_client import ToolSession, ToolSessionError
 from agentenv_protocol.transfers import TransferError, download
 
 __all__ = ["ProxyAgent", "ProxyActionState", "PROXY_URI"]
@@ -61,18 +69,6 @@ OUTPUT_GRACE_SECONDS = 1.0
 LONG_POLL_SECONDS = 25.0
 MIN_TOKEN_CHARS = 22
 TASK_NOT_CANCELABLE = -32002
-#: A ToolSession's own per-request limit; the proxy's deadlines are the ones that bite.
-_SESSION_REQUEST_TIMEOUT = 86_400.0
-_OPERATIONS = ("act", "claim", "next", "record", "reply", "result", "tools")
-_BASH_SCHEMA = {
-    "type": "object",
-    "properties": {"command": {"type": "string", "description": "The command."}},
-    "required": ["command"],
-}
-
-
-class AgentCardDocument(RootModel[dict[str, Any]]):
-    """The agent card as a model (`model_dump(mode="json")` gives the card JSON)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -81,53 +77,6 @@ class ProxyAppState:
 
     agent: ProxyAgent
     card: AgentCardDocument
-
-
-def proxy_params() -> dict[str, Any]:
-    """proxy/v1 as advertised on the card: one POST endpoint per operation."""
-    required = {
-        "claim": ["token"],
-        "next": ["token"],
-        "tools": ["token", "task_id"],
-        "act": ["token", "task_id", "action_id", "action"],
-        "result": ["token", "action_id"],
-        "record": ["token", "task_id", "message"],
-        "reply": ["token", "task_id"],
-    }
-    optional = {"next": ["after"], "record": ["model", "usage"], "reply": ["parts", "error"]}
-    return {
-        "endpoint": "/ext/proxy",
-        "methods": {
-            op: {
-                "method": "POST",
-                "endpoint": f"/ext/proxy/{op}",
-                "request": {"required": required[op], "optional": optional.get(op, [])},
-            }
-            for op in _OPERATIONS
-        },
-    }
-
-
-def _shell() -> tuple[str, str]:
-    """(path, name) of the shell commands run with: bash, else POSIX sh."""
-    path = shutil.which("bash")
-    if path:
-        return path, "bash"
-    return shutil.which("sh") or "/bin/sh", "sh"
-
-
-def _bash_tool() -> dict[str, Any]:
-    if _shell()[1] == "bash":
-        description = (
-            "Run a bash command where the agent works, as its user, in its folder; returns its "
-            "stdout, then its stderr."
-        )
-    else:
-        description = (
-            "Run a command with POSIX sh: this place has no bash. It runs where the agent works, "
-            "as its user, in its folder; returns its stdout, then its stderr."
-        )
-    return {"name": "bash", "description": description, "input_schema": _BASH_SCHEMA}
 
 
 class ProxyAgent(A2AAgent):
@@ -218,7 +167,9 @@ class ProxyAgent(A2AAgent):
                 self._group = None
                 with anyio.CancelScope(shield=True):
                     for turn in list(self._turns.values()):
-                        await self._close(turn, "failed", error="the proxy stopped")
+                        await self._close(
+                            turn, "failed", error="the proxy stopped", code="proxy.stopped"
+                        )
                 group.cancel_scope.cancel()
 
     # --- A2A ---------------------------------------------------------------------------------
@@ -269,7 +220,12 @@ class ProxyAgent(A2AAgent):
             with anyio.move_on_after(self.config.timeout_seconds):
                 await turn.settled.wait()
             limit = self.config.timeout_seconds
-            await self._close(turn, "failed", error=f"the driver didn't reply within {limit:g}s")
+            await self._close(
+                turn,
+                "failed",
+                error=f"the driver didn't reply within {limit:g}s",
+                code="proxy.timeout",
+            )
         return task
 
     async def _get(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -293,8 +249,8 @@ class ProxyAgent(A2AAgent):
     # --- proxy/v1 ----------------------------------------------------------------------------
     async def _operation(self, request: Request) -> JSONResponse:
         operation = request.path_params["operation"]
-        if operation not in _OPERATIONS:
-            return _error(404, f"no proxy operation {operation!r}; known: {', '.join(_OPERATIONS)}")
+        if operation not in OPERATIONS:
+            return _error(404, f"no proxy operation {operation!r}; known: {', '.join(OPERATIONS)}")
         body = await _body(request)
         if body is None:
             return _error(400, "the body must be a JSON object")
@@ -458,7 +414,13 @@ class ProxyAgent(A2AAgent):
         self._changed = anyio.Event()
 
     async def _close(
-        self, turn: Turn, state: str, *, parts: list | None = None, error: str | None = None
+        self,
+        turn: Turn,
+        state: str,
+        *,
+        parts: list | None = None,
+        error: str | None = None,
+        code: str | None = None,
     ) -> None:
         """End `turn`: stop what it runs, forget its actions, close its sessions, write its span
         and end its task in `state`."""
@@ -478,36 +440,7 @@ class ProxyAgent(A2AAgent):
             for session in turn.sessions.values():
                 with contextlib.suppress(Exception):
                     await session.close()
-        if state == "completed":
-            content = [{"type": "text", "text": p["text"]} for p in parts or []]
-            completion: dict[str, Any] = {"content": content}
-            reply = [{"kind": "text", "text": p["text"]} for p in parts or []]
-            failure = None
-        else:
-            reason = error or "the turn was canceled by its sender"
-            completion = {"error": reason}
-            code = "proxy.driver_error" if state == "failed" else "proxy.canceled"
-            reply = [{"kind": "text", "text": f"the turn failed: {reason}" if error else reason}]
-            failure = (code, reason)
-        turn.spans.append(
-            rec.span(
-                "turn",
-                "chain",
-                trace_id=turn.trace_id,
-                parent=None,
-                started=turn.started,
-                ok=state == "completed",
-                own_id=turn.span_id,
-                attributes={
-                    "gen_ai.prompt": rec.as_json(
-                        {"prompt": turn.text, "system_prompt": turn.system_prompt}
-                    ),
-                    "gen_ai.completion": rec.as_json(completion),
-                },
-            )
-        )
-        finish_task(self.tasks[turn.task_id], state, reply, turn.usage, failure)
-        turn.settled.set()
+        end_turn(turn, self.tasks[turn.task_id], state, parts, error, code)
 
     # --- tools ---------------------------------------------------------------------------------
     async def _tools(self, turn: Turn) -> list[dict[str, Any]]:
@@ -515,72 +448,14 @@ class ProxyAgent(A2AAgent):
         deadline) and `bash`; two offering one name are refused."""
         async with turn.tools_lock:
             if turn.tools is None:
-                turn.tools = await self._list_servers(turn)
+                turn.tools = await tools.list_tools(
+                    turn, self._listed, limit=TOOL_TIMEOUT_SECONDS, with_bash=self.shell
+                )
             return turn.tools
-
-    async def _list_servers(self, turn: Turn) -> list[dict[str, Any]]:
-        limit = TOOL_TIMEOUT_SECONDS
-        deadline = anyio.current_time() + limit
-        owners: dict[str, str] = {}
-        tools: list[dict[str, Any]] = []
-        for server in turn.servers.values():
-            with anyio.move_on_after(deadline - anyio.current_time()) as scope:
-                try:
-                    listed = await self._listed(turn, server)
-                except (ToolSessionError, httpx.HTTPError, OSError) as e:
-                    raise Refused(
-                        502, f"env server {server.name!r} couldn't list its tools: {e}"
-                    ) from None
-            if scope.cancelled_caught:
-                raise Refused(
-                    502, f"env server {server.name!r} didn't list its tools within {limit}s"
-                )
-            for tool in listed:
-                if tool.name in owners:
-                    raise Refused(
-                        409,
-                        f"tool {tool.name!r} is offered by both "
-                        f"{owners[tool.name]!r} and {server.name!r}",
-                    )
-                owners[tool.name] = server.name
-                tools.append(
-                    {
-                        "name": tool.name,
-                        "description": tool.description or "",
-                        "input_schema": tool.inputSchema or {"type": "object", "properties": {}},
-                        "server": server.name,
-                    }
-                )
-        if self.shell:
-            if "bash" in owners:
-                raise Refused(
-                    409,
-                    f"tool 'bash' is offered by both {owners['bash']!r} and the proxy's own shell",
-                )
-            tools.append(_bash_tool())
-        return tools
 
     async def _listed(self, turn: Turn, server: Any) -> list[Any]:
         """One env server's tools, over the turn's session with it."""
-        return await (await self._session(turn, server.name)).list_tools()
-
-    async def _session(self, turn: Turn, name: str) -> ToolSession:
-        """The turn's one session with env server `name`, opened on first use."""
-        async with turn.session_locks.setdefault(name, anyio.Lock()):
-            session = turn.sessions.get(name)
-            if session is None:
-                server = turn.servers[name]
-                session = ToolSession(
-                    mcp_url=server.url,
-                    headers=dict(server.headers),
-                    timeout=_SESSION_REQUEST_TIMEOUT,
-                )
-                await session.open()
-                if turn.closed:
-                    await session.close()
-                    raise Refused(404, f"turn {turn.task_id!r} is over")
-                turn.sessions[name] = session
-            return session
+        return await (await tools.session(turn, server.name)).list_tools()
 
     # --- actions -------------------------------------------------------------------------------
     async def _start(self, turn: Turn, action_id: str, value: Any) -> Action:
@@ -669,35 +544,24 @@ class ProxyAgent(A2AAgent):
         try:
             if isinstance(request, BashAction):
                 return await self._run_command(action, request)
-            return await self._call_tool(action.turn, request)
+            limit = request.timeout_seconds or TOOL_TIMEOUT_SECONDS
+            return await tools.call_tool(action.turn, request, limit=limit)
         except Exception as e:
             reason = f"the proxy failed to run it: {type(e).__name__}: {e}"
             if isinstance(request, BashAction):
                 return BashResult(
                     exit_code=CANNOT_START, stdout="", stderr=reason + "\n", timed_out=False
                 )
-            return _tool_error(reason)
+            return tools.tool_error(reason)
 
     async def _run_command(self, action: Action, request: BashAction) -> BashResult:
-        path, name = _shell()
+        path, name = tools.shell()
         action.command = Command([path, "-c", request.command, name], self.folder)
         return await action.command.run(
             timeout=request.timeout_seconds or BASH_TIMEOUT_SECONDS,
             grace=OUTPUT_GRACE_SECONDS,
             spawn=self._group.start_soon,
         )
-
-    async def _call_tool(self, turn: Turn, request: ToolAction) -> ToolCallResult:
-        limit = request.timeout_seconds or TOOL_TIMEOUT_SECONDS
-        try:
-            with anyio.fail_after(limit):
-                session = await self._session(turn, request.server)
-                answer = await session.call_tool(request.name, request.arguments)
-        except TimeoutError:
-            return _tool_error(f"the call to {request.name!r} timed out after {limit}s")
-        except (ToolSessionError, httpx.HTTPError, OSError) as e:
-            return _tool_error(f"the call to {request.name!r} failed: {e}")
-        return ToolCallResult(content=answer.content, is_error=answer.is_error)
 
     # --- skills --------------------------------------------------------------------------------
     async def _skill_config(self, request: Request) -> JSONResponse:
@@ -722,10 +586,6 @@ class ProxyAgent(A2AAgent):
             return _error(502, f"the skill's files couldn't be had: {e}")
         self.skills[skill["name"]] = skill
         return JSONResponse({"name": skill["name"]})
-
-
-def _tool_error(text: str) -> ToolCallResult:
-    return ToolCallResult(content=[{"type": "text", "text": text}], is_error=True)
 
 
 def _same_token(given: str, held: str) -> bool:

@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import attrs
 
-from agentenv_protocol.a2a_agent.proxy_record import ExpectedCall, span_id
+from agentenv_protocol.a2a_agent.proxy_record import ExpectedCall, as_json, span, span_id
 from agentenv_protocol.a2a_agent.proxy_shell import Command
 from agentenv_protocol.a2a_agent.proxy_types import (
     BashAction,
@@ -138,3 +138,48 @@ def finish_task(
     }
     task["status"] = {"state": state, "message": reply, "timestamp": now()}
     task["history"].append(reply)
+
+
+def end_turn(
+    turn: Turn,
+    task: dict[str, Any],
+    state: str,
+    parts: list | None,
+    error: str | None,
+    code: str | None = None,
+) -> None:
+    """Write the turn's closing span and end its task: `completed` with the driver's text
+    `parts`, else failed or canceled with `error` (as failure `code`)."""
+    if state == "completed":
+        reply = [{"kind": "text", "text": p["text"]} for p in parts or []]
+        completion: dict[str, Any] = {
+            "content": [{"type": "text", "text": p["text"]} for p in reply]
+        }
+        failure = None
+    else:
+        reason = error or "the turn was canceled by its sender"
+        completion = {"error": reason}
+        reply = [{"kind": "text", "text": f"the turn failed: {reason}" if error else reason}]
+        failure = (
+            code or ("proxy.driver_error" if state == "failed" else "proxy.canceled"),
+            reason,
+        )
+    turn.spans.append(
+        span(
+            "turn",
+            "chain",
+            trace_id=turn.trace_id,
+            parent=None,
+            started=turn.started,
+            ok=state == "completed",
+            own_id=turn.span_id,
+            attributes={
+                "gen_ai.prompt": as_json(
+                    {"prompt": turn.text, "system_prompt": turn.system_prompt}
+                ),
+                "gen_ai.completion": as_json(completion),
+            },
+        )
+    )
+    finish_task(task, state, reply, turn.usage, failure)
+    turn.settled.set()

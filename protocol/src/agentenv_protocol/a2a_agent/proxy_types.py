@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError
+
+OPERATIONS = ("act", "claim", "next", "record", "reply", "result", "tools")
 
 
 class _Strict(BaseModel):
@@ -81,3 +83,32 @@ def result_failed(result: BashResult | ToolCallResult) -> bool:
     if isinstance(result, ToolCallResult):
         return result.is_error
     return result.timed_out or result.exit_code != 0
+
+
+class AgentCardDocument(RootModel[dict[str, Any]]):
+    """The agent card as a model (`model_dump(mode="json")` gives the card JSON)."""
+
+
+def proxy_params() -> dict[str, Any]:
+    """proxy/v1 as advertised on the card: one POST endpoint per operation."""
+    required = {
+        "claim": ["token"],
+        "next": ["token"],
+        "tools": ["token", "task_id"],
+        "act": ["token", "task_id", "action_id", "action"],
+        "result": ["token", "action_id"],
+        "record": ["token", "task_id", "message"],
+        "reply": ["token", "task_id"],
+    }
+    optional = {"next": ["after"], "record": ["model", "usage"], "reply": ["parts", "error"]}
+    return {
+        "endpoint": "/ext/proxy",
+        "methods": {
+            op: {
+                "method": "POST",
+                "endpoint": f"/ext/proxy/{op}",
+                "request": {"required": required[op], "optional": optional.get(op, [])},
+            }
+            for op in OPERATIONS
+        },
+    }
