@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import hmac
 import shutil  # noqa: F401 - `proxy.shutil.which` is where the shell is looked up
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -24,9 +23,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from agentenv_protocol import jsonrpc
+from agentenv_protocol.a2a_agent import proxy_actions as actions
 from agentenv_protocol.a2a_agent import proxy_record as rec
 from agentenv_protocol.a2a_agent import proxy_tools as tools
-from agentenv_protocol.a2a_agent.proxy_shell import CANNOT_START, Command
 from agentenv_protocol.a2a_agent.proxy_skills import SkillExists, write_skill
 from agentenv_protocol.a2a_agent.proxy_turns import (
     Action,
@@ -40,13 +39,11 @@ from agentenv_protocol.a2a_agent.proxy_types import (
     OPERATIONS,
     AgentCardDocument,
     BashAction,
-    BashResult,
     ProxyActionState,
     ToolAction,
-    ToolCallResult,
     parse_action,
     proxy_params,
-    result_failed,
+    text_parts,
 )
 from agentenv_protocol.agent import extensions as ext
 from agentenv_protocol.agent.server import TASK_NOT_FOUND, A2AAgent
@@ -192,10 +189,7 @@ class ProxyAgent(A2AAgent):
         task = new_task(message, context_id)
         self.tasks[task["id"]] = task
         parts = message["parts"]
-        if not parts or not all(
-            isinstance(p, dict) and p.get("kind") == "text" and isinstance(p.get("text"), str)
-            for p in parts
-        ):
+        if not text_parts(parts):
             reason = "the proxy takes messages of text parts only; this one has another part"
             finish_task(
                 task,
@@ -300,56 +294,26 @@ class ProxyAgent(A2AAgent):
             action = await self._start(turn, action_id, body.get("action"))
         elif action.turn is not turn:
             raise Refused(409, f"action id {action_id!r} belongs to another turn")
-        return await self._state(action)
+        return await actions.state(action, self.long_poll_seconds)
 
     async def _result(self, body: dict[str, Any]) -> dict[str, Any]:
         action = self._actions.get(body.get("action_id"))  # type: ignore[arg-type]
         if action is None:
             raise Refused(404, f"no action {body.get('action_id')!r} (or its turn is over)")
-        return await self._state(action)
+        return await actions.state(action, self.long_poll_seconds)
 
     async def _record(self, body: dict[str, Any]) -> dict[str, Any]:
         turn = self._open_turn(body)
-        started = time.time()
-        model = body.get("model")
         try:
-            blocks = rec.completion_blocks(body.get("message"))
-            tokens_in, tokens_out = rec.usage_tokens(body.get("usage"))
-            if model is not None and not isinstance(model, str):
-                raise ValueError("'model' must be a string")
+            call = rec.ModelCall.parse(body)
         except ValueError as e:
             raise Refused(400, str(e)) from None
         async with turn.record_lock:
-            tools = await self._tools(turn)
-            self._still_open(turn)
-            self._all_run(turn, "record another model call")
-            offered = {tool["name"]: tool.get("server") for tool in tools}
-            turn.expected = rec.expected_calls(blocks, offered)
-            attributes: dict[str, Any] = {
-                "gen_ai.completion": rec.as_json({"content": blocks}),
-                "gen_ai.usage.input_tokens": tokens_in,
-                "gen_ai.usage.output_tokens": tokens_out,
-            }
-            if model:
-                attributes["gen_ai.request.model"] = model
-            turn.spans.append(
-                rec.span(
-                    "chat",
-                    "chat",
-                    trace_id=turn.trace_id,
-                    parent=turn.span_id,
-                    started=started,
-                    ok=True,
-                    attributes=attributes,
-                )
-            )
-            turn.usage += Usage(
-                prompt_tokens=tokens_in,
-                completion_tokens=tokens_out,
-                total_tokens=tokens_in + tokens_out,
-                model_calls=1,
-            )
-        return {"status": "recorded", "expected_calls": len(turn.expected)}
+            offered = await self._tools(turn)
+            turn.check_open()
+            turn.check_all_run("record another model call")
+            rec.record(turn, call, {tool["name"]: tool.get("server") for tool in offered})
+        return {"status": "recorded", "expected_calls": len(turn.expected or ())}
 
     async def _reply(self, body: dict[str, Any]) -> dict[str, Any]:
         turn = self._open_turn(body)
@@ -358,24 +322,14 @@ class ProxyAgent(A2AAgent):
             raise Refused(400, "a reply carries 'parts' (non-empty) or 'error', not both")
         if error is not None and (not isinstance(error, str) or not error):
             raise Refused(400, "'error' must be a non-empty string")
-        if parts is not None and not (
-            isinstance(parts, list)
-            and parts
-            and all(
-                isinstance(p, dict)
-                and p.get("kind") == "text"
-                and isinstance(p.get("text"), str)
-                and set(p) <= {"kind", "text", "metadata"}
-                for p in parts
-            )
-        ):
+        if parts is not None and not text_parts(parts):
             raise Refused(
                 400, '\'parts\' must be a non-empty list of {"kind": "text", "text"} parts'
             )
         async with turn.record_lock:
-            self._still_open(turn)
+            turn.check_open()
             if parts is not None:
-                self._all_run(turn, "reply")
+                turn.check_all_run("reply")
                 await self._close(turn, "completed", parts=parts)
             else:
                 await self._close(turn, "failed", error=error)
@@ -387,21 +341,6 @@ class ProxyAgent(A2AAgent):
         if turn is None:
             raise Refused(404, f"no open turn {body.get('task_id')!r}")
         return turn
-
-    @staticmethod
-    def _still_open(turn: Turn) -> None:
-        if turn.closed:
-            raise Refused(404, f"turn {turn.task_id!r} is over")
-
-    @staticmethod
-    def _all_run(turn: Turn, what: str) -> None:
-        if turn.expected:
-            calls = ", ".join(call.name for call in turn.expected)
-            raise Refused(
-                409,
-                f"can't {what}: the last recorded model call's tool calls "
-                f"haven't all run ({calls})",
-            )
 
     def _change(self) -> anyio.Event:
         if self._changed is None:
@@ -473,95 +412,24 @@ class ProxyAgent(A2AAgent):
         if self._group is None:
             raise Refused(503, "the proxy's app isn't running (its lifespan hasn't started)")
         async with turn.record_lock:
-            self._still_open(turn)
+            turn.check_open()
             if action_id in self._actions:  # the same id, started meanwhile
                 return self._actions[action_id]
-            if turn.expected is not None:
-                match = next((c for c in turn.expected if c.matches(request)), None)
-                if match is None:
-                    raise Refused(
-                        409,
-                        "the action isn't one of the tool calls the last recorded "
-                        "model call made and hasn't run",
-                    )
-                turn.expected.remove(match)
+            turn.take_expected(request)
             action = Action(action_id=action_id, turn=turn, request=request)
             self._actions[action_id] = turn.actions[action_id] = action
             self._group.start_soon(self._perform, action)
         return action
 
-    async def _state(self, action: Action) -> dict[str, Any]:
-        with anyio.move_on_after(self.long_poll_seconds):
-            await action.done.wait()
-        if action.stopped:
-            raise Refused(404, f"action {action.action_id!r} was stopped: its turn is over")
-        if action.result is None:
-            return ProxyActionState(done=False).to_wire()
-        return ProxyActionState(done=True, result=action.result).to_wire()
-
     async def _perform(self, action: Action) -> None:
-        try:
-            with anyio.CancelScope() as action.scope:
-                if action.stopped:
-                    return
-                request = action.request
-                result = await self._carry_out(action, request)
-                arguments = (
-                    {"command": request.command}
-                    if isinstance(request, BashAction)
-                    else request.arguments
-                )
-            if action.stopped:
-                return
-            action.result = result
-            turn = action.turn
-            turn.usage += Usage(tool_call_count=1)
-            name = "bash" if isinstance(request, BashAction) else request.name
-            turn.spans.append(
-                rec.span(
-                    name,
-                    "execute_tool",
-                    trace_id=turn.trace_id,
-                    parent=turn.span_id,
-                    started=action.started,
-                    ok=not result_failed(result),
-                    attributes={
-                        "gen_ai.tool.name": name,
-                        "gen_ai.prompt": rec.as_json({"input": arguments}),
-                        "gen_ai.completion": rec.as_json(
-                            result.model_dump(mode="json", exclude_none=True)
-                        ),
-                    },
-                )
-            )
-        finally:
-            action.done.set()
-
-    async def _carry_out(
-        self, action: Action, request: BashAction | ToolAction
-    ) -> BashResult | ToolCallResult:
-        """The action's result; a failure of the proxy's own fails the action, never the app."""
-        try:
-            if isinstance(request, BashAction):
-                return await self._run_command(action, request)
-            limit = request.timeout_seconds or TOOL_TIMEOUT_SECONDS
-            return await tools.call_tool(action.turn, request, limit=limit)
-        except Exception as e:
-            reason = f"the proxy failed to run it: {type(e).__name__}: {e}"
-            if isinstance(request, BashAction):
-                return BashResult(
-                    exit_code=CANNOT_START, stdout="", stderr=reason + "\n", timed_out=False
-                )
-            return tools.tool_error(reason)
-
-    async def _run_command(self, action: Action, request: BashAction) -> BashResult:
-        path, name = tools.shell()
-        action.command = Command([path, "-c", request.command, name], self.folder)
-        return await action.command.run(
-            timeout=request.timeout_seconds or BASH_TIMEOUT_SECONDS,
+        limits = actions.Limits(
+            tool_timeout=TOOL_TIMEOUT_SECONDS,
+            bash_timeout=BASH_TIMEOUT_SECONDS,
             grace=OUTPUT_GRACE_SECONDS,
+            folder=self.folder,
             spawn=self._group.start_soon,
         )
+        await actions.perform(action, limits)
 
     # --- skills --------------------------------------------------------------------------------
     async def _skill_config(self, request: Request) -> JSONResponse:

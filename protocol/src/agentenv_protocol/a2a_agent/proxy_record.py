@@ -12,6 +12,7 @@ from typing import Any
 import attrs
 
 from agentenv_protocol.a2a_agent.proxy_types import BashAction, ToolAction
+from agentenv_protocol.agent.types import Usage
 
 _BLOCK_FIELDS = {"text": ("text",), "thinking": ("thinking",), "tool_use": ("id", "name", "input")}
 
@@ -96,6 +97,57 @@ def usage_tokens(usage: Any) -> tuple[int, int]:
             raise ValueError(f"'usage.{names[0]}' must be a whole number >= 0")
         tokens.append(value)
     return tokens[0], tokens[1]
+
+
+@attrs.frozen(kw_only=True)
+class ModelCall:
+    """A model call a driver records: its content blocks, model and token counts."""
+
+    blocks: list[dict[str, Any]]
+    model: str | None
+    tokens_in: int
+    tokens_out: int
+    started: float = attrs.Factory(time.time)
+
+    @classmethod
+    def parse(cls, body: dict[str, Any]) -> ModelCall:
+        """The call a `record` body describes; ValueError naming what is wrong."""
+        model = body.get("model")
+        if model is not None and not isinstance(model, str):
+            raise ValueError("'model' must be a string")
+        tokens_in, tokens_out = usage_tokens(body.get("usage"))
+        blocks = completion_blocks(body.get("message"))
+        return cls(blocks=blocks, model=model, tokens_in=tokens_in, tokens_out=tokens_out)
+
+
+def record(turn: Any, call: ModelCall, offered: dict[str, str | None]) -> None:
+    """Add `call` to the turn: its span, its usage, and the tool calls its actions must now
+    carry out (those to tools the turn offers: name -> server, None for bash)."""
+    turn.expected = expected_calls(call.blocks, offered)
+    attributes: dict[str, Any] = {
+        "gen_ai.completion": as_json({"content": call.blocks}),
+        "gen_ai.usage.input_tokens": call.tokens_in,
+        "gen_ai.usage.output_tokens": call.tokens_out,
+    }
+    if call.model:
+        attributes["gen_ai.request.model"] = call.model
+    turn.spans.append(
+        span(
+            "chat",
+            "chat",
+            trace_id=turn.trace_id,
+            parent=turn.span_id,
+            started=call.started,
+            ok=True,
+            attributes=attributes,
+        )
+    )
+    turn.usage += Usage(
+        prompt_tokens=call.tokens_in,
+        completion_tokens=call.tokens_out,
+        total_tokens=call.tokens_in + call.tokens_out,
+        model_calls=1,
+    )
 
 
 @attrs.frozen(kw_only=True)

@@ -58,6 +58,33 @@ class Turn:
     closed: bool = False
     settled: anyio.Event = attrs.Factory(anyio.Event)
 
+    def check_open(self) -> None:
+        if self.closed:
+            raise Refused(404, f"turn {self.task_id!r} is over")
+
+    def check_all_run(self, what: str) -> None:
+        """`Refused` 409 while tool calls of the last recorded model call haven't run."""
+        if self.expected:
+            calls = ", ".join(call.name for call in self.expected)
+            raise Refused(
+                409,
+                f"can't {what}: the last recorded model call's tool calls haven't all run ({calls})",
+            )
+
+    def take_expected(self, action: BashAction | ToolAction) -> None:
+        """Once a model call is recorded, `action` must be one of its calls still to run (it
+        is then taken off the list); `Refused` 409 otherwise."""
+        if self.expected is None:
+            return
+        match = next((call for call in self.expected if call.matches(action)), None)
+        if match is None:
+            raise Refused(
+                409,
+                f"the {action.kind} action isn't one of the tool calls the last recorded model "
+                "call made that haven't run",
+            )
+        self.expected.remove(match)
+
     @property
     def text(self) -> str:
         return "\n".join(part["text"] for part in self.parts)

@@ -78,6 +78,19 @@ def parse_action(value: Any) -> BashAction | ToolAction:
         raise ValueError(f"bad action ({problems})") from None
 
 
+def text_parts(parts: Any) -> bool:
+    """Whether `parts` is a non-empty list of A2A text parts (the only content the proxy
+    carries)."""
+    return (
+        isinstance(parts, list)
+        and bool(parts)
+        and all(
+            isinstance(p, dict) and p.get("kind") == "text" and isinstance(p.get("text"), str)
+            for p in parts
+        )
+    )
+
+
 def result_failed(result: BashResult | ToolCallResult) -> bool:
     """An error in the trajectory: a tool error, a command that timed out or exited nonzero."""
     if isinstance(result, ToolCallResult):
