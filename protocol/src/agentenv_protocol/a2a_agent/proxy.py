@@ -90,11 +90,13 @@ class ProxyAgent(A2AAgent):
         shell: bool = True,
         long_poll_seconds: float = LONG_POLL_SECONDS,
         config: Any = None,
+        folder: Path | str | None = None,
     ) -> None:
         super().__init__(config)
         self.shell = shell
         self.long_poll_seconds = long_poll_seconds
-        self.folder = Path.cwd()
+        #: where commands run: `folder`, else the working folder the proxy was made in
+        self.folder = Path(folder) if folder is not None else Path.cwd()
         self._token: str | None = None
         self._turns: dict[str, Turn] = {}
         self._actions: dict[str, Action] = {}
@@ -297,7 +299,8 @@ class ProxyAgent(A2AAgent):
         return await actions.state(action, self.long_poll_seconds)
 
     async def _result(self, body: dict[str, Any]) -> dict[str, Any]:
-        action = self._actions.get(body.get("action_id"))  # type: ignore[arg-type]
+        action_id = body.get("action_id")
+        action = self._actions.get(action_id) if isinstance(action_id, str) else None
         if action is None:
             raise Refused(404, f"no action {body.get('action_id')!r} (or its turn is over)")
         return await actions.state(action, self.long_poll_seconds)
@@ -337,7 +340,8 @@ class ProxyAgent(A2AAgent):
 
     # --- turns -------------------------------------------------------------------------------
     def _open_turn(self, body: dict[str, Any]) -> Turn:
-        turn = self._turns.get(body.get("task_id"))  # type: ignore[arg-type]
+        task_id = body.get("task_id")
+        turn = self._turns.get(task_id) if isinstance(task_id, str) else None
         if turn is None:
             raise Refused(404, f"no open turn {body.get('task_id')!r}")
         return turn

@@ -12,6 +12,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,17 @@ from agentenv_protocol.a2a_agent.proxy_types import BashResult
 MAX_OUTPUT_BYTES = 1_000_000
 #: The exit code a shell reports for a command it couldn't start.
 CANNOT_START = 126
+#: Linux refuses to exec a single argument this long or longer (32 pages).
+_MAX_ARG_BYTES = 32 * 4096
+
+
+def _too_long(argv: list[str]) -> bool:
+    """Whether exec would refuse `argv` as too long: checked first, so no process is begun."""
+    sizes = [len(arg.encode()) + 1 for arg in argv]
+    environment = sum(len(k) + len(v) + 2 for k, v in os.environ.items())
+    limit = os.sysconf("SC_ARG_MAX") if hasattr(os, "sysconf") else 2**21
+    single = sys.platform.startswith("linux") and max(sizes) > _MAX_ARG_BYTES
+    return single or sum(sizes) + environment > limit
 
 
 class _Sink:
@@ -75,6 +87,8 @@ class Command:
     async def run(self, *, timeout: float, grace: float, spawn: Callable[..., Any]) -> BashResult:
         """Run to the shell's exit or `timeout`; `spawn(fn, arg)` starts the pipe readers in a
         task group that outlives this call (they keep draining what the background writes)."""
+        if _too_long(self.argv):
+            return _not_started(self.argv[0], "Argument list too long")
         try:
             process = await anyio.open_process(
                 self.argv,
@@ -85,13 +99,7 @@ class Command:
                 start_new_session=True,
             )
         except OSError as e:
-            reason = e.strerror or str(e)
-            return BashResult(
-                exit_code=CANNOT_START,
-                stdout="",
-                stderr=f"{self.argv[0]}: couldn't start the command: {reason}\n",
-                timed_out=False,
-            )
+            return _not_started(self.argv[0], e.strerror or str(e))
         self.pgid = process.pid
         out, err = _Sink(), _Sink()
         assert process.stdout is not None and process.stderr is not None
@@ -120,3 +128,12 @@ class Command:
             stderr=err.text(),
             timed_out=code is None,
         )
+
+
+def _not_started(shell: str, reason: str) -> BashResult:
+    return BashResult(
+        exit_code=CANNOT_START,
+        stdout="",
+        stderr=f"{shell}: couldn't start the command: {reason}\n",
+        timed_out=False,
+    )
