@@ -6,7 +6,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -407,3 +409,35 @@ def test_stopping_the_proxy_fails_its_open_turns_and_kills_what_they_run(tmp_pat
     assert json.loads(agent.trajectories[task_id][-1]["attributes"]["gen_ai.completion"]) == {
         "error": "the proxy stopped"
     }
+
+
+def test_serve_runs_the_proxy_as_its_own_process(tmp_path):
+    """How a sandbox runs it: `serve(ProxyAgent())`, which serves the proxy's own app."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    code = (
+        "from agentenv_protocol.agent import serve\n"
+        "from agentenv_protocol.a2a_agent.proxy import ProxyAgent\n"
+        f"serve(ProxyAgent(), host='127.0.0.1', port={port})\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path, stderr=subprocess.PIPE)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                card = httpx.get(base + "/.well-known/agent-card.json", timeout=2).json()
+                break
+            except httpx.HTTPError:
+                assert process.poll() is None, process.stderr.read().decode()[-2000:]
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+        claimed = httpx.post(base + "/ext/proxy/claim", json={"token": TOKEN}, timeout=5)
+    finally:
+        process.terminate()
+        process.wait(10)
+
+    uris = {extension["uri"] for extension in card["capabilities"]["extensions"]}
+    assert "urn:agentenv:proxy/v1" in uris and card["url"] == f"{base}/a2a"
+    assert claimed.status_code == 200
