@@ -203,6 +203,7 @@ class ProxyAgent(A2AAgent):
             return task
         turn = Turn(
             task_id=task["id"],
+            task=task,
             context_id=context_id,
             parts=[{"kind": "text", "text": p["text"]} for p in parts],
             system_prompt=self.config.system_prompt,
@@ -383,7 +384,7 @@ class ProxyAgent(A2AAgent):
             for session in turn.sessions.values():
                 with contextlib.suppress(Exception):
                     await session.close()
-        end_turn(turn, self.tasks[turn.task_id], state, parts, error, code)
+        end_turn(turn, turn.task, state, parts, error, code)
 
     # --- tools ---------------------------------------------------------------------------------
     async def _tools(self, turn: Turn) -> list[dict[str, Any]]:

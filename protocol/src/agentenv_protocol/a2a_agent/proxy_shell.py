@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from anyio.abc import ByteReceiveStream
+from anyio.abc import ByteReceiveStream, Process
 
 from agentenv_protocol.a2a_agent.proxy_types import BashResult
 
@@ -102,9 +102,7 @@ class Command:
             return _not_started(self.argv[0], e.strerror or str(e))
         self.pgid = process.pid
         out, err = _Sink(), _Sink()
-        assert process.stdout is not None and process.stderr is not None
-        spawn(out.drain, process.stdout)
-        spawn(err.drain, process.stderr)
+        spawn(_drain, process, out, err)
         try:
             with anyio.move_on_after(timeout) as deadline:
                 code: int | None = await process.wait()
@@ -128,6 +126,25 @@ class Command:
             stderr=err.text(),
             timed_out=code is None,
         )
+
+
+async def _drain(process: Process, out: _Sink, err: _Sink) -> None:
+    """Read both streams to their end (or until the app stops), then close the process's
+    transport while the event loop still runs (asyncio would close it when collected, after
+    the loop is gone)."""
+    assert process.stdout is not None and process.stderr is not None
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(out.drain, process.stdout)
+            group.start_soon(err.drain, process.stderr)
+    finally:
+        # after the shell's exit is collected (closing earlier would reap it under asyncio's
+        # child watcher, which then reports 255); anyio has no public way to close it
+        with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+            await process.wait()
+        transport = getattr(getattr(process, "_process", None), "_transport", None)
+        if transport is not None:
+            transport.close()
 
 
 def _not_started(shell: str, reason: str) -> BashResult:

@@ -38,6 +38,7 @@ class Turn:
     opened on first use), the tool calls it must still run, and its trajectory so far."""
 
     task_id: str
+    task: dict[str, Any]  # the A2A task it ends (kept here: the agent keeps only recent tasks)
     context_id: str
     parts: list[dict[str, Any]]
     system_prompt: str | None
