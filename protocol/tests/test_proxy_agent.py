@@ -201,6 +201,10 @@ def test_a_driver_without_the_token_is_refused_everything_but_a_matching_claim(d
     unknown = call(driven, "replay", task_id=task_id)
     assert unknown.status_code == 404 and "reply" in unknown.json()["error"]
     assert rpc(driven, "tasks/get", {"id": task_id})["result"]["status"]["state"] == "working"
+    environment = run(
+        driven, task_id, "env", {"kind": "bash", "command": "env; cat /proc/$PPID/environ"}
+    )
+    assert environment["exit_code"] == 0 and TOKEN not in environment["stdout"]
 
 
 def test_bad_actions_are_refused_naming_what_is_wrong_and_run_nothing(driven, echo_mcp, tmp_path):
@@ -441,3 +445,34 @@ def test_serve_runs_the_proxy_as_its_own_process(tmp_path):
     uris = {extension["uri"] for extension in card["capabilities"]["extensions"]}
     assert "urn:agentenv:proxy/v1" in uris and card["url"] == f"{base}/a2a"
     assert claimed.status_code == 200
+
+
+def test_malformed_driver_and_sender_bodies_are_refused_and_leave_the_turn_open(driven):
+    task_id = open_turn(driven)
+    text = [{"kind": "text", "text": "done"}]
+
+    answers = [
+        call(driven, "next", after="3"),
+        call(driven, "next", after=-1),
+        call(driven, "reply", task_id=task_id),
+        call(driven, "reply", task_id=task_id, parts=text, error="and failed"),
+        call(
+            driven,
+            "reply",
+            task_id=task_id,
+            parts=[{"kind": "file", "file": {"uri": "file:///etc/passwd"}}],
+        ),
+        call(driven, "reply", task_id=task_id, error=""),
+        call(driven, "record", task_id=task_id, message="thinking", usage={"prompt_tokens": -4}),
+        call(driven, "record", task_id=task_id, message="thinking", model=7),
+        driven.post("/ext/proxy/reply", content=b"{not json"),
+    ]
+    parse_error = driven.post("/a2a", content=b"{").json()
+    no_parts = rpc(driven, "message/send", {"message": {"role": "user"}})
+
+    assert [answer.status_code for answer in answers] == [400] * 9
+    assert parse_error["error"]["code"] == -32700 and no_parts["error"]["code"] == -32602
+    assert [turn["task_id"] for turn in call(driven, "next", after=0).json()["turns"]] == [task_id]
+    assert driven.post("/ext/trajectory", json={"task_id": task_id}).json()["trajectory"] == []
+    assert call(driven, "reply", task_id=task_id, parts=text).status_code == 200
+    assert call(driven, "tools", task_id=task_id).status_code == 404
