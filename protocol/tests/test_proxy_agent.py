@@ -469,9 +469,13 @@ def test_malformed_driver_and_sender_bodies_are_refused_and_leave_the_turn_open(
     ]
     parse_error = driven.post("/a2a", content=b"{").json()
     no_parts = rpc(driven, "message/send", {"message": {"role": "user"}})
+    odd_context = rpc(driven, "message/send", {"message": {"parts": text, "contextId": ["c"]}})
+    odd_id = rpc(driven, "tasks/get", {"id": {"task": task_id}})
 
     assert [answer.status_code for answer in answers] == [400] * 9
-    assert parse_error["error"]["code"] == -32700 and no_parts["error"]["code"] == -32602
+    assert parse_error["error"]["code"] == -32700
+    assert no_parts["error"]["code"] == odd_context["error"]["code"] == -32602
+    assert odd_id["error"]["code"] == -32001
     assert [turn["task_id"] for turn in call(driven, "next", after=0).json()["turns"]] == [task_id]
     assert driven.post("/ext/trajectory", json={"task_id": task_id}).json()["trajectory"] == []
     assert call(driven, "reply", task_id=task_id, parts=text).status_code == 200

@@ -185,6 +185,10 @@ class ProxyAgent(A2AAgent):
                 jsonrpc.INVALID_PARAMS,
                 "invalid params: params.message with a parts list is required",
             )
+        if not isinstance(message.get("contextId"), str | None):
+            raise jsonrpc.Fault(
+                jsonrpc.INVALID_PARAMS, "invalid params: contextId must be a string"
+            )
         configuration = params.get("configuration") or {}
         blocking = not (isinstance(configuration, dict) and configuration.get("blocking") is False)
         context_id = message.get("contextId") or uuid.uuid4().hex
@@ -226,7 +230,8 @@ class ProxyAgent(A2AAgent):
         return task
 
     async def _get(self, params: dict[str, Any]) -> dict[str, Any]:
-        task = self.tasks.get(params.get("id"))
+        task_id = params.get("id")
+        task = self.tasks.get(task_id) if isinstance(task_id, str) else None
         if task is None:
             raise jsonrpc.Fault(TASK_NOT_FOUND, f"task not found: {params.get('id')!r}")
         return task
