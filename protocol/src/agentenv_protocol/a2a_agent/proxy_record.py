@@ -61,6 +61,8 @@ def _block(item: Any, n: int) -> dict[str, Any]:
         raise ValueError(
             f"'message.content[{n}]': a tool_use block needs a name and an input object"
         )
+    if kind == "tool_use" and not isinstance(block["id"], str):
+        block["id"] = f"call_{n}"
     if kind != "tool_use" and not isinstance(block[fields[0]], str):
         raise ValueError(f"'message.content[{n}].{fields[0]}' must be a string")
     return block
