@@ -37,12 +37,12 @@ from agentenv_protocol.a2a_agent.proxy_turns import (
 )
 from agentenv_protocol.a2a_agent.proxy_types import (
     OPERATIONS,
+    PROXY_V1,
     AgentCardDocument,
     BashAction,
     ProxyActionState,
     ToolAction,
     parse_action,
-    proxy_params,
     text_parts,
 )
 from agentenv_protocol.agent import extensions as ext
@@ -51,9 +51,9 @@ from agentenv_protocol.agent.server import create_app as agent_app
 from agentenv_protocol.agent.types import A2A_PATH, AgentRequest, AgentResult, Usage
 from agentenv_protocol.transfers import TransferError, download
 
-__all__ = ["ProxyAgent", "ProxyActionState", "PROXY_URI"]
+__all__ = ["ProxyAgent", "ProxyActionState", "PROXY_V1", "PROXY_URI"]
 
-PROXY_URI = "urn:agentenv:proxy/v1"
+PROXY_URI = PROXY_V1.uri
 #: Where skills are written, one folder each.
 SKILLS_DIR = Path.home() / "skills"
 #: A tool action's default deadline, and the one deadline for listing a turn's tools.
@@ -128,14 +128,7 @@ class ProxyAgent(A2AAgent):
             for e in card["capabilities"]["extensions"]
             if self.shell or e["uri"] != ext.SKILL_CONFIG_URI
         ]
-        extensions.append(
-            {
-                "uri": PROXY_URI,
-                "description": "A driver outside the sandbox answers this agent's turns.",
-                "required": False,
-                "params": proxy_params(),
-            }
-        )
+        extensions.append(PROXY_V1.to_card())
         card["capabilities"]["extensions"] = extensions
         return card
 

@@ -7,6 +7,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError
 
+from agentenv_protocol.a2a_agent.extensions import (
+    ExtensionDefinition,
+    FieldSchema,
+    OperationDefinition,
+)
+
 OPERATIONS = ("act", "claim", "next", "record", "reply", "result", "tools")
 
 
@@ -102,26 +108,25 @@ class AgentCardDocument(RootModel[dict[str, Any]]):
     """The agent card as a model (`model_dump(mode="json")` gives the card JSON)."""
 
 
-def proxy_params() -> dict[str, Any]:
-    """proxy/v1 as advertised on the card: one POST endpoint per operation."""
-    required = {
-        "claim": ["token"],
-        "next": ["token"],
-        "tools": ["token", "task_id"],
-        "act": ["token", "task_id", "action_id", "action"],
-        "result": ["token", "action_id"],
-        "record": ["token", "task_id", "message"],
-        "reply": ["token", "task_id"],
-    }
-    optional = {"next": ["after"], "record": ["model", "usage"], "reply": ["parts", "error"]}
-    return {
-        "endpoint": "/ext/proxy",
-        "methods": {
-            op: {
-                "method": "POST",
-                "endpoint": f"/ext/proxy/{op}",
-                "request": {"required": required[op], "optional": optional.get(op, [])},
-            }
-            for op in OPERATIONS
-        },
-    }
+_REQUESTS = {
+    "claim": FieldSchema(required=("token",)),
+    "next": FieldSchema(required=("token",), optional=("after",)),
+    "tools": FieldSchema(required=("token", "task_id")),
+    "act": FieldSchema(required=("token", "task_id", "action_id", "action")),
+    "result": FieldSchema(required=("token", "action_id")),
+    "record": FieldSchema(required=("token", "task_id", "message"), optional=("model", "usage")),
+    "reply": FieldSchema(required=("token", "task_id"), optional=("parts", "error")),
+}
+
+#: `urn:agentenv:proxy/v1`: one POST endpoint per operation, under `/ext/proxy`.
+PROXY_V1 = ExtensionDefinition(
+    uri="urn:agentenv:proxy/v1",
+    description="A driver outside the sandbox answers this agent's turns.",
+    endpoint="/ext/proxy",
+    core_operations={
+        op: OperationDefinition(
+            name=op, method="POST", path=f"/ext/proxy/{op}", request=_REQUESTS[op]
+        )
+        for op in OPERATIONS
+    },
+)

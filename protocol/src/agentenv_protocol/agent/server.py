@@ -57,7 +57,9 @@ def _now() -> str:
     return datetime.now(UTC).isoformat().replace("+00:00", "Z")
 
 
-class _Bounded(collections.OrderedDict):
+class BoundedDict(collections.OrderedDict):
+    """A mapping that keeps the MAX_KEPT most recently set entries."""
+
     def __setitem__(self, key: Any, value: Any) -> None:
         super().__setitem__(key, value)
         self.move_to_end(key)
@@ -76,9 +78,9 @@ class A2AAgent:
         self.config = config or AgentConfig(model=os.environ.get("AGENTENV_MODEL") or None)
         self.mcp_servers: dict[str, McpServer] = {}
         self.skills: dict[str, dict[str, str]] = {}
-        self.histories: _Bounded = _Bounded()
-        self.tasks: _Bounded = _Bounded()
-        self.trajectories: _Bounded = _Bounded()
+        self.histories: BoundedDict = BoundedDict()
+        self.tasks: BoundedDict = BoundedDict()
+        self.trajectories: BoundedDict = BoundedDict()
         self._locks: dict[str, anyio.Lock] = {}
 
     async def run(self, request: AgentRequest) -> AgentResult:
@@ -236,9 +238,15 @@ class A2AAgent:
         return name
 
 
-def create_app(agent: A2AAgent) -> Any:
-    """The Starlette app serving `agent`."""
-    from starlette.applications import Starlette
+TASK_NOT_CANCELABLE = -32002
+
+
+def a2a_routes(agent: Any, *, rpc_path: str = A2A_PATH) -> list[Any]:
+    """The A2A routes of any agent object: its card (`card(base_url)`), health, and JSON-RPC at
+    /a2a with `message/send` (`await send(params)`) and `tasks/get` (its `tasks` mapping), plus
+    `message/stream` when it has `open_stream(params)` (returning a coroutine function that
+    hands each event to `emit`) and `tasks/cancel` when it has `cancel(params)`. JSON-RPC is
+    served at `rpc_path`."""
     from starlette.requests import Request
     from starlette.responses import JSONResponse
     from starlette.routing import Route
@@ -262,18 +270,115 @@ def create_app(agent: A2AAgent) -> Any:
         task = agent.tasks.get(params.get("id"))
         if task is None:
             raise jsonrpc.Fault(TASK_NOT_FOUND, f"task not found: {params.get('id')!r}")
-        return task
+        length = params.get("historyLength")
+        if length is None:
+            return task
+        if not isinstance(length, int) or isinstance(length, bool) or length < 0:
+            raise jsonrpc.Fault(jsonrpc.INVALID_PARAMS, "historyLength must be an integer >= 0")
+        history = task.get("history") or []
+        return {**task, "history": history[len(history) - length :] if length else []}
 
+    handlers: dict[str, Any] = {"message/send": send, "tasks/get": get_task}
+    if hasattr(agent, "cancel"):
+
+        async def cancel(params: dict) -> Any:
+            try:
+                return await agent.cancel(params)
+            except KeyError:
+                raise jsonrpc.Fault(
+                    TASK_NOT_FOUND, f"task not found: {params.get('id')!r}"
+                ) from None
+            except Exception as e:
+                raise jsonrpc.Fault(
+                    TASK_NOT_CANCELABLE, f"task cannot be canceled: {params.get('id')!r}"
+                ) from e
+
+        handlers["tasks/cancel"] = cancel
+    streams = hasattr(agent, "open_stream")
+    supported = ", ".join([*handlers, *(["message/stream"] if streams else [])])
     methods = jsonrpc.Dispatcher(
-        {"message/send": send, "tasks/get": get_task},
-        not_found=lambda m: f"method not found: {m!r}; supported: message/send, tasks/get",
+        handlers, not_found=lambda m: f"method not found: {m!r}; supported: {supported}"
     )
 
-    async def rpc(request: Request) -> JSONResponse:
+    async def rpc(request: Request) -> Any:
         req, answer = jsonrpc.parse_request(await request.body())
         if req is None or answer is not None:
             return JSONResponse(answer)
+        if streams and req["method"] == "message/stream":
+            params = req.get("params")
+            if not isinstance(params, dict):
+                return JSONResponse(
+                    jsonrpc.error(req.get("id"), jsonrpc.INVALID_PARAMS, "params must be an object")
+                )
+            try:
+                run = await agent.open_stream(params)
+            except ValueError as e:
+                return JSONResponse(
+                    jsonrpc.error(req.get("id"), jsonrpc.INVALID_PARAMS, f"invalid params: {e}")
+                )
+            return EventStream(req.get("id"), run)
         return JSONResponse(await methods.dispatch(req))
+
+    return [
+        Route(AGENT_CARD_PATH, card, methods=["GET"]),
+        Route(LEGACY_CARD_PATH, card, methods=["GET"]),
+        Route(HEALTH_PATH, health, methods=["GET"]),
+        Route(rpc_path, rpc, methods=["POST"]),
+    ]
+
+
+class EventStream:
+    """An ASGI response sending each event a task emits as one server-sent event, a JSON-RPC
+    result for request `rid` (written as it happens: no generator, so cancel scopes stay in
+    the request's task)."""
+
+    def __init__(self, rid: Any, run: Any) -> None:
+        self.rid, self.run = rid, run
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        import json
+
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", b"text/event-stream; charset=utf-8"),
+                    (b"cache-control", b"no-store"),
+                ],
+            }
+        )
+
+        gone = False
+
+        async def emit(event: dict) -> None:
+            # a client that left does not stop the task: it runs on and tasks/get has it
+            nonlocal gone
+            if gone:
+                return
+            line = json.dumps(jsonrpc.result(self.rid, event), separators=(",", ":"))
+            try:
+                await send(
+                    {
+                        "type": "http.response.body",
+                        "body": f"data: {line}\n\n".encode(),
+                        "more_body": True,
+                    }
+                )
+            except OSError:
+                gone = True
+
+        await self.run(emit)
+        if not gone:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def create_app(agent: A2AAgent) -> Any:
+    """The Starlette app serving `agent`."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
 
     async def mcp_config(request: Request) -> JSONResponse:
         if request.method == "GET":
@@ -381,10 +486,7 @@ def create_app(agent: A2AAgent) -> Any:
         return JSONResponse({"name": name})
 
     routes = [
-        Route(AGENT_CARD_PATH, card, methods=["GET"]),
-        Route(LEGACY_CARD_PATH, card, methods=["GET"]),
-        Route(HEALTH_PATH, health, methods=["GET"]),
-        Route(A2A_PATH, rpc, methods=["POST"]),
+        *a2a_routes(agent),
         Route("/ext/mcp-config", mcp_config, methods=["GET", "POST", "DELETE"]),
         Route("/ext/agent-config", agent_config, methods=["GET", "POST"]),
         Route("/ext/trajectory", trajectory, methods=["GET", "POST"]),
