@@ -131,6 +131,11 @@ class ToolSession:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ids = itertools.count(1)
 
+    @property
+    def _client(self) -> httpx.AsyncClient | None:
+        """The open connection (None while closed), under the name the existing SDK gives it."""
+        return self._http
+
     async def __aenter__(self) -> ToolSession:
         return await self.open()
 

@@ -535,4 +535,7 @@ def serve(agent: A2AAgent, *, host: str | None = None, port: int | None = None) 
 
     # the same slow-client guard as env servers and the gateway: a client that trickles its
     # headers or body is cut off instead of holding a connection open for ever
-    uvicorn.run(create_app(agent), host=host, port=port, log_level="warning", **uvicorn_options())
+    # an agent that builds its own app (the proxy agent) is served with it
+    own_app = getattr(agent, "create_app", None)
+    app = own_app() if callable(own_app) else create_app(agent)
+    uvicorn.run(app, host=host, port=port, log_level="warning", **uvicorn_options())
