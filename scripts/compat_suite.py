@@ -38,6 +38,8 @@ SDIST_FILE = "agentenv_framework_protocol-0.1.379.tar.gz"
 SDIST_SHA256 = "ff42a84811eaf20ddbd527d98b66091ba8d00ca8e8a680da458bfe2331bb10d9"
 #: Our distributions the suite runs against (editable, from this checkout).
 OURS = ("protocol", "kernel", "plugins/core-steps")
+#: The extras of ours the suite installs: `computer` (Pillow) for agentenv_protocol.computer.
+OUR_EXTRAS = {"protocol": "computer"}
 #: The import package whose names the suite's tests use.
 PACKAGE = "agentenv_protocol"
 
@@ -53,6 +55,12 @@ def run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
         tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-15:])
         raise SetupError(f"{' '.join(map(str, cmd[:4]))} ... failed ({done.returncode}):\n{tail}")
     return done
+
+
+def our_requirement(path: str) -> str:
+    """The editable requirement of one of our packages, with the extras the suite needs."""
+    extra = OUR_EXTRAS.get(path)
+    return f"{ROOT / path}[{extra}]" if extra else str(ROOT / path)
 
 
 def fetch_sdist(cache: Path) -> Path:
@@ -260,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
         reference = list(outcomes)
         ref_passed = sum(result == "passed" for result, _ in outcomes.values())
         print(f"[compat] existing product: {ref_passed} of {len(reference)} pass", file=sys.stderr)
-        editable = [arg for path in OURS for arg in ("-e", str(ROOT / path))]
+        editable = [arg for path in OURS for arg in ("-e", our_requirement(path))]
         own_dev = [req for req in dev if not req.startswith(SDIST_NAME)]
         our_python = make_venv(scratch / "ours", [*editable, *own_dev])
         output = pytest_run(our_python, top, scratch / "ours.xml", extra)

@@ -87,7 +87,7 @@ def test_parsing_builds_the_runtime_command_apps_and_screen(tmp_path):
     assert all(p in lines[1] for p in DESKTOP_PACKAGES) and "apt-get install" in lines[1]
     assert "Pillow" in lines[2] and "mss" in lines[2] and "python-xlib" in lines[2]
     assert "requests>=2" in recipe.split("COPY agentenv-wheels/")[1]
-    assert 'AGENTENV_SCREEN="800x600"' in recipe
+    assert 'AGENTENV_SCREEN="800x600x24"' in recipe
     apps = json.dumps(env.apps)
     assert f"AGENTENV_DISPLAY_APPS={json.dumps(apps)}" in recipe
     assert lines[-1] == "CMD " + json.dumps(env.command)

@@ -1,14 +1,21 @@
-"""Run a computer driver on a virtual X display: what a `computer_driver` env's container runs.
+"""What runs in a computer driver's process.
 
-    python -m agentenv_protocol.computer.runtime driver.py:MyDriver
+- `ExecRuns`: commands a driver runs for `computer-exec`: one run per `request_id` (a repeated
+  id gets the first result, a running one is joined), the latest `KEEP_EXEC_RESULTS` results
+  remembered; a run that failed to start is not remembered.
+- `run` / `main`: the driver itself on a virtual X display, what a `computer_driver` env's
+  container runs::
 
-starts Xvfb (unless `DISPLAY` already names a display), then the apps the env asks for on it,
-then serves the driver class until the server stops, and stops what it started. Stdlib only:
-the driver's own imports (Pillow, python-xlib, mss) are the driver's business.
+      python -m agentenv_protocol.computer.runtime driver.py:MyDriver
+
+  starts Xvfb (unless `DISPLAY` already names a display), then the apps the env asks for on
+  it (`AGENTENV_DISPLAY_APPS`), then serves the driver class until the server stops, and stops
+  what it started.
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import json
 import os
@@ -16,8 +23,41 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+
+import attrs
+
+KEEP_EXEC_RESULTS = 256
+
+
+@attrs.define
+class ExecRuns:
+    """The running and finished commands of one driver, by request id."""
+
+    _running: dict = attrs.field(factory=dict)
+    _done: OrderedDict = attrs.field(factory=OrderedDict)
+
+    async def once(self, request_id: str, start: Callable[[], Awaitable[dict]]) -> dict:
+        if request_id in self._done:
+            return self._done[request_id]
+        running = self._running.get(request_id)
+        if running is None:
+            running = asyncio.ensure_future(start())
+            self._running[request_id] = running
+            running.add_done_callback(lambda task: self._finished(request_id, task))
+        return await asyncio.shield(running)
+
+    def _finished(self, request_id: str, task: asyncio.Future) -> None:
+        self._running.pop(request_id, None)
+        if task.cancelled() or task.exception() is not None:
+            return
+        self._done[request_id] = task.result()
+        while len(self._done) > KEEP_EXEC_RESULTS:
+            self._done.popitem(last=False)
+
 
 #: The screen Xvfb makes, `WIDTHxHEIGHTxDEPTH`.
 SCREEN_ENV = "AGENTENV_SCREEN"
@@ -32,31 +72,13 @@ class DisplayError(RuntimeError):
     """The virtual display could not be started; the message says why and what to install."""
 
 
-def parse_screen(text: str) -> tuple[int, int, int]:
-    """`WIDTHxHEIGHTxDEPTH` (depth 24 when left out) as numbers; `ValueError` naming the form."""
-    parts = text.lower().split("x")
-    try:
-        numbers = [int(p) for p in parts]
-    except ValueError:
-        numbers = []
-    if len(numbers) == 2:
-        numbers.append(24)
-    if len(numbers) != 3 or not (
-        16 <= numbers[0] <= 8192 and 16 <= numbers[1] <= 8192 and numbers[2] in (8, 16, 24)
-    ):
-        raise ValueError(
-            f"screen {text!r}: expected WIDTHxHEIGHT[xDEPTH], each side 16..8192 and depth "
-            "8, 16 or 24 (e.g. 1280x800x24)"
-        )
-    return numbers[0], numbers[1], numbers[2]
-
-
 class VirtualDisplay:
     """An Xvfb server on a display number it picks itself (`-displayfd`), with XTEST on, so a
-    driver can capture the screen and send input. `start()` returns the `DISPLAY` value."""
+    driver can capture the screen and send input; `screen` is Xvfb's `WIDTHxHEIGHTxDEPTH` (the
+    `computer_driver` env type checked it). `start()` returns the `DISPLAY` value."""
 
     def __init__(self, screen: str = DEFAULT_SCREEN) -> None:
-        self.width, self.height, self.depth = parse_screen(screen)
+        self.screen = screen
         self.process: subprocess.Popen[bytes] | None = None
         self.display: str | None = None
 
@@ -74,7 +96,7 @@ class VirtualDisplay:
             str(write_fd),
             "-screen",
             "0",
-            f"{self.width}x{self.height}x{self.depth}",
+            self.screen,
             "-nolisten",
             "tcp",
             "+extension",

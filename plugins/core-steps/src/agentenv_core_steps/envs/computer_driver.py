@@ -46,6 +46,26 @@ DESKTOP_PYTHON = ("Pillow>=10", "mss>=10", "python-xlib>=0.33")
 RUNTIME_MODULE = "agentenv_protocol.computer.runtime"
 
 
+def xvfb_screen(text: str) -> str:
+    """`WIDTHxHEIGHT[xDEPTH]` as Xvfb's `WIDTHxHEIGHTxDEPTH` (depth 24 when left out);
+    `ValueError` naming the form."""
+    parts = text.lower().split("x")
+    try:
+        numbers = [int(p) for p in parts]
+    except ValueError:
+        numbers = []
+    if len(numbers) == 2:
+        numbers.append(24)
+    if len(numbers) != 3 or not (
+        16 <= numbers[0] <= 8192 and 16 <= numbers[1] <= 8192 and numbers[2] in (8, 16, 24)
+    ):
+        raise ValueError(
+            f"screen {text!r}: expected WIDTHxHEIGHT[xDEPTH], each side 16..8192 and depth "
+            "8, 16 or 24 (e.g. 1280x800x24)"
+        )
+    return "x".join(str(n) for n in numbers)
+
+
 @attrs.frozen(kw_only=True)
 class ComputerDriverConfig:
     """A `computer_driver` env folder's `env.toml` (the bundle parser structures it strictly)."""
@@ -92,8 +112,6 @@ class ComputerDriverEnv(McpServerEnv):
     def problems(config: dict[str, Any], files: list[str]) -> list[str]:
         """A missing or malformed `module` (or a file it names that is not there), a bad
         `screen` or `apps` entry, a requirements file that is not there, a port out of range."""
-        from agentenv_protocol.computer.runtime import parse_screen
-
         out = []
         module = config.get("module")
         if module is None and "Dockerfile" not in files:
@@ -115,7 +133,7 @@ class ComputerDriverEnv(McpServerEnv):
         screen = config.get("screen")
         if isinstance(screen, str):
             try:
-                parse_screen(screen)
+                xvfb_screen(screen)
             except ValueError as e:
                 out.append(f"env.toml: {e}")
         apps = config.get("apps")
@@ -157,7 +175,7 @@ class ComputerDriverEnv(McpServerEnv):
             startup_timeout_seconds=parsed.startup_timeout_seconds,
             base_image=parsed.base_image,
             module=module,
-            screen=parsed.screen,
+            screen=xvfb_screen(parsed.screen),
             apps=[shlex.split(a) if isinstance(a, str) else list(a) for a in parsed.apps],
         )
 
