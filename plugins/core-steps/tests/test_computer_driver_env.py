@@ -8,7 +8,11 @@ import json
 import pytest
 
 from agent_env.errors import BundleError
-from agentenv_core_steps.envs.computer_driver import DESKTOP_PACKAGES, ComputerDriverEnv
+from agentenv_core_steps.envs.computer_driver import (
+    DESKTOP_PACKAGES,
+    RUNTIME_COMMAND,
+    ComputerDriverEnv,
+)
 from agentenv_core_steps.envs.mcp_server import EnvDeployError
 
 TASK = [{"id": "env", "type": "deploy_env", "env_id": "pc"}]
@@ -77,7 +81,7 @@ def test_parsing_builds_the_runtime_command_apps_and_screen(tmp_path):
             "apps": ["xterm -geometry 80x24+0+0", ["xclock", "-digital"]],
         },
     )
-    assert env.command == ["python", "-m", "agentenv_protocol.computer.runtime", "driver.py:PC"]
+    assert env.command == [*RUNTIME_COMMAND, "driver.py:PC"]
     assert env.apps == [["xterm", "-geometry", "80x24+0+0"], ["xclock", "-digital"]]
     assert env.requirements == ["requests>=2"]
     recipe = env.generated_dockerfile("agentenv_protocol-1.0-py3-none-any.whl")

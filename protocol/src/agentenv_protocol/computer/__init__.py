@@ -4,13 +4,21 @@ the computer extensions and the data plane through this SDK's environment server
 
 Modules: `driver` (the base class), `tools` / `group_tools` (the MCP tools), `frames`,
 `spaces`, `queue`, `keys`, `operations` (the marks and `Display`), `results`, `errors`,
-`settings`, `platform`, `card` (URIs and tool groups), `extensions`, `dataplane`, `linux` and
+`driver_names` (the refusals, `Image`, `ReadyCheck` and
+`@computer_driver` a driver module imports), `settings`, `platform`, `card` (URIs and tool groups), `extensions`, `dataplane`, `linux` and
 `runtime` (running commands), `conformance` (a probe of any driver's behaviour).
 """
 
 from __future__ import annotations
 
 from agentenv_protocol.computer.driver import ComputerDriverEnvironment
+from agentenv_protocol.computer.driver_names import (
+    DeliveryFailed,
+    DeviceUnavailable,
+    Image,
+    ReadyCheck,
+    computer_driver,
+)
 from agentenv_protocol.computer.errors import (
     ComputerError,
     InputBusy,
@@ -46,18 +54,23 @@ __all__ = [
     "ComputerDriverEnvironment",
     "ComputerError",
     "ComputerSettings",
+    "DeliveryFailed",
+    "DeviceUnavailable",
     "Display",
     "Effect",
     "ExecResult",
+    "Image",
     "InputBusy",
     "Internal",
     "InvalidArgument",
     "OutOfBounds",
     "Platform",
+    "ReadyCheck",
     "StaleFrame",
     "Unsupported",
     "capture",
     "click",
+    "computer_driver",
     "display",
     "drag",
     "key_down",

@@ -4,10 +4,7 @@
   id gets the first result, a running one is joined), the latest `KEEP_EXEC_RESULTS` results
   remembered; a run that failed to start is not remembered.
 - `run` / `main`: the driver itself on a virtual X display, what a `computer_driver` env's
-  container runs::
-
-      python -m agentenv_protocol.computer.runtime driver.py:MyDriver
-
+  container runs (`main()` with the argument `driver.py:MyDriver`):
   starts Xvfb (unless `DISPLAY` already names a display), then the apps the env asks for on
   it (`AGENTENV_DISPLAY_APPS`), then serves the driver class until the server stops, and stops
   what it started.
@@ -224,7 +221,7 @@ def run(spec: str, root: Path | None = None) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m agentenv_protocol.computer.runtime FILE.py:CLASS", file=sys.stderr)
+        print("usage: runtime FILE.py:CLASS (or package.module:CLASS)", file=sys.stderr)
         return 2
     try:
         return run(args[0])

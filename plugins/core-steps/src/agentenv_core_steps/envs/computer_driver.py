@@ -43,7 +43,13 @@ DESKTOP_PACKAGES = (
 )
 #: Python packages of the desktop layer (package index): images, screen capture, X input.
 DESKTOP_PYTHON = ("Pillow>=10", "mss>=10", "python-xlib>=0.33")
-RUNTIME_MODULE = "agentenv_protocol.computer.runtime"
+#: What the container runs (then the driver's `module`): the runtime's `main`, imported rather
+#: than run with `-m`, since importing the computer package imports the runtime module too.
+RUNTIME_COMMAND = (
+    "python",
+    "-c",
+    "import sys; from agentenv_protocol.computer.runtime import main; sys.exit(main())",
+)
 
 
 def xvfb_screen(text: str) -> str:
@@ -168,7 +174,7 @@ class ComputerDriverEnv(McpServerEnv):
             name=name,
             folder=folder,
             has_dockerfile=(folder / "Dockerfile").is_file(),
-            command=["python", "-m", RUNTIME_MODULE, module] if module else None,
+            command=[*RUNTIME_COMMAND, module] if module else None,
             requirements=requirements,
             port=parsed.port,
             env_vars=dict(parsed.env_vars),
