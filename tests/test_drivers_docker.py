@@ -8,22 +8,18 @@ from __future__ import annotations
 
 import base64
 import io
-import json
-import os
 import shutil
-import signal
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from agents_support import AGENT_ENV, ROOT, agent_env  # noqa: E402
+from agents_support import ROOT, agent_env  # noqa: E402
+from drivers_support import held_deploy, use  # noqa: E402
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -31,56 +27,6 @@ EXAMPLE = ROOT / "examples" / "computer-xterm"
 #: The example's screen (its env.toml) and where its xterm sits (top-left, 100x30 cells).
 SCREEN = (1024, 768)
 IN_XTERM = (200, 100)
-
-
-def held_deploy(home: Path, bundle: Path, env_id: str) -> Iterator[dict[str, Any]]:
-    """Store `bundle`'s envs, deploy `env_id` on docker and yield `env deploy --json`'s answer;
-    Ctrl-C tears it down (checked) when the caller is done."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_ENV_")}
-    env["AGENT_ENV_HOME"] = str(home)
-    put = agent_env(home, "env", "put", str(bundle))
-    assert put.returncode == 0, put.stdout + put.stderr
-    proc = subprocess.Popen(
-        [str(AGENT_ENV), "env", "deploy", "--id", env_id, "--sandbox", "docker", "--json"],
-        env=env,
-        cwd=home.parent,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        text = ""
-        while proc.poll() is None:
-            line = proc.stdout.readline() if proc.stdout else ""
-            text += line
-            if line.startswith("}"):
-                break
-        if not text.strip().endswith("}"):
-            pytest.fail(f"env deploy did not come up:\n{text}\n{proc.stderr.read()[-4000:]}")
-        yield json.loads(text)
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=90) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(30)
-
-
-async def call(url: str, tool: str, arguments: dict[str, Any] | None = None) -> Any:
-    """One MCP tool call on the env's own server: its result."""
-    from mcp import ClientSession
-    from mcp.client.streamable_http import streamable_http_client
-
-    async with (
-        streamable_http_client(url + "/mcp") as (read, write, _),
-        ClientSession(read, write) as session,
-    ):
-        await session.initialize()
-        return await session.call_tool(tool, arguments or {})
-
-
-def use(url: str, tool: str, arguments: dict[str, Any] | None = None) -> Any:
-    return anyio.run(call, url, tool, arguments)
 
 
 def screenshot(url: str) -> Any:
