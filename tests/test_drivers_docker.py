@@ -1,7 +1,8 @@
-"""A real computer driver in Docker: the `computer_driver` env of examples/computer-xterm is
-deployed once (`agent-env env deploy --sandbox docker`, held until Ctrl-C) on a virtual X
-display; its screenshots are real PNGs of that display, its clicks move the X pointer, and what
-it types reaches the xterm's shell. The example's task passes with its scripted agent.
+"""Our Linux backend in Docker: the `computer_driver` env of examples/computer-xterm (the SDK's
+base class over `agentenv_protocol.computer.linux.X11Desktop`) is deployed once (`agent-env env
+deploy --sandbox docker`, held until Ctrl-C) on a virtual X display; its screenshots are PNGs
+of that display, pointer moves, clicks and drags land where asked, and what it types reaches
+the xterm's shell. The example's task passes with its scripted agent.
 """
 
 from __future__ import annotations
@@ -32,13 +33,16 @@ IN_XTERM = (200, 100)
 def screenshot(url: str) -> Any:
     from PIL import Image
 
-    result = use(url, "screenshot")
+    result = use(url, "computer_screenshot")
     assert not result.isError, result.content
-    (block,) = result.content
-    assert block.type == "image" and block.mimeType == "image/png"
-    png = base64.b64decode(block.data)
+    assert (result.structuredContent["width"], result.structuredContent["height"]) == SCREEN
+    [png] = [base64.b64decode(c.data) for c in result.content if c.type == "image"]
     assert png.startswith(b"\x89PNG\r\n\x1a\n")
     return Image.open(io.BytesIO(png)).convert("RGB")
+
+
+def pointer(url: str) -> dict[str, int]:
+    return use(url, "computer_pointer_position").structuredContent["screen"]
 
 
 @pytest.fixture(scope="module")
@@ -57,18 +61,21 @@ def base_image() -> str:
     return BASE_IMAGE
 
 
-def test_the_driver_is_up_with_its_tools(desktop):
+def test_the_driver_serves_the_computer_tools_and_the_graders_tool(desktop):
     assert desktop["provider"] == "docker"
-    assert set(desktop["tools"]) == {
-        "click",
-        "press_keys",
+    assert {
+        "computer_screenshot",
+        "computer_click",
+        "computer_drag",
+        "computer_scroll",
+        "computer_type",
+        "computer_key",
+        "computer_pointer_move",
+        "computer_pointer_down",
+        "computer_pointer_up",
+        "computer_pointer_position",
         "read_file",
-        "screen_size",
-        "screenshot",
-        "type_text",
-    }
-    size = use(desktop["url"], "screen_size")
-    assert size.structuredContent == {"width": SCREEN[0], "height": SCREEN[1]}
+    } <= set(desktop["tools"])
 
 
 def test_a_screenshot_is_a_png_of_the_whole_display_with_the_xterm_on_it(desktop):
@@ -79,18 +86,29 @@ def test_a_screenshot_is_a_png_of_the_whole_display_with_the_xterm_on_it(desktop
     assert image.getpixel((SCREEN[0] - 5, SCREEN[1] - 5)) == (0, 0, 0)
 
 
-def test_a_click_moves_the_x_pointer(desktop):
-    for x, y in [(10, 20), (700, 500), IN_XTERM]:
-        result = use(desktop["url"], "click", {"x": x, "y": y})
-        assert not result.isError, result.content
-        assert result.structuredContent == {"x": x, "y": y}
+def test_moves_clicks_and_drags_put_the_x_pointer_where_asked(desktop):
+    url = desktop["url"]
+    screenshot(url)  # points are in the latest frame's pixels
+    for x, y in [(10, 20), (700, 500), (1023, 767)]:
+        moved = use(url, "computer_pointer_move", {"x": x, "y": y})
+        assert not moved.isError, moved.content
+        assert pointer(url) == {"x": x, "y": y}
+    clicked = use(url, "computer_click", {"x": 600, "y": 300, "count": 2})
+    assert not clicked.isError, clicked.content
+    assert pointer(url) == {"x": 600, "y": 300}
+    dragged = use(url, "computer_drag", {"path": [[500, 500], [620, 540], [800, 600]]})
+    assert not dragged.isError, dragged.content
+    assert pointer(url) == {"x": 800, "y": 600}
+    scrolled = use(url, "computer_scroll", {"x": 300, "y": 200, "direction": "down"})
+    assert not scrolled.isError, scrolled.content
+    assert pointer(url) == {"x": 300, "y": 200}
 
 
 def test_typing_into_the_xterm_runs_a_command_and_shows_on_screen(desktop):
     url = desktop["url"]
-    use(url, "click", {"x": IN_XTERM[0], "y": IN_XTERM[1]})  # the keyboard follows the pointer
+    use(url, "computer_click", {"x": IN_XTERM[0], "y": IN_XTERM[1]})  # focus follows the pointer
     before = screenshot(url)
-    typed = use(url, "type_text", {"text": "echo 'Typed: A&B' > /tmp/typed.txt\n"})
+    typed = use(url, "computer_type", {"text": "echo 'Typed: A&B' > /tmp/typed.txt\n"})
     assert not typed.isError, typed.content
     text = ""
     deadline = time.monotonic() + 15
@@ -106,17 +124,28 @@ def test_typing_into_the_xterm_runs_a_command_and_shows_on_screen(desktop):
         if before.getpixel((x, y)) != after.getpixel((x, y))
     ]
     assert changed, "the typed command did not show in the xterm"
+    # a chord: ctrl+u clears the shell's line, so the typed text never runs
+    use(url, "computer_type", {"text": "echo wrong > /tmp/chord.txt"})
+    chord = use(url, "computer_key", {"keys": ["Control", "u"]})
+    assert not chord.isError, chord.content
+    use(url, "computer_type", {"text": "echo right > /tmp/chord.txt\n"})
+    text = ""
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and not text:
+        result = use(url, "read_file", {"path": "/tmp/chord.txt"})
+        text = "".join(getattr(c, "text", "") for c in result.content)
+    assert text == "right\n"
 
 
-def test_bad_input_is_refused_naming_it_and_sends_nothing(desktop):
+def test_bad_input_is_refused_and_nothing_moves(desktop):
     url = desktop["url"]
-    use(url, "click", {"x": 5, "y": 5})
-    off = use(url, "click", {"x": 5000, "y": 10})
-    assert off.isError and "point (5000, 10) is off the 1024x768 screen" in off.content[0].text
-    bad = use(url, "press_keys", {"keys": ["ctrl", "NoSuchKey"]})
-    assert bad.isError and "unknown key 'NoSuchKey'" in bad.content[0].text
-    # nothing moved: the pointer is where the last good click left it
-    assert use(url, "click", {"x": 5, "y": 5}).structuredContent == {"x": 5, "y": 5}
+    screenshot(url)
+    use(url, "computer_pointer_move", {"x": 5, "y": 5})
+    off = use(url, "computer_click", {"x": 5000, "y": 10})
+    assert off.isError and off.structuredContent["code"] == "out_of_bounds"
+    bad = use(url, "computer_click", {"x": 10, "y": 10, "button": "thumb"})
+    assert bad.isError
+    assert pointer(url) == {"x": 5, "y": 5}
 
 
 def test_the_example_task_passes_with_its_scripted_agent(tmp_path, base_image):

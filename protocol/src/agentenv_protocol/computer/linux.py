@@ -19,6 +19,7 @@ import signal
 import tempfile
 import threading
 import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -125,7 +126,10 @@ def write_atomic(target: Path, data: bytes) -> None:
 
 
 #: Mouse buttons and their X button numbers.
-BUTTONS = {"left": 1, "middle": 2, "right": 3}
+BUTTONS = {"left": 1, "middle": 2, "right": 3, "back": 8, "forward": 9}
+#: The pause between the clicks of a double or triple click, and how long a chord is held.
+CLICK_GAP_S = 0.04
+TAP_HOLD_S = 0.03
 #: Scroll directions and the X buttons that scroll.
 SCROLL_BUTTONS = {"up": 4, "down": 5, "left": 6, "right": 7}
 #: Key names a caller may use (DOM `KeyboardEvent.key` values and common short forms) and the
@@ -215,28 +219,69 @@ class X11Desktop:
             self._fake("MotionNotify", x=int(x), y=int(y))
             self._d.sync()
 
-    def click(self, x: int, y: int, button: str = "left", count: int = 1) -> None:
-        """Move to (x, y) and click `button` `count` times."""
-        if button not in BUTTONS:
-            raise ValueError(f"button {button!r}: expected one of {sorted(BUTTONS)}")
+    def click(
+        self, x: int, y: int, button: str = "left", count: int = 1, modifiers: Sequence[str] = ()
+    ) -> None:
+        """Move to (x, y) and click `button` `count` times, holding `modifiers` (key names)."""
+        self._check_button(button)
         if not 1 <= count <= 3:
             raise ValueError(f"count {count}: expected 1, 2 or 3")
+        held = [self._codes(k) for k in modifiers]
         self.move(x, y)
-        with self._lock:
-            for _ in range(count):
+        with self._lock, self._holding(held):
+            for i in range(count):
                 self._fake("ButtonPress", BUTTONS[button])
                 self._fake("ButtonRelease", BUTTONS[button])
+                if i + 1 < count:
+                    self._d.sync()
+                    time.sleep(CLICK_GAP_S)
+
+    def button(self, button: str, down: bool) -> None:
+        """Press (`down`) or release `button` where the pointer is."""
+        self._check_button(button)
+        with self._lock:
+            self._fake("ButtonPress" if down else "ButtonRelease", BUTTONS[button])
             self._d.sync()
 
-    def scroll(self, x: int, y: int, direction: str, amount: int = 1) -> None:
+    def drag(
+        self,
+        path: Sequence[Sequence[float]],
+        button: str = "left",
+        duration_s: float = 0.0,
+        modifiers: Sequence[str] = (),
+    ) -> None:
+        """Press `button` at the first point of `path`, move through the rest (spread over
+        `duration_s`) and release at the last, holding `modifiers`."""
+        self._check_button(button)
+        if len(path) < 2:
+            raise ValueError("path: expected at least two points")
+        points = [(int(px), int(py)) for px, py in path]
+        for px, py in points:
+            self._check_point(px, py)
+        held = [self._codes(k) for k in modifiers]
+        pause = duration_s / (len(points) - 1)
+        with self._lock, self._holding(held):
+            self._fake("MotionNotify", x=points[0][0], y=points[0][1])
+            self._fake("ButtonPress", BUTTONS[button])
+            try:
+                for px, py in points[1:]:
+                    self._d.sync()
+                    time.sleep(pause)
+                    self._fake("MotionNotify", x=px, y=py)
+            finally:
+                self._fake("ButtonRelease", BUTTONS[button])
+
+    def scroll(
+        self, x: int, y: int, direction: str, amount: int = 1, modifiers: Sequence[str] = ()
+    ) -> None:
         if direction not in SCROLL_BUTTONS:
             raise ValueError(f"direction {direction!r}: expected one of {sorted(SCROLL_BUTTONS)}")
+        held = [self._codes(k) for k in modifiers]
         self.move(x, y)
-        with self._lock:
+        with self._lock, self._holding(held):
             for _ in range(max(1, amount)):
                 self._fake("ButtonPress", SCROLL_BUTTONS[direction])
                 self._fake("ButtonRelease", SCROLL_BUTTONS[direction])
-            self._d.sync()
 
     def type_text(self, text: str, delay_s: float = 0.005) -> None:
         """Type `text` key by key (Shift where a character needs it); every character is
@@ -252,15 +297,32 @@ class X11Desktop:
         if not keys:
             raise ValueError("keys: expected at least one key")
         plan = [self._codes(k) for k in keys]
-        codes = [c for group in plan for c in group]
-        with self._lock:
-            for code in codes:
-                self._fake("KeyPress", code)
-            for code in reversed(codes):
+        with self._lock, self._holding(plan):
+            self._d.sync()
+            time.sleep(TAP_HOLD_S)
+
+    # -- internals --------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _holding(self, plan: list[list[int]]) -> Iterator[None]:
+        """Keys down (each key's codes, Shift first where it needs it) for the block, then
+        released in reverse; the X server sees it all before the block's caller returns."""
+        down: list[int] = []
+        try:
+            for codes in plan:
+                for code in codes:
+                    if code not in down:
+                        self._fake("KeyPress", code)
+                        down.append(code)
+            yield
+        finally:
+            for code in reversed(down):
                 self._fake("KeyRelease", code)
             self._d.sync()
 
-    # -- internals --------------------------------------------------------------------------
+    def _check_button(self, button: str) -> None:
+        if button not in BUTTONS:
+            raise ValueError(f"button {button!r}: expected one of {sorted(BUTTONS)}")
 
     def _check_point(self, x: int, y: int) -> None:
         width, height = self.size()
