@@ -142,16 +142,15 @@ def _read_line(fd: int, timeout: float) -> str:
     return data.decode(errors="replace").strip()
 
 
-def start_apps(apps: list[list[str]], display: str) -> list[subprocess.Popen[bytes]]:
-    """Start each app (an argv list) on `display`, each in its own session."""
+def start_apps(apps: list[list[str]], display: str, started: list[subprocess.Popen[bytes]]) -> None:
+    """Start each app (an argv list) on `display`, each in its own session, adding it to
+    `started` (so the caller stops the ones that started when a later one cannot)."""
     env = {**os.environ, "DISPLAY": display}
-    started = []
     for argv in apps:
         try:
             started.append(subprocess.Popen(argv, env=env, start_new_session=True))
         except OSError as e:
             raise DisplayError(f"app {argv!r} could not start on {display}: {e}") from None
-    return started
 
 
 def read_apps(text: str | None) -> list[list[str]]:
@@ -204,7 +203,7 @@ def run(spec: str, root: Path | None = None) -> int:
     # a container's first process gets no default SIGTERM action: stop as a server would
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        apps = start_apps(read_apps(os.environ.get(APPS_ENV)), os.environ["DISPLAY"])
+        start_apps(read_apps(os.environ.get(APPS_ENV)), os.environ["DISPLAY"], apps)
         driver_class = load_driver(spec, root)
         driver_class().serve()
     except KeyboardInterrupt:
