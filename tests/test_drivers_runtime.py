@@ -1,6 +1,5 @@
 """The computer driver runtime without Docker: how it finds the driver class, starts the apps on
-the display it was given, refuses bad input before starting anything, and the names a driver
-module imports (`Image`, the two refusals, `@computer_driver`)."""
+the display it was given, and refuses bad input before starting anything."""
 
 from __future__ import annotations
 
@@ -10,23 +9,7 @@ import sys
 
 import pytest
 
-from agentenv_protocol.computer import (
-    ComputerDriverEnvironment,
-    DeliveryFailed,
-    DeviceUnavailable,
-    Display,
-    Image,
-    ReadyCheck,
-    capture,
-    click,
-    computer_driver,
-    display,
-    drag,
-    press,
-    runtime,
-    scroll,
-    type_text,
-)
+from agentenv_protocol.computer import runtime
 
 SERVING_DRIVER = """
 import os, pathlib, time
@@ -110,66 +93,3 @@ def test_an_app_that_cannot_start_stops_the_runtime_naming_it(tmp_path, monkeypa
     monkeypatch.setenv(runtime.APPS_ENV, json.dumps([["/no/such/app"]]))
     assert runtime.main(["drv.py:A"]) == 1
     assert "app ['/no/such/app'] could not start on :42" in capsys.readouterr().err
-
-
-def test_image_turns_raw_pixels_into_the_frames_pillow_image():
-    bgra = bytes([10, 20, 30, 255, 1, 2, 3, 255])  # two pixels, blue first
-    image = Image(2, 1, bgra, "BGRA")
-    assert image.mode == "RGB" and image.size == (2, 1)
-    assert [image.getpixel((0, 0)), image.getpixel((1, 0))] == [(30, 20, 10), (3, 2, 1)]
-    assert Image(1, 1, b"\x01\x02\x03", "RGB").getpixel((0, 0)) == (1, 2, 3)
-    with pytest.raises(ValueError, match=r"Image 2x2 RGB: 3 bytes of pixels, expected 12"):
-        Image(2, 2, b"\x00\x00\x00", "RGB")
-    with pytest.raises(ValueError, match="Image mode 'CMYK'"):
-        Image(1, 1, b"\x00" * 4, "CMYK")
-
-
-def test_the_two_refusals_carry_their_wire_fields():
-    gone = DeviceUnavailable("the X server is unavailable")
-    assert (gone.code, gone.retryable, gone.applied) == ("device_unavailable", True, "no")
-    dropped = DeliveryFailed("the connection dropped while sending input")
-    assert (dropped.code, dropped.retryable, dropped.applied) == (
-        "delivery_failed",
-        False,
-        "unknown",
-    )
-    assert str(dropped) == "the connection dropped while sending input"
-    assert ReadyCheck("xtest", True, "XTEST available").as_dict() == {
-        "name": "xtest",
-        "ok": True,
-        "detail": "XTEST available",
-    }
-
-
-def test_computer_driver_names_the_card_and_keeps_the_platforms():
-    supports = [{"os": {"type": "linux", "display": ["x11"]}, "arch": ["amd64"]}]
-
-    @computer_driver(name="tiny", supports=supports)
-    class Tiny(ComputerDriverEnvironment):
-        @display
-        def screen(self):
-            return Display(4, 2)
-
-        @capture
-        def grab(self):
-            return Image(4, 2, bytes(24), "RGB")
-
-        @click
-        def click_at(self, *args): ...
-
-        @drag
-        def drag_along(self, *args): ...
-
-        @scroll
-        def scroll_at(self, *args): ...
-
-        @type_text
-        def type_in(self, text): ...
-
-        @press
-        def chord(self, keys): ...
-
-    assert Tiny.supports == supports
-    assert Tiny().card.name == "tiny"
-    with pytest.raises(TypeError, match="is not a subclass of ComputerDriverEnvironment"):
-        computer_driver(name="x")(dict)

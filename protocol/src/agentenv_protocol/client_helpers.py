@@ -15,6 +15,7 @@ import httpx
 
 from agentenv_protocol.errors import rpc_error_from
 from agentenv_protocol.types import (
+    INTAKE_EXTENSION_URI,
     MCP_PATH,
     MCP_TRANSPORT,
     METHOD_ADD,
@@ -29,7 +30,6 @@ from agentenv_protocol.types import (
 
 log = logging.getLogger(__name__)
 
-INTAKE_EXTENSION_URI = "urn:agentenv:intake/v1"
 INTERFACE_MANIFEST_PATH = "/agentenv/interface-manifest"
 
 
@@ -45,7 +45,7 @@ class ExtensionCallError(httpx.HTTPStatusError):
         error = body.get("error") if isinstance(body, dict) else None
         error = error if isinstance(error, dict) else {}
         self.code: str | None = error.get("code")
-        self.detail: str = error.get("message") or response.reason_phrase
+        self.detail: str = error.get("message") or getattr(response, "reason_phrase", "")
         self.retryable: bool = bool(error.get("retryable", False))
         self.applied: str = error.get("applied", "unknown")
         self.hint: str | None = error.get("hint")

@@ -21,6 +21,7 @@ METHOD_GET = "data/get"
 
 CLOCK_EXTENSION_URI = "urn:agentenv:clock/v1"
 DATA_OBJECTS_EXTENSION_URI = "urn:agentenv:data-objects/v1"
+INTAKE_EXTENSION_URI = "urn:agentenv:intake/v1"
 
 DEFAULT_HOST = "0.0.0.0"
 DEFAULT_PORT = 18765

@@ -19,6 +19,7 @@ from agentenv_protocol.constants import (  # noqa: F401 - re-exported: the wire 
     ENV_SECRET_HEADER,
     EXT_PREFIX,
     HIDDEN_BY_DEFAULT_META_KEY,
+    INTAKE_EXTENSION_URI,
     MCP_PATH,
     MCP_TRANSPORT,
     METHOD_ADD,

@@ -4,23 +4,17 @@ the computer extensions and the data plane through this SDK's environment server
 
 Modules: `driver` (the base class), `tools` / `group_tools` (the MCP tools), `frames`,
 `spaces`, `queue`, `keys`, `operations` (the marks and `Display`), `results`, `errors`,
-`driver_names` (the refusals, `Image`, `ReadyCheck` and
-`@computer_driver` a driver module imports), `settings`, `platform`, `card` (URIs and tool groups), `extensions`, `dataplane`, `linux` and
+`settings`, `platform`, `card` (URIs and tool groups), `extensions`, `dataplane`, `linux` and
 `runtime` (running commands), `conformance` (a probe of any driver's behaviour).
 """
 
 from __future__ import annotations
 
-from agentenv_protocol.computer.driver import ComputerDriverEnvironment
-from agentenv_protocol.computer.driver_names import (
-    DeliveryFailed,
-    DeviceUnavailable,
-    Image,
-    ReadyCheck,
-    computer_driver,
-)
+from agentenv_protocol.computer.driver import ComputerDriverEnvironment, computer_driver
 from agentenv_protocol.computer.errors import (
     ComputerError,
+    DeliveryFailed,
+    DeviceUnavailable,
     InputBusy,
     Internal,
     InvalidArgument,
@@ -47,30 +41,31 @@ from agentenv_protocol.computer.operations import (
     type_text,
 )
 from agentenv_protocol.computer.platform import Platform
-from agentenv_protocol.computer.results import Effect, ExecResult
-from agentenv_protocol.computer.settings import ComputerSettings
+from agentenv_protocol.computer.results import Effect, ExecResult, Image, ReadyCheck
+from agentenv_protocol.computer.settings import SETTINGS_ENV, ComputerSettings
 
 __all__ = [
+    "SETTINGS_ENV",
+    "DeliveryFailed",
+    "DeviceUnavailable",
+    "Image",
+    "ReadyCheck",
+    "computer_driver",
     "ComputerDriverEnvironment",
     "ComputerError",
     "ComputerSettings",
-    "DeliveryFailed",
-    "DeviceUnavailable",
     "Display",
     "Effect",
     "ExecResult",
-    "Image",
     "InputBusy",
     "Internal",
     "InvalidArgument",
     "OutOfBounds",
     "Platform",
-    "ReadyCheck",
     "StaleFrame",
     "Unsupported",
     "capture",
     "click",
-    "computer_driver",
     "display",
     "drag",
     "key_down",

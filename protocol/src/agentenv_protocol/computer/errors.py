@@ -61,6 +61,22 @@ class InputBusy(ComputerError):
     code_name, http_status, retry = "input_busy", 503, True
 
 
+class DeviceUnavailable(ComputerError):
+    """The computer isn't ready (its display or capture fails a ready check): retry later."""
+
+    code_name, http_status, retry = "device_unavailable", 503, True
+
+
+class DeliveryFailed(ComputerError):
+    """An input operation raised: some of the input may have reached the screen."""
+
+    code_name, http_status = "delivery_failed", 500
+
+    def __init__(self, message: str, **kwargs: Any) -> None:
+        kwargs.setdefault("applied", "unknown")
+        super().__init__(message, **kwargs)
+
+
 class Internal(ComputerError):
     """The driver's own operation failed or answered something that isn't its contract."""
 

@@ -5,13 +5,11 @@ computer-keyboard (key timing and layout) and computer-exec (a command in the se
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentenv_protocol.authoring import extension
 from agentenv_protocol.computer import card as names
-from agentenv_protocol.computer import linux
 from agentenv_protocol.computer.errors import ComputerError, Internal, InvalidArgument, Unsupported
 from agentenv_protocol.computer.operations import Display
 from agentenv_protocol.computer.results import ExecResult
@@ -65,6 +63,14 @@ class ComputerExtensions:
             if name in served:
                 await self.update_tool(name, description=self._point_description(name))
         return await self.computer_spaces_get()
+
+    # -- ready -----------------------------------------------------------------------------
+
+    @extension(names.COMPUTER_READY, op="status", method="GET")
+    async def computer_ready_status(self) -> dict:
+        """Whether the computer is ready: the display answers, a capture fits it, and the
+        driver's own checks pass; each check with what it saw."""
+        return await self._computer_ready_status()
 
     # -- display -------------------------------------------------------------------------
 
@@ -164,16 +170,7 @@ class ComputerExtensions:
         self: ComputerDriverEnvironment, argv: list[str], cwd: Path, env: dict, timeout_s: float
     ) -> dict:
         cap = self.settings.exec_output_bytes
-        own = self._op("run_in_session")
-        if own is not None:
-            result = await self._call("run_in_session", argv, cwd, env, timeout_s)
-        elif sys.platform == "win32":
-            raise Unsupported("this computer runs no commands (no @run_in_session)")
-        else:
-            try:
-                result = await linux.run(argv, cwd, env, timeout_s, cap)
-            except OSError as e:
-                raise InvalidArgument(f"can't run {argv[0]!r}: {e.strerror or e}") from None
+        result = await self._call("run_in_session", argv, cwd, env, timeout_s)
         if not isinstance(result, ExecResult):
             raise Internal(f"@run_in_session answered {type(result).__name__}, not an ExecResult")
         out, err = bytes(result.stdout or b""), bytes(result.stderr or b"")

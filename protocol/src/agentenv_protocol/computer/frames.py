@@ -159,17 +159,37 @@ class FrameStore:
         return self._frames.get(frame_id) if frame_id else None
 
 
-def as_image(value: Any) -> Any:
-    """A PIL image of what `@capture` returned (a PIL image, or PNG/JPEG bytes)."""
-    from PIL import Image
+def as_image(value: Any, display: Display) -> Any:
+    """A PIL image of what `@capture` returned (a PIL image, an `Image`, or encoded bytes),
+    checked against the display it was taken on (width*scale by height*scale pixels)."""
+    from PIL import Image as PILImage
 
-    if isinstance(value, Image.Image):
-        return value
+    from agentenv_protocol.computer.results import ENCODED_MODES, RAW_MODES, Image
+
     if isinstance(value, bytes | bytearray):
-        image = Image.open(io.BytesIO(bytes(value)))
-        image.load()
-        return image
-    raise TypeError(f"@capture returned {type(value).__name__}, not an image or image bytes")
+        value = Image(0, 0, bytes(value), "png")
+    if isinstance(value, Image):
+        if value.mode in ENCODED_MODES:
+            image = PILImage.open(io.BytesIO(value.data))
+            image.load()
+        elif value.mode in RAW_MODES:
+            mode, raw = RAW_MODES[value.mode]
+            image = PILImage.frombytes(mode, (value.width, value.height), value.data, "raw", raw)
+        else:
+            raise TypeError(
+                f"@capture returned an Image of mode {value.mode!r}, not one of "
+                f"{[*ENCODED_MODES, *RAW_MODES]}"
+            )
+        value = image
+    if not isinstance(value, PILImage.Image):
+        raise TypeError(f"@capture returned {type(value).__name__}, not an Image")
+    expected = (round(display.width * display.scale), round(display.height * display.scale))
+    if value.size != expected:
+        raise ValueError(
+            f"@capture returned {value.size[0]}×{value.size[1]}, but the display at scale "
+            f"{display.scale:g} is {expected[0]}×{expected[1]}"
+        )
+    return value
 
 
 def check_encoding(format: str, quality: int | None) -> tuple[str, int | None]:

@@ -95,7 +95,9 @@ NAMED_HINT = "named keys are W3C UI Events key values, such as Enter"
 def canonical(key: object) -> str:
     """The W3C spelling of `key`; InvalidArgument with a hint when it is none."""
     if not isinstance(key, str) or key == "":
-        raise InvalidArgument(f"{key!r} is not a W3C key value", hint=NAMED_HINT)
+        raise InvalidArgument(
+            f"a key is a W3C key value (a non-empty string), got {key!r}", hint=NAMED_HINT
+        )
     if len(key) == 1:
         return key
     found = _BY_LOWER.get(key.lower())

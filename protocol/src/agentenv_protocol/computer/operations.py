@@ -1,6 +1,8 @@
 """The operations a driver implements, each a method marked with one decorator (`@capture`,
-`@click`, ...): the base class finds them by mark, validates every argument before calling one,
-and serves the tools whose operations exist. A marked method may be sync or async."""
+`@click`, ...), optionally limited to platforms (`@capture(display="x11")`). The base class finds
+them by mark, picks the one method per operation that matches its platform, validates every
+argument before calling one, and serves the tools whose operations it has. A marked method may
+be sync or async."""
 
 from __future__ import annotations
 
@@ -10,15 +12,23 @@ from typing import Any
 
 import attrs
 
+from agentenv_protocol.computer.platform import Platform, matches, normalize, overlap
+
 OP_ATTR = "_agentenv_computer_op"
 
 #: Operations every driver implements (the seven minimum tools need them).
 REQUIRED = ("display", "capture", "click", "drag", "scroll", "type_text", "press")
-#: The pointer group (computer-pointer/v1) and keyboard group (computer-keyboard/v1).
-POINTER_GROUP = ("pointer_move", "pointer_down", "pointer_up", "pointer_position")
-KEYBOARD_GROUP = ("key_down", "key_up")
+#: Groups: all of a group's operations, or none (computer-pointer/v1, computer-keyboard/v1).
+GROUPS = {
+    "pointer": ("pointer_move", "pointer_down", "pointer_up", "pointer_position"),
+    "keyboard": ("key_down", "key_up"),
+}
+POINTER_GROUP = GROUPS["pointer"]
+KEYBOARD_GROUP = GROUPS["keyboard"]
 OPTIONAL = ("set_display", "run_in_session", *POINTER_GROUP, *KEYBOARD_GROUP)
 ALL = (*REQUIRED, *OPTIONAL)
+#: One marked method: (its name, the platform predicates it is limited to).
+Marked = tuple[str, dict]
 
 
 @attrs.frozen
@@ -40,14 +50,32 @@ class Display:
     def describe_with_scale(self) -> str:
         return f"{self.width}×{self.height} at scale {self.scale:g}"
 
+    def valid(self) -> bool:
+        return (
+            all(
+                isinstance(v, int) and not isinstance(v, bool) and v > 0
+                for v in (self.width, self.height)
+            )
+            and isinstance(self.scale, int | float)
+            and self.scale > 0
+        )
 
-def _marker(op: str) -> Callable[[Callable], Callable]:
-    def mark(fn: Callable) -> Callable:
-        setattr(fn, OP_ATTR, op)
-        return fn
+
+def _marker(op: str) -> Callable:
+    def mark(fn: Callable | None = None, /, **predicates: Any) -> Any:
+        if fn is not None and not predicates:
+            setattr(fn, OP_ATTR, (op, {}))
+            return fn
+        normalized = normalize(predicates)
+
+        def limited(method: Callable) -> Callable:
+            setattr(method, OP_ATTR, (op, normalized))
+            return method
+
+        return limited
 
     mark.__name__ = op
-    mark.__doc__ = f"Mark the driver's `{op}` operation."
+    mark.__doc__ = f"Mark the driver's `{op}` operation (keyword predicates limit its platforms)."
     return mark
 
 
@@ -68,33 +96,42 @@ key_up = _marker("key_up")
 run_in_session = _marker("run_in_session")
 
 
-def declared(cls: type) -> dict[str, str]:
-    """{operation: method name} of a driver class (a subclass's mark overrides its base's); two
-    methods marked for one operation are a TypeError naming both."""
-    found: dict[str, str] = {}
+def declared(cls: type) -> dict[str, list[Marked]]:
+    """{operation: [(method name, predicates)]} of a driver class: for each operation, the marks
+    of the most derived class that marks it. Two methods of one class that one platform could
+    both match are a TypeError naming both."""
+    found: dict[str, list[Marked]] = {}
     for klass in reversed(cls.__mro__):
-        mine: dict[str, str] = {}
+        mine: dict[str, list[Marked]] = {}
         for name, value in vars(klass).items():
-            op = getattr(value, OP_ATTR, None)
-            if op is None:
+            mark = getattr(value, OP_ATTR, None)
+            if mark is None:
                 continue
-            if op in mine:
-                raise TypeError(f"{klass.__name__}: both {mine[op]} and {name} are marked @{op}")
-            mine[op] = name
-        for op, name in mine.items():
-            found = {o: n for o, n in found.items() if o != op and n != name}
-            found[op] = name
+            op, predicates = mark
+            for other, theirs in mine.get(op, []):
+                if overlap(predicates, theirs):
+                    raise TypeError(
+                        f"{klass.__name__}: @{op} is marked on both {other} and {name}, and one "
+                        "platform could match both; limit them with predicates"
+                    )
+            mine.setdefault(op, []).append((name, predicates))
+        overridden = set(vars(klass))
+        for op in list(found):
+            found[op] = [m for m in found[op] if m[0] not in overridden]
+            if not found[op]:
+                del found[op]
+        found.update(mine)
     return found
 
 
-def resolve(driver: Any, op: str) -> Callable | None:
-    """The bound method implementing `op` on `driver`, or None."""
-    name = declared(type(driver)).get(op)
-    return getattr(driver, name) if name else None
-
-
-def missing_required(cls: type) -> list[str]:
-    return [op for op in REQUIRED if op not in declared(cls)]
+def resolve(cls: type, platform: Platform) -> dict[str, str]:
+    """{operation: method name} of the methods that match `platform`."""
+    return {
+        op: name
+        for op, marks in declared(cls).items()
+        for name, predicates in marks
+        if matches(predicates, platform)
+    }
 
 
 async def call(method: Callable, *args: Any) -> Any:

@@ -4,6 +4,11 @@ change them at run time."""
 
 from __future__ import annotations
 
+import json
+import os
+from collections.abc import Mapping
+from pathlib import PurePosixPath
+
 import attrs
 
 SPACES = ("frame", "norm")
@@ -33,12 +38,44 @@ class ComputerSettings:
     data_paths: list[str] = attrs.field(factory=list)
 
 
-def load_settings(values: dict | None = None) -> ComputerSettings:
-    """Settings from a mapping (a deploy's `[computer]` table); an unknown key is refused with
-    the known ones named."""
-    values = dict(values or {})
-    known = {f.name for f in attrs.fields(ComputerSettings)}
-    unknown = sorted(set(values) - known)
-    if unknown:
-        raise ValueError(f"unknown computer settings {unknown}; known: {sorted(known)}")
-    return ComputerSettings(**values)
+#: The environment variable a deploy passes a driver's settings in, as one JSON object.
+SETTINGS_ENV = "AGENTENV_COMPUTER_SETTINGS"
+_NON_NEGATIVE = ("tap_hold_ms", "type_delay_ms", "exec_output_bytes")
+_POSITIVE = ("queue_wait_s", "max_hold_ms", "default_norm_scale")
+
+
+def _check(settings: ComputerSettings) -> None:
+    if settings.default_space not in SPACES:
+        raise ValueError(f"default_space is 'frame' or 'norm', got {settings.default_space!r}")
+    for name in (*_NON_NEGATIVE, *_POSITIVE):
+        value = getattr(settings, name)
+        low_ok = value >= 0 if name in _NON_NEGATIVE else value > 0
+        if isinstance(value, bool) or not isinstance(value, int | float) or not low_ok:
+            bound = "at least 0" if name in _NON_NEGATIVE else "over 0"
+            raise ValueError(f"{name} is a number {bound}, got {value!r}")
+    for path in settings.data_paths:
+        parts = PurePosixPath(path).parts if isinstance(path, str) else ()
+        if not parts or path.startswith("/") or ".." in parts or str(PurePosixPath(path)) != path:
+            raise ValueError(f"data_paths: {path!r} is not a normalized path relative to the home")
+
+
+def load_settings(environ: Mapping[str, str] | None = None) -> ComputerSettings:
+    """The settings a deploy passed in `SETTINGS_ENV` (defaults when it is unset); a value that
+    isn't JSON, an unknown key or a value out of range is a ValueError naming the variable."""
+    environ = os.environ if environ is None else environ
+    raw = environ.get(SETTINGS_ENV)
+    if not raw:
+        return ComputerSettings()
+    try:
+        values = json.loads(raw)
+        if not isinstance(values, dict):
+            raise ValueError(f"a JSON object, not {type(values).__name__}")
+        known = {f.name for f in attrs.fields(ComputerSettings)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"unknown settings {unknown}; known: {sorted(known)}")
+        settings = ComputerSettings(**values)
+        _check(settings)
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"{SETTINGS_ENV}: {e}") from None
+    return settings

@@ -4,6 +4,7 @@ and answers a summary an agent can read plus structured fields (and the frame wh
 
 # No `from __future__ import annotations`: FastMCP reads these tools' parameter annotations
 # as objects when they are mounted on it.
+import contextvars
 from typing import Any
 
 import anyio
@@ -17,11 +18,15 @@ from agentenv_protocol.computer.spaces import check_space, frame_point
 from agentenv_protocol.context import ToolContext
 
 Number = int | float
+#: How many input operations the current call has delivered (a refusal after some is then
+#: `applied: unknown`).
+_delivered: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar(
+    "agentenv_computer_delivered", default=None
+)
 DIRECTIONS = ("up", "down", "left", "right")
 MAX_TEXT = 10_000
 MAX_REPEAT = 100
 MAX_SCROLL = 100
-MAX_WAIT_MS = 60_000
 MAX_DRAG_MS = 10_000
 MAX_TIMED_HOLD_MS = 10_000
 _ALLOWED_CONTROLS = "\n\t"
@@ -34,13 +39,13 @@ def num(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def _modifiers(modifiers: list | None) -> list[str]:
-    """Modifier keys in W3C case; a name that isn't a key value is refused."""
-    if not modifiers:
+def _modifiers(driver: Any, modifiers: Any) -> list[str]:
+    """Modifier keys in W3C case (and among the driver's keys when it declares them)."""
+    if modifiers is None:
         return []
     if not isinstance(modifiers, list):
         raise InvalidArgument("modifiers is a list of W3C key values, such as ['Shift']")
-    return [key_names.canonical(m) for m in modifiers]
+    return driver._check_keys(modifiers) if modifiers else []
 
 
 def _check_text(text: str) -> None:
@@ -104,7 +109,7 @@ class ComputerTools:
         self, context: ToolContext, ms: int, screenshot: bool = False
     ) -> CallToolResult:
         """Wait `ms` milliseconds (0 to 60000), then optionally take a screenshot."""
-        _check_range("ms", ms, 0, MAX_WAIT_MS, " ms")
+        _check_range("ms", ms, 0, self.max_wait_ms, " ms")
         await anyio.sleep(ms / 1000)
         return await self._after(
             context, f"Waited {ms} ms", {"waited_ms": ms}, screenshot, input=False
@@ -133,7 +138,7 @@ class ComputerTools:
             raise InvalidArgument(
                 f"count is from 1 to {self.max_click_count} on this computer, got {count!r}"
             )
-        held = _modifiers(modifiers)
+        held = _modifiers(self, modifiers)
         at_pointer = self._point_or_pointer(x, y, frame_id)
         space, scale = check_space(space, norm_scale, *self._space_defaults())
         times = f" ×{count}" if count > 1 else ""
@@ -177,7 +182,7 @@ class ComputerTools:
             if len(point) != 2:
                 raise InvalidArgument(f"each point of path is [x, y], got {point!r}")
         _check_range("duration_ms", duration_ms, 0, MAX_DRAG_MS, " ms")
-        held = _modifiers(modifiers)
+        held = _modifiers(self, modifiers)
         space, scale = check_space(space, norm_scale, *self._space_defaults())
         identity = self.caller_identity(context)
 
@@ -213,7 +218,7 @@ class ComputerTools:
         if direction not in DIRECTIONS:
             raise InvalidArgument(f"direction is one of {', '.join(DIRECTIONS)}, got {direction!r}")
         _check_range("amount", amount, 1, MAX_SCROLL)
-        held = _modifiers(modifiers)
+        held = _modifiers(self, modifiers)
         at_pointer = self._point_or_pointer(x, y, frame_id)
         space, scale = check_space(space, norm_scale, *self._space_defaults())
         identity = self.caller_identity(context)
@@ -292,7 +297,7 @@ class ComputerTools:
         if (x is None) != (y is None) or frame_id is not None:
             raise InvalidArgument("give x and y, or neither to act at the pointer")
         if self._op("pointer_position") is None:
-            raise InvalidArgument("give x and y: this computer can't act at the pointer")
+            raise InvalidArgument("give x and y")
         return True
 
     @staticmethod
@@ -317,7 +322,11 @@ class ComputerTools:
         """Run `act` in the caller's turn of the input queue, then answer (and capture)."""
         identity = self.caller_identity(context)
         async with self._computer.queue.turn(self.settings.queue_wait_s):
-            summary, effect, frame = await act()
+            token = _delivered.set([0])
+            try:
+                summary, effect, frame = await act()
+            finally:
+                _delivered.reset(token)
             reference = frame or self._computer.frames.latest(identity)
             others = self._computer.queue.others_since(reference.mark, identity) if reference else 0
             self._computer.queue.count(identity)
@@ -368,7 +377,7 @@ class ComputerTools:
         return {"content": content, "structuredContent": structured, "isError": False}
 
     async def _pointer(self) -> tuple[int, int]:
-        where = await self._call("pointer_position", applied="no")
+        where = await self._call("pointer_position")
         if (
             not isinstance(where, tuple | list)
             or len(where) != 2
