@@ -156,3 +156,22 @@ def test_the_example_task_passes_with_its_scripted_agent_on_this_machine(tmp_pat
     # `local` cannot host a display of its own: the env goes to local Docker, saying why
     assert "env 'desktop' deploys on docker: local cannot host it" in done.stderr, done.stderr
     assert "make-file  passed (file-written: 1)" in done.stdout, done.stdout + done.stderr
+
+
+def test_a_driver_that_cannot_start_fails_the_deploy_with_its_log(tmp_path, base_image):
+    bundle = tmp_path / "broken"
+    (bundle / "envs" / "pc").mkdir(parents=True)
+    (bundle / "envs" / "pc" / "env.toml").write_text(
+        'type = "computer_driver"\nmodule = "driver.py:Missing"\nscreen = "640x480"\n'
+    )
+    (bundle / "envs" / "pc" / "driver.py").write_text("class Present:\n    pass\n")
+    (bundle / "tasks").mkdir()
+    (bundle / "tasks" / "up.json").write_text(
+        '[{"id": "env", "type": "deploy_env", "env_id": "pc"}]'
+    )
+    done = agent_env(tmp_path / "home", "run", str(bundle), "--sandbox", "docker", timeout=600)
+    out = done.stdout + done.stderr
+    assert done.returncode == 1, out
+    assert "env 'pc' did not come up" in out and "exited with code 1" in out, out
+    # the runtime's own message, from the container's log
+    assert "module 'driver.py:Missing': driver.py has no 'Missing' (classes: ['Present'])" in out
