@@ -340,9 +340,9 @@ def test_a_driver_class_with_half_a_group_or_no_capture_is_refused_when_defined(
     with pytest.raises(TypeError, match=r"is missing required operation\(s\): @capture"):
         type("Blind", (Canvas,), {"grab": None})
     with pytest.raises(
-        TypeError, match="redefines _capture, which ComputerDriverEnvironment uses itself"
+        TypeError, match="redefines _computer_capture, which ComputerDriverEnvironment uses itself"
     ):
-        type("Clash", (Canvas,), {"_capture": lambda self: None})
+        type("Clash", (Canvas,), {"_computer_capture": lambda self: None})
 
 
 def test_two_unlimited_methods_for_one_operation_are_refused():

@@ -45,7 +45,7 @@ class ExtensionCallError(httpx.HTTPStatusError):
         error = body.get("error") if isinstance(body, dict) else None
         error = error if isinstance(error, dict) else {}
         self.code: str | None = error.get("code")
-        self.detail: str = error.get("message") or getattr(response, "reason_phrase", "")
+        self.detail: str = str(error.get("message") or getattr(response, "reason_phrase", ""))
         self.retryable: bool = bool(error.get("retryable", False))
         self.applied: str = error.get("applied", "unknown")
         self.hint: str | None = error.get("hint")

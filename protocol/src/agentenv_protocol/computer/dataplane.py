@@ -11,7 +11,7 @@ import mimetypes
 import os
 import tempfile
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 
@@ -20,9 +20,6 @@ from agentenv_protocol.computer import linux
 from agentenv_protocol.constants import DATA_OBJECTS_EXTENSION_URI
 from agentenv_protocol.errors import AgentEnvError
 from agentenv_protocol.transfers import NamespaceUploader, ReadObject, download
-
-if TYPE_CHECKING:
-    from agentenv_protocol.computer.driver import ComputerDriverEnvironment
 
 MAX_URL_BYTES = 100 * 1024 * 1024
 URL_TIMEOUT_S = 60
@@ -104,7 +101,7 @@ class ComputerDataPlane:
     """Data-plane handlers of `ComputerDriverEnvironment` (mixed into it)."""
 
     @add_data
-    async def computer_add_data(self: ComputerDriverEnvironment, parts: list) -> None:
+    async def computer_add_data(self: Any, parts: list) -> None:
         root = home()
         plans = [
             _plan(
@@ -136,9 +133,7 @@ class ComputerDataPlane:
                 raise _refused(f"writing {target.relative_to(root.resolve())} failed: {e}") from e
 
     @get_data
-    async def computer_get_data(
-        self: ComputerDriverEnvironment, write_namespace: Any = None
-    ) -> list[dict]:
+    async def computer_get_data(self: Any, write_namespace: Any = None) -> list[dict]:
         root = home().resolve()
         found: dict[str, Path] = {}
         for entry in self.settings.data_paths:

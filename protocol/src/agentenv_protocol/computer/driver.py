@@ -142,7 +142,7 @@ class ComputerDriverEnvironment(
                 continue
             if descriptor.name in names.POINT_TOOLS:
                 descriptor = descriptor.model_copy(
-                    update={"description": self._point_description(descriptor.name)}
+                    update={"description": self._computer_point_description(descriptor.name)}
                 )
             served.append(descriptor)
         return served
@@ -218,7 +218,7 @@ class ComputerDriverEnvironment(
         results: list[ReadyCheck] = []
         shown = None
         try:
-            shown = await self._display()
+            shown = await self._computer_display()
             results.append(ReadyCheck("display", True, shown.describe()))
         except ComputerError as e:
             results.append(ReadyCheck("display", False, e.message))
@@ -226,7 +226,7 @@ class ComputerDriverEnvironment(
             results.append(ReadyCheck("capture", False, "the display didn't answer"))
         else:
             try:
-                image = await self._grab(shown)
+                image = await self._computer_grab(shown)
                 results.append(ReadyCheck("capture", True, f"{image.size[0]}×{image.size[1]}"))
             except ComputerError as e:
                 results.append(ReadyCheck("capture", False, e.message))
@@ -286,12 +286,12 @@ class ComputerDriverEnvironment(
 
     # -- operations --------------------------------------------------------------------------
 
-    def _op(self, op: str) -> Any:
+    def _computer_op(self, op: str) -> Any:
         name = self._computer.operations.get(op)
         return getattr(self, name) if name else None
 
-    async def _call(self, op: str, *args: Any) -> Any:
-        method = self._op(op)
+    async def _computer_call(self, op: str, *args: Any) -> Any:
+        method = self._computer_op(op)
         if method is None:
             raise Internal(f"this computer has no @{op}")
         try:
@@ -301,11 +301,11 @@ class ComputerDriverEnvironment(
         except Exception as e:
             raise Internal(f"@{op} failed: {type(e).__name__}: {e}", applied="unknown") from e
 
-    async def _input(self, op: str, *args: Any) -> Any:
+    async def _computer_input(self, op: str, *args: Any) -> Any:
         """An input operation: a failure is `delivery_failed` (it may have reached the screen);
         a refusal after earlier input of the same call is `applied: unknown`."""
         delivered = _delivered.get()
-        method = self._op(op)
+        method = self._computer_op(op)
         if method is None:
             raise Internal(f"this computer has no @{op}")
         try:
@@ -320,26 +320,26 @@ class ComputerDriverEnvironment(
             delivered[0] += 1
         return value
 
-    async def _display(self) -> ops.Display:
-        shown = await self._call("display")
+    async def _computer_display(self) -> ops.Display:
+        shown = await self._computer_call("display")
         if not isinstance(shown, ops.Display) or not shown.valid():
             raise Internal(f"@display returned {shown!r}, not a Display of positive size and scale")
         return shown
 
-    async def _grab(self, shown: ops.Display) -> Any:
-        grabbed = await self._call("capture")
+    async def _computer_grab(self, shown: ops.Display) -> Any:
+        grabbed = await self._computer_call("capture")
         try:
             return as_image(grabbed, shown)
         except (TypeError, ValueError, OSError) as e:
             raise Internal(str(e), applied="no") from e
 
-    async def _capture(self, identity: str) -> Frame:
+    async def _computer_capture(self, identity: str) -> Frame:
         mark = self._computer.queue.mark()
-        shown = await self._display()
-        image = await self._grab(shown)
+        shown = await self._computer_display()
+        image = await self._computer_grab(shown)
         return self._computer.frames.add(image, shown, mark, identity=identity)
 
-    def _crop(
+    def _computer_crop(
         self, identity: str, frame_id: str | None, region: Any, space: str, scale: int
     ) -> Frame:
         parent = self._computer.frames.get(frame_id, identity).result()
@@ -365,12 +365,12 @@ class ComputerDriverEnvironment(
 
     # -- card ------------------------------------------------------------------------------
 
-    def _space_defaults(self) -> tuple[str, int]:
+    def _computer_space_defaults(self) -> tuple[str, int]:
         return self.settings.default_space, self.settings.default_norm_scale
 
-    def _point_description(self, name: str) -> str:
+    def _computer_point_description(self, name: str) -> str:
         text = (getattr(type(self), name).__doc__ or "").strip()
-        space, scale = self._space_defaults()
+        space, scale = self._computer_space_defaults()
         if space == "norm":
             sentence = (
                 f"Points are in norm space by default: 0 to {scale} over the frame's width and "

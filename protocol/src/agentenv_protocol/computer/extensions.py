@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agentenv_protocol.authoring import extension
 from agentenv_protocol.computer import card as names
@@ -14,9 +14,6 @@ from agentenv_protocol.computer.errors import ComputerError, Internal, InvalidAr
 from agentenv_protocol.computer.operations import Display
 from agentenv_protocol.computer.results import ExecResult
 from agentenv_protocol.computer.spaces import check_space
-
-if TYPE_CHECKING:
-    from agentenv_protocol.computer.driver import ComputerDriverEnvironment
 
 LAYOUTS = ("us",)
 MAX_TIMEOUT_S = 3600
@@ -44,30 +41,32 @@ class ComputerExtensions:
     # -- spaces --------------------------------------------------------------------------
 
     @extension(names.COMPUTER_SPACES, op="get", method="GET")
-    async def computer_spaces_get(self: ComputerDriverEnvironment) -> dict:
+    async def computer_spaces_get(self: Any) -> dict:
         """The default coordinate space and norm scale."""
-        space, scale = self._space_defaults()
+        space, scale = self._computer_space_defaults()
         return {"default_space": space, "default_norm_scale": scale}
 
     @extension(names.COMPUTER_SPACES, op="set")
     async def computer_spaces_set(
-        self: ComputerDriverEnvironment,
+        self: Any,
         default_space: str | None = None,
         default_norm_scale: int | None = None,
     ) -> dict:
         """Set the default space and norm scale; the point tools' descriptions follow."""
-        space, scale = check_space(default_space, default_norm_scale, *self._space_defaults())
+        space, scale = check_space(
+            default_space, default_norm_scale, *self._computer_space_defaults()
+        )
         self.settings.default_space, self.settings.default_norm_scale = space, scale
         served = {t.name for t in self.mounted_card().capabilities.tools or []}
         for name in names.POINT_TOOLS:
             if name in served:
-                await self.update_tool(name, description=self._point_description(name))
+                await self.update_tool(name, description=self._computer_point_description(name))
         return await self.computer_spaces_get()
 
     # -- ready -----------------------------------------------------------------------------
 
     @extension(names.COMPUTER_READY, op="status", method="GET")
-    async def computer_ready_status(self) -> dict:
+    async def computer_ready_status(self: Any) -> dict:
         """Whether the computer is ready: the display answers, a capture fits it, and the
         driver's own checks pass; each check with what it saw."""
         return await self._computer_ready_status()
@@ -75,18 +74,16 @@ class ComputerExtensions:
     # -- display -------------------------------------------------------------------------
 
     @extension(names.COMPUTER_DISPLAY, op="get", method="GET")
-    async def computer_display_get(self: ComputerDriverEnvironment) -> dict:
+    async def computer_display_get(self: Any) -> dict:
         """The display's size and scale, and the modes it can be set to."""
-        shown = await self._display()
+        shown = await self._computer_display()
         self._computer.frames.display = shown
         return {**shown.as_dict(), "modes": [list(m) for m in self.display_modes]}
 
     @extension(names.COMPUTER_DISPLAY, op="set")
-    async def computer_display_set(
-        self: ComputerDriverEnvironment, width: int, height: int, scale: float = 1.0
-    ) -> dict:
+    async def computer_display_set(self: Any, width: int, height: int, scale: float = 1.0) -> dict:
         """Change the display (one of its modes); frames taken before go stale."""
-        if self._op("set_display") is None:
+        if self._computer_op("set_display") is None:
             raise Unsupported("this computer's display can't be changed")
         if self.display_modes and (width, height) not in {tuple(m) for m in self.display_modes}:
             raise InvalidArgument(
@@ -96,15 +93,15 @@ class ComputerExtensions:
         if not 0.5 <= scale <= 4:
             raise InvalidArgument(f"scale is from 0.5 to 4, got {scale}")
         async with self._computer.queue.turn(self.settings.queue_wait_s):
-            changed = await self._call("set_display", width, height, float(scale))
-            shown = changed if isinstance(changed, Display) else await self._display()
+            changed = await self._computer_call("set_display", width, height, float(scale))
+            shown = changed if isinstance(changed, Display) else await self._computer_display()
             self._computer.frames.display = shown
         return {**shown.as_dict(), "modes": [list(m) for m in self.display_modes]}
 
     # -- keyboard ------------------------------------------------------------------------
 
     @extension(names.COMPUTER_KEYBOARD, op="get", method="GET")
-    async def computer_keyboard_get(self: ComputerDriverEnvironment) -> dict:
+    async def computer_keyboard_get(self: Any) -> dict:
         """Key timing and layout."""
         s = self.settings
         return {
@@ -116,7 +113,7 @@ class ComputerExtensions:
 
     @extension(names.COMPUTER_KEYBOARD, op="set")
     async def computer_keyboard_set(
-        self: ComputerDriverEnvironment,
+        self: Any,
         tap_hold_ms: int | None = None,
         type_delay_ms: int | None = None,
         layout: str | None = None,
@@ -141,7 +138,7 @@ class ComputerExtensions:
 
     @extension(names.COMPUTER_EXEC, op="run")
     async def computer_exec_run(
-        self: ComputerDriverEnvironment,
+        self: Any,
         argv: list[str],
         request_id: str,
         cwd: str | None = None,
@@ -162,15 +159,17 @@ class ComputerExtensions:
         folder = (home / cwd) if cwd else home
 
         async def start() -> dict:
-            return await self._exec(list(argv), folder.resolve(), dict(env or {}), float(timeout_s))
+            return await self._computer_exec(
+                list(argv), folder.resolve(), dict(env or {}), float(timeout_s)
+            )
 
         return await self._computer.runs.once(request_id, start)
 
-    async def _exec(
-        self: ComputerDriverEnvironment, argv: list[str], cwd: Path, env: dict, timeout_s: float
+    async def _computer_exec(
+        self: Any, argv: list[str], cwd: Path, env: dict, timeout_s: float
     ) -> dict:
         cap = self.settings.exec_output_bytes
-        result = await self._call("run_in_session", argv, cwd, env, timeout_s)
+        result = await self._computer_call("run_in_session", argv, cwd, env, timeout_s)
         if not isinstance(result, ExecResult):
             raise Internal(f"@run_in_session answered {type(result).__name__}, not an ExecResult")
         out, err = bytes(result.stdout or b""), bytes(result.stderr or b"")

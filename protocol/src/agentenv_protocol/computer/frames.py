@@ -169,6 +169,7 @@ def as_image(value: Any, display: Display) -> Any:
     if isinstance(value, bytes | bytearray):
         value = Image(0, 0, bytes(value), "png")
     if isinstance(value, Image):
+        image: Any
         if value.mode in ENCODED_MODES:
             image = PILImage.open(io.BytesIO(value.data))
             image.load()

@@ -9,6 +9,7 @@ import platform as _platform
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -77,10 +78,11 @@ def normalize(predicates: Mapping[str, object]) -> dict[str, frozenset[str]]:
     unknown = sorted(set(predicates) - set(PREDICATES))
     if unknown:
         raise TypeError(f"unknown predicate(s) {unknown}; predicates are {list(PREDICATES)}")
-    return {
-        key: frozenset([value] if isinstance(value, str) else value)  # type: ignore[arg-type]
-        for key, value in predicates.items()
-    }
+    normalized: dict[str, frozenset[str]] = {}
+    for key, value in predicates.items():
+        values: Any = [value] if isinstance(value, str) else value
+        normalized[key] = frozenset(values)
+    return normalized
 
 
 def matches(predicates: Mapping[str, frozenset[str]], platform: Platform) -> bool:

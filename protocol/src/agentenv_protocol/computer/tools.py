@@ -45,7 +45,7 @@ def _modifiers(driver: Any, modifiers: Any) -> list[str]:
         return []
     if not isinstance(modifiers, list):
         raise InvalidArgument("modifiers is a list of W3C key values, such as ['Shift']")
-    return driver._check_keys(modifiers) if modifiers else []
+    return driver._computer_check_keys(modifiers) if modifiers else []
 
 
 def _check_text(text: str) -> None:
@@ -74,7 +74,7 @@ class ComputerTools:
 
     @tool
     async def computer_screenshot(
-        self,
+        self: Any,
         context: ToolContext,
         format: str = "png",
         quality: int | None = None,
@@ -91,27 +91,27 @@ class ComputerTools:
         if region is None:
             if frame_id is not None:
                 raise InvalidArgument("frame_id names the frame a region crops: give region too")
-            frame = await self._capture(identity)
+            frame = await self._computer_capture(identity)
             summary = f"Captured {frame.frame_id}: {frame.width}×{frame.height} of the {frame.display.describe()} display"
         else:
-            space, scale = check_space(space, norm_scale, *self._space_defaults())
-            frame = self._crop(identity, frame_id, region, space, scale)
+            space, scale = check_space(space, norm_scale, *self._computer_space_defaults())
+            frame = self._computer_crop(identity, frame_id, region, space, scale)
             summary = (
                 f"Cropped {frame.frame_id}: {frame.width}×{frame.height} of "
                 f"{frame.parent_frame_id} at ({frame.origin[0]}, {frame.origin[1]})"
             )
-        return self._answer(
+        return self._computer_answer(
             summary, frame.data(), frame=frame, encoding=(format, quality), nest=False
         )
 
     @tool
     async def computer_wait(
-        self, context: ToolContext, ms: int, screenshot: bool = False
+        self: Any, context: ToolContext, ms: int, screenshot: bool = False
     ) -> CallToolResult:
         """Wait `ms` milliseconds (0 to 60000), then optionally take a screenshot."""
         _check_range("ms", ms, 0, self.max_wait_ms, " ms")
         await anyio.sleep(ms / 1000)
-        return await self._after(
+        return await self._computer_after(
             context, f"Waited {ms} ms", {"waited_ms": ms}, screenshot, input=False
         )
 
@@ -119,7 +119,7 @@ class ComputerTools:
 
     @tool
     async def computer_click(
-        self,
+        self: Any,
         context: ToolContext,
         x: Number | None = None,
         y: Number | None = None,
@@ -133,34 +133,32 @@ class ComputerTools:
     ) -> CallToolResult:
         """Click `button` `count` times at (x, y) in a frame (frame_id, else your latest), with
         modifier keys held; without x and y, at the pointer."""
-        self._check_button(button)
+        self._computer_check_button(button)
         if not isinstance(count, int) or not 1 <= count <= self.max_click_count:
             raise InvalidArgument(
                 f"count is from 1 to {self.max_click_count} on this computer, got {count!r}"
             )
         held = _modifiers(self, modifiers)
-        at_pointer = self._point_or_pointer(x, y, frame_id)
-        space, scale = check_space(space, norm_scale, *self._space_defaults())
+        at_pointer = self._computer_point_or_pointer(x, y, frame_id)
+        space, scale = check_space(space, norm_scale, *self._computer_space_defaults())
         times = f" ×{count}" if count > 1 else ""
         identity = self.caller_identity(context)
 
         async def act() -> tuple[str, Any, Frame | None]:
             if at_pointer:
-                sx, sy = await self._pointer()
+                sx, sy = await self._computer_pointer()
                 where, frame = f"at the pointer, screen ({sx}, {sy})", None
             else:
-                frame, sx, sy = self._place(identity, frame_id, x, y, space, scale)
-                where = (
-                    f"at ({num(x)}, {num(y)}){self._norm_note(space, scale)} in {frame.frame_id}"
-                )
-            effect = await self._input("click", sx, sy, button, count, held)
+                frame, sx, sy = self._computer_place(identity, frame_id, x, y, space, scale)
+                where = f"at ({num(x)}, {num(y)}){self._computer_norm_note(space, scale)} in {frame.frame_id}"
+            effect = await self._computer_input("click", sx, sy, button, count, held)
             return f"Clicked {button}{times} {where}", effect, frame
 
-        return await self._queued(context, act, screenshot)
+        return await self._computer_queued(context, act, screenshot)
 
     @tool
     async def computer_drag(
-        self,
+        self: Any,
         context: ToolContext,
         path: list[list[Number]],
         button: str = "left",
@@ -173,7 +171,7 @@ class ComputerTools:
     ) -> CallToolResult:
         """Press `button` at the first point of `path`, move through the others over
         `duration_ms`, release at the last."""
-        self._check_button(button)
+        self._computer_check_button(button)
         if not 2 <= len(path) <= self.max_drag_points:
             raise InvalidArgument(
                 f"path has 2 to {self.max_drag_points} points on this computer, got {len(path)}"
@@ -183,25 +181,25 @@ class ComputerTools:
                 raise InvalidArgument(f"each point of path is [x, y], got {point!r}")
         _check_range("duration_ms", duration_ms, 0, MAX_DRAG_MS, " ms")
         held = _modifiers(self, modifiers)
-        space, scale = check_space(space, norm_scale, *self._space_defaults())
+        space, scale = check_space(space, norm_scale, *self._computer_space_defaults())
         identity = self.caller_identity(context)
 
         async def act() -> tuple[str, Any, Frame | None]:
             frame = None
             screen_path = []
             for px, py in path:
-                frame, sx, sy = self._place(identity, frame_id, px, py, space, scale)
+                frame, sx, sy = self._computer_place(identity, frame_id, px, py, space, scale)
                 screen_path.append([sx, sy])
             assert frame is not None
-            effect = await self._input("drag", screen_path, button, duration_ms, held)
+            effect = await self._computer_input("drag", screen_path, button, duration_ms, held)
             summary = f"Dragged {button} through {len(path)} points of {frame.frame_id} in {duration_ms} ms"
             return summary, effect, frame
 
-        return await self._queued(context, act, screenshot)
+        return await self._computer_queued(context, act, screenshot)
 
     @tool
     async def computer_scroll(
-        self,
+        self: Any,
         context: ToolContext,
         direction: str,
         amount: int = 3,
@@ -219,40 +217,38 @@ class ComputerTools:
             raise InvalidArgument(f"direction is one of {', '.join(DIRECTIONS)}, got {direction!r}")
         _check_range("amount", amount, 1, MAX_SCROLL)
         held = _modifiers(self, modifiers)
-        at_pointer = self._point_or_pointer(x, y, frame_id)
-        space, scale = check_space(space, norm_scale, *self._space_defaults())
+        at_pointer = self._computer_point_or_pointer(x, y, frame_id)
+        space, scale = check_space(space, norm_scale, *self._computer_space_defaults())
         identity = self.caller_identity(context)
 
         async def act() -> tuple[str, Any, Frame | None]:
             if at_pointer:
-                sx, sy = await self._pointer()
+                sx, sy = await self._computer_pointer()
                 where, frame = f"at the pointer, screen ({sx}, {sy})", None
             else:
-                frame, sx, sy = self._place(identity, frame_id, x, y, space, scale)
-                where = (
-                    f"at ({num(x)}, {num(y)}){self._norm_note(space, scale)} in {frame.frame_id}"
-                )
-            effect = await self._input("scroll", sx, sy, direction, amount, held)
+                frame, sx, sy = self._computer_place(identity, frame_id, x, y, space, scale)
+                where = f"at ({num(x)}, {num(y)}){self._computer_norm_note(space, scale)} in {frame.frame_id}"
+            effect = await self._computer_input("scroll", sx, sy, direction, amount, held)
             return f"Scrolled {direction} {amount} {where}", effect, frame
 
-        return await self._queued(context, act, screenshot)
+        return await self._computer_queued(context, act, screenshot)
 
     @tool
     async def computer_type(
-        self, context: ToolContext, text: str, screenshot: bool = False
+        self: Any, context: ToolContext, text: str, screenshot: bool = False
     ) -> CallToolResult:
         """Type `text` as it is (any Unicode, newlines and tabs included) into the focused app."""
         _check_text(text)
 
         async def act() -> tuple[str, Any, Frame | None]:
-            effect = await self._input("type_text", text)
+            effect = await self._computer_input("type_text", text)
             return f"Typed {len(text)} characters", effect, None
 
-        return await self._queued(context, act, screenshot)
+        return await self._computer_queued(context, act, screenshot)
 
     @tool
     async def computer_key(
-        self,
+        self: Any,
         context: ToolContext,
         keys: list[str],
         repeat: int = 1,
@@ -260,27 +256,27 @@ class ComputerTools:
     ) -> CallToolResult:
         """Press a key or a chord: `keys` are W3C key values pressed together, such as
         ['Control', 's'], `repeat` times (1 to 100)."""
-        chord = self._check_keys(keys)
+        chord = self._computer_check_keys(keys)
         _check_range("repeat", repeat, 1, MAX_REPEAT)
 
         async def act() -> tuple[str, Any, Frame | None]:
             effect = None
             for _ in range(repeat):
-                effect = await self._input("press", list(chord))
+                effect = await self._computer_input("press", list(chord))
             times = f" ×{repeat}" if repeat > 1 else ""
             return f"Pressed {'+'.join(chord)}{times}", effect, None
 
-        return await self._queued(context, act, screenshot)
+        return await self._computer_queued(context, act, screenshot)
 
     # -- helpers the tools share ------------------------------------------------------------
 
-    def _check_button(self, button: str) -> None:
+    def _computer_check_button(self: Any, button: str) -> None:
         if button not in self.buttons:
             raise Unsupported(
                 f"this computer has no {button} button; it has {', '.join(self.buttons)}"
             )
 
-    def _check_keys(self, keys: list) -> list[str]:
+    def _computer_check_keys(self: Any, keys: list) -> list[str]:
         chord = key_names.canonical_all(keys)
         if self.keys is not None:
             known = {key_names.canonical(k) for k in self.keys}
@@ -290,22 +286,22 @@ class ComputerTools:
                 raise Unsupported(f"this computer has no keys {absent}; it has {sorted(known)}")
         return chord
 
-    def _point_or_pointer(self, x: Any, y: Any, frame_id: Any) -> bool:
+    def _computer_point_or_pointer(self: Any, x: Any, y: Any, frame_id: Any) -> bool:
         """True to act at the pointer (no point given and the driver can read the pointer)."""
         if x is not None and y is not None:
             return False
         if (x is None) != (y is None) or frame_id is not None:
             raise InvalidArgument("give x and y, or neither to act at the pointer")
-        if self._op("pointer_position") is None:
+        if self._computer_op("pointer_position") is None:
             raise InvalidArgument("give x and y")
         return True
 
     @staticmethod
-    def _norm_note(space: str, scale: int) -> str:
+    def _computer_norm_note(space: str, scale: int) -> str:
         return f" (norm {scale})" if space == "norm" else ""
 
-    def _place(
-        self,
+    def _computer_place(
+        self: Any,
         identity: str,
         frame_id: str | None,
         x: Any,
@@ -318,7 +314,9 @@ class ComputerTools:
         sx, sy = frame.to_screen(fx, fy)
         return frame, sx, sy
 
-    async def _queued(self, context: ToolContext, act: Any, screenshot: bool) -> CallToolResult:
+    async def _computer_queued(
+        self: Any, context: ToolContext, act: Any, screenshot: bool
+    ) -> CallToolResult:
         """Run `act` in the caller's turn of the input queue, then answer (and capture)."""
         identity = self.caller_identity(context)
         async with self._computer.queue.turn(self.settings.queue_wait_s):
@@ -333,10 +331,10 @@ class ComputerTools:
         fields: dict = {"applied": "yes", "delivery": "foreground", "others_since_frame": others}
         if effect is not None:
             fields["effect"] = effect.as_dict() if hasattr(effect, "as_dict") else effect
-        return await self._after(context, summary, fields, screenshot, input=True)
+        return await self._computer_after(context, summary, fields, screenshot, input=True)
 
-    async def _after(
-        self,
+    async def _computer_after(
+        self: Any,
         context: ToolContext,
         summary: str,
         fields: dict,
@@ -349,16 +347,16 @@ class ComputerTools:
         frame = None
         if screenshot:
             try:
-                frame = await self._capture(self.caller_identity(context))
+                frame = await self._computer_capture(self.caller_identity(context))
                 summary += f", then captured {frame.frame_id}"
             except ComputerError as e:
                 if not input:
                     raise
                 summary += f"; the screenshot after it failed ({e.code}: {e.message})"
-        return self._answer(summary, fields, frame=frame)
+        return self._computer_answer(summary, fields, frame=frame)
 
-    def _answer(
-        self,
+    def _computer_answer(
+        self: Any,
         summary: str,
         fields: dict,
         *,
@@ -376,8 +374,8 @@ class ComputerTools:
             content.append(encode(frame.image, *encoding))
         return {"content": content, "structuredContent": structured, "isError": False}
 
-    async def _pointer(self) -> tuple[int, int]:
-        where = await self._call("pointer_position")
+    async def _computer_pointer(self: Any) -> tuple[int, int]:
+        where = await self._computer_call("pointer_position")
         if (
             not isinstance(where, tuple | list)
             or len(where) != 2

@@ -5,10 +5,11 @@ layout.json and what it saw to state.json (both under ~/.agentenv-probe)."""
 import json
 import os
 import tkinter as tk
+from typing import Any
 
 HOME = os.path.join(os.path.expanduser("~"), ".agentenv-probe")
 CELL, COLS = 20, 8
-state = {
+state: dict[str, Any] = {
     "cells": {},
     "right_clicks": 0,
     "double_clicks": 0,
@@ -19,7 +20,7 @@ state = {
     "keys": [],
     "loaded": None,
 }
-stroke = {}
+stroke: dict[str, Any] = {}
 
 
 def save():
