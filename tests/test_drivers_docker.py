@@ -137,6 +137,17 @@ def test_typing_into_the_xterm_runs_a_command_and_shows_on_screen(desktop):
     assert text == "right\n"
 
 
+def test_the_driver_passes_the_sdks_conformance_probe_at_basic_level(desktop):
+    import anyio
+
+    from agentenv_protocol.computer.conformance import run_probe
+
+    report = anyio.run(run_probe, desktop["url"], "basic")
+    failed = [c for c in report.checks if c.status != "passed"]
+    assert report.passed and not failed, failed
+    assert len(report.checks) >= 10
+
+
 def test_bad_input_is_refused_and_nothing_moves(desktop):
     url = desktop["url"]
     screenshot(url)
