@@ -79,10 +79,13 @@ def base_image() -> str:
     return BASE_IMAGE
 
 
-def copy_bundle(wheel: Path, name: str, dest: Path, base_image: str) -> Path:
-    """`name`'s folder out of the wheel (no caches), each Dockerfile's `FROM` pointed at
+def copy_bundle(
+    wheel: Path, name: str, dest: Path, base_image: str, *, folder: str = EXAMPLES
+) -> Path:
+    """`name`'s folder (under `folder` of the wheel: its examples, or `agent_env/` for a bundle
+    such as `drivers`) out of the wheel (no caches), each Dockerfile's `FROM` pointed at
     `base_image` and nothing else changed."""
-    prefix = f"{EXAMPLES}{name}/"
+    prefix = f"{folder}{name}/"
     with zipfile.ZipFile(wheel) as archive:
         members = [
             m

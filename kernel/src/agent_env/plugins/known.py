@@ -86,6 +86,7 @@ _CORE_STEP_TYPES = (
 KNOWN: dict[tuple[str, str], str] = {
     **{("step type", name): _CORE for name in _CORE_STEP_TYPES},
     ("env type", "mcp_server"): _CORE,
+    ("env type", "computer_driver"): _CORE,
     # the plugin whose types declare `default_for` env / agent folders (a folder naming no type)
     ("folder default", "env"): _CORE,
     ("folder default", "agent"): _CORE,

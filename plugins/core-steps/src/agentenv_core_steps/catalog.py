@@ -41,7 +41,10 @@ STEP_TYPES = {
 }
 
 #: Env type -> `module:Class`.
-ENV_TYPES = {"mcp_server": "agentenv_core_steps.envs.mcp_server:McpServerEnv"}
+ENV_TYPES = {
+    "mcp_server": "agentenv_core_steps.envs.mcp_server:McpServerEnv",
+    "computer_driver": "agentenv_core_steps.envs.computer_driver:ComputerDriverEnv",
+}
 
 #: Agent kind -> `module:Class`.
 AGENT_KINDS = {
