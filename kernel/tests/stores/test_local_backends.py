@@ -114,6 +114,34 @@ async def test_filesystem_layout_and_no_leftover_temp_files(tmp_path):
 
 
 @pytest.mark.anyio
+async def test_filesystem_put_is_readable_at_once_and_close_waits_for_the_folder_fsyncs(tmp_path):
+    import subprocess
+    import sys
+
+    store = FilesystemObjectStore(home=tmp_path)
+    for i in range(20):
+        await store.put(f"runs/r{i}/t/trajectory.json", b'{"n": %d}' % i)
+    # another process reads every object as soon as put returned
+    read = subprocess.run(
+        [sys.executable, "-c", "import sys, pathlib; print(pathlib.Path(sys.argv[1]).read_text())",
+         str(tmp_path / "objects" / "runs" / "r19" / "t" / "trajectory.json")],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert read.stdout.strip() == '{"n": 19}', read.stderr
+    syncer = store._syncer
+    assert syncer is not None
+    threads = list(syncer._threads)
+    assert threads and all(t.name.startswith("objects-fsync") for t in threads)
+    await store.close()
+    assert store._syncing == set() and store._syncer is None
+    assert not any(t.is_alive() for t in threads)  # every fsync done, the thread ended
+    unsynced = FilesystemObjectStore({"fsync": False}, home=tmp_path)
+    await unsynced.put("k", b"v")
+    assert unsynced._syncer is None and await unsynced.get("k") == b"v"
+    await unsynced.close()
+
+
+@pytest.mark.anyio
 async def test_filesystem_failed_write_leaves_old_object(tmp_path):
     store = FilesystemObjectStore(home=tmp_path)
     await store.put("k", b"old")
