@@ -2,8 +2,10 @@
 
 import json
 import os
+import signal
 import sqlite3
 import threading
+import time
 
 import anyio
 import pytest
@@ -139,6 +141,41 @@ async def test_filesystem_put_is_readable_at_once_and_close_waits_for_the_folder
     await unsynced.put("k", b"v")
     assert unsynced._syncer is None and await unsynced.get("k") == b"v"
     await unsynced.close()
+
+
+@pytest.mark.anyio
+async def test_filesystem_store_puts_and_closes_in_a_forked_child(tmp_path):
+    store = FilesystemObjectStore(home=tmp_path)
+    await store.put("a/parent", b"p")  # its fsync thread exists; a forked child has none
+    pid = os.fork()
+    if pid == 0:
+        code = [1]
+
+        def child() -> None:  # a thread of its own: this one still holds the parent's loop
+            async def put_and_close() -> None:
+                with anyio.fail_after(20):  # a copied executor would never run the fsync
+                    await store.put("b/child", b"c")
+                    await store.close()
+
+            anyio.run(put_and_close)
+            code[0] = 0
+
+        try:
+            worker = threading.Thread(target=child)
+            worker.start()
+            worker.join()
+        finally:
+            os._exit(code[0])
+    deadline = time.monotonic() + 60
+    while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+        await anyio.sleep(0.05)
+    if done[0] == 0:  # a close that waits for an fsync no thread will ever run
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child's put and close did not finish within 60 s")
+    assert os.waitstatus_to_exitcode(done[1]) == 0
+    assert await store.get("b/child") == b"c"
+    await store.close()
 
 
 @pytest.mark.anyio

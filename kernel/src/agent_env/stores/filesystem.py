@@ -44,6 +44,7 @@ class FilesystemObjectStore(ObjectStore):
         self._syncing: set[Future[None]] = set()
         self._sync_lock = threading.Lock()
         self._syncer: ThreadPoolExecutor | None = None
+        self._syncer_pid = 0
 
     def _path(self, key: str) -> Path:
         return self.root.joinpath(*check_object_key(key).split("/"))
@@ -93,8 +94,11 @@ class FilesystemObjectStore(ObjectStore):
     def _sync_behind(self, folder: Path) -> None:
         """fsync `folder` on the background thread (`close` waits for it)."""
         with self._sync_lock:
-            if self._syncer is None:
+            if self._syncer is None or self._syncer_pid != os.getpid():
+                # none yet, or one copied into a forked child without its thread
                 self._syncer = ThreadPoolExecutor(1, thread_name_prefix="objects-fsync")
+                self._syncer_pid = os.getpid()
+                self._syncing = set()
             future = self._syncer.submit(fsync_dir, folder)
             self._syncing.add(future)
         future.add_done_callback(self._synced)
@@ -104,16 +108,16 @@ class FilesystemObjectStore(ObjectStore):
             self._syncing.discard(future)
 
     def flush(self) -> None:
-        """Wait until every folder fsync started so far has finished."""
+        """Wait until every folder fsync this process started so far has finished."""
         with self._sync_lock:
-            pending = list(self._syncing)
+            pending = list(self._syncing) if self._syncer_pid == os.getpid() else []
         wait(pending)
 
     async def close(self) -> None:
         await anyio.to_thread.run_sync(self.flush)
         with self._sync_lock:
             syncer, self._syncer = self._syncer, None
-        if syncer is not None:
+        if syncer is not None and self._syncer_pid == os.getpid():
             syncer.shutdown(wait=True)
 
     def _parent_is_object(self, key: str) -> bool:
