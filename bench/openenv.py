@@ -188,15 +188,18 @@ def start_ours(
 async def wait_health(url: str) -> None:
     import httpx
 
+    # a deadline, not a count of polls: on a loaded 2-core machine (load 28) openenv's server
+    # took 151 s to import and come up
+    deadline = time.monotonic() + 600
     async with httpx.AsyncClient() as client:
-        for _ in range(600):
+        while time.monotonic() < deadline:
             try:
                 if (await client.get(url + "/health")).status_code == 200:
                     return
             except httpx.HTTPError:
                 pass
             await anyio.sleep(0.1)
-    raise RuntimeError(f"{url} did not come up")
+    raise RuntimeError(f"{url} did not come up within 600 s")
 
 
 def start_openenv(sessions: int) -> tuple[subprocess.Popen, str]:

@@ -412,3 +412,23 @@ def test_an_env_written_against_the_existing_import_paths_runs(tmp_path):
         }
     ]
     assert card["capabilities"]["operations"] == ["data/reset", "data/add", "data/get"]
+
+
+@pytest.mark.anyio
+async def test_a_lean_mcp_client_answers_as_the_httpx_one_and_names_an_unreachable_env():
+    server = serve_in_thread(Fancy().create_app())
+    try:
+        answers = []
+        for lean in (False, True):
+            async with EnvClient(server.url, timeout=5, lean_mcp=lean) as env:
+                tools = [t.name for t in await env.list_tools()]
+                shout = await env.call_tool("Fancy_shout", {"text": "hi", "times": 2})
+                with pytest.raises(ToolCallError, match="Fancy_shout"):
+                    await env.call_tool("Fancy_shout", {}, raise_on_error=True)
+                answers.append((tools, shout))
+        assert answers[0] == answers[1] and answers[1][1].text == "HI HI "
+    finally:
+        server.stop()
+    async with EnvClient("http://127.0.0.1:9", timeout=1, lean_mcp=True) as dead:
+        with pytest.raises(EnvUnavailable, match="unreachable"):
+            await dead.call_tool("Fancy_shout", {"text": "hi"})

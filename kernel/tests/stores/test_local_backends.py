@@ -2,8 +2,10 @@
 
 import json
 import os
+import signal
 import sqlite3
 import threading
+import time
 
 import anyio
 import pytest
@@ -111,6 +113,69 @@ async def test_filesystem_layout_and_no_leftover_temp_files(tmp_path):
     ]
     assert list((tmp_path / "objects" / ".staging").iterdir()) == []
     assert ".staging" not in str(await store.list())
+
+
+@pytest.mark.anyio
+async def test_filesystem_put_is_readable_at_once_and_close_waits_for_the_folder_fsyncs(tmp_path):
+    import subprocess
+    import sys
+
+    store = FilesystemObjectStore(home=tmp_path)
+    for i in range(20):
+        await store.put(f"runs/r{i}/t/trajectory.json", b'{"n": %d}' % i)
+    # another process reads every object as soon as put returned
+    read = subprocess.run(
+        [sys.executable, "-c", "import sys, pathlib; print(pathlib.Path(sys.argv[1]).read_text())",
+         str(tmp_path / "objects" / "runs" / "r19" / "t" / "trajectory.json")],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert read.stdout.strip() == '{"n": 19}', read.stderr
+    syncer = store._syncer
+    assert syncer is not None
+    threads = list(syncer._threads)
+    assert threads and all(t.name.startswith("objects-fsync") for t in threads)
+    await store.close()
+    assert store._syncing == set() and store._syncer is None
+    assert not any(t.is_alive() for t in threads)  # every fsync done, the thread ended
+    unsynced = FilesystemObjectStore({"fsync": False}, home=tmp_path)
+    await unsynced.put("k", b"v")
+    assert unsynced._syncer is None and await unsynced.get("k") == b"v"
+    await unsynced.close()
+
+
+@pytest.mark.anyio
+async def test_filesystem_store_puts_and_closes_in_a_forked_child(tmp_path):
+    store = FilesystemObjectStore(home=tmp_path)
+    await store.put("a/parent", b"p")  # its fsync thread exists; a forked child has none
+    pid = os.fork()
+    if pid == 0:
+        code = [1]
+
+        def child() -> None:  # a thread of its own: this one still holds the parent's loop
+            async def put_and_close() -> None:
+                with anyio.fail_after(20):  # a copied executor would never run the fsync
+                    await store.put("b/child", b"c")
+                    await store.close()
+
+            anyio.run(put_and_close)
+            code[0] = 0
+
+        try:
+            worker = threading.Thread(target=child)
+            worker.start()
+            worker.join()
+        finally:
+            os._exit(code[0])
+    deadline = time.monotonic() + 60
+    while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+        await anyio.sleep(0.05)
+    if done[0] == 0:  # a close that waits for an fsync no thread will ever run
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child's put and close did not finish within 60 s")
+    assert os.waitstatus_to_exitcode(done[1]) == 0
+    assert await store.get("b/child") == b"c"
+    await store.close()
 
 
 @pytest.mark.anyio

@@ -17,6 +17,7 @@ from pydantic import TypeAdapter
 from agentenv_protocol import _http
 from agentenv_protocol.context import ROLE_HEADER, ROLE_META_KEY
 from agentenv_protocol.errors import EnvUnavailable, ProtocolError, ToolCallError, rpc_error_from
+from agentenv_protocol.fastpost import ForwardError, ForwardTimeout, PostPool
 from agentenv_protocol.mcp_http import McpHttp, McpHttpError
 from agentenv_protocol.types import (
     METHOD_ADD,
@@ -72,7 +73,12 @@ class EnvClient:
         headers: dict[str, str] | None = None,
         mcp_path: str | None = None,
         http: httpx.AsyncClient | None = None,
+        lean_mcp: bool = False,
     ) -> None:
+        """`lean_mcp`: MCP requests (`list_tools`, `call_tool`) go over `fastpost`'s keep-alive
+        connections (plain http, asyncio only) instead of httpx, a few hundred microseconds
+        less per call: for a caller on a hot path, such as an OpenEnv step through a run's
+        gateway."""
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
         self.role = role
@@ -85,6 +91,10 @@ class EnvClient:
         self.http = http or _http.client(timeout, connect=connect_timeout, headers=extra)
         self._mcp_path = mcp_path
         self._mcp: McpHttp | None = None
+        self._headers = extra
+        self._connect_timeout = connect_timeout
+        self._pool: PostPool | None = None
+        self._lean = lean_mcp
 
     async def __aenter__(self) -> EnvClient:
         return self
@@ -93,13 +103,15 @@ class EnvClient:
         await self.aclose()
 
     async def aclose(self) -> None:
+        if self._pool is not None:
+            await self._pool.aclose()
         if self._own_http:
             await self.http.aclose()
 
     def _unavailable(
         self, what: str, exc: Exception, timeout: float | None = None
     ) -> EnvUnavailable:
-        if isinstance(exc, httpx.TimeoutException):
+        if isinstance(exc, (httpx.TimeoutException, ForwardTimeout)):
             return EnvUnavailable(
                 f"{self.base_url} did not answer {what} within {timeout or self.timeout}s"
             )
@@ -214,7 +226,13 @@ class EnvClient:
                     path = (await self.card()).mcp_path()
                 except ProtocolError:
                     path = "/mcp"
-            self._mcp = McpHttp(self.base_url + path, self.http)
+            if self._lean and self.base_url.startswith("http://"):  # fastpost: plain http only
+                self._pool = PostPool(
+                    self.base_url, connect_timeout=self._connect_timeout, timeout=self.timeout
+                )
+                self._mcp = McpHttp(self.base_url + path, pool=self._pool, headers=self._headers)
+            else:
+                self._mcp = McpHttp(self.base_url + path, self.http)
         return self._mcp
 
     async def _mcp_request(self, method: str, params: dict, timeout: float | None) -> dict:
@@ -222,7 +240,7 @@ class EnvClient:
         meta = {ROLE_META_KEY: self.role} if self.role else None
         try:
             answer = await mcp.request(method, params, meta=meta, timeout=timeout)
-        except httpx.HTTPError as e:
+        except (httpx.HTTPError, ForwardError) as e:
             raise self._unavailable(method, e, timeout) from e
         except McpHttpError as e:
             raise ProtocolError(f"{method}: {e}") from None

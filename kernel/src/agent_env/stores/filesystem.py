@@ -2,6 +2,10 @@
 
 A write goes to a temp file in `<root>/.staging/`, is fsynced, then renamed over the target,
 so a reader sees the old object or the new one, never a torn one, even across processes.
+`put` returns once the object is in place: every process reads it, and a crash of this process
+loses nothing. The fsync of its folder, which makes the rename itself survive a power loss,
+runs behind on one background thread (it cost as much as the file's own fsync: 7-30 ms on a
+busy disk, on every episode's trajectory); `close` waits for every one of them.
 """
 
 from __future__ import annotations
@@ -9,7 +13,9 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +41,10 @@ class FilesystemObjectStore(ObjectStore):
         reject_unknown_settings("filesystem", self.settings, ("root", "fsync"))
         self.root = home_path(self.settings, "root", home, "objects")
         self.fsync = bool(self.settings.get("fsync", True))
+        self._syncing: set[Future[None]] = set()
+        self._sync_lock = threading.Lock()
+        self._syncer: ThreadPoolExecutor | None = None
+        self._syncer_pid = 0
 
     def _path(self, key: str) -> Path:
         return self.root.joinpath(*check_object_key(key).split("/"))
@@ -76,10 +86,39 @@ class FilesystemObjectStore(ObjectStore):
                             f"cannot put object {key!r}: a parent part is an object ({exc})"
                         ) from None
             if self.fsync:
-                fsync_dir(target.parent)
+                self._sync_behind(target.parent)
         except BaseException:
             discard(tmp)
             raise
+
+    def _sync_behind(self, folder: Path) -> None:
+        """fsync `folder` on the background thread (`close` waits for it)."""
+        with self._sync_lock:
+            if self._syncer is None or self._syncer_pid != os.getpid():
+                # none yet, or one copied into a forked child without its thread
+                self._syncer = ThreadPoolExecutor(1, thread_name_prefix="objects-fsync")
+                self._syncer_pid = os.getpid()
+                self._syncing = set()
+            future = self._syncer.submit(fsync_dir, folder)
+            self._syncing.add(future)
+        future.add_done_callback(self._synced)
+
+    def _synced(self, future: Future[None]) -> None:
+        with self._sync_lock:
+            self._syncing.discard(future)
+
+    def flush(self) -> None:
+        """Wait until every folder fsync this process started so far has finished."""
+        with self._sync_lock:
+            pending = list(self._syncing) if self._syncer_pid == os.getpid() else []
+        wait(pending)
+
+    async def close(self) -> None:
+        await anyio.to_thread.run_sync(self.flush)
+        with self._sync_lock:
+            syncer, self._syncer = self._syncer, None
+        if syncer is not None and self._syncer_pid == os.getpid():
+            syncer.shutdown(wait=True)
 
     def _parent_is_object(self, key: str) -> bool:
         parts = key.split("/")[:-1]

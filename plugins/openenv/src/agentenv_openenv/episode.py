@@ -158,6 +158,7 @@ class OpenEnvAgent(AgentKind):
                     token=request.token,
                     mcp_path="/" + (tail or "mcp"),
                     timeout=request.timeout_seconds,
+                    lean_mcp=True,  # each step crosses the gateway: no httpx on that path
                 ) as client:
                     turn.client = client
                     episode.open_turn(turn)
