@@ -14,6 +14,7 @@ import os
 import shutil
 import tempfile
 import threading
+import weakref
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
@@ -28,6 +29,19 @@ from agent_env.stores.names import STAGING_DIR, check_object_key, check_object_p
 from agent_env.stores.support import home_path, object_bytes, reject_unknown_settings
 
 _CHUNK = 1 << 20
+
+
+#: Every live store of this process: a forked child gets fresh locks for them (a lock copied
+#: while another thread held it would stay held in the child forever).
+_STORES: weakref.WeakSet[FilesystemObjectStore] = weakref.WeakSet()
+
+
+def _fresh_locks_in_child() -> None:
+    for store in list(_STORES):
+        store._sync_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_fresh_locks_in_child)
 
 
 class FilesystemObjectStore(ObjectStore):
@@ -45,6 +59,7 @@ class FilesystemObjectStore(ObjectStore):
         self._sync_lock = threading.Lock()
         self._syncer: ThreadPoolExecutor | None = None
         self._syncer_pid = 0
+        _STORES.add(self)
 
     def _path(self, key: str) -> Path:
         return self.root.joinpath(*check_object_key(key).split("/"))
