@@ -115,6 +115,8 @@ HELLO_UNUSED = (
     "agent_env.plugins.installer",
     "agent_env.engine.snapshot",
     "agentenv_core_steps.tool_criteria",
+    # the run gateway: a task that deploys no env has none
+    "agentenv_core_steps.gateway",
 )
 
 
