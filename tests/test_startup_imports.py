@@ -109,6 +109,14 @@ HELLO_UNUSED = (
     "agentenv_explorer.app",
     # start-up's generated-code cache is the console script's alone (this probe calls main)
     "agent_env.cli.codecache",
+    # install hints are worded only for an error; a snapshot model only for a fork; the
+    # tool-call verifier's criteria only where tool calls are verified
+    "agent_env.plugins.known",
+    "agent_env.plugins.installer",
+    "agent_env.engine.snapshot",
+    "agentenv_core_steps.tool_criteria",
+    # the run gateway: a task that deploys no env has none
+    "agentenv_core_steps.gateway",
 )
 
 

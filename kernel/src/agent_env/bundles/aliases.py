@@ -23,7 +23,7 @@ from agent_env.suggest import did_you_mean
 ENTITY_TABLES = {"envs": "env", "agents": "agent"}
 TASK_TABLE = "aliases"
 #: An entity alias is a plain name, never an id (the existing product's rule).
-ALIAS_NAME = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?")
+ALIAS_NAME = r"[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?"
 ALIAS_RULE = "lowercase letters, digits and '-', at most 64 characters"
 
 
@@ -68,7 +68,7 @@ def entity_aliases(
             if not aliases:
                 problems.append(f"{table}.{name}: expected a non-empty list of aliases")
             for alias in aliases:
-                if not ALIAS_NAME.fullmatch(alias):
+                if not re.fullmatch(ALIAS_NAME, alias):
                     problems.append(f"{table}.{name}: {alias!r} is not an alias: {ALIAS_RULE}")
                 elif alias in named:
                     other = named[alias]

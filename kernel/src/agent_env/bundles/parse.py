@@ -37,7 +37,6 @@ from agent_env.bundles.source import folder_id_prefix
 from agent_env.bundles.tasks import read_task
 from agent_env.convert import Ignored
 from agent_env.errors import AgentEnvError, BundleError, PluginError
-from agent_env.plugins.known import distribution, install_hint
 from agent_env.runs.overrides import fields_for
 from agent_env.sandbox import provider_chain
 from agent_env.suggest import did_you_mean
@@ -354,6 +353,8 @@ class _Parser:
                 f"({', '.join(claimed)}); set type"
             )
         else:
+            from agent_env.plugins.known import install_hint
+
             hint = install_hint("folder default", kind)
             problem = (
                 f"no installed {kind} type declares itself the default (`default_for`); set "
@@ -450,6 +451,8 @@ class _Parser:
         except (AttributeError, PluginError):
             return
         if cls is None:
+            from agent_env.plugins.known import distribution
+
             if kind == "env" and distribution("env type", entity_type) is None:
                 known = registry.names()
                 self.problems.add(

@@ -199,7 +199,7 @@ def lookup(source: str, filename: str, flags: int) -> CodeType:
         _state["hits"] += 1
     _used.add(key)
     if salted is not None:
-        code = _swap_constant(code, int(PLACEHOLDER), int(salted))
+        code = _swap_in_hash(code, int(PLACEHOLDER), int(salted))
     return code
 
 
@@ -213,6 +213,23 @@ def salted_literal(source: str, filename: str) -> str | None:
     if len(literal.lstrip("-")) < 12 or source.count(literal) != 1 or PLACEHOLDER in source:
         return None
     return literal
+
+
+def _swap_in_hash(script: CodeType, old: int, new: int) -> CodeType:
+    """`_swap_constant` of an attrs methods script, rebuilding only its `__hash__` (the one
+    place attrs writes the literal): rebuilding every method's code object cost more than a
+    millisecond per command. A script whose `__hash__` turns out not to hold it gets the
+    swap everywhere."""
+    consts = list(script.co_consts)
+    found = False
+    for i, const in enumerate(consts):
+        if isinstance(const, CodeType) and const.co_name == "__hash__":
+            swapped = _swap_constant(const, old, new)
+            found = found or swapped.co_consts != const.co_consts
+            consts[i] = swapped
+    if not found:
+        return _swap_constant(script, old, new)
+    return script.replace(co_consts=tuple(consts))
 
 
 def _swap_constant(code: CodeType, old: int, new: int) -> CodeType:

@@ -28,7 +28,6 @@ from agent_env.config.schema import (
 from agent_env.convert import unknown_name
 from agent_env.errors import ConfigError, PluginError
 from agent_env.notices import warn_once
-from agent_env.plugins.known import install_hint
 from agent_env.suggest import did_you_mean
 
 CONFIG_RELPATH = Path(".agentenv") / "config.toml"
@@ -132,6 +131,8 @@ class _Loader:
             names = self._backend_names(parent)
             if child in names:
                 return
+            from agent_env.plugins.known import install_hint
+
             hint = install_hint("sandbox provider" if parent == "sandbox" else "", child)
             if hint:
                 raise ConfigError(

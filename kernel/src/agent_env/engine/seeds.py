@@ -29,9 +29,9 @@ from agent_env.errors import BundleError
 
 FILE_NAME = "seeds.toml"
 _SCALARS = (str, int, float, bool)
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_PLACEHOLDER = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_WHOLE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_PLACEHOLDER = r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}"
+_WHOLE = r"\{([A-Za-z_][A-Za-z0-9_]*)\}"
 _SKIP_FIELDS = frozenset({"id", "depends_on", "retry_config", "fail_task_on_error"})
 
 
@@ -97,7 +97,7 @@ def load_seed_table(path: Path | None, bundle_root: Path | None = None) -> SeedT
         else:
             for i, table in enumerate(raw):
                 for key, value in table.items():
-                    if not _NAME.fullmatch(key):
+                    if not re.fullmatch(_NAME, key):
                         problems.append(f"trial {i + 1}: {key!r} is not a placeholder name")
                     elif key == "trial":
                         problems.append(f"trial {i + 1}: 'trial' is set by the engine")
@@ -126,7 +126,7 @@ def substitute_text(text: str, values: Mapping[str, Any]) -> str:
             return "{" + escaped + "}" if escaped in values else match.group(0)
         return _text(values[name]) if name in values else match.group(0)
 
-    return _PLACEHOLDER.sub(one, text)
+    return re.sub(_PLACEHOLDER, one, text)
 
 
 def _admits_non_text(typ: Any) -> bool:
@@ -175,7 +175,7 @@ def _field_types(cls: type) -> dict[str, Any]:
 
 def _substitute(value: Any, values: Mapping[str, Any], typ: Any = str) -> Any:
     if isinstance(value, str):
-        whole = _WHOLE.fullmatch(value)
+        whole = re.fullmatch(_WHOLE, value)
         if whole and whole.group(1) in values and _admits_non_text(typ):
             return values[whole.group(1)]
         return substitute_text(value, values)

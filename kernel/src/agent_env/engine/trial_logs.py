@@ -16,13 +16,13 @@ MAX_LINES = 2000
 MAX_BYTES = 256 * 1024
 #: How long reading one sandbox's logs may take at teardown.
 READ_TIMEOUT = 10.0
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+_UNSAFE = r"[^A-Za-z0-9_.-]+"
 
 
 def log_key(instance_id: str, sandbox_name: str) -> str:
     """The object key of one sandbox's log (names reduced to safe characters)."""
-    name = _UNSAFE.sub("_", sandbox_name).strip(".") or "sandbox"
-    return f"{PREFIX}/{_UNSAFE.sub('_', instance_id)}/{name}.log"
+    name = re.sub(_UNSAFE, "_", sandbox_name).strip(".") or "sandbox"
+    return f"{PREFIX}/{re.sub(_UNSAFE, '_', instance_id)}/{name}.log"
 
 
 def bounded(text: str, limit: int = MAX_BYTES) -> str:
@@ -58,7 +58,7 @@ async def save(
 
 async def load(objects: Any, instance_id: str) -> dict[str, str]:
     """The kept logs of one task instance, by sandbox name (empty when none were kept)."""
-    prefix = f"{PREFIX}/{_UNSAFE.sub('_', instance_id)}/"
+    prefix = f"{PREFIX}/{re.sub(_UNSAFE, '_', instance_id)}/"
     out: dict[str, str] = {}
     for key in await objects.list(prefix):
         try:

@@ -10,6 +10,8 @@ It lives in the kernel because a hint is needed exactly when the plugin is *not*
 
 from __future__ import annotations
 
+from typing import Any
+
 _CORE = "agentenv-core-steps"
 _AWS = "agentenv-aws-stores"
 _GCP = "agentenv-gcp-stores"
@@ -134,10 +136,17 @@ def install_command(dist: str) -> str:
     return install_hint(dist, INSTALL_COMMANDS.get(dist, f"pip install {dist}"))
 
 
-#: (backend kind, name) -> pip command, for the store and sandbox error messages.
-KNOWN_BACKENDS: dict[tuple[str, str], str] = {
-    key: install_command(dist) for key, dist in KNOWN.items() if key[0] in BACKEND_KINDS
-}
+#: (backend kind, name) -> pip command, for the store and sandbox error messages: built on
+#: first use (`__getattr__`), as wording each command looks at the installation's files.
+KNOWN_BACKENDS: dict[tuple[str, str], str]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "KNOWN_BACKENDS":
+        table = {key: install_command(d) for key, d in KNOWN.items() if key[0] in BACKEND_KINDS}
+        globals()["KNOWN_BACKENDS"] = table
+        return table
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def commands_under(group: str) -> list[str]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from agent_env.errors import PluginError
-from agent_env.plugins.known import install_hint
 from agent_env.registry import PluginAttribution, Registry
 from agent_env.suggest import did_you_mean
 
@@ -17,6 +16,8 @@ class HintedRegistry(Registry):
 
     def get(self, name: str) -> Any:
         if name not in self:
+            from agent_env.plugins.known import install_hint
+
             hint = install_hint(self.kind, name)
             if hint:
                 raise PluginError(
@@ -60,6 +61,8 @@ class StoreRegistry(PluginAttribution):
     def get(self, kind: str, type: str) -> Any:
         registry = self._kind(kind, "the lookup")
         if type not in registry:
+            from agent_env.plugins.known import install_hint
+
             hint = install_hint(kind, type)
             if hint:
                 raise PluginError(

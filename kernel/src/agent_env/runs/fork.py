@@ -10,15 +10,16 @@ id, a damaged snapshot, a snapshot of another task) is refused before any trial 
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from agent_env.engine.snapshot import RESTORE_FROM, TaskSnapshot, load
 from agent_env.errors import AgentEnvError
 
 if TYPE_CHECKING:  # pragma: no cover
     from agent_env.engine.run import Session
+    from agent_env.engine.snapshot import TaskSnapshot
     from agent_env.runs.model import LoadedBundle
     from agent_env.runs.request import RunRequest
 
@@ -33,6 +34,8 @@ async def forked(session: Session, request: RunRequest) -> RunRequest:
     per child, all of them at once unless `--concurrency` says otherwise."""
     if request.eval_names:
         raise AgentEnvError("--from-snapshot runs the snapshot's task: give no --eval")
+    from agent_env.engine.snapshot import RESTORE_FROM, load
+
     snapshot = await load(session.stores, str(request.from_snapshot))
     name = task_name(snapshot)
     if request.task_names and tuple(request.task_names) != (name,):
@@ -54,8 +57,11 @@ async def forked(session: Session, request: RunRequest) -> RunRequest:
 
 def snapshot_of(request: RunRequest) -> TaskSnapshot | None:
     """The snapshot a forked request restores, None for any other request."""
-    found = request.resources.get(RESTORE_FROM)
-    return found if isinstance(found, TaskSnapshot) else None
+    stored = sys.modules.get("agent_env.engine.snapshot")
+    if stored is None:  # no snapshot was loaded in this process (and none is imported for it)
+        return None
+    found = request.resources.get(stored.RESTORE_FROM)
+    return found if isinstance(found, stored.TaskSnapshot) else None
 
 
 def check_task(loaded: LoadedBundle, request: RunRequest) -> None:
@@ -77,6 +83,8 @@ async def reattach(session: Session, forked_from: object) -> dict[Any, Any]:
     as its instance resource, so that a child interrupted before its restore still restores."""
     if not isinstance(forked_from, str) or not forked_from:
         return {}
+    from agent_env.engine.snapshot import RESTORE_FROM, load
+
     return {RESTORE_FROM: await load(session.stores, forked_from)}
 
 

@@ -66,7 +66,7 @@ def hostname() -> str:
     return socket.gethostname()
 
 
-_VALUE = re.compile(r"^(?P<pid>\d+):(?P<start>\d*)@(?P<host>.*)$")
+_VALUE = r"^(?P<pid>\d+):(?P<start>\d*)@(?P<host>.*)$"
 
 
 @attrs.frozen(kw_only=True)
@@ -133,7 +133,7 @@ class ProcessIdentity:
     @classmethod
     def from_label_value(cls, value: str | None) -> ProcessIdentity | None:
         """Parse `to_label_value()`; None for anything else."""
-        match = _VALUE.match(value or "")
+        match = re.match(_VALUE, value or "")
         if not match:
             return None
         start = int(match["start"]) if match["start"] else None

@@ -16,7 +16,7 @@ from typing import Any
 
 from agent_env.errors import StoreError
 
-_FIELD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+_FIELD_RE = r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*"
 
 Statements = list[tuple[str, tuple]]
 
@@ -24,7 +24,7 @@ Statements = list[tuple[str, tuple]]
 def field_sql(field: str) -> str:
     """The SQL expression of a dotted field; `StoreError` for anything but dotted names (they
     are spliced into the SQL, which an expression index needs)."""
-    if not isinstance(field, str) or not _FIELD_RE.fullmatch(field) or len(field) > 200:
+    if not isinstance(field, str) or not re.fullmatch(_FIELD_RE, field) or len(field) > 200:
         raise StoreError(
             f"bad field name {field!r}: use dotted names of letters, digits and '_' (task.name)"
         )

@@ -54,49 +54,18 @@ class BashCriterion(_Criterion):
     bash_cmd: str
 
 
-@attrs.frozen(kw_only=True)
-class ToolCalledCriterion(_Criterion):
-    """`tool_called` / `tool_not_called`: a call of `tool` whose arguments include
-    `arguments` (at least `min_times` of them for `tool_called`)."""
-
-    tool: str
-    arguments: dict[str, Any] | None = None
-    min_times: int | None = None
-
-
-@attrs.frozen(kw_only=True)
-class ToolCallCountCriterion(_Criterion):
-    """`tool_call_count`: between `min` and `max` calls (of `tool`, if given)."""
-
-    tool: str | None = None
-    arguments: dict[str, Any] | None = None
-    min: int | None = None
-    max: int | None = None
-
-
-@attrs.frozen(kw_only=True)
-class NoToolErrorsCriterion(_Criterion):
-    """`no_tool_errors`: no call (of `tool`, if given) failed."""
-
-    tool: str | None = None
-    arguments: dict[str, Any] | None = None
-
-
 SANDBOX_CRITERIA: Mapping[str, type] = {
     "probe_file_exists": PathsCriterion,
     "probe_dir_exists": PathsCriterion,
     "probe_file_contains": FileContainsCriterion,
     "bash_cmd_succeeds": BashCriterion,
 }
-TOOL_CALL_CRITERIA: Mapping[str, type] = {
-    "tool_called": ToolCalledCriterion,
-    "tool_not_called": ToolCalledCriterion,
-    "tool_call_count": ToolCallCountCriterion,
-    "no_tool_errors": NoToolErrorsCriterion,
-}
+#: The criterion types the tool-call verifier scores (their models: `tool_criteria`, imported
+#: only where tool calls are verified).
+TOOL_CALL_TYPES = ("tool_called", "tool_not_called", "tool_call_count", "no_tool_errors")
 #: Types other verifiers score: a shared criteria list may hold them (they are skipped).
 OTHER_VERIFIERS_TYPES = frozenset(
-    {"response_contains", "response_regex_present", "rubric", "llm_judge", *TOOL_CALL_CRITERIA}
+    {"response_contains", "response_regex_present", "rubric", "llm_judge", *TOOL_CALL_TYPES}
 )
 
 

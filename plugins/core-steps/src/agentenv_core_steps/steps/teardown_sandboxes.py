@@ -77,6 +77,8 @@ class TeardownSandboxes(Step):
     def _unregister_envs(ctx: StepContext, env_sandboxes: dict[str, str], names: list[str]) -> None:
         """An env whose sandbox is gone leaves the run's gateway (its tools stop being
         listed) and is not registered again on resume."""
+        if not env_sandboxes:  # no env was deployed: no gateway to look up (nor to import)
+            return
         from agentenv_core_steps.gateway import live_gateway
 
         gateway = live_gateway(ctx.task_instance_id)

@@ -18,8 +18,9 @@ from agent_env.context import StepContext
 from agent_env.errors import StepFailed
 from agent_env.models import VerifierStep
 from agent_env.suggest import did_you_mean
-from agentenv_core_steps.criteria import TOOL_CALL_CRITERIA, criterion_shape_problems
+from agentenv_core_steps.criteria import criterion_shape_problems
 from agentenv_core_steps.steps.agent_prompt_response_verifier import prompt_record
+from agentenv_core_steps.tool_criteria import TOOL_CALL_CRITERIA
 
 TYPES = tuple(TOOL_CALL_CRITERIA)
 
