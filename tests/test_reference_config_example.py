@@ -1,9 +1,10 @@
 """Issue 35: a user who copies the existing product's all-local `.agentenv/config.toml` keeps
-working. That file is not shipped in its wheel or sdist (its README links it on GitHub), so the
-sample below is written for this test from the sections and keys the existing config loader
-declares (every one of them, with the all-local choices its docs describe). Every daily
-command runs with it, with every installed plugin (the explorer's `[explorer]` too), and what
-we do not use is named in one warning.
+working. That file is not shipped in its wheel or sdist (its README links it on GitHub:
+`.agentenv/config.example.toml`). `PUBLISHED` holds the settings that file sets (its keys and
+values; its comments left out). `ALL_LOCAL` is written for this test from the sections and keys
+the existing config loader declares (every one of them, with the all-local choices its docs
+describe). Every daily command runs with each, with every installed plugin (the explorer's
+`[explorer]` too), and what we do not use is named in one warning.
 """
 
 from __future__ import annotations
@@ -57,6 +58,42 @@ cors_origins = []
 allowed_hosts = []
 static_dir = "ui/dist"
 """
+
+
+PUBLISHED = """
+[stores]
+document = "local"
+object   = "local"
+image    = "local"
+secret   = "local"
+
+[sandbox]
+default       = "local"
+agent_default = "local"
+
+[agents]
+default_a2a_agent_id = "a2a-default"
+
+[runner]
+impl = "agent_env.runner.local_runner:LocalRunner"
+
+[runner.config]
+workers = 2
+
+[explorer]
+port = 8234
+"""
+
+
+@pytest.mark.parametrize(
+    "args", [("config", "show"), ("runs", "list"), ("run", "hello")], ids=" ".join
+)
+def test_the_published_example_runs_every_daily_command(tmp_path, args):
+    done = run_with_config(tmp_path, PUBLISHED, *args)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stderr.count("accepted for compatibility and ignored") == 1, done.stderr
+    for named in ('[stores] image = "local"', "[sandbox] agent_default", "[runner]"):
+        assert named in done.stderr
 
 
 @pytest.fixture(scope="module")
