@@ -321,11 +321,12 @@ async def _measure(n: int, rounds: int) -> dict[str, Any]:
                 "reused": sum(bool(r.get("reused")) for r in warm_records),
                 "digests_equal": warm_digests == {taken["digest"]},
                 "peak_processes": warm_peak,
+                "load_average": round(os.getloadavg()[0], 1),
             }
         finally:
             await session.close()
-    fork_p50 = statistics.median(f["wall_s"] for f in forks)
-    base_p50 = statistics.median(b["wall_s"] for b in bases)
+    fork_p50 = statistics.median(f["wall_s"] for f in forks) if forks else None
+    base_p50 = statistics.median(b["wall_s"] for b in bases) if bases else None
     return {
         "children": n,
         "snapshot": taken["snapshot"],
@@ -334,7 +335,7 @@ async def _measure(n: int, rounds: int) -> dict[str, Any]:
         "deploy_only_rounds": bases,
         "fork_wall_p50_s": fork_p50,
         "deploy_only_wall_p50_s": base_p50,
-        "fork_over_deploy_only": round(fork_p50 / base_p50, 2) if base_p50 else None,
+        "fork_over_deploy_only": round(fork_p50 / base_p50, 2) if fork_p50 and base_p50 else None,
         "all_digests_equal": all(f["digests_equal"] for f in forks),
         "warm": warm,
         "target_s": 2.0,
@@ -351,7 +352,9 @@ def measure_fork(n: int = 32, rounds: int = 1) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--children", type=int, default=32)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="cold forks (0: only the fork onto a warm pool)"
+    )
     args = parser.parse_args()
     figures = measure_fork(args.children, args.rounds)
     for i, (f, b) in enumerate(
@@ -366,17 +369,19 @@ def main() -> None:
             f"load average {f['load_average']}); "
             f"deploy only {b['wall_s']:.3f} s (peak {b['peak_processes']} processes)"
         )
-    print(
-        f"fork p50 {figures['fork_wall_p50_s']:.3f} s (target <= {figures['target_s']} s), "
-        f"deploy-only p50 {figures['deploy_only_wall_p50_s']:.3f} s, ratio "
-        f"{figures['fork_over_deploy_only']}x; all digests equal the snapshot's "
-        f"({figures['digest']}): {figures['all_digests_equal']}"
-    )
+    if figures["rounds"]:
+        print(
+            f"fork p50 {figures['fork_wall_p50_s']:.3f} s (target <= {figures['target_s']} s), "
+            f"deploy-only p50 {figures['deploy_only_wall_p50_s']:.3f} s, ratio "
+            f"{figures['fork_over_deploy_only']}x; all digests equal the snapshot's "
+            f"({figures['digest']}): {figures['all_digests_equal']}"
+        )
     w = figures["warm"]
     print(
         f"fork onto a warm pool (filled ahead): {w['wall_s']:.3f} s for {w['children']} "
         f"children ({w['completed']} completed, {w['reused']} on warm instances, digests equal: "
-        f"{w['digests_equal']}, peak {w['peak_processes']} processes; target <= "
+        f"{w['digests_equal']}, peak {w['peak_processes']} processes, load average "
+        f"{w['load_average']}; target <= "
         f"{figures['target_s']} s)"
     )
     print(json.dumps(figures, indent=1))

@@ -5,11 +5,11 @@ our code, in interleaved blocks of episodes in one run.
 
     .venv/bin/python bench/episode_phases.py [--episodes 40] [--blocks 3]
         [--baseline /tmp/base]   # e.g. git archive BASE kernel/src protocol/src \\
-                                 #   plugins/openenv/src | tar -x -C /tmp/base
+                                 #   plugins/openenv/src plugins/core-steps/src | tar -x -C /tmp/base
 
 Ours: reset, 9 echo calls, end_turn; openenv's: reset, 10 echo calls (bench/rollouts.py's
 episode). The baseline server runs with PYTHONPATH at the baseline's kernel, protocol and
-openenv plugin sources (the rest of the tree is shared) and its own AGENT_ENV_HOME.
+openenv and core-steps sources (the rest of the tree is shared) and its own AGENT_ENV_HOME.
 """
 
 from __future__ import annotations
@@ -41,7 +41,12 @@ def _load(name: str) -> Any:
 
 rollouts = _load("rollouts")
 bench = rollouts.bench
-BASE_SOURCES = ("kernel/src", "protocol/src", "plugins/openenv/src")
+BASE_SOURCES = (
+    "kernel/src",
+    "protocol/src",
+    "plugins/openenv/src",
+    "plugins/core-steps/src",  # the episode's steps (prompt_agent, the verifiers)
+)
 
 
 def tree_cpu(pid: int) -> float:

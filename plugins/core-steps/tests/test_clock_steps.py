@@ -71,3 +71,30 @@ async def test_a_bad_virtual_time_is_refused_before_the_run(runner):
         await runner.run(
             [deploy("notes"), sync("notes", virtual_time="2026-03-08 06:59:00")], FILES
         )
+
+
+async def test_clock_calls_share_the_process_tls_context(runner, monkeypatch):
+    """Each sync_env_clock calls the gateway; a fresh TLS context per call loaded the CA bundle
+    (~60 ms under load: most of a fork's time, since every child of a fork syncs its clock)."""
+    import ssl
+
+    made = []
+    real = ssl.create_default_context
+
+    def counted(*args, **kwargs):
+        made.append(args or kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ssl, "create_default_context", counted)
+    record = await runner.run([deploy("notes")], FILES)  # what a deploy alone builds
+    assert record["failure"] is None, record["failure"]
+    deploy_only = len(made)
+    steps = [deploy("notes")]
+    for i in range(5):
+        steps.append({**sync("notes"), "id": f"clock-{i}", "depends_on": [steps[-1]["id"]]})
+    record = await runner.run(steps, FILES)
+    assert record["failure"] is None, record["failure"]
+    assert runner.state["env_clock"]["virtual_time"] == "2026-03-08T06:59:00Z"
+    # the shared context is built at most once per process (maybe by an earlier test)
+    synced = len(made) - 2 * deploy_only
+    assert synced <= 1, f"{synced} TLS contexts built for 5 clock syncs"

@@ -28,8 +28,10 @@ async def apply_tool_access(
     """POST the change to the gateway's `/tools/<action>` route; the rules per role after it."""
     import httpx
 
-    try:
-        async with httpx.AsyncClient(timeout=TIMEOUT) as http:
+    from agentenv_protocol._http import client
+
+    try:  # the shared TLS context (a fresh one per call loads the CA bundle)
+        async with client(TIMEOUT) as http:
             response = await http.post(
                 f"{gateway.url}/tools/{action}",
                 json={"role": role, "tools": "*" if tools == ["*"] else tools},

@@ -26,8 +26,10 @@ async def gateway_call(
     """The JSON answer of `method path`; StepFailed naming `what` on an HTTP error."""
     import httpx
 
-    try:
-        async with httpx.AsyncClient(timeout=timeout) as http:
+    from agentenv_protocol._http import client
+
+    try:  # the shared TLS context: a fresh one per call loaded the CA bundle (~60 ms)
+        async with client(timeout) as http:
             response = await http.request(
                 method,
                 gateway.url + path,
