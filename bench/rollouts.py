@@ -210,6 +210,11 @@ def main() -> None:
     parser.add_argument(
         "--fork", type=int, default=32, help="children of the fork measurement (0: skip it)"
     )
+    parser.add_argument(
+        "--config",
+        help="a config.toml for our server (e.g. [stores.filesystem] fsync = false, to see "
+        "what durable recording costs); default: none",
+    )
     args = parser.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
     n = max(levels)
@@ -219,6 +224,8 @@ def main() -> None:
         bundle = bench.make_bundle(Path(tmp), "docker" if args.docker else None)
         env = {**os.environ, "AGENT_ENV_HOME": str(Path(tmp) / "home")}
         env.pop("AGENT_ENV_CONFIG", None)
+        if args.config:
+            env["AGENT_ENV_CONFIG"] = str(Path(args.config).resolve())
         ours, ours_url = bench.start_ours(bundle, n, env, pool)
         theirs, theirs_url = bench.start_openenv(n)
         started_here += 2
