@@ -50,3 +50,32 @@ def test_secret_keys_are_masked_after_any_number_of_distinct_argument_names():
         "password": "***",
         "api_key": "***",
     }
+
+
+def test_the_log_file_masks_secrets_json_escapes_and_secret_keys_in_any_case(tmp_path):
+    # the file's writer skips redaction for lines with nothing to mask; a secret that JSON
+    # escapes (quote, backslash, newline, control char) or a secret key in any case is still found
+    quoted, late = 'a"b\\c\nd\x01é', "late-token-9"
+    log = Trajectory(tmp_path / "log.jsonl", secrets=[quoted])
+    log.add_secret(late)
+    entries = [
+        {"tool": "echo", "arguments": {"text": "plain words"}},
+        {"tool": "echo", "arguments": {"text": f"x{quoted}y"}},
+        {"tool": "echo", "arguments": {"text": f"{late}!"}},
+        {"tool": "echo", "arguments": {"PRIVATE-KEY": "k", "Authorization": "Bearer z"}},
+        {"tool": "echo", "arguments": {"text": "n"}, "result": {"PassWd": "p"}},
+    ]
+    for entry in entries:
+        log.record(entry)
+    log.close()
+    expected = [
+        {"tool": "echo", "arguments": {"text": "plain words"}},
+        {"tool": "echo", "arguments": {"text": "x***y"}},
+        {"tool": "echo", "arguments": {"text": "***!"}},
+        {"tool": "echo", "arguments": {"PRIVATE-KEY": "***", "Authorization": "***"}},
+        {"tool": "echo", "arguments": {"text": "n"}, "result": {"PassWd": "***"}},
+    ]
+    lines = (tmp_path / "log.jsonl").read_text().splitlines()
+    assert [json.loads(line) for line in lines] == expected
+    assert log.records == expected
+    assert quoted not in (tmp_path / "log.jsonl").read_text()

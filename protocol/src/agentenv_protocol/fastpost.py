@@ -16,6 +16,9 @@ from urllib.parse import urlsplit
 
 import attrs
 
+#: distinct request heads (path and headers) a pool keeps encoded
+HEADS = 64
+
 
 class ForwardError(Exception):
     """Base class: the exchange with the upstream failed."""
@@ -187,6 +190,7 @@ class PostPool:
             raise ValueError(f"max_connections must be at least 1, got {max_connections}")
         self.max_connections = max_connections
         self._idle: list[_Conn] = []
+        self._heads: dict[tuple, bytes] = {}
         self._turns = asyncio.Semaphore(max_connections)  # FIFO: waiters are served in order
 
     async def _connect(self) -> _Conn:
@@ -209,19 +213,8 @@ class PostPool:
         headers: dict[str, str] | None = None,
         timeout: float | None = None,
     ) -> RawResponse:
-        head = [
-            b"POST ",
-            path.encode(),
-            b" HTTP/1.1\r\nhost: ",
-            self.host_header,
-            b"\r\ncontent-type: application/json\r\ncontent-length: ",
-            str(len(body)).encode(),
-            b"\r\n",
-        ]
-        for key, value in (headers or {}).items():
-            head += [key.encode("latin-1"), b": ", value.encode("latin-1"), b"\r\n"]
-        head.append(b"\r\n")
-        request = b"".join(head) + body
+        head = self._head(path, headers)
+        request = b"".join((head, str(len(body)).encode(), b"\r\n\r\n", body))
         limit = timeout if timeout is not None else self.timeout
         try:
             async with asyncio.timeout(limit):
@@ -229,6 +222,22 @@ class PostPool:
                     return await self._exchange(path, request)
         except TimeoutError:
             raise ForwardTimeout(f"{self.base} did not answer within {limit:g}s") from None
+
+    def _head(self, path: str, headers: dict[str, str] | None) -> bytes:
+        """The request head up to the Content-Length value; a caller's path and headers repeat
+        call after call, so each distinct head is encoded once (at most `HEADS` kept)."""
+        key = (path, tuple(headers.items()) if headers else ())
+        head = self._heads.get(key)
+        if head is None:
+            parts = [b"POST ", path.encode(), b" HTTP/1.1\r\nhost: ", self.host_header]
+            for name, value in key[1]:
+                parts += [b"\r\n", name.encode("latin-1"), b": ", value.encode("latin-1")]
+            parts.append(b"\r\ncontent-type: application/json\r\ncontent-length: ")
+            head = b"".join(parts)
+            if len(self._heads) >= HEADS:
+                self._heads.clear()
+            self._heads[key] = head
+        return head
 
     async def _exchange(self, path: str, request: bytes) -> RawResponse:
         """One request on a pooled (or new) connection; a stale reused one is retried once."""

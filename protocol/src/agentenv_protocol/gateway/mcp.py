@@ -217,7 +217,8 @@ class McpEndpoint:
         answer = await self._methods.dispatch(req, caller, modern)
         if "result" in answer:
             if modern:
-                answer["result"]["resultType"] = "complete"
+                # a copy: the call log keeps the result it was given
+                answer["result"] = {**answer["result"], "resultType": "complete"}
             await respond(send, 200, answer)
         else:
             not_found = modern and answer["error"]["code"] == E.METHOD_NOT_FOUND

@@ -17,6 +17,9 @@ _SECRET_KEY = re.compile(
     re.IGNORECASE,
 )
 
+#: words every name `_SECRET_KEY` matches contains (a cheap, conservative pre-check)
+_SECRET_KEY_WORDS = ("pass", "secret", "token", "key", "authorization", "credential")
+
 
 def redact(value: Any, secrets: Iterable[str] = ()) -> Any:
     """A copy of `value` with secret-named keys and every occurrence of a known secret masked."""
@@ -62,8 +65,11 @@ class Trajectory:
         self, path: str | Path | None = None, *, secrets: Iterable[str] = (), keep: int = 100_000
     ) -> None:
         self.path = Path(path) if path else None
-        self.secrets = {s for s in secrets if s}
-        self._secret_list = sorted(self.secrets, key=len, reverse=True)
+        self.secrets: set[str] = set()
+        self._secret_list: list[str] = []
+        self._probes: tuple[str, ...] = ()
+        for secret in secrets:
+            self.add_secret(secret)
         self._raw: collections.deque = collections.deque(maxlen=keep)
         self._lock = threading.Lock()
         self._file = None
@@ -75,14 +81,30 @@ class Trajectory:
         if value:
             self.secrets.add(value)
             self._secret_list = sorted(self.secrets, key=len, reverse=True)
+            # how a secret can appear in a JSON line: as is, or with JSON's escapes
+            escaped = {json.dumps(s, ensure_ascii=False)[1:-1] for s in self.secrets}
+            self._probes = tuple(sorted(self.secrets | escaped, key=len, reverse=True))
+
+    def _plain(self, line: str) -> bool:
+        """Whether a JSON line holds nothing to redact: no secret-looking key (nor any such word
+        anywhere, which is conservative) and no known secret. Most calls are plain, and skip
+        the copying walk of `_redact`."""
+        lowered = line.lower()
+        if any(word in lowered for word in _SECRET_KEY_WORDS):
+            return False
+        return not any(probe in line for probe in self._probes)
 
     def record(self, entry: dict) -> None:
         """Keep one call; with no file the redaction waits until the records are read."""
         if self._file is None:
             self._raw.append(entry)
             return
-        clean = _redact(entry, self._secret_list)
-        line = json.dumps(clean, default=str, ensure_ascii=False)
+        line = json.dumps(entry, default=str, ensure_ascii=False)
+        if self._plain(line):
+            clean = entry  # kept as given, like the records of a log with no file
+        else:
+            clean = _redact(entry, self._secret_list)
+            line = json.dumps(clean, default=str, ensure_ascii=False)
         with self._lock:
             self._raw.append(clean)
             if self._file is not None:
