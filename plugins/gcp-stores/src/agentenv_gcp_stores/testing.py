@@ -32,6 +32,7 @@ FIRESTORE_EMULATOR = Path(
     "/usr/lib/google-cloud-sdk/platform/cloud-firestore-emulator/cloud_firestore_emulator"
 )
 FIRESTORE_START_TIMEOUT = 60.0
+FIRESTORE_START_ATTEMPTS = 3
 
 
 def settings(endpoint: str, **extra: Any) -> dict[str, Any]:
@@ -63,6 +64,30 @@ def firestore_emulator_path() -> Path | None:
     return Path(on_path) if on_path else None
 
 
+def _answers(proc: subprocess.Popen, url: str) -> str | None:
+    """None once the emulator `proc` answers at `url`; else why not (it exited, or did not
+    answer within FIRESTORE_START_TIMEOUT), its process group stopped."""
+    deadline = time.monotonic() + FIRESTORE_START_TIMEOUT
+    while True:
+        if proc.poll() is not None:
+            why = f"exited with {proc.returncode}"
+            break
+        try:
+            with urllib.request.urlopen(url + "/", timeout=2) as r:
+                if r.status == 200:
+                    return None
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            why = f"did not answer within {FIRESTORE_START_TIMEOUT} s"
+            break
+        time.sleep(0.2)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(10)
+    return why
+
+
 @contextlib.contextmanager
 def firestore_emulator(log: Path | None = None) -> Iterator[str]:
     """Google's Firestore emulator on a free port, in its own process group (its Java child
@@ -73,32 +98,29 @@ def firestore_emulator(log: Path | None = None) -> Iterator[str]:
             f"the Firestore emulator is not installed ({FIRESTORE_EMULATOR}); install the "
             "Debian package google-cloud-cli-firestore-emulator"
         )
-    port = free_port()
     out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        [str(binary), "start", "--host=127.0.0.1", f"--port={port}", f"--project_id={PROJECT}"],
-        stdout=out,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
+    # a free port can be taken by another process before the emulator binds it (Ray's head
+    # opens many): an emulator that does not come up is started again on another port
+    for attempt in range(FIRESTORE_START_ATTEMPTS):
+        port = free_port()
+        proc = subprocess.Popen(
+            [str(binary), "start", "--host=127.0.0.1", f"--port={port}", f"--project_id={PROJECT}"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        url = f"http://127.0.0.1:{port}"
+        why = _answers(proc, url)
+        if why is None:
+            break
+        if attempt == FIRESTORE_START_ATTEMPTS - 1:
+            if not isinstance(out, int):
+                out.close()
+            raise RuntimeError(
+                f"the Firestore emulator {why} ({FIRESTORE_START_ATTEMPTS} attempts)"
+            )
     try:
-        deadline = time.monotonic() + FIRESTORE_START_TIMEOUT
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"the Firestore emulator exited with {proc.returncode}")
-            try:
-                with urllib.request.urlopen(url + "/", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(
-                    f"the Firestore emulator did not answer within {FIRESTORE_START_TIMEOUT} s"
-                )
-            time.sleep(0.2)
         yield url
     finally:
         with contextlib.suppress(ProcessLookupError):
