@@ -5,13 +5,13 @@ it down."""
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import anyio
 import click
 
 from agent_env.cli.toolkit import with_session
+from agentenv_stored_entities.commands.deploy_hold import deploy_and_hold
 from agentenv_stored_entities.commands.group import echo_json
 
 
@@ -55,86 +55,36 @@ def deploy(
     """Deploy a stored agent into a sandbox, print its A2A URL, and keep it up until Ctrl-C,
     which tears it down. The model endpoint is the run's ([model] or LITELLM_BASE_URL).
     Exit codes: 0 deployed (and torn down), 1 it did not come up."""
-    from agent_env.cli.toolkit import guarded
-
     # an agent on its own: no envs, so no gateway
     step: dict[str, Any] = {"id": "agent", "type": "deploy_agent", "env_ids": []}
     if env_vars:
         step["env_vars"] = _env_vars(env_vars)
     if ttl_seconds is not None:
         step["ttl_seconds"] = ttl_seconds
-    held: list[int] = []
-
-    async def main(caught: list[int]) -> int:
-        return await _deploy(ref, version, provider, step, as_json, held)
-
-    async def outer() -> int:
-        code, caught = await guarded(main, default=1)
-        if caught and held:  # the signal ended the hold: torn down as asked
-            click.echo("torn down", err=True)
-            return 0
-        return 130 if caught else code
-
-    return anyio.run(outer)
+    return deploy_and_hold("agent", ref, version, provider, step, as_json, _agent_up)
 
 
-async def _deploy(
-    ref: str,
-    version: int | None,
-    provider: str | None,
-    step: dict[str, Any],
-    as_json: bool,
-    held: list[int],
-) -> int:
-    from agent_env.cli.toolkit import CliObserver, RunPipeline, Session, StoredRef, err
-    from agent_env.runs.service import RunRequest
-
-    request = RunRequest(
-        stored=StoredRef(kind="agent", ref=ref, version=version, step=step),
-        keep=True,
-        provider=provider,
-        as_json=as_json,
-        front_end="a2a-agent deploy",
-    )
-    session = await Session.open()
-    try:
-        pipeline = RunPipeline(session, CliObserver(request, show_result=False))
-        result = await pipeline.run(request)
-        (record,) = result.records
-        agent = record["bundle"]["provenance"]
-        if record.get("failure"):
-            err(
-                f"Error: agent {agent['agent']} v{agent['version']} did not come up: "
-                f"{record['failure'].get('message')}"
-            )
-            return 1
-        agents = await instance_agents(session.stores.documents, record["id"])
-        (entry,) = agents.values()
-        up = {
-            "agent": agent["agent"],
-            "version": agent["version"],
-            "instance": record["id"],
-            "run_id": record["run_id"],
-            "type": entry.get("type"),
-            "provider": entry.get("provider"),
-            "sandbox": entry.get("sandbox"),
-            "url": entry.get("url"),
-            "card_url": f"{str(entry.get('url')).rstrip('/')}/.well-known/agent-card.json",
-        }
-        if as_json:
-            echo_json(up)
-        else:
-            click.echo(f"agent {up['agent']} v{up['version']} up on {up['provider']}")
-            click.echo(f"url: {up['url']}")
-            click.echo(f"card: {up['card_url']}")
-            click.echo(f"instance: {up['instance']}")
-        sys.stdout.flush()
-        err("press Ctrl-C to tear it down")
-        held.append(0)
-        await anyio.sleep_forever()
-        return 0
-    finally:
-        await session.close()
+async def _agent_up(session: Any, record: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    agent = record["bundle"]["provenance"]
+    agents = await instance_agents(session.stores.documents, record["id"])
+    (entry,) = agents.values()
+    up = {
+        "agent": agent["agent"],
+        "version": agent["version"],
+        "instance": record["id"],
+        "run_id": record["run_id"],
+        "type": entry.get("type"),
+        "provider": entry.get("provider"),
+        "sandbox": entry.get("sandbox"),
+        "url": entry.get("url"),
+        "card_url": f"{str(entry.get('url')).rstrip('/')}/.well-known/agent-card.json",
+    }
+    return up, [
+        f"agent {up['agent']} v{up['version']} up on {up['provider']}",
+        f"url: {up['url']}",
+        f"card: {up['card_url']}",
+        f"instance: {up['instance']}",
+    ]
 
 
 async def instance_agents(documents: Any, instance_id: str) -> dict[str, Any]:

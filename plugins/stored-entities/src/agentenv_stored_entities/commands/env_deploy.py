@@ -4,13 +4,13 @@ until Ctrl-C, then tear it down."""
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import anyio
 import click
 
 from agent_env.cli.toolkit import with_session
+from agentenv_stored_entities.commands.deploy_hold import deploy_and_hold
 from agentenv_stored_entities.commands.group import echo_json
 
 
@@ -36,78 +36,25 @@ def deploy(
 ) -> int:
     """Deploy a stored env into a sandbox, print its URL and tools, and keep it up until
     Ctrl-C, which tears it down. Exit codes: 0 deployed (and torn down), 1 it did not come up."""
-    from agent_env.cli.toolkit import guarded
-
     # no gateway stands in front of an env deployed on its own: the user who asked for it
     # calls it directly, so it takes calls without the gateway's per-env secret
     step = {"id": "env", "type": "deploy_env", "allow_direct_calls": True}
     step.update({k: v for k, v in limits.items() if v is not None})
-    held: list[int] = []
-
-    async def main(caught: list[int]) -> int:
-        return await _deploy(ref, version, provider, step, as_json, held)
-
-    async def outer() -> int:
-        code, caught = await guarded(main, default=1)
-        if caught and held:  # the signal ended the hold: torn down as asked
-            click.echo("torn down", err=True)
-            return 0
-        return 130 if caught else code
-
-    return anyio.run(outer)
+    return deploy_and_hold("env", ref, version, provider, step, as_json, _env_up)
 
 
-async def _deploy(
-    ref: str,
-    version: int | None,
-    provider: str | None,
-    step: dict[str, Any],
-    as_json: bool,
-    held: list[int],
-) -> int:
-    from agent_env.cli.toolkit import CliObserver, RunPipeline, Session, StoredRef, err
-    from agent_env.runs.service import RunRequest
-
-    request = RunRequest(
-        stored=StoredRef(kind="env", ref=ref, version=version, step=step),
-        keep=True,
-        provider=provider,
-        as_json=as_json,
-        front_end="env deploy",
-    )
-    session = await Session.open()
-    try:
-        pipeline = RunPipeline(session, CliObserver(request, show_result=False))
-        result = await pipeline.run(request)
-        (record,) = result.records
-        env = record["bundle"]["provenance"]
-        if record.get("failure"):
-            err(
-                f"Error: env {env['env']} v{env['version']} did not come up: "
-                f"{record['failure'].get('message')}"
-            )
-            return 1
-        info = await instance_envs(session.stores.documents, record["id"])
-        up = {
-            **describe(env["env"], env["version"], record["id"], info),
-            "run_id": record["run_id"],
-        }
-        if as_json:
-            echo_json(up)
-        else:
-            click.echo(f"env {up['env']} v{up['version']} up on {up['provider']}")
-            click.echo(f"url: {up['url']}")
-            click.echo(f"mcp: {up['mcp_url']}")
-            click.echo("token: none (the env's own server; a run's gateway adds role tokens)")
-            click.echo(f"tools: {', '.join(up['tools']) or 'none'}")
-            click.echo(f"instance: {up['instance']}")
-        sys.stdout.flush()
-        err("press Ctrl-C to tear it down")
-        held.append(0)
-        await anyio.sleep_forever()
-        return 0
-    finally:
-        await session.close()
+async def _env_up(session: Any, record: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    env = record["bundle"]["provenance"]
+    info = await instance_envs(session.stores.documents, record["id"])
+    up = {**describe(env["env"], env["version"], record["id"], info), "run_id": record["run_id"]}
+    return up, [
+        f"env {up['env']} v{up['version']} up on {up['provider']}",
+        f"url: {up['url']}",
+        f"mcp: {up['mcp_url']}",
+        "token: none (the env's own server; a run's gateway adds role tokens)",
+        f"tools: {', '.join(up['tools']) or 'none'}",
+        f"instance: {up['instance']}",
+    ]
 
 
 async def instance_envs(documents: Any, instance_id: str) -> dict[str, Any]:
