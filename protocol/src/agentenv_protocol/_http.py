@@ -21,6 +21,12 @@ def tls_context() -> ssl.SSLContext:
     return ssl.create_default_context()
 
 
+def tls_verify(verify: bool | str | ssl.SSLContext = True) -> bool | str | ssl.SSLContext:
+    """What to pass as httpx's `verify=`: the shared context for the default (verify with the
+    system's CAs), anything else (off, a CA bundle path, a caller's context) as given."""
+    return tls_context() if verify is True else verify
+
+
 def client(
     timeout: float, *, connect: float = 5.0, headers: Mapping[str, str] | None = None, **kw: Any
 ) -> httpx.AsyncClient:

@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 
+from agentenv_protocol._http import tls_verify
 from agentenv_protocol.errors import rpc_error_from
 from agentenv_protocol.types import (
     INTAKE_EXTENSION_URI,
@@ -58,7 +59,7 @@ class ExtensionCallError(httpx.HTTPStatusError):
 
 async def _rpc(base_url: str, method: str, params: dict, timeout: float, verify: bool) -> dict:
     body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    async with httpx.AsyncClient(verify=verify) as http:
+    async with httpx.AsyncClient(verify=tls_verify(verify)) as http:
         response = await http.post(f"{base_url}{RPC_PATH}", json=body, timeout=timeout)
         response.raise_for_status()
         answer = response.json()
@@ -96,7 +97,7 @@ async def get_data(
 
 async def get_card(base_url: str, timeout: int = 10, verify: bool = True) -> dict:
     """The env's card as a dict; a non-2xx answer raises `httpx.HTTPStatusError`."""
-    async with httpx.AsyncClient(verify=verify) as http:
+    async with httpx.AsyncClient(verify=tls_verify(verify)) as http:
         response = await http.get(f"{base_url}{WELL_KNOWN_PATH}", timeout=timeout)
         response.raise_for_status()
         return response.json()
@@ -184,7 +185,7 @@ async def get_interface_manifest(
     verify: bool = True,
 ) -> Any:
     """One interface's manifest from the server's manifest index (`endpoint`)."""
-    async with httpx.AsyncClient(verify=verify) as http:
+    async with httpx.AsyncClient(verify=tls_verify(verify)) as http:
         response = await http.get(f"{base_url.rstrip('/')}{endpoint}/{interface}", timeout=timeout)
         response.raise_for_status()
         return response.json()
@@ -223,7 +224,7 @@ async def invoke_extension(
     if not op["endpoint"]:
         raise ValueError(f"extension {uri} has no endpoint in params")
     url = f"{base_url}{op['endpoint']}"
-    async with httpx.AsyncClient(verify=verify, headers=headers or {}) as http:
+    async with httpx.AsyncClient(verify=tls_verify(verify), headers=headers or {}) as http:
         if op["method"] == "GET":
             response = await http.get(url, params=params or {}, timeout=timeout)
         else:

@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 
+from agentenv_protocol._http import tls_context
 from agentenv_protocol.client import ToolResult
 from agentenv_protocol.constants import METHOD_GET
 from agentenv_protocol.types import RPC_PATH
@@ -108,7 +109,7 @@ async def env_data_async(mcp_url: str, env: str, *, timeout: float = TIMEOUT) ->
     """The env's state as its `@get_data` handler gives it (a list of part dicts), read through
     the gateway with the verifier's own URL (the verifier role may `data/get`, nothing else)."""
     body = {"jsonrpc": "2.0", "id": 1, "method": METHOD_GET, "params": {}}
-    async with httpx.AsyncClient(timeout=timeout) as http:
+    async with httpx.AsyncClient(timeout=timeout, verify=tls_context()) as http:
         response = await http.post(_svc_url(mcp_url, env), json=body)
     try:
         answer = response.json()

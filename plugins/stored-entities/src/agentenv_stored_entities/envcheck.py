@@ -53,8 +53,12 @@ async def probe(url: str, *, timeout: float = 30.0) -> list[Check]:
     """Every check of the env serving at `url` (its base URL, no trailing slash)."""
     import httpx
 
+    from agentenv_protocol._http import tls_context
+
     report = _Report()
-    async with httpx.AsyncClient(base_url=url, timeout=timeout, trust_env=False) as http:
+    async with httpx.AsyncClient(
+        base_url=url, timeout=timeout, trust_env=False, verify=tls_context()
+    ) as http:
         card = await _card(http, report)
         if card is None:
             return report.checks

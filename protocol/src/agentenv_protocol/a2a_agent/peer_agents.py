@@ -24,6 +24,8 @@ import anyio
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentenv_protocol._http import tls_context
+
 PEER_AGENTS_ENDPOINT = "/ext/peer-agents"
 PEER_MCP_PATH = "/ext/peer-agents/mcp"
 PEER_MCP_SERVER_NAME = "peer_agents"
@@ -79,7 +81,7 @@ def rpc_url(url: str) -> str:
 
 
 def _http_client() -> httpx.AsyncClient:
-    return httpx.AsyncClient(timeout=_REQUEST_TIMEOUT_SECONDS)
+    return httpx.AsyncClient(timeout=_REQUEST_TIMEOUT_SECONDS, verify=tls_context())
 
 
 async def _call(

@@ -408,10 +408,14 @@ async def wait_for_card(
     refuses it (another env won the port, and ours could not bind it)."""
     import httpx
 
+    from agentenv_protocol._http import tls_context
+
     deadline = time.monotonic() + timeout
     last = "no answer yet"
     polls = 0
-    async with httpx.AsyncClient(timeout=httpx.Timeout(5.0, connect=1.0), trust_env=False) as http:
+    async with httpx.AsyncClient(
+        timeout=httpx.Timeout(5.0, connect=1.0), trust_env=False, verify=tls_context()
+    ) as http:
         while True:
             try:
                 response = await http.get(url + WELL_KNOWN_PATH)

@@ -29,9 +29,10 @@ async def fetch_card(url: str) -> tuple[dict[str, Any] | None, str]:
     import httpx
 
     from agentenv_protocol import WELL_KNOWN_PATH
+    from agentenv_protocol._http import tls_context
 
     try:
-        async with httpx.AsyncClient(timeout=TIMEOUT) as http:
+        async with httpx.AsyncClient(timeout=TIMEOUT, verify=tls_context()) as http:
             response = await http.get(url.rstrip("/") + WELL_KNOWN_PATH)
     except httpx.HTTPError as e:
         return None, f"{url}{WELL_KNOWN_PATH} is unreachable: {type(e).__name__}: {e}"

@@ -71,10 +71,11 @@ async def _probe(
     import httpx
 
     from agentenv_protocol import RPC_PATH
+    from agentenv_protocol._http import tls_context
 
     body = {"jsonrpc": "2.0", "id": f"verify-{method}", "method": method, "params": params}
     try:
-        async with httpx.AsyncClient(timeout=TIMEOUT) as http:
+        async with httpx.AsyncClient(timeout=TIMEOUT, verify=tls_context()) as http:
             response = await http.post(url.rstrip("/") + RPC_PATH, json=body, headers=headers)
         answer = response.json()
     except (httpx.HTTPError, ValueError) as e:

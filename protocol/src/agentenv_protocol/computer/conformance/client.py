@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 
+from agentenv_protocol._http import tls_context
 from agentenv_protocol.client_helpers import get_card, invoke_extension, mcp_path
 from agentenv_protocol.computer.card import COMPUTER_EXEC
 from agentenv_protocol.constants import DATA_OBJECTS_EXTENSION_URI, RPC_PATH
@@ -58,7 +59,7 @@ class Driver:
 
     async def rpc(self, method: str, params: dict | None = None) -> dict:
         body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}}
-        async with httpx.AsyncClient(timeout=self.timeout_s) as http:
+        async with httpx.AsyncClient(timeout=self.timeout_s, verify=tls_context()) as http:
             return (await http.post(self.url + RPC_PATH, json=body)).json()
 
     async def add_file(self, path: str, data: bytes) -> dict:
