@@ -75,3 +75,56 @@ def test_an_sdk_agent_in_a_bundle_passes_the_notes_task(tmp_path):
     shown = show_json(tmp_path / "home", record["id"])
     assert "told not to delete: True" in shown["instance"]["outputs"]["ask"]["response"]
     assert shown["trajectories"]["ask"]["events"] == [{"type": "tool", "name": "add_note"}]
+
+
+FAILING_AGENT = textwrap.dedent(
+    """
+    from agentenv_protocol.a2a_agent import (
+        MCP_CONFIG_V1, AgentEnvAgent, AgentIdentity, TaskRequest, TaskResult, Usage, a2a_agent,
+    )
+
+
+    @a2a_agent(identity=AgentIdentity(name="refuser", description="Always gives up"),
+               extensions=(MCP_CONFIG_V1,))
+    class Refuser(AgentEnvAgent):
+        async def run(self, request: TaskRequest) -> TaskResult:
+            usage = Usage(tool_call_count=2, input_tokens=120, output_tokens=30)
+            return TaskResult.failure(
+                "model_refused", "the model would not touch the notes",
+                error_type=ERROR_TYPE, usage=usage,
+            )
+
+
+    Refuser().serve()
+    """
+)
+
+
+def test_an_sdk_agents_own_failure_and_usage_reach_the_record(tmp_path):
+    """A failed SDK task's error code and message are the trial's failure (not only "the task
+    ended 'failed'"), its usage is counted, and its claim that the infrastructure failed is
+    not believed: an agent's word does not take a trial out of its statistics."""
+    agents = {
+        name: {
+            "agent.toml": 'type = "a2a_agent"\ncommand = ["python", "agent.py"]\n',
+            "agent.py": FAILING_AGENT.replace("ERROR_TYPE", repr(error_type)),
+        }
+        for name, error_type in (("refuser", "agent_error"), ("blamer", "infra_error"))
+    }
+    bundle = notes_bundle(
+        tmp_path,
+        {name: groceries_steps(a2a_agent_id=name) for name in agents},
+        agents=agents,
+    )
+    data, stderr = run_json(tmp_path / "home", str(bundle))
+    records = {r["task"]["name"]: r for r in data["tasks"]}
+    assert set(records) == set(agents), stderr
+    for record in records.values():
+        assert record["status"] == "failed", f"{record}\n{stderr}"
+        assert record["failure_class"] == "agent", record["failure"]
+        assert record["failure"]["step"] == "ask"
+        assert "model_refused: the model would not touch the notes" in record["failure"]["message"]
+        cost = record["cost"]
+        assert (cost["prompt_tokens"], cost["completion_tokens"]) == (120, 30), cost
+    assert "not trusted to blame anyone else" in records["blamer"]["failure"]["message"]
+    assert "not trusted" not in records["refuser"]["failure"]["message"]

@@ -276,8 +276,8 @@ class A2AAgentKind(AgentKind):
             )
         except A2AError as e:
             return AgentResult(text="", failure=("agent", str(e)))
-        usage = task_data(task, "usage") or {}
-        failure = task_data(task, "failure")
+        usage = task_data(task, "usage") or sdk_usage(task)
+        failure = task_data(task, "failure") or sdk_failure(task)
         state = task["status"].get("state")
         result_failure = None
         if failure:
@@ -292,6 +292,41 @@ class A2AAgentKind(AgentKind):
             trajectory=tuple(trajectory),
             failure=result_failure,
         )
+
+
+def sdk_usage(task: dict[str, Any]) -> dict[str, int]:
+    """The usage an `agentenv_protocol.a2a_agent` agent reports in its final message's
+    metadata (`tool_call_count`, `input_tokens`, `output_tokens`), in our record's names."""
+    message = (task.get("status") or {}).get("message") or {}
+    usage = (message.get("metadata") or {}).get("usage")
+    if not isinstance(usage, dict):
+        return {}
+    counts = {
+        "prompt_tokens": usage.get("input_tokens"),
+        "completion_tokens": usage.get("output_tokens"),
+        "tool_call_count": usage.get("tool_call_count"),
+    }
+    out = {k: v for k, v in counts.items() if isinstance(v, int) and not isinstance(v, bool)}
+    if "prompt_tokens" in out or "completion_tokens" in out:
+        out["total_tokens"] = out.get("prompt_tokens", 0) + out.get("completion_tokens", 0)
+    return out
+
+
+#: An SDK agent's `TaskError.error_type` -> the failure class it claims
+SDK_ERROR_CLASSES = {"agent_error": "agent", "infra_error": "infrastructure"}
+
+
+def sdk_failure(task: dict[str, Any]) -> dict[str, str] | None:
+    """The failure an `agentenv_protocol.a2a_agent` agent reports: a data part with
+    `error_code` and `error_message` (and `error_type`), as {"class", "message"}."""
+    from agentenv_protocol.agent.client import task_data
+
+    code = task_data(task, "error_code")
+    if code is None:
+        return None
+    message = task_data(task, "error_message")
+    claimed = SDK_ERROR_CLASSES.get(str(task_data(task, "error_type")), "agent")
+    return {"class": claimed, "message": f"{code}: {message}" if message else str(code)}
 
 
 #: Classes an agent may give its own failure: the others would take the trial out of the
