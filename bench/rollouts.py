@@ -297,14 +297,14 @@ def run(
     for rnd in range(args.rounds):
         for level in levels:
             ep = each(lambda url, o, level=level: anyio.run(episodes, url, level, args.seconds, o))
-            mine, theirs = ep["ours"]["episodes_per_s"], ep["openenv"]["episodes_per_s"]
-            if theirs:
-                ratios[level].append(mine / theirs)
+            mine, their_rate = ep["ours"]["episodes_per_s"], ep["openenv"]["episodes_per_s"]
+            if their_rate:
+                ratios[level].append(mine / their_rate)
             print(
                 f"{'' if args.rounds == 1 else f'round {rnd + 1}: '}{level:>3} sessions, "
                 f"10-step episodes: ours {mine:.1f}/s (p50 {ep['ours']['episode_p50_ms']:.0f} "
-                f"ms, {ep['ours']['failed']} failed) | openenv {theirs:.1f}/s "
-                f"(p50 {ep['openenv']['episode_p50_ms']:.0f} ms) | ratio {ratio(mine, theirs)} "
+                f"ms, {ep['ours']['failed']} failed) | openenv {their_rate:.1f}/s "
+                f"(p50 {ep['openenv']['episode_p50_ms']:.0f} ms) | ratio {ratio(mine, their_rate)} "
                 f"(target >= 1) | load {os.getloadavg()[0]:.1f}",
                 flush=True,
             )
