@@ -185,8 +185,8 @@ class FilesystemObjectStore(ObjectStore):
         await anyio.to_thread.run_sync(self.flush)
         with self._sync_lock:
             syncer, self._syncer = self._syncer, None
-        if syncer is not None:
-            syncer.shutdown(wait=True)
+        if syncer is not None:  # a put since the flush may have queued one more
+            await anyio.to_thread.run_sync(syncer.shutdown)
 
     def _parent_is_object(self, key: str) -> bool:
         parts = key.split("/")[:-1]
