@@ -8,7 +8,7 @@ our code, in interleaved blocks of episodes in one run.
                                  #   plugins/openenv/src plugins/core-steps/src | tar -x -C /tmp/base
 
 Ours: reset, 9 echo calls, end_turn; openenv's: reset, 10 echo calls (bench/rollouts.py's
-episode). The baseline server runs with PYTHONPATH at the baseline's kernel, protocol and
+episode). Each phase's p50 and p99, and the mean episode (what episodes/s at one session is). The baseline server runs with PYTHONPATH at the baseline's kernel, protocol and
 openenv and core-steps sources (the rest of the tree is shared) and its own AGENT_ENV_HOME.
 """
 
@@ -134,12 +134,15 @@ def main() -> None:
         for name, proc, url, ours in servers:
             anyio.run(block, url, ours, proc.pid, args.episodes, figures[name])
     ms = lambda xs: f"{1000 * statistics.median(xs):.2f}" if xs else "-"  # noqa: E731
+    p99 = lambda xs: f"{1000 * rollouts.pct(sorted(xs), 0.99):.1f}" if xs else "-"  # noqa: E731
     for name, f in figures.items():
+        mean = statistics.fmean(f["episode"])
         print(
-            f"{name}: episode p50 {ms(f['episode'])} ms ({1 / statistics.median(f['episode']):.1f}"
-            f" episodes/s at that pace), reset p50 {ms(f['reset'])} ms, step p50 {ms(f['step'])}"
-            f" ms, end_turn p50 {ms(f['end_turn'])} ms, server CPU per episode {ms(f['cpu'])} ms"
-            f" (blocks: {', '.join(f'{1000 * c:.1f}' for c in f['cpu'])})"
+            f"{name}: episode p50 {ms(f['episode'])} ms p99 {p99(f['episode'])} ms, mean "
+            f"{1000 * mean:.2f} ms ({1 / mean:.1f} episodes/s), reset p50 {ms(f['reset'])} ms "
+            f"p99 {p99(f['reset'])} ms, step p50 {ms(f['step'])} ms p99 {p99(f['step'])} ms, "
+            f"end_turn p50 {ms(f['end_turn'])} ms p99 {p99(f['end_turn'])} ms, server CPU per "
+            f"episode {ms(f['cpu'])} ms (blocks: {', '.join(f'{1000 * c:.1f}' for c in f['cpu'])})"
         )
     theirs = statistics.median(figures["openenv"]["episode"])
     for name in figures:

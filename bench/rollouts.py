@@ -13,15 +13,16 @@ Printed, ours | openenv | ratio:
   (target: <= 20 ms on local envs, <= 50 ms on Docker);
 - N concurrent resets (N = the largest level): time until the last answered (target: within 2x);
 - 10-step episodes per second at each level (ours: reset, 9 echo calls, end_turn; openenv's:
-  reset, 10 echo calls) (target: >= openenv's);
+  reset, 10 echo calls) (target: >= openenv's), `--rounds` times (each round runs every level
+  on ours then on openenv's), then each level's median ratio over the rounds and the load;
 - failed resets in `--reset-rounds` rounds of N concurrent resets (target 0), with reasons;
 - processes: what each server runs (its process tree) after the warm-up and at the end, and
   how many processes this benchmark started;
 - fork: bench/_fork.py's measurement of N children from one snapshot, cold and onto a warm
   pool (`fork_section`, `--fork N`, 0 to skip).
 
-    .venv/bin/python bench/rollouts.py [--levels 1,16,64] [--seconds 5] [--pool 64]
-        [--reset-rounds 10] [--docker]
+    .venv/bin/python bench/rollouts.py [--levels 1,16,64] [--seconds 5] [--rounds 1]
+        [--pool 64] [--reset-rounds 10] [--docker] [--fork 32] [--config FILE]
 """
 
 from __future__ import annotations
@@ -202,6 +203,9 @@ def main() -> None:
     parser.add_argument("--levels", default="1,16,64")
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument(
+        "--rounds", type=int, default=1, help="rounds of the episodes/s levels, interleaved"
+    )
+    parser.add_argument(
         "--pool", type=int, default=0, help="warm instances (default: largest level)"
     )
     parser.add_argument("--episodes", type=int, default=30, help="episodes for the reset p50")
@@ -289,18 +293,29 @@ def run(
         f"{50 if args.docker else 20} ms"
     )
 
-    for level in levels:
-        ep = each(lambda url, o, level=level: anyio.run(episodes, url, level, args.seconds, o))
-        print(
-            f"{level:>3} sessions, 10-step episodes: ours {ep['ours']['episodes_per_s']:.1f}/s "
-            f"(p50 {ep['ours']['episode_p50_ms']:.0f} ms, {ep['ours']['failed']} failed) | "
-            f"openenv {ep['openenv']['episodes_per_s']:.1f}/s "
-            f"(p50 {ep['openenv']['episode_p50_ms']:.0f} ms) | ratio "
-            f"{ratio(ep['ours']['episodes_per_s'], ep['openenv']['episodes_per_s'])} "
-            "(target >= 1)",
-            flush=True,
-        )
-        time.sleep(1.0)
+    ratios: dict[int, list[float]] = {level: [] for level in levels}
+    for rnd in range(args.rounds):
+        for level in levels:
+            ep = each(lambda url, o, level=level: anyio.run(episodes, url, level, args.seconds, o))
+            mine, their_rate = ep["ours"]["episodes_per_s"], ep["openenv"]["episodes_per_s"]
+            if their_rate:
+                ratios[level].append(mine / their_rate)
+            print(
+                f"{'' if args.rounds == 1 else f'round {rnd + 1}: '}{level:>3} sessions, "
+                f"10-step episodes: ours {mine:.1f}/s (p50 {ep['ours']['episode_p50_ms']:.0f} "
+                f"ms, {ep['ours']['failed']} failed) | openenv {their_rate:.1f}/s "
+                f"(p50 {ep['openenv']['episode_p50_ms']:.0f} ms) | ratio {ratio(mine, their_rate)} "
+                f"(target >= 1) | load {os.getloadavg()[0]:.1f}",
+                flush=True,
+            )
+            time.sleep(1.0)
+    if args.rounds > 1:
+        for level, got in ratios.items():
+            print(
+                f"{level:>3} sessions, episodes/s ours / openenv's over {args.rounds} rounds: "
+                f"median {statistics.median(got):.2f} (each: "
+                f"{', '.join(f'{r:.2f}' for r in got)})"
+            )
 
     failed_total = 0
     times: dict[str, list[float]] = {"ours": [], "openenv": []}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import tempfile
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -61,17 +62,33 @@ async def main(n: int) -> None:
         )
         await fast.close()
 
-        objects = FilesystemObjectStore(home=home)
+        objects = FilesystemObjectStore(home=home)  # fsync = "behind", the default
+        always = FilesystemObjectStore({"root": str(home / "always"), "fsync": "always"})
+        nosync = FilesystemObjectStore({"root": str(home / "nosync"), "fsync": "off"})
         blob = b"x" * 4096
         await timed(
-            "filesystem put 4 KiB (fsync)", min(n, 500), lambda i: objects.put(f"o/{i}", blob)
+            "filesystem put 4 KiB (fsync=behind)",
+            min(n, 500),
+            lambda i: objects.put(f"o/{i}", blob),
         )
+        await timed(
+            "filesystem put 4 KiB (fsync=always)", min(n, 500), lambda i: always.put(f"o/{i}", blob)
+        )
+        await timed("filesystem put 4 KiB (fsync=off)", n, lambda i: nosync.put(f"o/{i}", blob))
         await timed("filesystem get 4 KiB", n, lambda i: objects.get(f"o/{i % min(n, 500)}"))
-        nosync = FilesystemObjectStore({"root": str(home / "nosync"), "fsync": False})
-        await timed("filesystem put 4 KiB (fsync off)", n, lambda i: nosync.put(f"o/{i}", blob))
         big = b"y" * (8 << 20)
-        await timed("filesystem put 8 MiB (fsync)", 10, lambda i: objects.put(f"big/{i}", big))
+        await timed(
+            "filesystem put 8 MiB (fsync=behind)", 10, lambda i: objects.put(f"big/{i}", big)
+        )
+        await timed(
+            "filesystem put 8 MiB (fsync=always)", 10, lambda i: always.put(f"big/{i}", big)
+        )
         await timed("filesystem get 8 MiB", 10, lambda i: objects.get(f"big/{i}"))
+        for store in (objects, always, nosync):
+            started = time.perf_counter()
+            await store.close()
+            took = 1000 * (time.perf_counter() - started)
+            print(f"filesystem close (fsync={store.fsync}; waits for its fsyncs): {took:.1f} ms")
 
 
 if __name__ == "__main__":

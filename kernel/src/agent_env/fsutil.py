@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import IO, Any
 
 
-def fsync_dir(path: Path | str) -> None:
-    """Make a rename inside `path` durable; best effort where folders cannot be opened."""
+def fsync_path(path: Path | str) -> None:
+    """fsync the file or folder at `path` (for a folder: make the renames inside it durable);
+    best effort: a path gone since (replaced, deleted) or a folder that cannot be opened is
+    skipped."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:
@@ -118,7 +120,7 @@ def replacing_dir(dest: Path | str) -> Iterator[Path]:
             if had_old:
                 os.rename(old, dest)
             raise
-        fsync_dir(dest.parent)
+        fsync_path(dest.parent)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 

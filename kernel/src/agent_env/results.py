@@ -20,6 +20,7 @@ from typing import Any
 
 from agent_env.engine.outcome import EXCLUDED_CLASSES
 from agent_env.stores.base import DocumentStore, ObjectStore, Page
+from agent_env.stores.json_objects import get_json
 
 #: The collections of run documents and of task instance (trial) records.
 RUNS = "runs"
@@ -267,7 +268,7 @@ async def trial_details(objects: ObjectStore, record: Mapping[str, Any]) -> dict
             continue
         name = output.get("prompt_id") or output["trajectory"]
         try:
-            trajectories[name] = json.loads(await objects.get(output["trajectory"]))
+            trajectories[name] = await get_json(objects, output["trajectory"])
         except Exception as exc:  # a missing object is shown, not fatal
             trajectories[name] = {"missing": str(exc)}
     return {

@@ -68,6 +68,10 @@ async def test_sqlite_not_a_database_is_a_store_error(tmp_path):
     [
         ({"pth": "x"}, "unknown setting 'pth' (did you mean 'path'?)"),
         ({"synchronous": "sometimes"}, "use one of"),
+        (
+            {"synchronous": "NORMALL"},
+            "synchronous = 'NORMALL': not a mode (did you mean 'NORMAL'?)",
+        ),
     ],
 )
 def test_sqlite_bad_settings(tmp_path, settings, message):

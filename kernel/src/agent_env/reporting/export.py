@@ -16,6 +16,7 @@ from agent_env.engine.records import RunRecord, Status, TaskInstanceRecord
 from agent_env.engine.stored import as_run, run_records
 from agent_env.exports import ExportFormat, TrialExport
 from agent_env.reporting.results import FINAL, Results
+from agent_env.stores.json_objects import get_json
 
 
 class RowsFormat(ExportFormat):
@@ -59,7 +60,7 @@ async def trajectories(objects: Any, record: Mapping[str, Any]) -> list[dict[str
         why = "not stored"
         if isinstance(key, str):
             try:
-                doc = json.loads(await objects.get(key))
+                doc = await get_json(objects, key)
             except Exception as exc:  # a missing object is exported as missing, not fatal
                 why = str(exc)
         if not isinstance(doc, dict):

@@ -1,11 +1,19 @@
 """The default object store: files under `<home>/objects`, written atomically.
 
-A write goes to a temp file in `<root>/.staging/`, is fsynced, then renamed over the target,
-so a reader sees the old object or the new one, never a torn one, even across processes.
-`put` returns once the object is in place: every process reads it, and a crash of this process
-loses nothing. The fsync of its folder, which makes the rename itself survive a power loss,
-runs behind on one background thread (it cost as much as the file's own fsync: 7-30 ms on a
-busy disk, on every episode's trajectory); `close` waits for every one of them.
+A write goes to a temp file in `<root>/.staging/` and is renamed over the target, so a reader
+sees the old object or the new one, never a torn one, even across processes. `put` returns once
+the object is in place: every process reads it, and a crash of this process (SIGKILL, Ctrl-C)
+loses nothing, since the bytes are in the OS's page cache. What an fsync adds is surviving a
+power loss or an OS crash; the `fsync` setting says when it runs (`FSYNC_MODES`):
+
+- `"behind"` (the default): the file's fsync, then its folder's, run in order on one background
+  thread; `flush`/`close` wait for them, and `put` waits when more than `max_behind` are
+  pending (back-pressure). A power loss can lose the last milliseconds of writes: a reader of
+  an object named by a record may find it empty or torn, and must say so.
+- `"always"` (or `true`): the file is fsynced before the rename (never torn, even on power
+  loss); its folder's fsync runs behind as above. It cost 4-30 ms per put on a busy disk, on
+  every episode's trajectory.
+- `"off"` (or `false`): no fsync at all.
 """
 
 from __future__ import annotations
@@ -22,13 +30,49 @@ from typing import Any
 
 import anyio.to_thread
 
-from agent_env.errors import StoreError
-from agent_env.fsutil import discard, fsync_dir, replacing
+from agent_env.errors import ConfigError, StoreError
+from agent_env.fsutil import discard, fsync_path, replacing
 from agent_env.stores.base import ObjectStore
 from agent_env.stores.names import STAGING_DIR, check_object_key, check_object_prefix
 from agent_env.stores.support import home_path, object_bytes, reject_unknown_settings
 
 _CHUNK = 1 << 20
+
+#: The values of the `fsync` setting (`true` means "always", `false` means "off").
+FSYNC_MODES = ("behind", "always", "off")
+#: The default `fsync_backlog`: how many objects' fsyncs may wait on the background thread
+#: before `put` waits for one to finish.
+FSYNC_BACKLOG = 256
+
+
+def fsync_mode(value: Any) -> str:
+    """The `fsync` setting as one of `FSYNC_MODES`; a `ConfigError` naming it otherwise."""
+    if value is True or value is False:
+        return "always" if value else "off"
+    if value in FSYNC_MODES:
+        return str(value)
+    from agent_env.suggest import did_you_mean
+
+    hint = did_you_mean(value, FSYNC_MODES) if isinstance(value, str) else ""
+    raise ConfigError(
+        f"[stores.filesystem] fsync = {value!r}: not an fsync mode{hint}; use "
+        '"behind" (the default), "always" (or true) or "off" (or false)'
+    )
+
+
+def _backlog(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(
+            f"[stores.filesystem] fsync_backlog = {value!r}: a whole number of at least 1"
+        )
+    return value
+
+
+def _fsync_object(path: Path) -> None:
+    """fsync an object's file, then its folder (the rename): in this order, so a folder
+    entry never survives a power loss that its file's bytes did not."""
+    fsync_path(path)
+    fsync_path(path.parent)
 
 
 #: Every live store of this process: a forked child gets fresh locks for them (a lock copied
@@ -38,28 +82,34 @@ _STORES: weakref.WeakSet[FilesystemObjectStore] = weakref.WeakSet()
 
 def _fresh_locks_in_child() -> None:
     for store in list(_STORES):
-        store._sync_lock = threading.Lock()
+        store._fresh_sync_state()
 
 
 os.register_at_fork(after_in_child=_fresh_locks_in_child)
 
 
 class FilesystemObjectStore(ObjectStore):
-    """`[stores] object = "filesystem"`; settings: `root` (default `<home>/objects`),
-    `fsync` (default true; false trades crash safety for speed)."""
+    """`[stores] object = "filesystem"`; settings: `root` (default `<home>/objects`), `fsync`
+    (`FSYNC_MODES`, default "behind") and `fsync_backlog` (default `FSYNC_BACKLOG`)."""
 
     type = "filesystem"
 
     def __init__(self, settings: Mapping[str, Any] | None = None, *, home: Path | None = None):
         super().__init__(settings, home=home)
-        reject_unknown_settings("filesystem", self.settings, ("root", "fsync"))
+        reject_unknown_settings("filesystem", self.settings, ("root", "fsync", "fsync_backlog"))
         self.root = home_path(self.settings, "root", home, "objects")
-        self.fsync = bool(self.settings.get("fsync", True))
+        self.fsync = fsync_mode(self.settings.get("fsync", "behind"))
+        self.fsync_backlog = _backlog(self.settings.get("fsync_backlog", FSYNC_BACKLOG))
+        self._fresh_sync_state()
+        _STORES.add(self)
+
+    def _fresh_sync_state(self) -> None:
+        """No background fsyncs: at start, and in a forked child (the parent's thread and
+        its queue did not come along; the parent still runs its own)."""
         self._syncing: set[Future[None]] = set()
         self._sync_lock = threading.Lock()
+        self._sync_room = threading.Condition(self._sync_lock)
         self._syncer: ThreadPoolExecutor | None = None
-        self._syncer_pid = 0
-        _STORES.add(self)
 
     def _path(self, key: str) -> Path:
         return self.root.joinpath(*check_object_key(key).split("/"))
@@ -81,7 +131,7 @@ class FilesystemObjectStore(ObjectStore):
             with os.fdopen(fd, "wb") as fh:
                 write(fh)
                 fh.flush()
-                if self.fsync:
+                if self.fsync == "always":
                     os.fsync(fh.fileno())
             for attempt in range(5):
                 try:
@@ -100,40 +150,43 @@ class FilesystemObjectStore(ObjectStore):
                         raise StoreError(
                             f"cannot put object {key!r}: a parent part is an object ({exc})"
                         ) from None
-            if self.fsync:
-                self._sync_behind(target.parent)
         except BaseException:
             discard(tmp)
             raise
+        if self.fsync == "behind":
+            self._sync_behind(_fsync_object, target)
+        elif self.fsync == "always":
+            self._sync_behind(fsync_path, target.parent)
 
-    def _sync_behind(self, folder: Path) -> None:
-        """fsync `folder` on the background thread (`close` waits for it)."""
-        with self._sync_lock:
-            if self._syncer is None or self._syncer_pid != os.getpid():
-                # none yet, or one copied into a forked child without its thread
+    def _sync_behind(self, sync: Any, path: Path) -> None:
+        """Run `sync(path)` on the background thread (`flush`/`close` wait for it); wait
+        first while `fsync_backlog` syncs are pending, so a disk slower than the writers
+        holds the writers back instead of a queue growing without bound."""
+        with self._sync_room:
+            if self._syncer is None:
                 self._syncer = ThreadPoolExecutor(1, thread_name_prefix="objects-fsync")
-                self._syncer_pid = os.getpid()
-                self._syncing = set()
-            future = self._syncer.submit(fsync_dir, folder)
+            self._sync_room.wait_for(lambda: len(self._syncing) < self.fsync_backlog)
+            future = self._syncer.submit(sync, path)
             self._syncing.add(future)
         future.add_done_callback(self._synced)
 
     def _synced(self, future: Future[None]) -> None:
-        with self._sync_lock:
+        with self._sync_room:
             self._syncing.discard(future)
+            self._sync_room.notify()
 
     def flush(self) -> None:
-        """Wait until every folder fsync this process started so far has finished."""
+        """Wait until every fsync this process's puts started so far has finished."""
         with self._sync_lock:
-            pending = list(self._syncing) if self._syncer_pid == os.getpid() else []
+            pending = list(self._syncing)
         wait(pending)
 
     async def close(self) -> None:
         await anyio.to_thread.run_sync(self.flush)
         with self._sync_lock:
             syncer, self._syncer = self._syncer, None
-        if syncer is not None and self._syncer_pid == os.getpid():
-            syncer.shutdown(wait=True)
+        if syncer is not None:  # a put since the flush may have queued one more
+            await anyio.to_thread.run_sync(syncer.shutdown)
 
     def _parent_is_object(self, key: str) -> bool:
         parts = key.split("/")[:-1]

@@ -8,6 +8,7 @@ Fast path: a statement first runs right in the event loop on a second connection
 waits (busy timeout 0, lock taken only if free); only when that would block (another writer,
 another thread) does it go to a worker thread. A WAL commit without contention takes tens of
 microseconds, less than the thread hop it saves, and the journal writes one per step.
+The log's checkpoints run behind the writes, on a thread of their own (`sqlite_checkpoint`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import anyio.to_thread
 from agent_env.errors import ConfigError, StoreError
 from agent_env.stores.base import DocumentStore, Page, _sort_key
 from agent_env.stores.names import check_collection, check_document_key, check_document_prefix
+from agent_env.stores.sqlite_checkpoint import Checkpointer
 from agent_env.stores.sqlite_query import TALLY_SCHEMA, QueryPlanner, Tally, tally_groups
 from agent_env.stores.support import encode_document, home_path, reject_unknown_settings
 
@@ -55,8 +57,11 @@ class SqliteDocumentStore(DocumentStore):
         self.busy_timeout = float(self.settings.get("busy_timeout", 30))
         self.synchronous = str(self.settings.get("synchronous", "NORMAL")).upper()
         if self.synchronous not in _SYNC_MODES:
+            from agent_env.suggest import did_you_mean
+
             raise ConfigError(
-                f"[stores.sqlite] synchronous = {self.synchronous!r}: use one of "
+                f"[stores.sqlite] synchronous = {self.synchronous!r}: not a mode"
+                f"{did_you_mean(self.synchronous, _SYNC_MODES)}; use one of "
                 + ", ".join(_SYNC_MODES)
             )
         self._lock = threading.Lock()
@@ -67,6 +72,7 @@ class SqliteDocumentStore(DocumentStore):
         self._fast: sqlite3.Connection | None = None
         self._fast_pid = 0
         self._planner = QueryPlanner()
+        self._checkpointer = Checkpointer(self.path, self.busy_timeout)
 
     def _connection(self) -> sqlite3.Connection:
         if self._closed:
@@ -92,7 +98,7 @@ class SqliteDocumentStore(DocumentStore):
                 )
                 if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
                     conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute(f"PRAGMA synchronous={self.synchronous}")
+                self._set_up(conn)
                 conn.execute(_SCHEMA)
                 for ddl in TALLY_SCHEMA:
                     conn.execute(ddl)
@@ -146,18 +152,25 @@ class SqliteDocumentStore(DocumentStore):
         PRAGMA can meet a lock held by another writer: seen under load on CI)."""
         conn = sqlite3.connect(self.path, timeout=0, isolation_level=None, check_same_thread=False)
         try:
-            conn.execute(f"PRAGMA synchronous={self.synchronous}")
+            self._set_up(conn)
         except BaseException:
             conn.close()
             raise
         return conn
 
+    def _set_up(self, conn: sqlite3.Connection) -> None:
+        """A connection's write settings: `synchronous`, and no checkpoint inside a commit
+        (the `Checkpointer` runs them behind)."""
+        conn.execute(f"PRAGMA synchronous={self.synchronous}")
+        conn.execute("PRAGMA wal_autocheckpoint=0")
+
     async def _execute(self, sql: str, params: tuple) -> int:
-        """The statement's rowcount."""
+        """The statement's rowcount (a write: counted for the checkpoints)."""
         done = self._try_fast(sql, params)
-        if done is not None:
-            return done[0]
-        return (await anyio.to_thread.run_sync(self._run, sql, params)).rowcount
+        if done is None:
+            done = ((await anyio.to_thread.run_sync(self._run, sql, params)).rowcount,)
+        self._checkpointer.committed()
+        return done[0]
 
     def _get(self, collection: str, key: str) -> dict[str, Any] | None:
         with self._lock:
@@ -352,6 +365,7 @@ class SqliteDocumentStore(DocumentStore):
         self._planner.tallies[tally.name] = tally
 
     async def close(self) -> None:
+        await anyio.to_thread.run_sync(self._checkpointer.close)
         with self._lock, self._fast_lock:
             self._closed = True
             conn, self._conn = self._conn, None

@@ -95,13 +95,15 @@ async def _with_stores(fn: Any, *args: Any) -> Any:
 
 async def _trajectories(objects: Any, record: dict[str, Any]) -> dict[str, Any]:
     """The agent trajectories a task instance's prompt steps stored, by prompt id."""
+    from agent_env.stores.json_objects import get_json
+
     out: dict[str, Any] = {}
     for output in (record.get("outputs") or {}).values():
         if not isinstance(output, dict) or not isinstance(output.get("trajectory"), str):
             continue
         try:
-            out[output.get("prompt_id") or output["trajectory"]] = json.loads(
-                await objects.get(output["trajectory"])
+            out[output.get("prompt_id") or output["trajectory"]] = await get_json(
+                objects, output["trajectory"]
             )
         except Exception as exc:  # a missing object is shown, not fatal
             out[output.get("prompt_id") or output["trajectory"]] = {"missing": str(exc)}
