@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from agent_env.errors import BundleError
-from agent_env.testing.contracts import StepTypeContract
+from agentenv_testing.contracts import StepTypeContract
 from agentenv_core_steps.steps.snapshot_task import SnapshotTask
 
 REPO = Path(__file__).resolve().parents[1]

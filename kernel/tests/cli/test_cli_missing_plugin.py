@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from agent_env.plugins import PluginManager, set_plugin_manager
-from agent_env.testing.fixtures import AgentEnvCliRunner
+from agentenv_testing.fixtures import AgentEnvCliRunner
 
 
 @pytest.mark.parametrize(

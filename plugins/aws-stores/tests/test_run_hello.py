@@ -11,7 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agent_env.testing.stores import (
+from agentenv_testing.stores import (
     assert_hello_runs_twice,
     assert_hello_stored,
     run_agent_env,

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from agent_env.testing.contracts import StepTypeContract
+from agentenv_testing.contracts import StepTypeContract
 from agentenv_core_steps.steps.agent_steps import (
     AgentPromptResponseVerifier,
     DeployAgent,

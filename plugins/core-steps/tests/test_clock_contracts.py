@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from agent_env.testing.contracts import StepTypeContract
+from agentenv_testing.contracts import StepTypeContract
 from agentenv_core_steps.steps.collect_artifacts import CollectArtifacts
 from agentenv_core_steps.steps.register_env_triggers import RegisterEnvTriggers
 from agentenv_core_steps.steps.sync_env_clock import SyncEnvClock

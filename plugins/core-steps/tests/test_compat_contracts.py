@@ -10,7 +10,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from compat_envs import FILES, deploy  # noqa: E402
 
-from agent_env.testing.contracts import StepTypeContract  # noqa: E402
+from agentenv_testing.contracts import StepTypeContract  # noqa: E402
 from agentenv_core_steps.steps.add_skills import AddSkills  # noqa: E402
 from agentenv_core_steps.steps.install_agent import InstallAgent  # noqa: E402
 from agentenv_core_steps.steps.modify_env_tool_access import ModifyEnvToolAccess  # noqa: E402

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent_env.testing.contracts import StepTypeContract
+from agentenv_testing.contracts import StepTypeContract
 from agentenv_core_steps.steps import (
     AggregateVerifiers,
     DeploySandbox,

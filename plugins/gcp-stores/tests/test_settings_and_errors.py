@@ -8,7 +8,7 @@ import uuid
 import pytest
 
 from agent_env.errors import ConfigError, StoreError
-from agent_env.testing.stores import assert_run_hello_fails
+from agentenv_testing.stores import assert_run_hello_fails
 from agentenv_gcp_stores.artifactregistry import ArtifactRegistryImageStore
 from agentenv_gcp_stores.firestore import FirestoreDocumentStore
 from agentenv_gcp_stores.gcs import GcsObjectStore
