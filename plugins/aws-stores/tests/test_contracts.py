@@ -7,6 +7,10 @@ import functools
 
 import pytest
 
+from agentenv_aws_stores.dynamodb import DynamoDocumentStore
+from agentenv_aws_stores.s3 import S3ObjectStore
+from agentenv_aws_stores.secretsmanager import SecretsManagerStore
+from agentenv_aws_stores.testing import settings
 from agentenv_testing.contracts import (
     DocumentStoreContract,
     ObjectStoreContract,
@@ -14,10 +18,6 @@ from agentenv_testing.contracts import (
     VersionedEntitiesContract,
 )
 from agentenv_testing.stores import unique_name
-from agentenv_aws_stores.dynamodb import DynamoDocumentStore
-from agentenv_aws_stores.s3 import S3ObjectStore
-from agentenv_aws_stores.secretsmanager import SecretsManagerStore
-from agentenv_aws_stores.testing import settings
 
 
 class TestS3Objects(ObjectStoreContract):

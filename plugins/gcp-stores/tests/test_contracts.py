@@ -7,6 +7,10 @@ import functools
 
 import pytest
 
+from agentenv_gcp_stores.firestore import FirestoreDocumentStore
+from agentenv_gcp_stores.gcs import GcsObjectStore
+from agentenv_gcp_stores.secretmanager import SecretManagerStore
+from agentenv_gcp_stores.testing import settings
 from agentenv_testing.contracts import (
     DocumentStoreContract,
     ObjectStoreContract,
@@ -14,10 +18,6 @@ from agentenv_testing.contracts import (
     VersionedEntitiesContract,
 )
 from agentenv_testing.stores import unique_name
-from agentenv_gcp_stores.firestore import FirestoreDocumentStore
-from agentenv_gcp_stores.gcs import GcsObjectStore
-from agentenv_gcp_stores.secretmanager import SecretManagerStore
-from agentenv_gcp_stores.testing import settings
 
 
 class TestGcsObjects(ObjectStoreContract):
