@@ -24,6 +24,16 @@ from agentenv_testing.fixtures import AgentEnvCliRunner
             "command 'up' comes with agentenv-explorer, which is installed but not loaded "
             "(--no-plugins, or see `agent-env plugin list`)",
         ),
+        (
+            ["runs", "export", "run-x"],
+            "command 'runs export' comes with agentenv-reporting, which is installed but not "
+            "loaded (--no-plugins, or see `agent-env plugin list`)",
+        ),
+        (
+            ["runs", "compare", "run-a", "run-b"],
+            "command 'runs compare' comes with agentenv-reporting, which is installed but not "
+            "loaded (--no-plugins, or see `agent-env plugin list`)",
+        ),
     ],
 )
 def test_a_missing_plugin_command_names_the_install(cli_runner, args, expected):
