@@ -1,7 +1,7 @@
 """The small HTTP server the sandbox benchmarks start (200 `pong` to every GET on `$PORT`).
 
 Benchmarks run without pytest installed, so they import no test helper (the sandbox contract
-in agent_env.testing imports pytest)."""
+in agentenv_testing imports pytest)."""
 
 SERVER = """\
 import http.server, os

@@ -399,7 +399,7 @@ def test_later_local_deploys_fork_from_the_warm_server_and_are_torn_down(tmp_pat
 
     import agentenv_core_steps.hooks
     from agent_env.plugins import PluginManager
-    from agent_env.testing.contracts.steps import run_task
+    from agent_env.testing import run_task
 
     monkeypatch.setenv("AGENTENV_ENV_FORKSERVER", "1")
     # a fork of the warm server would escape an isolated sandbox's namespaces: isolated

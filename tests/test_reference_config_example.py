@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from agent_env.testing.stores import run_with_config
+from agentenv_testing.stores import run_with_config
 
 ALL_LOCAL = """
 runner = "local"

@@ -16,7 +16,10 @@ from test_run_cli import load_steps_module, nothing_left, stored, write_bundle
 
 @pytest.fixture
 def run_cli(cli_runner, register_plugin, agent_env_home):
+    from agentenv_reporting import hooks as reporting  # `runs export`
+
     register_plugin(load_steps_module(), "engine-test-steps")
+    register_plugin(reporting, "reporting")
     return cli_runner
 
 

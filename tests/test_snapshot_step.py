@@ -13,8 +13,8 @@ import anyio
 import pytest
 
 from agent_env.errors import BundleError
-from agent_env.testing.contracts import StepTypeContract
 from agentenv_core_steps.steps.snapshot_task import SnapshotTask
+from agentenv_testing.contracts import StepTypeContract
 
 REPO = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("fork_bench", REPO / "bench" / "_fork.py")

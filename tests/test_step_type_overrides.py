@@ -184,7 +184,7 @@ def test_the_kernel_names_no_field_of_core_steps_step_types() -> None:
 
 def test_the_step_type_contract_checks_the_declarations() -> None:
     from agent_env.errors import PluginError
-    from agent_env.testing.contracts import StepTypeContract
+    from agentenv_testing.contracts import StepTypeContract
 
     @attrs.frozen(kw_only=True)
     class Misdeclared(AcmeGrade):

@@ -14,7 +14,7 @@ import pytest
 from agent_env.errors import ConfigError, SandboxError
 from agent_env.net import free_port
 from agent_env.sandbox import SandboxSpec
-from agent_env.testing.contracts import (
+from agentenv_testing.contracts import (
     SandboxProviderContract,
     SecretStoreContract,
     StepTypeContract,

@@ -16,11 +16,14 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_env.engine.outcome import EXCLUDED_CLASSES
 from agent_env.stores.base import DocumentStore, ObjectStore, Page
 from agent_env.stores.json_objects import get_json
+
+if TYPE_CHECKING:  # pragma: no cover
+    from agent_env.engine.records import TaskInstanceRecord
 
 #: The collections of run documents and of task instance (trial) records.
 RUNS = "runs"
@@ -210,19 +213,6 @@ def verifier_rates(groups: Groups) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: (r["pass_rate"], r["verifier"]))
 
 
-async def compare_runs(
-    documents: DocumentStore, a: Mapping[str, Any], b: Mapping[str, Any]
-) -> dict[str, Any]:
-    """Stored run documents `a` and `b` side by side, as `agent-env runs compare` shows them:
-    per task and verifier both pass rates and the change with its interval, and the trials that
-    flipped (`agent_env.reporting.compare`)."""
-    from agent_env.reporting import compare
-
-    runs = [dict(a), dict(b)]
-    stats = [await run_results(documents, run) for run in runs]
-    return await compare.compare_runs(documents, runs[0], runs[1], stats)
-
-
 async def trial_page(
     documents: DocumentStore,
     run_id: str,
@@ -293,6 +283,15 @@ async def runs_using(
         groups = await stores.documents.count_by(TRIALS, ["run_id"], where=where)
         found.update(str(k[0]) for k, _ in groups)
     return sorted(found, reverse=True)
+
+
+def counted(record: TaskInstanceRecord) -> bool:
+    """Whether a trial record counts in a run's statistics (`run_results`, `agent-env run`'s
+    table): finished or cancelled, and not left out for its failure class (cancelled,
+    infrastructure, verifier error)."""
+    from agent_env.reporting.results import EXCLUDED, FINAL
+
+    return record.status in FINAL and record.effective_failure_class() not in EXCLUDED
 
 
 def decide_outcome(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from agent_env.plugins import PluginManager, set_plugin_manager
-from agent_env.testing.fixtures import AgentEnvCliRunner
+from agentenv_testing.fixtures import AgentEnvCliRunner
 
 
 @pytest.mark.parametrize(
@@ -23,6 +23,16 @@ from agent_env.testing.fixtures import AgentEnvCliRunner
             ["up", "--port", "0"],
             "command 'up' comes with agentenv-explorer, which is installed but not loaded "
             "(--no-plugins, or see `agent-env plugin list`)",
+        ),
+        (
+            ["runs", "export", "run-x"],
+            "command 'runs export' comes with agentenv-reporting, which is installed but not "
+            "loaded (--no-plugins, or see `agent-env plugin list`)",
+        ),
+        (
+            ["runs", "compare", "run-a", "run-b"],
+            "command 'runs compare' comes with agentenv-reporting, which is installed but not "
+            "loaded (--no-plugins, or see `agent-env plugin list`)",
         ),
     ],
 )

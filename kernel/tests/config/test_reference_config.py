@@ -10,7 +10,7 @@ import pytest
 from agent_env.config import load_config
 from agent_env.errors import ConfigError
 from agent_env.stores import open_stores
-from agent_env.testing.stores import run_with_config
+from agentenv_testing.stores import run_with_config
 
 # A sample in the existing product's format, written for this test.
 REFERENCE_CONFIG = """

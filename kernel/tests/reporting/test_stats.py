@@ -11,7 +11,6 @@ from agent_env.engine.records import TaskInstanceRecord
 from agent_env.reporting.results import Results, format_table, shown_ks
 from agent_env.reporting.stats import (
     Moments,
-    difference_interval,
     pass_at_k,
     t_quantile_975,
     wilson_interval,
@@ -194,21 +193,3 @@ def test_pass_at_k_of_many_trials_matches_the_exact_binomials() -> None:
             for k in (1, 2, 64, n // 3, n - c):
                 exact = 1.0 - math.comb(n - c, k) / math.comb(n, k) if n - c >= k else 1.0
                 assert abs(pass_at_k(n, c, k) - exact) < 1e-9, (n, c, k)
-
-
-@pytest.mark.parametrize(
-    ("a", "b", "expected"),
-    [
-        # Newcombe (1998), Statistics in Medicine 17:873, table II, method 10 (p_b - p_a here)
-        ((48, 80), (56, 70), (0.0524, 0.3339)),
-        ((0, 20), (0, 10), (-0.1611, 0.2775)),
-        ((0, 20), (10, 10), (0.6791, 1.0)),
-    ],
-)
-def test_difference_interval_matches_newcombe(a, b, expected) -> None:
-    low, high = difference_interval(*a, *b)
-    assert (round(low, 4), round(high, 4)) == expected
-
-
-def test_difference_interval_needs_trials_on_both_sides() -> None:
-    assert difference_interval(0, 0, 3, 4) is None

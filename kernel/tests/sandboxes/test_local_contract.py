@@ -8,7 +8,7 @@ import pytest
 
 from agent_env.sandboxes import procs
 from agent_env.sandboxes.local import LocalProvider
-from agent_env.testing.contracts import SandboxProviderContract
+from agentenv_testing.contracts import SandboxProviderContract
 
 
 class TestLocalProvider(SandboxProviderContract):

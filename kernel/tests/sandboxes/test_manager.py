@@ -119,7 +119,7 @@ OWNER = textwrap.dedent(
     from conftest import builtin_plugins
     from agent_env.sandbox import SandboxSpec
     from agent_env.sandboxes.manager import SandboxManager
-    from agent_env.testing.contracts.sandbox import SERVER
+    from agentenv_testing.contracts.sandbox import SERVER
 
     async def main():
         manager = SandboxManager(builtin_plugins(), None, {home!r})
@@ -140,7 +140,7 @@ OWNER = textwrap.dedent(
 
 
 async def test_sigkilled_owner_sandbox_is_reaped_by_the_next_manager(plugins, tmp_path):
-    from agent_env.testing.contracts.sandbox import wait_http
+    from agentenv_testing.contracts.sandbox import wait_http
 
     home = tmp_path / "home"
     script = OWNER.format(tests=str(Path(__file__).parent), home=str(home))
@@ -207,7 +207,7 @@ def test_reap_orphans_now_reaps_a_dead_owners_sandbox(plugins, tmp_path):
     import anyio
 
     from agent_env.sandboxes.manager import reap_orphans_now
-    from agent_env.testing.contracts.sandbox import dead_pid
+    from agentenv_testing.contracts.sandbox import dead_pid
 
     async def make():
         manager = SandboxManager(plugins, None, tmp_path)

@@ -12,7 +12,7 @@ import pytest
 
 from agent_env.errors import StoreError
 from agent_env.stores.base import ImageStore
-from agent_env.testing.contracts import ImageStoreContract
+from agentenv_testing.contracts import ImageStoreContract
 
 BROKEN = {
     "racy_create": (
@@ -55,7 +55,7 @@ import functools
 import anyio
 import pytest
 from agent_env.stores.sqlite import SqliteDocumentStore
-from agent_env.testing.contracts import {suite}
+from agentenv_testing.contracts import {suite}
 
 
 class Broken(SqliteDocumentStore):

@@ -7,7 +7,7 @@ import pytest
 from agent_env.stores.env_secrets import EnvSecretStore
 from agent_env.stores.filesystem import FilesystemObjectStore
 from agent_env.stores.sqlite import SqliteDocumentStore
-from agent_env.testing.contracts import (
+from agentenv_testing.contracts import (
     DocumentStoreContract,
     ObjectStoreContract,
     SecretStoreContract,

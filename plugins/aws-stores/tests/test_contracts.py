@@ -7,17 +7,17 @@ import functools
 
 import pytest
 
-from agent_env.testing.contracts import (
+from agentenv_aws_stores.dynamodb import DynamoDocumentStore
+from agentenv_aws_stores.s3 import S3ObjectStore
+from agentenv_aws_stores.secretsmanager import SecretsManagerStore
+from agentenv_aws_stores.testing import settings
+from agentenv_testing.contracts import (
     DocumentStoreContract,
     ObjectStoreContract,
     SecretStoreContract,
     VersionedEntitiesContract,
 )
-from agent_env.testing.stores import unique_name
-from agentenv_aws_stores.dynamodb import DynamoDocumentStore
-from agentenv_aws_stores.s3 import S3ObjectStore
-from agentenv_aws_stores.secretsmanager import SecretsManagerStore
-from agentenv_aws_stores.testing import settings
+from agentenv_testing.stores import unique_name
 
 
 class TestS3Objects(ObjectStoreContract):

@@ -9,10 +9,10 @@ import uuid
 
 import pytest
 
-from agent_env.testing.contracts import ImageStoreContract
 from agentenv_aws_stores.ecr import EcrImageStore
 from agentenv_aws_stores.testing import settings
 from agentenv_docker_sandbox.testing import REGISTRY, registry_test_image
+from agentenv_testing.contracts import ImageStoreContract
 
 
 @pytest.fixture(scope="session")

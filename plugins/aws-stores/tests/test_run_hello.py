@@ -11,17 +11,17 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agent_env.testing.stores import (
-    assert_hello_runs_twice,
-    assert_hello_stored,
-    run_agent_env,
-    stores_toml,
-)
 from agentenv_aws_stores.dynamodb import DynamoDocumentStore
 from agentenv_aws_stores.s3 import S3ObjectStore
 from agentenv_aws_stores.secretsmanager import SecretsManagerStore
 from agentenv_aws_stores.testing import settings
 from agentenv_docker_sandbox.testing import REGISTRY
+from agentenv_testing.stores import (
+    assert_hello_runs_twice,
+    assert_hello_stored,
+    run_agent_env,
+    stores_toml,
+)
 
 
 def run(home: Path, config: Path, *args: str) -> subprocess.CompletedProcess:

@@ -9,12 +9,12 @@ import boto3
 import pytest
 
 from agent_env.errors import ConfigError, StoreError
-from agent_env.testing.stores import assert_run_hello_fails
 from agentenv_aws_stores.dynamodb import DynamoDocumentStore
 from agentenv_aws_stores.ecr import EcrImageStore
 from agentenv_aws_stores.s3 import S3ObjectStore
 from agentenv_aws_stores.secretsmanager import SecretsManagerStore
 from agentenv_aws_stores.testing import settings
+from agentenv_testing.stores import assert_run_hello_fails
 
 
 def _tag() -> str:

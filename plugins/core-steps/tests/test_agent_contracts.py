@@ -7,7 +7,6 @@ import json
 
 import pytest
 
-from agent_env.testing.contracts import StepTypeContract
 from agentenv_core_steps.steps.agent_steps import (
     AgentPromptResponseVerifier,
     DeployAgent,
@@ -16,6 +15,7 @@ from agentenv_core_steps.steps.agent_steps import (
     RunContainerUnitTestsVerifier,
     ToolCallVerifier,
 )
+from agentenv_testing.contracts import StepTypeContract
 
 HOOKS = "agentenv_core_steps.hooks"
 SOLUTION = {"turns": [{"response": "hello there"}]}

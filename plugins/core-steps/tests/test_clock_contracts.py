@@ -6,10 +6,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from agent_env.testing.contracts import StepTypeContract
 from agentenv_core_steps.steps.collect_artifacts import CollectArtifacts
 from agentenv_core_steps.steps.register_env_triggers import RegisterEnvTriggers
 from agentenv_core_steps.steps.sync_env_clock import SyncEnvClock
+from agentenv_testing.contracts import StepTypeContract
 
 sys.path.insert(0, str(Path(__file__).parent))
 from clock_envs import FILES, deploy  # noqa: E402

@@ -10,7 +10,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from compat_envs import FILES, deploy  # noqa: E402
 
-from agent_env.testing.contracts import StepTypeContract  # noqa: E402
 from agentenv_core_steps.steps.add_skills import AddSkills  # noqa: E402
 from agentenv_core_steps.steps.install_agent import InstallAgent  # noqa: E402
 from agentenv_core_steps.steps.modify_env_tool_access import ModifyEnvToolAccess  # noqa: E402
@@ -21,6 +20,7 @@ from agentenv_core_steps.steps.verify_env_core_protocol import (  # noqa: E402
     VerifyEnvCoreProtocol,
 )
 from agentenv_core_steps.steps.verify_mcp_tool_schema import VerifyMcpToolSchema  # noqa: E402
+from agentenv_testing.contracts import StepTypeContract  # noqa: E402
 
 HOOKS = "agentenv_core_steps.hooks"
 TIDY = {k: v for k, v in FILES.items() if k.startswith("envs/tidy/")}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from agent_env.testing.contracts import StepTypeContract
 from agentenv_core_steps.steps import (
     AggregateVerifiers,
     DeploySandbox,
@@ -11,6 +10,7 @@ from agentenv_core_steps.steps import (
     TeardownSandboxes,
     VerifySandbox,
 )
+from agentenv_testing.contracts import StepTypeContract
 
 HOOKS = "agentenv_core_steps.hooks"
 DEPLOY = {"id": "box", "type": "deploy_sandbox", "sandbox_name": "box", "sandbox_mode": "vm"}

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_env.testing.contracts import StepTypeContract
 from agentenv_core_steps.steps.deploy_env import DeployEnv
 from agentenv_core_steps.steps.env_outcome_verifier import EnvOutcomeVerifier
 from agentenv_core_steps.steps.reset_env import ResetEnv
+from agentenv_testing.contracts import StepTypeContract
 
 HOOKS = "agentenv_core_steps.hooks"
 EXAMPLE_ENV = Path(__file__).resolve().parents[3] / "examples" / "notes-local" / "envs" / "notes"

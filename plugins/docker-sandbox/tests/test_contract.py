@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from agent_env.sandbox import SandboxSpec
-from agent_env.testing.contracts import SandboxProviderContract
 from agentenv_docker_sandbox.testing import BASE_IMAGE, ours
+from agentenv_testing.contracts import SandboxProviderContract
 
 
 class TestDockerProviderContract(SandboxProviderContract):

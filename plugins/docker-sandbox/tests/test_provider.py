@@ -9,8 +9,8 @@ import pytest
 
 from agent_env.errors import SandboxError
 from agent_env.sandbox import SandboxSpec
-from agent_env.testing.contracts.sandbox import SERVER, wait_http
 from agentenv_docker_sandbox.testing import BASE_IMAGE, ours
+from agentenv_testing.contracts.sandbox import SERVER, wait_http
 
 pytestmark = pytest.mark.anyio
 

@@ -17,7 +17,7 @@ import pytest
 
 from agent_env.net import free_port
 from agent_env.testing.require import require
-from agent_env.testing.stores import AGENT_ENV, run_agent_env
+from agentenv_testing.stores import AGENT_ENV, run_agent_env
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 BASE = "python:3.11-slim"

@@ -9,9 +9,9 @@ import docker.errors
 import pytest
 
 from agent_env.errors import StoreError
-from agent_env.testing.contracts import ImageStoreContract
 from agentenv_docker_sandbox.store import DockerImageStore, RegistryImageStore, split_ref
 from agentenv_docker_sandbox.testing import BASE_IMAGE
+from agentenv_testing.contracts import ImageStoreContract
 
 
 class TestDockerImageStore(ImageStoreContract):

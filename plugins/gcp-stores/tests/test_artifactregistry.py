@@ -8,10 +8,10 @@ import functools
 import pytest
 
 from agent_env.errors import ConfigError
-from agent_env.testing.contracts import ImageStoreContract
 from agentenv_docker_sandbox.testing import REGISTRY, registry_test_image
 from agentenv_gcp_stores.artifactregistry import ArtifactRegistryImageStore
 from agentenv_gcp_stores.testing import PROJECT
+from agentenv_testing.contracts import ImageStoreContract
 
 
 @pytest.fixture(scope="session")

@@ -7,17 +7,17 @@ import functools
 
 import pytest
 
-from agent_env.testing.contracts import (
+from agentenv_gcp_stores.firestore import FirestoreDocumentStore
+from agentenv_gcp_stores.gcs import GcsObjectStore
+from agentenv_gcp_stores.secretmanager import SecretManagerStore
+from agentenv_gcp_stores.testing import settings
+from agentenv_testing.contracts import (
     DocumentStoreContract,
     ObjectStoreContract,
     SecretStoreContract,
     VersionedEntitiesContract,
 )
-from agent_env.testing.stores import unique_name
-from agentenv_gcp_stores.firestore import FirestoreDocumentStore
-from agentenv_gcp_stores.gcs import GcsObjectStore
-from agentenv_gcp_stores.secretmanager import SecretManagerStore
-from agentenv_gcp_stores.testing import settings
+from agentenv_testing.stores import unique_name
 
 
 class TestGcsObjects(ObjectStoreContract):

@@ -3,7 +3,7 @@ used, so `agent-env --help` and local-only runs never pay for the Google clients
 
 from __future__ import annotations
 
-from agent_env.testing.stores import open_in_fresh_process
+from agentenv_testing.stores import open_in_fresh_process
 
 TYPES = {
     "document": "firestore",

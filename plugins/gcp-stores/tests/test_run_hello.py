@@ -11,17 +11,17 @@ from pathlib import Path
 
 import anyio
 
-from agent_env.testing.stores import (
-    assert_hello_runs_twice,
-    assert_hello_stored,
-    run_agent_env,
-    stores_toml,
-)
 from agentenv_docker_sandbox.testing import REGISTRY
 from agentenv_gcp_stores.firestore import FirestoreDocumentStore
 from agentenv_gcp_stores.gcs import GcsObjectStore
 from agentenv_gcp_stores.secretmanager import SecretManagerStore
 from agentenv_gcp_stores.testing import PROJECT, settings
+from agentenv_testing.stores import (
+    assert_hello_runs_twice,
+    assert_hello_stored,
+    run_agent_env,
+    stores_toml,
+)
 
 
 def run(home: Path, config: Path, *args: str) -> subprocess.CompletedProcess:

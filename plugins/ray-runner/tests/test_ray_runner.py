@@ -16,7 +16,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agent_env.testing.stores import AGENT_ENV, run_agent_env, stores_toml
+from agentenv_testing.stores import AGENT_ENV, run_agent_env, stores_toml
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 

@@ -22,6 +22,12 @@ _NAMES: dict[str, tuple[str, str]] = {
     "EXIT_SIGNAL": ("agent_env.cli.commands.run_output", "EXIT_SIGNAL"),
     "observer": ("agent_env.cli.commands.run_trials", "observer"),
     "CliObserver": ("agent_env.cli.commands.run_trials", "CliObserver"),
+    "echo": ("agent_env.cli.output", "echo"),
+    "emit_json": ("agent_env.cli.output", "emit_json"),
+    "table": ("agent_env.cli.output", "table"),
+    "install_hint": ("agent_env.plugins.known", "install_hint"),
+    # exports of a run's trials (`agent_env.exports.ExportFormat`: `runs export`, `run --export`)
+    "export_runs": ("agent_env.reporting.export", "export_runs"),
     # a session, the run pipeline and the records it writes
     "Session": ("agent_env.engine.run", "Session"),
     "load_record": ("agent_env.engine.run", "load_record"),

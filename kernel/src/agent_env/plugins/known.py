@@ -26,6 +26,7 @@ _EXPLORER = "agentenv-explorer"
 _GRADING = "agentenv-grading"
 _TRAINING_DATA = "agentenv-training-data"
 _STORED = "agentenv-stored-entities"
+_REPORTING = "agentenv-reporting"
 _STORED_COMMANDS = ("task", "eval", "env", "agent", "a2a-agent", "artifact", "bundle", "entity")
 _CLI_AGENT_NAMES = (
     "claude-code",
@@ -52,6 +53,7 @@ INSTALL_COMMANDS: dict[str, str] = {
         f"pip install {_TRAINING_DATA}  (included in: pip install agentenv-framework)"
     ),
     _STORED: f"pip install {_STORED}  (included in: pip install agentenv-framework)",
+    _REPORTING: f"pip install {_REPORTING}  (included in: pip install agentenv-framework)",
 }
 
 _CORE_STEP_TYPES = (
@@ -115,6 +117,8 @@ KNOWN: dict[tuple[str, str], str] = {
     ("command", "up"): _EXPLORER,
     ("command", "runs regrade"): _GRADING,
     ("command", "runs replay"): _GRADING,
+    ("command", "runs export"): _REPORTING,
+    ("command", "runs compare"): _REPORTING,
     ("command", "tasks"): _GRADING,
     ("step type", "call_reward_verifier"): _GRADING,
     **{("agent", name): _GRADING for name in ("do-nothing", "replay")},

@@ -55,21 +55,6 @@ def wilson_interval(passes: int, n: int, z: float = Z95) -> tuple[float, float] 
     return max(0.0, center - half), min(1.0, center + half)
 
 
-def difference_interval(
-    passes_a: int, n_a: int, passes_b: int, n_b: int, z: float = Z95
-) -> tuple[float, float] | None:
-    """A 95% interval for the change in pass rate from A to B (`p_b - p_a`): Newcombe's hybrid
-    score interval, built from the two Wilson intervals; None when either side has no trials."""
-    a, b = wilson_interval(passes_a, n_a, z), wilson_interval(passes_b, n_b, z)
-    if a is None or b is None:
-        return None
-    p_a, p_b = passes_a / n_a, passes_b / n_b
-    delta = p_b - p_a
-    low = delta - math.sqrt((p_b - b[0]) ** 2 + (a[1] - p_a) ** 2)
-    high = delta + math.sqrt((b[1] - p_b) ** 2 + (p_a - a[0]) ** 2)
-    return max(-1.0, low), min(1.0, high)
-
-
 def t_quantile_975(df: int) -> float:
     """t_{0.975, df}: the multiplier of the standard error for a two-sided 95% interval."""
     if df < 1:

@@ -135,7 +135,7 @@ def _records(groups: results.Groups) -> int:
 
 
 async def compare_runs(request: Request) -> JSONResponse:
-    """`?a=RUN&b=RUN`: run B against run A (`agent_env.results.compare_runs`), plus each
+    """`?a=RUN&b=RUN`: run B against run A (`agentenv_reporting.compare.compare_runs`), plus each
     run's cost totals (as the run page adds them up)."""
     only(request.query_params, ("a", "b"))
     ids = [request.query_params.get(name) or "" for name in ("a", "b")]
@@ -143,7 +143,9 @@ async def compare_runs(request: Request) -> JSONResponse:
         raise BadRequest("a and b: required, the ids of the two runs (?a=run-...&b=run-...)")
     a, b = [await _run(request, run_id) for run_id in ids]
     documents = _state(request).stores.documents
-    compared = await results.compare_runs(documents, a, b)
+    from agentenv_reporting.compare import compare_runs as compare
+
+    compared = await compare(documents, a, b)
     summaries = _state(request).summaries
     compared["cost"] = {
         side: await _run_cost(

@@ -3,14 +3,37 @@ Wilson interval and the change from A to B with Newcombe's interval, each verifi
 in both, and the trials that flipped (the same task and trial number passed in one run and not
 in the other; trials excluded from the statistics, cancelled or infrastructure failures, and
 trials that never finished are not compared). The figures are those `runs show` and the
-explorer report (`agent_env.results`), so the three agree."""
+explorer report (`agent_env.results`), so the three agree.
+
+Example::
+
+    stores = await open_configured_stores()
+    a, b = [await stores.documents.get(RUNS, run_id) for run_id in (run_a, run_b)]
+    print((await compare_runs(stores.documents, a, b))["change"])
+"""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from typing import Any
 
-from agent_env.reporting.results import EXCLUDED, FINAL
-from agent_env.reporting.stats import difference_interval
+from agent_env import results
+
+
+def difference_interval(
+    passes_a: int, n_a: int, passes_b: int, n_b: int
+) -> tuple[float, float] | None:
+    """A 95% interval for the change in pass rate from A to B (`p_b - p_a`): Newcombe's hybrid
+    score interval, built from the two Wilson intervals; None when either side has no trials."""
+    a, b = results.wilson_interval(passes_a, n_a), results.wilson_interval(passes_b, n_b)
+    if a is None or b is None:
+        return None
+    p_a, p_b = passes_a / n_a, passes_b / n_b
+    delta = p_b - p_a
+    low = delta - math.sqrt((p_b - b[0]) ** 2 + (a[1] - p_a) ** 2)
+    high = delta + math.sqrt((b[1] - p_b) ** 2 + (p_a - a[0]) ** 2)
+    return max(-1.0, low), min(1.0, high)
 
 
 def _rate(stats: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -44,11 +67,11 @@ def _side_by_side(
 
 async def _outcomes(documents: Any, run: dict[str, Any]) -> dict[tuple[str, int], Any]:
     """The counted trials' last attempts by (task, trial number)."""
-    from agent_env.engine.stored import run_records
+    from agent_env.cli.toolkit import run_records
 
     out = {}
     async for record in run_records(documents, run):
-        if record.status in FINAL and record.effective_failure_class() not in EXCLUDED:
+        if results.counted(record):
             out[(record.task.name, record.trial)] = record
     return out
 
@@ -75,12 +98,14 @@ def _run_row(run: dict[str, Any], tasks: list[dict[str, Any]]) -> dict[str, Any]
 
 
 async def compare_runs(
-    documents: Any, a: dict[str, Any], b: dict[str, Any], stats: list[dict[str, Any]]
+    documents: Any, a: Mapping[str, Any], b: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """`{a, b, change, tasks, verifiers, flipped: {fixed, broken}}` for the stored run
-    documents `a` and `b` with their `stats` (`agent_env.results.run_results` of each: the
-    public entry `results.compare_runs` reads them) (`fixed`: failed in A, passed in B;
-    `broken`: the reverse)."""
+    """Stored run documents `a` and `b` side by side, as `agent-env runs compare` shows them:
+    `{a, b, change, tasks, verifiers, flipped: {fixed, broken}}`, per task and verifier both
+    pass rates and the change with its interval (`agent_env.results.run_results` of each), and
+    the trials that flipped (`fixed`: failed in A, passed in B; `broken`: the reverse)."""
+    a, b = dict(a), dict(b)
+    stats = [await results.run_results(documents, run) for run in (a, b)]
     runs = [_run_row(run, s["tasks"]) for run, s in zip((a, b), stats, strict=True)]
     before, after = await _outcomes(documents, a), await _outcomes(documents, b)
     flipped: dict[str, list[dict[str, Any]]] = {"fixed": [], "broken": []}

@@ -67,10 +67,10 @@ class AgentEnvCliRunner:
         self.runner = CliRunner()
 
     def invoke(self, args: Sequence[str] | str = (), **kwargs: Any) -> Any:
-        from agent_env.cli.root import build_cli
+        from agent_env.testing import root_group
 
         kwargs.setdefault("catch_exceptions", False)
-        return self.runner.invoke(build_cli(), args, prog_name="agent-env", **kwargs)
+        return self.runner.invoke(root_group(), args, prog_name="agent-env", **kwargs)
 
 
 @pytest.fixture
@@ -85,7 +85,7 @@ def agent_env_warnings() -> Iterator[list[str]]:
     stderr), as messages; the once-per-command memory starts empty."""
     import logging
 
-    from agent_env import notices
+    from agent_env.testing import reset_notices
 
     records: list[str] = []
 
@@ -93,7 +93,7 @@ def agent_env_warnings() -> Iterator[list[str]]:
         def emit(self, record: logging.LogRecord) -> None:
             records.append(record.getMessage())
 
-    notices.reset()
+    reset_notices()
     logger = logging.getLogger("agent_env")
     handler = Keep(level=logging.WARNING)
     logger.addHandler(handler)

@@ -20,9 +20,9 @@ WAIT = 120.0
 
 
 async def _put_versions(store: Any, entity_id: str, worker: int, count: int) -> list[int]:
-    from agent_env.stores.versioned import Entities
+    from agent_env.testing import entities as open_entities
 
-    entities = Entities(store)
+    entities = open_entities(store)
     out = []
     for i in range(count):
         result = await entities.put(

@@ -1,5 +1,5 @@
 """`agent-env runs compare A B [--json]`: two recorded runs side by side (the figures come
-from `agent_env.reporting.compare`; this module reads the runs and prints them)."""
+from `agentenv_reporting.compare`; this module reads the runs and prints them)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import click
 
-from agent_env.cli.output import table
+from agent_env.cli.toolkit import table
 
 #: How many flipped trials of each kind the text shows (`--json` has them all).
 SHOWN_FLIPS = 20
@@ -81,7 +81,7 @@ def format_comparison(data: dict[str, Any]) -> list[str]:
 
 async def _stored_run(documents: Any, run_id: str, command: str) -> dict[str, Any]:
     """The stored run document `run_id`; the did-you-mean error for an unknown id."""
-    from agent_env.engine.run import load_record
+    from agent_env.cli.toolkit import load_record
     from agent_env.results import RUNS
 
     run = await documents.get(RUNS, run_id)
@@ -91,12 +91,17 @@ async def _stored_run(documents: Any, run_id: str, command: str) -> dict[str, An
     return dict(run)
 
 
-async def _compare(documents: Any, a_id: str, b_id: str) -> dict[str, Any]:
-    from agent_env.results import compare_runs
+async def _compare(a_id: str, b_id: str) -> dict[str, Any]:
+    from agent_env.results import open_configured_stores
+    from agentenv_reporting.compare import compare_runs
 
-    a = await _stored_run(documents, a_id, "compare")
-    b = await _stored_run(documents, b_id, "compare")
-    return await compare_runs(documents, a, b)
+    stores = await open_configured_stores()
+    try:
+        a = await _stored_run(stores.documents, a_id, "compare")
+        b = await _stored_run(stores.documents, b_id, "compare")
+        return await compare_runs(stores.documents, a, b)
+    finally:
+        await stores.close()
 
 
 @click.command("compare")
@@ -107,10 +112,9 @@ def compare(run_a: str, run_b: str, as_json: bool) -> None:
     """RUN_B against RUN_A: per task both pass rates (Wilson 95% intervals) and the change
     (Newcombe 95% interval), each verifier's pass rates, and the trials that flipped (the same
     task and trial number passed in one run and not the other)."""
-    from agent_env.cli.commands.runs import _with_documents
-    from agent_env.cli.output import echo, emit_json
+    from agent_env.cli.toolkit import echo, emit_json
 
-    data = anyio.run(_with_documents, _compare, run_a, run_b)
+    data = anyio.run(_compare, run_a, run_b)
     if as_json:
         emit_json(data)
         return

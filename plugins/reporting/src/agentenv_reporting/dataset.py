@@ -37,7 +37,7 @@ def card(fmt: ExportFormat, run_ids: list[str], rows: int) -> str:
 
 def no_pusher(destination: str) -> AgentEnvError:
     """The error for a destination no installed plugin pushes to (with the install hint)."""
-    from agent_env.plugins.known import install_hint
+    from agent_env.cli.toolkit import install_hint
 
     scheme = destination.partition("://")[0] if "://" in destination else ""
     hint = install_hint("dataset destination", scheme) if scheme else None
@@ -58,8 +58,8 @@ async def push(
     pushing plugin answered plus `rows`."""
     import anyio
 
+    from agent_env.cli.toolkit import export_runs
     from agent_env.plugins import get_plugin_manager
-    from agent_env.reporting.export import export_runs
 
     with tempfile.TemporaryDirectory(prefix="agentenv-dataset-") as tmp:
         folder = Path(tmp)

@@ -23,7 +23,7 @@ import anyio
 import pytest
 
 from agent_env.errors import StoreError
-from agent_env.testing.contracts._workers import in_processes, in_threads
+from agentenv_testing.contracts._workers import in_processes, in_threads
 
 BAD_COLLECTIONS = ["", "a/b", "has space", "1starts-with-digit", "..", "x" * 65, 42, None]
 BAD_DOCUMENT_KEYS = ["", "nul\x00byte", "k" * 1025, 7, None]
@@ -249,9 +249,9 @@ class VersionedEntitiesContract(_StoreContract):
 
     @pytest.fixture
     def entities(self, store: Any) -> Any:
-        from agent_env.stores.versioned import Entities
+        from agent_env.testing import entities as open_entities
 
-        return Entities(store)
+        return open_entities(store)
 
     @pytest.mark.anyio
     async def test_new_unchanged_changed(self, entities: Any) -> None:
@@ -314,7 +314,7 @@ class VersionedEntitiesContract(_StoreContract):
 
     @pytest.mark.anyio
     async def test_concurrent_writers_in_tasks(self, store: Any, entities: Any) -> None:
-        from agent_env.testing.contracts._workers import _put_versions
+        from agentenv_testing.contracts._workers import _put_versions
 
         eid = _unique("e")
         results: list[list[int]] = []

@@ -24,33 +24,9 @@ import pytest
 
 from agent_env.errors import BundleError
 from agent_env.models import Step
+from agent_env.testing import run_task
 
-
-async def run_task(
-    plugins: Any, root: Path, home: Path, task: str = "t"
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Run `task` of the bundle at `root` through the run pipeline, as `agent-env run --task`
-    would; returns `(record, state)` (the final state replayed from the instance's journal).
-    Sandboxes go under `home` (`AGENT_ENV_HOME`), which must be empty of leases afterwards."""
-    from agent_env.config import load_config
-    from agent_env.engine.journal import Journal
-    from agent_env.engine.run import Session
-    from agent_env.engine.state import replay
-    from agent_env.runs.pipeline import RunPipeline
-    from agent_env.runs.request import RunRequest
-
-    config = load_config(root, plugins=plugins)  # steps may read `ctx.config`
-    if Path(config.home).resolve() != Path(home).resolve():
-        raise ValueError(f"run_task: home {home} is not AGENT_ENV_HOME ({config.home})")
-    session = await Session.open(plugins=plugins, config=config)
-    try:
-        request = RunRequest(spec=str(root), task_names=(task,), front_end="testing")
-        result = await RunPipeline(session).run(request)
-        (record,) = result.records
-        _, entries = await Journal.open(session.stores.documents, record["id"])
-        return record, replay(entries)
-    finally:
-        await session.close()
+__all__ = ["StepTypeContract", "run_task"]
 
 
 @pytest.mark.anyio
@@ -108,9 +84,11 @@ class StepTypeContract:
         assert all(f.kw_only for f in attrs.fields(self.step_class))
 
     def test_its_declarations_name_its_own_fields(self) -> None:
-        from agent_env.runs.overrides import declared
+        from agent_env.testing import check_run_overrides
 
-        declared(self.step_class)  # run_overrides: known run options, fields the class has
+        check_run_overrides(
+            self.step_class
+        )  # run_overrides: known run options, fields the class has
         fields = {f.name for f in attrs.fields(self.step_class)}
         for kind, paths in (self.step_class.bundle_refs or {}).items():
             assert kind in ("artifact", "env", "agent", "tool"), (
