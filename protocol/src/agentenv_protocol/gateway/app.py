@@ -7,7 +7,8 @@ table (routing.py), the role rules (roles.py), `POST /mcp` with forwarding and t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import contextlib
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from agentenv_protocol.gateway.clock import EnvClock
 from agentenv_protocol.gateway.control import ControlRoutes
 from agentenv_protocol.gateway.errors import GatewayError
 from agentenv_protocol.gateway.limits import MAX_CONNECTIONS_PER_ROLE, RoleConnections
-from agentenv_protocol.gateway.mcp import Forwarder, McpEndpoint
+from agentenv_protocol.gateway.mcp import Answer, Forwarder, McpEndpoint, json_answer
 from agentenv_protocol.gateway.roles import RoleRules
 from agentenv_protocol.gateway.routing import Route, RouteTable
 from agentenv_protocol.gateway.trajectory import Trajectory
@@ -197,25 +198,55 @@ class Gateway:
         if scope["path"] == "/clock/time" and scope["method"] == "GET":
             await self.control.clock_time(send)  # public: backing servers read the env clock
             return
-        caller = self.auth.authenticate(scope)
-        if isinstance(caller, tuple):
-            status, message = caller
-            challenge = [(b"www-authenticate", b'Bearer realm="agentenv-gateway"')]
-            await respond(send, status, {"error": message}, challenge if status == 401 else [])
+        caller = self.authenticate(scope["headers"])
+        if not isinstance(caller, Caller):
+            await respond(send, *caller)
             return
+        with self.admission(caller) as refused:
+            if refused is not None:
+                await respond(send, *refused)
+                return
+            await self._serve(scope, receive, send, caller)
+
+    # --- what both servers share (the ASGI app above, the hot path of hot_path.py) -------
+    def authenticate(self, headers: list) -> Caller | Answer:
+        """The caller a request's headers authenticate, or the 401/403 that refuses it."""
+        caller = self.auth.authenticate(headers)
+        if isinstance(caller, Caller):
+            return caller
+        status, message = caller
+        challenge = [(b"www-authenticate", b'Bearer realm="agentenv-gateway"')]
+        return json_answer(status, {"error": message}, challenge if status == 401 else [])
+
+    @contextlib.contextmanager
+    def admission(self, caller: Caller) -> Iterator[Answer | None]:
+        """Counts the caller's request in flight for the block; yields None, or the 503 that
+        refuses it when its role is at its limit."""
         # the admin token (the runner, the verifiers it runs) is counted apart from the roles
         key = f"admin:{caller.role}" if caller.admin else f"role:{caller.role}"
         with self.connections.hold(key) as admitted:
-            if not admitted:
-                limit = self.connections.limit
-                await respond(
-                    send,
-                    503,
-                    {"error": f"role {caller.role!r} already has {limit} requests in flight"},
-                    [(b"retry-after", b"1"), (b"connection", b"close")],
-                )
+            if admitted:
+                yield None
                 return
-            await self._serve(scope, receive, send, caller)
+            limit = self.connections.limit
+            yield json_answer(
+                503,
+                {"error": f"role {caller.role!r} already has {limit} requests in flight"},
+                [(b"retry-after", b"1"), (b"connection", b"close")],
+            )
+
+    async def answer_mcp_post(self, caller: Caller, headers: list, body: bytes) -> Answer:
+        """`POST /mcp` for the hot path: admission, then the same answer as the ASGI route."""
+        with self.admission(caller) as refused:
+            if refused is not None:
+                return refused
+            return await self.mcp.answer(body, headers, caller)
+
+    def http_protocol(self, base: type) -> type:
+        """uvicorn's protocol class `base` with the hot path for `POST /mcp` (hot_path.py)."""
+        from agentenv_protocol.gateway.hot_path import hot_path_protocol
+
+        return hot_path_protocol(base, self)
 
     async def _serve(self, scope: dict, receive: Any, send: Any, caller: Caller) -> None:
         path, method = scope["path"], scope["method"]
