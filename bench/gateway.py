@@ -48,6 +48,7 @@ VARIANTS = {
     "httpx": ("httpx", "httptools"),
     "aiohttp": ("aiohttp", "httptools"),
     "h11": ("fastpost", "h11"),
+    "asgi": ("fastpost", "asgi"),
 }
 
 
