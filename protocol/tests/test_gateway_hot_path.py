@@ -241,3 +241,22 @@ def test_call_logs_match_row_for_row(pair):
     assert all("hunter2" not in json.dumps(r) for r in hot_rows)
     refused = next(r for r in hot_rows if r["tool"] == "add" and r["role"] == "alice")
     assert refused["error"] == "tool 'add' is disabled for role 'alice'"
+
+
+def test_a_body_that_trickles_is_cut_off_on_the_hot_path(shared_envs, tmp_path):
+    """The body deadline (`serving.BODY_TIMEOUT`) holds for a tool call the hot path reads."""
+    gateway = Gateway({"echo": shared_envs["echo"].url}, admin_token=ADMIN)
+    server = serve_in_thread(gateway, body_timeout=1.0)
+    try:
+        host, port = server.url.removeprefix("http://").split(":")
+        whole = request(call("echo", {"text": "slow"}))
+        with socket.create_connection((host, int(port)), timeout=20) as sock:
+            sock.sendall(whole[:-5])
+            started = time.monotonic()
+            assert sock.recv(65536) == b""  # closed by the server, nothing answered
+            assert 0.5 < time.monotonic() - started < 10
+        assert gateway.trajectory.records == []
+        raw = exchange(server.url, whole)
+        assert body_of(raw)["result"]["content"][0]["text"] == "slow"
+    finally:
+        server.stop()
