@@ -157,7 +157,11 @@ def hot_path_protocol(base: type, gateway: Gateway) -> type:
                 return
             if any(n == b"connection" and b"close" in v.lower() for n, v in extra):
                 request.keep_alive = False
-            # the real transport: the coalescing wrapper would hold a body-less answer a turn
+            # the real transport: the coalescing wrapper (`serving`) would hold a body-less
+            # answer a turn; whatever it still holds goes first
+            held = getattr(transport, "_flush", None)
+            if held is not None:
+                held()
             real = getattr(transport, "_transport", transport)
             real.write(response_bytes(status, data, extra, request.keep_alive))
             if not request.keep_alive:
