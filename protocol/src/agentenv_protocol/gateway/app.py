@@ -7,8 +7,7 @@ table (routing.py), the role rules (roles.py), `POST /mcp` with forwarding and t
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -202,11 +201,14 @@ class Gateway:
         if not isinstance(caller, Caller):
             await respond(send, *caller)
             return
-        with self.admission(caller) as refused:
-            if refused is not None:
-                await respond(send, *refused)
-                return
+        admitted = self.admit(caller)
+        if not isinstance(admitted, str):
+            await respond(send, *admitted)
+            return
+        try:
             await self._serve(scope, receive, send, caller)
+        finally:
+            self.release(admitted)
 
     # --- what both servers share (the ASGI app above, the hot path of hot_path.py) -------
     def authenticate(self, headers: list) -> Caller | Answer:
@@ -218,29 +220,31 @@ class Gateway:
         challenge = [(b"www-authenticate", b'Bearer realm="agentenv-gateway"')]
         return json_answer(status, {"error": message}, challenge if status == 401 else [])
 
-    @contextlib.contextmanager
-    def admission(self, caller: Caller) -> Iterator[Answer | None]:
-        """Counts the caller's request in flight for the block; yields None, or the 503 that
-        refuses it when its role is at its limit."""
+    def admit(self, caller: Caller) -> str | Answer:
+        """Count the caller's request in flight (from its headers until it is answered): the
+        key to `release` it with, or the 503 that refuses it when its role is at its limit."""
         # the admin token (the runner, the verifiers it runs) is counted apart from the roles
         key = f"admin:{caller.role}" if caller.admin else f"role:{caller.role}"
-        with self.connections.hold(key) as admitted:
-            if admitted:
-                yield None
-                return
-            limit = self.connections.limit
-            yield json_answer(
-                503,
-                {"error": f"role {caller.role!r} already has {limit} requests in flight"},
-                [(b"retry-after", b"1"), (b"connection", b"close")],
-            )
+        if self.connections.take(key):
+            return key
+        limit = self.connections.limit
+        return json_answer(
+            503,
+            {"error": f"role {caller.role!r} already has {limit} requests in flight"},
+            [(b"retry-after", b"1"), (b"connection", b"close")],
+        )
 
-    async def answer_mcp_post(self, caller: Caller, headers: list, body: bytes) -> Answer:
-        """`POST /mcp` for the hot path: admission, then the same answer as the ASGI route."""
-        with self.admission(caller) as refused:
-            if refused is not None:
-                return refused
+    def release(self, key: str) -> None:
+        """A request `admit` counted is done (answered, or its client went away)."""
+        self.connections.give_back(key)
+
+    async def answer_mcp_post(self, caller: Caller, key: str, headers: list, body: bytes) -> Answer:
+        """`POST /mcp` for the hot path, admitted under `key` (released here): the same answer
+        as the ASGI route."""
+        try:
             return await self.mcp.answer(body, headers, caller)
+        finally:
+            self.release(key)
 
     def http_protocol(self, base: type) -> type:
         """uvicorn's protocol class `base` with the hot path for `POST /mcp` (hot_path.py)."""

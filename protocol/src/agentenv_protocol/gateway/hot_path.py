@@ -2,9 +2,10 @@
 
 A trainer's rollouts are almost all tool calls. Through uvicorn each one costs a scope, a
 request-response cycle with its receive/send messages and two writes; here the protocol keeps
-the body it parsed, asks the gateway for the answer (`Gateway.answer_mcp_post`: the same
-admission and `McpEndpoint.answer` the ASGI route uses, so auth, roles, limits, the call log
-and error shapes have one implementation) and writes the response in one send.
+the body it parsed, asks the gateway for the answer and writes the response in one send. What
+it asks is what the ASGI route asks (`Gateway.authenticate` and `Gateway.admit` once the
+headers are in, `McpEndpoint.answer` once the body is), so auth, roles, the per-role limit,
+the call log and error shapes have one implementation.
 
 Only the plain case takes it: `POST /mcp` (or `/mcp/`) with a Content-Length within the limit,
 no `Expect: 100-continue`, no upgrade, a bearer token the gateway accepts and no request of the
@@ -88,16 +89,19 @@ def hot_path_protocol(base: type, gateway: Gateway) -> type:
     class HotPathProtocol(base):  # type: ignore[misc,valid-type]
         _hot_body: bytearray | None = None
         _hot_caller: Caller | None = None
+        _hot_key: str | None = None
         _hot_headers: list | None = None
 
         def on_headers_complete(self) -> None:
             caller = self._hot_caller_of()
-            if caller is None:
+            admitted = None if caller is None else gateway.admit(caller)
+            if not isinstance(admitted, str):  # the ASGI app answers, or refuses it again
                 super().on_headers_complete()
                 return
+            # counted in flight from here, as the ASGI app counts it while it reads the body
             self._arm(self.body_timeout)
             keep = self.parser.get_http_version() != "1.0" and self.parser.should_keep_alive()
-            self._hot_caller, self._hot_headers = caller, self.headers
+            self._hot_caller, self._hot_key, self._hot_headers = caller, admitted, self.headers
             self._hot_body = bytearray()
             self.cycle = HotRequest(keep)
 
@@ -134,17 +138,24 @@ def hot_path_protocol(base: type, gateway: Gateway) -> type:
                 return
             self._disarm()
             body, self._hot_body = bytes(self._hot_body), None
-            caller, headers = self._hot_caller, self._hot_headers
-            self._hot_caller = self._hot_headers = None
-            task = self.loop.create_task(self._hot_answer(self.cycle, caller, headers, body))
+            caller, key, headers = self._hot_caller, self._hot_key, self._hot_headers
+            self._hot_caller = self._hot_key = self._hot_headers = None
+            answer = self._hot_answer(self.cycle, caller, key, headers, body)
+            task = self.loop.create_task(answer)
             task.add_done_callback(self.tasks.discard)
             self.tasks.add(task)
 
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._hot_key is not None:  # gone in the middle of the body: never answered
+                gateway.release(self._hot_key)
+                self._hot_key = self._hot_body = None
+            super().connection_lost(exc)
+
         async def _hot_answer(
-            self, request: HotRequest, caller: Caller, headers: list, body: bytes
+            self, request: HotRequest, caller: Caller, key: str, headers: list, body: bytes
         ) -> None:
             try:
-                status, data, extra = await gateway.answer_mcp_post(caller, headers, body)
+                status, data, extra = await gateway.answer_mcp_post(caller, key, headers, body)
             except BaseException as e:  # as uvicorn answers an app that raised
                 self.logger.error("Exception in ASGI application\n", exc_info=e)
                 status, data, extra = _SERVER_ERROR
