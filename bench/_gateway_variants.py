@@ -1,8 +1,11 @@
 """A gateway process with another HTTP client towards the env or another HTTP server, for
 bench/gateway.py's comparison. The product has one of each (fastpost's pooled connections,
-uvicorn with httptools); the alternatives live here, behind fastpost.PostPool's interface.
+uvicorn with httptools and the gateway's hot path for `POST /mcp`); the alternatives live here,
+behind fastpost.PostPool's interface (`asgi`: uvicorn with httptools, every request through the
+ASGI app, as before the hot path).
 
-    python bench/_gateway_variants.py --upstream httpx|aiohttp|fastpost --server httptools|h11 \
+    python bench/_gateway_variants.py --upstream httpx|aiohttp|fastpost \
+        --server httptools|asgi|h11 \
         -- --env echo=http://127.0.0.1:PORT --port PORT
 """
 
@@ -106,16 +109,18 @@ UPSTREAMS = {"fastpost": None, "httpx": HttpxPool, "aiohttp": AiohttpPool}
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--upstream", choices=sorted(UPSTREAMS), default="fastpost")
-    parser.add_argument("--server", choices=("httptools", "h11"), default="httptools")
+    parser.add_argument("--server", choices=("httptools", "asgi", "h11"), default="httptools")
     args, rest = parser.parse_known_args()
     rest = [a for a in rest if a != "--"]
     from agentenv_protocol import serving
     from agentenv_protocol.gateway import __main__ as gateway_main
-    from agentenv_protocol.gateway import mcp
+    from agentenv_protocol.gateway import app, mcp
 
     pool = UPSTREAMS[args.upstream]
     if pool is not None:
         mcp.PostPool = pool  # type: ignore[misc,assignment]
+    if args.server == "asgi":
+        app.Gateway.http_protocol = lambda self, base: base  # type: ignore[method-assign]
     if args.server == "h11":
         ours = serving.uvicorn_options
         serving.uvicorn_options = lambda **kw: {**ours(**kw), "http": "h11"}  # type: ignore[assignment]

@@ -1,8 +1,9 @@
 """Tool-call latency and throughput: direct to an env vs through the gateway, in one run.
 
 Starts the echo example env and gateways in front of it as separate processes: ours (fastpost's
-pooled connections towards the env, uvicorn + httptools serving) and the alternatives we chose
-against (httpx or aiohttp towards the env; uvicorn's h11 server), see bench/_gateway_variants.py.
+pooled connections towards the env, uvicorn + httptools serving, tool calls on the hot path) and
+the alternatives we chose against (httpx or aiohttp towards the env; uvicorn's h11 server; no hot
+path: every request through the ASGI app), see bench/_gateway_variants.py.
 Then, interleaving every path in each round, it measures sequential latency (p50/p99) and the
 throughput of 8, 64 and 256 concurrent clients, and finally a burst: 4,096 calls in flight at
 once from 256 clients through each gateway, each answered and logged exactly once (the call-log
@@ -10,7 +11,7 @@ rows are counted). The load generator is the same lean keep-alive client for eve
 difference is the gateway.
 
     .venv/bin/python bench/gateway.py [--clients 8,64,256] [--seconds 2] [--rounds 3]
-        [--variants fastpost,httpx,aiohttp,h11] [--burst 4096 --burst-clients 256]
+        [--variants fastpost,httpx,aiohttp,h11,asgi] [--burst 4096 --burst-clients 256]
 
 A/B against another copy of the protocol package (e.g. `git archive main protocol/src | tar -x
 -C /tmp/base`), alternating whole runs in one session and printing medians and ratios:
@@ -48,6 +49,7 @@ VARIANTS = {
     "httpx": ("httpx", "httptools"),
     "aiohttp": ("aiohttp", "httptools"),
     "h11": ("fastpost", "h11"),
+    "asgi": ("fastpost", "asgi"),
 }
 
 
@@ -407,6 +409,15 @@ async def run(args: argparse.Namespace) -> None:
                 for r, n in zip(ours, client_counts, strict=True)
             )
             print(f"\nour gateway keeps {figures} clients of direct throughput (target >= 70%)")
+        if "fastpost" in variants and "asgi" in variants:
+            figures = ", ".join(
+                f"{summary[f'gw-fastpost@{n}'][3]:.0f} vs {summary[f'gw-asgi@{n}'][3]:.0f} us "
+                f"({summary[f'gw-fastpost@{n}'][3] / summary[f'gw-asgi@{n}'][3]:.2f}x) at {n}"
+                for n in client_counts
+            )
+            print(
+                f"gateway CPU per call, hot path vs every request through ASGI: {figures} clients"
+            )
     finally:
         for proc in procs:
             proc.terminate()

@@ -56,6 +56,11 @@ class _Stale(Exception):
     pass
 
 
+def _expire(waiter: asyncio.Future, base: str, limit: float) -> None:
+    if not waiter.done():
+        waiter.set_exception(ForwardTimeout(f"{base} did not answer within {limit:g}s"))
+
+
 def _parse(buf: bytearray) -> tuple[int, dict, bytes, bool] | None:
     """(status, headers, body, keep_alive) once `buf` holds a whole response, else None."""
     end = buf.find(b"\r\n\r\n")
@@ -193,12 +198,15 @@ class PostPool:
         self._heads: dict[tuple, bytes] = {}
         self._turns = asyncio.Semaphore(max_connections)  # FIFO: waiters are served in order
 
-    async def _connect(self) -> _Conn:
+    async def _connect(self, deadline: float, limit: float) -> _Conn:
         loop = asyncio.get_running_loop()
+        connect_by = loop.time() + self.connect_timeout
         try:
-            async with asyncio.timeout(self.connect_timeout):
+            async with asyncio.timeout_at(min(deadline, connect_by)):
                 _, conn = await loop.create_connection(_Conn, self.host, self.port)
         except TimeoutError:
+            if deadline < connect_by:
+                raise ForwardTimeout(f"{self.base} did not answer within {limit:g}s") from None
             raise ForwardConnectTimeout(
                 f"connecting to {self.base} timed out after {self.connect_timeout:g}s"
             ) from None
@@ -216,12 +224,21 @@ class PostPool:
         head = self._head(path, headers)
         request = b"".join((head, str(len(body)).encode(), b"\r\n\r\n", body))
         limit = timeout if timeout is not None else self.timeout
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + limit
+        turns = self._turns
+        if turns.locked():  # wait for a connection; the wait counts against the timeout
+            try:
+                async with asyncio.timeout_at(deadline):
+                    await turns.acquire()
+            except TimeoutError:
+                raise ForwardTimeout(f"{self.base} did not answer within {limit:g}s") from None
+        else:
+            await turns.acquire()  # at once: a free connection needs no timeout scope
         try:
-            async with asyncio.timeout(limit):
-                async with self._turns:
-                    return await self._exchange(path, request)
-        except TimeoutError:
-            raise ForwardTimeout(f"{self.base} did not answer within {limit:g}s") from None
+            return await self._exchange(path, request, deadline, limit)
+        finally:
+            turns.release()
 
     def _head(self, path: str, headers: dict[str, str] | None) -> bytes:
         """The request head up to the Content-Length value; a caller's path and headers repeat
@@ -239,8 +256,12 @@ class PostPool:
             self._heads[key] = head
         return head
 
-    async def _exchange(self, path: str, request: bytes) -> RawResponse:
-        """One request on a pooled (or new) connection; a stale reused one is retried once."""
+    async def _exchange(
+        self, path: str, request: bytes, deadline: float, limit: float
+    ) -> RawResponse:
+        """One request on a pooled (or new) connection before `deadline` (loop time); a stale
+        reused one is retried once. One timer on the answer's future bounds the wait (cheaper
+        than a timeout scope per call)."""
         loop = asyncio.get_running_loop()
         for attempt in (0, 1):
             conn = None
@@ -249,12 +270,13 @@ class PostPool:
                 conn = None if candidate.closed else candidate
             reused = conn is not None
             if conn is None:
-                conn = await self._connect()
+                conn = await self._connect(deadline, limit)
             conn.buf.clear()
-            conn.waiter = loop.create_future()
+            waiter = conn.waiter = loop.create_future()
+            timer = loop.call_at(deadline, _expire, waiter, self.base, limit)
             try:
                 conn.send(request)
-                status, rheaders, content, keep = await conn.waiter
+                status, rheaders, content, keep = await waiter
             except _Stale:
                 conn.close()
                 if reused and attempt == 0:
@@ -264,6 +286,7 @@ class PostPool:
                 conn.close()
                 raise
             finally:
+                timer.cancel()
                 conn.waiter = None
             if keep and not conn.closed and not conn.buf:
                 self._idle.append(conn)

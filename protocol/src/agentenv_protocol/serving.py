@@ -83,6 +83,8 @@ def http_protocol(
 
     class GuardedHttpToolsProtocol(HttpToolsProtocol):
         _deadline: asyncio.TimerHandle | None = None
+        header_timeout: float
+        body_timeout: float
 
         def connection_made(self, transport: Any) -> None:  # type: ignore[override]
             # the wrapper is a proxy: what it does not define it forwards to the real transport
@@ -122,20 +124,27 @@ def http_protocol(
             if not self.transport.is_closing():
                 self.transport.close()
 
+    GuardedHttpToolsProtocol.header_timeout = header_timeout
+    GuardedHttpToolsProtocol.body_timeout = body_timeout
     return GuardedHttpToolsProtocol
 
 
 def uvicorn_options(
-    *, header_timeout: float = HEADER_TIMEOUT, body_timeout: float = BODY_TIMEOUT
+    *, header_timeout: float = HEADER_TIMEOUT, body_timeout: float = BODY_TIMEOUT, app: Any = None
 ) -> dict:
     """The uvicorn settings every server here uses: lean headers, no proxy rewriting, quiet,
-    and slow clients cut off (`http_protocol`)."""
+    and slow clients cut off (`http_protocol`). An `app` with an `http_protocol(base)` method
+    (the gateway: its hot path for tool calls) gets the protocol class that method makes."""
+    http = http_protocol(header_timeout=header_timeout, body_timeout=body_timeout)
+    specialise = getattr(app, "http_protocol", None)
+    if specialise is not None and isinstance(http, type):
+        http = specialise(http)
     return {
         "access_log": False,
         "proxy_headers": False,
         "server_header": False,
         "date_header": False,
-        "http": http_protocol(header_timeout=header_timeout, body_timeout=body_timeout),
+        "http": http,
     }
 
 
@@ -152,7 +161,7 @@ def _server(app: Any, log_level: str, timeouts: dict[str, float]):
         log_config=None,
         lifespan="on",
         timeout_graceful_shutdown=2,
-        **uvicorn_options(**timeouts),
+        **uvicorn_options(**timeouts, app=app),
     )
     return uvicorn.Server(config)
 

@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         port=args.port,
         log_level="warning",
         backlog=BACKLOG,  # a burst of thousands of new connections waits, never gets dropped
-        **uvicorn_options(),
+        **uvicorn_options(app=gateway),  # with the hot path for tool calls
     )
     return 1 if gateway.startup_error else 0
 

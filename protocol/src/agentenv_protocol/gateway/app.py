@@ -22,7 +22,7 @@ from agentenv_protocol.gateway.clock import EnvClock
 from agentenv_protocol.gateway.control import ControlRoutes
 from agentenv_protocol.gateway.errors import GatewayError
 from agentenv_protocol.gateway.limits import MAX_CONNECTIONS_PER_ROLE, RoleConnections
-from agentenv_protocol.gateway.mcp import Forwarder, McpEndpoint
+from agentenv_protocol.gateway.mcp import Answer, Forwarder, McpEndpoint, json_answer
 from agentenv_protocol.gateway.roles import RoleRules
 from agentenv_protocol.gateway.routing import Route, RouteTable
 from agentenv_protocol.gateway.trajectory import Trajectory
@@ -197,25 +197,60 @@ class Gateway:
         if scope["path"] == "/clock/time" and scope["method"] == "GET":
             await self.control.clock_time(send)  # public: backing servers read the env clock
             return
-        caller = self.auth.authenticate(scope)
-        if isinstance(caller, tuple):
-            status, message = caller
-            challenge = [(b"www-authenticate", b'Bearer realm="agentenv-gateway"')]
-            await respond(send, status, {"error": message}, challenge if status == 401 else [])
+        caller = self.authenticate(scope["headers"])
+        if not isinstance(caller, Caller):
+            await respond(send, *caller)
             return
+        admitted = self.admit(caller)
+        if not isinstance(admitted, str):
+            await respond(send, *admitted)
+            return
+        try:
+            await self._serve(scope, receive, send, caller)
+        finally:
+            self.release(admitted)
+
+    # --- what both servers share (the ASGI app above, the hot path of hot_path.py) -------
+    def authenticate(self, headers: list) -> Caller | Answer:
+        """The caller a request's headers authenticate, or the 401/403 that refuses it."""
+        caller = self.auth.authenticate(headers)
+        if isinstance(caller, Caller):
+            return caller
+        status, message = caller
+        challenge = [(b"www-authenticate", b'Bearer realm="agentenv-gateway"')]
+        return json_answer(status, {"error": message}, challenge if status == 401 else [])
+
+    def admit(self, caller: Caller) -> str | Answer:
+        """Count the caller's request in flight (from its headers until it is answered): the
+        key to `release` it with, or the 503 that refuses it when its role is at its limit."""
         # the admin token (the runner, the verifiers it runs) is counted apart from the roles
         key = f"admin:{caller.role}" if caller.admin else f"role:{caller.role}"
-        with self.connections.hold(key) as admitted:
-            if not admitted:
-                limit = self.connections.limit
-                await respond(
-                    send,
-                    503,
-                    {"error": f"role {caller.role!r} already has {limit} requests in flight"},
-                    [(b"retry-after", b"1"), (b"connection", b"close")],
-                )
-                return
-            await self._serve(scope, receive, send, caller)
+        if self.connections.take(key):
+            return key
+        limit = self.connections.limit
+        return json_answer(
+            503,
+            {"error": f"role {caller.role!r} already has {limit} requests in flight"},
+            [(b"retry-after", b"1"), (b"connection", b"close")],
+        )
+
+    def release(self, key: str) -> None:
+        """A request `admit` counted is done (answered, or its client went away)."""
+        self.connections.give_back(key)
+
+    async def answer_mcp_post(self, caller: Caller, key: str, headers: list, body: bytes) -> Answer:
+        """`POST /mcp` for the hot path, admitted under `key` (released here): the same answer
+        as the ASGI route."""
+        try:
+            return await self.mcp.answer(body, headers, caller)
+        finally:
+            self.release(key)
+
+    def http_protocol(self, base: type) -> type:
+        """uvicorn's protocol class `base` with the hot path for `POST /mcp` (hot_path.py)."""
+        from agentenv_protocol.gateway.hot_path import hot_path_protocol
+
+        return hot_path_protocol(base, self)
 
     async def _serve(self, scope: dict, receive: Any, send: Any, caller: Caller) -> None:
         path, method = scope["path"], scope["method"]

@@ -41,7 +41,7 @@ class Grant:
 
 
 class Auth:
-    """Token -> role bindings plus the admin token; `authenticate(scope)` answers a Caller or
+    """Token -> role bindings plus the admin token; `authenticate(headers)` answers a Caller or
     (status, message) for a 401/403."""
 
     def __init__(
@@ -66,9 +66,10 @@ class Auth:
         role = self.tokens.get(token)
         return None if role is None else Grant(role, self.scopes.get(token))
 
-    def authenticate(self, scope: dict) -> Caller | tuple[int, str]:
+    def authenticate(self, headers: Iterable[tuple[bytes, bytes]]) -> Caller | tuple[int, str]:
+        """Who sends a request with these (lower-cased, ASGI-style) headers."""
         token = claimed = None
-        for key, value in scope["headers"]:
+        for key, value in headers:
             if key == b"authorization":
                 raw = value.decode("latin-1")
                 if raw[:7].lower() == "bearer ":
@@ -110,3 +111,9 @@ class TokenInPath:
             headers.append((b"authorization", b"Bearer " + token.encode("latin-1")))
             scope = dict(scope, path=path, raw_path=path.encode("latin-1"), headers=headers)
         await self.app(scope, receive, send)
+
+    def http_protocol(self, base: type) -> type:
+        """The wrapped app's HTTP protocol (`serving.uvicorn_options`): a capability URL is
+        served by the ASGI path, every other request as the app would serve it."""
+        inner = getattr(self.app, "http_protocol", None)
+        return base if inner is None else inner(base)

@@ -12,15 +12,12 @@ share a bounded pool of connections per env and wait their turn there (`fastpost
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-
 #: The default cap on one role's concurrent requests: a rollout batch of 4,096 calls fits.
 MAX_CONNECTIONS_PER_ROLE = 4096
 
 
 class RoleConnections:
-    """Counts each role's requests in flight; `hold(key)` says whether one more may run."""
+    """Counts each role's requests in flight; `take(key)` says whether one more may run."""
 
     def __init__(self, limit: int = MAX_CONNECTIONS_PER_ROLE) -> None:
         if limit < 1:
@@ -28,19 +25,18 @@ class RoleConnections:
         self.limit = limit
         self.in_use: dict[str, int] = {}
 
-    @contextlib.contextmanager
-    def hold(self, key: str) -> Iterator[bool]:
-        """True (and counted until the block ends) when `key` is under its limit, else False."""
+    def take(self, key: str) -> bool:
+        """Count one more request of `key` in flight: False (nothing counted) at its limit."""
         count = self.in_use.get(key, 0)
         if count >= self.limit:
-            yield False
-            return
+            return False
         self.in_use[key] = count + 1
-        try:
-            yield True
-        finally:
-            left = self.in_use[key] - 1
-            if left:
-                self.in_use[key] = left
-            else:
-                del self.in_use[key]
+        return True
+
+    def give_back(self, key: str) -> None:
+        """One request of `key` (counted by `take`) is done."""
+        left = self.in_use[key] - 1
+        if left:
+            self.in_use[key] = left
+        else:
+            del self.in_use[key]

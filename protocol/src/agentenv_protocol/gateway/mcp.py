@@ -36,6 +36,14 @@ from agentenv_protocol.schema import did_you_mean
 from agentenv_protocol.types import HIDDEN_BY_DEFAULT_META_KEY
 
 GET_TIME = str(GET_TIME_TOOL["name"])
+_MODERN = MODERN_VERSION.encode()
+
+#: An HTTP answer as both servers send it: status, JSON body, extra headers.
+Answer = tuple[int, bytes, list[tuple[bytes, bytes]]]
+
+
+def json_answer(status: int, body: Any, headers: list | None = None) -> Answer:
+    return status, json.dumps(body, default=str).encode(), headers or []
 
 
 def _now_iso() -> str:
@@ -184,20 +192,24 @@ class McpEndpoint:
         known = [*self.table.routes, GET_TIME]
         return self.roles.set(role, tools, enabled=enabled, known=known)
 
-    # --- ASGI ---------------------------------------------------------------------------------
+    # --- POST /mcp ---------------------------------------------------------------------------
     async def post(self, scope: dict, receive: Any, send: Any, caller: Caller) -> None:
+        """The ASGI route; `answer` decides what it says (the hot path calls it too)."""
         body = await read_body(receive, self.max_request_bytes, scope)
+        status, data, headers = await self.answer(body, scope["headers"], caller)
+        await respond(send, status, data, headers)
+
+    async def answer(self, body: bytes | None, headers: list, caller: Caller) -> Answer:
+        """The answer to one `POST /mcp` from `caller`, whichever server read it; `body` is
+        None when it exceeded `max_request_bytes`."""
         if body is None:
             message = f"request body exceeds {self.max_request_bytes} bytes"
-            await respond(send, 413, rpc_error(None, E.INVALID_REQUEST, message))
-            return
+            return json_answer(413, rpc_error(None, E.INVALID_REQUEST, message))
         req, error = parse_request(body)
         if req is None or error is not None:
-            await respond(send, 400, error)
-            return
+            return json_answer(400, error)
         if mcp_methods.is_notification(req):
-            await mcp_methods.accepted(send)
-            return
+            return 202, b"", []
         rid = req["id"]
         params = req.get("params")
         meta = params.get("_meta") if isinstance(params, dict) else None
@@ -207,22 +219,17 @@ class McpEndpoint:
                 message = (
                     f"this token is bound to role {caller.role!r}; it cannot act as {claimed!r}"
                 )
-                await respond(send, 403, rpc_error(rid, E.INVALID_REQUEST, message))
-                return
+                return json_answer(403, rpc_error(rid, E.INVALID_REQUEST, message))
             caller = Caller(claimed.strip(), True, caller.session, caller.envs)
-        modern = any(
-            k == b"mcp-protocol-version" and v == MODERN_VERSION.encode()
-            for k, v in scope["headers"]
-        )
+        modern = any(k == b"mcp-protocol-version" and v == _MODERN for k, v in headers)
         answer = await self._methods.dispatch(req, caller, modern)
         if "result" in answer:
             if modern:
                 # a copy: the call log keeps the result it was given
                 answer["result"] = {**answer["result"], "resultType": "complete"}
-            await respond(send, 200, answer)
-        else:
-            not_found = modern and answer["error"]["code"] == E.METHOD_NOT_FOUND
-            await respond(send, 404 if not_found else 200, answer)
+            return json_answer(200, answer)
+        not_found = modern and answer["error"]["code"] == E.METHOD_NOT_FOUND
+        return json_answer(404 if not_found else 200, answer)
 
     def _dispatcher(self) -> jsonrpc.Dispatcher:
         capabilities = mcp_methods.TOOLS_CAPABILITIES
