@@ -140,6 +140,8 @@ def hot_path_protocol(base: type, gateway: Gateway) -> type:
             body, self._hot_body = bytes(self._hot_body), None
             caller, key, headers = self._hot_caller, self._hot_key, self._hot_headers
             self._hot_caller = self._hot_key = self._hot_headers = None
+            # set together in on_headers_complete whenever the body is kept
+            assert caller is not None and key is not None and headers is not None
             answer = self._hot_answer(self.cycle, caller, key, headers, body)
             task = self.loop.create_task(answer)
             task.add_done_callback(self.tasks.discard)
