@@ -133,3 +133,64 @@ def test_a_taken_port_is_retried_on_another(notes_server, squatter, monkeypatch)
     assert result["done"] is False, result
     assert given[0] == squatter and len(given) >= 2, given
     anyio.run(torn_down, app)
+
+
+@pytest.fixture
+def silent_squatter() -> Any:
+    """Any process that took the port first without being an env server: it listens and never
+    answers (our env's server then cannot bind the port and exits)."""
+    import socket
+
+    from agent_env.net import free_port
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", free_port()))
+    sock.listen(64)
+    try:
+        yield sock.getsockname()[1]
+    finally:
+        sock.close()
+
+
+@pytest.mark.timeout(300)
+def test_an_env_that_cannot_bind_its_port_is_started_on_another(
+    notes_server, silent_squatter, monkeypatch
+) -> None:
+    """The soak's one failed trial in 2,000: the env's server exited with "address already in
+    use" (a process outside our own took the port between free_port and the bind); that is a
+    port race, retried on a new port, not the env's own failure."""
+    import agent_env.net
+    import agent_env.sandboxes.local.sandbox as local_sandbox
+
+    url, app = notes_server
+    real = agent_env.net.free_port
+    given: list[int] = []
+
+    def racing(host: str = "127.0.0.1") -> int:
+        port = silent_squatter if not given else real(host)
+        given.append(port)
+        return port
+
+    monkeypatch.setattr(agent_env.net, "free_port", racing)
+    monkeypatch.setattr(local_sandbox, "free_port", racing)
+    [result] = anyio.run(reset_all, url, 1)
+    assert result["done"] is False, result
+    assert given[0] == silent_squatter and len(given) >= 2, given
+    anyio.run(torn_down, app)
+
+
+def test_only_a_failed_bind_of_the_given_port_is_a_race() -> None:
+    from agentenv_core_steps.envs.mcp_server import _could_not_bind
+
+    uvicorn = (
+        "agentenv: serving 'echo' on http://127.0.0.1:38523\n"
+        "ERROR:    [Errno 98] error while attempting to bind on address ('127.0.0.1', 38523): "
+        "address already in use"
+    )
+    assert _could_not_bind(uvicorn, "http://127.0.0.1:38523")
+    # the env's own second server on a fixed port: its own failure
+    assert not _could_not_bind(
+        "OSError: [Errno 98] Address already in use ('0.0.0.0', 9000)", "http://127.0.0.1:38523"
+    )
+    assert not _could_not_bind("Traceback ...\nValueError: bad config", "http://127.0.0.1:38523")
+    assert not _could_not_bind(None, "http://127.0.0.1:38523")

@@ -69,8 +69,9 @@ class EnvDeployError(Exception):
 
 
 class PortTaken(EnvDeployError):
-    """The env's port answered with another server (one that refuses the env's secret): a
-    port race with a process started at the same time; a new port is tried."""
+    """A port race with a process started at the same time: the env's port answered with
+    another server (one that refuses the env's secret), or the env's server exited because
+    the port was already in use; a new port is tried."""
 
     def __init__(self, message: str):
         super().__init__(message, failure_class="infrastructure")
@@ -457,11 +458,27 @@ async def exited_error(name: str, where: str, exited: int, process: Any) -> EnvD
     """The error of an env whose server `process` exited with code `exited` before serving
     its card at `where`: the env's own failure (class `env`), with its log tail."""
     logs = await process_tail(process)
+    tail = f"--- env log (last {LOG_TAIL} lines) ---\n{logs or '(empty)'}"
+    if _could_not_bind(logs, where):
+        return PortTaken(
+            f"env {name!r}: another process took its port at {where} before its server could "
+            f"bind it (its process exited with code {exited})\n{tail}"
+        )
     return EnvDeployError(
-        f"env {name!r} did not come up at {where}: its process exited with code {exited}\n"
-        f"--- env log (last {LOG_TAIL} lines) ---\n{logs or '(empty)'}",
+        f"env {name!r} did not come up at {where}: its process exited with code {exited}\n{tail}",
         failure_class="env",
     )
+
+
+def _could_not_bind(logs: str | None, where: str) -> bool:
+    """Whether the env's log says its server could not bind the port it was given (uvicorn:
+    "error while attempting to bind on address ('127.0.0.1', PORT): address already in use";
+    our SDK names the URL it serves first). An env that fails to bind some other port of its
+    own is the env's failure, not a race for ours."""
+    if not logs or "address already in use" not in logs.lower():
+        return False
+    port = where.rsplit(":", 1)[-1].split("/", 1)[0]
+    return port.isdigit() and port in logs
 
 
 async def exit_code(process: Any, polls: int, every: int) -> int | None:
