@@ -23,8 +23,9 @@ def main(argv: list[str] | None = None) -> None:
         return
     if _console:  # a process of its own: cache what its start-up generates
         from agent_env import entrypoints
-        from agent_env.cli import codecache
+        from agent_env.cli import codecache, importcache
 
+        importcache.install()
         entrypoints.read_once()
 
         command = args[0] if args and not args[0].startswith("-") else ""
