@@ -21,7 +21,7 @@ PROBE = textwrap.dedent(
     import builtins, json, sys
     from agent_env.cli import codecache
 
-    checked = {"mismatches": 0, "salted_hits": 0, "compiles": 0}
+    checked = {"mismatches": 0, "salted_hits": 0, "compiles": 0, "eval_compiles": 0}
     lookup = codecache.lookup
     FIELDS = ("co_code", "co_filename", "co_name", "co_qualname", "co_names", "co_varnames",
               "co_freevars", "co_cellvars", "co_flags", "co_firstlineno", "co_linetable",
@@ -37,11 +37,12 @@ PROBE = textwrap.dedent(
         fields = [f for f in FIELDS if columns or f != "co_linetable"]
         return tuple(getattr(code, f) for f in fields) + (consts, where)
 
-    def checking(source, filename, flags):
+    def checking(source, filename, flags, mode="exec"):
         before = codecache.stats()["hits"]
-        code = lookup(source, filename, flags)
-        fresh = builtins.compile(source, filename, "exec", flags, True)
+        code = lookup(source, filename, flags, mode)
+        fresh = builtins.compile(source, filename, mode, flags, True)
         checked["compiles"] += 1
+        checked["eval_compiles"] += mode == "eval"  # typing's string annotations
         # a salted literal's own column span is the placeholder's (a constant cannot raise)
         columns = not codecache.salted_literal(source, filename)
         if shape(code, columns) != shape(fresh, columns):
@@ -130,6 +131,7 @@ def test_cached_code_is_what_compile_gives_across_hash_salts(tmp_path):
     runs = [_probe(tmp_path, seed) for seed in range(6)]
     first, later = runs[0], runs[1:]
     assert first["hits"] == 0 and first["misses"] == first["compiles"] > 0
+    assert first["eval_compiles"] > 0  # cattrs resolved the models' string annotations
     for run in runs:
         assert run["mismatches"] == 0
         assert run["hash_ok"] and run["eq_ok"] and run["cattrs_ok"]

@@ -2,8 +2,10 @@
 
 Every `@attrs.define` class has its methods written as Python source and compiled when its
 module is imported, cattrs does the same for each structuring function and dataclasses for
-each `@dataclass` (anyio has twenty): in `agent-env run hello` that compiling was about a
-tenth of the command's CPU, redone identically by every process. Python caches the bytecode of modules in `__pycache__`; this
+each `@dataclass` (anyio has twenty), and `typing` compiles each string annotation that
+`get_type_hints` resolves (cattrs asks for every class it structures) as an expression: in
+`agent-env run hello` that compiling was about a tenth of the command's CPU, redone
+identically by every process. Python caches the bytecode of modules in `__pycache__`; this
 does the same for that generated source, in one file under the cache folder.
 
 What is cached is the code a fresh compile gives: the key is the source text itself and its
@@ -28,6 +30,7 @@ import marshal
 import os
 import sys
 import zlib
+from _ast import PyCF_ONLY_AST
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import CodeType, ModuleType
@@ -42,14 +45,21 @@ LIMIT = 4000
 MAX_FILES = 64
 #: The modules that generate code, and the builtin each calls with the source: it goes through
 #: the cache (dataclasses `exec`s the source of each generated method).
-GENERATORS = {"attr._make": "compile", "cattrs.gen": "compile", "dataclasses": "exec"}
+GENERATORS = {
+    "attr._make": "compile",
+    "cattrs.gen": "compile",
+    "dataclasses": "exec",
+    # each string annotation `get_type_hints` resolves (cattrs asks for every class it
+    # structures) is compiled as an expression by `typing.ForwardRef`
+    "typing": "compile",
+}
 
 _HASH_PREFIX = "<attrs generated methods "
 #: Stands for the salted literal: as wide as the widest (`-9223372036854775808`).
 PLACEHOLDER = "7" * 20
 
-_entries: dict[tuple[str, str], CodeType] = {}
-_used: set[tuple[str, str]] = set()
+_entries: dict[tuple[Any, ...], CodeType] = {}
+_used: set[tuple[Any, ...]] = set()
 _state: dict[str, Any] = {
     "loaded": False,
     "dirty": False,
@@ -161,9 +171,14 @@ def _cached_compile(inherited: int) -> Callable[..., Any]:
     ) -> Any:
         if not dont_inherit:
             flags |= inherited
-        if mode != "exec" or optimize != -1 or not isinstance(source, str):
+        if (
+            mode not in ("exec", "eval")
+            or optimize != -1
+            or flags & PyCF_ONLY_AST
+            or not isinstance(source, str)
+        ):
             return builtins.compile(source, filename, mode, flags, True, optimize)
-        return lookup(source, str(filename), flags)
+        return lookup(source, str(filename), flags, mode)
 
     return compile
 
@@ -180,18 +195,21 @@ def _cached_exec(inherited: int) -> Callable[..., Any]:
     return exec
 
 
-def lookup(source: str, filename: str, flags: int) -> CodeType:
-    """The code of `source` as `compile(source, filename, "exec", flags)` gives it."""
+def lookup(source: str, filename: str, flags: int, mode: str = "exec") -> CodeType:
+    """The code of `source` as `compile(source, filename, mode, flags)` gives it (`mode`:
+    "exec", or "eval" for an expression; its key holds the mode and the flags)."""
     if not _state["loaded"]:
         _load()
-    salted = salted_literal(source, filename)
+    salted = salted_literal(source, filename) if mode == "exec" else None
     key_source = source
     if salted is not None:
         key_source = source.replace(salted, PLACEHOLDER)
-    key = (filename, key_source)
+    key: tuple[Any, ...] = (
+        (filename, key_source) if mode == "exec" else (filename, source, mode, flags)
+    )
     code = _entries.get(key)
     if code is None:
-        code = builtins.compile(key_source, filename, "exec", flags, True)
+        code = builtins.compile(key_source, filename, mode, flags, True)
         _entries[key] = code
         _state["dirty"] = True
         _state["misses"] += 1
