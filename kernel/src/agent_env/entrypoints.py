@@ -137,7 +137,7 @@ def _fingerprint() -> list[Any]:
         if not stat.S_ISDIR(st.st_mode):  # a zip or egg on the path
             parts.append([entry, st.st_mtime_ns, st.st_size])
             continue
-        metas = []
+        metas: list[list[Any]] = []
         try:
             with os.scandir(folder) as it:
                 for item in it:
