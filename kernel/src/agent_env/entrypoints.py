@@ -137,26 +137,28 @@ def _fingerprint() -> list[Any]:
         if not stat.S_ISDIR(st.st_mode):  # a zip or egg on the path
             parts.append([entry, st.st_mtime_ns, st.st_size])
             continue
-        metas = []
+        metas: list[list[Any]] = []
         try:
             with os.scandir(folder) as it:
                 for item in it:
-                    if item.name.endswith((".dist-info", ".egg-info")):
-                        metas.append(
-                            [item.name, *_stamp(os.path.join(item.path, "entry_points.txt"))]
-                        )
+                    name = item.name
+                    if name.endswith(_META_SUFFIXES):
+                        # inline: this loop runs once per installed distribution per command
+                        try:
+                            found = os.stat(item.path + _ENTRY_POINTS_FILE)
+                        except OSError:
+                            metas.append([name])
+                        else:
+                            metas.append([name, found.st_mtime_ns, found.st_size])
         except OSError:
             pass
         parts.append([entry, st.st_mtime_ns, sorted(metas)])
     return parts
 
 
-def _stamp(path: str) -> list[int]:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return []
-    return [st.st_mtime_ns, st.st_size]
+_META_SUFFIXES = (".dist-info", ".egg-info")
+#: Joined to a metadata folder's path as `os.path.join` would (that path never ends in "/").
+_ENTRY_POINTS_FILE = os.sep + "entry_points.txt"
 
 
 def _index_path() -> Path:

@@ -21,7 +21,7 @@ PROBE = textwrap.dedent(
     import builtins, json, sys
     from agent_env.cli import codecache
 
-    checked = {"mismatches": 0, "salted_hits": 0, "compiles": 0}
+    checked = {"mismatches": 0, "salted_hits": 0, "compiles": 0, "eval_compiles": 0}
     lookup = codecache.lookup
     FIELDS = ("co_code", "co_filename", "co_name", "co_qualname", "co_names", "co_varnames",
               "co_freevars", "co_cellvars", "co_flags", "co_firstlineno", "co_linetable",
@@ -37,11 +37,12 @@ PROBE = textwrap.dedent(
         fields = [f for f in FIELDS if columns or f != "co_linetable"]
         return tuple(getattr(code, f) for f in fields) + (consts, where)
 
-    def checking(source, filename, flags):
+    def checking(source, filename, flags, mode="exec"):
         before = codecache.stats()["hits"]
-        code = lookup(source, filename, flags)
-        fresh = builtins.compile(source, filename, "exec", flags, True)
+        code = lookup(source, filename, flags, mode)
+        fresh = builtins.compile(source, filename, mode, flags, True)
         checked["compiles"] += 1
+        checked["eval_compiles"] += mode == "eval"  # typing's string annotations
         # a salted literal's own column span is the placeholder's (a constant cannot raise)
         columns = not codecache.salted_literal(source, filename)
         if shape(code, columns) != shape(fresh, columns):
@@ -130,6 +131,7 @@ def test_cached_code_is_what_compile_gives_across_hash_salts(tmp_path):
     runs = [_probe(tmp_path, seed) for seed in range(6)]
     first, later = runs[0], runs[1:]
     assert first["hits"] == 0 and first["misses"] == first["compiles"] > 0
+    assert first["eval_compiles"] > 0  # cattrs resolved the models' string annotations
     for run in runs:
         assert run["mismatches"] == 0
         assert run["hash_ok"] and run["eq_ok"] and run["cattrs_ok"]
@@ -248,3 +250,83 @@ def test_collector_pauses_only_for_start_up(tmp_path, entry, args, expected):
     )
     assert done.returncode == 0, done.stderr
     assert done.stderr.strip().splitlines()[-1] == expected
+
+
+#: Compiles patterns with the cache installed and compares each with what `re` itself builds
+#: (`Pattern.__eq__` compares the matcher programs); a pattern `re` warns about still warns.
+REGEX_PROBE = textwrap.dedent(
+    """
+    import json, re, sys, warnings
+    from agent_env.cli import codecache
+
+    fresh_compile = re._compiler.compile
+    codecache.install("regex-probe")
+    PATTERNS = [
+        (r"^(?P<name>[A-Za-z_][\\w.]*):(?P<attr>\\w+)$", 0),
+        (r"(?x) a \\s+ # a comment with [ and --\\n b", 0),
+        (r"\\033\\[[0-?]*[ -/]*[@-~]", 0),
+        (r"hello|world", re.IGNORECASE | re.MULTILINE),
+        (rb"[\\x80-\\xff]+", 0),
+        (r"(a)(b)?(?:c)", 0),
+    ]
+    out = {"equal": [], "warned": 0}
+    for pattern, flags in PATTERNS:
+        cached = re._compiler.compile(pattern, flags)
+        fresh = fresh_compile(pattern, flags)
+        out["equal"].append(
+            cached == fresh
+            and cached.groupindex == fresh.groupindex
+            and cached.groups == fresh.groups
+            and cached.flags == fresh.flags
+            and bool(cached.search(pattern if isinstance(pattern, str) else pattern[:0]))
+            == bool(fresh.search(pattern if isinstance(pattern, str) else pattern[:0]))
+        )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        re._compiler.compile("[[a]")  # a possible nested set: FutureWarning
+    out["warned"] = len(caught)
+    print(json.dumps({**out, **codecache.stats()}))
+    codecache.save()
+    """
+)
+
+
+def test_cached_regex_programs_are_what_re_builds_and_warnings_still_show(tmp_path):
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    runs = []
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-c", REGEX_PROBE], env=env, capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        runs.append(json.loads(done.stdout))
+    first, second = runs
+    # the verbose pattern whose comment holds "[" and "--" is compiled afresh (errs to yes)
+    assert first["regex_misses"] == 5 and all(first["equal"])
+    assert second["regex_misses"] == 0 and second["regex_hits"] == 5 and all(second["equal"])
+    assert first["warned"] == second["warned"] == 1
+
+
+def test_every_pattern_re_warns_about_is_compiled_afresh():
+    """`regex_may_warn` says yes to every pattern `re`'s parser warns about."""
+    import re
+    import warnings
+
+    from agent_env.cli.codecache import regex_may_warn
+
+    warns = ["[[a]", "[--a]", "[a&&b]", "[a~~b]", "[a||b]", "[]--]", "[^]a[]", "(a)?(?(1)b|c)"]
+    quiet = [r"\033\[[0-?]*[ -/]*[@-~]", r"(\.\w+|\[[^]]+\])*", "a--b|c&&d", r"[\]]--", "[]]"]
+    warned = []
+    for pattern in warns + quiet:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                re._parser.parse(pattern, 0)
+            except re.error:
+                continue
+        if caught:
+            warned.append(pattern)
+            assert regex_may_warn(pattern), pattern
+    assert len(warned) >= 4  # the parser does warn about these
+    assert [p for p in quiet if regex_may_warn(p)] == []
+    assert all(regex_may_warn(p) for p in warns)

@@ -123,6 +123,42 @@ async def test_an_isolated_commands_escaped_processes_end_with_it(box):
             await anyio.sleep(0.05)
 
 
+async def test_an_isolated_sandbox_leaves_no_process_behind_its_teardown(provider):
+    """Servers and what they left running (`setsid` or not) end with an isolated sandbox's
+    teardown, which ends each PID namespace without scanning every host process."""
+    from agent_env.sandboxes import procs
+
+    box = await provider.create(SandboxSpec())
+    assert box.isolated
+    await box.start_process("setsid sleep 300 > /dev/null 2>&1 < /dev/null & exec sleep 300")
+    await box.exec("setsid sleep 300 > /dev/null 2>&1 < /dev/null & sleep 0.3", timeout=10)
+    assert procs.pids_with_env("AGENTENV_SANDBOX", box.id), "the server should be running"
+    await box.teardown()
+    assert procs.pids_with_env("AGENTENV_SANDBOX", box.id) == []
+
+
+async def test_processes_a_fast_path_started_with_the_marker_end_at_teardown(provider):
+    """A process started by other means with the sandbox's environment (how the core-steps
+    fork server starts envs: not under bwrap) is found by its marker and killed."""
+    import subprocess
+
+    from agent_env.sandboxes import procs
+
+    box = await provider.create(SandboxSpec())
+    env = box.process_environment()
+    started = subprocess.Popen(
+        ["sleep", "300"], env=env, start_new_session=True, stdout=subprocess.DEVNULL
+    )
+    try:
+        assert procs.pids_with_env("AGENTENV_SANDBOX", box.id) == [started.pid]
+        await box.teardown()
+        assert started.wait(timeout=5) is not None
+    finally:
+        if started.poll() is None:
+            started.kill()
+            started.wait()
+
+
 async def test_cancelling_an_exec_kills_its_process_group(box):
     import anyio
 

@@ -151,7 +151,10 @@ def _split(table: Mapping[str, Any], known_types: set[str]) -> tuple[dict, dict]
     if scalars.get("image") in ("", "none"):
         scalars["image"] = None
     try:
-        parsed = structure(scalars, StoreChoices, noun="key")
+        if all(k in KINDS and (v is None or isinstance(v, str)) for k, v in scalars.items()):
+            parsed = StoreChoices(**scalars)  # what structuring gives, without building it
+        else:
+            parsed = structure(scalars, StoreChoices, noun="key")
     except StructureProblems as e:
         problem = e.problems[0]
         if problem.startswith("unknown key"):

@@ -70,13 +70,16 @@ def kill_all(
     sandbox_id: str,
     tracked: Mapping[int, Mapping[str, Any]],
     children: Iterable[subprocess.Popen],
+    *,
+    scan: bool = True,
 ) -> None:
     """Kill every tracked process group (servers get SIGTERM and a short grace), then any
-    process still carrying the sandbox's marker; wait until they are gone and reap `children`."""
+    process still carrying the sandbox's marker (unless `scan` is False: the caller knows no
+    such process can outlive the groups); wait until they are gone and reap `children`."""
     for pid, entry in tracked.items():
         grace = STOP_GRACE if entry.get("kind") == "server" else 0.0
         procs.kill_group(pid, entry.get("started"), grace=grace)
-    marked = _MARKED.pids(sandbox_id)
+    marked = _MARKED.pids(sandbox_id) if scan else []
     procs.kill_pids(marked)
     ours = [pid for pid, e in tracked.items() if procs.alive(pid, e.get("started"))]
     procs.wait_gone([*ours, *marked], DRAIN_AFTER_KILL)

@@ -125,6 +125,7 @@ class LocalProvider(SandboxProvider):
             labels=dict(spec.labels),
             env_vars=dict(spec.env_vars),
             read_only=_read_only(spec.settings),
+            new=True,
             **self._isolation_args(),
         )
         sandbox.save()
