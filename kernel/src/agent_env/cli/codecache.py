@@ -5,10 +5,7 @@ module is imported, cattrs does the same for each structuring function and datac
 each `@dataclass` (anyio has twenty), and `typing` compiles each string annotation that
 `get_type_hints` resolves (cattrs asks for every class it structures) as an expression: in
 `agent-env run hello` that compiling was about a tenth of the command's CPU, redone
-identically by every process. `re` is a generator too: it parses each new pattern and writes
-its matcher program in Python (another 3 %); the program is kept (flags, opcodes, group
-names: what `_sre.compile` is given) and the pattern object built from it as `re` builds it,
-except for patterns `re` may warn about, which are compiled afresh so they still warn. Python caches the bytecode of modules in `__pycache__`; this
+identically by every process. Python caches the bytecode of modules in `__pycache__`; this
 does the same for that generated source, in one file under the cache folder.
 
 What is cached is the code a fresh compile gives: the key is the source text itself and its
@@ -55,22 +52,13 @@ GENERATORS = {
     # each string annotation `get_type_hints` resolves (cattrs asks for every class it
     # structures) is compiled as an expression by `typing.ForwardRef`
     "typing": "compile",
-    # `re.compile` parses each new pattern and writes its matcher program in Python: what
-    # the parser and compiler give (`regex_program`) is kept, the pattern object is built
-    # from it by `_sre.compile` as `re` builds it
-    "re._compiler": "regex",
 }
-#: Doubled characters `re`'s parser warns about inside a character class (future set
-#: operations).
-SET_OPERATORS = ("--", "&&", "~~", "||")
 
 _HASH_PREFIX = "<attrs generated methods "
 #: Stands for the salted literal: as wide as the widest (`-9223372036854775808`).
 PLACEHOLDER = "7" * 20
 
-#: Compiled code by key; a regex's key starts with `REGEX_KEY` and holds its program.
-_entries: dict[tuple[Any, ...], Any] = {}
-REGEX_KEY = "<re>"
+_entries: dict[tuple[Any, ...], CodeType] = {}
 _used: set[tuple[Any, ...]] = set()
 _state: dict[str, Any] = {
     "loaded": False,
@@ -78,8 +66,6 @@ _state: dict[str, Any] = {
     "installed": False,
     "hits": 0,
     "misses": 0,
-    "regex_hits": 0,
-    "regex_misses": 0,
     "command": "",
     "detail": "",
 }
@@ -109,9 +95,7 @@ def install(command: str = "", detail: Sequence[str] = ()) -> None:
 
 def _patch(module: ModuleType) -> None:
     flags = _future_flags(module)
-    if GENERATORS[module.__name__] == "regex":
-        module.compile = _cached_regex_compile(module)  # type: ignore[attr-defined]
-    elif GENERATORS[module.__name__] == "exec":
+    if GENERATORS[module.__name__] == "exec":
         module.exec = _cached_exec(flags)  # type: ignore[attr-defined]
     else:
         module.compile = _cached_compile(flags)  # type: ignore[attr-defined]
@@ -209,85 +193,6 @@ def _cached_exec(inherited: int) -> Callable[..., Any]:
         builtins.exec(source, globals, locals, **kwargs)
 
     return exec
-
-
-def _cached_regex_compile(compiler: ModuleType) -> Callable[..., Any]:
-    """A `re._compiler.compile` that takes a pattern's program from the cache."""
-    import _sre
-
-    original = compiler.compile
-
-    def compile(p: Any, flags: int = 0) -> Any:
-        if not isinstance(p, (str, bytes)) or flags & compiler.SRE_FLAG_DEBUG:
-            return original(p, flags)
-        if regex_may_warn(p if isinstance(p, str) else p.decode("latin-1")):
-            return original(p, flags)  # compiled afresh in every process: it warns as before
-        program = regex_program(compiler, p, int(flags))
-        if program is None:
-            return original(p, flags)
-        return _sre.compile(p, *program)
-
-    return compile
-
-
-def regex_may_warn(text: str) -> bool:
-    """Whether `re`'s parser may warn about pattern `text`: a `[` or a doubled set operator
-    inside a character class, or a conditional group reference. It errs towards yes (a `[`
-    in a verbose pattern's comment counts)."""
-    if "(?(" in text:
-        return True
-    i, end, inside = 0, len(text), False
-    while i < end:
-        char = text[i]
-        if char == "\\":
-            i += 2
-            continue
-        if not inside:
-            if char == "[":
-                inside = True
-                i += 1
-                if text.startswith("^", i):
-                    i += 1
-                if text.startswith("]", i):  # a first `]` is a member, not the end
-                    i += 1
-                continue
-        elif char == "]":
-            inside = False
-        elif char == "[" or text.startswith(SET_OPERATORS, i):
-            return True
-        i += 1
-    return False
-
-
-def regex_program(compiler: ModuleType, pattern: str | bytes, flags: int) -> tuple | None:
-    """The arguments `re._compiler.compile` gives `_sre.compile` after the pattern: its
-    flags, program, group count and names (None for a pattern that may warn: compile it)."""
-    if not _state["loaded"]:
-        _load()
-    key = (REGEX_KEY, type(pattern) is bytes, pattern, flags)
-    program = _entries.get(key)
-    if program is None:
-        parsed = compiler._parser.parse(pattern, flags)
-        names = parsed.state.groupdict
-        if not all(name.isascii() and name.isidentifier() for name in names):
-            return None  # the parser may have warned about a group name
-        indexgroup: list[str | None] = [None] * parsed.state.groups
-        for name, index in names.items():
-            indexgroup[index] = name
-        program = (
-            int(flags | parsed.state.flags),
-            [int(op) for op in compiler._code(parsed, flags)],
-            parsed.state.groups - 1,
-            {name: int(index) for name, index in names.items()},
-            tuple(indexgroup),
-        )
-        _entries[key] = program
-        _state["dirty"] = True
-        _state["regex_misses"] += 1
-    else:
-        _state["regex_hits"] += 1
-    _used.add(key)
-    return program
 
 
 def lookup(source: str, filename: str, flags: int, mode: str = "exec") -> CodeType:
@@ -405,6 +310,5 @@ def _prune(folder: Path) -> None:
 
 
 def stats() -> dict[str, int]:
-    """How many compiles this process took from the cache (`hits`) and made (`misses`), and
-    how many regex programs (`regex_hits`, `regex_misses`)."""
-    return {k: _state[k] for k in ("hits", "misses", "regex_hits", "regex_misses")}
+    """How many compiles this process took from the cache (`hits`) and made (`misses`)."""
+    return {"hits": _state["hits"], "misses": _state["misses"]}

@@ -22,14 +22,14 @@ def main(argv: list[str] | None = None) -> None:
         sys.stdout.write(f"agent-env {__version__}\n")
         return
     if _console:  # a process of its own: cache what its start-up generates
+        from agent_env import entrypoints
         from agent_env.cli import codecache, importcache
+
+        importcache.install()
+        entrypoints.read_once()
 
         command = args[0] if args and not args[0].startswith("-") else ""
         codecache.install(command, args[1:] if command else args)
-        importcache.install()
-        from agent_env import entrypoints  # after the caches: json's regexes are cached
-
-        entrypoints.read_once()
     from agent_env.cli.root import cli
 
     cli.main(args=args, prog_name="agent-env")
