@@ -72,7 +72,7 @@ class SqliteDocumentStore(DocumentStore):
         self._fast: sqlite3.Connection | None = None
         self._fast_pid = 0
         self._planner = QueryPlanner()
-        self._checkpointer = Checkpointer(self.path, self.busy_timeout)
+        self._checkpointer = Checkpointer(self._checkpoint)
 
     def _connection(self) -> sqlite3.Connection:
         if self._closed:
@@ -115,6 +115,16 @@ class SqliteDocumentStore(DocumentStore):
                 if conn is not None:
                     conn.close()
                 raise StoreError(f"cannot open the document store {self.path}: {exc}") from exc
+
+    def _checkpoint(self) -> None:
+        """A PASSIVE checkpoint (it never blocks a writer or a reader) on the store's
+        connection; a failure (another checkpoint running, the store closed) leaves it to the
+        next one."""
+        with self._lock:
+            try:
+                self._connection().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            except (sqlite3.Error, StoreError):
+                pass
 
     def _run(self, sql: str, params: tuple = ()) -> sqlite3.Cursor:
         with self._lock:

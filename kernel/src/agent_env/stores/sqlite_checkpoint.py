@@ -5,18 +5,17 @@ crosses the mark: that commit copies the log into the database and fsyncs both, 
 and the store commits on the event loop (`SqliteDocumentStore._try_fast`), so every session
 of the process waited for it (one OpenEnv episode in twenty at one session). The store turns
 that off and `Checkpointer` runs a PASSIVE checkpoint (it never blocks a writer or a reader)
-on one background thread after every `EVERY` commits. Durability does not change: a commit is
+on a thread of its own after every `EVERY` commits (at most one at a time; the thread ends
+with the checkpoint, so a long-lived process keeps no thread for it between checkpoints). Durability does not change: a commit is
 as durable as `synchronous` says before any checkpoint copies it.
 """
 
 from __future__ import annotations
 
 import os
-import sqlite3
 import threading
 import weakref
-from concurrent.futures import Future, ThreadPoolExecutor
-from pathlib import Path
+from collections.abc import Callable
 
 #: Commits between two checkpoints: a document write is a few pages, so about SQLite's own
 #: 1000-page mark.
@@ -34,11 +33,13 @@ os.register_at_fork(after_in_child=_fresh_in_child)
 
 
 class Checkpointer:
-    """Counts the commits of one store in this process and checkpoints behind them."""
+    """Counts the commits of one store in this process and runs its `checkpoint` behind them
+    (the store's own connection: a connection opened and closed for it would leave its file
+    descriptor open, since SQLite defers closing a file other connections of the process
+    hold locks on)."""
 
-    def __init__(self, path: Path, busy_timeout: float):
-        self.path = path
-        self.busy_timeout = busy_timeout
+    def __init__(self, checkpoint: Callable[[], None]):
+        self.checkpoint = checkpoint
         self._fresh()
         _LIVE.add(self)
 
@@ -46,8 +47,7 @@ class Checkpointer:
         """Nothing running: at start, and in a forked child (the thread did not come along)."""
         self._lock = threading.Lock()
         self._commits = 0
-        self._thread: ThreadPoolExecutor | None = None
-        self._running: Future[None] | None = None
+        self._running: threading.Thread | None = None
 
     def committed(self) -> None:
         """Count one commit; every `EVERY`th starts a checkpoint unless one still runs."""
@@ -55,29 +55,16 @@ class Checkpointer:
         if self._commits % EVERY:
             return
         with self._lock:
-            if self._running is not None and not self._running.done():
+            if self._running is not None and self._running.is_alive():
                 return
-            if self._thread is None:
-                self._thread = ThreadPoolExecutor(1, thread_name_prefix="sqlite-checkpoint")
-            self._running = self._thread.submit(self.checkpoint)
-
-    def checkpoint(self) -> None:
-        """A PASSIVE checkpoint on a connection of its own; a failure (the database busy
-        with another checkpoint, or gone) leaves it to the next one."""
-        try:
-            conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None)
-        except sqlite3.Error:
-            return
-        try:
-            conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        except sqlite3.Error:
-            pass
-        finally:
-            conn.close()
+            self._running = threading.Thread(
+                target=self.checkpoint, name="sqlite-checkpoint", daemon=True
+            )
+            self._running.start()
 
     def close(self) -> None:
-        """Wait for a running checkpoint and end the thread."""
+        """Wait for a running checkpoint."""
         with self._lock:
-            thread, self._thread = self._thread, None
-        if thread is not None:
-            thread.shutdown(wait=True)
+            running, self._running = self._running, None
+        if running is not None:
+            running.join()
