@@ -155,12 +155,20 @@ def holders() -> list[str]:
 
 
 def settled(before: dict[str, int] | None = None, timeout: float = 30.0) -> dict[str, int]:
-    """`sizes()` once log copies and exiting processes are done (or the timeout passed)."""
+    """`sizes()` equal to `before`, or without `before` once log copies are done and nothing
+    changed for a second (episodes and trials that just ended are still being torn down);
+    else what they are when the timeout passed."""
     deadline = time.monotonic() + timeout
-    now = sizes()
-    while time.monotonic() < deadline and (now != before if before else now["draining log pipes"]):
+    now, same_since = sizes(), time.monotonic()
+    while time.monotonic() < deadline:
+        if before is not None and now == before:
+            break
+        if before is None and not now["draining log pipes"] and time.monotonic() - same_since >= 1:
+            break
         time.sleep(0.2)
-        now = sizes()
+        then, now = now, sizes()
+        if now != then:
+            same_since = time.monotonic()
     return now
 
 
