@@ -23,6 +23,7 @@ HEAVY = (
     "openenv",
     "gradio",
     "fastapi",
+    "pytest",  # agentenv-testing is a plugin of every command too: its hooks must not load it
 )
 
 PROBE = """
