@@ -47,6 +47,25 @@ async def torn_down(app: Any, timeout: float = 180.0) -> None:
             await anyio.sleep(0.1)
 
 
+def first_port_given_is(taken: int, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The next env started is told the port `taken` (as two `bind(0)`s in a race would), the
+    ones after it free ports; returns the ports handed out, in order."""
+    import agent_env.net
+    import agent_env.sandboxes.local.sandbox as local_sandbox
+
+    real = agent_env.net.free_port
+    given: list[int] = []
+
+    def racing(host: str = "127.0.0.1") -> int:
+        port = taken if not given else real(host)
+        given.append(port)
+        return port
+
+    monkeypatch.setattr(agent_env.net, "free_port", racing)  # the fork server's start
+    monkeypatch.setattr(local_sandbox, "free_port", racing)  # a plain process start
+    return given
+
+
 @pytest.mark.timeout(900)
 def test_32_concurrent_resets_all_succeed_twice(notes_server) -> None:
     url, app = notes_server
@@ -115,20 +134,8 @@ def test_a_taken_port_is_retried_on_another(notes_server, squatter, monkeypatch)
     """The next env deployed is told the squatter's port (as two `bind(0)`s in a race would):
     its process cannot bind it, the squatter answers the card, refuses our secret, and the env
     is started again on a new port; the reset succeeds."""
-    import agent_env.net
-    import agent_env.sandboxes.local.sandbox as local_sandbox
-
     url, app = notes_server
-    real = agent_env.net.free_port
-    given: list[int] = []
-
-    def racing(host: str = "127.0.0.1") -> int:
-        port = squatter if not given else real(host)
-        given.append(port)
-        return port
-
-    monkeypatch.setattr(agent_env.net, "free_port", racing)  # the fork server's start
-    monkeypatch.setattr(local_sandbox, "free_port", racing)  # a plain process start
+    given = first_port_given_is(squatter, monkeypatch)
     [result] = anyio.run(reset_all, url, 1)
     assert result["done"] is False, result
     assert given[0] == squatter and len(given) >= 2, given
@@ -159,20 +166,8 @@ def test_an_env_that_cannot_bind_its_port_is_started_on_another(
     """The soak's one failed trial in 2,000: the env's server exited with "address already in
     use" (a process outside our own took the port between free_port and the bind); that is a
     port race, retried on a new port, not the env's own failure."""
-    import agent_env.net
-    import agent_env.sandboxes.local.sandbox as local_sandbox
-
     url, app = notes_server
-    real = agent_env.net.free_port
-    given: list[int] = []
-
-    def racing(host: str = "127.0.0.1") -> int:
-        port = silent_squatter if not given else real(host)
-        given.append(port)
-        return port
-
-    monkeypatch.setattr(agent_env.net, "free_port", racing)
-    monkeypatch.setattr(local_sandbox, "free_port", racing)
+    given = first_port_given_is(silent_squatter, monkeypatch)
     [result] = anyio.run(reset_all, url, 1)
     assert result["done"] is False, result
     assert given[0] == silent_squatter and len(given) >= 2, given
