@@ -113,7 +113,24 @@ async def test_behind_put_answers_before_its_fsyncs_and_close_waits_for_them_in_
         disk.open()
         with anyio.fail_after(30):
             await closed.wait()
-    # the file's bytes first, then the folder entry that names it
+    # the file's bytes first, then the folder entry that names it, then the entry of each
+    # folder the put created in its parent (objects/ included: the first put made it)
+    made = [target.parent, target.parent.parent, tmp_path / "objects" / "runs"]
+    assert disk.synced == [str(p) for p in (target, *made, tmp_path / "objects", tmp_path)]
+
+
+@pytest.mark.anyio
+async def test_a_put_into_existing_folders_fsyncs_only_the_file_and_its_folder(
+    tmp_path, monkeypatch
+):
+    store = FilesystemObjectStore(home=tmp_path)
+    await store.put("runs/r1/a", b"1")
+    store.flush()
+    disk = SlowDisk(monkeypatch)
+    disk.open()
+    await store.put("runs/r1/b", b"2")
+    await store.close()
+    target = tmp_path / "objects" / "runs" / "r1" / "b"
     assert disk.synced == [str(target), str(target.parent)]
 
 
@@ -131,7 +148,8 @@ async def test_always_fsyncs_the_file_before_it_is_in_place(tmp_path, monkeypatc
     worker.join(30)
     assert target.read_bytes() == b"k"
     await store.close()
-    assert disk.synced[-1] == str(target.parent)  # the folder's fsync ran behind, then
+    # the folders' fsyncs ran behind, then: the store's own folder was new, so its parent too
+    assert disk.synced[-2:] == [str(target.parent), str(tmp_path)]
     assert disk.synced[0].startswith(str(tmp_path / "objects" / ".staging"))
 
 

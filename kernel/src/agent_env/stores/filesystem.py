@@ -6,12 +6,12 @@ the object is in place: every process reads it, and a crash of this process (SIG
 loses nothing, since the bytes are in the OS's page cache. What an fsync adds is surviving a
 power loss or an OS crash; the `fsync` setting says when it runs (`FSYNC_MODES`):
 
-- `"behind"` (the default): the file's fsync, then its folder's, run in order on one background
-  thread; `flush`/`close` wait for them, and `put` waits when more than `max_behind` are
-  pending (back-pressure). A power loss can lose the last milliseconds of writes: a reader of
+- `"behind"` (the default): the file's fsync, then its folder's, then the parent's of every
+  folder the put created, run in order on one background thread; `flush`/`close` wait for
+  them, and `put` waits when `fsync_backlog` puts' fsyncs are pending (back-pressure). A power loss can lose the last milliseconds of writes: a reader of
   an object named by a record may find it empty or torn, and must say so.
 - `"always"` (or `true`): the file is fsynced before the rename (never torn, even on power
-  loss); its folder's fsync runs behind as above. It cost 4-30 ms per put on a busy disk, on
+  loss); the folders' fsyncs run behind as above. It cost 4-30 ms per put on a busy disk, on
   every episode's trajectory.
 - `"off"` (or `false`): no fsync at all.
 """
@@ -68,11 +68,22 @@ def _backlog(value: Any) -> int:
     return value
 
 
-def _fsync_object(path: Path) -> None:
-    """fsync an object's file, then its folder (the rename): in this order, so a folder
-    entry never survives a power loss that its file's bytes did not."""
-    fsync_path(path)
-    fsync_path(path.parent)
+def _fsync_all(paths: tuple[Path, ...]) -> None:
+    """fsync each path in order: an object's file, then its folder (the rename), then the
+    parent of each folder its put created, deepest first, so a folder entry never survives a
+    power loss that what it names did not."""
+    for path in paths:
+        fsync_path(path)
+
+
+def _missing_folders(folder: Path) -> list[Path]:
+    """`folder` and its ancestors that do not exist yet, deepest first (one `stat` when
+    `folder` exists: the common case)."""
+    missing: list[Path] = []
+    while not folder.is_dir() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    return missing
 
 
 #: Every live store of this process: a forked child gets fresh locks for them (a lock copied
@@ -116,6 +127,8 @@ class FilesystemObjectStore(ObjectStore):
 
     def _write(self, key: str, write: Any) -> None:
         target = self._path(key)
+        # the folders this put creates: their entries in their parents need an fsync too
+        created = _missing_folders(target.parent) if self.fsync != "off" else []
         staging = self.root / STAGING_DIR
         for attempt in range(5):
             try:
@@ -153,20 +166,21 @@ class FilesystemObjectStore(ObjectStore):
         except BaseException:
             discard(tmp)
             raise
+        folders = (target.parent, *(folder.parent for folder in created))
         if self.fsync == "behind":
-            self._sync_behind(_fsync_object, target)
+            self._sync_behind((target, *folders))
         elif self.fsync == "always":
-            self._sync_behind(fsync_path, target.parent)
+            self._sync_behind(folders)
 
-    def _sync_behind(self, sync: Any, path: Path) -> None:
-        """Run `sync(path)` on the background thread (`flush`/`close` wait for it); wait
+    def _sync_behind(self, paths: tuple[Path, ...]) -> None:
+        """fsync `paths` in order on the background thread (`flush`/`close` wait for it); wait
         first while `fsync_backlog` syncs are pending, so a disk slower than the writers
         holds the writers back instead of a queue growing without bound."""
         with self._sync_room:
             if self._syncer is None:
                 self._syncer = ThreadPoolExecutor(1, thread_name_prefix="objects-fsync")
             self._sync_room.wait_for(lambda: len(self._syncing) < self.fsync_backlog)
-            future = self._syncer.submit(sync, path)
+            future = self._syncer.submit(_fsync_all, paths)
             self._syncing.add(future)
         future.add_done_callback(self._synced)
 
