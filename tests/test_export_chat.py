@@ -7,6 +7,7 @@ triggers example (the oracle waits for a triggered email, reads the env clock, r
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -145,9 +146,37 @@ def test_every_row_matches_tool_results_to_calls_and_parquet_holds_the_same(runs
     assert [r["run_id"] for r in jsonl] == list(ids.values())
     for a, b in zip(jsonl, parquet, strict=True):
         _check_calls_answered(a["messages"])
+        assert a["missing_trajectories"] == [] == b["missing_trajectories"]
         assert [{k: m.get(k) for k in MESSAGE_KEYS} for m in a["messages"]] == b["messages"]
         rest = {k: v for k, v in a.items() if k != "messages"}
         assert rest == {k: v for k, v in b.items() if k != "messages"}
+
+
+def test_a_torn_trajectory_is_named_in_its_row_and_the_rest_is_kept(runs, tmp_path):
+    """A power loss before the object store's fsync can leave a trajectory cut short while its
+    record survived: the row keeps the prompt and answer and names the prompt and why."""
+    import datasets
+
+    home, ids = runs
+    copy = tmp_path / "home"
+    shutil.copytree(home, copy)
+    [torn] = (copy / "objects" / "runs" / ids["tool-loop"]).rglob("trajectories/*.json")
+    whole = torn.read_bytes()
+    torn.write_bytes(whole[: len(whole) // 2])
+    rows = {}
+    for fmt, loader in (("chat-jsonl", "json"), ("parquet", "parquet")):
+        path = tmp_path / f"t.{fmt}"
+        done = agent_env(copy, "runs", "export", ids["tool-loop"], ids["oracle"], "-f", fmt,
+                         "-o", str(path))  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        rows[fmt] = list(datasets.load_dataset(loader, data_files=str(path), split="train"))
+    for tool_loop, oracle in rows.values():
+        [gap] = tool_loop["missing_trajectories"]
+        assert gap["prompt_id"] == torn.stem
+        assert f"is torn ({len(whole) // 2} bytes" in gap["reason"], gap
+        assert [m["role"] for m in tool_loop["messages"]] == ["user", "assistant"]
+        assert tool_loop["passed"] and tool_loop["reward"] == 1.0
+        assert oracle["missing_trajectories"] == [] and len(oracle["messages"]) > 2
 
 
 def test_default_rows_format_is_unchanged_and_carries_the_cost(runs):

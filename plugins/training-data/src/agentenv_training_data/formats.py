@@ -81,6 +81,7 @@ def parquet_schema() -> Any:
         "trial": pa.int64(),
         "attempt": pa.int64(),
         "messages": pa.list_(message),
+        "missing_trajectories": pa.list_(pa.struct([("prompt_id", string), ("reason", string)])),
         "scores": pa.list_(pa.struct([("verifier", string), ("score", number)])),
         "reward": number,
         "passed": pa.bool_(),

@@ -1,5 +1,5 @@
 """One training row per trial: the conversation (`chat`), what ran (run, instance, task id and
-version, trial, attempt, agent, model, seed), how it was judged (per-verifier scores, the
+version, trial, attempt, agent, model, seed), which prompts' trajectories could not be read, how it was judged (per-verifier scores, the
 reward, pass, outcome, failure class), per-step rewards when a grader recorded them, timings
 and costs. Every column has one JSON type in every row (free-form values such as the seed table
 row are JSON text), so `datasets` and Parquet read the rows as they are written."""
@@ -7,7 +7,7 @@ row are JSON text), so `datasets` and Parquet read the rows as they are written.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agent_env.exports import TrialExport
@@ -27,6 +27,7 @@ COLUMNS = (
     "seed",
     "seed_values",
     "messages",
+    "missing_trajectories",
     "scores",
     "reward",
     "passed",
@@ -66,6 +67,7 @@ def training_row(trial: TrialExport) -> dict[str, Any]:
         if row.get("seed_values") is None
         else json.dumps(row["seed_values"], sort_keys=True, default=str),
         "messages": conversation(trial.trajectories),
+        "missing_trajectories": missing_trajectories(trial.trajectories),
         "scores": [
             {"verifier": str(k), "score": _number(v)} for k, v in (row.get("scores") or {}).items()
         ],
@@ -88,6 +90,17 @@ def training_row(trial: TrialExport) -> dict[str, Any]:
         ],
         "cost_usd": _number(cost.get("usd")),
     }
+
+
+def missing_trajectories(trajectories: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The prompts whose trajectory could not be read (gone from the object store, or left
+    empty or torn by a power loss), `[{prompt_id, reason}]`: their `messages` hold only the
+    prompt and the answer, so a trainer can tell a short conversation from a lost one."""
+    return [
+        {"prompt_id": str(doc.get("prompt_id")), "reason": str(doc["missing"])}
+        for doc in trajectories
+        if doc.get("missing") is not None
+    ]
 
 
 def step_rewards(record: Mapping[str, Any]) -> list[dict[str, Any]]:
