@@ -84,7 +84,8 @@ def static_floor(folder: Path) -> str:
 
 
 def start_explorer(home: Path) -> tuple[subprocess.Popen, str]:
-    """`agent-env up --port 0 --json` over `home`'s stores; (process, base URL)."""
+    """`agent-env up --port 0 --json` over `home`'s stores; (process, its page's URL with the
+    token it printed: `<base>/?token=...`, to which a view's `#/...` is appended)."""
     exe = shutil.which("agent-env", path=str(Path(sys.executable).parent)) or "agent-env"
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_ENV_")}
     env["AGENT_ENV_HOME"] = str(home)
@@ -103,7 +104,7 @@ def start_explorer(home: Path) -> tuple[subprocess.Popen, str]:
     if not line:
         raise SystemExit(f"agent-env up did not start: {proc.stderr.read()[-2000:]}")
     info = json.loads(line)
-    return proc, info["url"].split("?")[0].rstrip("/")
+    return proc, info["url"]
 
 
 def _load(browser: Any, url: str) -> float:
@@ -138,13 +139,13 @@ def measure(home: Path, run_id: str, trials: int, repeat: int = 7) -> dict[str, 
         "middle page": f"#/run/{run_id}?offset={trials // 2}&status=",
     }
     took: dict[str, list[float]] = {"static floor": [], "run page": [], **{k: [] for k in views}}
-    proc, base = start_explorer(home)
+    proc, page_url = start_explorer(home)
     processes = 2  # agent-env up, and Chromium (its own helper processes not counted apart)
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
         floor = static_floor(Path(tmp))
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=FLAGS)
         try:
-            run_url = f"{base}/#/run/{run_id}"
+            run_url = f"{page_url}#/run/{run_id}"
             _load(browser, run_url)  # the first view computes the finished run's counts
             for _ in range(repeat):
                 took["static floor"].append(_load(browser, floor))

@@ -190,7 +190,9 @@ def measure(label: str, runs: int, trials: int, baseline: bool, browser: bool = 
         if browser:
             import _browser
 
-            why = _browser.problem()
+            from agentenv_explorer.headless import problem
+
+            why = problem()
             if why:
                 print(f"  in Chromium: not measured ({why})")
             else:

@@ -18,6 +18,7 @@ import socket
 import subprocess
 import time
 import traceback
+from urllib.parse import quote
 
 import httpx
 
@@ -326,6 +327,31 @@ def _listening_ports():
             if len(fields) > 3 and fields[3] == "0A":
                 ports.add(int(fields[1].rsplit(":", 1)[1], 16))
     return sorted(ports)
+
+
+def attack_explorer_on_loopback():
+    """Every loopback server that answers like the explorer (`agent-env up` reads the stores:
+    tasks with their solutions, every run's trajectories; it also starts runs): list the runs
+    and the stored tasks without its token. `got` keeps the refusals too (proof it was found)."""
+    got, reached = {}, False
+    with httpx.Client(timeout=1, trust_env=False) as http:
+        for port in _listening_ports():
+            base = f"http://127.0.0.1:{port}"
+            try:
+                runs = http.get(base + "/api/v1/runs")
+            except httpx.HTTPError:
+                continue
+            if not ("total" in runs.text or "token" in runs.text):
+                continue  # not an explorer
+            tasks = http.get(base + "/api/v1/tasks")
+            got[port] = {"runs": [runs.status_code, runs.text[:200]],
+                         "tasks": [tasks.status_code, tasks.text[:200]]}  # fmt: skip
+            if tasks.status_code < 300:  # the oracle's task holds the solution
+                for item in tasks.json().get("items", []):
+                    task = http.get(base + "/api/v1/tasks/" + quote(item["id"], safe=""))
+                    got[port][item["id"].rsplit("/", 1)[-1]] = task.text[-600:]
+            reached = reached or runs.status_code < 300 or tasks.status_code < 300
+    return reached, got
 
 
 async def attack_env_servers_directly(gateway_port):

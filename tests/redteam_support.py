@@ -10,14 +10,19 @@ verifier artifact (the object store) and a tool the env hides from every role bu
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import re
 import secrets
+import signal
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from agents_support import agent_env
+from agents_support import AGENT_ENV, agent_env
 
 HERE = Path(__file__).resolve().parent
 AGENT_SOURCE = (HERE / "redteam_agent.py").read_text()
@@ -266,6 +271,30 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+@contextlib.contextmanager
+def explorer_over(home: Path) -> Iterator[str]:
+    """`agent-env up` over `home`, as its user starts it (on loopback, default settings), for
+    the block: the agent may find it by scanning the loopback ports. Yields its URL."""
+    (home.parent / ".agentenv").mkdir(parents=True, exist_ok=True)
+    (home.parent / ".agentenv" / "config.toml").touch()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENT_ENV_")}
+    proc = subprocess.Popen(
+        [str(AGENT_ENV), "up", "--port", "0", "--json"],
+        cwd=home.parent,
+        env={**env, "AGENT_ENV_HOME": str(home)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        assert line, proc.stderr.read() if proc.stderr else "agent-env up printed nothing"
+        yield json.loads(line)["url"]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+
+
 class Attacked:
     """One run of the bundle: its JSON summary, stderr, and the files it must leave alone."""
 
@@ -277,6 +306,7 @@ class Attacked:
         env: dict[str, str] | None = None,
         provider: str = "local",
         timeout: float = 300,
+        with_explorer: bool = False,
     ):
         self.home = root / f"home-{name}"
         self.bundle = write_bundle(
@@ -287,7 +317,19 @@ class Attacked:
             provider=provider,
         )  # fmt: skip
         self.verifier_digest = digest(self.bundle / "artifacts" / "check" / "check.py")
-        done = agent_env(
+        with explorer_over(self.home) if with_explorer else contextlib.nullcontext():
+            done = self._run(args, env, timeout)
+        self.probe = Path("/tmp") / f"{PROBE}-{name}"
+        self.code, self.stderr = done.returncode, done.stderr
+        try:
+            self.data = json.loads(done.stdout)
+        except ValueError:
+            raise AssertionError(f"exit {done.returncode}\n{done.stdout}\n{done.stderr}") from None
+
+    def _run(
+        self, args: tuple[str, ...], env: dict[str, str] | None, timeout: float
+    ) -> subprocess.CompletedProcess:
+        return agent_env(
             self.home,
             "run",
             str(self.bundle),
@@ -296,12 +338,6 @@ class Attacked:
             env={"AGENT_ENV_SECRET_REDTEAM": HOST_SECRET, **(env or {})},
             timeout=timeout,
         )
-        self.probe = Path("/tmp") / f"{PROBE}-{name}"
-        self.code, self.stderr = done.returncode, done.stderr
-        try:
-            self.data = json.loads(done.stdout)
-        except ValueError:
-            raise AssertionError(f"exit {done.returncode}\n{done.stdout}\n{done.stderr}") from None
 
     def task(self, name: str) -> dict:
         return task_record(self.data, name)

@@ -39,7 +39,8 @@ MISSING = {"AGENT_ENV_SANDBOX_LOCAL_BWRAP": "/nonexistent/bwrap"}
 @pytest.fixture(scope="module")
 def isolated(tmp_path_factory) -> Attacked:
     require(NO_BWRAP)
-    return Attacked(tmp_path_factory.mktemp("redteam"), "isolated", "--task", "attack")
+    root = tmp_path_factory.mktemp("redteam")
+    return Attacked(root, "isolated", "--task", "attack", with_explorer=True)
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +59,12 @@ def test_every_attack_was_tried(report):
 def test_the_attack_fails_in_an_isolated_sandbox(report, attack):
     row = report[attack]
     assert row["ok"] is False, f"{attack} succeeded: {row['got']}"
+
+
+def test_the_explorer_was_there_to_attack(report):
+    """`agent-env up` served the run's home on loopback while the agent ran: the agent found
+    it (and was refused: `test_the_attack_fails_in_an_isolated_sandbox[explorer_on_loopback]`)."""
+    assert report["explorer_on_loopback"]["got"] not in ("{}", ""), report["explorer_on_loopback"]
 
 
 def test_the_mounted_envs_were_there_to_attack(report):

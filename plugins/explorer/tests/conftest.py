@@ -240,30 +240,32 @@ def start_up() -> Any:
     return start_explorer
 
 
-def start_explorer(project: Project) -> tuple[subprocess.Popen, str]:
-    """`agent-env up` on a free loopback port in the project, answering; (process, base URL).
-    The caller stops it (SIGINT)."""
-    import socket
+def start_explorer(project: Project) -> tuple[subprocess.Popen, str, str]:
+    """`agent-env up` on a free loopback port in the project, answering; (process, base URL,
+    the token it printed in its URL). The caller stops it (SIGINT)."""
+    import json
     import time
     import urllib.request
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     proc = subprocess.Popen(
-        [project.agent_env, "up", "--port", str(port)],
+        [project.agent_env, "up", "--port", "0", "--json"],
         cwd=project.root,
         env=project.env(),
-        stdout=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    base = f"http://127.0.0.1:{port}"
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if not line:
+        proc.kill()
+        raise AssertionError(f"agent-env up printed no URL: {proc.communicate()[1]}")
+    base, _, token = json.loads(line)["url"].partition("/?token=")
     deadline = time.monotonic() + 30
     while True:
         try:
-            urllib.request.urlopen(base + "/health", timeout=2)
-            return proc, base
+            urllib.request.urlopen(f"{base}/health?token={token}", timeout=2)
+            return proc, base, token
         except OSError:
             if proc.poll() is not None or time.monotonic() > deadline:
                 proc.kill()

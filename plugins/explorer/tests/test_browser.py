@@ -37,11 +37,11 @@ def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def explorer(project: Any, start_up: Any) -> Iterator[str]:
-    """`agent-env up` on a free loopback port in the project; its base URL."""
-    proc, base = start_up(project)
+def served(project: Any, start_up: Any) -> Iterator[tuple[str, str]]:
+    """`agent-env up` on a free loopback port in the project; its base URL and token."""
+    proc, base, token = start_up(project)
     try:
-        yield base
+        yield base, token
     finally:
         proc.send_signal(signal.SIGINT)
         try:
@@ -52,7 +52,13 @@ def explorer(project: Any, start_up: Any) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def page(explorer: str) -> Iterator[Any]:
+def explorer(served: tuple[str, str]) -> str:
+    """The explorer's base URL (the page below holds its token in a cookie)."""
+    return served[0]
+
+
+@pytest.fixture(scope="module")
+def page(served: tuple[str, str]) -> Iterator[Any]:
     require(problem())
     from playwright.sync_api import sync_playwright
 
@@ -66,6 +72,8 @@ def page(explorer: str) -> Iterator[Any]:
                 lambda msg: page.console_errors.append(msg.text) if msg.type == "error" else None,
             )
             page.set_default_timeout(30_000)
+            base, token = served
+            page.goto(f"{base}/?token={token}")  # as a user opens the printed URL: the cookie
             yield page
         finally:
             browser.close()

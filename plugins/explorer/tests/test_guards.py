@@ -101,7 +101,7 @@ def test_up_on_a_busy_port_says_so(project) -> None:
 
 def test_up_on_port_zero_prints_the_port_it_bound(project) -> None:
     """`up --port 0 --json` printed `http://127.0.0.1:0/`: the URL names the port the system
-    chose, and the explorer answers there."""
+    chose, and the explorer answers there, to its token only (loopback included)."""
     proc = subprocess.Popen(
         [project.agent_env, "up", "--port", "0", "--json"],
         cwd=project.root,
@@ -112,19 +112,25 @@ def test_up_on_port_zero_prints_the_port_it_bound(project) -> None:
     )
     try:
         url = json.loads(proc.stdout.readline())["url"]
-        port = int(url.rsplit(":", 1)[1].rstrip("/"))
-        assert url == f"http://127.0.0.1:{port}/" and port > 0
+        base, _, token = url.partition("/?token=")
+        port = int(base.rsplit(":", 1)[1])
+        assert base == f"http://127.0.0.1:{port}" and port > 0 and len(token) >= 32
         deadline = time.monotonic() + 30
         while True:
             try:
-                with urllib.request.urlopen(url + "api/v1/runs", timeout=2) as answer:
-                    assert json.load(answer)["total"] >= 1
+                with urllib.request.urlopen(f"{base}/api/v1/runs?token={token}", timeout=2) as a:
+                    assert json.load(a)["total"] >= 1
                 break
             except urllib.error.HTTPError:
                 raise
             except OSError:
                 assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read()
                 time.sleep(0.1)
+        # on loopback too: any local process (a sandboxed agent shares the loopback) needs it
+        for path in ("/api/v1/runs", "/api/v1/tasks", "/"):
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(base + path, timeout=5)
+            assert refused.value.code == 401, path
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=30)
@@ -166,7 +172,7 @@ def test_up_beyond_loopback_prints_a_token_url_and_enforces_it(project) -> None:
 
 def test_up_on_another_loopback_address_answers_its_own_url(project) -> None:
     """`up --host 127.0.0.2` answered 421 to the URL it printed: the bound host is always
-    allowed (a loopback one needs no token), and a foreign Host is still refused."""
+    allowed, and a foreign Host is still refused."""
     port = _free_port()
     proc = subprocess.Popen(
         [project.agent_env, "up", "--host", "127.0.0.2", "--port", str(port), "--json"],
@@ -178,11 +184,14 @@ def test_up_on_another_loopback_address_answers_its_own_url(project) -> None:
     )
     try:
         url = json.loads(proc.stdout.readline())["url"]
-        assert url == f"http://127.0.0.2:{port}/"
+        assert url.startswith(f"http://127.0.0.2:{port}/?token=")
+        base, _, token = url.partition("/?token=")
         deadline = time.monotonic() + 30
         while True:
             try:
-                with urllib.request.urlopen(url + "api/v1/runs", timeout=2) as answer:
+                with urllib.request.urlopen(
+                    f"{base}/api/v1/runs?token={token}", timeout=2
+                ) as answer:
                     assert answer.status == 200 and "total" in json.load(answer)
                 break
             except urllib.error.HTTPError:

@@ -12,12 +12,12 @@ import urllib.request
 import pytest
 
 
-def _call(base: str, path: str, body: dict | None = None) -> dict:
+def _call(base: str, token: str, path: str, body: dict | None = None) -> dict:
     request = urllib.request.Request(
         base + path,
         data=None if body is None else json.dumps(body).encode(),
         method="GET" if body is None else "POST",
-        headers={"Content-Type": "application/json"},
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"},
     )
     with urllib.request.urlopen(request, timeout=200) as answer:
         return json.loads(answer.read())
@@ -25,11 +25,11 @@ def _call(base: str, path: str, body: dict | None = None) -> dict:
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_stopping_up_cancels_the_runs_it_started(project, start_up, signum) -> None:
-    proc, base = start_up(project)
+    proc, base, token = start_up(project)
     try:
-        run_id = _call(base, "/api/v1/runs", {"spec": "slow"})["run_id"]
+        run_id = _call(base, token, "/api/v1/runs", {"spec": "slow"})["run_id"]
         deadline = time.monotonic() + 60
-        while _call(base, f"/api/v1/runs/{run_id}")["counts"]["running"] == 0:
+        while _call(base, token, f"/api/v1/runs/{run_id}")["counts"]["running"] == 0:
             assert time.monotonic() < deadline, "the slow trial never started"
             time.sleep(0.1)
         assert json.loads(project.cli("sandbox", "list", "--json").stdout)
@@ -45,14 +45,16 @@ def test_stopping_up_cancels_the_runs_it_started(project, start_up, signum) -> N
 def test_an_open_event_stream_does_not_hold_up_stopping(project, start_up) -> None:
     """A browser following a live run keeps an event stream open; Ctrl-C ends it at once
     instead of waiting out the stream (15 s)."""
-    proc, base = start_up(project)
+    proc, base, token = start_up(project)
     try:
-        run_id = _call(base, "/api/v1/runs", {"spec": "slow"})["run_id"]
+        run_id = _call(base, token, "/api/v1/runs", {"spec": "slow"})["run_id"]
         deadline = time.monotonic() + 60
-        while _call(base, f"/api/v1/runs/{run_id}")["counts"]["running"] == 0:
+        while _call(base, token, f"/api/v1/runs/{run_id}")["counts"]["running"] == 0:
             assert time.monotonic() < deadline, "the slow trial never started"
             time.sleep(0.1)
-        stream = urllib.request.urlopen(f"{base}/api/v1/runs/{run_id}/events", timeout=30)
+        stream = urllib.request.urlopen(
+            f"{base}/api/v1/runs/{run_id}/events?token={token}", timeout=30
+        )
         assert stream.readline() == b"retry: 500\n"
     finally:
         started = time.monotonic()

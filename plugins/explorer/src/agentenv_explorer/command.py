@@ -65,8 +65,9 @@ def up(host: str | None, port: int | None, open_browser: bool, as_json: bool) ->
     verifier rows and logs, the stored tasks, envs and artifacts with their versions; start
     and cancel runs. Needs .agentenv/config.toml in this folder or above (empty is fine).
 
-    Listens on 127.0.0.1:8234 unless told otherwise; bound to another address it requires a
-    token ([explorer] token, else a fresh one printed in the URL)."""
+    Listens on 127.0.0.1:8234 unless told otherwise. Every request needs a token ([explorer]
+    token, else a fresh one printed in the URL; opening that URL keeps it in a cookie), on
+    loopback too: agents in local sandboxes share the machine's loopback."""
     from agent_env import results
 
     cwd = Path.cwd()
@@ -98,16 +99,16 @@ async def _serve(
 
     from agent_env import results
     from agentenv_explorer.app import create_app
-    from agentenv_explorer.guards import is_loopback
 
     stores = await results.open_configured_stores(cwd)
     try:
         settings: dict[str, Any] = await results.config_table("explorer", stores, cwd)
         host = host or str(settings.get("host") or "127.0.0.1")
         port = int(settings.get("port") or 8234) if port is None else port
-        token = settings.get("token") or None
-        if not is_loopback(host) and token is None:
-            token = secrets.token_urlsafe(24)
+        # a token on loopback too: every local process reaches a loopback port, sandboxed
+        # agents included (they share the host's network namespace), and this server reads
+        # the stores (tasks with their solutions, every run) and starts runs
+        token = settings.get("token") or secrets.token_urlsafe(24)
         sock = _listen(host, port)
     except BaseException:
         await stores.close()

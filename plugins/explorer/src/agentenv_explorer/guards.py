@@ -1,11 +1,10 @@
 """The explorer's guards, one ASGI middleware: a Host allow-list (DNS rebinding), no
-cross-site writes (CSRF: `Sec-Fetch-Site`, else `Origin`), a bearer token when the server is
-reachable beyond loopback, and security headers on every answer."""
+cross-site writes (CSRF: `Sec-Fetch-Site`, else `Origin`), a bearer token (`agent-env up` always
+sets one: sandboxed agents share the machine's loopback), and security headers on every answer."""
 
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import json
 from collections.abc import Iterable
 from typing import Any
@@ -24,16 +23,6 @@ HEADERS = [
     (b"referrer-policy", b"no-referrer"),
     (b"x-frame-options", b"DENY"),
 ]
-
-
-def is_loopback(host: str) -> bool:
-    """Whether binding `host` keeps the server on this machine only."""
-    if host in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def _host_name(value: str) -> str:
