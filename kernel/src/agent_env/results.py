@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 from agent_env.engine.outcome import EXCLUDED_CLASSES
 from agent_env.stores.base import DocumentStore, ObjectStore, Page
-from agent_env.stores.json_objects import get_json
 
 if TYPE_CHECKING:  # pragma: no cover
     from agent_env.engine.records import TaskInstanceRecord
@@ -249,22 +248,18 @@ async def live_steps(documents: DocumentStore, record: Mapping[str, Any]) -> dic
 
 async def trial_details(objects: ObjectStore, record: Mapping[str, Any]) -> dict[str, Any]:
     """What a trial kept besides its record: `trajectories` (each prompt's events and the
-    gateway's calls, by prompt id) and `logs` (its servers' and agents' output, by sandbox)."""
+    gateway's calls, by prompt id; `{"missing": why}` for one the store cannot give) and `logs`
+    (its servers' and agents' output, by sandbox; `{"(unavailable)": why}` when the object
+    store cannot list them)."""
     from agent_env.engine import trial_logs
+    from agent_env.reporting.export import stored_trajectories
 
-    trajectories: dict[str, Any] = {}
-    for output in (record.get("outputs") or {}).values():
-        if not isinstance(output, dict) or not isinstance(output.get("trajectory"), str):
-            continue
-        name = output.get("prompt_id") or output["trajectory"]
-        try:
-            trajectories[name] = await get_json(objects, output["trajectory"])
-        except Exception as exc:  # a missing object is shown, not fatal
-            trajectories[name] = {"missing": str(exc)}
-    return {
-        "trajectories": trajectories,
-        "logs": await trial_logs.load(objects, str(record.get("id") or "")),
-    }
+    trajectories = await stored_trajectories(objects, record)
+    try:
+        logs = await trial_logs.load(objects, str(record.get("id") or ""))
+    except Exception as exc:  # an unreadable object store still shows the record
+        logs = {"(unavailable)": str(exc)}
+    return {"trajectories": trajectories, "logs": logs}
 
 
 async def runs_using(

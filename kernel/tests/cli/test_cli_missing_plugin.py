@@ -25,6 +25,16 @@ from agentenv_testing.fixtures import AgentEnvCliRunner
             "(--no-plugins, or see `agent-env plugin list`)",
         ),
         (
+            ["runs", "list", "--json"],
+            "command 'runs list' comes with agentenv-reporting, which is installed but not "
+            "loaded (--no-plugins, or see `agent-env plugin list`)",
+        ),
+        (
+            ["runs", "show", "run-x"],
+            "command 'runs show' comes with agentenv-reporting, which is installed but not "
+            "loaded (--no-plugins, or see `agent-env plugin list`)",
+        ),
+        (
             ["runs", "export", "run-x"],
             "command 'runs export' comes with agentenv-reporting, which is installed but not "
             "loaded (--no-plugins, or see `agent-env plugin list`)",

@@ -117,6 +117,8 @@ KNOWN: dict[tuple[str, str], str] = {
     ("command", "up"): _EXPLORER,
     ("command", "runs regrade"): _GRADING,
     ("command", "runs replay"): _GRADING,
+    ("command", "runs list"): _REPORTING,
+    ("command", "runs show"): _REPORTING,
     ("command", "runs export"): _REPORTING,
     ("command", "runs compare"): _REPORTING,
     ("command", "tasks"): _GRADING,
