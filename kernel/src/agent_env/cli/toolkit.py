@@ -34,6 +34,10 @@ _NAMES: dict[str, tuple[str, str]] = {
     # the results table `agent-env run` prints (`runs show` prints it for a stored run)
     "Results": ("agent_env.reporting.results", "Results"),
     "FINAL": ("agent_env.reporting.results", "FINAL"),
+    "EXCLUDED": ("agent_env.reporting.results", "EXCLUDED"),
+    "shown_ks": ("agent_env.reporting.results", "shown_ks"),
+    "TaskInstanceRecord": ("agent_env.engine.records", "TaskInstanceRecord"),
+    "TaskRef": ("agent_env.engine.records", "TaskRef"),
     "format_table": ("agent_env.reporting.results", "format_table"),
     "TABLE_WIDTH": ("agent_env.reporting.results", "TABLE_WIDTH"),
     # a session, the run pipeline and the records it writes
