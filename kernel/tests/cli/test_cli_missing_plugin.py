@@ -40,6 +40,11 @@ from agentenv_testing.fixtures import AgentEnvCliRunner
             "loaded (--no-plugins, or see `agent-env plugin list`)",
         ),
         (
+            ["cache", "list"],
+            "command 'cache' comes with agentenv-caches, which is installed but not loaded "
+            "(--no-plugins, or see `agent-env plugin list`)",
+        ),
+        (
             ["runs", "compare", "run-a", "run-b"],
             "command 'runs compare' comes with agentenv-reporting, which is installed but not "
             "loaded (--no-plugins, or see `agent-env plugin list`)",
