@@ -1,5 +1,6 @@
-"""Cache kinds: what `agent-env cache list|prune` shows and removes. Plugins register them
-through `agentenv_register_cache_kinds`; the kernel knows none of docker, the Hub or venvs.
+"""Cache kinds: what `agent-env cache list|prune` (agentenv-caches) shows and removes. Plugins
+register them through `agentenv_register_cache_kinds`; the kernel knows none of docker, the Hub
+or venvs.
 
 A kind lists its `CacheEntry`s and removes one; an entry a live run uses is never removed.
 "In use" is decided from the sandbox leases whose owner is alive (`LiveUse`): an entry is in use
