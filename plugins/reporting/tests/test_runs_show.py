@@ -85,3 +85,13 @@ def test_a_trajectory_the_store_lost_is_shown_missing(recorded, tmp_path):
     assert text.returncode == 0, text.stderr
     assert "trajectory:" not in text.stdout  # no events to count
     assert "answer: " in text.stdout  # the record itself is still shown
+
+
+@pytest.mark.parametrize("limit", ["0", "-1"])
+def test_a_limit_below_one_is_a_usage_error(recorded, limit):
+    """`--limit 0` said "No runs recorded yet" and `--limit -1` dropped the oldest run."""
+    root, home, _, _ = recorded
+    done = _cli(root, home)("runs", "list", "--limit", limit)
+    assert done.returncode == 2
+    assert f"Invalid value for '--limit': {limit} is not in the range x>=1." in done.stderr
+    assert done.stdout == ""

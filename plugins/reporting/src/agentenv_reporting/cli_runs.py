@@ -53,7 +53,13 @@ async def _list(documents: Any, limit: int) -> list[dict[str, Any]]:
 
 
 @click.command("list")
-@click.option("--limit", default=20, show_default=True, help="Show the newest N runs.")
+@click.option(
+    "--limit",
+    default=20,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Show the newest N runs.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def list_runs(limit: int, as_json: bool) -> None:
     """The newest runs: id, when, bundle, and how their task instances ended."""
