@@ -53,8 +53,10 @@ _NAMES: dict[str, tuple[str, str]] = {
     "load_seed_table": ("agent_env.engine.seeds", "load_seed_table"),
     # stored entities
     "get_version": ("agent_env.entities.catalog", "get_version"),
-    "list_entities": ("agent_env.entities.catalog", "list_entities"),
-    "show": ("agent_env.entities.catalog", "show"),
+    "uses_of": ("agent_env.stores.lineage", "uses_of"),
+    # listing and showing them moved to agentenv-stored-entities (resolved from there)
+    "list_entities": ("agentenv_stored_entities.catalog", "list_entities"),
+    "show": ("agentenv_stored_entities.catalog", "show"),
     "export": ("agent_env.entities.export", "export"),
     "write_siblings": ("agent_env.entities.export", "write_siblings"),
     "empty_folder": ("agent_env.entities.export", "empty_folder"),
@@ -80,6 +82,16 @@ def __getattr__(name: str) -> Any:
     target = _NAMES.get(name)
     if target is None:
         raise AttributeError(f"module 'agent_env.cli.toolkit' has no attribute {name!r}")
-    value = getattr(import_module(target[0]), target[1])
+    try:
+        module = import_module(target[0])
+    except ModuleNotFoundError as exc:
+        top = target[0].partition(".")[0]
+        if top == "agent_env" or exc.name is None or exc.name.partition(".")[0] != top:
+            raise
+        dist = top.replace("_", "-")
+        raise AttributeError(
+            f"agent_env.cli.toolkit.{name} comes with {dist}; install it with: pip install {dist}"
+        ) from None
+    value = getattr(module, target[1])
     globals()[name] = value
     return value
