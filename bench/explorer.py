@@ -99,7 +99,7 @@ def timed(client: Any, url: str, repeat: int = 5) -> tuple[float, float]:
 async def old_way_list(docs: Any, limit: int = 20) -> None:
     """What `agent-env runs list` does: every run document, then every record of the newest."""
     from agent_env.engine.records import RunRecord
-    from agent_env.reporting.export import run_summary
+    from agentenv_reporting.summary import run_summary
 
     runs = [RunRecord.from_dict(d) for _, d in await docs.list("runs")]
     runs.sort(key=lambda r: r.created_at or "", reverse=True)
@@ -110,7 +110,7 @@ async def old_way_list(docs: Any, limit: int = 20) -> None:
 async def old_way_show(docs: Any, run_id: str) -> None:
     """What `agent-env runs show RUN` does: the run's summary, reading each record."""
     from agent_env.engine.stored import read_run
-    from agent_env.reporting.export import run_summary
+    from agentenv_reporting.summary import run_summary
 
     await run_summary(docs, await read_run(docs, run_id))
 

@@ -26,6 +26,7 @@ import explorer as base  # noqa: E402  (bench/explorer.py: its trial records)
 from agent_env import results  # noqa: E402
 from agent_env.stores.sqlite import SqliteDocumentStore  # noqa: E402
 from agentenv_explorer import api_runs  # noqa: E402
+from agentenv_reporting import grouped  # noqa: E402
 
 COST = {
     "prompt_tokens": 22,
@@ -44,13 +45,13 @@ async def fill(docs: SqliteDocumentStore, n: int) -> str:
         record = base.trial(run_id, i, 10)
         record["cost"] = COST
         await docs.put(results.TRIALS, record["id"], record)
-    await results.run_groups(docs, run_id)  # the tally, made once (`agent-env up` at start)
+    await grouped.run_groups(docs, run_id)  # the tally, made once (`agent-env up` at start)
     return run_id
 
 
 async def timed(docs: Any, run_id: str, cap: int) -> tuple[float, dict[str, Any]]:
     api_runs.COST_SUMMED_UP_TO = cap
-    groups = await results.run_groups(docs, run_id)  # the run view has them already
+    groups = await grouped.run_groups(docs, run_id)  # the run view has them already
     t0 = time.perf_counter()
     cost = await api_runs._run_cost(docs, run_id, api_runs._records(groups))
     return (time.perf_counter() - t0) * 1000, cost

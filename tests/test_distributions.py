@@ -107,7 +107,9 @@ def test_pip_venv_installs_run_hello(fresh, form, installs):
         ("runs regrade", "agentenv-grading"),
         ("tasks", "agentenv-grading"),
         ("task", "agentenv-stored-entities"),
+        ("runs list", "agentenv-reporting"),
         ("runs export", "agentenv-reporting"),
+        ("cache", "agentenv-caches"),
     ):
         used = run([str(venv / "bin" / "agent-env"), *command.split(), "--help"], env)
         if "agentenv-framework" in installs:

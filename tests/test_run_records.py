@@ -1,4 +1,4 @@
-"""`agent-env runs list|show` read what `agent-env run` recorded."""
+"""`agent-env runs list|show` (agentenv-reporting) read what `agent-env run` recorded."""
 
 from __future__ import annotations
 
@@ -13,7 +13,10 @@ from test_run_cli import box_task, load_steps_module, write_bundle  # noqa: E402
 
 @pytest.fixture
 def run_cli(cli_runner, register_plugin, agent_env_home):
+    from agentenv_reporting import hooks as reporting  # `runs list|show`
+
     register_plugin(load_steps_module(), "engine-test-steps")
+    register_plugin(reporting, "reporting")
     return cli_runner
 
 

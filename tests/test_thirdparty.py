@@ -8,7 +8,8 @@ modules (tests/test_public_api.py scans it like the in-tree plugins).
 
 How it is installed: wheels of the kernel, the protocol, core-steps (whose deploy/prompt steps
 the task uses), stored-entities (whose `entity` and `bundle` commands manage the plugin's kind
-and push its bundles), reporting (whose `runs export` writes the plugin's format) and the fixture are built from this checkout and installed as files into a
+and push its bundles), reporting (whose `runs export` writes the plugin's format), caches
+(whose `cache list` lists the plugin's cache kind) and the fixture are built from this checkout and installed as files into a
 fresh `uv venv` (offline: their dependencies come from the uv cache, which
 `wheel_venv.warm_uv_cache` fills first without naming any package of ours, so the index can
 never substitute a package of the same name). That is what a user's
@@ -44,6 +45,7 @@ SOURCES = (
     ROOT / "plugins" / "core-steps",
     ROOT / "plugins" / "stored-entities",
     ROOT / "plugins" / "reporting",
+    ROOT / "plugins" / "caches",
     FIXTURE,
 )
 

@@ -1,7 +1,8 @@
 """Reading results back, for front ends (the explorer, notebooks, dashboards): pages of run and
-trial records, a run's counts and statistics computed by the store (grouped counts, so a run
-of 100,000 trials costs a few indexed queries), one trial with its trajectories and kept logs,
-and which runs used an entity's version. The public API over the kernel's record formats.
+trial records, one trial with its trajectories and kept logs, and which runs used an entity's
+version. The public API over the kernel's record formats. A run's counts and statistics
+computed by the store (`run_groups`, `run_counts`, `run_results`, `verifier_rates`) come with
+agentenv-reporting (`agentenv_reporting.grouped`) and resolve here on first use.
 
 Example::
 
@@ -13,14 +14,11 @@ Example::
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent_env.engine.outcome import EXCLUDED_CLASSES
 from agent_env.stores.base import DocumentStore, ObjectStore, Page
-from agent_env.stores.json_objects import get_json
 
 if TYPE_CHECKING:  # pragma: no cover
     from agent_env.engine.records import TaskInstanceRecord
@@ -32,20 +30,6 @@ TRIALS = "task_instances"
 STATUSES = ("pending", "running", "passed", "scored_below", "unscored", "failed", "cancelled")
 #: The kinds of versioned entities bundles store (`Stores.entities`).
 ENTITY_KINDS = ("task", "env", "artifact", "agent", "skill", "eval")
-#: The counted outcomes of a run (`run_counts`), in display order.
-COUNTED = ("passed", "failed", "unscored", "cancelled", "running", "unfinished")
-_COUNT_OF = {
-    "passed": "passed",
-    "scored_below": "failed",
-    "failed": "failed",
-    "unscored": "unscored",
-    "cancelled": "cancelled",
-    "running": "running",
-    "pending": "unfinished",
-}
-_GROUP_FIELDS = ["task.name", "status", "failure_class", "attempt", "scores"]
-#: Grouped counts: `[((task, status, failure class, attempt, scores JSON), count), ...]`.
-Groups = list[tuple[tuple[Any, ...], int]]
 
 
 async def open_configured_stores(cwd: Path | None = None) -> Any:
@@ -88,131 +72,6 @@ async def run_page(
     )
 
 
-def _retries(groups: Groups) -> dict[str, int]:
-    """Per task, how many records are retries (each supersedes an infrastructure failure)."""
-    out: dict[str, int] = {}
-    for (task, _status, _cls, attempt, _scores), count in groups:
-        if isinstance(attempt, int) and attempt > 0:
-            out[task] = out.get(task, 0) + count
-    return out
-
-
-def _final_groups(groups: Groups) -> Groups:
-    """The groups with the superseded attempts (infrastructure failures that were retried) taken
-    out, so each trial counts once, as its last attempt."""
-    retries = _retries(groups)
-    out = []
-    for key, count in groups:
-        task, status, cls, _attempt, _scores = key
-        if status == "failed" and cls == "infrastructure" and retries.get(task):
-            dropped = min(count, retries[task])
-            retries[task] -= dropped
-            count -= dropped
-        if count:
-            out.append((key, count))
-    return out
-
-
-async def run_groups(documents: DocumentStore, run_id: str) -> Groups:
-    """A run's trial records counted by task, status, failure class, attempt and scores: what
-    `run_counts` and `run_results` are computed from (pass it to both to query once)."""
-    return await documents.count_by(TRIALS, _GROUP_FIELDS, where={"run_id": run_id})
-
-
-async def run_counts(
-    documents: DocumentStore, run: Mapping[str, Any], *, groups: Groups | None = None
-) -> dict[str, Any]:
-    """`{trials, passed, failed, unscored, cancelled, running, unfinished, pass_rate}` of a
-    stored run document; `failed` includes scored below 1, `unfinished` the never started."""
-    if groups is None:
-        groups = await run_groups(documents, run["id"])
-    groups = _final_groups(groups)
-    counts = dict.fromkeys(COUNTED, 0)
-    started = 0
-    for (_task, status, _cls, _attempt, _scores), count in groups:
-        counts[_COUNT_OF.get(status, "unfinished")] += count
-        started += count
-    planned = len(run.get("instances") or [])
-    counts["unfinished"] += max(planned - started, 0)
-    decided = counts["passed"] + counts["failed"]
-    return {
-        "trials": planned,
-        **counts,
-        "pass_rate": round(counts["passed"] / decided, 6) if decided else None,
-    }
-
-
-async def run_results(
-    documents: DocumentStore, run: Mapping[str, Any], *, groups: Groups | None = None
-) -> dict[str, Any]:
-    """A run's statistics as `agent-env run` reports them (per task and eval: pass rate with
-    its Wilson interval, mean score with its t interval, pass@k for k = 1, 2, 4, ... and every
-    trial, failure classes) plus `score_histogram`: trials per score bin (ten bins of 0.1, the
-    last one closed), and `verifiers`: each verifier's pass rate (`verifier_rates`)."""
-    from agent_env.engine.records import TaskInstanceRecord, TaskRef
-    from agent_env.reporting.results import Results, shown_ks
-
-    tasks = list(dict.fromkeys(run.get("tasks") or []))
-    results = Results(tasks, run.get("eval_tasks") or {}, ks=shown_ks)
-    bins = [0] * 10
-    if groups is None:
-        groups = await run_groups(documents, run["id"])
-    for (task, status, cls, _attempt, scores), count in _final_groups(groups):
-        record = TaskInstanceRecord(
-            id="group",
-            run_id=run["id"],
-            task=TaskRef(name=str(task)),
-            status=str(status or "pending"),
-            failure_class=cls,
-            scores=json.loads(scores) if isinstance(scores, str) else {},
-        )
-        results.add(record, count)
-        score = record.score()
-        if score is not None and cls not in EXCLUDED_CLASSES:
-            bins[min(int(max(score, 0.0) * 10), 9)] += count
-    summary = results.summary()
-    for stats in summary["tasks"]:
-        stats.pop("seconds_mean", None)  # grouped counts carry no durations
-    summary["score_histogram"] = [
-        {"from": i / 10, "to": (i + 1) / 10, "trials": n} for i, n in enumerate(bins)
-    ]
-    summary["verifiers"] = verifier_rates(groups)
-    return summary
-
-
-def verifier_rates(groups: Groups) -> list[dict[str, Any]]:
-    """Per verifier, over the trials it scored (cancelled, verifier-error and infrastructure
-    failures left out): `{verifier, trials, passed, pass_rate, pass_rate_ci95, mean_score}`, a pass being a
-    score of 1 or more; the lowest pass rate first (the verifier that fails most). A run whose
-    tasks aggregate their verifiers counts the aggregate ones: the scores that decide outcomes."""
-    from agent_env.reporting.stats import wilson_interval
-
-    scored: dict[str, list[float]] = {}  # verifier -> [trials, passed, sum of scores]
-    for (_task, status, cls, _attempt, scores), count in _final_groups(groups):
-        if status == "cancelled" or cls in EXCLUDED_CLASSES:
-            continue
-        for vid, score in (json.loads(scores) if isinstance(scores, str) else {}).items():
-            if isinstance(score, (int, float)) and not isinstance(score, bool):
-                tally = scored.setdefault(str(vid), [0, 0, 0.0])
-                tally[0] += count
-                tally[1] += count if score >= 1 else 0
-                tally[2] += score * count
-    rows = []
-    for vid, (trials, passed, total) in scored.items():
-        interval = wilson_interval(int(passed), int(trials))
-        rows.append(
-            {
-                "verifier": vid,
-                "trials": int(trials),
-                "passed": int(passed),
-                "pass_rate": round(passed / trials, 6),
-                "pass_rate_ci95": [round(x, 6) for x in interval] if interval else None,
-                "mean_score": round(total / trials, 6),
-            }
-        )
-    return sorted(rows, key=lambda r: (r["pass_rate"], r["verifier"]))
-
-
 async def trial_page(
     documents: DocumentStore,
     run_id: str,
@@ -249,22 +108,18 @@ async def live_steps(documents: DocumentStore, record: Mapping[str, Any]) -> dic
 
 async def trial_details(objects: ObjectStore, record: Mapping[str, Any]) -> dict[str, Any]:
     """What a trial kept besides its record: `trajectories` (each prompt's events and the
-    gateway's calls, by prompt id) and `logs` (its servers' and agents' output, by sandbox)."""
+    gateway's calls, by prompt id; `{"missing": why}` for one the store cannot give) and `logs`
+    (its servers' and agents' output, by sandbox; `{"(unavailable)": why}` when the object
+    store cannot list them)."""
     from agent_env.engine import trial_logs
+    from agent_env.reporting.export import stored_trajectories
 
-    trajectories: dict[str, Any] = {}
-    for output in (record.get("outputs") or {}).values():
-        if not isinstance(output, dict) or not isinstance(output.get("trajectory"), str):
-            continue
-        name = output.get("prompt_id") or output["trajectory"]
-        try:
-            trajectories[name] = await get_json(objects, output["trajectory"])
-        except Exception as exc:  # a missing object is shown, not fatal
-            trajectories[name] = {"missing": str(exc)}
-    return {
-        "trajectories": trajectories,
-        "logs": await trial_logs.load(objects, str(record.get("id") or "")),
-    }
+    trajectories = await stored_trajectories(objects, record)
+    try:
+        logs = await trial_logs.load(objects, str(record.get("id") or ""))
+    except Exception as exc:  # an unreadable object store still shows the record
+        logs = {"(unavailable)": str(exc)}
+    return {"trajectories": trajectories, "logs": logs}
 
 
 async def runs_using(
@@ -314,3 +169,33 @@ def wilson_interval(passes: int, n: int) -> tuple[float, float] | None:
     from agent_env.reporting.stats import wilson_interval as interval
 
     return interval(passes, n)
+
+
+#: Names that moved to agentenv-reporting's `agentenv_reporting.grouped`, resolved on first use.
+_GROUPED = frozenset(
+    {"run_groups", "run_counts", "run_results", "verifier_rates", "COUNTED", "Groups"}
+)
+_REPORTING = "agentenv-reporting"
+
+
+def __getattr__(name: str) -> Any:
+    """The grouped counts (`run_counts`, ...), from agentenv-reporting; without it, an error
+    that says what to install."""
+    if name not in _GROUPED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    try:
+        grouped = import_module("agentenv_reporting.grouped")
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("agentenv_reporting", "agentenv_reporting.grouped"):
+            raise
+        from agent_env.plugins.known import install_command
+
+        raise AttributeError(
+            f"agent_env.results.{name} comes with {_REPORTING} (agentenv_reporting.grouped); "
+            f"install it with: {install_command(_REPORTING)}"
+        ) from None
+    value = getattr(grouped, name)
+    globals()[name] = value
+    return value

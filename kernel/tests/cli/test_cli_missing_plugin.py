@@ -25,9 +25,24 @@ from agentenv_testing.fixtures import AgentEnvCliRunner
             "(--no-plugins, or see `agent-env plugin list`)",
         ),
         (
+            ["runs", "list", "--json"],
+            "command 'runs list' comes with agentenv-reporting, which is installed but not "
+            "loaded (--no-plugins, or see `agent-env plugin list`)",
+        ),
+        (
+            ["runs", "show", "run-x"],
+            "command 'runs show' comes with agentenv-reporting, which is installed but not "
+            "loaded (--no-plugins, or see `agent-env plugin list`)",
+        ),
+        (
             ["runs", "export", "run-x"],
             "command 'runs export' comes with agentenv-reporting, which is installed but not "
             "loaded (--no-plugins, or see `agent-env plugin list`)",
+        ),
+        (
+            ["cache", "list"],
+            "command 'cache' comes with agentenv-caches, which is installed but not loaded "
+            "(--no-plugins, or see `agent-env plugin list`)",
         ),
         (
             ["runs", "compare", "run-a", "run-b"],

@@ -25,9 +25,8 @@ KERNEL_COMMANDS: dict[str, tuple[str, str]] = {
     "config": ("agent_env.cli.commands.config:config", "Show the configuration in effect."),
     "sandbox": ("agent_env.cli.commands.sandbox:sandbox", "List and clean up sandboxes."),
     "completion": ("agent_env.cli.commands.completion:completion", "Print shell completion."),
-    # issue 19: checks and caches (`init` comes with agentenv-scaffold)
+    # issue 19: checks (`init` comes with agentenv-scaffold, `cache` with agentenv-caches)
     "check": ("agent_env.cli.commands.check:check", "Validate a bundle without running it."),
-    "cache": ("agent_env.cli.commands.cache:cache", "List and prune agent-env's caches."),
 }
 
 EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130

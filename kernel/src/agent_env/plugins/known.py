@@ -27,6 +27,7 @@ _GRADING = "agentenv-grading"
 _TRAINING_DATA = "agentenv-training-data"
 _STORED = "agentenv-stored-entities"
 _REPORTING = "agentenv-reporting"
+_CACHES = "agentenv-caches"
 _STORED_COMMANDS = ("task", "eval", "env", "agent", "a2a-agent", "artifact", "bundle", "entity")
 _CLI_AGENT_NAMES = (
     "claude-code",
@@ -54,6 +55,7 @@ INSTALL_COMMANDS: dict[str, str] = {
     ),
     _STORED: f"pip install {_STORED}  (included in: pip install agentenv-framework)",
     _REPORTING: f"pip install {_REPORTING}  (included in: pip install agentenv-framework)",
+    _CACHES: f"pip install {_CACHES}  (included in: pip install agentenv-framework)",
 }
 
 _CORE_STEP_TYPES = (
@@ -117,8 +119,11 @@ KNOWN: dict[tuple[str, str], str] = {
     ("command", "up"): _EXPLORER,
     ("command", "runs regrade"): _GRADING,
     ("command", "runs replay"): _GRADING,
+    ("command", "runs list"): _REPORTING,
+    ("command", "runs show"): _REPORTING,
     ("command", "runs export"): _REPORTING,
     ("command", "runs compare"): _REPORTING,
+    ("command", "cache"): _CACHES,
     ("command", "tasks"): _GRADING,
     ("step type", "call_reward_verifier"): _GRADING,
     **{("agent", name): _GRADING for name in ("do-nothing", "replay")},

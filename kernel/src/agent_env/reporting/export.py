@@ -11,11 +11,9 @@ import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import IO, Any, ClassVar
 
-from agent_env.costs import CostTotals
-from agent_env.engine.records import RunRecord, Status, TaskInstanceRecord
-from agent_env.engine.stored import as_run, run_records
+from agent_env.engine.records import RunRecord, TaskInstanceRecord
+from agent_env.engine.stored import run_records
 from agent_env.exports import ExportFormat, TrialExport
-from agent_env.reporting.results import FINAL, Results
 from agent_env.stores.json_objects import get_json
 
 
@@ -50,19 +48,33 @@ def prompt_outputs(record: Mapping[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+async def stored_trajectories(objects: Any, record: Mapping[str, Any]) -> dict[str, Any]:
+    """The agent trajectories a record's outputs name, read from the object store, by prompt id
+    (the object key for an output without one), in the record's order; one the store cannot
+    give is `{"missing": why}`. What `runs show`, the explorer, replay and exports all read."""
+    out: dict[str, Any] = {}
+    for output in (record.get("outputs") or {}).values():
+        if not isinstance(output, dict) or not isinstance(output.get("trajectory"), str):
+            continue
+        name = output.get("prompt_id") or output["trajectory"]
+        try:
+            out[name] = await get_json(objects, output["trajectory"])
+        except Exception as exc:  # a missing object is shown, not fatal
+            out[name] = {"missing": str(exc)}
+    return out
+
+
 async def trajectories(objects: Any, record: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The trajectory documents a record's prompts stored, in step order; for one the object
     store does not have, `{prompt_id, missing, prompt, response}` from the record."""
+    stored = await stored_trajectories(objects, record)
     out: list[dict[str, Any]] = []
     for output in prompt_outputs(record):
         key = output.get("trajectory")
-        doc: Any = None
+        doc = stored.get(output["prompt_id"] or key) if isinstance(key, str) else None
         why = "not stored"
-        if isinstance(key, str):
-            try:
-                doc = await get_json(objects, key)
-            except Exception as exc:  # a missing object is exported as missing, not fatal
-                why = str(exc)
+        if isinstance(doc, dict) and set(doc) == {"missing"}:
+            why, doc = doc["missing"], None
         if not isinstance(doc, dict):
             doc = {
                 "prompt_id": output["prompt_id"],
@@ -134,62 +146,3 @@ async def export_runs(
         stores, runs, attempts=attempts, with_trajectories=fmt.needs_trajectories
     )
     return await fmt.write(trials, out)
-
-
-#: How `run_summary` counts a status.
-_COUNTED_AS = {
-    Status.PASSED: "passed",
-    Status.SCORED_BELOW: "failed",
-    Status.FAILED: "failed",
-    Status.UNSCORED: "unscored",
-    Status.CANCELLED: "cancelled",
-    Status.PENDING: "unfinished",
-    Status.RUNNING: "unfinished",
-}
-
-
-#: How many not-passed trials `run_summary` lists (all are counted).
-NOT_PASSED_LISTED = 20
-
-
-def not_passed_row(record: TaskInstanceRecord) -> dict[str, Any]:
-    """A trial that did not pass, as `runs show` lists it: its class and why."""
-    return {
-        "id": record.id,
-        "task": record.task.name,
-        "trial": record.trial,
-        "status": record.status.value,
-        "failure_class": record.effective_failure_class(),
-        "reason": record.outcome or record.status.value,
-    }
-
-
-async def run_summary(documents: Any, run: RunRecord | Mapping[str, Any]) -> dict[str, Any]:
-    """Counts and results of a recorded run, reading one record at a time (last attempts):
-    `trials` (planned), `passed`, `failed` (failed or scored below 1), `unscored`,
-    `cancelled`, `unfinished` (never started, pending, running), `results`, `not_passed`
-    (the first `NOT_PASSED_LISTED` finished trials that did not pass, with class and reason)
-    and `cost` (the trials' costs added up, `agent_env.costs.CostTotals`)."""
-    run = as_run(run)
-    results = Results(list(dict.fromkeys(run.tasks)), run.eval_tasks)
-    counts = dict.fromkeys(("passed", "failed", "unscored", "cancelled", "unfinished"), 0)
-    costs = CostTotals()
-    started = 0
-    not_passed: list[dict[str, Any]] = []
-    async for record in run_records(documents, run):
-        started += 1
-        results.add(record)
-        costs.add(record.cost)
-        counts[_COUNTED_AS[record.status]] += 1
-        listed = len(not_passed) < NOT_PASSED_LISTED
-        if listed and record.status in FINAL and record.status != Status.PASSED:
-            not_passed.append(not_passed_row(record))
-    counts["unfinished"] += len(run.instances) - started
-    return {
-        "trials": len(run.instances),
-        "trials_per_task": run.trials,
-        **counts,
-        "results": results.summary(),
-        "not_passed": not_passed,
-        "cost": costs.to_json(),
-    }

@@ -18,6 +18,7 @@ from agent_env import results
 from agentenv_explorer.launcher import RequestError
 from agentenv_explorer.params import BadRequest, choice, json_body, only, paging
 from agentenv_explorer.summaries import settled
+from agentenv_reporting import grouped
 
 #: How often a run's event stream looks at its counts, and how long one stream lasts (the
 #: browser's EventSource reconnects; a bounded stream never holds up the explorer's shutdown).
@@ -98,12 +99,12 @@ async def show_run(request: Request) -> JSONResponse:
         return JSONResponse(kept)
     run = await _run(request)
     groups = await state.summaries.groups(documents, run)
-    counts = await results.run_counts(documents, run, groups=groups)
+    counts = await grouped.run_counts(documents, run, groups=groups)
     view = {
         **_run_row(run, counts, state),
         # the per-trial lists (100,000 entries in a big run) are the trials page's business
         "run": {k: v for k, v in run.items() if k not in ("instances", "trial_index", "tasks")},
-        "results": await results.run_results(documents, run, groups=groups),
+        "results": await grouped.run_results(documents, run, groups=groups),
         "cost": await _run_cost(documents, run["id"], _records(groups)),
     }
     if not view["live"]:
@@ -129,7 +130,7 @@ async def _run_cost(documents: Any, run_id: str, records: int) -> dict[str, Any]
     return {"summed": True, "records": page.total, **totals.to_json()}
 
 
-def _records(groups: results.Groups) -> int:
+def _records(groups: grouped.Groups) -> int:
     """How many trial records (every attempt) the run's grouped counts cover."""
     return sum(n for _, n in groups)
 

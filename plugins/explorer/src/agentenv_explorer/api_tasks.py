@@ -19,6 +19,7 @@ from agent_env.suggest import did_you_mean
 from agentenv_explorer import api_entities
 from agentenv_explorer.launcher import RequestError
 from agentenv_explorer.params import BadRequest, json_body, only, paging
+from agentenv_reporting import grouped
 
 _ROUTE = re.compile(
     r"/api/v1/tasks/(?P<id>[^/]+)/(?P<what>run|runs|cancel-run|instances|run-groups)"
@@ -156,7 +157,7 @@ async def _task_counts(request: Request, run: dict[str, Any], name: str) -> dict
     groups = await _state(request).summaries.groups(documents, run)
     mine = [(key, n) for key, n in groups if key[0] == name]
     planned = sum(1 for t in run.get("tasks") or [] if t == name)
-    return await results.run_counts(
+    return await grouped.run_counts(
         documents, {"id": run["id"], "instances": [None] * planned}, groups=mine
     )
 

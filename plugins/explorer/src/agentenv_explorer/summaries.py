@@ -14,6 +14,7 @@ from typing import Any
 
 from agent_env import results
 from agent_env.sandboxes.procs import ProcessIdentity
+from agentenv_reporting import grouped
 
 #: At most this many runs' figures are kept (the oldest dropped first).
 MAX_KEPT = 5000
@@ -45,18 +46,18 @@ def settled(run: dict[str, Any], counts: dict[str, Any]) -> bool:
 
 
 class RunSummaries:
-    """A run's grouped counts (`groups`, what `agent_env.results.run_counts` and
+    """A run's grouped counts (`groups`, what `agentenv_reporting.grouped.run_counts` and
     `run_results` take), remembered once the run has settled."""
 
     def __init__(self) -> None:
-        self._groups: dict[str, results.Groups] = {}
+        self._groups: dict[str, grouped.Groups] = {}
 
-    async def groups(self, documents: Any, run: dict[str, Any]) -> results.Groups:
+    async def groups(self, documents: Any, run: dict[str, Any]) -> grouped.Groups:
         key = _key(run)
         if key in self._groups:
             return self._groups[key]
-        groups = await results.run_groups(documents, run["id"])
-        counts = await results.run_counts(documents, run, groups=groups)
+        groups = await grouped.run_groups(documents, run["id"])
+        counts = await grouped.run_counts(documents, run, groups=groups)
         if settled(run, counts):
             if len(self._groups) >= MAX_KEPT:
                 self._groups.pop(next(iter(self._groups)))
@@ -64,7 +65,7 @@ class RunSummaries:
         return groups
 
     async def counts(self, documents: Any, run: dict[str, Any]) -> dict[str, Any]:
-        return await results.run_counts(documents, run, groups=await self.groups(documents, run))
+        return await grouped.run_counts(documents, run, groups=await self.groups(documents, run))
 
 
 async def warm_indexes(stores: Any) -> None:
@@ -73,7 +74,7 @@ async def warm_indexes(stores: Any) -> None:
     a run that does not exist: making the index is the only work."""
     nobody = {"id": "", "instances": []}
     await results.run_page(stores.documents, limit=1)
-    await results.run_counts(stores.documents, nobody)
+    await grouped.run_counts(stores.documents, nobody)
     await results.trial_page(stores.documents, "", limit=1)
     await results.trial_page(stores.documents, "", status="passed", limit=1)  # status filter
     await results.trial_page(stores.documents, "", task="-", limit=1)  # task filter

@@ -3,7 +3,7 @@ Wilson interval and the change from A to B with Newcombe's interval, each verifi
 in both, and the trials that flipped (the same task and trial number passed in one run and not
 in the other; trials excluded from the statistics, cancelled or infrastructure failures, and
 trials that never finished are not compared). The figures are those `runs show` and the
-explorer report (`agent_env.results`), so the three agree.
+explorer report (`agentenv_reporting.grouped`), so the three agree.
 
 Example::
 
@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agent_env import results
+from agentenv_reporting import grouped
 
 
 def difference_interval(
@@ -102,10 +103,10 @@ async def compare_runs(
 ) -> dict[str, Any]:
     """Stored run documents `a` and `b` side by side, as `agent-env runs compare` shows them:
     `{a, b, change, tasks, verifiers, flipped: {fixed, broken}}`, per task and verifier both
-    pass rates and the change with its interval (`agent_env.results.run_results` of each), and
+    pass rates and the change with its interval (`grouped.run_results` of each), and
     the trials that flipped (`fixed`: failed in A, passed in B; `broken`: the reverse)."""
     a, b = dict(a), dict(b)
-    stats = [await results.run_results(documents, run) for run in (a, b)]
+    stats = [await grouped.run_results(documents, run) for run in (a, b)]
     runs = [_run_row(run, s["tasks"]) for run, s in zip((a, b), stats, strict=True)]
     before, after = await _outcomes(documents, a), await _outcomes(documents, b)
     flipped: dict[str, list[dict[str, Any]]] = {"fixed": [], "broken": []}

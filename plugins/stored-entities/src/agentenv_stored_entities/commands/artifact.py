@@ -58,7 +58,7 @@ def _get_command(kind: str, what: str, *, json_without_dir: bool) -> click.Comma
     )
     def get(ref: str, version: int | None, output_dir: Path | None) -> None:
         if output_dir is None:
-            from agent_env.cli.toolkit import show
+            from agentenv_stored_entities.catalog import show
 
             echo_json(anyio.run(with_session, lambda s: show(s.stores, kind, ref, version)))
             return

@@ -105,7 +105,7 @@ def make_group(
     def list_cmd(
         match: str | None, type_: str | None, limit: int, offset: int, as_json: bool
     ) -> None:
-        from agent_env.cli.toolkit import list_entities
+        from agentenv_stored_entities.catalog import list_entities
 
         async def go(session: Any) -> Any:
             return await list_entities(
@@ -130,7 +130,7 @@ def make_group(
     list_cmd.help = f"List the stored {kind}s (the latest version of each), filtered and paged."
 
     def _show(ref: str, version: int | None, as_json: bool) -> None:
-        from agent_env.cli.toolkit import show
+        from agentenv_stored_entities.catalog import show
 
         data = anyio.run(with_session, lambda s: show(s.stores, kind, ref, version))
         if as_json:

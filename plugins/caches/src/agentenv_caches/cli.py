@@ -17,8 +17,8 @@ KIND_HELP = "Only this cache kind (repeatable; see `agent-env cache list`)."
 
 
 def _kinds(names: tuple[str, ...]) -> list[Any]:
-    from agent_env.caches import select
     from agent_env.plugins import get_plugin_manager
+    from agentenv_caches.pruning import select
 
     return select(get_plugin_manager(), names)
 
@@ -35,9 +35,10 @@ def cache() -> None:
 def list_caches(kinds: tuple[str, ...], entries: bool, as_json: bool) -> int:
     """Every cache kind with where it lives, its entries, their sizes and when each was last
     used, and whether a live run uses it. A kind that cannot be listed (Docker down) says why."""
-    from agent_env.caches import LiveUse, age, human_size
+    from agent_env.caches import LiveUse
     from agent_env.config import load_config
     from agent_env.plugins import get_plugin_manager
+    from agentenv_caches.pruning import age, human_size
 
     chosen = _kinds(kinds)
     live = LiveUse.scan(load_config(plugins=get_plugin_manager()).home)
@@ -101,9 +102,10 @@ def prune_caches(
     """Remove cache entries (those last used before AGE with --older-than). An entry a live
     run uses (a sandbox lease whose owner is alive names it, or a container runs an image) is
     kept and reported."""
-    from agent_env.caches import LiveUse, human_size, parse_age, prune
+    from agent_env.caches import LiveUse
     from agent_env.config import load_config
     from agent_env.plugins import get_plugin_manager
+    from agentenv_caches.pruning import human_size, parse_age, prune
 
     try:
         seconds = parse_age(older_than) if older_than is not None else None
