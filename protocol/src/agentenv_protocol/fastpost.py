@@ -10,11 +10,12 @@ of calls in flight reuse a bounded set of keep-alive connections instead of chur
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 from urllib.parse import urlsplit
 
 import attrs
+
+from agentenv_protocol import jsonrpc
 
 #: distinct request heads (path and headers) a pool keeps encoded
 HEADS = 64
@@ -49,7 +50,7 @@ class RawResponse:
         return self.content.decode("utf-8", "replace")
 
     def json(self) -> Any:
-        return json.loads(self.content)
+        return jsonrpc.decode(self.content)
 
 
 class _Stale(Exception):

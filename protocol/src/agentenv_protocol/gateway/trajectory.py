@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from agentenv_protocol import jsonrpc
+
 REDACTED = "***"
 _SECRET_KEY = re.compile(
     r"pass(word|wd)?|secret|token|api[_-]?key|authorization|credential|private[_-]?key",
@@ -58,6 +60,10 @@ def _redact(value: Any, secrets: list[str]) -> Any:
     return value
 
 
+#: `json.dumps(entry, default=str, ensure_ascii=False)`
+_line = jsonrpc.encoder(default=str, ensure_ascii=False)
+
+
 class Trajectory:
     """Appends redacted records to a JSONL file (when given) and keeps the recent ones in memory."""
 
@@ -99,12 +105,12 @@ class Trajectory:
         if self._file is None:
             self._raw.append(entry)
             return
-        line = json.dumps(entry, default=str, ensure_ascii=False)
+        line = _line(entry)
         if self._plain(line):
             clean = entry  # kept as given, like the records of a log with no file
         else:
             clean = _redact(entry, self._secret_list)
-            line = json.dumps(clean, default=str, ensure_ascii=False)
+            line = _line(clean)
         with self._lock:
             self._raw.append(clean)
             if self._file is not None:
@@ -120,7 +126,7 @@ class Trajectory:
             self._raw.extend(restored)
             if self._file is not None:
                 for entry in restored:
-                    self._file.write(json.dumps(entry, default=str, ensure_ascii=False) + "\n")
+                    self._file.write(_line(entry) + "\n")
                 self._file.flush()
 
     @property
