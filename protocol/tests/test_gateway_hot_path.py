@@ -146,6 +146,8 @@ CASES = {
         200,
     ),
     "secret argument": (request(call("echo", {"text": "pw hunter2", "api_key": "k"})), 200),
+    # valid JSON that UTF-8 cannot encode: answered, and logged as its JSON escape
+    "lone surrogate": (request(call("echo", {"text": "\ud800 lone"})), 200),
     "unknown tool": (request(call("ecoh", {"text": "x"})), 200),
     "tool error": (request(call("fail", {"message": "no"})), 200),
     "bad arguments": (request(call("echo", {"text": 5})), 200),
@@ -239,6 +241,7 @@ def test_call_logs_match_row_for_row(pair):
     assert hot_rows == asgi_rows
     texts = [(r["arguments"] or {}).get("text") for r in hot_rows]
     assert texts.count("hi") == 1 and texts.count("one") == 1 and "cut off" not in texts
+    assert texts.count("\ud800 lone") == 1
     assert all("hunter2" not in json.dumps(r) for r in hot_rows)
     refused = next(r for r in hot_rows if r["tool"] == "add" and r["role"] == "alice")
     assert refused["error"] == "tool 'add' is disabled for role 'alice'"

@@ -81,7 +81,8 @@ class Trajectory:
         self._file = None
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (closed in close())
+            # unbuffered: each line is one write(2), on disk when `record` returns
+            self._file = open(self.path, "ab", buffering=0)  # noqa: SIM115 (closed in close())
 
     def add_secret(self, value: str) -> None:
         if value:
@@ -114,8 +115,7 @@ class Trajectory:
         with self._lock:
             self._raw.append(clean)
             if self._file is not None:
-                self._file.write(line + "\n")
-                self._file.flush()
+                self._append(line + "\n")
 
     def restore(self, records: Iterable[dict]) -> None:
         """Start the log over at a snapshot's position: the kept calls become `records`
@@ -125,9 +125,16 @@ class Trajectory:
             self._raw.clear()
             self._raw.extend(restored)
             if self._file is not None:
-                for entry in restored:
-                    self._file.write(_line(entry) + "\n")
-                self._file.flush()
+                self._append("".join(_line(entry) + "\n" for entry in restored))
+
+    def _append(self, text: str) -> None:
+        """Write `text` to the file whole (a raw file may take part of a write). A lone
+        surrogate (JSON allows `"\\ud800"`, UTF-8 cannot encode it) is written as its JSON escape,
+        so the line still reads back as the string it was."""
+        assert self._file is not None
+        data = memoryview(text.encode("utf-8", "backslashreplace"))
+        while data:
+            data = data[self._file.write(data) :]
 
     @property
     def records(self) -> list[dict]:
