@@ -13,6 +13,10 @@ difference is the gateway.
     .venv/bin/python bench/gateway.py [--clients 8,64,256] [--seconds 2] [--rounds 3]
         [--variants fastpost,httpx,aiohttp,h11,asgi] [--burst 4096 --burst-clients 256]
 
+Where our gateway's CPU per call goes: `--variants fastpost,serve-only,forward-only` adds ours
+taken apart (HTTP serving alone; serving plus the forward to the env), see
+bench/_gateway_variants.py's `--answer`.
+
 A/B against another copy of the protocol package (e.g. `git archive main protocol/src | tar -x
 -C /tmp/base`), alternating whole runs in one session and printing medians and ratios:
 
@@ -51,6 +55,10 @@ VARIANTS = {
     "h11": ("fastpost", "h11"),
     "asgi": ("fastpost", "asgi"),
 }
+#: our gateway taken apart (`_gateway_variants.py --answer`), only when asked for by name: what
+#: serving alone costs, and serving plus the forward to the env; not in the burst (their answers
+#: are not the gateway's)
+PARTS = {"serve-only": ("fastpost", "httptools"), "forward-only": ("fastpost", "httptools")}
 
 
 def free_port() -> int:
@@ -258,16 +266,18 @@ def logged_ids(path: Path) -> list[str]:
 
 
 def available(variant: str) -> bool:
-    upstream, _ = VARIANTS[variant]
+    upstream, _ = VARIANTS.get(variant) or PARTS[variant]
     return upstream == "fastpost" or importlib.util.find_spec(upstream) is not None
 
 
 async def run(args: argparse.Namespace) -> None:
     client_counts = [int(c) for c in args.clients.split(",")]
     wanted = [v for v in args.variants.split(",") if v]
-    unknown = [v for v in wanted if v not in VARIANTS]
+    unknown = [v for v in wanted if v not in VARIANTS and v not in PARTS]
     if unknown:
-        raise SystemExit(f"--variants: unknown {unknown}; choose from {sorted(VARIANTS)}")
+        raise SystemExit(
+            f"--variants: unknown {unknown}; choose from {sorted(VARIANTS)} or {sorted(PARTS)}"
+        )
     missing = [v for v in wanted if not available(v)]
     for v in missing:
         print(f"variant {v!r}: {VARIANTS[v][0]} is not installed here, so it is not measured")
@@ -288,7 +298,8 @@ async def run(args: argparse.Namespace) -> None:
         auth = {"authorization": f"Bearer {token}"}
         paths: list[tuple[str, str, dict, int]] = [("direct", env_url, {}, 0)]
         for variant in variants:
-            upstream, server = VARIANTS[variant]
+            upstream, server = VARIANTS.get(variant) or PARTS[variant]
+            answer = variant if variant in PARTS else "full"
             port = free_port()
             procs.append(
                 start(
@@ -298,6 +309,8 @@ async def run(args: argparse.Namespace) -> None:
                         upstream,
                         "--server",
                         server,
+                        "--answer",
+                        answer,
                         "--",
                         "--env",
                         f"echo={env_url}",
@@ -381,6 +394,8 @@ async def run(args: argparse.Namespace) -> None:
                 f"{'p50 ms':>9}{'p99 ms':>9}"
             )
             for label, url, headers, proc_index in paths:
+                if label[3:] in PARTS:
+                    continue
                 b = await anyio.to_thread.run_sync(
                     burst, url, headers, args.burst, args.burst_clients
                 )
@@ -473,7 +488,8 @@ def main() -> None:
     parser.add_argument(
         "--variants",
         default=",".join(VARIANTS),
-        help=f"gateways to measure, comma-separated, from {', '.join(VARIANTS)}",
+        help=f"gateways to measure, comma-separated, from {', '.join(VARIANTS)}; also "
+        f"{', '.join(PARTS)}: ours taken apart (serving alone; serving and the forward)",
     )
     parser.add_argument("--burst", type=int, default=4096, help="calls in flight at once (0: none)")
     parser.add_argument("--burst-clients", type=int, default=256)
