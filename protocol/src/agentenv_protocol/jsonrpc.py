@@ -88,11 +88,13 @@ def too_deep(data: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
     return False
 
 
-def encoder(*, ensure_ascii: bool = True, default: Callable[[Any], Any] | None = None):
+def encoder(
+    *, ensure_ascii: bool = True, default: Callable[[Any], Any] | None = None
+) -> Callable[[Any], str]:
     """A function giving what `json.dumps(value, ensure_ascii=..., default=...)` gives, without
     the per-call set-up of `json.dumps` (a `JSONEncoder` and its `iterencode`): the C encoder
     is made directly, with fresh circular-reference markers per call as `json.dumps` makes them."""
-    make = json.encoder.c_make_encoder
+    make = getattr(json.encoder, "c_make_encoder", None)  # the C encoder (typeshed omits it)
     if make is None:  # pragma: no cover - CPython has the C encoder
         return json.JSONEncoder(ensure_ascii=ensure_ascii, default=default).encode
     escape = (
