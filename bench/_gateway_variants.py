@@ -5,8 +5,14 @@ behind fastpost.PostPool's interface (`asgi`: uvicorn with httptools, every requ
 ASGI app, as before the hot path).
 
     python bench/_gateway_variants.py --upstream httpx|aiohttp|fastpost \
-        --server httptools|asgi|h11 \
+        --server httptools|asgi|h11 [--answer full|serve-only|forward-only] \
         -- --env echo=http://127.0.0.1:PORT --port PORT
+
+`--answer` takes the gateway apart, to see where its CPU per call goes: `serve-only` answers
+every `POST /mcp` with one fixed tool result (the HTTP serving, auth and the per-role count,
+nothing else), `forward-only` sends the request's tools/call to the env through the gateway's
+forwarder (McpHttp on fastpost) and answers the env's result, without the MCP method layer,
+role rules or call log. Neither is a gateway anyone should run.
 """
 
 from __future__ import annotations
@@ -104,12 +110,34 @@ class AiohttpPool:
 
 
 UPSTREAMS = {"fastpost": None, "httpx": HttpxPool, "aiohttp": AiohttpPool}
+FIXED_RESULT = b'{"jsonrpc": "2.0", "id": 1, "result": {"content": [], "isError": false}}'
+
+
+def take_apart(gateway_class: Any, answer: str) -> None:
+    """Replace `Gateway.answer_mcp_post` (what the hot path asks) by a part of it (`--answer`)."""
+    import json
+
+    async def serve_only(self, caller, key, headers, body):
+        self.release(key)
+        return 200, FIXED_RESULT, []
+
+    async def forward_only(self, caller, key, headers, body):
+        try:
+            params = json.loads(body)["params"]
+            route = self.routes[params["name"]]
+            result, _ = await self.forwarder.call(route, params.get("arguments") or {}, caller)
+            return 200, json.dumps({"jsonrpc": "2.0", "id": 1, "result": result}).encode(), []
+        finally:
+            self.release(key)
+
+    gateway_class.answer_mcp_post = {"serve-only": serve_only, "forward-only": forward_only}[answer]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--upstream", choices=sorted(UPSTREAMS), default="fastpost")
     parser.add_argument("--server", choices=("httptools", "asgi", "h11"), default="httptools")
+    parser.add_argument("--answer", choices=("full", "serve-only", "forward-only"), default="full")
     args, rest = parser.parse_known_args()
     rest = [a for a in rest if a != "--"]
     from agentenv_protocol import serving
@@ -119,6 +147,8 @@ def main() -> int:
     pool = UPSTREAMS[args.upstream]
     if pool is not None:
         mcp.PostPool = pool  # type: ignore[misc,assignment]
+    if args.answer != "full":
+        take_apart(app.Gateway, args.answer)
     if args.server == "asgi":
         app.Gateway.http_protocol = lambda self, base: base  # type: ignore[method-assign]
     if args.server == "h11":

@@ -13,6 +13,10 @@ difference is the gateway.
     .venv/bin/python bench/gateway.py [--clients 8,64,256] [--seconds 2] [--rounds 3]
         [--variants fastpost,httpx,aiohttp,h11,asgi] [--burst 4096 --burst-clients 256]
 
+Where our gateway's CPU per call goes: `--variants fastpost,serve-only,forward-only` adds ours
+taken apart (HTTP serving alone; serving plus the forward to the env), see
+bench/_gateway_variants.py's `--answer`.
+
 A/B against another copy of the protocol package (e.g. `git archive main protocol/src | tar -x
 -C /tmp/base`), alternating whole runs in one session and printing medians and ratios:
 
@@ -51,6 +55,10 @@ VARIANTS = {
     "h11": ("fastpost", "h11"),
     "asgi": ("fastpost", "asgi"),
 }
+#: our gateway taken apart (`_gateway_variants.py --answer`), only when asked for by name: what
+#: serving alone costs, and serving plus the forward to the env; not in the burst (their answers
+#: are not the gateway's)
+PARTS = {"serve-only": ("fastpost", "httptools"), "forward-only": ("fastpost", "httptools")}
 
 
 def free_port() -> int:
@@ -247,27 +255,41 @@ def burst(url: str, headers: dict, calls: int, clients: int) -> dict:
     }
 
 
-def logged_ids(path: Path) -> list[str]:
-    """The echo texts of the burst calls in a gateway's JSONL call log, one per row."""
+def logged_ids(rows: list[dict]) -> list[str]:
+    """The echo texts of the burst calls in a gateway's call log, one per row."""
     out = []
-    for line in path.read_text().splitlines():
-        text = (json.loads(line).get("arguments") or {}).get("text", "")
+    for row in rows:
+        text = (row.get("arguments") or {}).get("text", "")
         if text.startswith("burst-"):
             out.append(text)
     return out
 
 
+async def call_log(url: str, token: str, path: Path | None) -> list[dict]:
+    """A gateway's call log: its JSONL file, or (kept in memory) its `GET /trajectory`."""
+    if path is not None:
+        return [json.loads(line) for line in path.read_text().splitlines()]
+    import httpx
+
+    async with httpx.AsyncClient(timeout=120, trust_env=False) as http:
+        r = await http.get(f"{url}/trajectory", headers={"authorization": f"Bearer {token}"})
+        r.raise_for_status()
+        return r.json()["calls"]
+
+
 def available(variant: str) -> bool:
-    upstream, _ = VARIANTS[variant]
+    upstream, _ = VARIANTS.get(variant) or PARTS[variant]
     return upstream == "fastpost" or importlib.util.find_spec(upstream) is not None
 
 
 async def run(args: argparse.Namespace) -> None:
     client_counts = [int(c) for c in args.clients.split(",")]
     wanted = [v for v in args.variants.split(",") if v]
-    unknown = [v for v in wanted if v not in VARIANTS]
+    unknown = [v for v in wanted if v not in VARIANTS and v not in PARTS]
     if unknown:
-        raise SystemExit(f"--variants: unknown {unknown}; choose from {sorted(VARIANTS)}")
+        raise SystemExit(
+            f"--variants: unknown {unknown}; choose from {sorted(VARIANTS)} or {sorted(PARTS)}"
+        )
     missing = [v for v in wanted if not available(v)]
     for v in missing:
         print(f"variant {v!r}: {VARIANTS[v][0]} is not installed here, so it is not measured")
@@ -276,6 +298,7 @@ async def run(args: argparse.Namespace) -> None:
     env_port = free_port()
     env_url = f"http://127.0.0.1:{env_port}"
     logs = Path(tempfile.mkdtemp(prefix="bench-gateway-"))
+    to_file = args.call_log == "file"
     procs = [
         start(
             ["-m", "agentenv_protocol.examples.echo"],
@@ -288,7 +311,8 @@ async def run(args: argparse.Namespace) -> None:
         auth = {"authorization": f"Bearer {token}"}
         paths: list[tuple[str, str, dict, int]] = [("direct", env_url, {}, 0)]
         for variant in variants:
-            upstream, server = VARIANTS[variant]
+            upstream, server = VARIANTS.get(variant) or PARTS[variant]
+            answer = variant if variant in PARTS else "full"
             port = free_port()
             procs.append(
                 start(
@@ -298,13 +322,14 @@ async def run(args: argparse.Namespace) -> None:
                         upstream,
                         "--server",
                         server,
+                        "--answer",
+                        answer,
                         "--",
                         "--env",
                         f"echo={env_url}",
                         "--port",
                         str(port),
-                        "--trajectory",
-                        str(logs / f"{variant}.jsonl"),
+                        *(["--trajectory", str(logs / f"{variant}.jsonl")] if to_file else []),
                     ],
                     {"AGENTENV_GATEWAY_TOKEN": token},
                 )
@@ -335,7 +360,8 @@ async def run(args: argparse.Namespace) -> None:
         print(
             f"\ntool call 'echo': {args.calls} sequential calls per path; {args.rounds} interleaved "
             f"rounds of {args.seconds:g}s per client count (median throughput); {os.cpu_count()} "
-            f"CPUs; processes started: {started} (1 env, {started - 1} gateways)"
+            f"CPUs; processes started: {started} (1 env, {started - 1} gateways); the gateways' "
+            f"call log: {'a JSONL file' if to_file else 'in memory, as a run keeps it'}"
         )
         print(f"{'path':<14}{'p50 ms':>9}{'p99 ms':>9}{'mean ms':>9}")
         for label in labels:
@@ -381,11 +407,14 @@ async def run(args: argparse.Namespace) -> None:
                 f"{'p50 ms':>9}{'p99 ms':>9}"
             )
             for label, url, headers, proc_index in paths:
+                if label[3:] in PARTS:
+                    continue
                 b = await anyio.to_thread.run_sync(
                     burst, url, headers, args.burst, args.burst_clients
                 )
                 if proc_index:
-                    counts = collections.Counter(logged_ids(logs / f"{label[3:]}.jsonl"))
+                    log_file = logs / f"{label[3:]}.jsonl" if to_file else None
+                    counts = collections.Counter(logged_ids(await call_log(url, token, log_file)))
                     once = sum(1 for i in b["ids"] if counts[i] == 1)
                     extra = sum(1 for c in counts.values() if c > 1)
                     logged = f"{once}" + (f" (+{extra} twice)" if extra else "")
@@ -473,10 +502,19 @@ def main() -> None:
     parser.add_argument(
         "--variants",
         default=",".join(VARIANTS),
-        help=f"gateways to measure, comma-separated, from {', '.join(VARIANTS)}",
+        help=f"gateways to measure, comma-separated, from {', '.join(VARIANTS)}; also "
+        f"{', '.join(PARTS)}: ours taken apart (serving alone; serving and the forward)",
     )
     parser.add_argument("--burst", type=int, default=4096, help="calls in flight at once (0: none)")
     parser.add_argument("--burst-clients", type=int, default=256)
+    parser.add_argument(
+        "--call-log",
+        choices=("memory", "file"),
+        default="memory",
+        help="where the gateways keep their call log: in memory, as a run's gateway does "
+        "(the burst's rows are read back with GET /trajectory), or in a JSONL file "
+        "(--trajectory, as `python -m agentenv_protocol.gateway --trajectory` writes it)",
+    )
     parser.add_argument("--json", action="store_true", help="also print the rows as one JSON line")
     parser.add_argument("--baseline", help="A/B: the src dir of the protocol package to compare")
     parser.add_argument("--ab-runs", type=int, default=3, help="A/B: runs of each side")

@@ -146,6 +146,8 @@ CASES = {
         200,
     ),
     "secret argument": (request(call("echo", {"text": "pw hunter2", "api_key": "k"})), 200),
+    # valid JSON that UTF-8 cannot encode: answered, and logged as its JSON escape
+    "lone surrogate": (request(call("echo", {"text": "\ud800 lone"})), 200),
     "unknown tool": (request(call("ecoh", {"text": "x"})), 200),
     "tool error": (request(call("fail", {"message": "no"})), 200),
     "bad arguments": (request(call("echo", {"text": 5})), 200),
@@ -239,6 +241,7 @@ def test_call_logs_match_row_for_row(pair):
     assert hot_rows == asgi_rows
     texts = [(r["arguments"] or {}).get("text") for r in hot_rows]
     assert texts.count("hi") == 1 and texts.count("one") == 1 and "cut off" not in texts
+    assert texts.count("\ud800 lone") == 1
     assert all("hunter2" not in json.dumps(r) for r in hot_rows)
     refused = next(r for r in hot_rows if r["tool"] == "add" and r["role"] == "alice")
     assert refused["error"] == "tool 'add' is disabled for role 'alice'"
@@ -259,5 +262,47 @@ def test_a_body_that_trickles_is_cut_off_on_the_hot_path(shared_envs, tmp_path):
         assert gateway.trajectory.records == []
         raw = exchange(server.url, whole)
         assert body_of(raw)["result"]["content"][0]["text"] == "slow"
+    finally:
+        server.stop()
+
+
+def test_a_request_that_trickles_after_a_hot_one_is_cut_off_at_the_header_deadline(
+    shared_envs,
+):
+    """On a keep-alive connection, a tool call answered by the hot path sets no deadline; the
+    next request's headers, trickled a byte at a time, are still cut off at the header
+    deadline counted from their first chunk (later chunks do not move it)."""
+    gateway = Gateway({"echo": shared_envs["echo"].url}, admin_token=ADMIN)
+    server = serve_in_thread(gateway, header_timeout=1.0)
+    try:
+        host, port = server.url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=20) as sock:
+            sock.sendall(request(call("echo", {"text": "first"})))
+            raw = b""
+            while responses(raw) < 1:
+                raw += sock.recv(65536)
+            assert body_of(raw)["result"]["content"][0]["text"] == "first"
+            sock.sendall(b"POST /mcp HTTP/1.1\r\nhost: gw\r\nx-pad: ")
+            sock.setblocking(False)
+            started = time.monotonic()
+            closed_after = None
+            while time.monotonic() - started < 10:
+                try:
+                    if sock.recv(65536) == b"":
+                        closed_after = time.monotonic() - started
+                        break
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    closed_after = time.monotonic() - started
+                    break
+                try:
+                    sock.send(b"a")
+                except OSError:
+                    closed_after = time.monotonic() - started
+                    break
+                time.sleep(0.1)
+        assert closed_after is not None and 0.8 < closed_after < 4.0, closed_after
+        assert [r["arguments"]["text"] for r in gateway.trajectory.records] == ["first"]
     finally:
         server.stop()

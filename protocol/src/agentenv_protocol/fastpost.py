@@ -10,11 +10,12 @@ of calls in flight reuse a bounded set of keep-alive connections instead of chur
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 from urllib.parse import urlsplit
 
 import attrs
+
+from agentenv_protocol import jsonrpc
 
 #: distinct request heads (path and headers) a pool keeps encoded
 HEADS = 64
@@ -49,7 +50,7 @@ class RawResponse:
         return self.content.decode("utf-8", "replace")
 
     def json(self) -> Any:
-        return json.loads(self.content)
+        return jsonrpc.decode(self.content)
 
 
 class _Stale(Exception):
@@ -236,7 +237,7 @@ class PostPool:
         else:
             await turns.acquire()  # at once: a free connection needs no timeout scope
         try:
-            return await self._exchange(path, request, deadline, limit)
+            return await self._exchange(loop, path, request, deadline, limit)
         finally:
             turns.release()
 
@@ -257,12 +258,17 @@ class PostPool:
         return head
 
     async def _exchange(
-        self, path: str, request: bytes, deadline: float, limit: float
+        self,
+        loop: asyncio.AbstractEventLoop,
+        path: str,
+        request: bytes,
+        deadline: float,
+        limit: float,
     ) -> RawResponse:
-        """One request on a pooled (or new) connection before `deadline` (loop time); a stale
-        reused one is retried once. One timer on the answer's future bounds the wait (cheaper
-        than a timeout scope per call)."""
-        loop = asyncio.get_running_loop()
+        """One request on a pooled (or new) connection before `deadline` (`loop` time, the
+        running loop: asking for it again costs a getpid syscall); a stale reused one is retried
+        once. One timer on the answer's future bounds the wait (cheaper than a timeout scope per
+        call)."""
         for attempt in (0, 1):
             conn = None
             while self._idle and conn is None:

@@ -32,6 +32,9 @@ __all__ = [
     "parse_request",
     "valid_id",
     "MAX_JSON_DEPTH",
+    "decode",
+    "dumps",
+    "encoder",
     "loads",
     "too_deep",
     "Fault",
@@ -85,14 +88,49 @@ def too_deep(data: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
     return False
 
 
+def encoder(
+    *, ensure_ascii: bool = True, default: Callable[[Any], Any] | None = None
+) -> Callable[[Any], str]:
+    """A function giving what `json.dumps(value, ensure_ascii=..., default=...)` gives, without
+    the per-call set-up of `json.dumps` (a `JSONEncoder` and its `iterencode`): the C encoder
+    is made directly, with fresh circular-reference markers per call as `json.dumps` makes them."""
+    make = getattr(json.encoder, "c_make_encoder", None)  # the C encoder (typeshed omits it)
+    if make is None:  # pragma: no cover - CPython has the C encoder
+        return json.JSONEncoder(ensure_ascii=ensure_ascii, default=default).encode
+    escape = (
+        json.encoder.encode_basestring_ascii if ensure_ascii else json.encoder.encode_basestring
+    )
+    fallback = default or json.JSONEncoder().default
+
+    def encode(value: Any) -> str:
+        return "".join(make({}, fallback, escape, None, ": ", ", ", False, False, True)(value, 0))
+
+    return encode
+
+
+#: `json.dumps(value)`, see `encoder`
+dumps = encoder()
+
+
+def decode(data: bytes) -> Any:
+    """`json.loads(data)` for bytes, without its encoding detection when `data` opens an object
+    (`{` then a non-NUL byte: what `json.detect_encoding` calls UTF-8), which is every JSON-RPC
+    message; the same value and the same errors either way."""
+    if data[:1] == b"{" and data[1:2] != b"\x00":
+        return json.loads(data.decode("utf-8", "surrogatepass"))
+    return json.loads(data)
+
+
 def loads(body: bytes | str, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
     """`json.loads` that refuses nesting deeper than `max_depth` before parsing; every failure
     (syntax, encoding, depth) is a ValueError whose message says what is wrong."""
-    data = body.encode() if isinstance(body, str) else bytes(body)
+    data = body.encode() if isinstance(body, str) else body
+    if type(data) is not bytes:
+        data = bytes(data)
     if too_deep(data, max_depth):
         raise ValueError(f"the JSON nests deeper than {max_depth} levels")
     try:
-        return json.loads(data)
+        return decode(data)
     except RecursionError:  # pragma: no cover - the depth check comes first
         raise ValueError(f"the JSON nests deeper than {max_depth} levels") from None
 

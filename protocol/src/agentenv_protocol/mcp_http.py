@@ -15,6 +15,8 @@ from typing import Any
 import anyio
 import httpx
 
+from agentenv_protocol import jsonrpc
+
 MODERN_VERSION = "2026-07-28"
 LEGACY_VERSION = "2025-06-18"
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -95,6 +97,8 @@ class McpHttp:
         }
         self._headers = dict(headers or {})
         self._handshaking: anyio.Lock | None = None
+        #: the legacy headers as sent, for the (session id, version) they were made for
+        self._legacy_sent: tuple[tuple, dict] | None = None
 
     async def request(
         self,
@@ -126,7 +130,7 @@ class McpHttp:
         return {"accept": ACCEPT, "content-type": "application/json", **self._headers, **extra}
 
     async def _send(self, message: dict, headers: dict, timeout: Any) -> Any:
-        body = json.dumps(message).encode()
+        body = jsonrpc.dumps(message).encode()
         if self.http is None:  # the constructor took exactly one of http and pool
             return await self.pool.post(self._path, body, headers, timeout)
         kwargs = {} if timeout is None else {"timeout": timeout}
@@ -205,27 +209,29 @@ class McpHttp:
         self.legacy_version = (answer.get("result") or {}).get("protocolVersion") or LEGACY_VERSION
         await self._send(
             {"jsonrpc": "2.0", "method": "notifications/initialized"},
-            self._post_headers(self._legacy_headers()),
+            self._legacy_headers(),
             timeout,
         )
 
     def _legacy_headers(self) -> dict:
-        headers = {"mcp-protocol-version": self.legacy_version}
-        if self.session_id:
-            headers["mcp-session-id"] = self.session_id
-        return headers
+        """The headers of a legacy request, made again only when the session or version
+        changes (every request of a session sends the same)."""
+        key = (self.session_id, self.legacy_version)
+        if self._legacy_sent is None or self._legacy_sent[0] != key:
+            headers = {"mcp-protocol-version": self.legacy_version}
+            if self.session_id:
+                headers["mcp-session-id"] = self.session_id
+            self._legacy_sent = (key, self._post_headers(headers))
+        return self._legacy_sent[1]
 
     async def _legacy(self, method, params, meta, timeout, rid) -> dict:
         rid = next(self._ids) if rid is None else rid
-        body_params = dict(params or {})
-        if meta:
-            body_params["_meta"] = dict(meta)
+        # serialised at once, so the caller's dicts are shared rather than copied
+        body_params = {**(params or {}), "_meta": meta} if meta else (params or {})
         message = {"jsonrpc": "2.0", "id": rid, "method": method, "params": body_params}
-        response = await self._send(message, self._post_headers(self._legacy_headers()), timeout)
+        response = await self._send(message, self._legacy_headers(), timeout)
         if response.status_code == 404 and self.session_id:
             self.session_id = None  # the server forgot the session: handshake again, once
             await self._handshake(timeout)
-            response = await self._send(
-                message, self._post_headers(self._legacy_headers()), timeout
-            )
+            response = await self._send(message, self._legacy_headers(), timeout)
         return self._decode(response, rid)

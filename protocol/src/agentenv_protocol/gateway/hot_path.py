@@ -91,6 +91,31 @@ def hot_path_protocol(base: type, gateway: Gateway) -> type:
         _hot_caller: Caller | None = None
         _hot_key: str | None = None
         _hot_headers: list | None = None
+        _arm_after_feed: float | None = None
+
+        # The header and body deadlines (`serving.http_protocol`) are set when a chunk of data
+        # leaves a request incomplete, not at each step of parsing it: a request that arrives
+        # whole (nearly every tool call) sets and cancels no timer. A deadline still runs from
+        # the chunk its phase began in; later chunks do not move it.
+        def _arm(self, seconds: float) -> None:
+            self._arm_after_feed = seconds
+
+        def _disarm(self) -> None:
+            self._arm_after_feed = None
+            super()._disarm()
+
+        def _arm_pending(self) -> None:
+            seconds, self._arm_after_feed = self._arm_after_feed, None
+            if seconds is not None:
+                super()._arm(seconds)
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._arm_pending()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            self._arm_pending()
 
         def on_headers_complete(self) -> None:
             caller = self._hot_caller_of()

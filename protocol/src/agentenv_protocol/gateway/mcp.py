@@ -42,8 +42,12 @@ _MODERN = MODERN_VERSION.encode()
 Answer = tuple[int, bytes, list[tuple[bytes, bytes]]]
 
 
+#: `json.dumps(value, default=str)`
+_encode = jsonrpc.encoder(default=str)
+
+
 def json_answer(status: int, body: Any, headers: list | None = None) -> Answer:
-    return status, json.dumps(body, default=str).encode(), headers or []
+    return status, _encode(body).encode(), headers or []
 
 
 def _now_iso() -> str:

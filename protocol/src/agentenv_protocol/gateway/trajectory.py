@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from agentenv_protocol import jsonrpc
+
 REDACTED = "***"
 _SECRET_KEY = re.compile(
     r"pass(word|wd)?|secret|token|api[_-]?key|authorization|credential|private[_-]?key",
@@ -58,6 +60,10 @@ def _redact(value: Any, secrets: list[str]) -> Any:
     return value
 
 
+#: `json.dumps(entry, default=str, ensure_ascii=False)`
+_line = jsonrpc.encoder(default=str, ensure_ascii=False)
+
+
 class Trajectory:
     """Appends redacted records to a JSONL file (when given) and keeps the recent ones in memory."""
 
@@ -75,7 +81,8 @@ class Trajectory:
         self._file = None
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (closed in close())
+            # unbuffered: each line is one write(2), on disk when `record` returns
+            self._file = open(self.path, "ab", buffering=0)  # noqa: SIM115 (closed in close())
 
     def add_secret(self, value: str) -> None:
         if value:
@@ -99,17 +106,16 @@ class Trajectory:
         if self._file is None:
             self._raw.append(entry)
             return
-        line = json.dumps(entry, default=str, ensure_ascii=False)
+        line = _line(entry)
         if self._plain(line):
             clean = entry  # kept as given, like the records of a log with no file
         else:
             clean = _redact(entry, self._secret_list)
-            line = json.dumps(clean, default=str, ensure_ascii=False)
+            line = _line(clean)
         with self._lock:
             self._raw.append(clean)
             if self._file is not None:
-                self._file.write(line + "\n")
-                self._file.flush()
+                self._append(line + "\n")
 
     def restore(self, records: Iterable[dict]) -> None:
         """Start the log over at a snapshot's position: the kept calls become `records`
@@ -119,9 +125,16 @@ class Trajectory:
             self._raw.clear()
             self._raw.extend(restored)
             if self._file is not None:
-                for entry in restored:
-                    self._file.write(json.dumps(entry, default=str, ensure_ascii=False) + "\n")
-                self._file.flush()
+                self._append("".join(_line(entry) + "\n" for entry in restored))
+
+    def _append(self, text: str) -> None:
+        """Write `text` to the file whole (a raw file may take part of a write). A lone
+        surrogate (JSON allows `"\\ud800"`, UTF-8 cannot encode it) is written as its JSON escape,
+        so the line still reads back as the string it was."""
+        assert self._file is not None
+        data = memoryview(text.encode("utf-8", "backslashreplace"))
+        while data:
+            data = data[self._file.write(data) :]
 
     @property
     def records(self) -> list[dict]:
