@@ -144,11 +144,15 @@ class RunGateway:
         from agentenv_core_steps.env_resets import reset_envs
 
         auth = self.gateway.auth
+        revoked = list(auth.tokens)
         auth.tokens.clear()
         auth.scopes.clear()
         self.gateway.roles.rules.clear()
         self.gateway.clock.clear()
         self.gateway.trajectory.clear()
+        # the log that could hold them is gone: masking them in later episodes' calls would
+        # only make every call and read slower, episode after episode
+        self.gateway.trajectory.forget_secrets(revoked)
         resettable = sorted(set(self.envs) - set(self.no_reset))
         await reset_envs(self, resettable, self.initial)
 
