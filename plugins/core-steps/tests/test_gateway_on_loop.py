@@ -96,11 +96,14 @@ def test_a_revoked_or_wrong_token_is_refused_in_process_and_logs_nothing(env_url
 
 
 def test_a_loop_gateway_stops_from_another_thread_and_frees_its_port(env_url: str) -> None:
-    """`stop()` (what a sync caller in a worker thread uses) hands the shutdown to the loop."""
+    """`stop()` (what a sync caller in a worker thread uses) hands the shutdown to the loop;
+    called on the gateway's own loop it says to use `aclose` instead of blocking forever."""
     import httpx
 
     async def main() -> str:
         gateway = await _gateway(env_url)
+        with pytest.raises(RuntimeError, match="aclose"):
+            gateway.stop()  # on its own loop: refused, never a deadlock
         await anyio.to_thread.run_sync(gateway.stop)
         return gateway.url
 

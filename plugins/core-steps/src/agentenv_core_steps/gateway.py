@@ -80,10 +80,7 @@ class RunGateway:
         (the caller then uses HTTP)."""
         if self.loop is None or mcp_url != self.mcp_url or not token:
             return None
-        try:
-            if asyncio.get_running_loop() is not self.loop:
-                return None
-        except RuntimeError:
+        if _running_loop() is not self.loop:
             return None
         return InProcessClient(self.gateway, token)
 
@@ -164,6 +161,11 @@ class RunGateway:
         if self.loop is None:
             self._server.stop(timeout=5.0)
         elif not self.loop.is_closed():
+            if _running_loop() is self.loop:  # blocking here would wait on itself forever
+                raise RuntimeError(
+                    f"gateway of {self.task_instance_id} is served on this event loop: "
+                    "`await aclose()` it (or `close_gateway`) instead of stop()"
+                )
             future = asyncio.run_coroutine_threadsafe(self._server.stop(), self.loop)
             future.result(10.0)
         forget(self.task_instance_id)
@@ -238,6 +240,13 @@ class InProcessClient:
             content=list(result.get("content") or []),
             structured=result.get("structuredContent"),
         )
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 async def gateway_for(ctx: StepContext) -> RunGateway:
