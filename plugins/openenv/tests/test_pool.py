@@ -245,3 +245,49 @@ def test_an_env_that_cannot_deploy_still_answers_with_a_reason(
     assert isinstance(r.metadata["error"], str) and r.metadata["error"].strip()
     assert "no notes today" in r.metadata["error"] or "exited" in r.metadata["error"]
     assert pools_of(app).describe()["failed_deploys"] >= 1
+
+
+@pytest.mark.timeout(300)
+def test_pooled_calls_reach_the_gateway_on_the_servers_loop_logged_once_with_no_secret_pileup(
+    pooled, openenv_home: Path
+) -> None:
+    """A warm instance's gateway is served on the server's own event loop (no thread of its
+    own) and an episode's tool calls reach it in-process: each is still logged once in the
+    episode's trajectory, and the tokens of finished episodes leave the gateway's redaction
+    list, which stays the same size however many episodes the instance served."""
+    import json
+
+    from openenv.core.generic_client import GenericEnvClient
+
+    from agentenv_core_steps.gateway import GATEWAY
+
+    url, app = pooled
+    runtime = app.state.agentenv_runtime
+
+    def idle_gateway() -> Any:
+        (pool,) = pools_of(app).pools.values()
+        (warm,) = pool.idle
+        return warm.held.sandboxes.resources.get(GATEWAY)
+
+    async def main() -> tuple[list[Any], list[int]]:
+        ends, secrets = [], []
+        async with GenericEnvClient(base_url=url, message_timeout_s=120) as env:
+            for _ in range(3):
+                r, _notes, end = await episode(env)
+                ends.append((r, end))
+                await settled(app)
+                gateway = idle_gateway()
+                assert gateway.loop is runtime.loop  # served on the server's loop
+                assert gateway.in_process_client("not-a-token", gateway.mcp_url) is None
+                secrets.append(len(gateway.gateway.trajectory.secrets))
+        return ends, secrets
+
+    ends, secrets = anyio.run(main)
+    assert len(set(secrets)) == 1, secrets
+    for r, _end in ends:
+        run_id, instance_id = r.metadata["run_id"], r.metadata["instance_id"]
+        (path,) = (openenv_home / "objects" / "runs" / run_id / instance_id).glob(
+            "trajectories/*.json"
+        )
+        calls = json.loads(path.read_text())["gateway_calls"]
+        assert [c["tool"] for c in calls] == ["list_notes"], calls

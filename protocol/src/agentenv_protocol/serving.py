@@ -225,6 +225,54 @@ def serve_in_thread(
     return RunningServer(url=_url(host, sock), server=server, thread=thread)
 
 
+@attrs.define
+class LoopServer:
+    """A server running on the event loop that started it (`start_on_loop`); `await stop()`
+    shuts it down (its app's lifespan shutdown included) and is idempotent."""
+
+    url: str
+    _server: Any
+    _sock: socket.socket
+    _stopped: bool = False
+
+    async def stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        self._server.should_exit = True
+        await self._server.shutdown(sockets=[self._sock])
+
+
+async def start_on_loop(
+    app: Any,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    log_level: str = "warning",
+    header_timeout: float = HEADER_TIMEOUT,
+    body_timeout: float = BODY_TIMEOUT,
+) -> LoopServer:
+    """Start `app` on the running event loop, with no thread, signal handlers or 0.1 s tick of
+    its own (uvicorn's startup without its main loop): for a process that serves many small
+    servers next to the code that calls them (a warm pool's gateways). Returns once it
+    accepts connections; `RuntimeError` when its lifespan startup failed."""
+    sock = _bind(host, port)
+    server = _server(
+        app, log_level, {"header_timeout": header_timeout, "body_timeout": body_timeout}
+    )
+    config = server.config
+    if not config.loaded:
+        config.load()
+    server.lifespan = config.lifespan_class(config)
+    try:
+        await server.startup(sockets=[sock])
+    except SystemExit:  # uvicorn's answer to a failed lifespan startup
+        sock.close()
+        error = getattr(app, "startup_error", None) or "its lifespan startup failed"
+        raise RuntimeError(f"server failed to start: {error}") from None
+    return LoopServer(url=_url(host, sock), server=server, sock=sock)
+
+
 @contextlib.asynccontextmanager
 async def serving(
     app: Any,

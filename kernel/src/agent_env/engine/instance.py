@@ -46,6 +46,14 @@ MAX_LOG_LINES = 500
 #: starts with one asks it for a deployed instance of its task (`await pool.acquire(self)`,
 #: which `adopt`s one or returns None) and hands it back at its end (`await pool.release(...)`).
 WARM_POOL: InstanceKey[Any] = InstanceKey("engine.warm-pool")
+#: The id prefix of a warm pool's held instances (`TaskInstance.warm`).
+WARM_PREFIX = "warm"
+
+
+def is_warm(instance_id: str) -> bool:
+    """Whether `instance_id` names a warm pool's held instance: what it starts (the run's
+    gateway) serves every episode that adopts it, from the pool's event loop."""
+    return instance_id.startswith(WARM_PREFIX + "-")
 
 
 class TaskInstance:
@@ -244,7 +252,7 @@ class TaskInstance:
         return await cls.create(
             services,
             task=task,
-            instance_id=new_id("warm"),
+            instance_id=new_id(WARM_PREFIX),
             run_id=pool_id,
             bundle={},
             steps=steps,

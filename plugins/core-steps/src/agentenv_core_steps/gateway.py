@@ -12,7 +12,10 @@ Callers that cannot send a header (a verifier's `verify(mcp_url)`) get a capabil
 
 from __future__ import annotations
 
+import asyncio
+import json
 import threading
+from typing import Any
 
 import anyio
 
@@ -30,22 +33,56 @@ START_TIMEOUT = 30.0
 
 
 class RunGateway:
-    """One task instance's gateway: `url`, `mcp_url`, `add_env`, `issue_token`, `calls()`."""
+    """One task instance's gateway: `url`, `mcp_url`, `add_env`, `issue_token`, `calls()`.
+    `RunGateway(id)` serves it on a thread of its own; `await RunGateway.on_this_loop(id)` on
+    the caller's event loop, where callers on that loop also reach it without HTTP
+    (`in_process_client`)."""
 
-    def __init__(self, task_instance_id: str, *, namespacing: bool = False):
+    def __init__(self, task_instance_id: str, *, namespacing: bool = False, _thread: bool = True):
         from agentenv_protocol.gateway import Gateway, TokenInPath
-        from agentenv_protocol.serving import serve_in_thread
 
         self.task_instance_id = task_instance_id
         self.gateway = Gateway({}, name=f"gateway-{task_instance_id}", namespacing=namespacing)
-        self._server = serve_in_thread(
-            TokenInPath(self.gateway), host="127.0.0.1", port=0, startup_timeout=START_TIMEOUT
-        )
-        self.url = self._server.url
+        self.app = TokenInPath(self.gateway)
+        #: The event loop it is served on when it shares its starter's (`on_this_loop`), else
+        #: None (a thread of its own).
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._server: Any = None
+        self.url = ""
+        if _thread:
+            from agentenv_protocol.serving import serve_in_thread
+
+            self._server = serve_in_thread(
+                self.app, host="127.0.0.1", port=0, startup_timeout=START_TIMEOUT
+            )
+            self.url = self._server.url
         #: env name -> its data plane right after the deploy (`mark_initial`), or None.
         self.initial: dict[str, list | None] = {}
         #: envs that serve no data/reset (`mark_initial`): a recycle leaves them as they are.
         self.no_reset: list[str] = []
+
+    @classmethod
+    async def on_this_loop(cls, task_instance_id: str, *, namespacing: bool = False) -> RunGateway:
+        """A gateway served on the running event loop (no thread, no tick of its own): what a
+        warm pool's instances use, one loop for all of them."""
+        from agentenv_protocol.serving import start_on_loop
+
+        gateway = cls(task_instance_id, namespacing=namespacing, _thread=False)
+        with anyio.fail_after(START_TIMEOUT):
+            gateway._server = await start_on_loop(gateway.app, host="127.0.0.1", port=0)
+        gateway.loop = asyncio.get_running_loop()
+        gateway.url = gateway._server.url
+        return gateway
+
+    def in_process_client(self, token: str, mcp_url: str | None) -> InProcessClient | None:
+        """An MCP client for a caller holding `token` that was told `mcp_url`, answered on this
+        loop without HTTP; None when the gateway runs elsewhere or `mcp_url` is not its own
+        (the caller then uses HTTP)."""
+        if self.loop is None or mcp_url != self.mcp_url or not token:
+            return None
+        if _running_loop() is not self.loop:
+            return None
+        return InProcessClient(self.gateway, token)
 
     @property
     def mcp_url(self) -> str:
@@ -104,20 +141,112 @@ class RunGateway:
         from agentenv_core_steps.env_resets import reset_envs
 
         auth = self.gateway.auth
+        revoked = list(auth.tokens)
         auth.tokens.clear()
         auth.scopes.clear()
         self.gateway.roles.rules.clear()
         self.gateway.clock.clear()
         self.gateway.trajectory.clear()
+        # the log that could hold them is gone: masking them in later episodes' calls would
+        # only make every call and read slower, episode after episode
+        self.gateway.trajectory.forget_secrets(revoked)
         resettable = sorted(set(self.envs) - set(self.no_reset))
         await reset_envs(self, resettable, self.initial)
 
     def stop(self) -> None:
+        """Stop serving, from any thread but a loop-served gateway's own loop (`aclose`)."""
         from agentenv_core_steps.triggers.resume import forget
 
         self.gateway.triggers.stop()
-        self._server.stop(timeout=5.0)
+        if self.loop is None:
+            self._server.stop(timeout=5.0)
+        elif not self.loop.is_closed():
+            if _running_loop() is self.loop:  # blocking here would wait on itself forever
+                raise RuntimeError(
+                    f"gateway of {self.task_instance_id} is served on this event loop: "
+                    "`await aclose()` it (or `close_gateway`) instead of stop()"
+                )
+            future = asyncio.run_coroutine_threadsafe(self._server.stop(), self.loop)
+            future.result(10.0)
         forget(self.task_instance_id)
+
+    async def aclose(self) -> None:
+        """Stop serving, from the event loop of the instance that started it."""
+        if self.loop is None:
+            await anyio.to_thread.run_sync(self.stop)
+            return
+        from agentenv_core_steps.triggers.resume import forget
+
+        self.gateway.triggers.stop()
+        with anyio.CancelScope(shield=True):
+            await self._server.stop()
+        forget(self.task_instance_id)
+
+
+class InProcessClient:
+    """`EnvClient`'s `list_tools` / `call_tool` for a caller on a loop-served gateway's own
+    loop: each request is answered by `Gateway.answer_in_process` (the token's auth, role
+    rules, limits and call log, as over HTTP) with no socket, codec or thread hop."""
+
+    def __init__(self, gateway: Any, token: str):
+        self.gateway = gateway
+        self.token = token
+        self._next_id = 0
+
+    async def __aenter__(self) -> InProcessClient:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        return None
+
+    async def _request(self, method: str, params: dict) -> dict:
+        from agentenv_protocol.errors import ProtocolError, rpc_error_from
+
+        self._next_id += 1
+        request = {"jsonrpc": "2.0", "id": self._next_id, "method": method, "params": params}
+        status, data, _ = await self.gateway.answer_in_process(
+            self.token, json.dumps(request).encode()
+        )
+        try:
+            answer = json.loads(data) if data else {}
+        except ValueError:
+            answer = {}
+        if status == 200 and isinstance(answer, dict) and isinstance(answer.get("error"), dict):
+            raise rpc_error_from(answer["error"], method=method)
+        if status != 200 or not isinstance(answer, dict) or "result" not in answer:
+            detail = answer.get("error") if isinstance(answer, dict) else None
+            raise ProtocolError(
+                f"{method}: the gateway answered {status}: {detail or data[:300]!r}"
+            )
+        return answer["result"]
+
+    async def list_tools(self) -> list[Any]:
+        from agentenv_protocol.types import EnvironmentTool
+
+        result = await self._request("tools/list", {})
+        return [
+            EnvironmentTool(
+                name=t["name"], description=t.get("description"), inputSchema=t.get("inputSchema")
+            )
+            for t in result.get("tools", [])
+        ]
+
+    async def call_tool(self, name: str, arguments: dict | None = None) -> Any:
+        from agentenv_protocol.client import ToolResult
+
+        result = await self._request("tools/call", {"name": name, "arguments": arguments or {}})
+        return ToolResult(
+            is_error=bool(result.get("isError")),
+            content=list(result.get("content") or []),
+            structured=result.get("structuredContent"),
+        )
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 async def gateway_for(ctx: StepContext) -> RunGateway:
@@ -133,8 +262,13 @@ async def gateway_for(ctx: StepContext) -> RunGateway:
                 existing = lent if _GATEWAYS.get(lent.task_instance_id) is lent else None
     if existing is not None:
         return existing
+    from agent_env.engine.instance import is_warm
+
     try:
-        gateway = await anyio.to_thread.run_sync(RunGateway, key)
+        if is_warm(key):  # a warm pool's: every episode's calls come from this loop
+            gateway = await RunGateway.on_this_loop(key)
+        else:
+            gateway = await anyio.to_thread.run_sync(RunGateway, key)
     except Exception as e:
         raise StepFailed(
             ctx.step_id, f"the run's gateway did not start: {e}", failure_class="infrastructure"
@@ -144,17 +278,17 @@ async def gateway_for(ctx: StepContext) -> RunGateway:
         if raced is None:
             _GATEWAYS[key] = gateway
     if raced is not None:
-        await anyio.to_thread.run_sync(gateway.stop)
+        await gateway.aclose()
         return raced
     try:
         await ctx.instance_resource(
             GATEWAY,
             start=lambda: gateway,
-            close=lambda _g: anyio.to_thread.run_sync(stop_gateway, key),
+            close=lambda _g: close_gateway(key),
         )
     except BaseException:  # not tied to the instance: nothing would ever stop it
         with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(stop_gateway, key)
+            await close_gateway(key)
         raise
     _add_secret(ctx, gateway.admin_token)
     from agentenv_core_steps.envs import secret as env_secret
@@ -190,6 +324,16 @@ def stop_gateway(task_instance_id: str) -> bool:
     if gateway is None:
         return False
     gateway.stop()
+    return True
+
+
+async def close_gateway(task_instance_id: str) -> bool:
+    """`stop_gateway` from the event loop of the instance (a loop-served gateway stops there)."""
+    with _LOCK:
+        gateway = _GATEWAYS.pop(task_instance_id, None)
+    if gateway is None:
+        return False
+    await gateway.aclose()
     return True
 
 

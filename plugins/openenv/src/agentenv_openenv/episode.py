@@ -149,17 +149,7 @@ class OpenEnvAgent(AgentKind):
         turn.trajectory.append({"type": "user", "content": request.text})
         try:
             if request.mcp_url:
-                from agentenv_protocol.client import EnvClient
-
-                base, _, path = request.mcp_url.partition("://")
-                host, _, tail = path.partition("/")
-                async with EnvClient(
-                    f"{base}://{host}",
-                    token=request.token,
-                    mcp_path="/" + (tail or "mcp"),
-                    timeout=request.timeout_seconds,
-                    lean_mcp=True,  # each step crosses the gateway: no httpx on that path
-                ) as client:
+                async with gateway_client(ctx, request) as client:
                     turn.client = client
                     episode.open_turn(turn)
                     await turn.ended.wait()
@@ -179,6 +169,29 @@ class OpenEnvAgent(AgentKind):
             trajectory=tuple(turn.trajectory),
             usage=Usage(tool_call_count=calls),
         )
+
+
+def gateway_client(ctx: StepContext, request: PromptRequest) -> Any:
+    """The turn's MCP client to the run's gateway: in-process when the gateway is served on
+    this loop (a warm pool's instance: no HTTP per step), else over HTTP."""
+    from agentenv_core_steps.gateway import GATEWAY
+
+    gateway = ctx.instance_resource_if_started(GATEWAY)
+    if gateway is not None and request.token:
+        client = gateway.in_process_client(request.token, request.mcp_url)
+        if client is not None:
+            return client
+    from agentenv_protocol.client import EnvClient
+
+    base, _, path = (request.mcp_url or "").partition("://")
+    host, _, tail = path.partition("/")
+    return EnvClient(
+        f"{base}://{host}",
+        token=request.token,
+        mcp_path="/" + (tail or "mcp"),
+        timeout=request.timeout_seconds,
+        lean_mcp=True,  # each step crosses the gateway: no httpx on that path
+    )
 
 
 def tool_event(

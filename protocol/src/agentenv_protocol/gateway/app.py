@@ -246,6 +246,19 @@ class Gateway:
         finally:
             self.release(key)
 
+    async def answer_in_process(self, token: str, body: bytes) -> Answer:
+        """`POST /mcp` with `body` from a caller on this gateway's own event loop holding
+        `token` (the OpenEnv episode's agent of a pooled instance): the same auth, role limit,
+        answer and call log as over HTTP, without the socket and the HTTP codec."""
+        await self._ensure_started()
+        caller = self.authenticate([(b"authorization", b"Bearer " + token.encode("latin-1"))])
+        if not isinstance(caller, Caller):
+            return caller
+        admitted = self.admit(caller)
+        if not isinstance(admitted, str):
+            return admitted
+        return await self.answer_mcp_post(caller, admitted, [], body)
+
     def http_protocol(self, base: type) -> type:
         """uvicorn's protocol class `base` with the hot path for `POST /mcp` (hot_path.py)."""
         from agentenv_protocol.gateway.hot_path import hot_path_protocol

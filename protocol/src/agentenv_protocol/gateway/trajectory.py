@@ -87,10 +87,19 @@ class Trajectory:
     def add_secret(self, value: str) -> None:
         if value:
             self.secrets.add(value)
-            self._secret_list = sorted(self.secrets, key=len, reverse=True)
-            # how a secret can appear in a JSON line: as is, or with JSON's escapes
-            escaped = {json.dumps(s, ensure_ascii=False)[1:-1] for s in self.secrets}
-            self._probes = tuple(sorted(self.secrets | escaped, key=len, reverse=True))
+            self._index()
+
+    def forget_secrets(self, values: Iterable[str]) -> None:
+        """Stop masking `values` (a warm pool's revoked tokens, once the calls that could hold
+        them were cleared): the secrets do not pile up episode after episode."""
+        self.secrets.difference_update(values)
+        self._index()
+
+    def _index(self) -> None:
+        self._secret_list = sorted(self.secrets, key=len, reverse=True)
+        # how a secret can appear in a JSON line: as is, or with JSON's escapes
+        escaped = {json.dumps(s, ensure_ascii=False)[1:-1] for s in self.secrets}
+        self._probes = tuple(sorted(self.secrets | escaped, key=len, reverse=True))
 
     def _plain(self, line: str) -> bool:
         """Whether a JSON line holds nothing to redact: no secret-looking key (nor any such word
