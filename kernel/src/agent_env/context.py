@@ -51,6 +51,9 @@ class StepContext(abc.ABC):
     #: The run's `--agent` / `--model` (None when not given): they replace every task's choice.
     agent_override: str | None = None
     model_override: str | None = None
+    #: True in a warm pool's held instance: what its steps start (the run's gateway) serves
+    #: every episode that adopts it, from the pool's event loop.
+    warm: bool = False
 
     @property
     @abc.abstractmethod

@@ -33,6 +33,7 @@ class EngineStepContext(StepContext):
             )
         self.task_id = instance.task_id
         self.task_instance_id = instance.id
+        self.warm = instance.in_warm_pool
         #: The instance whose deploy steps made the sandboxes this one runs on (itself, or the
         #: warm pool's instance it adopted).
         self.origin_instance_id = instance.origin_id

@@ -87,6 +87,8 @@ class TaskInstance:
         self.live = record
         self._stored: dict[str, Any] | None = None
         self.id: str = record.id
+        #: Whether this is a warm pool's held instance (`is_warm`).
+        self.in_warm_pool = is_warm(self.id)
         self.run_id: str = record.run_id
         self.task_id: str | None = record.task.id
         self.task_name: str = record.task.name

@@ -262,10 +262,8 @@ async def gateway_for(ctx: StepContext) -> RunGateway:
                 existing = lent if _GATEWAYS.get(lent.task_instance_id) is lent else None
     if existing is not None:
         return existing
-    from agent_env.engine.instance import is_warm
-
     try:
-        if is_warm(key):  # a warm pool's: every episode's calls come from this loop
+        if ctx.warm:  # a warm pool's: every episode's calls come from this loop
             gateway = await RunGateway.on_this_loop(key)
         else:
             gateway = await anyio.to_thread.run_sync(RunGateway, key)
