@@ -216,7 +216,7 @@ def test_run_hello_starts_one_bwrap_per_command_and_reads_its_indexes_once(tmp_p
         "import agent_env.cli.main as m\n"
         "calls = []\n"
         "fingerprint = e._fingerprint\n"
-        "e._fingerprint = lambda: calls.append(1) or fingerprint()\n"
+        "e._fingerprint = lambda *a: calls.append(1) or fingerprint(*a)\n"
         "import atexit; atexit.register(lambda: print('fingerprints', len(calls), file=sys.stderr))\n"
         "sys.argv = ['agent-env', 'run', 'hello']\n"
         "m.console()\n"
