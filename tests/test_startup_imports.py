@@ -118,20 +118,33 @@ HELLO_UNUSED = (
     "agentenv_core_steps.tool_criteria",
     # the run gateway: a task that deploys no env has none
     "agentenv_core_steps.gateway",
+    # temp files come from `agent_env.fsutil.mkstemp`: `tempfile` imports `random`
+    "tempfile",
+    "random",
 )
 
 
 def test_run_hello_imports_only_what_it_uses(tmp_path):
+    """As a second run on the machine finds it: the first one (here with a cache folder of its
+    own) indexes the installed entry points, with `importlib.metadata`."""
     out = tmp_path / "modules.json"
-    result = subprocess.run(
-        [sys.executable, "-c", PROBE.format(args=["run", "hello"], out=str(out))],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=tmp_path,
-        env={**os.environ, "AGENT_ENV_HOME": str(tmp_path / "home")},
-    )
-    assert result.returncode == 0, result.stderr
+    env = {
+        **os.environ,
+        "AGENT_ENV_HOME": str(tmp_path / "home"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+    }
+    cwd = tmp_path / "cwd"  # on `python -c`'s sys.path: its listing is in the fingerprint
+    cwd.mkdir()
+    for _ in range(2):
+        result = subprocess.run(
+            [sys.executable, "-c", PROBE.format(args=["run", "hello"], out=str(out))],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=cwd,
+            env=env,
+        )
+        assert result.returncode == 0, result.stderr
     assert "hello  passed" in result.stdout
     modules = set(json.loads(out.read_text()))
     # what it runs is there: the three step types of the task, the local sandbox and stores
@@ -203,7 +216,7 @@ def test_run_hello_starts_one_bwrap_per_command_and_reads_its_indexes_once(tmp_p
         "import agent_env.cli.main as m\n"
         "calls = []\n"
         "fingerprint = e._fingerprint\n"
-        "e._fingerprint = lambda: calls.append(1) or fingerprint()\n"
+        "e._fingerprint = lambda *a: calls.append(1) or fingerprint(*a)\n"
         "import atexit; atexit.register(lambda: print('fingerprints', len(calls), file=sys.stderr))\n"
         "sys.argv = ['agent-env', 'run', 'hello']\n"
         "m.console()\n"

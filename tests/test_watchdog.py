@@ -1,6 +1,7 @@
 """A killed controller leaves nothing running: after SIGKILL of `agent-env run` mid-step, the
 run's local sandbox processes and Docker containers end within 5 s, with no other command run
-in between (the per-run watchdog, `agent_env.sandboxes.watchdog`).
+in between (the per-run watchdog, `agent_env.sandboxes.watchdog`; a local command run under
+bwrap dies with the controller itself, `--die-with-parent`, and needs no watchdog).
 
 The Docker case skips locally without a daemon and fails on CI (`require_docker`)."""
 
@@ -90,6 +91,10 @@ def kill_and_time(proc: subprocess.Popen, gone) -> float:
 
 
 def test_sigkill_of_a_local_run_ends_its_processes_within_seconds(tmp_path):
+    """The command runs under bwrap bound to the controller: it ends with it, no watchdog
+    runs, and the folder it leaves (nothing runs in it) is the next command's reaper's."""
+    from agent_env.sandboxes.watchdog import supervisor_pids
+
     home = tmp_path / "home"
     home.mkdir()
     bundle = write(tmp_path / "b", {"tasks/slow.json": slow_task()})
@@ -97,12 +102,23 @@ def test_sigkill_of_a_local_run_ends_its_processes_within_seconds(tmp_path):
     try:
         wait_for(lambda: len(marked(home)) >= 3 or proc.poll() is not None, 60, "the step")
         assert proc.poll() is None, log.read_text()
+        assert supervisor_pids(proc.pid) == [], "a bound command needs no watchdog"
         running = marked(home)
-        seconds = kill_and_time(proc, lambda: not marked(home) and nothing_leased(home))
+        seconds = kill_and_time(proc, lambda: not marked(home))
     finally:
         if proc.poll() is None:
             proc.kill()
     print(f"{len(running)} sandbox processes gone {seconds:.2f}s after the SIGKILL")
+    reaped = subprocess.run(
+        [AGENT_ENV, "sandbox", "prune"],
+        env=cli_env(home),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert reaped.returncode == 0, reaped.stderr
+    assert nothing_leased(home)
     assert not [p for p in (home / "sandboxes").iterdir() if not p.name.startswith(".")]
 
 

@@ -175,3 +175,63 @@ def test_indexes_of_installations_that_are_gone_are_dropped(site, tmp_path):
     index.unlink()  # the next call writes, and tidies up
     entrypoints.installed()
     assert sorted(p.name for p in _index_files(tmp_path)) == sorted([index.name, live.name])
+
+
+def _settle(folder):
+    """Make `folder` look last modified an hour ago (settled, `SETTLE_NS`)."""
+    old = os.stat(folder).st_mtime - 3600
+    os.utime(folder, (old, old))
+
+
+@pytest.fixture
+def listings(monkeypatch):
+    """The folders the fingerprint had to list (the others it took from the index)."""
+    listed = []
+    real = entrypoints._metadata_folders
+
+    def counted(folder):
+        listed.append(folder)
+        return real(folder)
+
+    monkeypatch.setattr(entrypoints, "_metadata_folders", counted)
+    return listed
+
+
+def test_a_settled_folder_is_not_listed_again(site, scans, listings):
+    _dist(site, "calm-dist", "[agent_env]\ncalm = calm_mod\n")
+    _settle(site)
+    first = _rows(entrypoints.installed())
+    assert str(site) in listings
+    listings.clear()
+    assert _rows(entrypoints.installed()) == first
+    assert str(site) not in listings
+    assert scans[0] == 1
+
+
+def test_a_folder_changed_just_before_the_index_is_listed_until_it_settles(site, scans, listings):
+    _dist(site, "fresh-dist", "[agent_env]\nfresh = fresh_mod\n")
+    entrypoints.installed()
+    listings.clear()
+    entrypoints.installed()
+    assert str(site) in listings, "a folder changed within SETTLE_NS must be listed again"
+    assert scans[0] == 1
+
+
+def test_a_new_distribution_in_a_settled_folder_is_seen_at_once(site, scans, listings):
+    _dist(site, "calm-dist", "[agent_env]\ncalm = calm_mod\n")
+    _settle(site)
+    entrypoints.installed()
+    entrypoints.installed()
+    _dist(site, "late-dist", "[agent_env]\nlate = late_mod\n")  # the folder's mtime moves
+    assert any(ep.name == "late" for ep in entrypoints.installed())
+    assert scans[0] == 2
+
+
+def test_an_edited_entry_points_file_in_a_settled_folder_is_read_again(site, scans):
+    info = _dist(site, "edit-dist", "[agent_env]\nfirst = one_mod\n")
+    _settle(site)
+    assert any(ep.name == "first" for ep in entrypoints.installed())
+    (info / "entry_points.txt").write_text("[agent_env]\nsecond = two_mod\n")
+    _settle(site)  # an edit in place leaves the folder's mtime alone
+    names = {ep.name for ep in entrypoints.installed() if ep.dist == "edit-dist"}
+    assert names == {"second"}

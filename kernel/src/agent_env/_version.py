@@ -5,9 +5,17 @@ import os
 import sys
 
 
+def _search_order() -> list[str]:
+    """`sys.path`, the folders installers write metadata to first (`site-packages`,
+    `dist-packages`): the standard library's folders, listed for nothing, come before them
+    and hold hundreds of names."""
+    likely = [e for e in sys.path if os.path.basename(e) in ("site-packages", "dist-packages")]
+    return likely + [e for e in sys.path if e not in likely]
+
+
 def _installed_version(dist: str = "agentenv-kernel") -> str:
     prefix = dist.replace("-", "_") + "-"
-    for entry in sys.path:
+    for entry in _search_order():
         try:
             names = os.listdir(entry or ".")
         except OSError:

@@ -5,11 +5,14 @@ Scanning with `importlib.metadata` imports it (and the email parser it reads MET
 and opens every distribution's files: about a tenth of `agent-env run hello`. The index
 holds what one scan found, under a fingerprint of every `sys.path` folder (its mtime, the
 name of each `*.dist-info` / `*.egg-info` in it and the mtime and size of its
-`entry_points.txt`) that costs one `scandir` per folder and one `stat` per distribution.
-Installing, removing or upgrading a distribution (a new or removed metadata folder), editing
-an `entry_points.txt`, or a changed `sys.path` makes the fingerprint differ, and the next
-call scans again. Any problem with the index (missing, unreadable, corrupt, not writable) is
-a scan, never an error.
+`entry_points.txt`) that costs one `stat` per folder and per distribution. A folder whose
+mtime is the one the index holds keeps the listing the index holds (the test `FileFinder`
+uses to trust its own listing), once that mtime was `SETTLE_NS` older than the listing: a
+folder changed within its mtime's clock tick may change again without a new mtime, so it is
+listed again (`scandir`) until it settles. Installing, removing or upgrading a distribution
+(a new or removed metadata folder), editing an `entry_points.txt`, or a changed `sys.path`
+makes the fingerprint differ, and the next call scans again. Any problem with the index
+(missing, unreadable, corrupt, not writable) is a scan, never an error.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import os
 import re
 import stat
 import sys
+import time
 import zlib
 from pathlib import Path
 from typing import Any
@@ -28,6 +32,9 @@ from typing import Any
 PREFIX = "agent_env"
 #: Bumped when the index's layout changes (an old index is then a miss).
 INDEX_FORMAT = 1
+#: A folder modified this recently (nanoseconds) before it was listed may change again
+#: within its mtime's tick: its listing is trusted by its mtime only when it is older.
+SETTLE_NS = 2_000_000_000
 
 #: What `installed` found per `sys.path`, once `read_once()` was called (the console script:
 #: one command per process, where the plugin manager and the bundle sources each asked,
@@ -93,12 +100,17 @@ def _indexed() -> list[InstalledEntryPoint]:
     key = tuple(sys.path)
     if _found_once is not None and key in _found_once:
         return list(_found_once[key])
-    fingerprint = _fingerprint()
     index = _index_path()
-    found = _read(index, fingerprint)
+    data = _load(index)
+    listed_ns = time.time_ns()
+    settled = _settled_listings(data)
+    fingerprint = _fingerprint(settled)
+    found = _read(data, fingerprint)
     if found is None:
         found = _scan()
-        _write(index, fingerprint, found)
+        _write(index, fingerprint, found, listed_ns)
+    elif _settled_since(fingerprint, settled, listed_ns):
+        _write(index, fingerprint, found, listed_ns)  # the next command lists fewer folders
     if _found_once is not None:
         _found_once[key] = list(found)
     return found
@@ -125,7 +137,10 @@ def _scan() -> list[InstalledEntryPoint]:
     return found
 
 
-def _fingerprint() -> list[Any]:
+def _fingerprint(settled: dict[str, tuple[int, list[str]]] | None = None) -> list[Any]:
+    """What decides the index: per `sys.path` folder, its mtime and its metadata folders with
+    their `entry_points.txt`. `settled`: folder -> (mtime, metadata folder names) from the
+    index (`_settled_listings`), used instead of listing a folder whose mtime is that one."""
     parts: list[Any] = [sys.version, sys.prefix]
     for entry in sys.path:
         folder = entry or "."
@@ -137,23 +152,65 @@ def _fingerprint() -> list[Any]:
         if not stat.S_ISDIR(st.st_mode):  # a zip or egg on the path
             parts.append([entry, st.st_mtime_ns, st.st_size])
             continue
+        known = settled.get(entry) if settled else None
+        if known is not None and known[0] == st.st_mtime_ns:
+            names = known[1]
+        else:
+            names = _metadata_folders(folder)
         metas: list[list[Any]] = []
-        try:
-            with os.scandir(folder) as it:
-                for item in it:
-                    name = item.name
-                    if name.endswith(_META_SUFFIXES):
-                        # inline: this loop runs once per installed distribution per command
-                        try:
-                            found = os.stat(item.path + _ENTRY_POINTS_FILE)
-                        except OSError:
-                            metas.append([name])
-                        else:
-                            metas.append([name, found.st_mtime_ns, found.st_size])
-        except OSError:
-            pass
+        prefix = os.path.join(folder, "")
+        for name in names:
+            # inline: this loop runs once per installed distribution per command
+            try:
+                found = os.stat(prefix + name + _ENTRY_POINTS_FILE)
+            except OSError:
+                metas.append([name])
+            else:
+                metas.append([name, found.st_mtime_ns, found.st_size])
         parts.append([entry, st.st_mtime_ns, sorted(metas)])
     return parts
+
+
+def _settled_since(
+    fingerprint: list[Any], settled: dict[str, tuple[int, list[str]]], listed_ns: int
+) -> bool:
+    """Whether a folder this fingerprint listed has settled since the index was written
+    (rewriting the index then spares the next command its `scandir`)."""
+    return any(
+        len(part) == 3
+        and isinstance(part[2], list)
+        and part[0] not in settled
+        and part[1] <= listed_ns - SETTLE_NS
+        for part in fingerprint[2:]
+    )
+
+
+def _metadata_folders(folder: str) -> list[str]:
+    try:
+        with os.scandir(folder) as it:
+            return [item.name for item in it if item.name.endswith(_META_SUFFIXES)]
+    except OSError:
+        return []
+
+
+def _settled_listings(data: dict[str, Any] | None) -> dict[str, tuple[int, list[str]]]:
+    """The listings of an index's fingerprint that can be trusted by their folder's mtime:
+    folders last modified at least `SETTLE_NS` before the index listed them."""
+    if data is None:
+        return {}
+    try:
+        listed_ns = data.get("listed_ns")
+        if not isinstance(listed_ns, int):
+            return {}
+        out: dict[str, tuple[int, list[str]]] = {}
+        for part in data["fingerprint"][2:]:
+            if len(part) == 3 and isinstance(part[2], list) and isinstance(part[1], int):
+                entry, mtime, metas = part
+                if mtime <= listed_ns - SETTLE_NS:
+                    out[entry] = (mtime, [str(m[0]) for m in metas])
+        return out
+    except (KeyError, TypeError, IndexError, AttributeError):
+        return {}
 
 
 _META_SUFFIXES = (".dist-info", ".egg-info")
@@ -173,20 +230,33 @@ def _index_path() -> Path:
     return cache_dir() / "entry-points" / f"{key}.json"
 
 
-def _read(index: Path, fingerprint: list[Any]) -> list[InstalledEntryPoint] | None:
+def _load(index: Path) -> dict[str, Any] | None:
+    """The index file's content (None when it is missing, unreadable or not this layout)."""
     try:
         data = json.loads(index.read_bytes())
-        if data["format"] != INDEX_FORMAT or data["fingerprint"] != fingerprint:
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("format") != INDEX_FORMAT:
+        return None
+    return data
+
+
+def _read(data: dict[str, Any] | None, fingerprint: list[Any]) -> list[InstalledEntryPoint] | None:
+    try:
+        if data is None or data["fingerprint"] != fingerprint:
             return None
         return [InstalledEntryPoint(*row) for row in data["entry_points"]]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError):
         return None
 
 
-def _write(index: Path, fingerprint: list[Any], found: list[InstalledEntryPoint]) -> None:
+def _write(
+    index: Path, fingerprint: list[Any], found: list[InstalledEntryPoint], listed_ns: int
+) -> None:
     data = {
         "format": INDEX_FORMAT,
         "prefix": sys.prefix,
+        "listed_ns": listed_ns,
         "fingerprint": fingerprint,
         "entry_points": [ep.to_list() for ep in found],
     }

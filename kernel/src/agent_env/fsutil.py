@@ -4,9 +4,9 @@ staged beside their target the same way (`replacing_dir`)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,6 +37,41 @@ def discard(tmp: str | Path) -> None:
         pass
 
 
+#: Flags of a new temp file: as `tempfile.mkstemp` opens it (exclusive, no symlink followed).
+_TEMP_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC
+_TEMP_TRIES = 100
+
+
+def _temp_name(folder: Path | str, prefix: str, suffix: str) -> str:
+    return os.path.abspath(os.path.join(folder, f"{prefix}{os.urandom(6).hex()}{suffix}"))
+
+
+def mkstemp(folder: Path | str, prefix: str = "tmp", suffix: str = "") -> tuple[int, str]:
+    """A new empty file in `folder` readable by its owner only: (open fd, absolute path), as
+    `tempfile.mkstemp(suffix, prefix, folder)` gives. Not `tempfile` itself: it imports
+    `random` (with `bisect`, `math`, `_sha512`), about a millisecond of every command that
+    writes a file (leases, journals, objects)."""
+    for _ in range(_TEMP_TRIES):
+        path = _temp_name(folder, prefix, suffix)
+        try:
+            return os.open(path, _TEMP_FLAGS, 0o600), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no unused temporary file name", str(folder))
+
+
+def mkdtemp(folder: Path | str, prefix: str = "tmp") -> str:
+    """A new empty folder in `folder` (0700): its absolute path (`tempfile.mkdtemp`'s)."""
+    for _ in range(_TEMP_TRIES):
+        path = _temp_name(folder, prefix, "")
+        try:
+            os.mkdir(path, 0o700)
+            return path
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no unused temporary folder name", str(folder))
+
+
 def _temp_beside(dest: Path, prefix: str | None, suffix: str) -> tuple[int, str]:
     """A new empty temp file in `dest`'s folder (created if missing): (open fd, path).
 
@@ -44,10 +79,10 @@ def _temp_beside(dest: Path, prefix: str | None, suffix: str) -> tuple[int, str]
     and a `mkdir` per write is a syscall every lease and journal file would pay."""
     name = f".{dest.name}." if prefix is None else prefix
     try:
-        return tempfile.mkstemp(prefix=name, suffix=suffix, dir=dest.parent)
+        return mkstemp(dest.parent, name, suffix)
     except FileNotFoundError:
         dest.parent.mkdir(parents=True, exist_ok=True)
-        return tempfile.mkstemp(prefix=name, suffix=suffix, dir=dest.parent)
+        return mkstemp(dest.parent, name, suffix)
 
 
 @contextmanager
@@ -104,7 +139,7 @@ def replacing_dir(dest: Path | str) -> Iterator[Path]:
     if nothing was created, `dest` is untouched. The staging folder is always removed."""
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+    staging = Path(mkdtemp(dest.parent, f".{dest.name}."))
     staged = staging / "new"
     try:
         yield staged

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from agent_env.sandboxes import procs
+from agent_env.sandboxes.local import isolation
 from agent_env.sandboxes.watchdog import STAGE_ONE, SUPERVISOR, supervisor_pids
 
 OWNER = textwrap.dedent(
@@ -32,6 +33,9 @@ OWNER = textwrap.dedent(
         sys.stdin.readline()
         result = await box.exec("echo hi")
         print(result.stdout.strip(), flush=True)
+        sys.stdin.readline()
+        await box.start_process(["sleep", "600"])
+        print("server", flush=True)
         if sys.stdin.readline().strip() == "teardown":
             await manager.teardown_all()
             return
@@ -68,7 +72,7 @@ def step(owner: subprocess.Popen, say: str = "") -> str:
     return owner.stdout.readline().strip()
 
 
-def test_a_local_sandbox_starts_the_watchdog_with_its_first_process(tmp_path):
+def test_a_local_sandbox_starts_the_watchdog_with_its_first_server(tmp_path):
     owner, sandbox_id = start_owner(tmp_path / "home")
     try:
         assert sandbox_id.startswith("local-")
@@ -76,6 +80,9 @@ def test_a_local_sandbox_starts_the_watchdog_with_its_first_process(tmp_path):
         assert step(owner) == "0"
         assert supervisor_pids(owner.pid) == [], "a probe answered by a stat starts nothing"
         assert step(owner) == "hi"
+        # a command under bwrap dies with its owner (`--die-with-parent`); unwrapped it may not
+        assert len(supervisor_pids(owner.pid)) == (0 if isolation.probe().available else 1)
+        assert step(owner) == "server"
         [supervisor] = supervisor_pids(owner.pid)
         assert os.readlink(f"/proc/{supervisor}/exe") == os.path.realpath("/bin/sh")
         step(owner, "teardown")

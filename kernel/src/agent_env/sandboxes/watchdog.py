@@ -6,8 +6,10 @@ It starts only once something exists that can outlive the command: `watch(home)`
 once (`SandboxManager` calls it before a provider creates a sandbox that holds a container or
 a process from the start); `arm(home)` only notes the home (a `local` sandbox is a folder
 until it starts a process, and a folder left by a crash is the next command's reaper's), and
-`ensure()` (the local sandbox calls it before it starts any process) starts it for the armed
-homes. `run hello`, whose one command ends before the run does, then pays a few milliseconds.
+`ensure()` (the local sandbox calls it before it starts a process that could outlive us: a
+server, or any process when bwrap is missing) starts it for the armed homes. A command that
+`exec` runs under bwrap is bound to us (`--die-with-parent`: a SIGKILL of this process kills
+its PID namespace), so `run hello`, whose one command runs that way, starts no watchdog.
 
 The supervisor runs in its own session (Ctrl-C in the terminal does not reach it), reading a
 pipe whose only writer is the controller, one home per line. Its first stage is a POSIX shell
@@ -65,6 +67,11 @@ _armed: list[str] = []
 _supervisor: subprocess.Popen | None = None
 
 
+def enabled() -> bool:
+    """Whether this process starts watchdogs (`AGENT_ENV_WATCHDOG` is not "0")."""
+    return os.environ.get(ENV_SWITCH, "1") != "0"
+
+
 def watch(home: Path) -> None:
     """Make sure this process's watchdog runs now and will reap what it leaves in `home`."""
     _note(home, start=True)
@@ -79,7 +86,7 @@ def arm(home: Path) -> None:
 def ensure() -> None:
     """Something that can outlive this process is about to start (a sandbox process): start
     the watchdog for every armed home, if it does not run yet."""
-    if os.environ.get(ENV_SWITCH, "1") == "0":
+    if not enabled():
         return
     with _lock:
         _forked()
@@ -89,7 +96,7 @@ def ensure() -> None:
 
 
 def _note(home: Path, *, start: bool) -> None:
-    if os.environ.get(ENV_SWITCH, "1") == "0":
+    if not enabled():
         return
     key = str(Path(home).resolve())
     with _lock:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 import threading
 import weakref
 from collections.abc import Mapping
@@ -31,7 +30,7 @@ from typing import Any
 import anyio.to_thread
 
 from agent_env.errors import ConfigError, StoreError
-from agent_env.fsutil import discard, fsync_path, replacing
+from agent_env.fsutil import discard, fsync_path, mkstemp, replacing
 from agent_env.stores.base import ObjectStore
 from agent_env.stores.names import STAGING_DIR, check_object_key, check_object_prefix
 from agent_env.stores.support import home_path, object_bytes, reject_unknown_settings
@@ -133,7 +132,7 @@ class FilesystemObjectStore(ObjectStore):
         for attempt in range(5):
             try:
                 staging.mkdir(parents=True, exist_ok=True)
-                fd, tmp = tempfile.mkstemp(dir=staging, prefix="put-")
+                fd, tmp = mkstemp(staging, "put-")
                 break
             except OSError as exc:
                 if attempt == 4:

@@ -257,12 +257,17 @@ def wrap(
     env: Mapping[str, str],
     hidden: Sequence[Path] = (),
     read_only: Sequence[str] = (),
+    die_with_parent: bool = False,
 ) -> list[str]:
     """`argv` run under bwrap in sandbox folder `folder` (working directory `cwd`) with
     exactly `env`. `hidden` (the agent-env home, the sandboxes' root) is covered by an empty
     tmpfs where a Python path that is mounted holds it, so nothing of it shows. `read_only`:
-    more host folders the process sees read-only (where a CLI agent is installed)."""
+    more host folders the process sees read-only (where a CLI agent is installed).
+    `die_with_parent`: bwrap and everything in its PID namespace get SIGKILL when the thread
+    that started bwrap ends (Linux's parent-death signal), e.g. when the controller is killed."""
     out = [executable, *_namespace_args(), *_system_binds()]
+    if die_with_parent:
+        out.append("--die-with-parent")
     mounted = (*python_paths(), *shared_venvs(), *(p for p in read_only if os.path.isdir(p)))
     for path in mounted:
         out += ["--ro-bind", path, path]

@@ -86,10 +86,12 @@ class LocalSandbox(Sandbox):
         """`text` with every standalone `/app` replaced by the work folder's host path."""
         return paths.rewrite(self.folder, text)
 
-    def _env(self, env: Mapping[str, str] | None) -> dict[str, str]:
+    def _env(self, env: Mapping[str, str] | None, *, bound: bool = False) -> dict[str, str]:
         """The environment of a process about to start here (every start asks for it first),
-        so the watchdog starts here too: a process can outlive a crashed controller."""
-        watchdog.ensure()
+        so the watchdog starts here too: a process can outlive a crashed controller. Not for
+        a `bound` one (`_bound_to_us`): it ends with this process, however this one ends."""
+        if not bound:
+            watchdog.ensure()
         given: dict[str, str] = {"HOME": str(self.folder)} if self.isolated else {}
         for source in (self.env_vars, env or {}):
             given.update({k: self.rewrite(str(v)) for k, v in source.items()})
@@ -109,11 +111,24 @@ class LocalSandbox(Sandbox):
             return ["/bin/sh", "-c", self.rewrite(command)]
         return [self.rewrite(str(a)) for a in command]
 
+    def _bound_to_us(self) -> bool:
+        """Whether a command `exec` starts now dies with this process: under bwrap with
+        `--die-with-parent` (a SIGKILL of the controller kills the command's PID namespace,
+        so nothing of it outlives us and it needs no watchdog). Not with the watchdog
+        switched off: then a killed run's commands wait for the next command, as before."""
+        return self.isolated and watchdog.enabled()
+
     def _launch(
-        self, command: str | Sequence[str], cwd: Path, env: Mapping[str, str]
+        self,
+        command: str | Sequence[str],
+        cwd: Path,
+        env: Mapping[str, str],
+        *,
+        bound: bool = False,
     ) -> tuple[list[str], dict[str, str]]:
         """The argv and environment of a process to start: under bwrap when isolated (the
-        environment then travels inside the argv, bwrap itself gets none)."""
+        environment then travels inside the argv, bwrap itself gets none); `bound`: it dies
+        with the thread that starts it (`_bound_to_us`)."""
         argv = self._argv(command)
         if self.bwrap is None:
             return argv, dict(env)
@@ -129,6 +144,7 @@ class LocalSandbox(Sandbox):
             env=env,
             hidden=self.hidden,
             read_only=self.read_only,
+            die_with_parent=bound,
         )
         return wrapped, {MARKER_ENV: self.id}
 
@@ -209,8 +225,13 @@ class LocalSandbox(Sandbox):
         answered = answer_test(self._argv(command), cwd_path)
         if answered is not None:
             return ExecResult(exit_code=answered, stdout="", stderr="", timed_out=False)
+        # the worker thread that starts the command waits for it to end (`collect`): a
+        # command bound to that thread never outlives it
+        bound = self._bound_to_us()
         try:
-            argv, env_map = self._launch(command, cwd_path, self._env(env))
+            argv, env_map = self._launch(
+                command, cwd_path, self._env(env, bound=bound), bound=bound
+            )
         except FileNotFoundError as e:
             return ExecResult(exit_code=127, stdout="", stderr=f"{e}\n", timed_out=False)
         started: dict[str, int | None] = {}
