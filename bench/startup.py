@@ -3,7 +3,7 @@
 `run hello` and a bare `python -c pass`, over N interleaved rounds (one of each per round, so a
 load spike hits them alike). A figure, not a pass/fail test.
 
-    .venv/bin/python bench/startup.py [-n 20] [--compare [OTHER/agent-env]]
+    .venv/bin/python bench/startup.py [-n 20] [--compare [OTHER/agent-env]] [--wheels]
 
 CPU counts every process a command started, detached ones included: the benchmark is a child
 subreaper (`bench/_proctree.py`), so whatever outlives the command (a watchdog supervisor, a
@@ -15,6 +15,9 @@ per run were still running when the command exited.
 index, installed once into a scratch venv under `~/.cache/agentenv/bench/`, never into this
 tree) `run hello` in the same rounds, and prints every figure and the ratios; `--compare PATH`
 times another installation's `agent-env` script instead (e.g. a checkout of an earlier commit).
+`--wheels` also times `run hello` of this checkout installed as a user installs it
+(`wheel_install`: its wheels, the plain `agentenv-framework`, in a cached scratch venv), in the
+same rounds: the like-for-like comparison, since the existing product runs from its wheels too.
 Byte-compiled modules are used (PYTHONDONTWRITEBYTECODE is unset; two warm-up rounds write
 them); every command runs in a scratch home, state folder and working folder.
 
@@ -45,6 +48,7 @@ TARGET_MS = 150.0
 TARGET_RATIO = 10.0
 REFERENCE = "agentenv-framework==0.9.1364"
 REFERENCE_LABEL = "existing: run hello"
+WHEELS_LABEL = "from wheels: run hello"
 
 
 def reference_script() -> str:
@@ -65,6 +69,44 @@ def reference_script() -> str:
         install = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
     subprocess.run([*install, REFERENCE], check=True)
     return str(script)
+
+
+def wheel_install() -> str:
+    """This checkout installed as a user installs it: every workspace package built into a
+    wheel (`uv build --all-packages`), then the plain `agentenv-framework` from those wheels
+    into a scratch venv under `~/.cache/agentenv/bench/` (kept per set of wheel digests). The
+    existing product is timed from its wheels too; a dev checkout's editable installs add a
+    `.pth` file per package to every interpreter start and a read-only bind per `src` folder
+    to every sandboxed process. Returns the venv's `agent-env`."""
+    import hashlib
+    import tomllib
+
+    uv = shutil.which("uv") or sys.exit("--wheels needs uv")
+    root = Path(__file__).resolve().parents[1]
+    version = tomllib.loads((root / "pyproject.toml").read_text())["project"]["version"]
+    built = Path(tempfile.mkdtemp(prefix="agentenv-bench-wheels-"))
+    try:
+        subprocess.run(
+            [uv, "build", "-q", "--all-packages", "-o", str(built)], cwd=root, check=True
+        )
+        wheels = sorted(built.glob("*.whl"))
+        digest = hashlib.sha256(b"".join(hashlib.sha256(w.read_bytes()).digest() for w in wheels))
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        venv = cache / "agentenv" / "bench" / f"ours-{digest.hexdigest()[:16]}"
+        script = venv / "bin" / "agent-env"
+        if not script.exists():
+            print(f"installing agentenv-framework {version} from this checkout's wheels into {venv}",
+                  file=sys.stderr)  # fmt: skip
+            shutil.rmtree(venv, ignore_errors=True)
+            subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(venv)], check=True)
+            subprocess.run(
+                [uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"),
+                 "--find-links", str(built), f"agentenv-framework=={version}"],
+                check=True,
+            )  # fmt: skip
+        return str(script)
+    finally:
+        shutil.rmtree(built, ignore_errors=True)
 
 
 _LINE = re.compile(r"^(\d+) +(.*)$")
@@ -123,6 +165,11 @@ def main() -> int:
         help="time the existing product's run hello too (or, given a path, that agent-env's)",
     )
     parser.add_argument(
+        "--wheels",
+        action="store_true",
+        help="also time run hello of this checkout installed from its wheels (wheel_install)",
+    )
+    parser.add_argument(
         "--linger",
         type=float,
         default=10.0,
@@ -139,6 +186,8 @@ def main() -> int:
         ("... --no-plugins --help", [script, "--no-plugins", "--help"]),
         ("agent-env run hello", [script, "run", "hello"]),
     ]
+    if opts.wheels:
+        cases.append((WHEELS_LABEL, [wheel_install(), "run", "hello"]))
     other_label = None
     if opts.compare == "existing":
         other_label = REFERENCE_LABEL
@@ -206,15 +255,18 @@ def main() -> int:
         f"run hello takes {wall[hello]:.1f} ms wall, {wall[hello] / wall[base]:.1f}x "
         f"python -c pass ({verdict} the {TARGET_MS:.0f} ms target)"
     )
-    if other_label:
-        ratio = total[other_label] / total[hello]
-        verdict = ""
-        if other_label == REFERENCE_LABEL:
-            verdict = f" ({'meets' if ratio >= TARGET_RATIO else 'MISSES'} the {TARGET_RATIO:.0f}x target)"
-        print(
-            f"{other_label} / ours: wall x{wall[other_label] / wall[hello]:.2f}, "
-            f"own cpu x{own[other_label] / own[hello]:.2f}, total cpu x{ratio:.2f}{verdict}"
-        )
+    ours = [hello, WHEELS_LABEL] if opts.wheels else [hello]
+    if other_label is not None:
+        for mine in ours:
+            ratio = total[other_label] / total[mine]
+            verdict = ""
+            if other_label == REFERENCE_LABEL:
+                verdict = f" ({'meets' if ratio >= TARGET_RATIO else 'MISSES'} the {TARGET_RATIO:.0f}x target)"
+            print(
+                f"{other_label} / {'ours' if mine == hello else 'ours from wheels'}: "
+                f"wall x{wall[other_label] / wall[mine]:.2f}, "
+                f"own cpu x{own[other_label] / own[mine]:.2f}, total cpu x{ratio:.2f}{verdict}"
+            )
     for label, cmd in cases:
         if "run hello" not in label:
             continue
