@@ -254,7 +254,8 @@ def test_pooled_calls_reach_the_gateway_on_the_servers_loop_logged_once_with_no_
     """A warm instance's gateway is served on the server's own event loop (no thread of its
     own) and an episode's tool calls reach it in-process: each is still logged once in the
     episode's trajectory, and the tokens of finished episodes leave the gateway's redaction
-    list, which stays the same size however many episodes the instance served."""
+    list, which stays the same size however many episodes the instance served, and its token,
+    scope and session tables."""
     import json
 
     from openenv.core.generic_client import GenericEnvClient
@@ -280,6 +281,9 @@ def test_pooled_calls_reach_the_gateway_on_the_servers_loop_logged_once_with_no_
                 assert gateway.loop is runtime.loop  # served on the server's loop
                 assert gateway.in_process_client("not-a-token", gateway.mcp_url) is None
                 secrets.append(len(gateway.gateway.trajectory.secrets))
+                auth = gateway.gateway.auth  # the ended episode's tokens and session ids: gone
+                assert not auth.tokens and not auth.scopes
+                assert set(auth._sessions) <= {auth.admin_token}  # the pool's own calls
         return ends, secrets
 
     ends, secrets = anyio.run(main)

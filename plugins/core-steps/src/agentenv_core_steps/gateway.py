@@ -140,10 +140,7 @@ class RunGateway:
         cleared. Raises when an env does not reset."""
         from agentenv_core_steps.env_resets import reset_envs
 
-        auth = self.gateway.auth
-        revoked = list(auth.tokens)
-        auth.tokens.clear()
-        auth.scopes.clear()
+        revoked = self.gateway.auth.revoke_all()
         self.gateway.roles.rules.clear()
         self.gateway.clock.clear()
         self.gateway.trajectory.clear()

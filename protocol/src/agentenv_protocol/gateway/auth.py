@@ -62,6 +62,16 @@ class Auth:
         self._on_token(token)
         return token
 
+    def revoke_all(self) -> list[str]:
+        """Revoke every issued token (the admin token stays): a warm pool's instance between
+        two episodes. Forgets their scopes and session ids too, so nothing here grows with
+        the episodes a long-lived gateway serves. Returns the revoked tokens."""
+        revoked = list(self.tokens)
+        self.tokens.clear()
+        self.scopes.clear()
+        self._sessions.clear()
+        return revoked
+
     def grant(self, token: str) -> Grant | None:
         role = self.tokens.get(token)
         return None if role is None else Grant(role, self.scopes.get(token))
