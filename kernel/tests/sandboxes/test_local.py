@@ -218,3 +218,20 @@ async def test_servers_get_the_port_and_a_loopback_host(box):
             break
         await anyio.sleep(0.02)
     assert (await box.process_logs()).split() == ["127.0.0.1", port, port]
+
+
+async def test_an_exited_servers_log_has_its_last_bytes_even_those_held_for_redaction(box):
+    """A server's output reaches its log through a FIFO this process copies, holding back an
+    end that may begin a secret. Once the server exited, its log must have everything it
+    printed: its last words are what a deploy error shows (they were "(empty)" under load)."""
+    import anyio
+
+    from agent_env.redact import Redactor
+
+    keeper = Redactor(["last words of a secret-4c1d"])  # the process redactor masks it too
+    process = await box.start_process("printf 'exiting: last words'; exit 3", port=0)
+    with anyio.fail_after(30):
+        while await process.exit_code() is None:
+            await anyio.sleep(0.02)
+    assert (await process.logs()).endswith("exiting: last words")
+    assert keeper.secrets  # alive until here

@@ -4,7 +4,7 @@ log file, and a thread of this process copies it into the log (0600) through
 
 The draining process keeps a write end of the FIFO open itself, so the copy does not end before
 the child opened it (a fork server's child opens it on its own); `close(sandbox_id)` (at
-teardown) lets it end once the child's own write ends close. A resumed run that adopts the
+teardown, or `finish` once the child exited) lets it end once the child's own write ends close. A resumed run that adopts the
 sandbox drains it again (`drain`); between the controller's death and then, the process's
 writes fail (no reader), nothing is written unredacted.
 """
@@ -17,10 +17,11 @@ from pathlib import Path
 
 from agent_env.redact import process_redactor
 
-#: sandbox id -> the write ends this process holds open (closed at teardown)
-_HELD: dict[str, list[int]] = {}
-#: the FIFOs this process is copying
-_DRAINING: set[str] = set()
+#: sandbox id -> {FIFO: the write end this process holds open} (closed at teardown, or by
+#: `finish` once the FIFO's process exited)
+_HELD: dict[str, dict[str, int]] = {}
+#: the FIFOs this process is copying -> the thread copying it
+_DRAINING: dict[str, threading.Thread] = {}
 _LOCK = threading.Lock()
 CHUNK = 65536
 
@@ -49,22 +50,41 @@ def drain(sandbox_id: str, pipe: Path, log: Path) -> bool:
         except OSError:
             return False
         holder = os.open(pipe, os.O_WRONLY)
-        _HELD.setdefault(sandbox_id, []).append(holder)
-        _DRAINING.add(str(pipe))
-    os.set_blocking(reader, True)
-    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    threading.Thread(
-        target=_copy, args=(reader, fd, str(pipe)), daemon=True, name=f"log-{log.name}"
-    ).start()
+        _HELD.setdefault(sandbox_id, {})[str(pipe)] = holder
+        os.set_blocking(reader, True)
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        copier = threading.Thread(
+            target=_copy, args=(reader, fd, str(pipe)), daemon=True, name=f"log-{log.name}"
+        )
+        _DRAINING[str(pipe)] = copier
+    copier.start()
     return True
+
+
+def finish(pipe: Path, timeout: float) -> None:
+    """Let the copy of FIFO `pipe` end once its process exited: drop this process's write end
+    of it, then wait (at most `timeout` seconds) until every byte the process wrote is in the
+    log, the last ones held back for redaction included. Without it, the log of a process
+    that just exited can still miss its last lines: the error a reader wants."""
+    key = str(pipe)
+    with _LOCK:
+        holder = next((h.pop(key) for h in _HELD.values() if key in h), None)
+        copier = _DRAINING.get(key)
+    if holder is not None:
+        try:
+            os.close(holder)
+        except OSError:
+            pass
+    if copier is not None:  # it ends when the last write end closes (a child may hold one)
+        copier.join(timeout)
 
 
 def close(sandbox_id: str) -> None:
     """Drop this process's write ends of the sandbox's FIFOs: each copy ends once its
     process's own write ends are closed (the process exited or was killed)."""
     with _LOCK:
-        held = _HELD.pop(sandbox_id, [])
-    for fd in held:
+        held = _HELD.pop(sandbox_id, {})
+    for fd in held.values():
         try:
             os.close(fd)
         except OSError:
@@ -92,7 +112,7 @@ def _copy(reader: int, out: int, pipe: str) -> None:
         os.close(reader)
         os.close(out)
         with _LOCK:
-            _DRAINING.discard(pipe)
+            _DRAINING.pop(pipe, None)
 
 
 def _write(fd: int, data: bytes) -> None:

@@ -12,12 +12,16 @@ import anyio
 
 from agent_env.sandbox import Process
 from agent_env.sandboxes import procs
+from agent_env.sandboxes.local import logs
 
 MARKER_ENV = "AGENTENV_SANDBOX"
 #: One /proc scan for the marker serves every teardown that asks at about the same time.
 _MARKED = procs.EnvScanner(MARKER_ENV)
 STOP_GRACE = 1.0
 DRAIN_AFTER_KILL = 2.0
+#: How long the log of an exited server may take to receive its last bytes (a child of the
+#: server that still holds its output open keeps the copy going).
+FINISH_TIMEOUT = 1.0
 
 
 class LocalProcess(Process):
@@ -34,7 +38,12 @@ class LocalProcess(Process):
         return self.popen.poll()
 
     async def logs(self, *, tail: int = 200) -> str:
-        return await anyio.to_thread.run_sync(tail_file, self.log, tail)
+        def read() -> str:
+            if self.popen.poll() is not None:  # exited: its last lines may be in the FIFO yet
+                logs.finish(logs.pipe_for(self.log), FINISH_TIMEOUT)
+            return tail_file(self.log, tail)
+
+        return await anyio.to_thread.run_sync(read)
 
     async def stop(self) -> None:
         def go() -> None:
