@@ -121,6 +121,15 @@ class Redactor:
         stays with it. `close()` it when its owner (a task instance) ends."""
         return Redactor(parent=self)
 
+    def extend(self, other: Redactor) -> None:
+        """Also know every secret `other` knows, now and later: a task instance that adopts a
+        warm instance. When `other` layers on this one's parent, this one layers on `other`
+        instead of copying its values (no pattern compiled again per episode)."""
+        if self._parent is not None and other._parent is self._parent:
+            self._parent = other
+        else:
+            self.add(other.secrets)
+
     def close(self) -> None:
         """The owner ended: process output no longer needs this redactor's own secrets (the
         redactor itself still redacts with them)."""
