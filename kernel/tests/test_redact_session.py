@@ -74,3 +74,28 @@ def test_a_store_that_cannot_tell_its_revision_is_read_every_time(tmp_path):
         assert store.reads == before + 2
 
     anyio.run(main)
+
+
+def test_a_sessions_runs_share_a_redactor_until_a_secret_is_added(tmp_path, monkeypatch):
+    """What an OpenEnv server does: one session, a run (services) per episode."""
+    monkeypatch.setenv("AGENT_ENV_HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+
+    async def main() -> None:
+        from agent_env.engine.run import Session
+
+        session = await Session.open()
+        try:
+            first = await session.services()
+            second = await session.services()
+            assert first.redactor is second.redactor
+            assert first.redactor("added-later-value") == "added-later-value"
+            await session.stores.secrets.set("added-later", "added-later-value")
+            third = await session.services()
+            assert third.redactor is not first.redactor
+            episode = third.redactor.child()  # what an episode's instance redacts with
+            assert episode({"note": "x added-later-value"}) == {"note": f"x {REDACTED}"}
+        finally:
+            await session.close()
+
+    anyio.run(main)
