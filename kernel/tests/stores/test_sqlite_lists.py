@@ -57,3 +57,28 @@ async def test_a_list_that_would_wait_goes_to_a_thread_and_still_answers(tmp_pat
         assert "_list" in used
     finally:
         await store.close()
+
+
+@pytest.mark.anyio
+async def test_a_writer_holding_the_file_neither_blocks_a_list_nor_shows_its_uncommitted_rows(
+    tmp_path,
+):
+    import sqlite3
+
+    store = SqliteDocumentStore(home=tmp_path)
+    try:
+        await store.put("things", "a", {"i": 1})
+        other = sqlite3.connect(store.path, isolation_level=None)
+        try:
+            other.execute("BEGIN IMMEDIATE")  # another process mid-transaction
+            other.execute(
+                "INSERT INTO documents (collection, key, doc) VALUES ('things', 'b', '{}')"
+            )
+            with anyio.fail_after(5):
+                assert await store.list("things") == [("a", {"i": 1})]
+            other.execute("COMMIT")
+        finally:
+            other.close()
+        assert [k for k, _ in await store.list("things")] == ["a", "b"]
+    finally:
+        await store.close()
