@@ -96,3 +96,31 @@ def test_adding_recompiles_only_the_open_chunk():
     after = redactor._patterns()
     assert all(c in after for c in compiled)  # the sealed ones were not rebuilt
     assert len(after) == len(compiled) + 1
+
+
+def test_extending_with_a_sibling_layers_on_it_and_a_stranger_is_copied():
+    run = Redactor(["run-secret"])
+    held = run.child()
+    held.add(["held-env-secret"])
+    episode = run.child()
+    episode.add(["episode-token"])
+    episode.extend(held)
+    held.add(["held-later-secret"])  # learned after the adoption: the episode knows it too
+    text = "run-secret held-env-secret episode-token held-later-secret"
+    assert episode(text) == " ".join([REDACTED] * 4)
+    assert held(text) == f"{REDACTED} {REDACTED} episode-token {REDACTED}"
+    assert run(text) == f"{REDACTED} held-env-secret episode-token held-later-secret"
+    assert episode._own.values == {"episode-token"}  # layered, nothing copied
+
+    # a redactor of another run's chain: its values are copied, the chain stays
+    other = Redactor(["other-run-secret"]).child()
+    other.add(["other-env-secret"])
+    episode.extend(other)
+    assert episode("other-run-secret other-env-secret run-secret") == " ".join([REDACTED] * 3)
+    assert episode._parent is held
+
+    # a top-level redactor (an instance kept with --keep uses the run's) is never re-parented
+    top = Redactor(["top-secret"])
+    top.extend(held)
+    assert top._parent is None
+    assert top("held-env-secret top-secret") == f"{REDACTED} {REDACTED}"

@@ -121,6 +121,15 @@ class Redactor:
         stays with it. `close()` it when its owner (a task instance) ends."""
         return Redactor(parent=self)
 
+    def extend(self, other: Redactor) -> None:
+        """Also know every secret `other` knows, now and later: a task instance that adopts a
+        warm instance. When `other` layers on this one's parent, this one layers on `other`
+        instead of copying its values (no pattern compiled again per episode)."""
+        if self._parent is not None and other._parent is self._parent:
+            self._parent = other
+        else:
+            self.add(other.secrets)
+
     def close(self) -> None:
         """The owner ended: process output no longer needs this redactor's own secrets (the
         redactor itself still redacts with them)."""
@@ -184,8 +193,6 @@ class Redactor:
         """A redactor that knows every value in the configured secret store, the values of
         secret-looking environment variables (`OPENAI_API_KEY`, `HF_TOKEN`, ...) and the
         config's secret-looking settings and `env:` references."""
-        environ = os.environ if environ is None else environ
-        guessed = [v for k, v in environ.items() if is_secret_key(k)]
         values: list[str] = []
         secrets = getattr(stores, "secrets", None)
         if secrets is not None:
@@ -193,17 +200,54 @@ class Redactor:
                 value = await secrets.get(name)
                 if value:
                     values.append(value)
-        for table in (getattr(config, "values", None) or {}).values():
-            for key, value in table.items():
-                if not isinstance(value, str):
-                    continue
-                if value.startswith("env:") and value[4:] in environ:
-                    if is_secret_key(key):
-                        guessed.append(environ[value[4:]])
-                elif is_secret_key(key) and not value.startswith("secret:"):
-                    guessed.append(value)
         redactor = cls(values)
+        guessed = _guessed(config, os.environ if environ is None else environ)
         redactor.add(guessed, min_length=MIN_SECRET_LENGTH)
+        return redactor
+
+
+def _guessed(config: Any, environ: Mapping[str, str]) -> list[str]:
+    """Values only guessed to be secret: secret-looking environment variables and config
+    settings (or the variables their `env:` references name)."""
+    guessed = [v for k, v in environ.items() if is_secret_key(k)]
+    for table in (getattr(config, "values", None) or {}).values():
+        for key, value in table.items():
+            if not isinstance(value, str):
+                continue
+            if value.startswith("env:") and value[4:] in environ:
+                if is_secret_key(key):
+                    guessed.append(environ[value[4:]])
+            elif is_secret_key(key) and not value.startswith("secret:"):
+                guessed.append(value)
+    return guessed
+
+
+class StoreRedactors:
+    """`Redactor.from_stores` for a long-lived session, built again only when what it read
+    changed: the secret store's `revision()` (a store that cannot tell is read every time),
+    the guessed values of the environment and the config. A front end that starts a run per
+    episode so skips reading every secret and compiling their pattern per episode, while a
+    secret added meanwhile still reaches the next episode's redactor."""
+
+    def __init__(self, stores: Any, config: Any = None) -> None:
+        self.stores = stores
+        self.config = config
+        self._kept: tuple[Any, Redactor] | None = None
+
+    def _mark(self) -> Any:
+        secrets = getattr(self.stores, "secrets", None)
+        revision = None if secrets is None else getattr(secrets, "revision", lambda: None)()
+        if secrets is not None and revision is None:
+            return None
+        return revision, tuple(_guessed(self.config, os.environ))
+
+    async def current(self) -> Redactor:
+        mark = self._mark()
+        kept = self._kept
+        if mark is not None and kept is not None and kept[0] == mark:
+            return kept[1]
+        redactor = await Redactor.from_stores(self.stores, self.config)
+        self._kept = None if mark is None else (mark, redactor)
         return redactor
 
 

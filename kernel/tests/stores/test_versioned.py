@@ -48,3 +48,43 @@ async def test_writer_that_loses_a_race_with_equal_content_reports_unchanged(tmp
     result = await second.put("artifact", "e", {"n": 3}, digest="c", files={"x": "1"})
     assert (result.version, result.status) == (3, "changed")
     await documents.close()
+
+
+@pytest.mark.anyio
+async def test_a_versions_digest_is_read_once_and_the_kept_ones_are_bounded(tmp_path, monkeypatch):
+    from agent_env.stores import versioned
+
+    monkeypatch.setattr(versioned, "DIGESTS_KEPT", 3)
+    documents = SqliteDocumentStore(home=tmp_path)
+    entities = Entities(documents)
+    reads: list[str] = []
+    real_get = documents.get
+
+    async def counting_get(collection, key):
+        reads.append(key)
+        return await real_get(collection, key)
+
+    documents.get = counting_get  # type: ignore[method-assign]
+    try:
+        await entities.put("task", "@local/b/t", {"n": 1}, digest="d1")
+        await entities.put("task", "@local/b/t", {"n": 2}, digest="d2")
+        assert await entities.digest("task", "@local/b/t", 1) == "d1"
+        assert await entities.digest("task", "@local/b/t", 2) == "d2"
+        assert await entities.digest("task", "@local/b/t", 3) is None  # absent: never kept
+        await entities.put("task", "@local/b/t", {"n": 3}, digest="d3")
+        assert await entities.digest("task", "@local/b/t", 3) == "d3"  # written later: found
+        before = len(reads)
+        assert [await entities.digest("task", "@local/b/t", v) for v in (1, 2, 3)] == [
+            "d1",
+            "d2",
+            "d3",
+        ]
+        assert len(reads) == before  # all three kept
+        await entities.put("task", "@local/b/u", {"n": 1}, digest="e1")
+        assert await entities.digest("task", "@local/b/u", 1) == "e1"  # pushes v1 out
+        assert len(entities._digests) == 3
+        before = len(reads)
+        assert await entities.digest("task", "@local/b/t", 1) == "d1"
+        assert len(reads) == before + 1
+    finally:
+        await documents.close()

@@ -295,7 +295,7 @@ class TaskInstance:
                 self.step_info[sid] = {"status": "reused", "attempts": 0, "from": held.id}
         self.sandboxes.live.update(held.sandboxes.live)
         self.sandboxes.resources.share(held.sandboxes.resources)
-        self.services.redactor.add(held.services.redactor.secrets)
+        self.services.redactor.extend(held.services.redactor)
         self.origin_id = held.id
         self.live.reused = dict(reused)
         self.log(None, f"reused warm instance {held.id} (its steps {', '.join(sorted(held.done))})")

@@ -13,7 +13,7 @@ import attrs
 from agent_env.engine.records import COLLECTION, RUNS, Status, TaskInstanceRecord
 from agent_env.engine.services import EngineServices, Reporter
 from agent_env.errors import AgentEnvError, BundleError
-from agent_env.redact import Redactor
+from agent_env.redact import StoreRedactors
 from agent_env.suggest import did_you_mean
 
 
@@ -25,6 +25,12 @@ class Session:
     config: Any
     stores: Any
     sandboxes: Any
+    #: The top-level redactor, kept while the secrets it knows are unchanged.
+    redactors: StoreRedactors | None = attrs.field(default=None, kw_only=True)
+
+    def __attrs_post_init__(self) -> None:
+        if self.redactors is None:
+            self.redactors = StoreRedactors(self.stores, self.config)
 
     @classmethod
     async def open(cls, plugins: Any = None, config: Any = None) -> Session:
@@ -54,7 +60,7 @@ class Session:
             config=self.config,
             stores=self.stores,
             sandboxes=self.sandboxes,
-            redactor=await Redactor.from_stores(self.stores, self.config),
+            redactor=await self.redactors.current(),
             artifacts=dict(artifacts or {}),
             reporter=reporter or Reporter(),
             default_provider=default_provider,

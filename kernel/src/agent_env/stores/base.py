@@ -207,6 +207,12 @@ class SecretStore(_Backend):
     @abc.abstractmethod
     async def list(self) -> list[str]: ...
 
+    def revision(self) -> object | None:
+        """A token that changes whenever a secret is added, changed or removed (from any
+        process), for callers that keep what they derived from the values (a redactor); None
+        when the backend cannot tell cheaply (callers then read every value again)."""
+        return None
+
 
 class ImageStore(_Backend):
     """Container images by reference: a local daemon, an OCI registry, ECR, Artifact Registry."""

@@ -100,6 +100,17 @@ class EnvSecretStore(SecretStore):
                     names.add(name)
         return sorted(names)
 
+    def revision(self) -> object | None:
+        """The secrets file's identity, size and modification time (an atomic rewrite makes a
+        new inode) and the prefixed environment variables: what every value comes from."""
+        try:
+            st = os.stat(self.path)
+            mark: tuple[int, int, int] | None = (st.st_ino, st.st_size, st.st_mtime_ns)
+        except OSError:
+            mark = None
+        prefix = self.env_prefix
+        return mark, tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(prefix)))
+
     async def get(self, name: str) -> str | None:
         check_secret_name(name)
         return await anyio.to_thread.run_sync(self._get, name)

@@ -89,11 +89,9 @@ async def record_bundle_run(
         entity_id = _bundle_entity(bundle, kind, name)
         if entity_id is None:
             continue
-        stored = await stores.entities.get(kind, entity_id, version)
-        if stored is not None:
-            uses.append(
-                {"kind": kind, "id": entity_id, "version": version, "digest": stored.digest}
-            )
+        digest = await stores.entities.digest(kind, entity_id, version)
+        if digest is not None:
+            uses.append({"kind": kind, "id": entity_id, "version": version, "digest": digest})
     return await record_run(stores, run_id, uses)
 
 

@@ -8,6 +8,7 @@ Fast path: a statement first runs right in the event loop on a second connection
 waits (busy timeout 0, lock taken only if free); only when that would block (another writer,
 another thread) does it go to a worker thread. A WAL commit without contention takes tens of
 microseconds, less than the thread hop it saves, and the journal writes one per step.
+Reads go the same way: `get`, and `list` when it has at most `FAST_LIST_ROWS` rows.
 The log's checkpoints run behind the writes, on a thread of their own (`sqlite_checkpoint`).
 """
 
@@ -41,6 +42,13 @@ CREATE TABLE IF NOT EXISTS documents (
 ) WITHOUT ROWID
 """
 _SYNC_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
+_LIST = (
+    "SELECT key, doc FROM documents WHERE collection=? AND key>=? "
+    "AND substr(key, 1, ?)=? ORDER BY key"
+)
+#: A list this long or shorter is read in the event loop (see `list`): an entity's versions
+#: or a run's few documents take tens of microseconds, less than a thread hop.
+FAST_LIST_ROWS = 64
 
 
 class SqliteDocumentStore(DocumentStore):
@@ -133,9 +141,9 @@ class SqliteDocumentStore(DocumentStore):
             except sqlite3.Error as exc:
                 raise StoreError(f"document store {self.path}: {exc}") from exc
 
-    def _try_fast(self, sql: str, params: tuple, fetch: bool = False) -> tuple[Any] | None:
-        """Run `sql` without waiting: `(rowcount,)` or, with `fetch`, `(first row,)`; None
-        when that would wait (then use a thread)."""
+    def _try_fast(self, sql: str, params: tuple, fetch: bool | int = False) -> tuple[Any] | None:
+        """Run `sql` without waiting: `(rowcount,)`, with `fetch=True` `(first row,)`, with
+        `fetch=N` `(up to N rows,)`; None when that would wait (then use a thread)."""
         if not self._fast_lock.acquire(blocking=False):
             return None
         try:
@@ -147,7 +155,9 @@ class SqliteDocumentStore(DocumentStore):
                     self._fast = self._open_fast()
                     self._fast_pid = os.getpid()
                 cursor = self._fast.execute(sql, params)
-                return (cursor.fetchone() if fetch else cursor.rowcount,)
+                if fetch is True:
+                    return (cursor.fetchone(),)
+                return (cursor.fetchmany(fetch) if fetch else cursor.rowcount,)
             except sqlite3.OperationalError as exc:
                 if "locked" in str(exc) or "busy" in str(exc):
                     return None
@@ -196,21 +206,16 @@ class SqliteDocumentStore(DocumentStore):
                 raise StoreError(f"document store {self.path}: {exc}") from exc
         return None if row is None else json.loads(row[0])
 
-    def _list(self, collection: str, prefix: str) -> list[tuple[str, dict[str, Any]]]:
+    def _list(self, collection: str, prefix: str) -> list[tuple[str, str]]:
         with self._lock:
             try:
-                rows = (
+                return (
                     self._connection()
-                    .execute(
-                        "SELECT key, doc FROM documents WHERE collection=? AND key>=? "
-                        "AND substr(key, 1, ?)=? ORDER BY key",
-                        (collection, prefix, len(prefix), prefix),
-                    )
+                    .execute(_LIST, (collection, prefix, len(prefix), prefix))
                     .fetchall()
                 )
             except sqlite3.Error as exc:
                 raise StoreError(f"document store {self.path}: {exc}") from exc
-        return [(k, json.loads(d)) for k, d in rows]
 
     def revision(self) -> object | None:
         """The database file's and its write-ahead log's identity, size and modification time:
@@ -265,9 +270,17 @@ class SqliteDocumentStore(DocumentStore):
         )
 
     async def list(self, collection: str, prefix: str = "") -> list[tuple[str, dict[str, Any]]]:
+        """A short list (up to `FAST_LIST_ROWS` rows, such as an entity's versions) is read
+        right in the event loop when that does not wait; a longer one on a thread."""
         check_collection(collection)
         check_document_prefix(prefix)
-        return await anyio.to_thread.run_sync(self._list, collection, prefix)
+        params = (collection, prefix, len(prefix), prefix)
+        done = self._try_fast(f"{_LIST} LIMIT {FAST_LIST_ROWS + 1}", params, FAST_LIST_ROWS + 1)
+        if done is not None and len(done[0]) <= FAST_LIST_ROWS:
+            rows = done[0]
+        else:
+            rows = await anyio.to_thread.run_sync(self._list, collection, prefix)
+        return [(k, json.loads(d)) for k, d in rows]
 
     def _select(
         self, statements: builtins.list[tuple[str, tuple]]

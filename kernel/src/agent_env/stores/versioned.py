@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections import OrderedDict
 from typing import Any, Literal
 
 import attrs
@@ -21,6 +22,8 @@ Status = Literal["new", "unchanged", "changed"]
 _KIND_RE = re.compile(r"[a-z][a-z0-9_]{0,39}")
 _VERSION_RE = re.compile(r"\d{8,}")
 MAX_ATTEMPTS = 10_000
+#: Digests of stored versions an `Entities` remembers (a version never changes once written).
+DIGESTS_KEPT = 4096
 
 
 @attrs.frozen(kw_only=True)
@@ -93,6 +96,7 @@ class Entities:
 
     def __init__(self, documents: DocumentStore):
         self.documents = documents
+        self._digests: OrderedDict[tuple[str, str, int], str] = OrderedDict()
 
     def _entity(self, kind: str, entity_id: str, doc: dict[str, Any]) -> Entity:
         try:
@@ -177,6 +181,23 @@ class Entities:
             raise StoreError(f"entity {kind} {entity_id!r}: bad version {version!r}")
         doc = await self.documents.get(_collection(kind), _key(_check_id(entity_id), version))
         return None if doc is None else self._entity(kind, entity_id, doc)
+
+    async def digest(self, kind: str, entity_id: str, version: int) -> str | None:
+        """The content digest of version `version`, or None when it does not exist. Versions
+        are written once and never change, so the last `DIGESTS_KEPT` looked up are kept: a
+        run per episode (an OpenEnv server) records its lineage without reading them again."""
+        key = (kind, entity_id, version)
+        known = self._digests.get(key)
+        if known is not None:
+            self._digests.move_to_end(key)
+            return known
+        found = await self.get(kind, entity_id, version)
+        if found is None:
+            return None
+        self._digests[key] = found.digest
+        if len(self._digests) > DIGESTS_KEPT:
+            self._digests.popitem(last=False)
+        return found.digest
 
     async def latest(self, kind: str, entity_id: str) -> Entity | None:
         """The highest version, or None for an entity never written."""
