@@ -26,11 +26,10 @@ class Session:
     stores: Any
     sandboxes: Any
     #: The top-level redactor, kept while the secrets it knows are unchanged.
-    redactors: StoreRedactors | None = attrs.field(default=None, kw_only=True)
-
-    def __attrs_post_init__(self) -> None:
-        if self.redactors is None:
-            self.redactors = StoreRedactors(self.stores, self.config)
+    redactors: StoreRedactors = attrs.field(
+        kw_only=True,
+        default=attrs.Factory(lambda s: StoreRedactors(s.stores, s.config), takes_self=True),
+    )
 
     @classmethod
     async def open(cls, plugins: Any = None, config: Any = None) -> Session:
