@@ -141,6 +141,7 @@ async def test_processes_a_fast_path_started_with_the_marker_end_at_teardown(pro
     """A process started by other means with the sandbox's environment (how the core-steps
     fork server starts envs: not under bwrap) is found by its marker and killed."""
     import subprocess
+    import time
 
     from agent_env.sandboxes import procs
 
@@ -150,7 +151,12 @@ async def test_processes_a_fast_path_started_with_the_marker_end_at_teardown(pro
         ["sleep", "300"], env=env, start_new_session=True, stdout=subprocess.DEVNULL
     )
     try:
-        assert procs.pids_with_env("AGENTENV_SANDBOX", box.id) == [started.pid]
+        # the child carries the marker once it has exec'd (until then /proc shows the
+        # environment of this process, which forked it): wait for that, as a loaded CI may lag
+        deadline = time.monotonic() + 10
+        while procs.pids_with_env("AGENTENV_SANDBOX", box.id) != [started.pid]:
+            assert time.monotonic() < deadline, procs.pids_with_env("AGENTENV_SANDBOX", box.id)
+            time.sleep(0.01)
         await box.teardown()
         assert started.wait(timeout=5) is not None
     finally:
