@@ -303,6 +303,17 @@ def stop_pids(pids: Iterable[int]) -> None:
             pass
 
 
+def children_of(pid: int) -> list[int]:
+    """The direct children of `pid` (Linux `/proc/<pid>/task/<pid>/children`; empty when it
+    cannot tell): one file read, no scan of every process."""
+    try:
+        return [
+            int(c) for c in (_PROC / str(pid) / "task" / str(pid) / "children").read_text().split()
+        ]
+    except (OSError, ValueError):
+        return []
+
+
 def kill_pids(pids: Iterable[int]) -> None:
     for pid in pids:
         try:

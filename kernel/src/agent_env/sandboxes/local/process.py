@@ -85,12 +85,17 @@ def kill_all(
     """Kill every tracked process group (servers get SIGTERM and a short grace), then any
     process still carrying the sandbox's marker (unless `scan` is False: the caller knows no
     such process can outlive the groups); wait until they are gone and reap `children`."""
+    # bwrap's child is the init of the command's PID namespace: once it is gone, so is every
+    # process of the namespace (the kernel kills them as it dies, which can be after bwrap
+    # itself died); a server's direct children go with it too
+    inits = [c for pid, e in tracked.items() if procs.alive(pid, e.get("started"))
+             for c in procs.children_of(pid)]  # fmt: skip
     for pid, entry in tracked.items():
         grace = STOP_GRACE if entry.get("kind") == "server" else 0.0
         procs.kill_group(pid, entry.get("started"), grace=grace)
     marked = _MARKED.pids(sandbox_id) if scan else []
-    procs.kill_pids(marked)
+    procs.kill_pids([*inits, *marked])
     ours = [pid for pid, e in tracked.items() if procs.alive(pid, e.get("started"))]
-    procs.wait_gone([*ours, *marked], DRAIN_AFTER_KILL)
+    procs.wait_gone([*ours, *inits, *marked], DRAIN_AFTER_KILL)
     for popen in children:
         wait_quietly(popen)
