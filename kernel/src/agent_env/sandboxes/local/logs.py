@@ -4,9 +4,10 @@ log file, and a thread of this process copies it into the log (0600) through
 
 The draining process keeps a write end of the FIFO open itself, so the copy does not end before
 the child opened it (a fork server's child opens it on its own); `close(sandbox_id)` (at
-teardown, or `finish` once the child exited) lets it end once the child's own write ends close. A resumed run that adopts the
-sandbox drains it again (`drain`); between the controller's death and then, the process's
-writes fail (no reader), nothing is written unredacted.
+teardown), or `finish(pipe)` once the child exited, lets it end once the child's own write ends
+close. A resumed run that adopts the sandbox drains it again (`drain`); between the
+controller's death and then, the process's writes fail (no reader), nothing is written
+unredacted.
 """
 
 from __future__ import annotations
