@@ -3,7 +3,7 @@
 `run hello` and a bare `python -c pass`, over N interleaved rounds (one of each per round, so a
 load spike hits them alike). A figure, not a pass/fail test.
 
-    .venv/bin/python bench/startup.py [-n 20] [--compare [OTHER/agent-env]] [--wheels]
+    .venv/bin/python bench/startup.py [-n 20] [--compare [OTHER/agent-env]] [--wheels] [--floor]
 
 CPU counts every process a command started, detached ones included: the benchmark is a child
 subreaper (`bench/_proctree.py`), so whatever outlives the command (a watchdog supervisor, a
@@ -15,6 +15,12 @@ per run were still running when the command exited.
 index, installed once into a scratch venv under `~/.cache/agentenv/bench/`, never into this
 tree) `run hello` in the same rounds, and prints every figure and the ratios; `--compare PATH`
 times another installation's `agent-env` script instead (e.g. a checkout of an earlier commit).
+`--floor` also times a fresh interpreter that imports exactly the modules of other projects
+(the standard library, click, anyio, attrs, cattrs, pluggy, ...) that `run hello` imports, in
+the order it imports them, with the collector paused as the console script pauses it: what
+`run hello` would cost if agent-env's own modules and work were free. It puts the 10x target
+in proportion: the headroom it leaves is what agent-env's own code, its work and the sandbox
+may spend.
 `--wheels` also times `run hello` of this checkout installed as a user installs it
 (`wheel_install`: its wheels, the plain `agentenv-framework`, in a cached scratch venv), in the
 same rounds: the like-for-like comparison, since the existing product runs from its wheels too.
@@ -49,6 +55,10 @@ TARGET_RATIO = 10.0
 REFERENCE = "agentenv-framework==0.9.1364"
 REFERENCE_LABEL = "existing: run hello"
 WHEELS_LABEL = "from wheels: run hello"
+FLOOR_LABEL = "libraries alone"
+#: Top-level names of this workspace's importable packages.
+OURS = ("agent_env", "agentenv_")
+_IMPORT_TIME = re.compile(r"^import time: +\d+ \| +\d+ \| +(\S+)$")
 
 
 def reference_script() -> str:
@@ -149,6 +159,33 @@ def process_tree(cmd: list[str], env: dict[str, str], cwd: str) -> tuple[int, li
     return started, programs[1:]  # the first exec is the command itself
 
 
+def floor_script(cmd: list[str], env: dict[str, str], cwd: str, where: Path) -> list[str]:
+    """Write a script importing every module of other projects `cmd` imports (from one run
+    under `-X importtime`, in the order they finished loading; the ones that failed there,
+    such as Windows-only modules, fail here too), and return the command that runs it."""
+    run = subprocess.run(
+        [sys.executable, "-X", "importtime", *cmd], env=env, cwd=cwd, capture_output=True,
+        text=True, check=True,
+    )  # fmt: skip
+    names = []
+    for line in run.stderr.splitlines():
+        match = _IMPORT_TIME.match(line)
+        if match and not match.group(1).startswith(OURS):
+            names.append(match.group(1))
+    where.write_text(
+        "import gc\n"
+        "gc.disable()  # as the console script pauses it\n"
+        "import importlib\n"
+        f"for name in {names!r}:\n"
+        "    try:\n"
+        "        importlib.import_module(name)\n"
+        "    except ImportError:\n"
+        "        pass\n"
+    )
+    print(f"{FLOOR_LABEL}: {len(names)} modules of other projects that run hello imports")
+    return [sys.executable, str(where)]
+
+
 def _median(runs: list[TreeRun], field: str) -> float:
     return statistics.median(getattr(r, field) for r in runs)
 
@@ -168,6 +205,11 @@ def main() -> int:
         "--wheels",
         action="store_true",
         help="also time run hello of this checkout installed from its wheels (wheel_install)",
+    )
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="also time importing only the modules of other projects run hello imports",
     )
     parser.add_argument(
         "--linger",
@@ -209,6 +251,12 @@ def main() -> int:
         f"python {sys.version.split()[0]}, {opts.runs} rounds, "
         f"{len(plugins)} entry-point plugins: {', '.join(plugins) or 'none'}"
     )
+    if opts.floor:
+        hello_cmd = [script, "run", "hello"]
+        subprocess.run(hello_cmd, env=env, cwd=str(scratch / "cwd"), capture_output=True)
+        cases.append(
+            (FLOOR_LABEL, floor_script(hello_cmd, env, str(scratch / "cwd"), scratch / "floor.py"))
+        )
     become_subreaper()
     samples: dict[str, list[TreeRun]] = {label: [] for label, _ in cases}
     for round_ in range(opts.runs + 2):  # two warm-up rounds: page cache and .pyc files
@@ -267,6 +315,19 @@ def main() -> int:
                 f"wall x{wall[other_label] / wall[mine]:.2f}, "
                 f"own cpu x{own[other_label] / own[mine]:.2f}, total cpu x{ratio:.2f}{verdict}"
             )
+    if opts.floor and other_label == REFERENCE_LABEL:
+        budget = total[other_label] / TARGET_RATIO
+        print(
+            f"10x needs run hello at most {budget:.1f} ms of total cpu; the libraries it "
+            f"imports take {total[FLOOR_LABEL]:.1f} ms alone (interpreter included), leaving "
+            f"{budget - total[FLOOR_LABEL]:.1f} ms for agent-env's own modules, its work and "
+            f"the sandbox, which take {total[hello] - total[FLOOR_LABEL]:.1f} ms now"
+            + (
+                f" ({total[WHEELS_LABEL] - total[FLOOR_LABEL]:.1f} ms from wheels)"
+                if opts.wheels
+                else ""
+            )
+        )
     for label, cmd in cases:
         if "run hello" not in label:
             continue
