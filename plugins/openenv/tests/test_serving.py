@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import anyio
+import httpx
 import pytest
 
 from agent_env.errors import BundleError
@@ -168,18 +169,23 @@ def test_serve_from_the_cli_and_ctrl_c_tears_the_open_episode_down(openenv_home)
         [*agent_env, "openenv", "serve", "--split", "train"], capture_output=True, text=True
     )
     assert bad.returncode != 0 and "is not NAME=SPEC" in bad.stderr
+    token = "cli-t0ken"  # from the environment, as a trainer's launcher would pass it
     proc = subprocess.Popen(
         [*agent_env, "openenv", "serve", str(NOTES), "--port", "0", "--json"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env={**os.environ, "AGENT_ENV_OPENENV_TOKEN": token},
     )
     try:
         ready = json.loads(proc.stdout.readline())
         assert ready["env_name"] == "notes-agent" and ready["splits"] == {"all": 1}
+        assert ready["token_required"] is True
+        assert httpx.post(f"{ready['url']}/reset", json={}).status_code == 401
 
         async def start() -> str:
-            async with GenericEnvClient(base_url=ready["url"]) as env:
+            headers = {"Authorization": f"Bearer {token}"}
+            async with GenericEnvClient(base_url=ready["url"], headers=headers) as env:
                 r = await env.reset(split="all", index=0)
                 assert r.done is False
                 proc.send_signal(signal.SIGINT)  # with the episode open

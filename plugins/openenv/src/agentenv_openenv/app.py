@@ -135,6 +135,7 @@ def build_app(
     samplers: Mapping[str, str] | None = None,
     pool: int = 0,
     sandbox: str | None = None,
+    token: str | None = None,
 ) -> Any:
     """The OpenEnv app serving every task of `bundle` (a folder, an installed bundle's name, or
     a mapping of split names to those). `reward`: None for the mean of the scores that decide
@@ -145,11 +146,17 @@ def build_app(
     per task, reset between episodes instead of redeployed (0: none; docs/openenv.md).
     `sandbox`: the provider (or fallback chain `a,b`) every episode deploys on, as
     `agent-env run --sandbox` (the existing SDK's `build_app(bundle, sandbox=...)`).
+    `token`: every request but `/health` must carry `Authorization: Bearer <token>`
+    (`agentenv_openenv.auth`; None: no token, as before).
     `BundleError` when no task can be served; `ValueError` for a reward some task lacks."""
     if isinstance(pool, bool) or not isinstance(pool, int) or pool < 0:
         raise ValueError(f"pool= is a number of warm instances per task (0 or more), not {pool!r}")
     if not reply_timeout > 0:
         raise ValueError(f"reply_timeout= is a positive number of seconds, not {reply_timeout!r}")
+    if token is not None:
+        from agentenv_openenv.auth import check_token
+
+        check_token(token)
     from agent_env.errors import PluginError
     from agent_env.openenv.host import plugin_manager
     from agentenv_openenv.episode import KIND
@@ -189,4 +196,8 @@ def build_app(
 
     app.router.lifespan_context = lifespan
     app.state.agentenv_runtime = runtime
+    if token is not None:
+        from agentenv_openenv.auth import RequireToken
+
+        app.add_middleware(RequireToken, token=token)
     return app

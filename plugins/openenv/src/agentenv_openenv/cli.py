@@ -93,10 +93,19 @@ def _splits(values: tuple[str, ...]) -> dict[str, str]:
     "whatever the tasks' sandbox_type says, as `agent-env run --sandbox`.",
 )
 @click.option(
+    "--token",
+    default=None,
+    envvar="AGENT_ENV_OPENENV_TOKEN",
+    metavar="TOKEN",
+    help="Require 'Authorization: Bearer TOKEN' on every request but /health (openenv's "
+    "clients: headers=...). Use it whenever agents run in local sandboxes on this machine: "
+    "they share its loopback. Also read from AGENT_ENV_OPENENV_TOKEN.",
+)
+@click.option(
     "--json",
     "as_json",
     is_flag=True,
-    help="Print one JSON line {url, env_name, splits} when ready.",
+    help="Print one JSON line {url, env_name, splits, token_required} when ready.",
 )
 def serve(
     spec: str | None,
@@ -109,6 +118,7 @@ def serve(
     samplers: tuple[str, ...],
     pool: int,
     sandbox: str | None,
+    token: str | None,
     as_json: bool,
 ) -> None:
     """Serve every task of bundle SPEC (a folder, an installed bundle, hf://...) as an OpenEnv
@@ -132,11 +142,14 @@ def serve(
             samplers=_samplers(samplers),
             pool=pool,
             sandbox=sandbox,
+            token=token,
         )
     except ValueError as e:
-        hint = "--sampler" if "sampler" in str(e) else "--pool" if "pool" in str(e) else "--reward"
+        hint = next(
+            (f"--{word}" for word in ("sampler", "pool", "token") if word in str(e)), "--reward"
+        )
         raise click.BadParameter(str(e), param_hint=hint) from None
-    _run(app, host, port, as_json)
+    _run(app, host, port, as_json, token_required=token is not None)
 
 
 def _samplers(values: tuple[str, ...]) -> dict[str, str]:
@@ -148,7 +161,7 @@ def _samplers(values: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
-def _run(app: Any, host: str, port: int, as_json: bool) -> None:
+def _run(app: Any, host: str, port: int, as_json: bool, *, token_required: bool) -> None:
     import uvicorn
 
     runtime = app.state.agentenv_runtime
@@ -167,10 +180,14 @@ def _run(app: Any, host: str, port: int, as_json: bool) -> None:
         url = f"http://{host}:{bound}"
         counts = {name: len(tasks) for name, tasks in served.splits.items()}
         if as_json:
-            click.echo(json.dumps({"url": url, "env_name": served.env_name, "splits": counts}))
+            ready = {"url": url, "env_name": served.env_name, "splits": counts}
+            click.echo(json.dumps({**ready, "token_required": token_required}))
             sys.stdout.flush()
         listed = ", ".join(f"{n} ({c})" for n, c in counts.items())
-        click.echo(f"serving {served.env_name} at {url}: splits {listed}; Ctrl-C stops", err=True)
+        auth = "; a bearer token is required" if token_required else ""
+        click.echo(
+            f"serving {served.env_name} at {url}: splits {listed}{auth}; Ctrl-C stops", err=True
+        )
 
     server.startup = startup  # type: ignore[method-assign]
     server.run()
