@@ -16,6 +16,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "train-grpo"
+TOKEN = "grpo-t0ken"
 
 
 def _episodes() -> Any:
@@ -28,14 +29,17 @@ def _episodes() -> Any:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The example's bundle served by `build_app` on a loopback port, state in a scratch home."""
+    """The example's bundle served by `build_app` on a loopback port with a token (read by
+    episodes.py from the variable the server's CLI reads), state in a scratch home."""
     from agent_env.openenv import build_app
     from agentenv_protocol.serving import serve_in_thread
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("AGENT_ENV_HOME", str(tmp_path_factory.mktemp("grpo-home")))
         mp.delenv("AGENT_ENV_CONFIG", raising=False)
-        server = serve_in_thread(build_app(EXAMPLE / "scratchpad"), startup_timeout=60)
+        mp.setenv("AGENT_ENV_OPENENV_TOKEN", TOKEN)
+        app = build_app(EXAMPLE / "scratchpad", token=TOKEN)
+        server = serve_in_thread(app, startup_timeout=60)
         try:
             yield server.url
         finally:
