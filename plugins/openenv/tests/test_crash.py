@@ -31,12 +31,13 @@ def killed(openenv_home: Path) -> dict[str, Any]:
     """The end_turn metadata of an episode whose server was SIGKILLed as it answered."""
     from openenv.core.generic_client import GenericEnvClient
 
-    proc = subprocess.Popen(
-        [AGENT_ENV, "openenv", "serve", str(NOTES), "--port", "0", "--json"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
+    with (openenv_home / "serve.err").open("w") as err:  # read by the no-token test
+        proc = subprocess.Popen(
+            [AGENT_ENV, "openenv", "serve", str(NOTES), "--port", "0", "--json"],
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+        )
     try:
         url = json.loads(proc.stdout.readline())["url"]
 
@@ -108,3 +109,12 @@ def test_a_trajectory_lost_to_a_power_loss_is_reported_by_runs_show_and_export(
         assert listed.returncode == 0 and killed["instance_id"] in listed.stdout, listed.stderr
     finally:
         path.write_bytes(whole)
+
+
+def test_a_server_without_a_token_says_who_can_reach_it(
+    openenv_home: Path, killed: dict[str, Any]
+) -> None:
+    from agentenv_openenv.cli import NO_TOKEN_WARNING
+
+    said = (openenv_home / "serve.err").read_text()
+    assert NO_TOKEN_WARNING in said and "a bearer token is required" not in said, said

@@ -197,6 +197,8 @@ def test_serve_from_the_cli_and_ctrl_c_tears_the_open_episode_down(openenv_home)
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+    said = proc.stderr.read()
+    assert "a bearer token is required" in said and "no --token" not in said, said
     shown = subprocess.run(
         [*agent_env, "runs", "show", instance, "--json"], capture_output=True, text=True
     )

@@ -161,6 +161,14 @@ def _samplers(values: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
+#: Said when serving without a token (the default, as the existing product serves).
+NO_TOKEN_WARNING = (
+    "agent-env: warning: no --token: any process that reaches this address, an agent in a "
+    "local sandbox on this machine included, can play episodes here and learn the reward of "
+    'an answer before giving it; pass --token (docs/openenv.md, "A token")'
+)
+
+
 def _run(app: Any, host: str, port: int, as_json: bool, *, token_required: bool) -> None:
     import uvicorn
 
@@ -188,6 +196,8 @@ def _run(app: Any, host: str, port: int, as_json: bool, *, token_required: bool)
         click.echo(
             f"serving {served.env_name} at {url}: splits {listed}{auth}; Ctrl-C stops", err=True
         )
+        if not token_required:
+            click.echo(NO_TOKEN_WARNING, err=True)
 
     server.startup = startup  # type: ignore[method-assign]
     server.run()
