@@ -10,7 +10,8 @@ import anyio
 import click
 
 
-async def _with_stores(fn: Any, *args: Any) -> Any:
+async def with_stores(fn: Any, *args: Any) -> Any:
+    """`fn(stores, *args)` with the configured stores, closed after (also `runs export`)."""
     from agent_env.results import open_configured_stores
 
     stores = await open_configured_stores()
@@ -73,7 +74,7 @@ def list_runs(limit: int, as_json: bool) -> None:
             f"{r['instances']} passed, {r['failed']} failed, {r['unfinished']} unfinished{trials}"
         )
 
-    rows = anyio.run(_with_stores, _list_documents, limit)
+    rows = anyio.run(with_stores, _list_documents, limit)
     emit_rows(
         rows, as_json, empty="No runs recorded yet. Start one with: agent-env run hello", fmt=line
     )
@@ -126,7 +127,7 @@ def show(ident: str, as_json: bool, wide: bool) -> None:
     class and reason) or a task instance (`ti-...`: its steps)."""
     from agent_env.cli.toolkit import echo, emit_json, paint
 
-    data = anyio.run(_with_stores, _show_with_trajectories, ident)
+    data = anyio.run(with_stores, _show_with_trajectories, ident)
     if as_json:
         emit_json(data)
         return
