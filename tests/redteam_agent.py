@@ -15,6 +15,7 @@ import glob
 import json
 import os
 import socket
+import stat
 import subprocess
 import time
 import traceback
@@ -29,6 +30,9 @@ BUNDLE = os.environ.get("RT_BUNDLE", "/nonexistent-bundle")
 PROBE = os.environ.get("RT_HOST_TMP_PROBE", "agentenv-redteam-probe")
 MINE = os.path.realpath(os.getcwd())
 LIMIT = 1500
+#: Seconds an attack may take before the report moves on without it (the prompt has 240: one
+#: attack that hangs must not cost the whole report)
+BUDGET = 40
 HIDDEN_TOOL = "answer_key"
 
 
@@ -38,8 +42,16 @@ def _short(value):
 
 
 def _read(path, size=LIMIT):
-    with open(path, "rb") as f:
-        return f.read(size).decode(errors="replace")
+    """The first `size` bytes of `path`, if it is a regular file. Never a FIFO's: a local
+    sandbox's server logs go through one (its `.pipe`), held open by the runner, and a read
+    of it waits for output that may never come (it hung the unisolated control run once)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return f"<not a regular file: {path}>"
+        return os.read(fd, size).decode(errors="replace")
+    finally:
+        os.close(fd)
 
 
 def _outside_mine(path):
@@ -556,15 +568,19 @@ class Hostile(A2AAgent):
             started = time.monotonic()
             try:
                 if fn is attack_env_servers_directly:
-                    ok, got = await fn(port)
+                    attack = fn(port)
                 elif asyncio.iscoroutinefunction(fn):
                     if not url:
                         report[name] = {"ok": False, "got": "no gateway given"}
                         continue
-                    ok, got = await fn(url, auth)
+                    attack = fn(url, auth)
                 else:
-                    ok, got = await asyncio.to_thread(fn)
+                    attack = asyncio.to_thread(fn)
+                ok, got = await asyncio.wait_for(attack, BUDGET)
                 report[name] = {"ok": bool(ok), "got": _short(got)}
+                report[name]["seconds"] = round(time.monotonic() - started, 3)
+            except TimeoutError:
+                report[name] = {"ok": False, "got": f"gave up after {BUDGET}s (still running)"}
                 report[name]["seconds"] = round(time.monotonic() - started, 3)
             except Exception as e:  # a failed attack is what we hope for; keep the reason
                 report[name] = {"ok": False, "got": _short(f"{type(e).__name__}: {e}")}

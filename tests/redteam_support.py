@@ -264,6 +264,7 @@ def task_record(data: dict[str, Any], name: str) -> dict[str, Any]:
 def report_of(record: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The hostile agent's report (decoded from the hex of its answer)."""
     response = record["outputs"]["ask"]["response"]
+    assert response.strip(), f"the agent gave no report: {json.dumps(record['steps'])[:3000]}"
     return json.loads(bytes.fromhex(response.strip()).decode())
 
 
