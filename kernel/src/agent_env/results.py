@@ -6,10 +6,10 @@ agentenv-reporting (`agentenv_reporting.grouped`) and resolve here on first use.
 
 Example::
 
-    stores = await open_configured_stores()
-    page = await run_page(stores.documents, limit=20)
-    for run_id, run in page.items:
-        print(run_id, await run_counts(stores.documents, run))
+    async with await open_configured_stores() as stores:
+        page = await run_page(stores.documents, limit=20)
+        for run_id, run in page.items:
+            print(run_id, await run_counts(stores.documents, run))
 """
 
 from __future__ import annotations
@@ -33,13 +33,21 @@ ENTITY_KINDS = ("task", "env", "artifact", "agent", "skill", "eval")
 
 
 async def open_configured_stores(cwd: Path | None = None) -> Any:
-    """The stores `.agentenv/config.toml` (found from `cwd` up) selects; close them after."""
+    """The stores `.agentenv/config.toml` (found from `cwd` up) selects; close them after
+    (`async with await open_configured_stores() as stores:` does)."""
     from agent_env.config import load_config
     from agent_env.plugins import get_plugin_manager
     from agent_env.stores.open import open_stores_async
 
     plugins = get_plugin_manager()
     return await open_stores_async(load_config(cwd, plugins=plugins), plugins)
+
+
+async def with_configured_stores(fn: Any, *args: Any) -> Any:
+    """`await fn(stores, *args)` with the configured stores, closed after: for a synchronous
+    command, `anyio.run(with_configured_stores, fn, ...)`."""
+    async with await open_configured_stores() as stores:
+        return await fn(stores, *args)
 
 
 def config_path(cwd: Path | None = None) -> Path | None:

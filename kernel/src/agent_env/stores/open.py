@@ -33,7 +33,8 @@ KINDS = tuple(DEFAULTS)
 
 @attrs.define
 class Stores:
-    """The open stores of one agent-env process; `images` is None when no image store is set."""
+    """The open stores of one agent-env process; `images` is None when no image store is set.
+    `async with` closes them at the end of the block."""
 
     documents: DocumentStore
     objects: ObjectStore
@@ -49,6 +50,12 @@ class Stores:
 
             self._entities = Entities(self.documents)
         return self._entities
+
+    async def __aenter__(self) -> Stores:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
 
     async def close(self) -> None:
         """Close every store, even when one of them fails to close."""

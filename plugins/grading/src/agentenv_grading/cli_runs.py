@@ -8,19 +8,7 @@ from typing import Any
 import anyio
 import click
 
-
-async def with_stores(fn: Any, *args: Any) -> Any:
-    """`fn(stores, plugins, config, *args)` with the configured stores, closed after."""
-    from agent_env.config import load_config
-    from agent_env.plugins import get_plugin_manager
-    from agent_env.results import open_configured_stores
-
-    plugins = get_plugin_manager()
-    stores = await open_configured_stores()
-    try:
-        return await fn(stores, plugins, load_config(plugins=plugins), *args)
-    finally:
-        await stores.close()
+from agent_env.results import with_configured_stores
 
 
 @click.command("regrade")
@@ -58,13 +46,17 @@ def regrade(
     if (verifier_file is None) == (bundle_spec is None):
         raise click.UsageError("give exactly one of --verifier FILE and --bundle SPEC")
 
-    async def go(stores: Any, plugins: Any, config: Any) -> dict[str, Any]:
+    async def go(stores: Any) -> dict[str, Any]:
+        from agent_env.config import load_config
+        from agent_env.plugins import get_plugin_manager
         from agentenv_grading.regrade import (
             regrade_run,
             verifiers_from_bundle,
             verifiers_from_file,
         )
 
+        plugins = get_plugin_manager()
+        config = load_config(plugins=plugins)
         verifiers = (
             verifiers_from_file(verifier_file, plugins)
             if verifier_file is not None
@@ -79,7 +71,7 @@ def regrade(
             with_results=with_results,
         )
 
-    summary = anyio.run(with_stores, go)
+    summary = anyio.run(with_configured_stores, go)
     if as_json:
         click.echo(json.dumps(summary, indent=2))
         return

@@ -80,11 +80,8 @@ async def _rebuild() -> int:
     from agent_env.results import TRIALS, open_configured_stores
     from agentenv_grading import ledger as book
 
-    stores = await open_configured_stores()
-    try:
+    async with await open_configured_stores() as stores:
         records = [doc for _, doc in await stores.documents.list(TRIALS)]
-    finally:
-        await stores.close()
     return book.add_trials(records)
 
 

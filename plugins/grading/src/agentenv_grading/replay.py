@@ -151,11 +151,8 @@ async def replay_trial(
     from agent_env.runs.service import RunRequest, execute, open_session, prepare
     from agentenv_grading.agents import REPLAY_SCRIPT
 
-    stores = await open_configured_stores()
-    try:
+    async with await open_configured_stores() as stores:
         original, trajectories = await _load(stores, trial_id)
-    finally:
-        await stores.close()
     script = script_of(trajectories, original)
     task = str((original.get("task") or {}).get("name"))
     session = await open_session()
@@ -172,11 +169,8 @@ async def replay_trial(
     finally:
         await session.close()
     (replayed,) = result.records
-    stores = await open_configured_stores()
-    try:
+    async with await open_configured_stores() as stores:
         _, new_trajectories = await _load(stores, str(replayed["id"]))
-    finally:
-        await stores.close()
     prompts = []
     total = same = 0
     for pid, part in script.items():

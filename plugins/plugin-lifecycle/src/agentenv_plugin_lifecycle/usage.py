@@ -90,11 +90,8 @@ def find_users(provided: dict[str, str], dists: set[str], sections: set[str]) ->
     async def stored() -> list[str]:
         from agent_env.stores import open_stores_async
 
-        stores = await open_stores_async(config, plugins)
-        try:
+        async with await open_stores_async(config, plugins) as stores:
             return await entity_users(stores.entities, provided)
-        finally:
-            await stores.close()
 
     if provided:
         try:

@@ -95,13 +95,10 @@ async def _compare(a_id: str, b_id: str) -> dict[str, Any]:
     from agent_env.results import open_configured_stores
     from agentenv_reporting.compare import compare_runs
 
-    stores = await open_configured_stores()
-    try:
+    async with await open_configured_stores() as stores:
         a = await _stored_run(stores.documents, a_id, "compare")
         b = await _stored_run(stores.documents, b_id, "compare")
         return await compare_runs(stores.documents, a, b)
-    finally:
-        await stores.close()
 
 
 @click.command("compare")

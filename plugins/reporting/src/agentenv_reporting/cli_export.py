@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import click
 
-from agentenv_reporting.cli_runs import with_stores
+from agent_env.results import with_configured_stores
 
 
 async def _export_runs(stores: Any, run_ids: tuple[str, ...], write: Any) -> Any:
@@ -92,7 +92,7 @@ def export(
         write = functools.partial(
             push, fmt=fmt, destination=destination, message=message, attempts=attempts
         )
-        done = anyio.run(with_stores, _export_runs, run_ids, write)
+        done = anyio.run(with_configured_stores, _export_runs, run_ids, write)
         where = f" (commit {done['commit']})" if done.get("commit") else ""
         click.echo(f"pushed {done['rows']} trial row(s) to {done['destination']}{where}")
         return
@@ -100,7 +100,7 @@ def export(
         raise click.UsageError(f"--format {fmt.type} is binary: write it to a file with -o FILE")
     if output is None:
         out = sys.stdout.buffer
-        anyio.run(with_stores, _export_runs, run_ids, _writer(fmt, out, attempts))
+        anyio.run(with_configured_stores, _export_runs, run_ids, _writer(fmt, out, attempts))
         out.flush()
         return
     from pathlib import Path
@@ -109,7 +109,9 @@ def export(
     partial = target.with_name(target.name + ".partial")
     try:  # a failed export leaves FILE as it was
         with open(partial, "wb") as stream:
-            rows = anyio.run(with_stores, _export_runs, run_ids, _writer(fmt, stream, attempts))
+            rows = anyio.run(
+                with_configured_stores, _export_runs, run_ids, _writer(fmt, stream, attempts)
+            )
         partial.replace(target)
     finally:
         partial.unlink(missing_ok=True)

@@ -9,16 +9,7 @@ from typing import Any
 import anyio
 import click
 
-
-async def with_stores(fn: Any, *args: Any) -> Any:
-    """`fn(stores, *args)` with the configured stores, closed after (also `runs export`)."""
-    from agent_env.results import open_configured_stores
-
-    stores = await open_configured_stores()
-    try:
-        return await fn(stores, *args)
-    finally:
-        await stores.close()
+from agent_env.results import with_configured_stores
 
 
 async def _list_documents(stores: Any, limit: int) -> list[dict[str, Any]]:
@@ -74,7 +65,7 @@ def list_runs(limit: int, as_json: bool) -> None:
             f"{r['instances']} passed, {r['failed']} failed, {r['unfinished']} unfinished{trials}"
         )
 
-    rows = anyio.run(with_stores, _list_documents, limit)
+    rows = anyio.run(with_configured_stores, _list_documents, limit)
     emit_rows(
         rows, as_json, empty="No runs recorded yet. Start one with: agent-env run hello", fmt=line
     )
@@ -127,7 +118,7 @@ def show(ident: str, as_json: bool, wide: bool) -> None:
     class and reason) or a task instance (`ti-...`: its steps)."""
     from agent_env.cli.toolkit import echo, emit_json, paint
 
-    data = anyio.run(with_stores, _show_with_trajectories, ident)
+    data = anyio.run(with_configured_stores, _show_with_trajectories, ident)
     if as_json:
         emit_json(data)
         return

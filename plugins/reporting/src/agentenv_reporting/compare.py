@@ -7,9 +7,9 @@ explorer report (`agentenv_reporting.grouped`), so the three agree.
 
 Example::
 
-    stores = await open_configured_stores()
-    a, b = [await stores.documents.get(RUNS, run_id) for run_id in (run_a, run_b)]
-    print((await compare_runs(stores.documents, a, b))["change"])
+    async with await open_configured_stores() as stores:
+        a, b = [await stores.documents.get(RUNS, run_id) for run_id in (run_a, run_b)]
+        print((await compare_runs(stores.documents, a, b))["change"])
 """
 
 from __future__ import annotations

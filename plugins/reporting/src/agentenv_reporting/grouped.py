@@ -4,9 +4,9 @@ and `runs compare` show (`agent_env.results` re-exports these names).
 
 Example::
 
-    stores = await open_configured_stores()
-    groups = await run_groups(stores.documents, run["id"])
-    print(await run_counts(stores.documents, run, groups=groups))
+    async with await open_configured_stores() as stores:
+        groups = await run_groups(stores.documents, run["id"])
+        print(await run_counts(stores.documents, run, groups=groups))
 """
 
 from __future__ import annotations
