@@ -76,6 +76,11 @@ def podman(tmp_path_factory):
         os.killpg(service.pid, signal.SIGTERM)
         service.wait(timeout=30)
         podman_cmd("system", "reset", "-f")
+        # podman bind-mounts its overlay folder onto itself and leaves the mount behind:
+        # unmounted, pytest can remove the folder (else it warns every later session)
+        overlay = root / "root" / "overlay"
+        if os.path.ismount(overlay):
+            subprocess.run(["umount", str(overlay)], capture_output=True, timeout=30)
 
 
 def _ours(podman_cmd) -> list[dict]:
