@@ -1,4 +1,4 @@
-"""Docker-specific sandbox behaviour beyond the shared contract: labels, loopback ports,
+"""Docker-specific sandbox behaviour beyond the shared contract: labels, how ports are reached,
 limits enforced by cgroups (or refused), network modes, and bad input refused up front."""
 
 from __future__ import annotations
@@ -19,7 +19,12 @@ def spec(**kw) -> SandboxSpec:
     return SandboxSpec(image=BASE_IMAGE, **kw)
 
 
-async def test_containers_carry_our_labels_and_ports_bind_loopback_only(provider, docker_client):
+async def test_containers_carry_our_labels_and_are_reached_at_their_address(
+    provider, docker_client
+):
+    """On this machine (Docker Engine on Linux) the bridge is local: a declared port is not
+    published (no docker-proxy per port); the server is reached at the container's address."""
+    assert provider.reaches_containers()
     box = await provider.create(
         spec(ports=[8080], labels={"run_id": "r1", "task_instance_id": "t1", "sandbox_name": "env"})
     )
@@ -30,6 +35,25 @@ async def test_containers_carry_our_labels_and_ports_bind_loopback_only(provider
         assert labels["io.agentenv.task_instance"] == "t1"
         assert labels["io.agentenv.owner"].startswith(f"{os.getpid()}:")
         assert labels["io.agentenv.lease"].endswith(f"leases/{box.id}.json")
+        assert not container.attrs["NetworkSettings"]["Ports"].get("8080/tcp")
+        await box.write_file("/app/server.py", SERVER.encode())
+        url = (await box.start_process(["python3", "server.py"], port=8080)).url
+        address = container.attrs["NetworkSettings"]["Networks"]["bridge"]["IPAddress"]
+        assert url == f"http://{address}:8080"
+        assert await wait_http(url) == "pong "
+    finally:
+        await box.teardown()
+    assert ours(docker_client, box.id) == []
+
+
+async def test_with_direct_off_ports_are_published_on_loopback_only(docker_client, tmp_path):
+    from agentenv_docker_sandbox.provider import DockerProvider
+
+    provider = DockerProvider({"image": BASE_IMAGE, "direct": False}, home=tmp_path / "home")
+    assert not provider.reaches_containers()
+    box = await provider.create(spec(ports=[8080]))
+    try:
+        container = docker_client.containers.get(box.id)
         bindings = container.attrs["NetworkSettings"]["Ports"]["8080/tcp"]
         assert {b["HostIp"] for b in bindings} == {"127.0.0.1"}
         await box.write_file("/app/server.py", SERVER.encode())
@@ -39,6 +63,16 @@ async def test_containers_carry_our_labels_and_ports_bind_loopback_only(provider
     finally:
         await box.teardown()
     assert ours(docker_client, box.id) == []
+
+
+def test_an_address_of_another_machine_is_not_reached_directly():
+    from agentenv_docker_sandbox.provider import _is_local_address
+
+    assert _is_local_address("127.0.0.1")
+    # TEST-NET-1 (RFC 5737): never one of this machine's addresses
+    assert not _is_local_address("192.0.2.1")
+    assert not _is_local_address("0.0.0.0")
+    assert not _is_local_address(None)
 
 
 async def test_process_logs_show_a_crashed_server(provider):

@@ -24,6 +24,8 @@ CONFIG_SECTIONS = {
         "tls_client_cert": None,
         "tls_client_key": None,
         "publish_host": None,
+        # reach a local daemon's containers at their address, no published ports (docs/docker.md)
+        "direct": True,
     }
 }
 
