@@ -17,7 +17,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
 AGENT_ENV = str(Path(sys.executable).parent / "agent-env")
-URL = re.compile(r"up on (\w+) at (http://127\.0\.0\.1:\d+)")
+#: "up on PROVIDER at URL": loopback for local sandboxes, the container's address for docker
+URL = re.compile(r"up on (\w+) at (http://[\d.]+:\d+)")
 
 
 def cli_env(home: Path) -> dict[str, str]:
