@@ -20,7 +20,11 @@ times another installation's `agent-env` script instead (e.g. a checkout of an e
 the order it imports them, with the collector paused as the console script pauses it: what
 `run hello` would cost if agent-env's own modules and work were free. It puts the 10x target
 in proportion: the headroom it leaves is what agent-env's own code, its work and the sandbox
-may spend.
+may spend. The modules are those in `sys.modules` when `run hello` exits (also the ones
+`importlib.import_module` loads, which `-X importtime` does not show). One more floor per
+library in `LIBRARY_GROUPS` (anyio, cattrs, attrs and cattrs, click, and two of those together)
+leaves it out: the difference is its share, what `run hello` would save if nothing on its path imported it,
+and the ratio it would then reach is printed.
 `--wheels` also times `run hello` of this checkout installed as a user installs it
 (`wheel_install`: its wheels, the plain `agentenv-framework`, in a cached scratch venv), in the
 same rounds: the like-for-like comparison, since the existing product runs from its wheels too.
@@ -56,9 +60,9 @@ REFERENCE = "agentenv-framework==0.9.1364"
 REFERENCE_LABEL = "existing: run hello"
 WHEELS_LABEL = "from wheels: run hello"
 FLOOR_LABEL = "libraries alone"
+WITHOUT_LABEL = "... without "
 #: Top-level names of this workspace's importable packages.
 OURS = ("agent_env", "agentenv_")
-_IMPORT_TIME = re.compile(r"^import time: +\d+ \| +\d+ \| +(\S+)$")
 
 
 def reference_script() -> str:
@@ -159,19 +163,49 @@ def process_tree(cmd: list[str], env: dict[str, str], cwd: str) -> tuple[int, li
     return started, programs[1:]  # the first exec is the command itself
 
 
-def floor_script(cmd: list[str], env: dict[str, str], cwd: str, where: Path) -> list[str]:
-    """Write a script importing every module of other projects `cmd` imports (from one run
-    under `-X importtime`, in the order they finished loading; the ones that failed there,
-    such as Windows-only modules, fail here too), and return the command that runs it."""
-    run = subprocess.run(
-        [sys.executable, "-X", "importtime", *cmd], env=env, cwd=cwd, capture_output=True,
-        text=True, check=True,
-    )  # fmt: skip
-    names = []
-    for line in run.stderr.splitlines():
-        match = _IMPORT_TIME.match(line)
-        if match and not match.group(1).startswith(OURS):
-            names.append(match.group(1))
+#: Libraries whose share of the floor `--floor` measures: each is left out of one more floor
+#: script, and the difference is what `run hello` would save if nothing on its path imported
+#: it (a lower bound: a module only it imports, such as anyio's typing_extensions, stays in).
+LIBRARY_GROUPS = {
+    "anyio": ("anyio", "sniffio"),
+    "cattrs": ("cattrs",),
+    "attrs and cattrs": ("attr", "attrs", "cattrs"),
+    "click": ("click",),
+    "anyio and cattrs": ("anyio", "sniffio", "cattrs"),
+    "anyio, attrs and cattrs": ("anyio", "sniffio", "attr", "attrs", "cattrs"),
+}
+_RECORD_MODULES = """
+import sys
+before = set(sys.modules)  # what a bare interpreter holds
+import atexit, os, runpy
+out, script = sys.argv[1], sys.argv[2]
+sys.argv = sys.argv[2:]
+sys.path[0] = os.path.dirname(script)  # as the console script runs: its caches' keys match
+atexit.register(
+    lambda: open(out, "w").write("\\n".join(m for m in list(sys.modules) if m not in before))
+)
+runpy.run_path(script, run_name="__main__")
+"""
+
+
+def imported_modules(cmd: list[str], env: dict[str, str], cwd: str, where: Path) -> list[str]:
+    """The modules of other projects `cmd` (a Python console script and its arguments)
+    imports, in the order their imports began (`sys.modules` when it exits, the ones a bare
+    interpreter has left out). Every import counts, also those `importlib.import_module` makes
+    (anyio loads its backend so), which `-X importtime` does not show."""
+    listing = where / "modules.txt"
+    for _ in range(2):  # the second run: the caches the first one wrote are read, as timed
+        subprocess.run(
+            [sys.executable, "-c", _RECORD_MODULES, str(listing), *cmd], env=env, cwd=cwd,
+            capture_output=True, check=True,
+        )  # fmt: skip
+    names = listing.read_text().split()
+    return [n for n in names if not n.startswith(OURS) and n not in ("__main__", "runpy")]
+
+
+def floor_script(names: list[str], where: Path) -> list[str]:
+    """Write a script importing `names` in order (the ones that fail, such as Windows-only
+    modules, fail there too) and return the command that runs it."""
     where.write_text(
         "import gc\n"
         "gc.disable()  # as the console script pauses it\n"
@@ -182,8 +216,21 @@ def floor_script(cmd: list[str], env: dict[str, str], cwd: str, where: Path) -> 
         "    except ImportError:\n"
         "        pass\n"
     )
-    print(f"{FLOOR_LABEL}: {len(names)} modules of other projects that run hello imports")
     return [sys.executable, str(where)]
+
+
+def floor_cases(
+    cmd: list[str], env: dict[str, str], cwd: str, where: Path
+) -> list[tuple[str, list[str]]]:
+    """The floor (every module of other projects `cmd` imports) and one floor per entry of
+    `LIBRARY_GROUPS` without that library."""
+    names = imported_modules(cmd, env, cwd, where)
+    print(f"{FLOOR_LABEL}: {len(names)} modules of other projects that run hello imports")
+    cases = [(FLOOR_LABEL, floor_script(names, where / "floor.py"))]
+    for number, (group, tops) in enumerate(LIBRARY_GROUPS.items()):
+        kept = [n for n in names if n.split(".")[0] not in tops]
+        cases.append((f"{WITHOUT_LABEL}{group}", floor_script(kept, where / f"floor{number}.py")))
+    return cases
 
 
 def _median(runs: list[TreeRun], field: str) -> float:
@@ -252,11 +299,7 @@ def main() -> int:
         f"{len(plugins)} entry-point plugins: {', '.join(plugins) or 'none'}"
     )
     if opts.floor:
-        hello_cmd = [script, "run", "hello"]
-        subprocess.run(hello_cmd, env=env, cwd=str(scratch / "cwd"), capture_output=True)
-        cases.append(
-            (FLOOR_LABEL, floor_script(hello_cmd, env, str(scratch / "cwd"), scratch / "floor.py"))
-        )
+        cases += floor_cases([script, "run", "hello"], env, str(scratch / "cwd"), scratch)
     become_subreaper()
     samples: dict[str, list[TreeRun]] = {label: [] for label, _ in cases}
     for round_ in range(opts.runs + 2):  # two warm-up rounds: page cache and .pyc files
@@ -270,14 +313,15 @@ def main() -> int:
     own = {k: _median(v, "own_cpu_ms") for k, v in samples.items()}
     total = {k: _median(v, "tree_cpu_ms") for k, v in samples.items()}
     base = "python -c pass"
+    width = max(24, *(len(label) + 1 for label, _ in cases))
     print(
-        f"{'command':<24}{'wall ms':>9}{'x python':>9}{'own cpu':>9}{'total cpu':>10}"
+        f"{'command':<{width}}{'wall ms':>9}{'x python':>9}{'own cpu':>9}{'total cpu':>10}"
         f"{'x python':>9}{'outlived':>9}{'killed':>7}"
     )
     for label, _ in cases:
         runs = samples[label]
         print(
-            f"{label:<24}{wall[label]:>9.1f}{wall[label] / wall[base]:>9.1f}{own[label]:>9.1f}"
+            f"{label:<{width}}{wall[label]:>9.1f}{wall[label] / wall[base]:>9.1f}{own[label]:>9.1f}"
             f"{total[label]:>10.1f}{total[label] / total[base]:>9.1f}"
             f"{sum(r.outlived for r in runs) / len(runs):>9.1f}"
             f"{sum(r.left_running for r in runs):>7}"
@@ -328,6 +372,14 @@ def main() -> int:
                 else ""
             )
         )
+    if opts.floor:
+        for group in LIBRARY_GROUPS:
+            share = total[FLOOR_LABEL] - total[f"{WITHOUT_LABEL}{group}"]
+            line = f"{group}: {share:.1f} ms of the floor"
+            if other_label == REFERENCE_LABEL:
+                ratio = total[other_label] / (total[hello] - share)
+                line += f"; with none of it on its path, run hello would reach about x{ratio:.2f}"
+            print(line)
     for label, cmd in cases:
         if "run hello" not in label:
             continue
