@@ -23,8 +23,11 @@ in proportion: the headroom it leaves is what agent-env's own code, its work and
 may spend. The modules are those in `sys.modules` when `run hello` exits (also the ones
 `importlib.import_module` loads, which `-X importtime` does not show). One more floor per
 library in `LIBRARY_GROUPS` (anyio, cattrs, attrs and cattrs, click, and two of those together)
-leaves it out: the difference is its share, what `run hello` would save if nothing on its path imported it,
-and the ratio it would then reach is printed.
+leaves it out: the difference is its share, what `run hello` would save if nothing on its path
+imported it, and the ratio it would then reach is printed. What `run hello` spends in attrs and
+cattrs besides importing them (building its attrs classes, generating cattrs' structure
+functions; `library_work`) is printed too and counted with them: their share of the work goes
+with them (a lower bound again: whatever would replace them costs something).
 `--wheels` also times `run hello` of this checkout installed as a user installs it
 (`wheel_install`: its wheels, the plain `agentenv-framework`, in a cached scratch venv), in the
 same rounds: the like-for-like comparison, since the existing product runs from its wheels too.
@@ -41,6 +44,7 @@ Targets: `--version` within 150 ms of the bare interpreter with every in-tree pl
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -188,6 +192,50 @@ runpy.run_path(script, run_name="__main__")
 """
 
 
+_RECORD_WORK = """
+import json, os, runpy, sys, time
+import attr._make, atexit, cattrs
+out, script = sys.argv[1], sys.argv[2]
+sys.argv = sys.argv[2:]
+sys.path[0] = os.path.dirname(script)
+spent = {"attr": [0, 0.0], "cattrs": [0, 0.0]}
+def timed(owner, name, what, counts):
+    original = getattr(owner, name)
+    def wrapper(*args, **kwargs):
+        start = time.thread_time()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            spent[what][0] += counts
+            spent[what][1] += (time.thread_time() - start) * 1000
+    setattr(owner, name, wrapper)
+timed(attr._make._ClassBuilder, "__init__", "attr", 0)
+timed(attr._make._ClassBuilder, "build_class", "attr", 1)
+timed(cattrs.Converter, "gen_structure_attrs_fromdict", "cattrs", 1)
+atexit.register(lambda: open(out, "w").write(json.dumps(spent)))
+runpy.run_path(script, run_name="__main__")
+"""
+
+
+def library_work(cmd: list[str], env: dict[str, str], cwd: str, where: Path) -> dict[str, list]:
+    """What `cmd` spends in attrs and cattrs besides importing them, from runs with attrs' class
+    builder and cattrs' structure-function generator timed (main-thread CPU, the median of 5
+    runs): {"attr": [classes built, ms], "cattrs": [structure functions made, ms]}. The classes
+    are agent-env's models; the functions are made for the ones it structures."""
+    report = where / "work.json"
+    runs = []
+    for _ in range(5):
+        subprocess.run(
+            [sys.executable, "-c", _RECORD_WORK, str(report), *cmd], env=env, cwd=cwd,
+            capture_output=True, check=True,
+        )  # fmt: skip
+        runs.append(json.loads(report.read_text()))
+    return {
+        what: [count, statistics.median(run[what][1] for run in runs)]
+        for what, (count, _) in runs[0].items()
+    }
+
+
 def imported_modules(cmd: list[str], env: dict[str, str], cwd: str, where: Path) -> list[str]:
     """The modules of other projects `cmd` (a Python console script and its arguments)
     imports, in the order their imports began (`sys.modules` when it exits, the ones a bare
@@ -221,16 +269,23 @@ def floor_script(names: list[str], where: Path) -> list[str]:
 
 def floor_cases(
     cmd: list[str], env: dict[str, str], cwd: str, where: Path
-) -> list[tuple[str, list[str]]]:
+) -> tuple[list[tuple[str, list[str]]], dict[str, float]]:
     """The floor (every module of other projects `cmd` imports) and one floor per entry of
-    `LIBRARY_GROUPS` without that library."""
+    `LIBRARY_GROUPS` without that library; and the ms run hello spends in attrs and in cattrs
+    besides importing them (`library_work`), by top-level module name."""
     names = imported_modules(cmd, env, cwd, where)
     print(f"{FLOOR_LABEL}: {len(names)} modules of other projects that run hello imports")
+    work = library_work(cmd, env, cwd, where)
+    (classes, attrs_ms), (functions, cattrs_ms) = work["attr"], work["cattrs"]
+    print(
+        f"besides importing them, run hello builds {classes} attrs classes in {attrs_ms:.1f} ms"
+        f" and {functions} cattrs structure functions in {cattrs_ms:.1f} ms"
+    )
     cases = [(FLOOR_LABEL, floor_script(names, where / "floor.py"))]
     for number, (group, tops) in enumerate(LIBRARY_GROUPS.items()):
         kept = [n for n in names if n.split(".")[0] not in tops]
         cases.append((f"{WITHOUT_LABEL}{group}", floor_script(kept, where / f"floor{number}.py")))
-    return cases
+    return cases, {library: ms for library, (_, ms) in work.items()}
 
 
 def _median(runs: list[TreeRun], field: str) -> float:
@@ -299,7 +354,8 @@ def main() -> int:
         f"{len(plugins)} entry-point plugins: {', '.join(plugins) or 'none'}"
     )
     if opts.floor:
-        cases += floor_cases([script, "run", "hello"], env, str(scratch / "cwd"), scratch)
+        floors, work = floor_cases([script, "run", "hello"], env, str(scratch / "cwd"), scratch)
+        cases += floors
     become_subreaper()
     samples: dict[str, list[TreeRun]] = {label: [] for label, _ in cases}
     for round_ in range(opts.runs + 2):  # two warm-up rounds: page cache and .pyc files
@@ -376,6 +432,10 @@ def main() -> int:
         for group in LIBRARY_GROUPS:
             share = total[FLOOR_LABEL] - total[f"{WITHOUT_LABEL}{group}"]
             line = f"{group}: {share:.1f} ms of the floor"
+            spent = sum(ms for library, ms in work.items() if library in LIBRARY_GROUPS[group])
+            if spent:  # the work done in a library goes with it
+                share += spent
+                line += f", {share:.1f} ms with what run hello spends in it"
             if other_label == REFERENCE_LABEL:
                 ratio = total[other_label] / (total[hello] - share)
                 line += f"; with none of it on its path, run hello would reach about x{ratio:.2f}"
