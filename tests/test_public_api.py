@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PUBLIC_MODULES = {
     "agent_env",
     "agent_env.agents",
+    "agent_env.aio",
     "agent_env.bundles",
     "agent_env.caches",
     "agent_env.cli.toolkit",

@@ -68,11 +68,11 @@ def test_cheap_commands_import_no_heavy_module(args, leases, tmp_path):
 
 
 #: What `run hello` (a local sandbox, three core steps, the default stores) has no use for: the
-#: heavy SDKs, `packaging`, `tomllib` (it reads no TOML file), the watchdog's reaping stage,
-#: and every plugin class it does not run (registries hold them by import path until one is
-#: used).
+#: heavy SDKs, anyio (the engine runs on asyncio itself), `packaging`, `tomllib` (it reads no
+#: TOML file), the watchdog's reaping stage, and every plugin class it does not run
+#: (registries hold them by import path until one is used).
 HELLO_UNUSED = (
-    *(m for m in HEAVY if m != "anyio"),  # a run uses anyio
+    *HEAVY,
     "packaging",
     "tomllib",
     "agent_env.sandboxes.supervisor",

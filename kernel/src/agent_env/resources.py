@@ -9,11 +9,10 @@ sandboxes, instead of a process global keyed by instance id::
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, Generic, TypeVar, cast
-
-import anyio
 
 T = TypeVar("T")
 
@@ -41,7 +40,7 @@ class InstanceResources:
     def __init__(self) -> None:
         self._values: dict[InstanceKey[Any], Any] = {}
         self._closers: list[tuple[InstanceKey[Any], Callable[[Any], Any]]] = []
-        self._locks: dict[InstanceKey[Any], anyio.Lock] = {}
+        self._locks: dict[InstanceKey[Any], asyncio.Lock] = {}
 
     def get(self, key: InstanceKey[T]) -> T | None:
         """The live resource under `key`, None when none was started."""
@@ -67,7 +66,7 @@ class InstanceResources:
         uses wait for one start); `close(resource)` (sync or async) runs at teardown."""
         if key in self._values:
             return cast(T, self._values[key])  # a key's value has the key's type
-        lock = self._locks.setdefault(key, anyio.Lock())
+        lock = self._locks.setdefault(key, asyncio.Lock())
         async with lock:
             if key not in self._values:
                 value = await _maybe_await(start())

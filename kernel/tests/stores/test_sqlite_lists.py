@@ -18,13 +18,13 @@ def anyio_backend():
 def _threads_used(monkeypatch) -> list[str]:
     """The names of the blocking functions the store sends to a worker thread."""
     used: list[str] = []
-    real = anyio.to_thread.run_sync
+    real = sqlite_module.to_thread
 
     async def spy(fn, *args, **kwargs):
         used.append(getattr(fn, "__name__", repr(fn)))
         return await real(fn, *args, **kwargs)
 
-    monkeypatch.setattr(sqlite_module.anyio.to_thread, "run_sync", spy)
+    monkeypatch.setattr(sqlite_module, "to_thread", spy)
     return used
 
 

@@ -59,9 +59,10 @@ def pools_of(app: Any) -> Any:
 
 
 async def settled(app: Any, timeout: float = 120.0) -> None:
-    """Until the pools have nothing filling or recycling."""
+    """Until the pools have nothing lent (an ended or abandoned episode's instance is given
+    back once its teardown ran), filling or recycling."""
     with anyio.fail_after(timeout):
-        while any(p.filling or p.recycling for p in pools_of(app).pools.values()):
+        while any(p.lent or p.filling or p.recycling for p in pools_of(app).pools.values()):
             await anyio.sleep(0.05)
 
 

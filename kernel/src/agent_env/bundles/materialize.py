@@ -12,8 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import anyio
-
+from agent_env.aio import to_thread
 from agent_env.bundles.model import Bundle, Materialized, MaterializedArtifact
 from agent_env.stores.versioned import Entities, PutResult, changed_files, describe
 
@@ -118,7 +117,7 @@ async def put_entity(
     digest) as a new version when its digest changed: (`PutResult`, digest). `dry_run`
     reports the same and writes nothing."""
     entities = entities or getattr(stores, "entities", None) or Entities(stores.documents)
-    digests = await anyio.to_thread.run_sync(_digest_files, host_files)
+    digests = await to_thread(_digest_files, host_files)
     if host_files:
         content = {
             **content,

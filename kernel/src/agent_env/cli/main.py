@@ -64,8 +64,10 @@ def exit_now(code: Any) -> None:
     """Exit with `code` (as `SystemExit` takes it) without tearing the interpreter down."""
     import threading
 
+    aio = sys.modules.get("agent_env.aio")  # its worker threads are idle: not waited for
     main_thread = threading.main_thread()
-    if any(t is not main_thread and not t.daemon for t in threading.enumerate()):
+    others = (t for t in threading.enumerate() if t is not main_thread)
+    if any(not t.daemon and not (aio and aio.is_worker(t)) for t in others):
         raise SystemExit(code)  # the ordinary exit waits for them (daemon threads it does not)
     if code is None:
         status = 0

@@ -5,11 +5,10 @@ always a last one at the end."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import time
 from typing import IO
-
-import anyio
 
 
 def _duration(seconds: float) -> str:
@@ -89,7 +88,7 @@ class Progress:
     async def ticker(self) -> None:
         """Draw every `interval` seconds until cancelled."""
         while True:
-            await anyio.sleep(self.interval)
+            await asyncio.sleep(self.interval)
             self.draw()
 
     def close(self) -> None:

@@ -3,11 +3,13 @@ signal cancels the work (clean-up then runs shielded inside it), later ones only
 
 from __future__ import annotations
 
+import asyncio
 import signal
 from collections.abc import Awaitable, Callable
 
-import anyio
 import click
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def _err(message: str) -> None:
@@ -20,31 +22,25 @@ async def guarded(
     """(what `main(caught)` returned, the signals caught). `caught` fills as signals arrive, so
     `main` can tell an interruption from a failure; `default` when a signal cancelled `main`."""
     caught: list[int] = []
-    code = default
-    error: Exception | None = None
-    async with anyio.create_task_group() as tg:
-        scope = anyio.CancelScope()
+    loop = asyncio.get_running_loop()
+    work = asyncio.ensure_future(main(caught))
 
-        async def watch() -> None:
-            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                async for signum in signals:
-                    if not caught:
-                        _err(
-                            f"\n{signal.Signals(signum).name}: stopping; tearing down sandboxes..."
-                        )
-                    else:
-                        _err("still tearing down sandboxes (each teardown has a time limit)...")
-                    caught.append(signum)
-                    scope.cancel()
+    def on_signal(signum: int) -> None:
+        if not caught:
+            _err(f"\n{signal.Signals(signum).name}: stopping; tearing down sandboxes...")
+            work.cancel()
+        else:
+            _err("still tearing down sandboxes (each teardown has a time limit)...")
+        caught.append(signum)
 
-        tg.start_soon(watch)
-        try:
-            with scope:
-                code = await main(caught)
-        except Exception as exc:  # re-raised below, outside the task group's exception group
-            error = exc
-        finally:
-            tg.cancel_scope.cancel()
-    if error is not None:
-        raise error
-    return code, caught
+    for signum in _SIGNALS:
+        loop.add_signal_handler(signum, on_signal, signum)
+    try:
+        return await work, caught
+    except asyncio.CancelledError:
+        if not caught or not work.cancelled():  # cancelled from outside, not by a signal
+            raise
+        return default, caught
+    finally:
+        for signum in _SIGNALS:
+            loop.remove_signal_handler(signum)

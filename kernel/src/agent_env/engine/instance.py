@@ -8,15 +8,15 @@ rollback journal entry, then the state is replayed without it) and runs the span
 
 from __future__ import annotations
 
-import math
+import asyncio
 import time
 from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
 from typing import Any
 
-import anyio
 import attrs
 
+from agent_env.aio import shielded
 from agent_env.bundles.dag import dependents, resolve_dependencies
 from agent_env.engine.context import EngineStepContext
 from agent_env.engine.journal import Journal
@@ -209,7 +209,7 @@ class TaskInstance:
             if pool is not None:
                 warm = await pool.acquire(self)
             await self._schedule()
-        except anyio.get_cancelled_exc_class():
+        except asyncio.CancelledError:
             self.cancelled = True
             raise
         except (SandboxError, StoreError) as exc:
@@ -228,18 +228,22 @@ class TaskInstance:
                 "class": "infrastructure",
             }
         finally:
-            with anyio.CancelScope(shield=True), anyio.move_on_after(CLEANUP_TIMEOUT):
-                await self.sandboxes.close_resources()
-                if not self.services.keep:
-                    await self.sandboxes.teardown_owned()
-                else:  # --keep: they live on till the run ends; their output so far is kept
-                    await self.sandboxes.save_logs()
-                if warm is not None and pool is not None:
-                    await pool.release(warm, self)
-                await self._finish(time.perf_counter() - started)
-                if not self.services.keep:
-                    self.services.redactor.close()
+            await shielded(self._end(pool, warm, started), timeout=CLEANUP_TIMEOUT)
         return self.record
+
+    async def _end(self, pool: Any, warm: Any, started: float) -> None:
+        """`run`'s clean-up: resources closed, sandboxes torn down (kept with `--keep`), the
+        warm instance given back, the final record written."""
+        await self.sandboxes.close_resources()
+        if not self.services.keep:
+            await self.sandboxes.teardown_owned()
+        else:  # --keep: they live on till the run ends; their output so far is kept
+            await self.sandboxes.save_logs()
+        if warm is not None and pool is not None:
+            await pool.release(warm, self)
+        await self._finish(time.perf_counter() - started)
+        if not self.services.keep:
+            self.services.redactor.close()
 
     # ---- warm reuse (agent_env.runs.pool) -------------------------------------------------
 
@@ -277,10 +281,12 @@ class TaskInstance:
 
     async def drop(self) -> None:
         """Tear down what `hold` deployed (its resources, then its sandboxes)."""
-        with anyio.CancelScope(shield=True), anyio.move_on_after(CLEANUP_TIMEOUT):
-            await self.sandboxes.close_resources()
-            await self.sandboxes.teardown_owned()
-            self.services.redactor.close()
+        await shielded(self._drop(), timeout=CLEANUP_TIMEOUT)
+
+    async def _drop(self) -> None:
+        await self.sandboxes.close_resources()
+        await self.sandboxes.teardown_owned()
+        self.services.redactor.close()
 
     def adopt(self, held: TaskInstance, reused: Mapping[str, Any]) -> None:
         """Start from `held`'s completed steps instead of running them: their state, and the
@@ -301,17 +307,17 @@ class TaskInstance:
         self.log(None, f"reused warm instance {held.id} (its steps {', '.join(sorted(held.done))})")
 
     async def _schedule(self) -> None:
-        send, recv = anyio.create_memory_object_stream[tuple[str, str | None, bool, str]](math.inf)
+        ended: asyncio.Queue[tuple[str, str | None, bool, str]] = asyncio.Queue()
         running: set[str] = set()
         retry_span: list[str] | None = None
         waiting = self._waiting_counts()
         ready = [s for s in self.deps if s not in self.done and waiting[s] == 0]
-        async with anyio.create_task_group() as tg:
+        async with asyncio.TaskGroup() as tg:
             while True:
                 if self.failure is None and retry_span is None:
                     for sid in ready:
                         running.add(sid)
-                        tg.start_soon(self._run_step, self.by_id[sid], send)
+                        tg.create_task(self._run_step(self.by_id[sid], ended))
                     ready = []
                 if not running:
                     if retry_span is not None and self.failure is None:
@@ -321,7 +327,7 @@ class TaskInstance:
                         ready = [s for s in self.deps if s not in self.done and waiting[s] == 0]
                         continue
                     break
-                sid, error, fatal, failure_class = await recv.receive()
+                sid, error, fatal, failure_class = await ended.get()
                 running.discard(sid)
                 span = self._retry_span(sid) if error is not None else None
                 if span is not None:
@@ -349,7 +355,7 @@ class TaskInstance:
         span = dependents(self.deps, root)
         return span if sid in span else [*span, sid]
 
-    async def _run_step(self, step: Any, send: Any) -> None:
+    async def _run_step(self, step: Any, ended: asyncio.Queue[Any]) -> None:
         sid = step.id
         info = self.step_info[sid]
         info["attempts"] += 1
@@ -359,9 +365,8 @@ class TaskInstance:
         reporter = self.services.reporter
         reporter.step_started(self, sid)
         if not rerunnable(step):  # a resume must know it began, to never run it twice
-            with anyio.CancelScope(shield=True):
-                start = {"kind": "start", "step_id": sid, "attempt": info["attempts"]}
-                self.entries.append(await self.journal.append(start))
+            start = {"kind": "start", "step_id": sid, "attempt": info["attempts"]}
+            self.entries.append(await shielded(self.journal.append(start)))
         ctx = EngineStepContext(self, sid)
         t0 = time.perf_counter()
         error: str | None = None
@@ -376,7 +381,7 @@ class TaskInstance:
                     await step.execute(ctx)
             else:
                 await step.execute(ctx)
-        except anyio.get_cancelled_exc_class():
+        except asyncio.CancelledError:
             info["status"] = "cancelled"
             raise
         except StepFailed as exc:
@@ -414,12 +419,11 @@ class TaskInstance:
             "finished_at": info["finished_at"],
             "seconds": info["seconds"],
         }
-        with anyio.CancelScope(shield=True):
-            doc = await self.journal.append(self.services.redactor(entry))
+        doc = await shielded(self.journal.append(self.services.redactor(entry)))
         self.entries.append(doc)
         shown = None if error is None else self.services.redactor(error)
         reporter.step_finished(self, sid, status, seconds, shown)
-        send.send_nowait((sid, error, fatal, failure_class))
+        ended.put_nowait((sid, error, fatal, failure_class))
 
     async def _rollback(self, span: Sequence[str], *, reason: str) -> None:
         """Forget `span` (journal a rollback, replay without it) and tear down its sandboxes."""

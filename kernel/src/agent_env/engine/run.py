@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-import anyio
 import attrs
 
+from agent_env.aio import shielded
 from agent_env.engine.records import COLLECTION, RUNS, Status, TaskInstanceRecord
 from agent_env.engine.services import EngineServices, Reporter
 from agent_env.errors import AgentEnvError, BundleError
@@ -70,12 +70,10 @@ class Session:
 
     async def close(self) -> None:
         """Tear down whatever is still live (a safety net), then close the stores."""
-        with anyio.CancelScope(shield=True):
-            try:
-                with anyio.move_on_after(120):
-                    await self.sandboxes.teardown_all()
-            finally:
-                await self.stores.close()
+        try:
+            await shielded(self.sandboxes.teardown_all(), timeout=120)
+        finally:
+            await shielded(self.stores.close())
 
 
 def bundle_info(bundle: Any, spec: str) -> dict[str, Any]:

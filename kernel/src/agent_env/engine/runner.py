@@ -1,4 +1,4 @@
-"""The `Runner` contract and `LocalRunner`: task instances as anyio tasks in this process.
+"""The `Runner` contract and `LocalRunner`: task instances as asyncio tasks in this process.
 
 The runner is the seam a distributed runner plugin replaces (`[run] runner = "<type>"`): a
 class registered through `agentenv_register_runners` that satisfies `Runner`.
@@ -6,10 +6,9 @@ class registered through `agentenv_register_runners` that satisfies `Runner`.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any, ClassVar, Protocol, runtime_checkable
-
-import anyio
 
 
 @runtime_checkable
@@ -59,7 +58,7 @@ class LocalRunner:
             for instance in pending:
                 await instance.run()
 
-        async with anyio.create_task_group() as tg:
+        async with asyncio.TaskGroup() as tg:
             for _ in range(min(self.concurrency, len(instances))):
-                tg.start_soon(worker)
+                tg.create_task(worker())
         return [instance.record for instance in instances]

@@ -3,11 +3,10 @@ context) and every one it created or adopted (what it tears down when it ends)."
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
-
-import anyio
 
 from agent_env.errors import SandboxError, StepFailed
 from agent_env.resources import InstanceResources
@@ -160,9 +159,9 @@ class InstanceSandboxes:
         """Tear down every sandbox this instance created or adopted, concurrently."""
         owned = list(self.owned)
         if owned:
-            async with anyio.create_task_group() as tg:
+            async with asyncio.TaskGroup() as tg:
                 for sandbox in owned:
-                    tg.start_soon(self._teardown, sandbox)
+                    tg.create_task(self._teardown(sandbox))
         self.live.clear()
 
     async def save_logs(self) -> None:
@@ -171,9 +170,9 @@ class InstanceSandboxes:
         if self.keep_logs is None:
             return
         named = [(self.names[id(s)], s) for s in self.owned if id(s) in self.names]
-        async with anyio.create_task_group() as tg:
+        async with asyncio.TaskGroup() as tg:
             for name, sandbox in named:
-                tg.start_soon(self.keep_logs, name, sandbox)
+                tg.create_task(self.keep_logs(name, sandbox))
 
     async def _teardown(self, sandbox: Any) -> None:
         name = self.names.pop(id(sandbox), None)

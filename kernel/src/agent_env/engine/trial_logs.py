@@ -5,11 +5,10 @@ last `MAX_LINES` lines and at most `MAX_BYTES` bytes (the tail: where a crash sh
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Callable
 from typing import Any
-
-import anyio
 
 PREFIX = "trial-logs"
 MAX_LINES = 2000
@@ -44,9 +43,11 @@ async def save(
     """Store `sandbox`'s process output (when it has any, secrets redacted); the key, or None.
     Never raises: losing a log must not fail the teardown."""
     try:
-        text = ""
-        with anyio.move_on_after(READ_TIMEOUT):
-            text = await sandbox.process_logs(tail=MAX_LINES)
+        try:
+            async with asyncio.timeout(READ_TIMEOUT):
+                text = await sandbox.process_logs(tail=MAX_LINES)
+        except TimeoutError:
+            text = ""
         if not text or not text.strip():
             return None
         key = log_key(instance_id, sandbox_name)

@@ -11,12 +11,11 @@ cancelled, or never started), and gives infrastructure failures another attempt.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
-
-import anyio
 
 from agent_env.costs import spent
 from agent_env.engine import tickets
@@ -239,7 +238,7 @@ class Trial:
                 instance = await self._instance()
                 try:
                     await instance.run()
-                except anyio.get_cancelled_exc_class():
+                except asyncio.CancelledError:
                     if instance.live.status == Status.CANCELLED:
                         run.results.add(instance.live)
                     raise

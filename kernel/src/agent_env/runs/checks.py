@@ -8,9 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import anyio
 import attrs
 
+from agent_env.aio import to_thread
 from agent_env.errors import BundleError
 from agent_env.runs.request import RunRequest
 
@@ -36,7 +36,7 @@ async def load_bundle(
 
     if isinstance(spec, str):
         # a source plugin may download (hf://): keep the event loop free while it does
-        bundle = await anyio.to_thread.run_sync(load, spec, session.plugins)
+        bundle = await to_thread(load, spec, session.plugins)
     else:
         bundle = spec
     if select is not None:

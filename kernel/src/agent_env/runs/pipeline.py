@@ -19,14 +19,14 @@ session), `TrialRun`s and `Trial`s; `tests/test_one_pipeline.py` enforces it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import inspect
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
+from agent_env.aio import shielded, to_thread
 from agent_env.costs import budget_of, prices_of
 from agent_env.engine.records import RUNS, TaskInstanceRecord
 from agent_env.engine.services import EngineServices
@@ -162,7 +162,7 @@ class RunPipeline:
         if not request.dry_run:
             from agent_env.engine.trials import bundle_digest
 
-            digest = await anyio.to_thread.run_sync(bundle_digest, bundle)
+            digest = await to_thread(bundle_digest, bundle)
         return LoadedBundle(
             bundle=bundle,
             materialized=materialized,
@@ -336,9 +336,8 @@ class RunPipeline:
                         f"reaped {len(reaped)} sandbox(es) the interrupted run left and no "
                         "trial adopted"
                     )
-        except anyio.get_cancelled_exc_class():
-            with anyio.CancelScope(shield=True):
-                await self.record(prepared, signals=signals)
+        except asyncio.CancelledError:
+            await shielded(self.record(prepared, signals=signals))
             raise
         return await self.record(prepared, signals=signals)
 
@@ -399,7 +398,8 @@ class RunPipeline:
         request, trial_run = prepared.request, prepared.trial_run
         documents = self.session.stores.documents
         summary = trial_run.results.summary()
-        with anyio.CancelScope(shield=True):
+
+        async def stored() -> tuple[bool, list[dict[str, Any]]]:
             run_doc = await documents.get(RUNS, trial_run.run_id)
             if run_doc is not None and (trial_run.not_started or trial_run.budget is not None):
                 run_doc = await self._stopped_for_budget(run_doc, trial_run)
@@ -416,6 +416,9 @@ class RunPipeline:
                 records = await _records_of(documents, prepared.instances) + prepared.decided
             elif run_doc is not None and (request.as_json or single):
                 records = await engine_trials.gather_records(documents, run_doc)
+            return single, records
+
+        single, records = await shielded(stored())
         result = RunResult(
             run_id=trial_run.run_id,
             exit_code=exit_code(summary, signals),
@@ -546,18 +549,15 @@ async def run_with_progress(
     if progress is None:
         await runner.run(trials)
         return
+    ticker = asyncio.ensure_future(progress.ticker())
     try:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(progress.ticker)
-            await runner.run(trials)
-            tg.cancel_scope.cancel()
-    except BaseExceptionGroup as group:
-        # the ticker never fails: the runner's own error, as a runner without progress raises it
-        if len(group.exceptions) == 1:
-            raise group.exceptions[0] from None
-        raise
+        await runner.run(trials)
     finally:
-        progress.close()
+        ticker.cancel()
+        try:
+            await asyncio.wait((ticker,))
+        finally:
+            progress.close()
 
 
 __all__ = [

@@ -7,15 +7,16 @@ command, so that path is one `listdir` when no lease exists.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import anyio
 import attrs
 
+from agent_env.aio import shielded, to_thread
 from agent_env.errors import AgentEnvError, PluginError, SandboxError
 from agent_env.sandbox import Sandbox, SandboxProvider, SandboxSpec, provider_chain
 from agent_env.sandboxes import leases, watchdog
@@ -48,7 +49,7 @@ class SandboxManager:
         self.reap_errors: list[str] = []
         self._providers: dict[str, SandboxProvider] = {}
         self._sandbox_table: Mapping[str, Any] | None = None
-        self._create_gate: anyio.Semaphore | None = None
+        self._create_gate: asyncio.Semaphore | None = None
         self.create_limit = create_limit
         #: The most creations seen in flight at once (what the cap is checked against).
         self.peak_creating = 0
@@ -174,7 +175,7 @@ class SandboxManager:
                 sandbox = await self._create(provider_obj, spec)
             else:
                 if self._create_gate is None:
-                    self._create_gate = anyio.Semaphore(self._create_limit)
+                    self._create_gate = asyncio.Semaphore(self._create_limit)
                 async with self._create_gate:
                     sandbox = await self._create(provider_obj, spec)
         except BaseException:
@@ -196,8 +197,7 @@ class SandboxManager:
                 },
             )
         except BaseException:
-            with anyio.CancelScope(shield=True):
-                await self.teardown(sandbox)
+            await shielded(self.teardown(sandbox))
             raise
         finally:
             pending.unlink(missing_ok=True)
@@ -243,7 +243,7 @@ class SandboxManager:
         start_time, host}`) to finish reaping, so what it reaps is gone, not half-gone. What is
         taken over and never adopted is torn down by `release_unadopted` or `reap_used`."""
         if watchdog.may_wait(dead_owner):
-            await anyio.to_thread.run_sync(watchdog.wait_for_supervisor, dead_owner)
+            await to_thread(watchdog.wait_for_supervisor, dead_owner)
         instance_ids = set(instance_ids)
         try:
             names = sorted(os.listdir(self.lease_dir))
@@ -326,8 +326,7 @@ class SandboxManager:
 
     async def teardown(self, sandbox: Sandbox) -> None:
         """Tear `sandbox` down (idempotent) and drop its lease."""
-        with anyio.CancelScope(shield=True):
-            await sandbox.teardown()
+        await shielded(sandbox.teardown())
         self.live.pop(sandbox.id, None)
         try:
             self._lease_path(sandbox.id).unlink()
@@ -345,10 +344,12 @@ class SandboxManager:
             except Exception as e:  # noqa: BLE001 - collected and reported below
                 failures.append(f"{sandbox.id}: {e}")
 
-        with anyio.CancelScope(shield=True):
-            async with anyio.create_task_group() as tg:
+        async def every() -> None:
+            async with asyncio.TaskGroup() as tg:
                 for sandbox in list(self.live.values()):
-                    tg.start_soon(one, sandbox)
+                    tg.create_task(one(sandbox))
+
+        await shielded(every())
         if failures:
             raise SandboxError("teardown failed for " + "; ".join(failures))
 
@@ -476,8 +477,7 @@ class SandboxManager:
             claimed.unlink(missing_ok=True)  # already gone
             return True
         try:
-            with anyio.CancelScope(shield=True):
-                await sandbox.teardown()
+            await shielded(sandbox.teardown())
         except Exception as e:  # noqa: BLE001 - reported, lease kept for a later attempt
             self.reap_errors.append(f"sandbox {sandbox_id}: teardown failed: {e}")
             os.replace(claimed, self._lease_path(sandbox_id))
@@ -535,5 +535,5 @@ def reap_orphans_now(
 
         config = load_config(plugins=plugins)
     manager = SandboxManager(plugins, config, home)
-    reaped = anyio.run(manager.reap_orphans)
+    reaped = asyncio.run(manager.reap_orphans())
     return reaped, list(manager.reap_errors)

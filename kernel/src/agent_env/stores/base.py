@@ -1,7 +1,7 @@
 """The four store interfaces. Backends are registered through `agentenv_register_stores`,
 keyed by `kind` and `type`, and selected in the config's `[stores]` table.
 
-Every method is async; a backend wraps blocking SDK calls in `anyio.to_thread.run_sync`.
+Every method is async; a backend wraps blocking SDK calls in `agent_env.aio.to_thread`.
 A backend's constructor takes its settings table and the agent-env home folder and must not
 do I/O (connections open lazily), so building the registry stays cheap.
 """

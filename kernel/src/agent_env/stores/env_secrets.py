@@ -15,8 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import anyio.to_thread
-
+from agent_env.aio import to_thread
 from agent_env.errors import StoreError
 from agent_env.fsutil import atomic_write
 from agent_env.stores.base import SecretStore
@@ -113,18 +112,18 @@ class EnvSecretStore(SecretStore):
 
     async def get(self, name: str) -> str | None:
         check_secret_name(name)
-        return await anyio.to_thread.run_sync(self._get, name)
+        return await to_thread(self._get, name)
 
     async def set(self, name: str, value: str) -> None:
         check_secret_name(name)
         if not isinstance(value, str):
             raise StoreError(f"secret {name!r}: the value must be a string")
-        await anyio.to_thread.run_sync(self._update, name, value)
+        await to_thread(self._update, name, value)
 
     async def delete(self, name: str) -> None:
         """Remove the secret from the file; an environment variable still wins afterwards."""
         check_secret_name(name)
-        await anyio.to_thread.run_sync(self._update, name, None)
+        await to_thread(self._update, name, None)
 
     async def list(self) -> list[str]:
-        return await anyio.to_thread.run_sync(self._list)
+        return await to_thread(self._list)

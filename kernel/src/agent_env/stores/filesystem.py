@@ -27,8 +27,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
-import anyio.to_thread
-
+from agent_env.aio import to_thread
 from agent_env.errors import ConfigError, StoreError
 from agent_env.fsutil import discard, fsync_path, mkstemp, replacing
 from agent_env.stores.base import ObjectStore
@@ -195,11 +194,11 @@ class FilesystemObjectStore(ObjectStore):
         wait(pending)
 
     async def close(self) -> None:
-        await anyio.to_thread.run_sync(self.flush)
+        await to_thread(self.flush)
         with self._sync_lock:
             syncer, self._syncer = self._syncer, None
         if syncer is not None:  # a put since the flush may have queued one more
-            await anyio.to_thread.run_sync(syncer.shutdown)
+            await to_thread(syncer.shutdown)
 
     def _parent_is_object(self, key: str) -> bool:
         parts = key.split("/")[:-1]
@@ -275,27 +274,27 @@ class FilesystemObjectStore(ObjectStore):
 
     async def put(self, key: str, data: bytes) -> None:
         check_object_key(key)
-        await anyio.to_thread.run_sync(self._put, key, object_bytes(key, data))
+        await to_thread(self._put, key, object_bytes(key, data))
 
     async def get(self, key: str) -> bytes:
         check_object_key(key)
-        return await anyio.to_thread.run_sync(self._get, key)
+        return await to_thread(self._get, key)
 
     async def exists(self, key: str) -> bool:
-        return await anyio.to_thread.run_sync(self._path(key).is_file)
+        return await to_thread(self._path(key).is_file)
 
     async def delete(self, key: str) -> None:
         check_object_key(key)
-        await anyio.to_thread.run_sync(self._delete, key)
+        await to_thread(self._delete, key)
 
     async def list(self, prefix: str = "") -> list[str]:
         check_object_prefix(prefix)
-        return await anyio.to_thread.run_sync(self._list, prefix)
+        return await to_thread(self._list, prefix)
 
     async def put_file(self, key: str, path: Path) -> None:
         check_object_key(key)
-        await anyio.to_thread.run_sync(self._put_file, key, Path(path))
+        await to_thread(self._put_file, key, Path(path))
 
     async def get_file(self, key: str, path: Path) -> None:
         check_object_key(key)
-        await anyio.to_thread.run_sync(self._get_file, key, Path(path))
+        await to_thread(self._get_file, key, Path(path))

@@ -24,8 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import anyio.to_thread
-
+from agent_env.aio import to_thread
 from agent_env.errors import ConfigError, StoreError
 from agent_env.stores.base import DocumentStore, Page, _sort_key
 from agent_env.stores.names import check_collection, check_document_key, check_document_prefix
@@ -188,7 +187,7 @@ class SqliteDocumentStore(DocumentStore):
         """The statement's rowcount (a write: counted for the checkpoints)."""
         done = self._try_fast(sql, params)
         if done is None:
-            done = ((await anyio.to_thread.run_sync(self._run, sql, params)).rowcount,)
+            done = ((await to_thread(self._run, sql, params)).rowcount,)
         self._checkpointer.committed()
         return done[0]
 
@@ -238,7 +237,7 @@ class SqliteDocumentStore(DocumentStore):
             "SELECT doc FROM documents WHERE collection=? AND key=?", (collection, key), True
         )
         if done is None:
-            return await anyio.to_thread.run_sync(self._get, collection, key)
+            return await to_thread(self._get, collection, key)
         return None if done[0] is None else json.loads(done[0][0])
 
     async def put(self, collection: str, key: str, doc: Mapping[str, Any]) -> None:
@@ -265,7 +264,7 @@ class SqliteDocumentStore(DocumentStore):
     async def delete(self, collection: str, key: str) -> None:
         check_collection(collection)
         check_document_key(key)
-        await anyio.to_thread.run_sync(
+        await to_thread(
             self._run, "DELETE FROM documents WHERE collection=? AND key=?", (collection, key)
         )
 
@@ -279,7 +278,7 @@ class SqliteDocumentStore(DocumentStore):
         if done is not None and len(done[0]) <= FAST_LIST_ROWS:
             rows = done[0]
         else:
-            rows = await anyio.to_thread.run_sync(self._list, collection, prefix)
+            rows = await to_thread(self._list, collection, prefix)
         return [(k, json.loads(d)) for k, d in rows]
 
     def _select(
@@ -334,7 +333,7 @@ class SqliteDocumentStore(DocumentStore):
         limit, offset = max(int(limit), 0), max(int(offset), 0)
         args = (collection, dict(where or {}), order_by, descending, limit, offset)
         self._planner.page(*args)  # a bad field name fails here, before the thread hop
-        rows, total = await anyio.to_thread.run_sync(self._page, args)
+        rows, total = await to_thread(self._page, args)
         items = [(k, json.loads(d)) for k, d in rows]
         return Page(items=items, total=total, limit=limit, offset=offset)
 
@@ -353,10 +352,10 @@ class SqliteDocumentStore(DocumentStore):
         where = dict(where or {})
         if len(where) == 1 and fields:
             tally = Tally(collection, next(iter(where)), list(fields))
-            rows = await anyio.to_thread.run_sync(self._tally_rows, tally, where)
+            rows = await to_thread(self._tally_rows, tally, where)
             return sorted(tally_groups(rows), key=lambda kv: tuple(_sort_key(v) for v in kv[0]))
         plan = self._planner.counts(collection, list(fields), where)
-        rows = (await anyio.to_thread.run_sync(self._select, plan))[-1]
+        rows = (await to_thread(self._select, plan))[-1]
         self._planner.mark_indexed(plan)
         return [(tuple(row[:-1]), int(row[-1])) for row in rows]
 
@@ -388,7 +387,7 @@ class SqliteDocumentStore(DocumentStore):
         self._planner.tallies[tally.name] = tally
 
     async def close(self) -> None:
-        await anyio.to_thread.run_sync(self._checkpointer.close)
+        await to_thread(self._checkpointer.close)
         with self._lock, self._fast_lock:
             self._closed = True
             conn, self._conn = self._conn, None

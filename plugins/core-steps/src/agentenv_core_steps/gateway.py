@@ -17,8 +17,7 @@ import json
 import threading
 from typing import Any
 
-import anyio
-
+from agent_env.aio import shielded, to_thread
 from agent_env.context import StepContext
 from agent_env.errors import StepFailed
 from agent_env.resources import InstanceKey
@@ -68,7 +67,7 @@ class RunGateway:
         from agentenv_protocol.serving import start_on_loop
 
         gateway = cls(task_instance_id, namespacing=namespacing, _thread=False)
-        with anyio.fail_after(START_TIMEOUT):
+        async with asyncio.timeout(START_TIMEOUT):
             gateway._server = await start_on_loop(gateway.app, host="127.0.0.1", port=0)
         gateway.loop = asyncio.get_running_loop()
         gateway.url = gateway._server.url
@@ -170,13 +169,12 @@ class RunGateway:
     async def aclose(self) -> None:
         """Stop serving, from the event loop of the instance that started it."""
         if self.loop is None:
-            await anyio.to_thread.run_sync(self.stop)
+            await to_thread(self.stop)
             return
         from agentenv_core_steps.triggers.resume import forget
 
         self.gateway.triggers.stop()
-        with anyio.CancelScope(shield=True):
-            await self._server.stop()
+        await shielded(self._server.stop())
         forget(self.task_instance_id)
 
 
@@ -263,7 +261,7 @@ async def gateway_for(ctx: StepContext) -> RunGateway:
         if ctx.warm:  # a warm pool's: every episode's calls come from this loop
             gateway = await RunGateway.on_this_loop(key)
         else:
-            gateway = await anyio.to_thread.run_sync(RunGateway, key)
+            gateway = await to_thread(RunGateway, key)
     except Exception as e:
         raise StepFailed(
             ctx.step_id, f"the run's gateway did not start: {e}", failure_class="infrastructure"
@@ -282,8 +280,7 @@ async def gateway_for(ctx: StepContext) -> RunGateway:
             close=lambda _g: close_gateway(key),
         )
     except BaseException:  # not tied to the instance: nothing would ever stop it
-        with anyio.CancelScope(shield=True):
-            await close_gateway(key)
+        await shielded(close_gateway(key))
         raise
     _add_secret(ctx, gateway.admin_token)
     from agentenv_core_steps.envs import secret as env_secret

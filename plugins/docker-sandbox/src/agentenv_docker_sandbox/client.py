@@ -9,8 +9,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-import anyio
-
+from agent_env.aio import to_thread
 from agent_env.errors import SandboxError
 
 T = TypeVar("T")
@@ -103,7 +102,7 @@ def get_client(settings: Mapping[str, Any] | None = None) -> Any:
 
 async def run(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Run a blocking docker call in a worker thread."""
-    return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
+    return await to_thread(functools.partial(fn, *args, **kwargs))
 
 
 @functools.lru_cache(maxsize=8)

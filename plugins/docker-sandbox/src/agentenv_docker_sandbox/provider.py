@@ -5,6 +5,7 @@ container, its anonymous volumes and an emptied per-run network."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import shlex
 import time
@@ -13,8 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import anyio
-
+from agent_env.aio import shielded, to_thread
 from agent_env.errors import SandboxError
 from agent_env.sandbox import ExecResult, ImageInfo, Process, Sandbox, SandboxProvider, SandboxSpec
 from agent_env.suggest import did_you_mean
@@ -106,16 +106,17 @@ class DockerProcess(Process):
 
     async def stop(self) -> None:
         pid = shlex.quote(self.log + ".pid")
-        with anyio.CancelScope(shield=True):
-            try:
-                await self.sandbox.exec(
+        try:
+            await shielded(
+                self.sandbox.exec(
                     f"p=$(cat {pid} 2>/dev/null) || exit 0; kill $p 2>/dev/null || exit 0; "
                     f"for i in 1 2 3 4 5 6 7 8 9 10; do kill -0 $p 2>/dev/null || exit 0; "
                     f"sleep 0.1; done; kill -9 $p 2>/dev/null; exit 0",
                     timeout=10,
                 )
-            except SandboxError:
-                pass  # the container is gone: so is the process
+            )
+        except SandboxError:
+            pass  # the container is gone: so is the process
 
 
 class ContainerProcess(Process):
@@ -144,11 +145,10 @@ class ContainerProcess(Process):
 
     async def stop(self) -> None:
         api, cid = self.sandbox.client.api, self.sandbox.container_id
-        with anyio.CancelScope(shield=True):
-            try:
-                await run(api.stop, cid, timeout=1)
-            except _errors().APIError:
-                pass
+        try:
+            await run(api.stop, cid, timeout=1)  # waits for the daemon even when cancelled
+        except _errors().APIError:
+            pass
 
 
 class DockerSandbox(Sandbox):
@@ -211,8 +211,8 @@ class DockerSandbox(Sandbox):
         else:
             # `timeout` inside kills the whole process group; this is the daemon's safety net.
             try:
-                with anyio.fail_after(float(timeout) + 30):
-                    code, out, err = await anyio.to_thread.run_sync(go, abandon_on_cancel=True)
+                async with asyncio.timeout(float(timeout) + 30):
+                    code, out, err = await to_thread(go, abandon_on_cancel=True)
             except TimeoutError:
                 raise SandboxError(
                     f"exec in sandbox {self.id}: the Docker daemon did not answer within {timeout}s + 30s"
@@ -416,7 +416,7 @@ class DockerSandbox(Sandbox):
                 )
             if time.monotonic() >= deadline:
                 return None
-            await anyio.sleep(0.1)
+            await asyncio.sleep(0.1)
 
     async def teardown(self) -> None:
         if self._torn_down:

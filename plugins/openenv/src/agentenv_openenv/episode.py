@@ -9,6 +9,7 @@ torn down) ends the episode.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any, ClassVar
 
@@ -62,22 +63,29 @@ class Episode:
         self.error: str | None = None
         self.finished = anyio.Event()
         self._changed = anyio.Event()
-        self._scope: anyio.CancelScope | None = None
+        self._task: asyncio.Task[Any] | None = None
         self.abandoned = False
 
     async def run(self) -> None:
         """Run the episode as a run of one trial to its end (cancelled by `abandon`); always
         marks the episode done."""
+        # `abandon` cancels this task as the engine's own cancellations come (asyncio's
+        # `Task.cancel`: an anyio scope's would go on cancelling while its teardown runs)
+        self._task = asyncio.current_task()
         try:
-            with anyio.CancelScope() as self._scope:
-                if self.abandoned:  # abandoned before it started
-                    return
-                prepared = await self.host.prepare(
-                    self.served.key, self.served.task, {**self.resources, EPISODE: self}
-                )
-                self.run_id = prepared.run_id
-                self.instance_id = prepared.trials[0].id
-                self.record = await self.host.execute(prepared)
+            if self.abandoned:  # abandoned before it started
+                return
+            prepared = await self.host.prepare(
+                self.served.key, self.served.task, {**self.resources, EPISODE: self}
+            )
+            self.run_id = prepared.run_id
+            self.instance_id = prepared.trials[0].id
+            self.record = await self.host.execute(prepared)
+        except asyncio.CancelledError:
+            if not self.abandoned:
+                raise
+            if self._task is not None:
+                self._task.uncancel()  # the cancellation `abandon` asked for ends here
         except Exception as e:  # the engine fails instances itself; this is a host fault
             self.error = f"{type(e).__name__}: {e}"
         finally:
@@ -102,8 +110,8 @@ class Episode:
     async def abandon(self) -> None:
         """Cancel the instance (its teardown still runs) and wait until it is torn down."""
         self.abandoned = True
-        if self._scope is not None:
-            self._scope.cancel()
+        if self._task is not None and not self.finished.is_set():
+            self._task.cancel()
         turn = self.turn
         if turn is not None:
             turn.ended.set()

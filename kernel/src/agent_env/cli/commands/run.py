@@ -6,11 +6,11 @@ or an invalid bundle (nothing ran); 130 interrupted by Ctrl-C; 143 terminated by
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from typing import TYPE_CHECKING
 
-import anyio
 import click
 
 from agent_env.cli.commands.run_output import (
@@ -252,7 +252,7 @@ def run(
         fork=fork,
     )
     try:
-        return anyio.run(_guarded, options, allow_unisolated)
+        return asyncio.run(_guarded(options, allow_unisolated))
     except BundleError as exc:
         _err(f"Error: {exc}")
         return EXIT_USAGE
@@ -336,7 +336,7 @@ async def _main(
                 + ", ".join(f"{s.provider}:{s.id}" for s in live)
                 + "; press Ctrl-C to tear them down"
             )
-            await anyio.sleep_forever()
+            await asyncio.Event().wait()  # till a signal cancels it
         return code
     finally:
         await session.close()

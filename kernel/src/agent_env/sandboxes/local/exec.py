@@ -7,11 +7,11 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Sequence
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any
 
-import anyio
-
+from agent_env.aio import pool
 from agent_env.sandboxes import procs
 
 _TESTS = {"-e": os.path.exists, "-d": os.path.isdir, "-f": os.path.isfile}
@@ -29,7 +29,8 @@ def answer_test(argv: Sequence[str], cwd: Path) -> int | None:
     return 0 if check(os.path.join(cwd, argv[2])) else 1
 
 
-_EXEC_LIMITER: anyio.CapacityLimiter | None = None
+#: Commands waiting at once, each in a worker thread of its own (`exec_pool`).
+EXEC_THREADS = 100_000
 
 
 def host_environ() -> dict[str, str]:
@@ -37,13 +38,10 @@ def host_environ() -> dict[str, str]:
     return dict(os.environ)
 
 
-def exec_limiter() -> anyio.CapacityLimiter:
+def exec_pool() -> Executor:
     """Commands wait in their own worker threads, outside the default pool that store calls
     share, so long-running commands never starve the journal."""
-    global _EXEC_LIMITER
-    if _EXEC_LIMITER is None:
-        _EXEC_LIMITER = anyio.CapacityLimiter(100_000)
-    return _EXEC_LIMITER
+    return pool(EXEC_THREADS)
 
 
 def collect(

@@ -8,8 +8,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import anyio
-
+from agent_env.aio import to_thread
 from agent_env.sandbox import Process
 from agent_env.sandboxes import procs
 from agent_env.sandboxes.local import logs
@@ -43,15 +42,14 @@ class LocalProcess(Process):
                 logs.finish(logs.pipe_for(self.log), FINISH_TIMEOUT)
             return tail_file(self.log, tail)
 
-        return await anyio.to_thread.run_sync(read)
+        return await to_thread(read)
 
     async def stop(self) -> None:
         def go() -> None:
             procs.kill_group(self.pid, self._started, grace=STOP_GRACE)
             wait_quietly(self.popen)
 
-        with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(go)
+        await to_thread(go)  # never abandoned: it waits for the thread
 
 
 def tail_file(path: Path, tail: int) -> str:

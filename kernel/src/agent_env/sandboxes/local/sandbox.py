@@ -14,14 +14,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import anyio
-
+from agent_env.aio import to_thread
 from agent_env.errors import SandboxError
 from agent_env.net import free_port
 from agent_env.sandbox import ExecResult, Sandbox
 from agent_env.sandboxes import procs, watchdog
 from agent_env.sandboxes.local import isolation, logs, paths
-from agent_env.sandboxes.local.exec import answer_test, collect, exec_limiter, host_environ
+from agent_env.sandboxes.local.exec import answer_test, collect, exec_pool, host_environ
 from agent_env.sandboxes.local.process import (
     DRAIN_AFTER_KILL,
     MARKER_ENV,
@@ -255,8 +254,8 @@ class LocalSandbox(Sandbox):
             return collect(popen, timeout, started["started"], DRAIN_AFTER_KILL, MAX_OUTPUT)
 
         try:
-            code, out, err, timed_out = await anyio.to_thread.run_sync(
-                run, abandon_on_cancel=True, limiter=exec_limiter()
+            code, out, err, timed_out = await to_thread(
+                run, executor=exec_pool(), abandon_on_cancel=True
             )
         finally:
             pid = started.get("pid")
@@ -286,18 +285,18 @@ class LocalSandbox(Sandbox):
             target.write_bytes(data)
             os.chmod(target, mode)
 
-        await anyio.to_thread.run_sync(write)
+        await to_thread(write)
 
     async def read_file(self, path: str) -> bytes:
         target = self.host_path(path)
-        return await anyio.to_thread.run_sync(target.read_bytes)
+        return await to_thread(target.read_bytes)
 
     async def copy_in(self, host_path: Path, path: str) -> None:
         self._require_live()
-        await anyio.to_thread.run_sync(_copy, Path(host_path), self.host_path(path))
+        await to_thread(_copy, Path(host_path), self.host_path(path))
 
     async def copy_out(self, path: str, host_path: Path) -> None:
-        await anyio.to_thread.run_sync(_copy, self.host_path(path), Path(host_path))
+        await to_thread(_copy, self.host_path(path), Path(host_path))
 
     async def start_process(
         self,
@@ -387,7 +386,7 @@ class LocalSandbox(Sandbox):
             return "\n".join(chunks)[-64 * 1024 :]
 
         try:
-            return await anyio.to_thread.run_sync(read)
+            return await to_thread(read)
         except OSError:
             return ""
 
@@ -410,8 +409,7 @@ class LocalSandbox(Sandbox):
     async def fence(self) -> list[str]:
         """End what a previous owner's commands still run here: every process carrying this
         sandbox's marker that is not a tracked server, in a server's group or below one."""
-        with anyio.CancelScope(shield=True):
-            ended = await anyio.to_thread.run_sync(self._fence_sync)
+        ended = await to_thread(self._fence_sync)  # never abandoned: it waits for the thread
         return ended
 
     def _fence_sync(self) -> list[str]:
@@ -434,8 +432,7 @@ class LocalSandbox(Sandbox):
     async def teardown(self) -> None:
         """Kill every tracked process group (servers get SIGTERM and a short grace), then any
         process still carrying this sandbox's marker, then remove the folder and meta."""
-        with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(self._teardown_sync)
+        await to_thread(self._teardown_sync)  # never abandoned: it waits for the thread
 
     def _teardown_sync(self) -> None:
         self._torn_down = True

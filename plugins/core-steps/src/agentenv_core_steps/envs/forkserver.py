@@ -13,6 +13,7 @@ Set `AGENTENV_ENV_FORKSERVER=0` to turn it off.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -22,8 +23,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-import anyio
-
+from agent_env.aio import shielded, to_thread
 from agent_env.sandbox import Process
 
 MARKER = "AGENTENV_SANDBOX"
@@ -165,7 +165,7 @@ class ForkedProcess(Process):
     async def exit_code(self) -> int | None:
         if self._code is None:
             try:
-                self._code = await anyio.to_thread.run_sync(self.server.status, self.pid)
+                self._code = await to_thread(self.server.status, self.pid)
             except RuntimeError:
                 return None
         return self._code
@@ -177,19 +177,21 @@ class ForkedProcess(Process):
             except OSError:
                 return ""
 
-        return await anyio.to_thread.run_sync(read)
+        return await to_thread(read)
 
     async def stop(self) -> None:
-        with anyio.CancelScope(shield=True):
-            for sig in (signal.SIGTERM, signal.SIGKILL):
-                try:
-                    os.killpg(self.pid, sig)
-                except (ProcessLookupError, PermissionError):
+        await shielded(self._stop())
+
+    async def _stop(self) -> None:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(self.pid, sig)
+            except (ProcessLookupError, PermissionError):
+                return
+            for _ in range(20):
+                if await self.exit_code() is not None:
                     return
-                for _ in range(20):
-                    if await self.exit_code() is not None:
-                        return
-                    await anyio.sleep(0.05)
+                await asyncio.sleep(0.05)
 
 
 def shared() -> ForkServer:

@@ -18,9 +18,9 @@ import posixpath
 import urllib.parse
 from typing import Any, ClassVar
 
-import anyio
 import attrs
 
+from agent_env.aio import to_thread
 from agent_env.context import StepContext
 from agent_env.errors import SandboxError, StepFailed
 from agent_env.models import Step
@@ -148,7 +148,7 @@ class LoadArtifact(Step):
                     self.id, f"artifact {ref.id!r} is an {handle.kind}; it cannot be sent as data"
                 )
             try:
-                mine = await anyio.to_thread.run_sync(parts_for, files, handle.id)
+                mine = await to_thread(parts_for, files, handle.id)
             except (OSError, ValueError) as e:
                 raise StepFailed(self.id, f"artifact {ref.id!r}: {e}") from None
             parts += mine
@@ -232,7 +232,7 @@ class LoadArtifact(Step):
                     f"({len(files)} files)"
                 )
             for url, filename in _downloads(self.urls or []):
-                data = await anyio.to_thread.run_sync(_fetch, url)
+                data = await to_thread(_fetch, url)
                 target = posixpath.join(destination, filename)
                 await sandbox.write_file(target, data)
                 loaded.append({"url": url, "destination_path": destination, "files": [target]})
