@@ -109,8 +109,8 @@ def test_sigkill_of_a_local_run_ends_its_processes_within_seconds(tmp_path):
         if proc.poll() is None:
             proc.kill()
     print(f"{len(running)} sandbox processes gone {seconds:.2f}s after the SIGKILL")
-    reaped = subprocess.run(
-        [AGENT_ENV, "sandbox", "prune"],
+    reaped = subprocess.run(  # local sandboxes only: the inner loop has no Docker daemon
+        [AGENT_ENV, "--disable-plugin", "docker-sandbox", "sandbox", "prune"],
         env=cli_env(home),
         cwd=tmp_path,
         capture_output=True,
