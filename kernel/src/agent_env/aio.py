@@ -92,6 +92,11 @@ async def shielded(awaitable: Awaitable[T], *, timeout: float | None) -> T | Non
 
 
 async def shielded(awaitable: Awaitable[T], *, timeout: float | None = None) -> T | None:
+    """Await `awaitable` (run as a task of its own) to its end although this task is
+    cancelled meanwhile; such a cancellation is delivered afterwards, at the next `await`.
+    With `timeout`, stop waiting after that many seconds: the work is cancelled, awaited
+    while it winds down, and None is returned (anyio's `move_on_after` inside a shielded
+    scope). What the work raises is raised here."""
     anyio = _anyio()
     if anyio is None:
         return await _shielded(awaitable, timeout)
@@ -109,11 +114,7 @@ def _anyio() -> Any:
 
 
 async def _shielded(awaitable: Awaitable[T], timeout: float | None) -> T | None:
-    """Await `awaitable` (run as a task of its own) to its end although this task is
-    cancelled meanwhile; such a cancellation is delivered afterwards, at the next `await`.
-    With `timeout`, stop waiting after that many seconds: the work is cancelled, awaited
-    while it winds down, and None is returned (anyio's `move_on_after` inside a shielded
-    scope). What the work raises is raised here."""
+    """`shielded` on asyncio's own terms (each cancellation caught is requested again after)."""
     inner = asyncio.ensure_future(awaitable)
     current = asyncio.current_task()
     loop = asyncio.get_running_loop()
