@@ -89,6 +89,9 @@ class Episode:
         except Exception as e:  # the engine fails instances itself; this is a host fault
             self.error = f"{type(e).__name__}: {e}"
         finally:
+            self._task = None
+            if self.turn is not None:  # a finished episode keeps its turn, not its instance
+                self.turn.ctx = self.turn.client = None
             self.finished.set()
             self._changed.set()
 
