@@ -165,18 +165,20 @@ def test_an_anyio_scope_around_shielded_work_ends_there_without_spinning():
 
 
 def test_the_console_exit_does_not_wait_for_idle_workers(tmp_path):
-    """Like anyio's worker threads, the pool's threads do not hold the process at exit."""
+    """Like anyio's worker threads, the pool's threads do not hold the process at exit: the
+    console's fast exit is taken (the ordinary one raises SystemExit, exit 4 here)."""
     script = (
         "import asyncio, time\n"
         "from agent_env import aio\n"
         "from agent_env.cli.main import exit_now\n"
         "asyncio.run(aio.to_thread(time.sleep, 0))\n"
-        "exit_now(3)\n"
+        "try:\n"
+        "    exit_now(3)\n"
+        "except SystemExit:\n"
+        "    raise SystemExit(4)\n"
     )
-    started = time.monotonic()
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60)
     assert done.returncode == 3, done.stderr
-    assert time.monotonic() - started < 30
 
 
 def test_a_forked_child_gets_pools_of_its_own():

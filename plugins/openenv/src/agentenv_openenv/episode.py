@@ -113,7 +113,7 @@ class Episode:
     async def abandon(self) -> None:
         """Cancel the instance (its teardown still runs) and wait until it is torn down."""
         self.abandoned = True
-        if self._task is not None and not self.finished.is_set():
+        if self._task is not None:  # None once the episode finished
             self._task.cancel()
         turn = self.turn
         if turn is not None:
