@@ -16,18 +16,18 @@ index, installed once into a scratch venv under `~/.cache/agentenv/bench/`, neve
 tree) `run hello` in the same rounds, and prints every figure and the ratios; `--compare PATH`
 times another installation's `agent-env` script instead (e.g. a checkout of an earlier commit).
 `--floor` also times a fresh interpreter that imports exactly the modules of other projects
-(the standard library, click, anyio, attrs, cattrs, pluggy, ...) that `run hello` imports, in
+(the standard library, click, attrs, pluggy, ...) that `run hello` imports, in
 the order it imports them, with the collector paused as the console script pauses it: what
 `run hello` would cost if agent-env's own modules and work were free. It puts the 10x target
 in proportion: the headroom it leaves is what agent-env's own code, its work and the sandbox
 may spend. The modules are those in `sys.modules` when `run hello` exits (also the ones
 `importlib.import_module` loads, which `-X importtime` does not show). One more floor per
-library in `LIBRARY_GROUPS` (anyio, cattrs, attrs and cattrs, click, and two of those together)
-leaves it out: the difference is its share, what `run hello` would save if nothing on its path
-imported it, and the ratio it would then reach is printed. What `run hello` spends in attrs and
-cattrs besides importing them (building its attrs classes, generating cattrs' structure
-functions; `library_work`) is printed too and counted with them: their share of the work goes
-with them (a lower bound again: whatever would replace them costs something).
+library in `LIBRARY_GROUPS` (attrs, click, both) leaves it out: the difference is its share,
+what `run hello` would save if nothing on its path imported it, and the ratio it would then
+reach is printed. What `run hello` spends in attrs besides importing it (building its attrs
+classes; `library_work`) is printed too and counted with it: its share of the work goes with
+it (a lower bound again: whatever would replace it costs something). anyio and cattrs were
+weighed so too, and are no longer on the path.
 `--wheels` also times `run hello` of this checkout installed as a user installs it
 (`wheel_install`: its wheels, the plain `agentenv-framework`, in a cached scratch venv), in the
 same rounds: the like-for-like comparison, since the existing product runs from its wheels too.
@@ -169,14 +169,11 @@ def process_tree(cmd: list[str], env: dict[str, str], cwd: str) -> tuple[int, li
 
 #: Libraries whose share of the floor `--floor` measures: each is left out of one more floor
 #: script, and the difference is what `run hello` would save if nothing on its path imported
-#: it (a lower bound: a module only it imports, such as anyio's typing_extensions, stays in).
+#: it (a lower bound: a standard module only it imports stays in).
 LIBRARY_GROUPS = {
-    "anyio": ("anyio", "sniffio"),
-    "cattrs": ("cattrs",),
-    "attrs and cattrs": ("attr", "attrs", "cattrs"),
+    "attrs": ("attr", "attrs"),
     "click": ("click",),
-    "anyio and cattrs": ("anyio", "sniffio", "cattrs"),
-    "anyio, attrs and cattrs": ("anyio", "sniffio", "attr", "attrs", "cattrs"),
+    "attrs and click": ("attr", "attrs", "click"),
 }
 _RECORD_MODULES = """
 import sys
@@ -194,11 +191,11 @@ runpy.run_path(script, run_name="__main__")
 
 _RECORD_WORK = """
 import json, os, runpy, sys, time
-import attr._make, atexit, cattrs
+import attr._make, atexit
 out, script = sys.argv[1], sys.argv[2]
 sys.argv = sys.argv[2:]
 sys.path[0] = os.path.dirname(script)
-spent = {"attr": [0, 0.0], "cattrs": [0, 0.0]}
+spent = {"attr": [0, 0.0]}
 def timed(owner, name, what, counts):
     original = getattr(owner, name)
     def wrapper(*args, **kwargs):
@@ -211,17 +208,15 @@ def timed(owner, name, what, counts):
     setattr(owner, name, wrapper)
 timed(attr._make._ClassBuilder, "__init__", "attr", 0)
 timed(attr._make._ClassBuilder, "build_class", "attr", 1)
-timed(cattrs.Converter, "gen_structure_attrs_fromdict", "cattrs", 1)
 atexit.register(lambda: open(out, "w").write(json.dumps(spent)))
 runpy.run_path(script, run_name="__main__")
 """
 
 
 def library_work(cmd: list[str], env: dict[str, str], cwd: str, where: Path) -> dict[str, list]:
-    """What `cmd` spends in attrs and cattrs besides importing them, from runs with attrs' class
-    builder and cattrs' structure-function generator timed (main-thread CPU, the median of 5
-    runs): {"attr": [classes built, ms], "cattrs": [structure functions made, ms]}. The classes
-    are agent-env's models; the functions are made for the ones it structures."""
+    """What `cmd` spends in attrs besides importing it, from runs with attrs' class builder
+    timed (main-thread CPU, the median of 5 runs): {"attr": [classes built, ms]}. The classes
+    are agent-env's models."""
     report = where / "work.json"
     runs = []
     for _ in range(5):
@@ -240,7 +235,7 @@ def imported_modules(cmd: list[str], env: dict[str, str], cwd: str, where: Path)
     """The modules of other projects `cmd` (a Python console script and its arguments)
     imports, in the order their imports began (`sys.modules` when it exits, the ones a bare
     interpreter has left out). Every import counts, also those `importlib.import_module` makes
-    (anyio loads its backend so), which `-X importtime` does not show."""
+    (a library may load one so), which `-X importtime` does not show."""
     listing = where / "modules.txt"
     for _ in range(2):  # the second run: the caches the first one wrote are read, as timed
         subprocess.run(
@@ -271,16 +266,13 @@ def floor_cases(
     cmd: list[str], env: dict[str, str], cwd: str, where: Path
 ) -> tuple[list[tuple[str, list[str]]], dict[str, float]]:
     """The floor (every module of other projects `cmd` imports) and one floor per entry of
-    `LIBRARY_GROUPS` without that library; and the ms run hello spends in attrs and in cattrs
-    besides importing them (`library_work`), by top-level module name."""
+    `LIBRARY_GROUPS` without that library; and the ms run hello spends in attrs besides
+    importing it (`library_work`), by top-level module name."""
     names = imported_modules(cmd, env, cwd, where)
     print(f"{FLOOR_LABEL}: {len(names)} modules of other projects that run hello imports")
     work = library_work(cmd, env, cwd, where)
-    (classes, attrs_ms), (functions, cattrs_ms) = work["attr"], work["cattrs"]
-    print(
-        f"besides importing them, run hello builds {classes} attrs classes in {attrs_ms:.1f} ms"
-        f" and {functions} cattrs structure functions in {cattrs_ms:.1f} ms"
-    )
+    classes, attrs_ms = work["attr"]
+    print(f"besides importing them, run hello builds {classes} attrs classes in {attrs_ms:.1f} ms")
     cases = [(FLOOR_LABEL, floor_script(names, where / "floor.py"))]
     for number, (group, tops) in enumerate(LIBRARY_GROUPS.items()):
         kept = [n for n in names if n.split(".")[0] not in tops]

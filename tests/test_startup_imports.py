@@ -63,16 +63,17 @@ def test_cheap_commands_import_no_heavy_module(args, leases, tmp_path):
     assert heavy == [], f"agent-env {' '.join(args)} imported {heavy}"
     if args == ["--version"]:
         assert "click" not in modules and "pluggy" not in modules
-    # cattrs builds structure functions only when something is structured; help never is
+    # the kernel structures without cattrs (only the protocol's agent side uses it)
     assert "cattrs" not in modules
 
 
 #: What `run hello` (a local sandbox, three core steps, the default stores) has no use for: the
-#: heavy SDKs, anyio (the engine runs on asyncio itself), `packaging`, `tomllib` (it reads no
-#: TOML file), the watchdog's reaping stage, and every plugin class it does not run
-#: (registries hold them by import path until one is used).
+#: heavy SDKs, anyio (the engine runs on asyncio itself), cattrs (the kernel structures data
+#: itself), `packaging`, `tomllib` (it reads no TOML file), the watchdog's reaping stage, and
+#: every plugin class it does not run (registries hold them by import path until one is used).
 HELLO_UNUSED = (
     *HEAVY,
+    "cattrs",
     "packaging",
     "tomllib",
     "agent_env.sandboxes.supervisor",
@@ -158,32 +159,6 @@ def test_run_hello_imports_only_what_it_uses(tmp_path):
         m for m in modules if any(m == u or m.startswith(u + ".") for u in HELLO_UNUSED)
     )
     assert unused == [], f"agent-env run hello imported {unused}"
-
-
-def test_the_console_scripts_help_imports_no_cattrs(tmp_path):
-    """The console script patches attrs' and cattrs' code generation as they are imported
-    (`agent_env.cli.codecache`): installing the cache imports neither."""
-    out = tmp_path / "modules.json"
-    code = (
-        "import json, sys\n"
-        "import agent_env.cli.main as m\n"
-        "sys.argv = ['agent-env', '--help']\n"
-        f"import atexit; atexit.register(lambda: open({str(out)!r}, 'w').write("
-        "json.dumps(sorted(sys.modules))))\n"
-        "m.console()\n"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-        env={**os.environ, "AGENT_ENV_HOME": str(tmp_path / "home")},
-    )
-    assert result.returncode == 0, result.stderr
-    modules = json.loads(out.read_text())
-    assert "agent_env.cli.codecache" in modules
-    assert "cattrs" not in modules
 
 
 #: A `bwrap` that notes the program it wraps (the word after `--`), then runs the real one.

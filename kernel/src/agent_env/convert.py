@@ -1,9 +1,17 @@
-"""The kernel's one cattrs converter: strict structuring of JSON/TOML data into attrs models.
+"""The kernel's strict structuring of JSON/TOML data into attrs models (`structure`).
 
 Strict means: unknown keys are errors (with a did-you-mean over the class's fields), missing
 required fields are errors, and values are never coerced (`"5"` is not an int, `"false"` is
 not a bool, a string is not a list). Every problem comes back as one message with its field
-path, e.g. `step 'box': sandbox_mode: required`.
+path, e.g. `step 'box': sandbox_mode: required`, all of them at once.
+
+The types a model's fields may have: `str`, `int`, `float`, `bool`, `None`, `Any`, enums,
+`Literal[...]`, unions (a member is picked by the value's JSON kind, never by trying),
+`list`/`tuple`/`set`/`frozenset`/`Sequence` of one item type, `dict`/`Mapping` of one value
+type, paths (from a string) and attrs classes. One structuring function per type is built on
+first use and kept (`_hook`). This was a cattrs converter whose every hook the kernel had
+replaced with a strict one; importing cattrs and generating its functions was about a twelfth
+of `agent-env run hello`'s CPU, for the class walk and the error tree that remain here.
 """
 
 from __future__ import annotations
@@ -11,18 +19,13 @@ from __future__ import annotations
 import enum
 import functools
 import math
+import pathlib
 import types
 import typing
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 import attrs
-import cattrs
-from cattrs.errors import (
-    AttributeValidationNote,
-    ForbiddenExtraKeysError,
-    IterableValidationNote,
-)
 
 from agent_env.errors import BundleError
 from agent_env.models import Step, ignored_reason
@@ -31,10 +34,9 @@ from agent_env.suggest import did_you_mean
 __all__ = [
     "Ignored",
     "StructureProblems",
-    "converter",
     "ignored_fields",
-    "make_converter",
     "structure",
+    "structure_fn",
     "structure_step",
     "unknown_name",
 ]
@@ -113,7 +115,7 @@ def _strict_float(value: Any, tp: Any) -> Any:
     return number
 
 
-def _strict_bool(value: Any, _: Any) -> bool:
+def _strict_bool(value: Any, _: Any = None) -> bool:
     if not isinstance(value, bool):
         raise _WrongType("true or false", value)
     return value
@@ -137,7 +139,7 @@ def _is_union(tp: Any) -> bool:
 
 
 def _is_plain_union(tp: Any) -> bool:
-    """A union of two or more non-None types (cattrs only handles `X | None` itself)."""
+    """A union of two or more non-None types."""
     return _is_union(tp) and len(_non_none_members(tp)) > 1
 
 
@@ -164,137 +166,270 @@ def _json_kind_matches(tp: Any, value: Any) -> bool:
     return True
 
 
-def make_converter() -> cattrs.Converter:
-    """Build a strict converter (never the global one): forbids extra keys, never coerces."""
-    conv = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
-    conv.register_structure_hook(str, _strict_str)
-    conv.register_structure_hook(int, _strict_int)
-    conv.register_structure_hook(float, _strict_float)
-    conv.register_structure_hook(bool, _strict_bool)
+#: A structuring function: the value given, structured; `_Invalid` (or any exception, one
+#: problem) when it does not fit.
+Hook = Callable[[Any], Any]
 
-    hook_for = conv.get_structure_hook
 
-    def list_hook_factory(tp: Any) -> Any:
-        args = typing.get_args(tp)
-        if tp in (list, tuple) or not args:
+class _Unknown(NamedTuple):
+    """A key its model does not have (worded by `structure`, which knows the noun)."""
 
-            def plain(value: Any, _: Any) -> Any:
-                if not isinstance(value, list):
-                    raise _WrongType("a list", value)
-                return list(value) if tp is not tuple else tuple(value)
+    key: str
+    known: tuple[str, ...]
 
-            return plain
-        item_type = args[0]
-        origin = typing.get_origin(tp)
 
-        def strict_list(value: Any, _: Any) -> Any:
-            if not isinstance(value, list):
-                raise _WrongType("a list", value)
-            hook = hook_for(item_type)
-            out, errors = [], []
-            for index, item in enumerate(value):
-                try:
-                    out.append(hook(item, item_type))
-                except Exception as e:  # noqa: BLE001 - collected into the group
-                    e.__notes__ = [
-                        *getattr(e, "__notes__", []),
-                        IterableValidationNote(
-                            f"Structuring {tp} @ index {index}", index, item_type
-                        ),
-                    ]
-                    errors.append(e)
-            if errors:
-                raise cattrs.IterableValidationError(f"While structuring {tp!r}", errors, tp)
-            if origin in (set, frozenset):
-                return origin(out)
-            return tuple(out) if origin is tuple else out
+#: (field path relative to the value, message or unknown key): `retry_config.max_retries`,
+#: `artifacts[0].id`, `env_vars.A`; "" is the value itself.
+Problem = tuple[str, "str | _Unknown"]
 
-        return strict_list
 
-    conv.register_structure_hook_factory(_is_list_type, list_hook_factory)
+class _Invalid(Exception):
+    """Every problem found in one value (`problems`, paths relative to it)."""
 
-    def dict_hook_factory(tp: Any) -> Any:
-        args = typing.get_args(tp)
-        value_type = args[1] if len(args) == 2 else Any
+    def __init__(self, problems: list[Problem]) -> None:
+        super().__init__(problems)
+        self.problems = problems
 
-        def strict_dict(value: Any, _: Any) -> Any:
-            if not isinstance(value, dict):
-                raise _WrongType("an object", value)
-            if value_type is Any:
-                return dict(value)
-            hook = hook_for(value_type)
-            out, errors = {}, []
-            for key, item in value.items():
-                try:
-                    out[key] = hook(item, value_type)
-                except Exception as e:  # noqa: BLE001
-                    e.__notes__ = [
-                        *getattr(e, "__notes__", []),
-                        AttributeValidationNote(
-                            f"Structuring {tp} @ key {key!r}", str(key), value_type
-                        ),
-                    ]
-                    errors.append(e)
-            if errors:
-                raise cattrs.ClassValidationError(f"While structuring {tp!r}", errors, dict)
-            return out
 
-        return strict_dict
+def _describe(exc: BaseException) -> str:
+    """The message of one exception raised while structuring a value (a wrong JSON type,
+    a validator's `ValueError`, a class that refused its arguments)."""
+    if isinstance(exc, _WrongType):
+        return str(exc)
+    if isinstance(exc, ValueError):
+        return str(exc) or type(exc).__name__
+    if isinstance(exc, TypeError) and "missing" in str(exc) and "argument" in str(exc):
+        return "required"
+    return f"{type(exc).__name__}: {exc}"
 
-    conv.register_structure_hook_factory(_is_dict_type, dict_hook_factory)
 
-    def union_hook_factory(tp: Any) -> Any:
-        members = _non_none_members(tp)
-        optional = len(members) < len(typing.get_args(tp))
+def _problems(exc: Exception) -> list[Problem]:
+    return exc.problems if isinstance(exc, _Invalid) else [("", _describe(exc))]
 
-        def strict_union(value: Any, _: Any) -> Any:
-            if value is None and optional:
-                return None
-            for member in members:
-                if _json_kind_matches(member, value):
-                    return conv.structure(value, member)
-            expected = " or ".join(_type_name(m) for m in members)
-            raise _WrongType(expected + (" or null" if optional else ""), value)
 
-        return strict_union
-
-    conv.register_structure_hook_factory(_is_plain_union, union_hook_factory)
-
-    def literal_hook_factory(tp: Any) -> Any:
-        allowed = typing.get_args(tp)
-
-        def strict_literal(value: Any, _: Any) -> Any:
-            if not any(value == a and type(value) is type(a) for a in allowed):
-                raise _WrongType("one of " + ", ".join(repr(a) for a in allowed), value)
-            return value
-
-        return strict_literal
-
-    conv.register_structure_hook_factory(
-        lambda tp: typing.get_origin(tp) is typing.Literal, literal_hook_factory
-    )
-
-    conv.register_structure_hook_func(_enum_subclass, _strict_enum)
-
-    def attrs_hook_factory(tp: Any) -> Any:
-        # cattrs' own hook, after a shape check: it reads `.keys()` of whatever it is given
-        base = conv.gen_structure_attrs_fromdict(tp)
-
-        def strict_attrs(value: Any, _: Any) -> Any:
-            if not isinstance(value, Mapping):
-                raise _WrongType("an object", value)
-            return base(value, tp)
-
-        return strict_attrs
-
-    conv.register_structure_hook_factory(attrs.has, attrs_hook_factory)
-    return conv
+def _under(parent: str, problems: list[Problem]) -> list[Problem]:
+    """`problems` of a part of a value, their paths put under `parent` (a name or `[i]`)."""
+    return [
+        (parent if not path else f"{parent}{path}" if path[0] == "[" else f"{parent}.{path}", what)
+        for path, what in problems
+    ]
 
 
 @functools.cache
-def converter() -> cattrs.Converter:
-    """The process-wide strict converter (built once by `make_converter`)."""
-    return make_converter()
+def _hook(tp: Any) -> Hook:
+    """The structuring function of type `tp` (built once per type)."""
+    if tp is Any or tp is object:
+        return _identity
+    if _enum_subclass(tp):
+        return functools.partial(_strict_enum, tp=tp)
+    scalar = _SCALARS.get(tp)
+    if scalar is not None:
+        return scalar
+    if tp is type(None) or tp is None:
+        return _null
+    origin = typing.get_origin(tp)
+    if origin is typing.Literal:
+        return _literal_hook(tp)
+    if _is_union(tp):
+        return _union_hook(tp)
+    if _is_list_type(tp) or tp in (set, frozenset, Sequence):
+        return _list_hook(tp)
+    if _is_dict_type(tp) or tp is Mapping:
+        return _dict_hook(tp)
+    if attrs.has(tp):
+        return _attrs_hook(tp)
+    if isinstance(tp, type) and issubclass(tp, pathlib.PurePath):
+        return functools.partial(_path, tp=tp)
+    raise TypeError(f"cannot structure into {tp!r}: not a type a model's field may have")
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _null(value: Any) -> None:
+    if value is not None:
+        raise _WrongType("null", value)
+
+
+def _path(value: Any, tp: type[pathlib.PurePath]) -> pathlib.PurePath:
+    if not isinstance(value, str):
+        raise _WrongType("a string", value)
+    return tp(value)
+
+
+_SCALARS: dict[Any, Hook] = {
+    str: functools.partial(_strict_str, tp=str),
+    int: functools.partial(_strict_int, tp=int),
+    float: functools.partial(_strict_float, tp=float),
+    bool: _strict_bool,
+}
+
+
+def _literal_hook(tp: Any) -> Hook:
+    allowed = typing.get_args(tp)
+
+    def strict_literal(value: Any) -> Any:
+        if not any(value == a and type(value) is type(a) for a in allowed):
+            raise _WrongType("one of " + ", ".join(repr(a) for a in allowed), value)
+        return value
+
+    return strict_literal
+
+
+def _union_hook(tp: Any) -> Hook:
+    members = _non_none_members(tp)
+    optional = len(members) < len(typing.get_args(tp))
+    if len(members) == 1:  # `X | None`: null, else an X
+        only = members[0]
+
+        def optional_one(value: Any) -> Any:
+            return None if value is None else _hook(only)(value)
+
+        return optional_one
+
+    def strict_union(value: Any) -> Any:
+        if value is None and optional:
+            return None
+        for member in members:
+            if _json_kind_matches(member, value):
+                return _hook(member)(value)
+        expected = " or ".join(_type_name(m) for m in members)
+        raise _WrongType(expected + (" or null" if optional else ""), value)
+
+    return strict_union
+
+
+def _list_hook(tp: Any) -> Hook:
+    args = typing.get_args(tp)
+    origin = typing.get_origin(tp) or tp
+    build: Callable[[list[Any]], Any] = (
+        origin if origin in (tuple, set, frozenset) else list  # type: ignore[assignment]
+    )
+    if not args:
+
+        def plain(value: Any) -> Any:
+            if not isinstance(value, list):
+                raise _WrongType("a list", value)
+            return build(value)
+
+        return plain
+    item_type = args[0]  # `tuple[X, ...]` and, as before, the first of a fixed tuple's
+
+    def strict_list(value: Any) -> Any:
+        if not isinstance(value, list):
+            raise _WrongType("a list", value)
+        hook = _hook(item_type)
+        out, problems = [], []
+        for index, item in enumerate(value):
+            try:
+                out.append(hook(item))
+            except Exception as e:  # noqa: BLE001 - every item's problems are collected
+                problems += _under(f"[{index}]", _problems(e))
+        if problems:
+            raise _Invalid(problems)
+        return build(out)
+
+    return strict_list
+
+
+def _dict_hook(tp: Any) -> Hook:
+    args = typing.get_args(tp)
+    value_type = args[1] if len(args) == 2 else Any
+
+    def strict_dict(value: Any) -> Any:
+        if not isinstance(value, dict):
+            raise _WrongType("an object", value)
+        if value_type is Any:
+            return dict(value)
+        hook = _hook(value_type)
+        out, problems = {}, []
+        for key, item in value.items():
+            try:
+                out[key] = hook(item)
+            except Exception as e:  # noqa: BLE001
+                problems += _under(str(key), _problems(e))
+        if problems:
+            raise _Invalid(problems)
+        return out
+
+    return strict_dict
+
+
+class _Field(NamedTuple):
+    """How one `__init__` field of a model is read: from `key` (the attribute's name), into
+    `__init__`'s argument `arg` (its alias), unless absent (then `required` is a problem)."""
+
+    key: str
+    arg: str
+    required: bool
+
+
+def structure_fn(cls: type, hooks: Mapping[str, Hook] | None = None) -> Hook:
+    """The structuring function of attrs class `cls` (a mapping in, an instance out), with
+    `hooks` in place of some fields' own (by field name). It raises `_Invalid` naming every
+    problem (a missing field, a wrong value, a key `cls` does not have), or what `cls`
+    raised when it refused the values. `structure` words them; record models use this for
+    documents they read (`engine.record_model`). The fields' own functions are looked up on
+    first use (a model may hold itself)."""
+    attrs.resolve_types(cls)
+    given = hooks or {}
+    init = [a for a in attrs.fields(cls) if a.init]
+    fields = tuple(_Field(a.name, a.alias or a.name, a.default is attrs.NOTHING) for a in init)
+    known = tuple(f.key for f in fields)  # the keys it takes
+    allowed = frozenset(known)
+    found: list[tuple[Hook, ...]] = []
+
+    def field_hooks() -> tuple[Hook, ...]:
+        if not found:
+            found.append(tuple(given.get(a.name) or _field_hook(a.type) for a in init))
+        return found[0]
+
+    def structure_attrs(value: Any) -> Any:
+        if not isinstance(value, Mapping):
+            raise _WrongType("an object", value)
+        kwargs: dict[str, Any] = {}
+        problems: list[Problem] = []
+        for field, hook in zip(fields, field_hooks(), strict=True):
+            if field.key not in value:
+                if field.required:
+                    problems.append((field.key, "required"))
+                continue
+            try:
+                kwargs[field.arg] = hook(value[field.key])
+            except Exception as e:  # noqa: BLE001 - every field's problems are collected
+                problems += _under(field.key, _problems(e))
+        if len(value) > len(kwargs):
+            unknown = sorted(str(key) for key in value if key not in allowed)
+            problems += [("", _Unknown(key, known)) for key in unknown]
+        if problems:
+            raise _Invalid(problems)
+        try:
+            return cls(**kwargs)
+        except Exception as e:  # noqa: BLE001 - a validator or converter refused a value
+            raise _Invalid([("", _describe(e))]) from e
+
+    return structure_attrs
+
+
+def _field_hook(tp: Any) -> Hook:
+    """The function of a field typed `tp` (untyped: its value as it is); a type no field may
+    have is a problem of that field whenever it is given."""
+    if tp is None:
+        return _identity
+    try:
+        return _hook(tp)
+    except TypeError as e:
+        message = str(e)
+
+        def unsupported(value: Any) -> Any:
+            raise TypeError(message)
+
+        return unsupported
+
+
+def _attrs_hook(cls: Any) -> Hook:
+    return structure_fn(cls)
 
 
 def _field_names(cls: Any) -> list[str]:
@@ -309,33 +444,11 @@ def unknown_name(noun: str, name: str, known: Any) -> str:
     return f"unknown {noun} {name!r}{did_you_mean(name, known)}"
 
 
-def _describe(exc: BaseException, noun: str) -> str:
-    """Our wording of one leaf error, for `cattrs.transform_error`; an unknown-keys error
-    gives one line per key, each with a did-you-mean over the class's fields."""
-    if isinstance(exc, ForbiddenExtraKeysError):
-        known = _field_names(exc.cl)
-        return "\n".join(unknown_name(noun, key, known) for key in sorted(exc.extra_fields))
-    if isinstance(exc, KeyError):
-        return "required"
-    if isinstance(exc, _WrongType):
-        return str(exc)
-    if isinstance(exc, ValueError):
-        return str(exc) or type(exc).__name__
-    if isinstance(exc, TypeError) and "missing" in str(exc) and "argument" in str(exc):
-        return "required"
-    return f"{type(exc).__name__}: {exc}"
-
-
-def _messages(exc: BaseException, noun: str = "field") -> list[tuple[str, str]]:
-    """(field path, message) pairs of a cattrs error tree, walked by `cattrs.transform_error`
-    (paths such as `retry_config.max_retries` or `artifacts[0].id`)."""
-    out: list[tuple[str, str]] = []
-    lines = cattrs.transform_error(exc, path="$", format_exception=lambda e, _: _describe(e, noun))
-    for line in lines:
-        text, _, path = line.rpartition(" @ ")
-        path = path.removeprefix("$").removeprefix(".")
-        out.extend((path, message) for message in text.split("\n"))
-    return out
+def _worded(problems: list[Problem], noun: str) -> list[tuple[str, str]]:
+    return [
+        (path, unknown_name(noun, what.key, what.known) if isinstance(what, _Unknown) else what)
+        for path, what in problems
+    ]
 
 
 @attrs.frozen(kw_only=True)
@@ -402,11 +515,12 @@ def structure(
             "invalid data", [_prefix(where, f"expected an object, got {data!r}")]
         )
     if data == {} and _all_defaulted(cls):
-        return cls()  # what the converter would build, without generating its function
+        return cls()  # what structuring would build, without building its function
     try:
-        value: Any = converter().structure(data, cls)  # `cls` is any type: so is its value
-    except Exception as e:  # noqa: BLE001 - every cattrs failure is turned into messages
-        problems = [_prefix(where, f"{p}: {m}" if p else m) for p, m in _messages(e, noun)]
+        value: Any = _hook(cls)(data)  # `cls` is any type: so is its value
+    except Exception as e:  # noqa: BLE001 - every problem is worded, with its path
+        worded = _worded(_problems(e), noun)
+        problems = [_prefix(where, f"{p}: {m}" if p else m) for p, m in worded]
         raise StructureProblems("invalid data", problems) from None
     if ignored is not None:
         ignored.extend(Ignored(where=where, path=p, reason=r) for p, r in ignored_fields(data, cls))

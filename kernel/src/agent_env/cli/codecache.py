@@ -1,9 +1,9 @@
-"""A cache of the code attrs, cattrs and dataclasses generate, for the console script's start-up.
+"""A cache of the code attrs and dataclasses generate, for the console script's start-up.
 
 Every `@attrs.define` class has its methods written as Python source and compiled when its
-module is imported, cattrs does the same for each structuring function and dataclasses for
-each `@dataclass` (anyio has twenty), and `typing` compiles each string annotation that
-`get_type_hints` resolves (cattrs asks for every class it structures) as an expression: in
+module is imported, dataclasses does the same for each `@dataclass`, and `typing` compiles
+each string annotation that `get_type_hints` resolves (structuring asks for every class it
+structures, `attrs.resolve_types`) as an expression: in
 `agent-env run hello` that compiling was about a tenth of the command's CPU, redone
 identically by every process. Python caches the bytecode of modules in `__pycache__`; this
 does the same for that generated source, in one file under the cache folder.
@@ -47,9 +47,8 @@ MAX_FILES = 64
 #: the cache (dataclasses `exec`s the source of each generated method).
 GENERATORS = {
     "attr._make": "compile",
-    "cattrs.gen": "compile",
     "dataclasses": "exec",
-    # each string annotation `get_type_hints` resolves (cattrs asks for every class it
+    # each string annotation `get_type_hints` resolves (structuring asks for every class it
     # structures) is compiled as an expression by `typing.ForwardRef`
     "typing": "compile",
 }
@@ -72,7 +71,7 @@ _state: dict[str, Any] = {
 
 
 def install(command: str = "", detail: Sequence[str] = ()) -> None:
-    """Route the code attrs, cattrs and dataclasses generate through the cache, once per
+    """Route the code attrs and dataclasses generate through the cache, once per
     process: a generator already imported is patched now, the others as they are imported
     (so installing imports nothing); one that is missing, or compiles another way, is left
     alone. `command` and `detail` (the words after it) choose the file (`path`)."""

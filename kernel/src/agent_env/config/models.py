@@ -126,6 +126,8 @@ def check_section(
     """(problems, ignored keys) of one table: unknown keys with a did-you-mean, values of the
     wrong type (an `env:`/`secret:` reference fits any type), compat-ignored keys set."""
     data = {k: v for k, v in table.items() if parse_ref(v) is None}
+    if not data:  # every key of a section model has a default: nothing set, nothing wrong
+        return [], []  # (and no model is made: most store backends are given no settings)
     ignored: list[Ignored] = []
     try:
         structure(data, section_model(section, schema), ignored=ignored, noun=noun)

@@ -2,8 +2,8 @@
 the stored document. `to_dict()` writes the keys the model has (those in `optional` left out
 while None, as older versions did not write them) plus the keys of the document it was read
 from that it does not know (`extra`: written by a newer version, or a run's extra metadata), so
-a load and a save change nothing. The (un)structure functions are the kernel converter's,
-generated per class on first use.
+a load and a save change nothing. The (un)structure functions are built per class on first
+use (`convert.structure_fn` reads a document).
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ T = TypeVar("T")
 @attrs.define(kw_only=True, on_setattr=attrs.setters.NO_OP)
 class StoredRecord:
     """A record model whose JSON is its stored document: `from_dict` / `to_dict` through the
-    kernel converter.
+    kernel's strict structuring (`agent_env.convert`).
 
     Fields typed `dict[str, Any]`, `list[...]` or `Any` hold free-form JSON (step info, verifier
-    results, outputs...): the converter checks their JSON kind and passes them through as they
+    results, outputs...): structuring checks their JSON kind and passes them through as they
     are, without a deep copy (the redactor copies what is stored; a record is written several
     times per instance, so a copy per write would cost as much as the redaction)."""
 
@@ -58,12 +58,12 @@ class StoredRecord:
         if not isinstance(doc, Mapping):
             from agent_env.convert import structure
 
-            structure(doc, cls, where=cls.kind)  # raises the converter's message
+            structure(doc, cls, where=cls.kind)  # raises the worded problem
         names = _field_names(cls)
         known = {k: v for k, v in doc.items() if k in names}
         try:
-            record = _structure_fn(cls)(known, cls)
-        except Exception:  # noqa: BLE001 - the converter's strict pass names the problem
+            record = _structure_fn(cls)(known)
+        except Exception:  # noqa: BLE001 - the strict pass names the problem
             from agent_env.convert import structure
 
             structure(known, cls, where=f"{cls.kind} {doc.get('id')!r}")
@@ -132,7 +132,7 @@ def _pass_through(tp: Any) -> Any:
     nullable = type(None) in typing.get_args(tp)
     kinds = tuple(typing.get_origin(a) or object for a in _members(tp))
 
-    def hook(value: Any, _: Any) -> Any:
+    def hook(value: Any) -> Any:
         if (value is None and nullable) or isinstance(value, kinds):
             return value
         names = " or ".join("an object" if k is dict else "a list" for k in kinds)
@@ -147,52 +147,52 @@ def _fields(cls: type) -> dict[str, Any]:
     return {a.name: a.type for a in attrs.fields(cls) if a.name != "extra"}
 
 
-def _omit_extra(cls: type) -> dict[str, Any]:
-    from cattrs.gen import override
+@_per_class
+def _structure_fn(cls: type) -> Callable[[Mapping[str, Any]], Any]:
+    """The kernel's structuring function for `cls` (`convert.structure_fn`), free-form JSON
+    fields checked for their JSON kind and passed through (built on first use: a command
+    that only writes records never pays for it)."""
+    from agent_env.convert import structure_fn
 
-    return {"extra": override(omit=True)} if "extra" in attrs.fields_dict(cls) else {}
+    hooks = {n: _pass_through(tp) for n, tp in _fields(cls).items() if _free_form(tp)}
+    return structure_fn(cls, hooks)
 
 
 @_per_class
-def _structure_fn(cls: type) -> Any:
-    """The kernel converter's structure function for `cls`, free-form JSON fields checked for
-    their JSON kind and passed through (generated on first use: a command that only writes
-    records never pays for it)."""
-    from cattrs.gen import make_dict_structure_fn, override
-
-    from agent_env.convert import converter
-
-    # Any values: mypy would match AttributeOverride values against the options (bool) that
-    # make_dict_structure_fn takes as keywords too.
-    hooks: dict[str, Any] = {
-        n: override(struct_hook=_pass_through(tp))
-        for n, tp in _fields(cls).items()
-        if _free_form(tp)
-    }
-    return make_dict_structure_fn(
-        cls, converter(), _cattrs_forbid_extra_keys=True, **_omit_extra(cls), **hooks
-    )
-
-
-@_per_class
-def _unstructure_fn(cls: type) -> Any:
-    """The kernel converter's unstructure function for `cls`: scalars and free-form JSON read
-    as they are (cattrs inlines its own `identity` as an attribute read), enums as their
-    value, nested models through their own function."""
-    from cattrs.fns import identity
-    from cattrs.gen import make_dict_unstructure_fn, override
-
-    from agent_env.convert import converter
-
-    hooks: dict[str, Any] = {}  # Any: as in `_structure_fn`
+def _unstructure_fn(cls: type) -> Callable[[Any], dict[str, Any]]:
+    """The document of an instance of `cls`: scalars and free-form JSON read as they are,
+    enums as their value, nested models through their own function."""
+    plan: list[tuple[str, Callable[[Any], Any] | None]] = []
     for name, tp in _fields(cls).items():
         if isinstance(tp, type) and issubclass(tp, enum.Enum):
-            hooks[name] = override(unstruct_hook=_enum_value)
+            plan.append((name, _enum_value))
         elif _plain(tp):
-            hooks[name] = override(unstruct_hook=identity)
+            plan.append((name, None))
         elif attrs.has(tp):
-            hooks[name] = override(unstruct_hook=_unstructure_fn(tp))
-    return make_dict_unstructure_fn(cls, converter(), **_omit_extra(cls), **hooks)
+            plan.append((name, _unstructure_fn(tp)))
+        else:
+            plan.append((name, _json_value))
+
+    def unstructure(instance: Any) -> dict[str, Any]:
+        return {
+            name: getattr(instance, name) if fn is None else fn(getattr(instance, name))
+            for name, fn in plan
+        }
+
+    return unstructure
+
+
+def _json_value(value: Any) -> Any:
+    """A value of a field that is neither plain nor one model, as JSON types."""
+    if isinstance(value, enum.Enum):
+        return value.value
+    if attrs.has(type(value)):
+        return _unstructure_fn(type(value))(value)
+    if isinstance(value, (list, tuple)):
+        return [_json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _json_value(v) for k, v in value.items()}
+    return value
 
 
 def _enum_value(member: enum.Enum) -> Any:
