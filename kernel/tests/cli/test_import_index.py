@@ -17,10 +17,11 @@ from pathlib import Path
 #: front of sys.path after installing) and prints what each became.
 PROBE = textwrap.dedent(
     """
-    import importlib, json, sys
+    import importlib, json, os, sys
     from agent_env.cli import importcache
 
-    importcache.install()
+    line = os.environ.get("IX_LINE", "").split()  # the command line it stands for
+    importcache.install(line[0] if line else "", line[1:])
     if len(sys.argv) > 2:
         sys.path.insert(0, sys.argv[2])
     out = {}
@@ -76,6 +77,7 @@ def probe(
     *extra: str,
     pythonpath: str | None = None,
     inline: bool = False,
+    line: str = "",
 ) -> dict:
     """Run the probe as a script (`python -c` with `inline`: sys.path[0] is then '')."""
     env = {
@@ -83,6 +85,7 @@ def probe(
         "XDG_CACHE_HOME": str(tmp_path / "cache"),
         "PYTHONPATH": pythonpath if pythonpath is not None else str(tmp_path / "lib"),
         "PYTHONDONTWRITEBYTECODE": "1",  # no __pycache__ folder changes a listing here
+        "IX_LINE": line,
     }
     done = subprocess.run(
         [sys.executable, *(["-c", PROBE] if inline else [str(tmp_path / "bin" / "probe.py")])]
@@ -167,3 +170,18 @@ def test_a_corrupt_index_means_finding_modules_as_before(tmp_path):
     again = probe(tmp_path)
     assert again["hits"] == 0 and again["modules"]["ixpkg.sub"]["value"] == "sub"
     assert probe(tmp_path)["hits"] >= 5  # rewritten
+
+
+def test_each_command_line_keeps_an_index_of_its_own_imports(tmp_path):
+    """A command loads and checks only what such a command line imported: one index per
+    command line, not one that every command run with this `sys.path` adds to."""
+    make_tree(tmp_path)
+    assert probe(tmp_path, "ixmod", line="run hello")["misses"] >= 1
+    assert probe(tmp_path, "ixpkg,ixpkg.sub", line="serve")["misses"] >= 2
+    names = sorted(p.name for p in index_files(tmp_path))
+    assert (
+        len(names) == 2 and any("-run-" in n for n in names) and any("-serve" in n for n in names)
+    )
+    again = probe(tmp_path, "ixmod,ixpkg", line="run hello")
+    assert again["hits"] >= 1 and again["misses"] == 1  # ixpkg: only the other line had it
+    assert probe(tmp_path, "ixpkg,ixpkg.sub", line="serve")["misses"] == 0

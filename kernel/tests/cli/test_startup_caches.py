@@ -192,15 +192,15 @@ def test_each_command_line_loads_only_what_it_built_and_old_files_go(tmp_path):
     folder = tmp_path / "cache" / "agentenv" / "generated-code"
     assert sorted(p.name for p in folder.iterdir()) == sorted([hello["file"], other["file"]])
     # past MAX_FILES, a write drops the files loaded or written least recently
-    from agent_env.cli import codecache
+    from agent_env.cli.cachefiles import MAX_FILES
 
-    for n in range(codecache.MAX_FILES + 3):
+    for n in range(MAX_FILES + 3):
         (folder / f"stale-{n}.marshal").write_bytes(b"")
         os.utime(folder / f"stale-{n}.marshal", ns=(n, n))
     assert _line(tmp_path, "run", "hello")["misses"] == 0  # loaded: the newest now
     _line(tmp_path, "run", "third")
     kept = {p.name for p in folder.iterdir()}
-    assert len(kept) == codecache.MAX_FILES
+    assert len(kept) == MAX_FILES
     assert {hello["file"], other["file"]} <= kept and "stale-0.marshal" not in kept
 
 

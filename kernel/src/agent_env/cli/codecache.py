@@ -27,22 +27,19 @@ import __future__
 import atexit
 import builtins
 import marshal
-import os
 import sys
-import zlib
 from _ast import PyCF_ONLY_AST
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any
 
+from agent_env.cli.cachefiles import command_line_name, loaded, prune
+
 #: Bumped when the file's layout changes.
 FORMAT = 1
 #: Entries kept: past this, a rewrite keeps only what the writing process used.
 LIMIT = 4000
-#: Files kept in the folder (one per command line): past this, a write drops the ones least
-#: recently loaded.
-MAX_FILES = 64
 #: The modules that generate code, and the builtin each calls with the source: it goes through
 #: the cache (dataclasses `exec`s the source of each generated method).
 GENERATORS = {
@@ -142,10 +139,8 @@ def path(command: str | None = None, detail: Sequence[str] | None = None) -> Pat
 
     tag = sys.implementation.cache_tag or "python"
     name = _state["command"] if command is None else command
-    word = name if name.replace("-", "").isalnum() and len(name) <= 40 else "other"
     rest = _state["detail"] if detail is None else "\0".join(detail)
-    suffix = f"-{zlib.crc32(rest.encode(errors='surrogateescape')):08x}" if rest else ""
-    return cache_dir() / "generated-code" / f"{tag}-{word or 'root'}{suffix}.marshal"
+    return cache_dir() / "generated-code" / f"{tag}-{command_line_name(name, rest)}.marshal"
 
 
 def _future_flags(module: ModuleType) -> int:
@@ -272,7 +267,7 @@ def _load() -> None:
         data = marshal.loads(target.read_bytes())
         if data["format"] == FORMAT and data["python"] == sys.version:
             _entries.update(data["entries"])
-            os.utime(target)  # recently loaded: the last a full folder drops (`_prune`)
+            loaded(target)
     except (OSError, ValueError, EOFError, KeyError, TypeError):
         pass
 
@@ -290,22 +285,9 @@ def save() -> None:
         target = path()
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(target, marshal.dumps(data), fsync=False)
-        _prune(target.parent)
+        prune(target.parent)
     except (OSError, ValueError):
         pass
-
-
-def _prune(folder: Path) -> None:
-    """Keep the `MAX_FILES` files of `folder` loaded or written last (one per command line:
-    runs of throwaway bundles would otherwise add a file each, forever)."""
-    files = []
-    for item in folder.glob("*.marshal"):
-        try:
-            files.append((item.stat().st_mtime_ns, item))
-        except OSError:
-            continue
-    for _, item in sorted(files, reverse=True)[MAX_FILES:]:
-        item.unlink(missing_ok=True)
 
 
 def stats() -> dict[str, int]:

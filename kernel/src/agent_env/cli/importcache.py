@@ -4,7 +4,9 @@
 every folder on the way, up to four more per package for its `__init__` suffixes, path joins
 in Python) was about a twentieth of the command's CPU, redone identically by every process.
 This keeps what `PathFinder.find_spec` answered (the module's file, its loader's kind and, for
-a package, its folder) in one file under the cache folder, and answers the same again: the
+a package, its folder) in one file per command line under the cache folder (as `codecache`:
+an index of every module any command imported cost a developer's `run hello` two
+milliseconds to load and check), and answers the same again: the
 spec is built as `FileFinder` builds it (`spec_from_file_location` with a fresh loader), so
 the module, its bytecode cache and its `__file__` are what they were.
 
@@ -27,6 +29,7 @@ import os
 import sys
 import time
 import zlib
+from collections.abc import Sequence
 from importlib.machinery import (
     ExtensionFileLoader,
     PathFinder,
@@ -36,6 +39,8 @@ from importlib.machinery import (
 from importlib.util import spec_from_file_location
 from pathlib import Path
 from typing import Any
+
+from agent_env.cli.cachefiles import command_line_name, loaded, prune
 
 #: Bumped when the file's layout changes.
 FORMAT = 1
@@ -56,28 +61,32 @@ _entries: dict[str, tuple[str, str, list[str] | None, list[str] | None]] = {}
 _folders: dict[str, int | None] = {}
 
 
-def install() -> None:
+def install(command: str = "", detail: Sequence[str] = ()) -> None:
     """Answer imports from the index (when it still holds) and record what `PathFinder`
-    finds beyond it, written at exit: once per process, in front of `PathFinder`."""
+    finds beyond it, written at exit: once per process, in front of `PathFinder`. `command`
+    and `detail` (the words after it) choose the file (`path`)."""
     if _state["installed"] or PathFinder not in sys.meta_path:
         return
     if not all(os.path.isabs(entry) for entry in sys.path):
         return  # a relative entry ('' for `python -c`) depends on the working folder
     _state["installed"] = True
     _state["path"] = list(sys.path)
+    _state["line"] = command_line_name(command, "\0".join(detail))
     _load()
     sys.meta_path.insert(sys.meta_path.index(PathFinder), IndexedFinder)
     atexit.register(save)
 
 
 def path() -> Path:
-    """The index of this interpreter and `sys.path` (the console script's first entry differs
-    from `python -m`'s)."""
+    """The index of this interpreter, `sys.path` (the console script's first entry differs
+    from `python -m`'s) and command line: a command loads and checks only the modules such a
+    command line imported, not those of every command run with this `sys.path`."""
     from agent_env.paths import cache_dir
 
     where = "\0".join([sys.executable, sys.prefix, *(_state.get("path") or sys.path)])
     key = zlib.crc32(where.encode(errors="surrogateescape"))
-    return cache_dir() / "imports" / f"{key:08x}.marshal"
+    line = _state.get("line") or command_line_name("", "")
+    return cache_dir() / "imports" / f"{key:08x}-{line}.marshal"
 
 
 def _mtime(folder: str) -> int | None:
@@ -89,7 +98,8 @@ def _mtime(folder: str) -> int | None:
 
 def _load() -> None:
     try:
-        data = marshal.loads(path().read_bytes())
+        target = path()
+        data = marshal.loads(target.read_bytes())
         if (
             data["format"] != FORMAT
             or data["python"] != sys.version
@@ -101,6 +111,7 @@ def _load() -> None:
             return
         _folders.update(folders)
         _entries.update(data["entries"])
+        loaded(target)
     except (OSError, ValueError, EOFError, KeyError, TypeError, AttributeError):
         _folders.clear()
         _entries.clear()
@@ -174,6 +185,7 @@ def save() -> None:
         target = path()
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(target, marshal.dumps(data), fsync=False)
+        prune(target.parent)
     except (OSError, ValueError):
         pass
 

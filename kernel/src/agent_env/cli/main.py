@@ -25,11 +25,11 @@ def main(argv: list[str] | None = None) -> None:
         from agent_env import entrypoints
         from agent_env.cli import codecache, importcache
 
-        importcache.install()
-        entrypoints.read_once()
-
         command = args[0] if args and not args[0].startswith("-") else ""
-        codecache.install(command, args[1:] if command else args)
+        detail = args[1:] if command else args
+        importcache.install(command, detail)
+        entrypoints.read_once()
+        codecache.install(command, detail)
     from agent_env.cli.root import cli
 
     cli.main(args=args, prog_name="agent-env")
