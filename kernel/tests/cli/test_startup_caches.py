@@ -159,7 +159,11 @@ LINE_PROBE = textwrap.dedent(
     import probe_models as pm
 
     pm.Point(x=1, y="a")
-    print(json.dumps({**codecache.stats(), "file": codecache.path().name}))
+    import attr  # its own classes were built as it was imported, through the cache too
+
+    salt = hash("<attrs generated hash attr._make.Factory>")  # salted per process
+    factory_ok = hash(attr.Factory(list)) == hash((salt, list, False))
+    print(json.dumps({**codecache.stats(), "file": codecache.path().name, "ok": factory_ok}))
     codecache.save()
     """
 )
@@ -178,7 +182,9 @@ def _line(tmp_path: Path, *words: str) -> dict:
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    got = json.loads(done.stdout)
+    assert got["ok"], "attrs' own Factory hashes as a fresh compile would"
+    return got
 
 
 def test_each_command_line_loads_only_what_it_built_and_old_files_go(tmp_path):

@@ -50,7 +50,8 @@ GENERATORS = {
     "typing": "compile",
 }
 
-_HASH_PREFIX = "<attrs generated methods "
+#: The file names of attrs scripts that may hold a `__hash__` (then with a salted literal).
+_HASH_PREFIXES = ("<attrs generated methods ", "<attrs generated __hash__ ")
 #: Stands for the salted literal: as wide as the widest (`-9223372036854775808`).
 PLACEHOLDER = "7" * 20
 
@@ -69,9 +70,10 @@ _state: dict[str, Any] = {
 
 def install(command: str = "", detail: Sequence[str] = ()) -> None:
     """Route the code attrs and dataclasses generate through the cache, once per
-    process: a generator already imported is patched now, the others as they are imported
-    (so installing imports nothing); one that is missing, or compiles another way, is left
-    alone. `command` and `detail` (the words after it) choose the file (`path`)."""
+    process: a generator already imported is patched now, the others as they are imported,
+    before they run (attrs builds classes of its own; installing imports nothing); one that
+    is missing, or compiles another way, is left alone. `command` and `detail` (the words
+    after it) choose the file (`path`)."""
     if _state["installed"]:
         return
     _state["installed"] = True
@@ -90,11 +92,21 @@ def install(command: str = "", detail: Sequence[str] = ()) -> None:
 
 
 def _patch(module: ModuleType) -> None:
-    flags = _future_flags(module)
+    """Give `module` a `compile` (or `exec`) of its own that goes through the cache; also
+    before the module runs (its global shadows the builtin from the start: attrs builds its
+    own classes as it is imported). The module's `__future__` flags are read at the first
+    call, once its future imports (always first) have run."""
+    flags: list[int] = []
+
+    def inherited() -> int:
+        if not flags:
+            flags.append(_future_flags(module))
+        return flags[0]
+
     if GENERATORS[module.__name__] == "exec":
-        module.exec = _cached_exec(flags)  # type: ignore[attr-defined]
+        module.exec = _cached_exec(inherited)  # type: ignore[attr-defined]
     else:
-        module.compile = _cached_compile(flags)  # type: ignore[attr-defined]
+        module.compile = _cached_compile(inherited)  # type: ignore[attr-defined]
 
 
 class _PatchOnImport:
@@ -123,9 +135,9 @@ class _PatchOnImport:
 
         def exec_and_patch(module: ModuleType) -> None:
             del loader.exec_module  # once: a loader may serve other modules (a zip's)
-            exec_module(module)
             if module.__name__ == name:
                 _patch(module)
+            exec_module(module)
 
         loader.exec_module = exec_and_patch
         return spec
@@ -152,8 +164,8 @@ def _future_flags(module: ModuleType) -> int:
     return flags
 
 
-def _cached_compile(inherited: int) -> Callable[..., Any]:
-    """A `compile` for a module whose own calls inherit the `inherited` future flags."""
+def _cached_compile(inherited: Callable[[], int]) -> Callable[..., Any]:
+    """A `compile` for a module whose own calls inherit the future flags `inherited()`."""
 
     def compile(
         source: Any,
@@ -164,7 +176,7 @@ def _cached_compile(inherited: int) -> Callable[..., Any]:
         optimize: int = -1,
     ) -> Any:
         if not dont_inherit:
-            flags |= inherited
+            flags |= inherited()
         if (
             mode not in ("exec", "eval")
             or optimize != -1
@@ -177,13 +189,13 @@ def _cached_compile(inherited: int) -> Callable[..., Any]:
     return compile
 
 
-def _cached_exec(inherited: int) -> Callable[..., Any]:
-    """An `exec` for a module whose own calls inherit the `inherited` future flags (a string
+def _cached_exec(inherited: Callable[[], int]) -> Callable[..., Any]:
+    """An `exec` for a module whose own calls inherit the future flags `inherited()` (a string
     runs as `exec` compiles it: file name `<string>`)."""
 
     def exec(source: Any, globals: Any = None, locals: Any = None, /, **kwargs: Any) -> None:
         if isinstance(source, str) and not kwargs:
-            source = lookup(source, "<string>", inherited)
+            source = lookup(source, "<string>", inherited())
         builtins.exec(source, globals, locals, **kwargs)
 
     return exec
@@ -217,10 +229,12 @@ def lookup(source: str, filename: str, flags: int, mode: str = "exec") -> CodeTy
 
 def salted_literal(source: str, filename: str) -> str | None:
     """The per-process `hash()` literal in an attrs methods script, when it has exactly one
-    (attrs writes `hash("<attrs generated hash MODULE.CLASS>")` into `__hash__`)."""
-    if not filename.startswith(_HASH_PREFIX) or "def __hash__" not in source:
+    (attrs writes `hash("<attrs generated hash MODULE.CLASS>")` into `__hash__`, in the
+    script of a class's methods or, for attrs' own classes, one of `__hash__` alone)."""
+    prefix = next((p for p in _HASH_PREFIXES if filename.startswith(p)), None)
+    if prefix is None or "def __hash__" not in source:
         return None
-    name = filename[len(_HASH_PREFIX) : -1]
+    name = filename[len(prefix) : -1]
     literal = str(hash(f"<attrs generated hash {name}>"))
     if len(literal.lstrip("-")) < 12 or source.count(literal) != 1 or PLACEHOLDER in source:
         return None
