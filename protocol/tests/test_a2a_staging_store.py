@@ -262,6 +262,26 @@ def test_the_store_keeps_to_private_directories_and_its_own_goes_with_the_proces
     assert not Path(root).exists()
 
 
+def test_a_store_that_stages_nothing_makes_no_directory(tmp_path) -> None:
+    """An agent's app builds a store whether or not anything is ever staged; a killed agent
+    server cannot remove a directory, so none is made until the first object is."""
+    script = (
+        "import os, sys\n"
+        "from agentenv_protocol.a2a_agent import StagingStore\n"
+        "s = StagingStore(max_bytes=10)\n"
+        "print(len(os.listdir(sys.argv[1])))\n"
+        "s.objects_dir\n"
+        "print(len(os.listdir(sys.argv[1])))\n"
+        "os._exit(0)  # killed: no clean-up runs\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "AGENTENV_STAGING_DIR"}
+    env["TMPDIR"] = str(tmp_path)
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)], env=env, capture_output=True, text=True
+    )
+    assert out.stdout.split() == ["0", "1"], out.stderr
+
+
 def test_the_sdk_agent_serves_staging_unless_turned_off(monkeypatch, tmp_path) -> None:
     monkeypatch.setenv("AGENTENV_STAGING_DIR", str(tmp_path))
     with TestClient(Stager().create_app()) as client:

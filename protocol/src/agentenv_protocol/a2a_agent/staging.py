@@ -13,6 +13,7 @@ reserved before a byte is written, so a write that outgrows it leaves nothing be
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -99,7 +100,9 @@ def _private_dir(path: Path) -> Path:
 class StagingStore:
     """The objects staged on one server, under one byte limit (`max_bytes`; None reads
     `AGENTENV_STAGING_MAX_BYTES`). Its directory is `AGENTENV_STAGING_DIR` when set, else one of
-    its own that goes when the store does (at the latest when the process exits)."""
+    its own, made when the first object is staged (most agents never stage one, and a server
+    that is killed cannot remove it) and removed when the store goes (at the latest when the
+    process exits)."""
 
     def __init__(self, max_bytes: int | None = None, *, root: str | Path | None = None) -> None:
         limit = staging_limit() if max_bytes is None else max_bytes
@@ -107,14 +110,10 @@ class StagingStore:
             raise ValueError(f"max_bytes must be a whole number of bytes >= 0, not {limit!r}")
         self.max_bytes = limit
         configured = root if root is not None else os.environ.get(DIR_ENV) or None
+        self._root: Path | None = None
         if configured is not None:
-            self.root = Path(configured)
-            self.root.mkdir(mode=_PRIVATE, parents=True, exist_ok=True)
-        else:
-            self.root = Path(tempfile.mkdtemp(prefix="agentenv-staging-"))
-            weakref.finalize(self, shutil.rmtree, self.root, ignore_errors=True)
-        self.objects_dir = _private_dir(self.root / "objects")
-        self.incoming_dir = _private_dir(self.root / "incoming")
+            self._root = Path(configured)
+            self._root.mkdir(mode=_PRIVATE, parents=True, exist_ok=True)
         self.used_bytes = 0  # committed objects plus the reservations of writes under way
         self._index: dict[str, dict[str, StagedObject]] = {}
         self._prefixes: dict[str, Counter[str]] = {}
@@ -122,6 +121,22 @@ class StagingStore:
     @property
     def enabled(self) -> bool:
         return self.max_bytes > 0
+
+    @property
+    def root(self) -> Path:
+        """The store's directory (its own one is made on first use)."""
+        if self._root is None:
+            self._root = Path(tempfile.mkdtemp(prefix="agentenv-staging-"))
+            weakref.finalize(self, shutil.rmtree, self._root, ignore_errors=True)
+        return self._root
+
+    @functools.cached_property
+    def objects_dir(self) -> Path:
+        return _private_dir(self.root / "objects")
+
+    @functools.cached_property
+    def incoming_dir(self) -> Path:
+        return _private_dir(self.root / "incoming")
 
     # --- reading ------------------------------------------------------------------------------
     def get(self, staging_id: str, path: str) -> StagedObject:
