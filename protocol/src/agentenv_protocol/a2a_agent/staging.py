@@ -185,8 +185,8 @@ class StagingStore:
                     await out.write(chunk)
             self._check_shape(staging_id, path)  # another write may have claimed the prefix
         except BaseException:
+            partial.unlink(missing_ok=True)  # gone before its room is (what a waiter checks)
             self.used_bytes -= reserved
-            partial.unlink(missing_ok=True)
             raise
         final = self.objects_dir / partial.name
         partial.replace(final)
