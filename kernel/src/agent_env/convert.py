@@ -81,29 +81,23 @@ def _strict_enum(value: Any, tp: Any) -> Any:
 
 
 def _enum_subclass(tp: Any) -> bool:
-    """A `StrEnum` / `IntEnum`: the str / int class hooks see it first (their subclass)."""
+    """An enum (a `StrEnum` / `IntEnum` too: it is structured by its members' values)."""
     return isinstance(tp, type) and issubclass(tp, enum.Enum)
 
 
-def _strict_str(value: Any, tp: Any) -> Any:
-    if tp is not str and _enum_subclass(tp):
-        return _strict_enum(value, tp)
+def _strict_str(value: Any) -> str:
     if not isinstance(value, str):
         raise _WrongType("a string", value)
     return value
 
 
-def _strict_int(value: Any, tp: Any) -> Any:
-    if tp is not int and _enum_subclass(tp):
-        return _strict_enum(value, tp)
+def _strict_int(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise _WrongType("an integer", value)
     return value
 
 
-def _strict_float(value: Any, tp: Any) -> Any:
-    if tp is not float and _enum_subclass(tp):
-        return _strict_enum(value, tp)
+def _strict_float(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise _WrongType("a number", value)
     try:
@@ -115,7 +109,7 @@ def _strict_float(value: Any, tp: Any) -> Any:
     return number
 
 
-def _strict_bool(value: Any, _: Any = None) -> bool:
+def _strict_bool(value: Any) -> bool:
     if not isinstance(value, bool):
         raise _WrongType("true or false", value)
     return value
@@ -136,11 +130,6 @@ def _non_none_members(tp: Any) -> list[Any]:
 
 def _is_union(tp: Any) -> bool:
     return typing.get_origin(tp) in (typing.Union, types.UnionType)
-
-
-def _is_plain_union(tp: Any) -> bool:
-    """A union of two or more non-None types."""
-    return _is_union(tp) and len(_non_none_members(tp)) > 1
 
 
 def _json_kind_matches(tp: Any, value: Any) -> bool:
@@ -259,9 +248,9 @@ def _path(value: Any, tp: type[pathlib.PurePath]) -> pathlib.PurePath:
 
 
 _SCALARS: dict[Any, Hook] = {
-    str: functools.partial(_strict_str, tp=str),
-    int: functools.partial(_strict_int, tp=int),
-    float: functools.partial(_strict_float, tp=float),
+    str: _strict_str,
+    int: _strict_int,
+    float: _strict_float,
     bool: _strict_bool,
 }
 
