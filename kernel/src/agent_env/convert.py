@@ -292,9 +292,7 @@ def _union_hook(tp: Any) -> Hook:
 def _list_hook(tp: Any) -> Hook:
     args = typing.get_args(tp)
     origin = typing.get_origin(tp) or tp
-    build: Callable[[list[Any]], Any] = (
-        origin if origin in (tuple, set, frozenset) else list  # type: ignore[assignment]
-    )
+    build: Callable[[list[Any]], Any] = origin if origin in (tuple, set, frozenset) else list
     if not args:
 
         def plain(value: Any) -> Any:
@@ -336,7 +334,7 @@ def _dict_hook(tp: Any) -> Hook:
         for key, item in value.items():
             try:
                 out[key] = hook(item)
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:  # noqa: BLE001 - every value's problems are collected
                 problems += _under(str(key), _problems(e))
         if problems:
             raise _Invalid(problems)
@@ -367,12 +365,10 @@ def structure_fn(cls: type, hooks: Mapping[str, Hook] | None = None) -> Hook:
     fields = tuple(_Field(a.name, a.alias or a.name, a.default is attrs.NOTHING) for a in init)
     known = tuple(f.key for f in fields)  # the keys it takes
     allowed = frozenset(known)
-    found: list[tuple[Hook, ...]] = []
 
+    @functools.cache
     def field_hooks() -> tuple[Hook, ...]:
-        if not found:
-            found.append(tuple(given.get(a.name) or _field_hook(a.type) for a in init))
-        return found[0]
+        return tuple(given.get(a.name) or _field_hook(a.type) for a in init)
 
     def structure_attrs(value: Any) -> Any:
         if not isinstance(value, Mapping):

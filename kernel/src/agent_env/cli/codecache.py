@@ -26,6 +26,7 @@ import __future__
 
 import atexit
 import builtins
+import functools
 import marshal
 import sys
 from _ast import PyCF_ONLY_AST
@@ -96,12 +97,10 @@ def _patch(module: ModuleType) -> None:
     before the module runs (its global shadows the builtin from the start: attrs builds its
     own classes as it is imported). The module's `__future__` flags are read at the first
     call, once its future imports (always first) have run."""
-    flags: list[int] = []
 
+    @functools.cache
     def inherited() -> int:
-        if not flags:
-            flags.append(_future_flags(module))
-        return flags[0]
+        return _future_flags(module)
 
     if GENERATORS[module.__name__] == "exec":
         module.exec = _cached_exec(inherited)  # type: ignore[attr-defined]
